@@ -1,0 +1,169 @@
+"""The judge backend interface (``JudgeAPI``) and its request/response types.
+
+A backend holds only client code: it turns one :class:`JudgeRequest` into one
+:class:`JudgeResponse` or raises :class:`JudgeCallError` carrying a typed :class:`RetryDecision`.
+The engine owns retries, rate limits, budgets, caching and storage.  Judges know nothing of
+datasets or statistics.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class RetryKind(str, Enum):
+    RATE_LIMIT = "rate_limit"      # 429 / provider rate limit: retry after backoff or Retry-After
+    TRANSIENT = "transient"        # 5xx, connection reset, timeout: retry with backoff
+    FATAL = "fatal"                # 4xx other than 429, auth, bad request: do not retry
+
+
+@dataclass(frozen=True)
+class RetryDecision:
+    kind: RetryKind
+    retry_after_s: float | None = None
+
+    @property
+    def retry(self) -> bool:
+        return self.kind is not RetryKind.FATAL
+
+    @classmethod
+    def rate_limit(cls, retry_after_s: float | None = None) -> RetryDecision:
+        return cls(RetryKind.RATE_LIMIT, retry_after_s)
+
+    @classmethod
+    def transient(cls, retry_after_s: float | None = None) -> RetryDecision:
+        return cls(RetryKind.TRANSIENT, retry_after_s)
+
+    @classmethod
+    def fatal(cls) -> RetryDecision:
+        return cls(RetryKind.FATAL)
+
+
+class JudgeCallError(Exception):
+    """A call failed; ``decision`` says whether and how the engine may retry it."""
+
+    def __init__(self, message: str, decision: RetryDecision) -> None:
+        super().__init__(message)
+        self.decision = decision
+
+
+class JudgeConfigError(ValueError):
+    """A judge id or its parameters are invalid, or its SDK is missing (with an install hint)."""
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One call to a judge.
+
+    ``messages`` are chat messages (``{"role", "content"}``).  ``metadata`` carries the trial key
+    (judge, dataset, item_id, protocol, order, temperature, rep, step) and, for the simulated
+    judge only, ``label_shown`` (the gold label in *shown* terms) -- real backends ignore it and
+    it is never part of the request hash.
+    ``verdict_choices`` lists the verdict tokens a label-only protocol expects (e.g. ("A", "B")),
+    so a backend with log-probabilities can return their probabilities.
+    """
+
+    messages: tuple[dict[str, str], ...]
+    temperature: float = 0.0
+    max_tokens: int = 256
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    logprobs: bool = False
+    top_logprobs: int = 0
+    verdict_choices: tuple[str, ...] = ()
+    params: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def request_hash(self, *, provider: str, model: str, rep: int | None = None) -> str:
+        """sha1 of everything that can change the answer: provider, model, messages, every
+        generation parameter and the repetition index (so repetitions are never served from one
+        cache entry)."""
+        payload = {
+            "provider": provider, "model": model, "messages": list(self.messages),
+            "temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed,
+            "stop": list(self.stop), "logprobs": self.logprobs, "top_logprobs": self.top_logprobs,
+            "verdict_choices": list(self.verdict_choices), "params": self.params, "rep": rep,
+        }
+        return hashlib.sha1(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@dataclass
+class JudgeResponse:
+    """What a backend returns for one successful call."""
+
+    text: str
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost_usd: float | None = None
+    latency_s: float | None = None
+    # probability of each verdict choice *as shown* (e.g. {"A": 0.7, "B": 0.3}), if available
+    choice_probs: dict[str, float] | None = None
+    # raw top log-probabilities of generated tokens, if requested (list per position)
+    top_logprobs: list[dict[str, float]] | None = None
+    notes: list[str] = field(default_factory=list)   # e.g. "temperature not supported; omitted"
+
+
+class JudgeAPI:
+    """Base class for judge backends.  Subclasses implement :meth:`generate`.
+
+    ``judge_id`` is the full id string from the config.  ``provider`` and ``model`` name the
+    backend for cache keys and the audit trail.  ``max_concurrency`` is a backend's own cap
+    (e.g. 1 for an in-process llama.cpp model).
+    """
+
+    provider: str = "base"
+    max_concurrency: int | None = None
+    supports_logprobs: bool = False
+
+    def __init__(self, judge_id: str, model: str) -> None:
+        self.judge_id = judge_id
+        self.model = model
+
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:  # pragma: no cover
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        """Public, key-free description of the backend for the audit trail."""
+        return {"judge": self.judge_id, "provider": self.provider, "model": self.model}
+
+    async def aclose(self) -> None:
+        return None
+
+
+# -- registry -----------------------------------------------------------------------------------
+JudgeFactory = Callable[[str, str], JudgeAPI]
+_REGISTRY: dict[str, str | JudgeFactory] = {}
+
+
+def register_judge(prefix: str, factory: str | JudgeFactory) -> None:
+    """Register a backend for ids ``PREFIX:SPEC``.  ``factory`` is a callable
+    ``(judge_id, spec) -> JudgeAPI`` or a lazy ``"module:attr"`` string."""
+    _REGISTRY[prefix] = factory
+
+
+def judge_prefixes() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def make_judge(judge_id: str) -> JudgeAPI:
+    """Build a backend from its id (``sim:...``, ``llamacpp:...``, ``openai-compatible:M@URL``...)."""
+    prefix, sep, spec = judge_id.partition(":")
+    if not sep:
+        raise JudgeConfigError(f"judge id {judge_id!r} must look like PROVIDER:SPEC "
+                               f"(known providers: {', '.join(judge_prefixes())})")
+    factory = _REGISTRY.get(prefix)
+    if factory is None:
+        raise JudgeConfigError(f"unknown judge provider {prefix!r} in {judge_id!r} "
+                               f"(known: {', '.join(judge_prefixes())})")
+    if isinstance(factory, str):
+        import importlib
+
+        mod, _, attr = factory.partition(":")
+        factory = getattr(importlib.import_module(mod), attr)
+        _REGISTRY[prefix] = factory
+    return factory(judge_id, spec)  # type: ignore[operator]

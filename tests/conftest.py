@@ -1,0 +1,25 @@
+"""Shared test fixtures."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def shared_data_dir() -> Path:
+    """The public benchmark files (``../shared/data`` beside the checkout; override with
+    ``VERDICTLAB_SHARED_DATA``)."""
+    env = os.environ.get("VERDICTLAB_SHARED_DATA")
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    d = shared_data_dir()
+    if not d.is_dir():
+        pytest.skip(f"shared benchmark data not found at {d} (set VERDICTLAB_SHARED_DATA)")
+    return d
