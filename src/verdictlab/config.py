@@ -1,0 +1,235 @@
+"""Run configuration: what to judge, with which judges and protocols, how often, within what budget.
+
+A run config is a small YAML file::
+
+    name: quick
+    datasets: [{name: jsonl, path: pairs.jsonl}]      # other keys are loader options (seed, split...)
+    judges: ["sim:skill=0.8,position_lock=0.2,noise=0.05,seed=1"]
+    protocols: [direct, vf-json]
+    orders: [AB, BA]
+    temperatures: [0.0]
+    repetitions: 5
+    budget: {max_calls: null, max_tokens: null, max_usd: null}
+    cache: auto
+    seed: 42
+
+A judge may also be a mapping with its call settings::
+
+    judges:
+      - id: openai:gpt-4o-mini
+        concurrency: 32
+        requests_per_minute: 500
+        tokens_per_minute: 200000
+        timeout_s: 60
+        max_retries: 6
+        params: {max_tokens: 300, seed: 7}
+
+Relative dataset paths resolve against the folder of the config file.  :func:`load_config` raises
+:class:`ConfigError` naming the file and the offending field.
+
+Cache policy
+------------
+``auto`` (default) serves a call from the response cache only when that cannot distort a
+consistency measurement: temperature-0 calls, keyed by the full request *including* the repetition
+index, so repetition r is never answered with repetition r' 's output.  ``on`` caches every call
+(still per repetition); ``off`` never reads or writes the cache.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+CachePolicy = Literal["auto", "on", "off"]
+
+
+class ConfigError(ValueError):
+    """A run config is missing, malformed or invalid.  The message names the file and field."""
+
+
+class DatasetSpec(BaseModel):
+    """One dataset: a registered loader ``name``, an optional ``path`` and loader ``options``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    path: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _collect_options(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return {"name": data}
+        if isinstance(data, dict):
+            data = dict(data)
+            opts = dict(data.pop("options", None) or {})
+            for key in list(data):
+                if key not in ("name", "path"):
+                    opts[key] = data.pop(key)
+            data["options"] = opts
+        return data
+
+
+class JudgeSpec(BaseModel):
+    """One judge and how to call it.  ``params`` are generation parameters passed to every
+    request (``max_tokens`` and ``seed`` are recognised; anything else goes to the backend)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    concurrency: int = Field(default=8, ge=1)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=5, ge=0)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return {"id": data}
+        return data
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, v: str) -> str:
+        if ":" not in v:
+            raise ValueError(f"judge id {v!r} must look like PROVIDER:SPEC (e.g. 'sim:skill=0.8')")
+        return v
+
+    @field_validator("params")
+    @classmethod
+    def _params(cls, v: dict[str, Any]) -> dict[str, Any]:
+        mt = v.get("max_tokens")
+        if mt is not None and (not isinstance(mt, int) or isinstance(mt, bool) or mt < 1):
+            raise ValueError("params.max_tokens must be a positive integer")
+        seed = v.get("seed")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+            raise ValueError("params.seed must be an integer")
+        return v
+
+
+class BudgetSpec(BaseModel):
+    """Limits for the whole run (counted across resumes).  ``None`` = no limit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_calls: int | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=0)
+    max_usd: float | None = Field(default=None, ge=0)
+
+
+class RunConfig(BaseModel):
+    """A validated run config.  ``source`` is the YAML file it came from (if any)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    datasets: list[DatasetSpec] = Field(min_length=1)
+    judges: list[JudgeSpec] = Field(min_length=1)
+    protocols: list[str] = Field(min_length=1)
+    orders: list[Literal["AB", "BA"]] = Field(default_factory=lambda: ["AB", "BA"], min_length=1)
+    temperatures: list[float] = Field(default_factory=lambda: [0.0], min_length=1)
+    repetitions: int = Field(default=3, ge=1)
+    budget: BudgetSpec = Field(default_factory=BudgetSpec)
+    cache: CachePolicy = "auto"
+    seed: int = 42
+    source: str | None = Field(default=None, exclude=True)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if "/" in v or "\\" in v or v in (".", ".."):
+            raise ValueError("name must not contain path separators (it names the default run dir)")
+        return v
+
+    @field_validator("cache", mode="before")
+    @classmethod
+    def _cache(cls, v: Any) -> Any:
+        # YAML reads bare on/off as booleans
+        if v is True:
+            return "on"
+        if v is False:
+            return "off"
+        return v
+
+    @field_validator("temperatures")
+    @classmethod
+    def _temps(cls, v: list[float]) -> list[float]:
+        for t in v:
+            if t < 0 or t > 2:
+                raise ValueError(f"temperature {t} is outside [0, 2]")
+        if len(set(v)) != len(v):
+            raise ValueError("temperatures contain duplicates")
+        return v
+
+    @model_validator(mode="after")
+    def _unique(self) -> RunConfig:
+        for field, values in (("judges", [j.id for j in self.judges]), ("protocols", self.protocols),
+                              ("orders", list(self.orders))):
+            dup = sorted({v for v in values if values.count(v) > 1})
+            if dup:
+                raise ValueError(f"{field} contain duplicates: {', '.join(dup)}")
+        return self
+
+    def resolved_path(self, spec: DatasetSpec) -> str | None:
+        """A dataset path, resolved against the config file's folder when relative."""
+        if spec.path is None:
+            return None
+        p = Path(spec.path).expanduser()
+        if not p.is_absolute() and self.source is not None:
+            p = Path(self.source).resolve().parent / p
+        return str(p)
+
+    def judge_ids(self) -> list[str]:
+        return [j.id for j in self.judges]
+
+    def public_dict(self) -> dict[str, Any]:
+        """The config as plain data for the run store's ``meta`` (holds no secrets: keys only ever
+        come from the environment)."""
+        d = self.model_dump(mode="json")
+        d["source"] = self.source
+        return d
+
+
+def _format_errors(exc: ValidationError, where: str) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        msg = err.get("msg", "invalid")
+        lines.append(f"{where}: field '{loc}': {msg}" if loc else f"{where}: {msg}")
+    return "\n".join(lines)
+
+
+def config_from_dict(data: dict[str, Any], *, source: str | Path | None = None) -> RunConfig:
+    """Validate a config mapping; ``source`` (the file it came from) anchors relative paths."""
+    where = str(source) if source is not None else "<config>"
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: a run config must be a mapping, got {type(data).__name__}")
+    try:
+        cfg = RunConfig.model_validate({k: v for k, v in data.items() if k != "source"})
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(exc, where)) from None
+    cfg.source = str(source) if source is not None else None
+    return cfg
+
+
+def load_config(path: str | Path) -> RunConfig:
+    """Read and validate a YAML run config."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{p}: config file not found")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{p}, line {mark.line + 1}" if mark is not None else str(p)
+        raise ConfigError(f"{where}: invalid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    if data is None:
+        raise ConfigError(f"{p}: config file is empty")
+    return config_from_dict(data, source=p)
