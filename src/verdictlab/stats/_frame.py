@@ -1,0 +1,89 @@
+"""Internal helpers: turn a judgments frame into dense integer codes (no Python loops over rows)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+#: verdict codes used inside the statistics (canonical terms)
+VERDICT_CODES: dict[str, int] = {"A": 0, "B": 1, "tie": 2}
+UNPARSED = 3  # code of an unparsed verdict (only used by ``unparsed="wrong"``)
+N_CODES = 4
+ORDER_CODES: dict[str, int] = {"AB": 0, "BA": 1}
+
+UNPARSED_POLICIES = ("exclude", "wrong")
+
+
+def group_codes(df: pd.DataFrame, cols: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Dense codes 0..G-1 for the combinations of ``cols`` (lexicographically sorted, NaN last)
+    and the frame of the G distinct key rows."""
+    n = len(df)
+    if not cols:
+        return np.zeros(n, dtype=np.int64), pd.DataFrame(index=[0] if n else [])
+    composite = np.zeros(n, dtype=np.int64)
+    for c in cols:
+        codes, uniques = pd.factorize(df[c], sort=True, use_na_sentinel=False)
+        composite = composite * (len(uniques) + 1) + codes.astype(np.int64)
+    _, first, inverse = np.unique(composite, return_index=True, return_inverse=True)
+    keys = df.iloc[first][list(cols)].reset_index(drop=True)
+    return inverse.astype(np.int64).ravel(), keys
+
+
+def combine(*codes: np.ndarray) -> np.ndarray:
+    """Dense codes for tuples of integer code arrays."""
+    composite = np.zeros(len(codes[0]), dtype=np.int64)
+    for c in codes:
+        composite = composite * (int(c.max(initial=0)) + 1) + c
+    _, inverse = np.unique(composite, return_inverse=True)
+    return inverse.astype(np.int64).ravel()
+
+
+def verdict_codes(values: pd.Series, *, what: str = "verdict") -> np.ndarray:
+    """A/B/tie -> 0/1/2, missing -> UNPARSED; anything else is an error naming the value."""
+    s = values.astype("object")
+    missing = s.isna().to_numpy()
+    mapped = s.map(VERDICT_CODES)
+    bad = mapped.isna().to_numpy() & ~missing
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{what}: row {pos} has {s.iloc[pos]!r}; expected 'A', 'B', 'tie' or null")
+    out = np.full(len(s), UNPARSED, dtype=np.int64)
+    out[~missing] = mapped.to_numpy()[~missing].astype(np.int64)
+    return out
+
+
+def label_codes(values: pd.Series) -> np.ndarray:
+    """Gold labels: A -> 0, B -> 1; tie, missing or anything else -> -1 (unlabelled for accuracy)."""
+    return values.astype("object").map({"A": 0, "B": 1}).fillna(-1).to_numpy().astype(np.int64)
+
+
+def order_codes(values: pd.Series) -> np.ndarray:
+    s = values.astype("object")
+    mapped = s.map(ORDER_CODES)
+    bad = mapped.isna().to_numpy()
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"order: row {pos} has {s.iloc[pos]!r}; expected 'AB' or 'BA'")
+    return mapped.to_numpy().astype(np.int64)
+
+
+def check_policy(unparsed: str) -> None:
+    if unparsed not in UNPARSED_POLICIES:
+        raise ValueError(f"unparsed must be one of {UNPARSED_POLICIES}, got {unparsed!r}")
+
+
+def require_columns(df: pd.DataFrame, cols: Sequence[str], *, who: str) -> None:
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ValueError(f"{who}: judgments frame lacks column(s) {missing}")
+
+
+def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den with NaN where den == 0 (an undefined figure is NaN, never a silent 0)."""
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    out = np.full(np.broadcast(num, den).shape, np.nan)
+    np.divide(num, den, out=out, where=den > 0)
+    return out

@@ -1,0 +1,340 @@
+"""Reliability figures per cell: C, self-consistency, phi, A, A_dec, A_max, capability gap, T, T_joint.
+
+Definitions follow DESIGN.md "Reliability figures" (normative).  For pair i, order o in {AB, BA},
+repetitions r = 1..R and canonical verdict v(i,o,r):
+
+* ``N(i,o) = 1`` if all R verdicts of the unit (i,o) agree; ``C`` = mean N over units.
+* ``self_consistency`` = mean over units of (count of the modal verdict) / R.
+* ``m(i,o)`` = modal verdict.  **Split mode**: when two or more values share the top count (e.g.
+  R = 2 with one A and one B), ``m`` is undefined: the unit is not consistent (N = 0), its pair is not
+  order-invariant (P = 0) and it is never correct.  Such units are counted in ``n_split_modes``.
+* ``P(i) = 1`` if m(i,AB) = m(i,BA) (both defined).  ``phi`` = 1 - mean P over pairs that have
+  *both* orders (``n_order_pairs``).  A pair seen in one order only counts for C and A but not for
+  phi, T_joint or A_dec; those pairs are counted in ``n_single_order_pairs``.
+* ``A`` = mean over labelled units (label A or B) of 1[m(i,o) = label(i)].  Tie or missing labels
+  count for C and phi only.
+* ``A_dec`` = accuracy on decisive (P = 1) labelled pairs (``n_decisive`` of them).
+* ``q``: the accuracy credited to an undecisive pair.  ``q="auto"`` gives 1/2 when the cell has no
+  judge ``tie`` verdict (binary forced choice: an undecisive pair contributes exactly 1/2); when it
+  has, q is *measured* as the accuracy on undecisive labelled pairs (1/2 if there are none).  A float
+  overrides.  Then ``A_max = 1 - phi (1 - q)``, ``capability_gap = A_max - A``,
+  ``T = C (A - phi q)`` (factorised form) and ``T_joint`` = mean over labelled units of two-order
+  pairs of N(i,o) P(i) 1[m(i,o) = label(i)] (the joint event, measured directly).
+
+Unparsed verdicts (verdict NULL):
+
+* ``unparsed="exclude"`` (default): unparsed judgments are dropped; a unit left with no parsed verdict
+  is dropped and counted in ``n_units_dropped``; R of a unit is its number of parsed verdicts.
+* ``unparsed="wrong"``: an unparsed verdict is a fourth value that never matches anything -- not
+  the label, not another verdict, not another unparsed verdict.  So a unit with any unparsed
+  verdict has N = 0; a unit whose modal value is "unparsed" is wrong and not order-invariant.  With
+  R = 1 this reproduces the LLMBar published figures (accuracy averaged over both orders with a
+  null winner wrong; positional agreement = share of pairs whose two winners are equal and non-null;
+  LLMBar's own code would count a pair whose two winners are *both* null as agreeing -- here it
+  does not).
+
+Intervals: Wilson for C (over ``n_units``), phi (over ``n_order_pairs``) and A (over
+``n_labelled_units``; units of one pair are not independent, so read it as approximate); a
+pair-level percentile bootstrap (pairs resampled within the cell, q re-measured in each resample
+when it is measured) for T.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ._frame import (
+    N_CODES,
+    UNPARSED,
+    check_policy,
+    combine,
+    group_codes,
+    label_codes,
+    order_codes,
+    require_columns,
+    safe_div,
+    verdict_codes,
+)
+from .intervals import percentile_bounds, wilson_bounds
+
+__all__ = ["reliability", "trust_rate", "accuracy_ceiling", "RELIABILITY_COLUMNS", "unit_table"]
+
+DEFAULT_BY: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
+
+#: the columns of :func:`reliability` after the cell keys (a contract for the report).
+RELIABILITY_COLUMNS: tuple[str, ...] = (
+    "n_pairs", "n_labelled_pairs", "n_order_pairs", "n_single_order_pairs", "n_units",
+    "n_units_dropped", "n_labelled_units", "n_judgments", "n_unparsed", "parse_failure_rate",
+    "repetitions", "C", "C_lo", "C_hi", "self_consistency", "phi", "phi_lo", "phi_hi",
+    "A", "A_lo", "A_hi", "A_dec", "n_decisive", "q", "A_max", "capability_gap",
+    "T", "T_lo", "T_hi", "T_joint", "tie_rate", "n_split_modes", "unparsed_policy",
+    "confidence", "n_bootstrap",
+)
+
+
+def trust_rate(C: float | np.ndarray, A: float | np.ndarray, phi: float | np.ndarray, *,
+               q: float | np.ndarray = 0.5) -> float | np.ndarray:
+    """Trustworthy verdict rate T = C (A - phi q) (DESIGN.md; the paper's eq. 4 with q = 1/2).
+
+    Inputs are proportions in [0, 1]; NaN propagates (an undefined input gives an undefined T)."""
+    out = np.asarray(C, dtype=float) * (np.asarray(A, dtype=float)
+                                        - np.asarray(phi, dtype=float) * np.asarray(q, dtype=float))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def accuracy_ceiling(phi: float | np.ndarray, *, q: float | np.ndarray = 0.5) -> float | np.ndarray:
+    """Highest accuracy reachable at flip rate phi: A_max = 1 - phi (1 - q) (= 1 - phi/2 for q = 1/2)."""
+    out = 1.0 - np.asarray(phi, dtype=float) * (1.0 - np.asarray(q, dtype=float))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _cell_keys(judgments: pd.DataFrame, by: Sequence[str]) -> list[str]:
+    keys = list(by)
+    require_columns(judgments, keys + ["item_id", "order", "verdict", "label"], who="reliability")
+    if "step" in judgments.columns and "step" not in keys:
+        steps = judgments["step"].astype("object").fillna("")
+        if (steps != "").any():
+            keys.append("step")
+    return keys
+
+
+def unit_table(judgments: pd.DataFrame, *, unparsed: str = "exclude",
+               by: Sequence[str] = DEFAULT_BY) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Per-(cell, pair, order) unit arrays used by :func:`reliability` and the agreement helper.
+
+    Returns the cell key frame and a dict of arrays: ``unit_cell, unit_pair, unit_order, mode``
+    (0 A, 1 B, 2 tie, 3 unparsed, -1 split), ``N``, ``share``, ``total`` (verdicts in the unit),
+    ``pair_cell, pair_label, pair_item`` (row index of a row of the pair), plus row-level codes."""
+    check_policy(unparsed)
+    keys = _cell_keys(judgments, by)
+    n_rows = len(judgments)
+    cell, cell_frame = group_codes(judgments, keys)
+    item, _ = pd.factorize(judgments["item_id"], use_na_sentinel=False)
+    item = item.astype(np.int64)
+    order = order_codes(judgments["order"]) if n_rows else np.zeros(0, dtype=np.int64)
+    vcode = verdict_codes(judgments["verdict"]) if n_rows else np.zeros(0, dtype=np.int64)
+    if n_rows == 0:
+        pair = unit = np.zeros(0, dtype=np.int64)
+    else:
+        pair = combine(cell, item)
+        unit = combine(pair, order)
+    n_units_all = int(unit.max()) + 1 if n_rows else 0
+    n_pairs_all = int(pair.max()) + 1 if n_rows else 0
+    counts = np.bincount(unit * N_CODES + vcode, minlength=n_units_all * N_CODES).reshape(
+        n_units_all, N_CODES)
+    # one representative row per unit / pair
+    unit_row = np.zeros(n_units_all, dtype=np.int64)
+    unit_row[unit[::-1]] = np.arange(n_rows)[::-1]
+    pair_row = np.zeros(n_pairs_all, dtype=np.int64)
+    pair_row[pair[::-1]] = np.arange(n_rows)[::-1]
+
+    parsed_total = counts[:, :UNPARSED].sum(axis=1)
+    if unparsed == "exclude":
+        eff = counts[:, :UNPARSED]
+        total = parsed_total
+        keep = total > 0
+    else:
+        eff = counts
+        total = counts.sum(axis=1)
+        keep = total > 0
+    mx = eff.max(axis=1) if n_units_all else np.zeros(0, dtype=np.int64)
+    n_at_max = (eff == mx[:, None]).sum(axis=1)
+    mode = eff.argmax(axis=1).astype(np.int64) if n_units_all else np.zeros(0, dtype=np.int64)
+    split = n_at_max > 1
+    mode[split] = -1
+    # N: all R verdicts agree (and, under "wrong", none is unparsed -- unparsed never agrees)
+    N = (mx == total) & (mode >= 0) & (mode != UNPARSED)
+    share = safe_div(counts[:, :UNPARSED].max(axis=1) if n_units_all else np.zeros(0), total)
+
+    units = {
+        "unit_cell": cell[unit_row][keep],
+        "unit_pair": pair[unit_row][keep],
+        "unit_order": order[unit_row][keep],
+        "mode": mode[keep],
+        "N": N[keep],
+        "share": share[keep],
+        "total": total[keep],
+        "unit_split": split[keep],
+        "units_dropped_cell": np.bincount(cell[unit_row][~keep], minlength=len(cell_frame)),
+        "pair_cell": cell[pair_row],
+        "pair_label": label_codes(judgments["label"].iloc[pair_row]) if n_rows else np.zeros(0, int),
+        "pair_row": pair_row,
+        "row_cell": cell,
+        "row_vcode": vcode,
+        "row_pair": pair,
+    }
+    return cell_frame, units
+
+
+def reliability(judgments: pd.DataFrame, *, unparsed: str = "exclude", q: float | str = "auto",
+                confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0,
+                by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
+    """Reliability figures per cell, one row per cell (see the module docstring for definitions).
+
+    ``judgments`` is the frame :meth:`verdictlab.store.RunStore.judgments` returns (at least the
+    ``by`` columns plus item_id, order, verdict, label; ``rep`` and ``step`` are used if present).
+    Cells are the combinations of ``by`` (plus ``step`` when non-empty steps exist).  Undefined
+    figures (e.g. A in a cell without labelled pairs) are NaN.  ``n_bootstrap=0`` skips the T
+    bootstrap (T_lo/T_hi NaN)."""
+    if not (q == "auto" or isinstance(q, int | float)):
+        raise ValueError(f"q must be 'auto' or a number in [0, 1], got {q!r}")
+    if isinstance(q, int | float) and not 0.0 <= float(q) <= 1.0:
+        raise ValueError(f"q must be in [0, 1], got {q!r}")
+    cells, u = unit_table(judgments, unparsed=unparsed, by=by)
+    G = len(cells)
+    uc, up, uo, m = u["unit_cell"], u["unit_pair"], u["unit_order"], u["mode"]
+    n_pairs_all = len(u["pair_cell"])
+
+    def per_cell(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        return np.bincount(idx, weights=np.asarray(x, dtype=float), minlength=G)
+
+    # ---- pairs: modes in both orders ------------------------------------------------------
+    m_ab = np.full(n_pairs_all, -2, dtype=np.int64)  # -2: order absent
+    m_ba = np.full(n_pairs_all, -2, dtype=np.int64)
+    m_ab[up[uo == 0]] = m[uo == 0]
+    m_ba[up[uo == 1]] = m[uo == 1]
+    present = np.zeros(n_pairs_all, dtype=bool)
+    present[up] = True
+    both = (m_ab != -2) & (m_ba != -2)
+    P = both & (m_ab == m_ba) & (m_ab >= 0) & (m_ab != UNPARSED)
+    lab = u["pair_label"]
+    labelled_pair = lab >= 0
+    pc = u["pair_cell"]
+
+    # ---- units -----------------------------------------------------------------------------
+    ulab = lab[up]
+    u_labelled = ulab >= 0
+    correct = u_labelled & (m == ulab)
+    u_both = both[up]
+    u_P = P[up]
+
+    n_units = per_cell(np.ones_like(m), uc)
+    sum_N = per_cell(u["N"], uc)
+    C = safe_div(sum_N, n_units)
+    self_cons = safe_div(per_cell(u["share"], uc), n_units)
+    n_split = per_cell(u["unit_split"], uc)
+
+    n_pairs = per_cell(present, pc)
+    n_lab_pairs = per_cell(present & labelled_pair, pc)
+    n_order_pairs = per_cell(both, pc)
+    n_single = n_pairs - n_order_pairs
+    n_flip = per_cell(both & ~P, pc)
+    phi = safe_div(n_flip, n_order_pairs)
+
+    n_lab_units = per_cell(u_labelled, uc)
+    n_correct = per_cell(correct, uc)
+    A = safe_div(n_correct, n_lab_units)
+
+    dec_units = u_labelled & u_P
+    A_dec = safe_div(per_cell(correct & dec_units, uc), per_cell(dec_units, uc))
+    n_decisive = per_cell(P & labelled_pair, pc)
+    undec_units = u_labelled & u_both & ~u_P
+    undec_correct = per_cell(correct & undec_units, uc)
+    undec_n = per_cell(undec_units, uc)
+
+    # ---- row-level counts --------------------------------------------------------------------
+    rc, rv = u["row_cell"], u["row_vcode"]
+    n_judgments = np.bincount(rc, minlength=G).astype(float)
+    n_unparsed = per_cell(rv == UNPARSED, rc)
+    n_tie = per_cell(rv == 2, rc)
+    n_parsed = n_judgments - n_unparsed
+    tie_rate = safe_div(n_tie, n_parsed)
+    if "rep" in judgments.columns and len(judgments):
+        reps, _ = pd.factorize(judgments["rep"], use_na_sentinel=False)
+        cr = combine(rc, reps.astype(np.int64))
+        first = np.unique(cr, return_index=True)[1]
+        repetitions = np.bincount(rc[first], minlength=G).astype(float)
+    else:
+        repetitions = np.ones(G)
+
+    # ---- q, ceiling, T -------------------------------------------------------------------------
+    if q == "auto":
+        measured = n_tie > 0
+        q_arr = np.where(measured, np.where(undec_n > 0, safe_div(undec_correct, undec_n), 0.5), 0.5)
+    else:
+        measured = np.zeros(G, dtype=bool)
+        q_arr = np.full(G, float(q))
+    A_max = 1.0 - phi * (1.0 - q_arr)
+    T = C * (A - phi * q_arr)
+    joint_units = u_labelled & u_both
+    T_joint = safe_div(per_cell(joint_units & u["N"] & u_P & correct, uc), per_cell(joint_units, uc))
+
+    C_lo, C_hi = wilson_bounds(sum_N, n_units, confidence=confidence)
+    phi_lo, phi_hi = wilson_bounds(n_flip, n_order_pairs, confidence=confidence)
+    A_lo, A_hi = wilson_bounds(n_correct, n_lab_units, confidence=confidence)
+
+    # ---- pair-level bootstrap of T -----------------------------------------------------------
+    T_lo = np.full(G, np.nan)
+    T_hi = np.full(G, np.nan)
+    if n_bootstrap > 0 and n_pairs_all:
+        def per_pair(x: np.ndarray) -> np.ndarray:
+            return np.bincount(up, weights=np.asarray(x, dtype=float), minlength=n_pairs_all)
+
+        stats = np.column_stack([
+            per_pair(u["N"]), per_pair(np.ones_like(m)),          # C numerator / denominator
+            (both & ~P).astype(float), both.astype(float),         # phi
+            per_pair(correct), per_pair(u_labelled),               # A
+            per_pair(correct & undec_units), per_pair(undec_units),  # measured q
+        ])
+        T_lo, T_hi = _bootstrap_T(stats, pc, present, G, q_arr, measured, n_bootstrap, seed,
+                                  confidence)
+
+    out = cells.copy()
+    cols = {
+        "n_pairs": n_pairs, "n_labelled_pairs": n_lab_pairs, "n_order_pairs": n_order_pairs,
+        "n_single_order_pairs": n_single, "n_units": n_units,
+        "n_units_dropped": u["units_dropped_cell"].astype(float),
+        "n_labelled_units": n_lab_units, "n_judgments": n_judgments, "n_unparsed": n_unparsed,
+        "parse_failure_rate": safe_div(n_unparsed, n_judgments), "repetitions": repetitions,
+        "C": C, "C_lo": C_lo, "C_hi": C_hi, "self_consistency": self_cons,
+        "phi": phi, "phi_lo": phi_lo, "phi_hi": phi_hi, "A": A, "A_lo": A_lo, "A_hi": A_hi,
+        "A_dec": A_dec, "n_decisive": n_decisive, "q": q_arr, "A_max": A_max,
+        "capability_gap": A_max - A, "T": T, "T_lo": T_lo, "T_hi": T_hi, "T_joint": T_joint,
+        "tie_rate": tie_rate, "n_split_modes": n_split,
+    }
+    for k, v in cols.items():
+        out[k] = v
+    for k in ("n_pairs", "n_labelled_pairs", "n_order_pairs", "n_single_order_pairs", "n_units",
+              "n_units_dropped", "n_labelled_units", "n_judgments", "n_unparsed", "repetitions",
+              "n_decisive", "n_split_modes"):
+        out[k] = out[k].astype(np.int64)
+    out["unparsed_policy"] = unparsed
+    out["q_measured"] = measured
+    out["confidence"] = confidence
+    out["n_bootstrap"] = int(n_bootstrap)
+    return out
+
+
+def _bootstrap_T(stats: np.ndarray, pair_cell: np.ndarray, present: np.ndarray, G: int,
+                 q_arr: np.ndarray, measured: np.ndarray, n_boot: int, seed: int,
+                 confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Resample pairs within each cell: counts matrix (B x n) by one bincount, then counts @ stats."""
+    lo = np.full(G, np.nan)
+    hi = np.full(G, np.nan)
+    idx_all = np.flatnonzero(present)
+    cell_of = pair_cell[idx_all]
+    order = np.argsort(cell_of, kind="stable")
+    idx_all, cell_of = idx_all[order], cell_of[order]
+    bounds = np.searchsorted(cell_of, np.arange(G + 1))
+    seeds = np.random.SeedSequence(seed).spawn(G)
+    for g in range(G):
+        rows = idx_all[bounds[g]:bounds[g + 1]]
+        n = len(rows)
+        if n == 0:
+            continue
+        rng = np.random.default_rng(seeds[g])
+        draw = rng.integers(0, n, size=(n_boot, n))
+        W = np.bincount((draw + (np.arange(n_boot) * n)[:, None]).ravel(),
+                        minlength=n_boot * n).reshape(n_boot, n).astype(float)
+        S = W @ stats[rows]  # (B, 8)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            C = S[:, 0] / S[:, 1]
+            phi = S[:, 2] / S[:, 3]
+            A = S[:, 4] / S[:, 5]
+            q = np.where(S[:, 7] > 0, S[:, 6] / S[:, 7], 0.5) if measured[g] else q_arr[g]
+            T = C * (A - phi * q)
+        lo[g], hi[g] = percentile_bounds(T, confidence=confidence)
+    return lo, hi
