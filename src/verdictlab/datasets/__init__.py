@@ -12,6 +12,30 @@ from .registry import (
 
 register_loader("jsonl", "verdictlab.datasets.jsonl:load_jsonl",
                 "generic JSON Lines: item_id, question, response_a, response_b, label")
+register_loader("csv", "verdictlab.datasets.tabular:load_csv",
+                "generic CSV, one pair per row: item_id, question, response_a, response_b, label "
+                "(field_map renames columns)")
+register_loader("parquet", "verdictlab.datasets.tabular:load_parquet",
+                "generic Parquet, one pair per row (same columns as csv; field_map renames columns)")
+register_loader("llmbar", "verdictlab.datasets.llmbar:load_llmbar",
+                "LLMBar: Natural + 4 adversarial splits (419 pairs), objective label, no ties")
+register_loader("pandalm", "verdictlab.datasets.pandalm:load_pandalm",
+                "PandaLM testset-v1: 999 pairs, gold = majority of 3 annotators (ties kept; "
+                "tie_policy=drop leaves 894)")
+register_loader("judgebench", "verdictlab.datasets.judgebench:load_judgebench",
+                "JudgeBench: hard pairs labelled by objective correctness (path or hub "
+                "ScalerLab/JudgeBench)")
+register_loader("mtbench-human", "verdictlab.datasets.mtbench_human:load_mtbench_human",
+                "MT-Bench expert votes, one item per question x model pair x turn, votes aggregated "
+                "(vote_rule=majority|unanimous)")
+register_loader("alpacafarm", "verdictlab.datasets.alpacafarm:load_alpacafarm",
+                "AlpacaFarm human preference pairs (preference 1|2)")
+register_loader("rewardbench", "verdictlab.datasets.rewardbench:load_rewardbench",
+                "RewardBench chosen/rejected pairs; fixed order re-ordered per item with a seeded RNG")
+register_loader("arena", "verdictlab.datasets.arena:load_arena",
+                "Chatbot Arena conversations with crowd votes (sample=N with seed 42)")
+register_loader("judges-verdict", "verdictlab.datasets.judges_verdict:load_judges_verdict",
+                "Judge's Verdict: pointwise answers with graded human labels (PointItem)")
 
 __all__ = [
     "DatasetLoad",
