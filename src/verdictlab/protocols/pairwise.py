@@ -1,0 +1,156 @@
+"""The five pairwise protocols: ``direct``, ``vf-json``, ``vf-xml``, ``cot-json``, ``cot-xml``.
+
+They share one system prompt and one user template (package data ``templates/pairwise.yaml``) and
+differ only in the output format they ask for:
+
+=========  ===========================================================  ==========
+id         output                                                       stop
+=========  ===========================================================  ==========
+direct     one letter, ``A`` or ``B`` (label only; logprob-scorable)    newline
+vf-json    ``{"winner": "A", "rationale": "..."}`` (verdict first)      ``}``
+cot-json   ``{"rationale": "...", "winner": "A"}`` (reasoning first)    ``}``
+vf-xml     ``<judgment><winner>A</winner><rationale>..</rationale></judgment>``  ``</judgment>``
+cot-xml    ``<judgment><rationale>..</rationale><winner>A</winner></judgment>``  ``</judgment>``
+=========  ===========================================================  ==========
+
+"A" is always the response shown first.  None of them allows a tie.  Parsing rules are in
+:mod:`verdictlab.protocols.parsing`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape
+
+import yaml
+
+from .base import ParseResult, Protocol, Template
+from .parsing import parse_json, parse_label, parse_xml
+
+PAIRWISE_IDS: tuple[str, ...] = ("direct", "vf-json", "vf-xml", "cot-json", "cot-xml")
+_TEMPLATE_KEYS = ("system", "user", "instruction", "max_tokens", "stop")
+
+
+def _read_yaml(path: str | Path | None) -> dict[str, Any]:
+    if path is None:
+        text = resources.files("verdictlab.protocols").joinpath("templates/pairwise.yaml").read_text("utf-8")
+        source = "package templates/pairwise.yaml"
+    else:
+        p = Path(path)
+        if not p.is_file():
+            raise FileNotFoundError(f"protocol template file not found: {p}")
+        text = p.read_text("utf-8")
+        source = str(p)
+    data = yaml.safe_load(text) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: a template file must be a YAML mapping")
+    return data
+
+
+def load_pairwise_template(protocol_id: str, template_path: str | Path | None = None) -> Template:
+    """The packaged template of ``protocol_id``, with any keys of ``template_path`` laid over it.
+
+    A user file holds any of ``system``, ``user``, ``instruction``, ``max_tokens``, ``stop`` at top
+    level (applied to this protocol), or the packaged layout (shared keys plus a ``protocols:``
+    mapping by id).
+    """
+    base = _read_yaml(None)
+    per = base["protocols"][protocol_id]
+    merged: dict[str, Any] = {"system": base["system"], "user": base["user"], **per}
+    if template_path is not None:
+        user = _read_yaml(template_path)
+        unknown = set(user) - set(_TEMPLATE_KEYS) - {"protocols"}
+        if unknown:
+            raise ValueError(f"{template_path}: unknown template keys {sorted(unknown)} "
+                             f"(allowed: {', '.join(_TEMPLATE_KEYS)}, protocols)")
+        merged.update({k: v for k, v in user.items() if k in _TEMPLATE_KEYS})
+        merged.update((user.get("protocols") or {}).get(protocol_id) or {})
+    for key in ("{question}", "{response_first}", "{response_second}"):
+        if key not in merged["user"]:
+            raise ValueError(f"template for {protocol_id!r}: user template lacks the placeholder {key}")
+    return Template(system=str(merged["system"]).strip(), user=str(merged["user"]),
+                    instruction=str(merged["instruction"]).strip(),
+                    max_tokens=int(merged["max_tokens"]), stop=tuple(merged.get("stop") or ()))
+
+
+class PairwiseProtocol(Protocol):
+    """One of the five pairwise formats; ``fmt`` is ``label``, ``json`` or ``xml`` and
+    ``verdict_first`` says whether the winner comes before the rationale."""
+
+    allows_tie = False
+    verdict_choices = ("A", "B")
+
+    def __init__(self, protocol_id: str, template: Template) -> None:
+        if protocol_id not in PAIRWISE_IDS:
+            raise ValueError(f"unknown pairwise protocol {protocol_id!r}; known: {', '.join(PAIRWISE_IDS)}")
+        self.id = protocol_id
+        self.template = template
+        self.fmt = "label" if protocol_id == "direct" else protocol_id.split("-")[1]
+        self.verdict_first = not protocol_id.startswith("cot")
+        self.label_only = self.fmt == "label"
+        self.fields: tuple[str, ...] = ("winner", "rationale") if self.verdict_first else ("rationale", "winner")
+
+    @classmethod
+    def from_package(cls, protocol_id: str, *, template_path: str | Path | None = None,
+                     max_tokens: int | None = None) -> PairwiseProtocol:
+        template = load_pairwise_template(protocol_id, template_path)
+        if max_tokens is not None:
+            template = replace(template, max_tokens=int(max_tokens))
+        return cls(protocol_id, template)
+
+    def __repr__(self) -> str:
+        return f"PairwiseProtocol({self.id!r})"
+
+    # -- prompting ------------------------------------------------------------------------------
+    def messages(self, item: Any, order: str, *, step: str = "") -> list[dict[str, str]]:
+        first, second = item.shown(order)
+        user = self.template.user.format(question=item.question, response_first=first,
+                                         response_second=second)
+        return [{"role": "system", "content": self.template.system},
+                {"role": "user", "content": f"{user.rstrip()}\n\n{self.template.instruction}"}]
+
+    def max_tokens(self) -> int:
+        return self.template.max_tokens
+
+    def stop(self) -> tuple[str, ...]:
+        return self.template.stop
+
+    # -- reading --------------------------------------------------------------------------------
+    def parse(self, text: str) -> ParseResult:
+        if self.fmt == "label":
+            return parse_label(text, allows_tie=self.allows_tie)
+        if self.fmt == "json":
+            return parse_json(text, fields=self.fields, stop=self.template.stop, allows_tie=self.allows_tie)
+        return parse_xml(text, fields=self.fields, stop=self.template.stop, allows_tie=self.allows_tie)
+
+    # -- writing (simulated judge) -------------------------------------------------------------
+    def render(self, verdict: str, *, rationale: str = "", scores: dict[str, Any] | None = None) -> str:
+        if verdict not in ("A", "B"):
+            raise ValueError(f"protocol {self.id!r} renders only 'A' or 'B', got {verdict!r}")
+        rationale = rationale or f"Response {verdict} answers the question better."
+        if self.fmt == "label":
+            return verdict
+        parts = {"winner": verdict, "rationale": rationale}
+        if self.fmt == "json":
+            return json.dumps({f: parts[f] for f in self.fields})
+        inner = "".join(f"<{f}>{escape(parts[f])}</{f}>" for f in self.fields)
+        return f"<judgment>{inner}</judgment>"
+
+    def render_malformed(self, u: float = 0.0) -> str:
+        """An output in this protocol's style that carries no readable verdict (``u`` in [0, 1)
+        picks one of a few shapes): a reply truncated before its winner field, or prose."""
+        if self.fmt == "label":
+            shapes = ["", "Response", "I think the"]
+        elif self.fmt == "json":
+            shapes = ['{"winn', '{"rationale": "Both responses address the', '```json\n{"rationale": "']
+            if self.verdict_first:
+                shapes[1] = '{"winner": "'
+        else:
+            shapes = ["<judgment><win", "<judgment><rationale>Both responses address the", "<judgment>"]
+            if self.verdict_first:
+                shapes[1] = "<judgment><winner>"
+        return shapes[min(int(u * len(shapes)), len(shapes) - 1)]

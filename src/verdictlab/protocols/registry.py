@@ -1,0 +1,70 @@
+"""Protocol registry: ids -> factories.
+
+Adding a protocol
+-----------------
+Call ``register_protocol(id, factory)`` once at import time (e.g. from
+``verdictlab/protocols/__init__.py``).  ``factory`` is either
+
+* a callable ``factory(*, template_path=None, **options) -> Protocol``, or
+* a lazy ``"module:attr"`` string naming such a callable (imported on first use).
+
+``get_protocol(id)`` returns one shared instance per id (protocols are stateless);
+``get_protocol(id, template_path=..., **options)`` builds a fresh one with the user's wording or
+options (e.g. ``max_tokens=8``).  Registering an id again replaces the earlier factory.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from .base import Protocol
+from .pairwise import PAIRWISE_IDS, PairwiseProtocol
+
+ProtocolFactory = Callable[..., Protocol]
+_FACTORIES: dict[str, str | ProtocolFactory] = {}
+_DEFAULT_INSTANCES: dict[str, Protocol] = {}
+
+
+def register_protocol(protocol_id: str, factory: str | ProtocolFactory) -> None:
+    """Register ``factory`` (callable or ``"module:attr"``) under ``protocol_id``."""
+    if not protocol_id or not isinstance(protocol_id, str):
+        raise ValueError("protocol id must be a non-empty string")
+    _FACTORIES[protocol_id] = factory
+    _DEFAULT_INSTANCES.pop(protocol_id, None)
+
+
+def protocol_ids() -> list[str]:
+    """Registered protocol ids, the five pairwise ones first."""
+    rest = sorted(p for p in _FACTORIES if p not in PAIRWISE_IDS)
+    return [p for p in PAIRWISE_IDS if p in _FACTORIES] + rest
+
+
+def _factory(protocol_id: str) -> ProtocolFactory:
+    factory = _FACTORIES.get(protocol_id)
+    if factory is None:
+        raise KeyError(f"unknown protocol {protocol_id!r}; known: {', '.join(protocol_ids())}")
+    if isinstance(factory, str):
+        mod, _, attr = factory.partition(":")
+        factory = getattr(importlib.import_module(mod), attr)
+        _FACTORIES[protocol_id] = factory
+    return factory
+
+
+def get_protocol(protocol_id: str, *, template_path: str | Path | None = None, **options: Any) -> Protocol:
+    """The protocol ``protocol_id``; with ``template_path`` (a YAML file) or options, a fresh
+    instance using them, else the shared default instance."""
+    if template_path is None and not options:
+        inst = _DEFAULT_INSTANCES.get(protocol_id)
+        if inst is None:
+            inst = _factory(protocol_id)()
+            _DEFAULT_INSTANCES[protocol_id] = inst
+        return inst
+    return _factory(protocol_id)(template_path=template_path, **options)
+
+
+for _pid in PAIRWISE_IDS:
+    register_protocol(_pid, partial(PairwiseProtocol.from_package, _pid))
