@@ -1,0 +1,69 @@
+"""`verdictlab report RUN_DIR` -- reliability figures per cell as a table, JSON, HTML or plot files."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+class UnparsedPolicy(StrEnum):
+    exclude = "exclude"
+    wrong = "wrong"
+
+
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="Run directory holding run.sqlite.")],
+    out: Annotated[Path | None, typer.Argument(
+        help="Where to write the HTML report with --html (default RUN_DIR/report.html).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON (schema_version 1).")] = False,
+    html: Annotated[bool, typer.Option("--html", help="Write one self-contained HTML file.")] = False,
+    plots: Annotated[Path | None, typer.Option(
+        "--plots", help="Write every figure as PNG and SVG into this directory.")] = None,
+    unparsed: Annotated[UnparsedPolicy, typer.Option(
+        help="Unparsed verdicts: 'exclude' (counted, left out) or 'wrong' (counted as wrong).")
+    ] = UnparsedPolicy.exclude,
+    confidence: Annotated[float, typer.Option(help="Confidence level of the intervals.")] = 0.95,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the T interval.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+) -> None:
+    """Reliability per cell (judge × protocol × dataset × temperature): C, φ, A, A_max, T with intervals."""
+    from rich.console import Console
+
+    from ..report import build_report, render_html, render_terminal, report_json, write_plots
+    from ..store import StoreError
+
+    if out is not None and not html:
+        if out.suffix.lower() in (".html", ".htm"):
+            html = True
+        else:
+            raise typer.BadParameter(f"unexpected argument {out}; did you mean --html {out}?")
+    if not 0 < confidence < 1:
+        raise typer.BadParameter(f"--confidence must be in (0, 1), got {confidence}")
+    if bootstrap < 0:
+        raise typer.BadParameter(f"--bootstrap must be >= 0, got {bootstrap}")
+    err = Console(stderr=True)
+    try:
+        rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
+                           seed=seed)
+    except StoreError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(json.dumps(report_json(rep), indent=2, ensure_ascii=False, allow_nan=False))
+    else:
+        render_terminal(rep, Console())
+    if html:
+        target = out or (run_dir / "report.html")
+        render_html(rep, target)
+        err.print(f"HTML report written to {target}")
+    if plots is not None:
+        written = write_plots(rep, plots)
+        err.print(f"{len(written)} plot files written to {plots}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report)

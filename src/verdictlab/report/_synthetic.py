@@ -1,0 +1,114 @@
+"""A synthetic run written straight into a RunStore -- for report tests, development and docs.
+
+No judge is called: verdicts are drawn from a seeded toy model per (judge, protocol) with set
+skill, position bias, noise (growing with temperature) and parse-failure rate.  This only feeds the
+report machinery; real audits use ``verdictlab run`` with real (or ``sim:``) judges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..design import trial_id
+from ..items import PairItem
+from ..store import RunStore
+
+_PROFILES = {
+    # judge: (skill, first-position bias, noise at T=0, parse-failure rate)
+    "sim:steady": (0.85, 0.05, 0.02, 0.01),
+    "sim:biased": (0.75, 0.35, 0.03, 0.03),
+}
+_PROTOCOL_SHIFT = {"direct": -0.08, "vf-json": 0.0, "vf-xml": -0.03, "cot-json": 0.05, "cot-xml": 0.02}
+
+
+def write_synthetic_run(run_dir: str | Path, *, datasets: Sequence[str] = ("llmbar-natural", "pandalm"),
+                        protocols: Sequence[str] = ("direct", "vf-json", "vf-xml", "cot-json", "cot-xml"),
+                        temperatures: Sequence[float] = (0.0, 0.7), judges: Sequence[str] = tuple(_PROFILES),
+                        n_items: int = 24, repetitions: int = 3, seed: int = 7,
+                        hostile: bool = False) -> RunStore:
+    """Write a synthetic run; returns the open store.  ``hostile=True`` puts HTML/script payloads
+    into questions, responses, raw outputs, categories and the meta (for escaping tests)."""
+    rng = np.random.default_rng(seed)
+    store = RunStore(run_dir)
+    payloads = ["<script>document.title='PWNED';document.body.setAttribute('data-pwned','1')</script>",
+                "<img src=x onerror=\"document.title='PWNED';document.body.setAttribute('data-pwned','2')\">",
+                "</table></div><h1 id='injected'>broken out</h1>"]
+    items: list[PairItem] = []
+    for ds in datasets:
+        for i in range(n_items):
+            label = "A" if rng.random() < 0.5 else "B"
+            if i % 11 == 10:
+                label = "tie"
+            q = f"Question {i} of {ds}: which answer is better?"
+            ra, rb = f"Answer one to question {i}.", f"Answer two to question {i}."
+            cat = ["coding", "writing", "reasoning"][i % 3]
+            if hostile:
+                p = payloads[i % 3]
+                q, ra, rb, cat = q + " " + p, ra + p, p + rb, cat + p
+            items.append(PairItem(item_id=f"{ds}-{i}", dataset=ds, question=q, response_a=ra, response_b=rb,
+                                  label=label, category=cat))
+    store.write_items(items)
+    rows, attempts = [], []
+    for judge in judges:
+        skill0, bias, noise0, fail = _PROFILES.get(judge, (0.7, 0.2, 0.05, 0.02))
+        for protocol in protocols:
+            skill = min(0.98, skill0 + _PROTOCOL_SHIFT.get(protocol, 0.0))
+            for temp in temperatures:
+                noise = noise0 + 0.25 * temp
+                for it in items:
+                    knows = rng.random() < skill  # item-level: judge knows the right answer
+                    for order in ("AB", "BA"):
+                        biased = rng.random() < bias  # item x order: prefers whichever is shown first
+                        for rep in range(repetitions):
+                            if biased:
+                                shown = "A"
+                            elif it.label in ("A", "B"):
+                                right_shown = it.label if order == "AB" else ("B" if it.label == "A" else "A")
+                                wrong_shown = "B" if right_shown == "A" else "A"
+                                shown = right_shown if knows else wrong_shown
+                            else:
+                                shown = "A" if rng.random() < 0.5 else "B"
+                            if rng.random() < noise:
+                                shown = "B" if shown == "A" else "A"
+                            canon = shown if order == "AB" else ("B" if shown == "A" else "A")
+                            failed = rng.random() < fail
+                            raw = f"Verdict: Output ({'a' if shown == 'A' else 'b'})"
+                            if hostile:
+                                raw += " " + payloads[rep % 3]
+                            if failed:
+                                raw = "I cannot decide between these." + (payloads[0] if hostile else "")
+                            tid = trial_id(judge, it.dataset, it.item_id, protocol, order, temp, rep)
+                            n_att = 2 if rng.random() < 0.03 else 1
+                            rows.append({
+                                "trial_id": tid, "judge": judge, "dataset": it.dataset, "item_id": it.item_id,
+                                "protocol": protocol, "order": order, "temperature": float(temp), "rep": rep,
+                                "step": "", "label": it.label, "category": it.category, "raw_output": raw,
+                                "verdict": None if failed else canon,
+                                "shown_first_won": None if failed else int(shown == "A"),
+                                "parse_status": "failed" if failed else "ok",
+                                "parse_detail": "no verdict found" if failed else "strict",
+                                "latency_s": 0.01, "tokens_in": 120, "tokens_out": 8, "cost_usd": 0.0,
+                                "attempts": n_att, "cache_hit": 0,
+                            })
+                            for a in range(n_att):
+                                last = a == n_att - 1
+                                attempts.append({"trial_id": tid, "judge": judge, "attempt": a + 1,
+                                                 "outcome": "ok" if last else "retry",
+                                                 "error_kind": None if last else "rate_limit",
+                                                 "error": None if last else "429 Too Many Requests",
+                                                 "latency_s": 0.01})
+    # one trial that failed for good
+    attempts.append({"trial_id": "f" * 40, "judge": judges[0], "attempt": 1, "outcome": "failed",
+                     "error_kind": "timeout", "error": "timed out after 60 s", "latency_s": 60.0})
+    store.add_judgments(rows)
+    store.add_attempts(attempts)
+    store.set_meta("config", {"judges": list(judges), "datasets": list(datasets), "protocols": list(protocols),
+                              "temperatures": list(temperatures), "repetitions": repetitions,
+                              "generation": {"max_tokens": 64, "top_p": 1.0},
+                              "note": "synthetic run" + (" " + payloads[1] if hostile else ""),
+                              "api_key": "sk-test-THIS-MUST-NOT-APPEAR-123456"})
+    store.set_meta("versions", {"verdictlab": "0.1.0"})
+    return store

@@ -1,0 +1,189 @@
+"""Terminal rendering of a report (rich tables, Table-1 style: one row per cell, figures in %)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .build import AGREEMENT_FIELDS
+
+
+def pct(x: float | None, *, digits: int = 1) -> str:
+    """A fraction as a percentage (``0.723 -> '72.3'``); ``None`` -> ``'—'``."""
+    return "—" if x is None else f"{100 * x:.{digits}f}"
+
+
+def num(x: float | None, *, digits: int = 2) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def interval(cell: Mapping[str, Any], name: str) -> str:
+    lo, hi = cell.get(f"{name}_lo"), cell.get(f"{name}_hi")
+    if lo is None or hi is None:
+        return ""
+    return f"[{pct(lo, digits=0)}, {pct(hi, digits=0)}]"
+
+
+def _fig(cell: Mapping[str, Any], name: str, *, style: str = "") -> Text:
+    t = Text(pct(cell.get(name)), style=style)
+    iv = interval(cell, name)
+    if iv:
+        t.append("\n" + iv, style="dim")
+    return t
+
+
+def _t_style(t: float | None) -> str:
+    """Shading like the paper's Table 1 (>= 70 / 60-70 / 50-60 / 40-50 / < 40)."""
+    if t is None:
+        return "dim"
+    if t >= 0.7:
+        return "bold green"
+    if t >= 0.6:
+        return "green"
+    if t >= 0.5:
+        return "yellow"
+    if t >= 0.4:
+        return "dark_orange"
+    return "red"
+
+
+def figures_table(cells: list[dict[str, Any]], *, title: str) -> Table:
+    tbl = Table(title=title, title_justify="left", show_lines=False, header_style="bold",
+                caption_justify="left")
+    for name, justify in (("dataset", "left"), ("judge", "left"), ("protocol", "left"), ("temp", "right"),
+                          ("pairs", "right"), ("C", "right"), ("SC", "right"), ("φ", "right"),
+                          ("A", "right"), ("A_dec", "right"), ("A_max", "right"), ("gap", "right"),
+                          ("T", "right"), ("T_joint", "right"), ("unparsed", "right")):
+        tbl.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    last_ds = None
+    for c in cells:
+        ds = c["dataset"]
+        if last_ds is not None and ds != last_ds:
+            tbl.add_section()
+        last_ds = ds
+        best = " ★" if c.get("best_T_in_dataset") else ""
+        n_lab = c.get("n_labelled_pairs")
+        pairs = f"{c.get('n_pairs', '—')}" + (f"\n({n_lab} lab.)" if n_lab is not None else "")
+        unparsed = (f"{pct(c.get('parse_failure_rate'))}%\n{c.get('n_unparsed', 0)}/{c.get('n_judgments', 0)}"
+                    if c.get("parse_failure_rate") is not None else "—")
+        tbl.add_row(
+            str(ds), str(c["judge"]), str(c["protocol"]) + (f" [{c['step']}]" if c.get("step") else ""),
+            f"{c['temperature']:g}" if c.get("temperature") is not None else "—",
+            pairs, _fig(c, "C"), pct(c.get("self_consistency")), _fig(c, "phi"), _fig(c, "A"),
+            pct(c.get("A_dec")), pct(c.get("A_max")), pct(c.get("capability_gap")),
+            Text.assemble(_fig(c, "T", style=_t_style(c.get("T"))), (best, "bold")),
+            pct(c.get("T_joint")), unparsed,
+        )
+    return tbl
+
+
+def agreement_table(cells: list[dict[str, Any]]) -> Table | None:
+    rows = [c for c in cells if c.get("agreement")]
+    if not rows:
+        return None
+    present = [(k, lab) for k, lab in AGREEMENT_FIELDS if any(k in c["agreement"] for c in rows)]
+    extra = sorted({k for c in rows for k in c["agreement"]} - {k for k, _ in AGREEMENT_FIELDS}
+                   - {"unparsed_policy"})
+    tbl = Table(title="Agreement with labels and bias", title_justify="left", header_style="bold")
+    for name in ("dataset", "judge", "protocol", "temp"):
+        tbl.add_column(name, overflow="fold")
+    for _, lab in present:
+        tbl.add_column(lab, justify="right")
+    for k in extra:
+        tbl.add_column(k, justify="right")
+    for c in rows:
+        a = c["agreement"]
+        vals = []
+        for k, _ in present + [(k, k) for k in extra]:
+            v = a.get(k)
+            if isinstance(v, bool):
+                vals.append(Text("YES", style="bold red") if v else Text("no"))
+            elif isinstance(v, float):
+                vals.append(num(v, digits=3))
+            else:
+                vals.append("—" if v is None else str(v))
+        tbl.add_row(str(c["dataset"]), str(c["judge"]), str(c["protocol"]), f"{c['temperature']:g}", *vals)
+    return tbl
+
+
+def engine_table(engine: list[dict[str, Any]]) -> Table | None:
+    if not engine:
+        return None
+    tbl = Table(title="Engine accounting", title_justify="left", header_style="bold")
+    for name in ("judge", "trials", "attempts", "ok 1st try", "retried→ok", "failed for good",
+                 "parse failed", "repaired", "fallback", "last error"):
+        tbl.add_column(name, overflow="fold", justify="left" if name in ("judge", "last error") else "right")
+    for e in engine:
+        tbl.add_row(str(e["judge"]), str(e["trials"]), str(e.get("attempts", "—")),
+                    str(e.get("ok_first_try", "—")), str(e.get("retried_then_ok", "—")),
+                    Text(str(e.get("failed_for_good", 0)), style="red" if e.get("failed_for_good") else ""),
+                    str(e.get("parse_failures", 0)), str(e.get("parse_repaired", 0)),
+                    str(e.get("parse_fallback", 0)), str(e.get("last_error") or "—"))
+    return tbl
+
+
+def checklist_table(checklist: list[dict[str, Any]]) -> Table:
+    tbl = Table(title="Validation-protocol checklist", title_justify="left", header_style="bold")
+    tbl.add_column("", width=4)
+    tbl.add_column("check", overflow="fold")
+    tbl.add_column("this run", overflow="fold")
+    for item in checklist:
+        mark = Text("PASS", style="bold green") if item["passed"] else Text("FAIL", style="bold red")
+        tbl.add_row(mark, item["check"], item["detail"])
+    return tbl
+
+
+def policy_line(report: Mapping[str, Any]) -> str:
+    cells = report["cells"]
+    conf = report.get("confidence", 0.95)
+    n_j = sum(c.get("n_judgments") or 0 for c in cells)
+    n_u = sum(c.get("n_unparsed") or 0 for c in cells)
+    policy = report["unparsed"]
+    how = ("excluded from every figure (and counted)" if policy == "exclude"
+           else "counted as wrong verdicts")
+    return (f"Unparsed verdicts: {how} [--unparsed {policy}]; {n_u} of {n_j} judgments unparsed. "
+            f"Figures in %; brackets are {conf:.0%} intervals (Wilson for proportions, pair-level "
+            f"bootstrap for T, {report.get('n_bootstrap')} resamples). C and φ stand on all pairs "
+            f"('pairs'); A, A_dec and T on labelled non-tie pairs ('lab.'). SC = self-consistency; "
+            f"gap = A_max − A; ★ = best T of the dataset.")
+
+
+def render_terminal(report: Mapping[str, Any], console: Console | None = None) -> None:
+    """Print the report: figures per cell, agreement/bias, engine accounting, checklist."""
+    console = console or Console()
+    run = report["run"]
+    cells = report["cells"]
+    console.print(f"[bold]verdictlab report[/bold] — {run.get('run_dir', '')}  "
+                  f"({run.get('n_judgments', 0)} judgments, {len(cells)} cells)", highlight=False)
+    if not cells:
+        console.print("No judgments in this run yet.")
+        return
+    console.print(figures_table(cells, title="Reliability per cell (judge × protocol × dataset × temperature)"))
+    console.print(policy_line(report), style="dim", highlight=False)
+    agr = agreement_table(cells)
+    if agr is not None:
+        console.print(agr)
+    fd = [d for d in report.get("format_dispersion", []) if d.get("n_protocols", 0) > 1]
+    if fd:
+        tbl = Table(title="Format dispersion ΔT_fmt = T_max − T_min over protocols", title_justify="left",
+                    header_style="bold")
+        for name in ("dataset", "judge", "temp", "ΔT_fmt", "T_min (protocol)", "T_max (protocol)"):
+            tbl.add_column(name, overflow="fold")
+        for d in fd:
+            tbl.add_row(str(d["dataset"]), str(d["judge"]), f"{d['temperature']:g}", pct(d.get("delta_T_fmt")),
+                        f"{pct(d.get('T_min'))} ({d.get('protocol_min') or '—'})",
+                        f"{pct(d.get('T_max'))} ({d.get('protocol_max') or '—'})")
+        console.print(tbl)
+    eng = engine_table(run.get("engine", []))
+    if eng is not None:
+        console.print(eng)
+    console.print(checklist_table(report.get("checklist", [])))
+    bi = report.get("broken_items") or {}
+    if bi.get("n_total"):
+        console.print(f"{bi['n_total']} (pair × cell) combinations break the judge: {bi['n_flipped']} flipped "
+                      f"under the swap, {bi['n_unstable']} unstable across repetitions "
+                      f"(see --html for the items side by side).", highlight=False)

@@ -1,0 +1,155 @@
+"""Report building: cells from a reliability frame, JSON shape, engine accounting, format dispersion,
+checklist, items that break the judge, secrets never reaching the report."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from verdictlab.design import trial_id
+from verdictlab.items import PairItem
+from verdictlab.report import build_report, redact, report_json
+from verdictlab.report.build import (
+    broken_items,
+    classify_region,
+    engine_accounting,
+    format_dispersion,
+    mark_best,
+)
+from verdictlab.store import RunStore
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
+    base = {"step": "", "n_labelled_pairs": 2, "n_units": 4, "n_judgments": 12, "n_unparsed": 0,
+            "parse_failure_rate": 0.0, "repetitions": 3, "self_consistency": 1.0, "A_dec": 1.0,
+            "n_decisive": 2, "q": 0.5, "tie_rate": 0.0, "n_split_modes": 0, "unparsed_policy": "exclude"}
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+def _tiny_store(tmp_path: Path) -> RunStore:
+    """Two pairs, one judge, one protocol, T=0, R=3, both orders.
+
+    pair p1 (label A): AB -> A,A,A ; BA -> A,A,A   stable, no flip
+    pair p2 (label B): AB -> A,A,A ; BA -> B,B,A   BA unstable; modes A vs B -> flipped
+    """
+    st = RunStore(tmp_path / "run")
+    st.write_items([
+        PairItem(item_id="p1", dataset="d", question="q1", response_a="a1", response_b="b1", label="A",
+                 category="math"),
+        PairItem(item_id="p2", dataset="d", question="q2 <b>bold</b>", response_a="a2", response_b="b2",
+                 label="B", category="code"),
+    ])
+    verdicts = {("p1", "AB"): "AAA", ("p1", "BA"): "AAA", ("p2", "AB"): "AAA", ("p2", "BA"): "BBA"}
+    rows = []
+    for (item, order), vs in verdicts.items():
+        for rep, v in enumerate(vs):
+            rows.append({"trial_id": trial_id("j", "d", item, "direct", order, 0.0, rep), "judge": "j",
+                         "dataset": "d", "item_id": item, "protocol": "direct", "order": order,
+                         "temperature": 0.0, "rep": rep, "step": "", "label": "A" if item == "p1" else "B",
+                         "category": "math" if item == "p1" else "code", "raw_output": f"raw {item} {order} {rep}",
+                         "verdict": v, "parse_status": "ok", "attempts": 1})
+    st.add_judgments(rows)
+    st.set_meta("config", {"judge": {"model": "x", "api_key": "sk-abcdefgh12345678"}, "temperature": 0.0})
+    return st
+
+
+def test_cells_carry_frame_values_as_fractions_and_nan_as_null(tmp_path: Path) -> None:
+    st = _tiny_store(tmp_path)
+    # Figures as the stats function would give them for the tiny store (worked out by hand):
+    # C: units (p1,AB),(p1,BA),(p2,AB) stable, (p2,BA) not -> 3/4 = 0.75
+    # phi: p1 modes A/A same, p2 modes A/B differ -> 1/2 = 0.5
+    # A: (p1,AB)=A ok, (p1,BA)=A ok, (p2,AB)=A wrong (label B), (p2,BA)=B ok -> 3/4 = 0.75
+    # T = C*(A - phi/2) = 0.75*(0.75-0.25) = 0.375
+    frame = _frame([{"judge": "j", "protocol": "direct", "dataset": "d", "temperature": 0.0, "n_pairs": 2,
+                     "C": 0.75, "C_lo": 0.30, "C_hi": 0.95, "phi": 0.5, "phi_lo": 0.09, "phi_hi": 0.91,
+                     "A": 0.75, "A_lo": 0.30, "A_hi": 0.95, "A_max": 0.75, "capability_gap": 0.0,
+                     "T": 0.375, "T_lo": np.nan, "T_hi": np.nan, "T_joint": 0.5}])
+    rep = build_report(st, frame=frame, n_bootstrap=10)
+    doc = report_json(rep)
+    assert set(doc) == {"schema_version", "run", "unparsed", "cells"}
+    assert doc["schema_version"] == 1 and doc["unparsed"] == "exclude"
+    (cell,) = doc["cells"]
+    assert cell["C"] == 0.75 and cell["phi"] == 0.5 and cell["T"] == 0.375
+    assert cell["T_lo"] is None and cell["T_hi"] is None  # NaN -> null
+    text = json.dumps(doc, allow_nan=False)  # strict JSON: would raise on NaN
+    assert "sk-abcdefgh" not in text and "api_key" not in text
+    assert doc["run"]["meta"]["config"]["judge"]["model"] == "x"
+    assert doc["run"]["judges"] == ["j"] and doc["run"]["n_judgments"] == 12
+    assert cell["best_T_in_dataset"] is True
+    # C=0.75 < 0.9 and phi=0.5 > 0.1 -> chaos (default thresholds) unless stats says otherwise
+    assert cell["region"] in ("chaos",)
+
+
+def test_broken_items_flags_flip_and_instability(tmp_path: Path) -> None:
+    st = _tiny_store(tmp_path)
+    bi = broken_items(st.judgments(), st.items_frame())
+    # only p2 breaks: AB modal A, BA modal B (flipped) and BA = B,B,A (unstable)
+    assert bi["n_total"] == 1 and bi["n_flipped"] == 1 and bi["n_unstable"] == 1
+    (row,) = bi["rows"]
+    assert row["item_id"] == "p2" and row["modal_AB"] == "A" and row["modal_BA"] == "B"
+    assert row["question"] == "q2 <b>bold</b>" and row["category"] == "code"
+    assert [r["raw_output"] for r in row["orders"]["BA"]] == ["raw p2 BA 0", "raw p2 BA 1", "raw p2 BA 2"]
+
+
+def test_engine_accounting_counts_from_attempts_table() -> None:
+    # trial t1: ok first try; t2: retry then ok; t3: retry then failed for good ("boom")
+    attempts = pd.DataFrame([
+        {"id": 1, "trial_id": "t1", "judge": "j", "attempt": 1, "outcome": "ok", "error_kind": None, "error": None},
+        {"id": 2, "trial_id": "t2", "judge": "j", "attempt": 1, "outcome": "retry", "error_kind": "rate_limit",
+         "error": "429"},
+        {"id": 3, "trial_id": "t2", "judge": "j", "attempt": 2, "outcome": "ok", "error_kind": None, "error": None},
+        {"id": 4, "trial_id": "t3", "judge": "j", "attempt": 1, "outcome": "retry", "error_kind": "server",
+         "error": "503"},
+        {"id": 5, "trial_id": "t3", "judge": "j", "attempt": 2, "outcome": "failed", "error_kind": "server",
+         "error": "boom with Bearer abcdefghijkl"},
+    ])
+    judgments = pd.DataFrame({"judge": ["j", "j"], "parse_status": ["ok", "failed"], "cost_usd": [0.1, 0.2],
+                              "tokens_in": [1, 2], "tokens_out": [3, 4], "cache_hit": [0, 1],
+                              "attempts": [1, 2], "error": [None, None], "verdict": ["A", None]})
+    (row,) = engine_accounting(attempts, judgments)
+    assert row["attempts"] == 5 and row["ok_first_try"] == 1 and row["retried_then_ok"] == 1
+    assert row["failed_for_good"] == 1 and row["parse_failures"] == 1
+    assert row["last_error"] == "boom with [redacted]"
+    assert row["error_kinds"] == {"rate_limit": 1, "server": 2}
+    assert math.isclose(row["cost_usd"], 0.3) and row["cache_hits"] == 1
+
+
+def test_format_dispersion_and_best_marks() -> None:
+    cells = [{"judge": "j", "dataset": "d", "temperature": 0.0, "protocol": p, "T": t}
+             for p, t in (("direct", 0.40), ("vf-json", 0.55), ("cot-json", 0.62), ("cot-xml", None))]
+    cells.append({"judge": "k", "dataset": "d", "temperature": 0.0, "protocol": "direct", "T": 0.70})
+    (fd_j, fd_k) = format_dispersion(cells)
+    # j: T over protocols {0.40, 0.55, 0.62}, undefined one left out -> delta = 0.62 - 0.40 = 0.22
+    assert fd_j["protocol_min"] == "direct" and fd_j["protocol_max"] == "cot-json"
+    assert math.isclose(fd_j["delta_T_fmt"], 0.22) and fd_j["n_protocols_with_T"] == 3
+    assert fd_k["delta_T_fmt"] == 0.0
+    mark_best(cells)
+    assert [c["best_T_in_dataset"] for c in cells] == [False, False, False, False, True]
+
+
+def test_regions_default_thresholds() -> None:
+    kw = {"c_threshold": 0.9, "phi_threshold": 0.1}
+    assert classify_region(0.95, 0.05, **kw) == "trustworthy"
+    assert classify_region(0.60, 0.05, **kw) == "noisy-but-fair"
+    assert classify_region(0.60, 0.40, **kw) == "chaos"
+    assert classify_region(0.99, 0.40, **kw) == "confidently-biased"
+    assert classify_region(None, 0.4, **kw) is None
+
+
+def test_redact_drops_secret_keys_and_masks_values() -> None:
+    meta = {"openai": {"api_key": "x", "base_url": "http://h", "headers": {"Authorization": "Bearer zzzzzzzzzz"}},
+            "note": "used sk-proj-ABCDEFGHIJKLMNOP here", "max_tokens": 64, "tokens_out": 3}
+    out = redact(meta)
+    assert out == {"openai": {"base_url": "http://h", "headers": {}}, "note": "used [redacted] here",
+                   "max_tokens": 64, "tokens_out": 3}
+
+
+def test_unparsed_policy_validated(tmp_path: Path) -> None:
+    st = _tiny_store(tmp_path)
+    with pytest.raises(ValueError, match="unparsed"):
+        build_report(st, unparsed="guess", frame=_frame([]))
