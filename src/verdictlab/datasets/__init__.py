@@ -36,6 +36,7 @@ register_loader("arena", "verdictlab.datasets.arena:load_arena",
                 "Chatbot Arena conversations with crowd votes (sample=N with seed 42)")
 register_loader("judges-verdict", "verdictlab.datasets.judges_verdict:load_judges_verdict",
                 "Judge's Verdict: pointwise answers with graded human labels (PointItem)")
+register_loader("demo", "verdictlab.datasets.demo:load_demo", "28 short packaged demo pairs (no path needed)")
 
 __all__ = [
     "DatasetLoad",
