@@ -392,7 +392,7 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
             cost = prices.cost(lane.judge.provider, lane.judge.model, resp.tokens_in, resp.tokens_out)
         detail = parsed.detail
         if resp.notes:
-            detail = (detail + " | " if detail else "") + "; ".join(resp.notes)
+            detail = (detail + " | " if detail else "") + "backend notes: " + "; ".join(resp.notes)
         row.update(raw_output=resp.text, verdict=verdict, shown_first_won=sfw,
                    parse_status=parsed.status, parse_detail=detail, fallback_rule=parsed.fallback_rule,
                    scores=parsed.scores or None, p_a=p_a,
