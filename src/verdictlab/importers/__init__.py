@@ -1,0 +1,112 @@
+"""Importers: external verdict logs -> judgment rows in a run store, by format name.
+
+``import_into("llmbar", "results/", run_dir="runs/llmbar")`` reads the source completely (any problem
+raises :class:`verdictlab.items.ItemError` naming file, row and field, before anything is written),
+then writes items, judgments and ``imported_from`` / ``imports`` meta.  Importing the same source
+twice adds nothing: a trial already in the store is never duplicated.
+
+Formats: ``llmbar`` (published LLMBar result files), ``fastchat`` (MT-Bench ``*_pair.jsonl``
+judgments), ``csv`` / ``jsonl`` / ``parquet`` (one judgment per row).  An importer is a function
+``(path, **options) -> ImportBatch``; they register lazily as ``"module:function"`` strings.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..items import PairItem, PointItem
+from ._batch import ImportBatch, ImportResult, judgment_row, shown_first_won, write_batch
+
+Importer = Callable[..., ImportBatch]
+_IMPORTERS: dict[str, str | Importer] = {}
+_DESCRIPTIONS: dict[str, str] = {}
+
+
+def register_importer(name: str, importer: str | Importer, description: str = "") -> None:
+    _IMPORTERS[name] = importer
+    _DESCRIPTIONS[name] = description
+
+
+def importer_names() -> list[str]:
+    return sorted(_IMPORTERS)
+
+
+def describe_importers() -> dict[str, str]:
+    return {n: _DESCRIPTIONS.get(n, "") for n in importer_names()}
+
+
+def get_importer(name: str) -> Importer:
+    imp = _IMPORTERS.get(name)
+    if imp is None:
+        raise KeyError(f"unknown import format {name!r}; known: {', '.join(importer_names())}")
+    if isinstance(imp, str):
+        mod, _, attr = imp.partition(":")
+        imp = getattr(importlib.import_module(mod), attr)
+        _IMPORTERS[name] = imp
+    return imp
+
+
+def attach_items(batch: ImportBatch, items: list[PairItem | PointItem]) -> ImportBatch:
+    """Give rows without a label the label and category of the item with the same ``item_id`` (e.g.
+    human MT-Bench labels for FastChat judgments), and store those items under the rows' dataset."""
+    by_id = {it.item_id: it for it in items}
+    datasets_by_item: dict[str, set[str]] = {}
+    matched = 0
+    for r in batch.judgments:
+        it = by_id.get(r["item_id"])
+        if it is None:
+            continue
+        matched += 1
+        datasets_by_item.setdefault(it.item_id, set()).add(r["dataset"])
+        if r.get("label") is None and isinstance(it, PairItem):
+            r["label"] = it.label
+        if r.get("category") is None:
+            r["category"] = it.category
+    new_items = list(batch.items)
+    for item_id, names in datasets_by_item.items():
+        for name in sorted(names):
+            new_items.append(by_id[item_id].model_copy(update={"dataset": name}))
+    batch.items = new_items
+    batch.notes.append(f"items attached: {len(datasets_by_item)} item(s) matched {matched} of "
+                       f"{len(batch.judgments)} judgment(s)")
+    return batch
+
+
+def import_into(format: str, path: str | Path, *, run_dir: str | Path,
+                items: list[PairItem | PointItem] | None = None, **options: Any) -> ImportResult:
+    """Read ``path`` with the importer for ``format`` and write it into ``run_dir``."""
+    batch = get_importer(format)(path, **options)
+    if items:
+        attach_items(batch, items)
+    return write_batch(batch, run_dir)
+
+
+register_importer("llmbar", "verdictlab.importers.llmbar:import_llmbar",
+                  "published LLMBar runs: *.result.json (or evaluators/<judge>/<strategy>/result.json), "
+                  "both presentation orders, last element of 'results'")
+register_importer("fastchat", "verdictlab.importers.fastchat:import_fastchat",
+                  "FastChat MT-Bench model_judgment/*_pair.jsonl (g1/g2 games = both orders)")
+register_importer("csv", "verdictlab.importers.tabular:import_csv",
+                  "CSV, one judgment per row (item_id, judge, protocol, dataset, order, rep, "
+                  "temperature, verdict, label, ...)")
+register_importer("jsonl", "verdictlab.importers.tabular:import_jsonl",
+                  "JSON Lines, one judgment per line (same columns as csv)")
+register_importer("parquet", "verdictlab.importers.tabular:import_parquet",
+                  "Parquet, one judgment per row (same columns as csv)")
+
+__all__ = [
+    "ImportBatch",
+    "ImportResult",
+    "attach_items",
+    "describe_importers",
+    "get_importer",
+    "import_into",
+    "importer_names",
+    "judgment_row",
+    "register_importer",
+    "shown_first_won",
+    "write_batch",
+]

@@ -1,0 +1,136 @@
+"""What an importer returns, and how judgment rows are built and written to a run store."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..design import trial_id
+from ..items import ItemError, PairItem, PointItem
+from ..store import JUDGMENT_COLUMN_NAMES, RunStore
+
+
+@dataclass
+class ImportBatch:
+    """Judgment rows (all :data:`verdictlab.store.JUDGMENT_COLUMNS`) and the items they are about."""
+
+    format: str
+    source: str
+    judgments: list[dict[str, Any]]
+    items: list[PairItem | PointItem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    format: str
+    source: str
+    run_dir: str
+    n_rows: int          # judgment rows read from the source
+    n_inserted: int      # rows newly written (a trial already in the store is never duplicated)
+    n_items: int
+    n_unparsed: int
+    cells: tuple[tuple[str, str, str, float], ...]   # (judge, protocol, dataset, temperature)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n_skipped(self) -> int:
+        return self.n_rows - self.n_inserted
+
+
+def shown_first_won(verdict: str | None, order: str) -> int | None:
+    """1 if the first-shown response won, 0 if the second did, None for ties and unparsed."""
+    if verdict not in ("A", "B"):
+        return None
+    first = "A" if order == "AB" else "B"
+    return int(verdict == first)
+
+
+def judgment_row(*, judge: str, dataset: str, item_id: str, protocol: str, order: str,
+                 temperature: float, rep: int, verdict: str | None, label: str | None,
+                 step: str = "", category: str | None = None, raw_output: str | None = None,
+                 parse_status: str | None = None, parse_detail: str | None = None,
+                 **extra: Any) -> dict[str, Any]:
+    """One complete judgment row.  ``parse_status`` defaults to 'ok' for a verdict and 'failed'
+    (verdict NULL) when the source recorded no parseable verdict."""
+    if order not in ("AB", "BA"):
+        raise ValueError(f"order must be 'AB' or 'BA', got {order!r}")
+    if verdict not in (None, "A", "B", "tie"):
+        raise ValueError(f"verdict must be A, B, tie or null, got {verdict!r}")
+    if parse_status is None:
+        parse_status = "ok" if verdict is not None else "failed"
+    if parse_status == "failed" and verdict is not None:
+        raise ValueError("a failed parse has no verdict")
+    row: dict[str, Any] = {c: None for c in JUDGMENT_COLUMN_NAMES}
+    row.update({
+        "trial_id": trial_id(judge, dataset, str(item_id), protocol, order, float(temperature),
+                             int(rep), step or ""),
+        "judge": judge, "dataset": dataset, "item_id": str(item_id), "protocol": protocol,
+        "order": order, "temperature": float(temperature), "rep": int(rep), "step": step or "",
+        "label": label, "category": category, "raw_output": raw_output, "verdict": verdict,
+        "shown_first_won": shown_first_won(verdict, order), "parse_status": parse_status,
+        "parse_detail": parse_detail, "attempts": 1, "cache_hit": 0,
+    })
+    for k, v in extra.items():
+        if k not in row:
+            raise ValueError(f"unknown judgment column {k!r}")
+        row[k] = v
+    return row
+
+
+def check_batch(batch: ImportBatch) -> None:
+    """No trial twice in one import (two source rows for one trial key would be a silent choice)."""
+    seen: dict[str, int] = {}
+    for i, r in enumerate(batch.judgments, start=1):
+        tid = r["trial_id"]
+        if tid in seen:
+            key = ", ".join(f"{k}={r[k]!r}" for k in ("judge", "dataset", "item_id", "protocol", "order",
+                                                       "temperature", "rep", "step"))
+            raise ItemError(f"two judgments for one trial ({key}); first was judgment {seen[tid]}",
+                            path=batch.source, row=r.get("_row") or i)
+        seen[tid] = i
+
+
+def unique_items(batch: ImportBatch) -> list[PairItem | PointItem]:
+    """The batch's items once each; one id with two different contents is an error."""
+    out: dict[tuple[str, str], PairItem | PointItem] = {}
+    for it in batch.items:
+        key = (it.dataset, it.item_id)
+        prev = out.get(key)
+        if prev is not None and (prev.model_dump(exclude={"meta"}) != it.model_dump(exclude={"meta"})):
+            raise ItemError(f"item {it.item_id!r} of dataset {it.dataset!r} appears twice with different "
+                            "content", path=batch.source, field="item_id")
+        out.setdefault(key, it)
+    return list(out.values())
+
+
+def write_batch(batch: ImportBatch, run_dir: str | Path) -> ImportResult:
+    """Write items, judgments and import meta (``imported_from``, ``imports``) into ``run_dir``."""
+    if not batch.judgments:
+        raise ItemError("no judgments found to import", path=batch.source)
+    check_batch(batch)
+    # created_at left unset so the store stamps the write time
+    rows = [{k: v for k, v in r.items() if k in JUDGMENT_COLUMN_NAMES and not (k == "created_at" and v is None)}
+            for r in batch.judgments]
+    items = unique_items(batch)
+    with RunStore(run_dir) as store:
+        if items:
+            store.write_items(items)
+        inserted = store.add_judgments(rows)
+        record = {"format": batch.format, "path": batch.source, "n_rows": len(rows),
+                  "n_inserted": inserted, "at": time.time()}
+        imports = list(store.get_meta("imports", []) or [])
+        imports.append(record)
+        store.set_meta("imports", imports)
+        sources = list(store.get_meta("imported_from", []) or [])
+        if batch.source not in sources:
+            sources.append(batch.source)
+        store.set_meta("imported_from", sources)
+        store.set_meta("import_format", batch.format)
+    cells = sorted({(r["judge"], r["protocol"], r["dataset"], float(r["temperature"])) for r in rows})
+    return ImportResult(format=batch.format, source=batch.source, run_dir=str(run_dir),
+                        n_rows=len(rows), n_inserted=inserted, n_items=len(items),
+                        n_unparsed=sum(r["verdict"] is None for r in rows), cells=tuple(cells),
+                        notes=tuple(batch.notes))

@@ -1,0 +1,139 @@
+"""Import published LLMBar judge runs (``result.json`` files) as judgments.
+
+A result file is the split's records, each with ``"results": [..., {"swap = False": {"completion":
+[...], "winner": "1"|"2"|null}, "swap = True": {...}}]``.  The LAST element of ``results`` holds the
+final verdicts (multi-step strategies append earlier steps before it).
+
+- ``swap = False`` showed output_1 first: order ``AB``.  ``swap = True`` showed output_2 first:
+  order ``BA``, and its winner is ALREADY mapped back to the original numbering, so both winners are
+  canonical as they stand: "1" -> "A", "2" -> "B".
+- ``null`` means the judge's output could not be parsed: verdict NULL, parse_status "failed".
+- Items and ids are those of the ``llmbar`` loader: dataset ``llmbar``, item ``"<split>-<index>"``,
+  category = split, so imported runs line up with fresh runs on the same pairs.
+
+Judge, protocol (LLMBar "strategy") and split come from the path when it says them:
+``<split>_<judge>_<strategy>.result.json`` (e.g. ``Natural_GPT-4_Vanilla.result.json``; the split is
+``Natural`` or ``Adversarial_<Name>``), or the repository layout
+``.../<Natural | Adversarial/<Name>>/evaluators/<judge>/<strategy>/result.json``.  ``judge``,
+``protocol`` and ``dataset`` options override them; ``split`` names the split of a file whose name
+does not.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ..datasets._common import read_records
+from ..datasets.llmbar import records_to_items
+from ..items import ItemError, PairItem
+from ._batch import ImportBatch, judgment_row
+
+WINNERS = {"1": "A", "2": "B"}
+ORDERS = (("swap = False", "AB"), ("swap = True", "BA"))
+_FLAT = re.compile(r"^(?P<split>Natural|Adversarial_[A-Za-z0-9]+)_(?P<judge>[^_]+)_(?P<protocol>.+)$")
+
+
+def parse_result_path(path: Path) -> dict[str, str]:
+    """What the path says about split, judge and strategy (keys present only when known)."""
+    name = path.name
+    if name == "result.json":
+        parts = path.parts
+        if "evaluators" in parts:
+            k = len(parts) - 1 - parts[::-1].index("evaluators")
+            out: dict[str, str] = {}
+            if len(parts) - k >= 4:  # evaluators/<judge>/<strategy>/result.json
+                out["judge"], out["protocol"] = parts[k + 1], parts[k + 2]
+            before = parts[:k]
+            if before:
+                if len(before) >= 2 and before[-2] == "Adversarial":
+                    out["split"] = f"Adversarial_{before[-1]}"
+                else:
+                    out["split"] = before[-1]
+            return out
+        return {}
+    stem = name[: -len(".result.json")] if name.endswith(".result.json") else path.stem
+    m = _FLAT.match(stem)
+    if m:
+        return m.groupdict()
+    return {"split": stem}
+
+
+def result_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    files = sorted(set(path.rglob("*.result.json")) | set(path.rglob("result.json")))
+    if not files:
+        raise ItemError("no LLMBar result files (*.result.json or result.json) under this folder",
+                        path=str(path))
+    return files
+
+
+def _raw_output(completion: Any) -> str | None:
+    if completion is None:
+        return None
+    if isinstance(completion, list) and completion and isinstance(completion[0], str):
+        return completion[0]
+    if isinstance(completion, str):
+        return completion
+    return json.dumps(completion, ensure_ascii=False)
+
+
+def import_llmbar(path: str | Path, *, judge: str | None = None, protocol: str | None = None,
+                  dataset: str | None = None, split: str | None = None,
+                  temperature: float = 0.0, rep: int = 0, **options: Any) -> ImportBatch:
+    if options:
+        raise ItemError(f"unknown option(s) for the llmbar importer: {', '.join(sorted(options))}")
+    p = Path(path)
+    if not p.exists():
+        raise ItemError("file not found", path=str(p))
+    name = dataset or "llmbar"
+    judgments: list[dict[str, Any]] = []
+    items: list[PairItem] = []
+    notes: list[str] = []
+    for f in result_files(p):
+        src = str(f)
+        info = parse_result_path(f)
+        j = judge or info.get("judge")
+        proto = protocol or info.get("protocol")
+        sp = split or info.get("split")
+        for what, val in (("judge", j), ("protocol", proto), ("split", sp)):
+            if not val:
+                raise ItemError(f"cannot tell the {what} from the file name; pass --{what}", path=src,
+                                field=what)
+        rows = read_records(f)
+        file_items = records_to_items(rows, split=sp, path=src, dataset=name)
+        items.extend(file_items)
+        n_failed = 0
+        for (row, rec), item in zip(rows, file_items, strict=True):
+            results = rec.get("results")
+            if not isinstance(results, list) or not results:
+                raise ItemError("missing or empty 'results' list", path=src, row=row, field="results")
+            last = results[-1]
+            if not isinstance(last, dict) or not any(k in last for k, _ in ORDERS):
+                raise ItemError("last element of 'results' has neither 'swap = False' nor 'swap = True'",
+                                path=src, row=row, field="results")
+            for key, order in ORDERS:
+                if key not in last:
+                    continue
+                game = last[key]
+                if not isinstance(game, dict) or "winner" not in game:
+                    raise ItemError(f"'{key}' has no 'winner'", path=src, row=row, field="results")
+                w = game["winner"]
+                if w is not None and str(w) not in WINNERS:
+                    raise ItemError(f"'{key}' winner must be '1', '2' or null, got {w!r}", path=src,
+                                    row=row, field="results")
+                verdict = None if w is None else WINNERS[str(w)]
+                n_failed += verdict is None
+                judgments.append(judgment_row(
+                    judge=j, dataset=name, item_id=item.item_id, protocol=proto, order=order,
+                    temperature=temperature, rep=rep, verdict=verdict, label=item.label,
+                    category=item.category, raw_output=_raw_output(game.get("completion")),
+                    parse_detail=(f"LLMBar winner {w!r} ({key}; already in original numbering)"
+                                  if verdict else f"LLMBar recorded no winner ({key})")))
+        notes.append(f"{f.name}: judge={j}, protocol={proto}, split={sp}, {len(rows)} pairs, "
+                     f"{n_failed} unparsed verdict(s)")
+    return ImportBatch(format="llmbar", source=str(p), judgments=judgments, items=list(items),
+                       notes=notes)
