@@ -144,7 +144,11 @@ def check_tie_policy(tie_policy: str) -> str:
 
 
 def check_no_options(loader: str, options: dict[str, Any]) -> None:
-    """Unknown loader options are an error, never silently ignored (a typo would change results)."""
+    """Unknown loader options are an error, never silently ignored (a typo would change results).
+
+    ``seed`` is the one exception: the engine passes the run seed to every loader, and a loader
+    without randomness has nothing to use it for."""
+    options = {k: v for k, v in options.items() if k != "seed"}
     if options:
         raise ItemError(f"unknown option(s) for the {loader} dataset: {', '.join(sorted(options))}",
                         field=sorted(options)[0])

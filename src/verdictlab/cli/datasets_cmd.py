@@ -1,0 +1,165 @@
+"""`verdictlab datasets list|show|validate` -- the registered loaders and what they read."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+datasets_app = typer.Typer(help="Dataset loaders: list them, look at a source, validate a file.",
+                           no_args_is_help=True)
+
+OptionList = Annotated[list[str] | None, typer.Option(
+    "--option", "-O", help="Loader option KEY=VALUE (VALUE read as YAML: 42, [a, b], drop); repeatable.")]
+
+
+def parse_options(pairs: list[str] | None) -> dict[str, Any]:
+    """``["tie_policy=drop", "sample=200"]`` -> ``{"tie_policy": "drop", "sample": 200}``."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"expected KEY=VALUE, got {pair!r}")
+        try:
+            out[key.strip()] = yaml.safe_load(value) if value.strip() else None
+        except yaml.YAMLError:
+            out[key.strip()] = value
+    return out
+
+
+def _load(name: str, path: str | None, hub: str | None, options: list[str] | None) -> Any:
+    from ..datasets import load_dataset
+
+    opts = parse_options(options)
+    if hub:
+        opts["hub"] = hub
+    return load_dataset(name, path=path, **opts)
+
+
+def _short(text: str | None, n: int = 160) -> str:
+    if text is None:
+        return "-"
+    t = " ".join(str(text).split())
+    return t if len(t) <= n else t[: n - 1] + "…"
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console(soft_wrap=True)
+    t = Table(title=f"dataset {summary['dataset']}", show_header=False)
+    t.add_column("key", style="bold")
+    t.add_column("value")
+    for key in ("source", "n_items", "labels", "n_ties", "n_dropped", "dropped_reasons", "reordered",
+                "seed", "response_a_chars", "response_b_chars", "categories", "notes"):
+        if key in summary:
+            v = summary[key]
+            if isinstance(v, dict) and key.endswith("_chars"):
+                v = ", ".join(f"{k} {float(x):.0f}" for k, x in v.items())
+            elif isinstance(v, list):
+                v = "\n".join(map(str, v)) or "-"
+            elif isinstance(v, dict):
+                v = ", ".join(f"{k}: {x}" for k, x in v.items()) or "-"
+            t.add_row(key, str(v))
+    con.print(t)
+
+
+def _fail(exc: Exception, *, as_json: bool, code: int = 1) -> None:
+    msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    if as_json:
+        typer.echo(json.dumps({"ok": False, "error": msg}, ensure_ascii=False))
+    else:
+        typer.echo(f"error: {msg}", err=True)
+    raise typer.Exit(code)
+
+
+@datasets_app.command("list")
+def list_cmd(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Registered dataset loaders and what each reads."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..datasets import describe_loaders
+
+    loaders = describe_loaders()
+    if as_json:
+        typer.echo(json.dumps(loaders, indent=2))
+        return
+    t = Table(title="dataset loaders")
+    t.add_column("name", style="bold")
+    t.add_column("reads")
+    for name, desc in loaders.items():
+        t.add_row(name, desc)
+    Console(soft_wrap=True).print(t)
+
+
+@datasets_app.command("show")
+def show_cmd(
+    name: Annotated[str, typer.Argument(help="Loader name (see `verdictlab datasets list`).")],
+    path: Annotated[str | None, typer.Option("--path", "-p", help="Source file or folder.")] = None,
+    hub: Annotated[str | None, typer.Option("--hub", help="Hugging Face hub id (needs network + the hub extra).")] = None,
+    n: Annotated[int, typer.Option("--n", help="How many items to show.")] = 3,
+    option: OptionList = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Load a dataset and show its summary and first items."""
+    from ..items import ItemError
+
+    try:
+        load = _load(name, path, hub, option)
+    except (ItemError, KeyError) as exc:
+        _fail(exc, as_json=as_json)
+        return
+    items = load.items[: max(n, 0)]
+    if as_json:
+        typer.echo(json.dumps({"ok": True, "summary": load.summary(),
+                               "items": [it.model_dump() for it in items]}, indent=2, ensure_ascii=False,
+                              default=str))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    _print_summary(load.summary())
+    t = Table(title=f"first {len(items)} item(s)")
+    for col in ("item_id", "label", "category", "question", "response_a / response"):
+        t.add_column(col, overflow="fold")
+    for it in items:
+        resp = getattr(it, "response_a", None)
+        if resp is None:
+            resp = getattr(it, "response", None)
+        else:
+            resp = f"A: {_short(resp, 100)}\nB: {_short(it.response_b, 100)}"  # type: ignore[union-attr]
+        t.add_row(it.item_id, str(it.label), it.category or "-", _short(it.question), resp)
+    Console(soft_wrap=True).print(t)
+
+
+@datasets_app.command("validate")
+def validate_cmd(
+    name: Annotated[str, typer.Argument(help="Loader name (see `verdictlab datasets list`).")],
+    path: Annotated[str | None, typer.Option("--path", "-p", help="Source file or folder.")] = None,
+    hub: Annotated[str | None, typer.Option("--hub", help="Hugging Face hub id (needs network + the hub extra).")] = None,
+    option: OptionList = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Check a source: exit 1 with the error (file, row, field) if malformed, else print its summary."""
+    from ..items import ItemError
+
+    try:
+        load = _load(name, path, hub, option)
+    except (ItemError, KeyError) as exc:
+        _fail(exc, as_json=as_json)
+        return
+    summary = load.summary()
+    if as_json:
+        typer.echo(json.dumps({"ok": True, "summary": summary}, indent=2, ensure_ascii=False, default=str))
+        return
+    _print_summary(summary)
+    typer.echo(f"ok: {summary['n_items']} item(s)")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(datasets_app, name="datasets")
