@@ -1,16 +1,89 @@
 """Statistics over judgments: pure functions, arrays/DataFrames in, numbers/frozen dataclasses out.
 
-See DESIGN.md "Reliability figures" for the normative definitions."""
+Normative definitions: DESIGN.md "Reliability figures".  Undefined figures are NaN (or the value of
+a ``zero_division`` keyword), never a silent 0; every figure comes with the N it stands on.
 
+* :func:`reliability` -- C, phi, A, A_dec, A_max, T, T_joint per cell, with intervals.
+* :func:`agreement_by_cell` -- exact match, kappa, alpha, kappa deflation, position/verbosity bias,
+  test-retest and the consistency-bias paradox flag per cell (same cells as :func:`reliability`).
+"""
+
+from .agreement import (
+    Alpha,
+    DisagreementCounts,
+    ExactMatch,
+    Kappa,
+    KappaDeflation,
+    cohen_kappa,
+    disagreement_counts,
+    exact_match,
+    kappa_deflation,
+    krippendorff_alpha,
+    test_retest,
+)
+from .bias import (
+    Correlation,
+    PositionBias,
+    consistency_bias_paradox,
+    position_bias,
+    shown_first_won_from_verdicts,
+    verbosity_bias,
+)
+from .by_cell import AGREEMENT_COLUMNS, agreement_by_cell
 from .intervals import Interval, bootstrap_interval, wilson_interval
+from .jury import (
+    JuryCorrelation,
+    jury_error_correlation,
+    jury_majority_accuracy,
+    jury_majority_accuracy_heterogeneous,
+    observed_majority_accuracy,
+)
+from .regions import REGIONS, failure_region, format_dispersion, rank_shifts
 from .reliability import RELIABILITY_COLUMNS, accuracy_ceiling, reliability, trust_rate
+from .significance import McNemar, holm_adjust, kendall, mcnemar_exact, spearman
+from .variance import anova_eta_squared, g_study
 
 __all__ = [
+    "AGREEMENT_COLUMNS",
+    "Alpha",
+    "Correlation",
+    "DisagreementCounts",
+    "ExactMatch",
     "Interval",
+    "JuryCorrelation",
+    "Kappa",
+    "KappaDeflation",
+    "McNemar",
+    "PositionBias",
+    "REGIONS",
     "RELIABILITY_COLUMNS",
     "accuracy_ceiling",
+    "agreement_by_cell",
+    "anova_eta_squared",
     "bootstrap_interval",
+    "cohen_kappa",
+    "consistency_bias_paradox",
+    "disagreement_counts",
+    "exact_match",
+    "failure_region",
+    "format_dispersion",
+    "g_study",
+    "holm_adjust",
+    "jury_error_correlation",
+    "jury_majority_accuracy",
+    "jury_majority_accuracy_heterogeneous",
+    "kappa_deflation",
+    "kendall",
+    "krippendorff_alpha",
+    "mcnemar_exact",
+    "observed_majority_accuracy",
+    "position_bias",
+    "rank_shifts",
     "reliability",
+    "shown_first_won_from_verdicts",
+    "spearman",
+    "test_retest",
     "trust_rate",
+    "verbosity_bias",
     "wilson_interval",
 ]

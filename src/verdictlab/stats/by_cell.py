@@ -1,0 +1,161 @@
+"""Agreement and bias figures per cell, to show beside C, phi, A, T (vectorised over cells)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ._frame import safe_div
+from .agreement import alpha_from_unit_counts, test_retest
+from .reliability import DEFAULT_BY, unit_table
+
+__all__ = ["agreement_by_cell", "AGREEMENT_COLUMNS"]
+
+AGREEMENT_COLUMNS: tuple[str, ...] = (
+    "n_agreement_units", "exact_match", "n_exact_match", "kappa", "alpha", "kappa_deflation",
+    "n_judge_A_label_B", "n_judge_B_label_A", "position_bias", "share_first_won", "n_position",
+    "test_retest", "n_retest_units", "consistency_bias_paradox", "verbosity_bias", "n_verbosity",
+)
+
+# label codes 0 A, 1 B, 2 tie; judge codes 0 A, 1 B, 2 tie, 3 unparsed, 4 split mode
+_K = 5
+
+
+def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = "exclude",
+                      by: Sequence[str] = DEFAULT_BY, items: pd.DataFrame | None = None,
+                      retest_threshold: float = 0.95, bias_threshold: float = 0.10) -> pd.DataFrame:
+    """Per cell (same cells and keys as :func:`reliability`):
+
+    * agreement of the judge's modal verdict m(i,o) with the label, one value per unit (i,o):
+      ``exact_match`` on units whose label is A or B (tie-excluded; ``n_exact_match`` units; it equals
+      A of :func:`reliability`), ``kappa`` (Cohen) and ``alpha`` (Krippendorff, nominal, the label and
+      the judge as two raters) on units whose label is A, B or tie (``n_agreement_units``), and
+      ``kappa_deflation`` = exact match - kappa on the tie-excluded units.  A split modal verdict, and
+      under ``unparsed="wrong"`` an unparsed one, is a category of its own that matches no label.
+    * both disagreement counts on tie-excluded units: ``n_judge_A_label_B``, ``n_judge_B_label_A``.
+    * ``position_bias`` = |share of decided judgments won by the first-shown response - 1/2| over all
+      parsed A/B judgments (``n_position``), ``share_first_won``.
+    * ``test_retest``: Krippendorff alpha over repetitions (:func:`test_retest`), ``n_retest_units``;
+      ``consistency_bias_paradox`` = test_retest > ``retest_threshold`` and position_bias >
+      ``bias_threshold``.
+    * ``verbosity_bias``: Pearson r of len(response_a) - len(response_b) with 1[verdict = A] over
+      parsed A/B judgments, when ``items`` (e.g. ``RunStore.items_frame()``: dataset, item_id,
+      response_a, response_b) is given; NaN otherwise (``n_verbosity`` = 0).
+    Undefined figures are NaN."""
+    cells, u = unit_table(judgments, unparsed=unparsed, by=by)
+    G = len(cells)
+    out = cells.copy()
+    lab = u["pair_label"]  # -1 for tie / missing
+    raw_lab = judgments["label"].astype("object").to_numpy()[u["pair_row"]] if len(judgments) else \
+        np.zeros(0, dtype=object)
+    lab3 = np.where(lab >= 0, lab, np.where(raw_lab == "tie", 2, -1))
+    ulab = lab3[u["unit_pair"]]
+    mode = u["mode"]
+    pred = np.where(mode < 0, 4, mode)  # split -> 4; unparsed stays 3
+    uc = u["unit_cell"]
+
+    # ---- kappa / alpha on units with a label A/B/tie ------------------------------------------
+    has = ulab >= 0
+    cm = np.bincount((uc[has] * _K + ulab[has]) * _K + pred[has], minlength=G * _K * _K
+                     ).reshape(G, _K, _K).astype(float)
+    kappa = _kappa(cm)
+    # alpha: each unit has two values (label, judge) on the same category scale
+    two = np.zeros((int(has.sum()), _K))
+    np.add.at(two, (np.arange(len(two)), ulab[has]), 1.0)
+    np.add.at(two, (np.arange(len(two)), pred[has]), 1.0)
+    alpha = alpha_from_unit_counts(two, uc[has], G)[0]
+
+    # ---- tie-excluded: exact match, deflation, disagreement counts ----------------------------
+    ab = ulab <= 1
+    ab &= ulab >= 0
+    cm2 = np.bincount((uc[ab] * _K + ulab[ab]) * _K + pred[ab], minlength=G * _K * _K
+                      ).reshape(G, _K, _K).astype(float)
+    n_em = cm2.sum(axis=(1, 2))
+    em = safe_div(cm2[:, 0, 0] + cm2[:, 1, 1], n_em)
+    kappa2 = _kappa(cm2)
+
+    out["n_agreement_units"] = cm.sum(axis=(1, 2)).astype(np.int64)
+    out["exact_match"] = em
+    out["n_exact_match"] = n_em.astype(np.int64)
+    out["kappa"] = kappa
+    out["alpha"] = alpha
+    out["kappa_deflation"] = em - kappa2
+    out["n_judge_A_label_B"] = cm2[:, 1, 0].astype(np.int64)
+    out["n_judge_B_label_A"] = cm2[:, 0, 1].astype(np.int64)
+
+    # ---- position bias (row level) -------------------------------------------------------------
+    rc, rv = u["row_cell"], u["row_vcode"]
+    if len(judgments):
+        order_ab = judgments["order"].astype("object").to_numpy() == "AB"
+    else:
+        order_ab = np.zeros(0, dtype=bool)
+    decided = rv <= 1
+    first_won = decided & (((rv == 0) & order_ab) | ((rv == 1) & ~order_ab))
+    n_pos = np.bincount(rc[decided], minlength=G).astype(float)
+    share = safe_div(np.bincount(rc[first_won], minlength=G), n_pos)
+    out["position_bias"] = np.abs(share - 0.5)
+    out["share_first_won"] = share
+    out["n_position"] = n_pos.astype(np.int64)
+
+    # ---- test-retest and paradox -----------------------------------------------------------------
+    if "rep" in judgments.columns:
+        tr = test_retest(judgments, by=by)
+        out["test_retest"] = tr["test_retest"].to_numpy()
+        out["n_retest_units"] = tr["n_retest_units"].to_numpy()
+    else:
+        out["test_retest"] = np.nan
+        out["n_retest_units"] = 0
+    trv = out["test_retest"].to_numpy(float)
+    pb = out["position_bias"].to_numpy(float)
+    out["consistency_bias_paradox"] = (np.nan_to_num(trv, nan=-1) > retest_threshold) & \
+        (np.nan_to_num(pb, nan=-1) > bias_threshold)
+
+    # ---- verbosity bias ----------------------------------------------------------------------------
+    vb = np.full(G, np.nan)
+    nvb = np.zeros(G, dtype=np.int64)
+    if items is not None and len(judgments):
+        need = ["dataset", "item_id", "response_a", "response_b"]
+        miss = [c for c in need if c not in items.columns]
+        if miss:
+            raise ValueError(f"agreement_by_cell: items frame lacks column(s) {miss}")
+        it = items[need].drop_duplicates(["dataset", "item_id"])
+        diff = (it["response_a"].astype(str).str.len() - it["response_b"].astype(str).str.len())
+        key = pd.MultiIndex.from_frame(it[["dataset", "item_id"]].astype(str))
+        jkey = pd.MultiIndex.from_frame(judgments[["dataset", "item_id"]].astype(str))
+        pos = key.get_indexer(jkey)
+        x = np.where(pos >= 0, diff.to_numpy(float)[np.maximum(pos, 0)], np.nan)
+        ok = decided & ~np.isnan(x)
+        y = (rv == 0).astype(float)
+        vb, nvb = _pearson_by_group(x[ok], y[ok], rc[ok], G)
+    out["verbosity_bias"] = vb
+    out["n_verbosity"] = nvb
+    out["unparsed_policy"] = unparsed
+    return out
+
+
+def _kappa(cm: np.ndarray) -> np.ndarray:
+    """Cohen's kappa per group from G x K x K contingency tables (NaN when undefined)."""
+    n = cm.sum(axis=(1, 2))
+    po = safe_div(np.trace(cm, axis1=1, axis2=2), n)
+    pe = safe_div((cm.sum(axis=2) * cm.sum(axis=1)).sum(axis=1), n * n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        k = np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
+    return k
+
+
+def _pearson_by_group(x: np.ndarray, y: np.ndarray, g: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
+    n = np.bincount(g, minlength=G).astype(float)
+    sx = np.bincount(g, x, G)
+    sy = np.bincount(g, y, G)
+    sxx = np.bincount(g, x * x, G)
+    syy = np.bincount(g, y * y, G)
+    sxy = np.bincount(g, x * y, G)
+    cov = sxy - sx * sy / np.where(n > 0, n, 1)
+    vx = sxx - sx * sx / np.where(n > 0, n, 1)
+    vy = syy - sy * sy / np.where(n > 0, n, 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where((vx > 1e-12) & (vy > 1e-12) & (n >= 2), cov / np.sqrt(vx * vy), np.nan)
+    return r, n.astype(np.int64)
+

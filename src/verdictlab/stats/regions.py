@@ -1,0 +1,90 @@
+"""Cell-level summaries: failure regions on (C, phi), format dispersion of T, cross-benchmark
+rank shifts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["REGIONS", "failure_region", "format_dispersion", "rank_shifts"]
+
+#: the four regions of the (C, phi) plane, plus "undefined" for NaN input
+REGIONS = ("trustworthy", "noisy-but-fair", "chaos", "confidently-biased")
+
+#: defaults: C >= 0.90 is "reproducible" (most Table-1 cells of the source paper sit at 0.8-1.0);
+#: phi <= 0.20 is "fair" -- a flip rate of 0.20 with every flip toward one position is a position
+#: bias of 0.10, the threshold of the consistency-bias paradox.
+DEFAULT_C_HIGH = 0.90
+DEFAULT_PHI_LOW = 0.20
+
+
+def failure_region(C: Any, phi: Any, *, c_high: float = DEFAULT_C_HIGH,
+                   phi_low: float = DEFAULT_PHI_LOW) -> Any:
+    """Region of a cell on the (C, phi) plane:
+
+    * ``trustworthy``         C >= c_high and phi <= phi_low (reproducible and order-invariant)
+    * ``noisy-but-fair``      C <  c_high and phi <= phi_low (random, but not position-driven)
+    * ``chaos``               C <  c_high and phi >  phi_low
+    * ``confidently-biased``  C >= c_high and phi >  phi_low (reproducibly order-driven)
+
+    NaN in either gives ``undefined``.  Scalars give a str, arrays an array of str."""
+    c = np.asarray(C, dtype=float)
+    p = np.asarray(phi, dtype=float)
+    high = c >= c_high
+    fair = p <= phi_low
+    out = np.where(high & fair, REGIONS[0], np.where(~high & fair, REGIONS[1],
+                   np.where(~high & ~fair, REGIONS[2], REGIONS[3]))).astype(object)
+    out = np.where(np.isnan(c) | np.isnan(p), "undefined", out)
+    return str(out) if out.ndim == 0 else out
+
+
+def format_dispersion(cells: pd.DataFrame, *, by: Sequence[str] = ("judge", "dataset"),
+                      over: str = "protocol", value: str = "T") -> pd.DataFrame:
+    """Delta T_fmt = max - min of ``value`` over ``over`` (protocols) for each ``by`` group, with
+    T_min, T_max, the protocols reaching them and the number of protocols (NaN cells ignored).
+    ``cells`` is e.g. the frame :func:`reliability` returns (other cell keys such as temperature
+    should be fixed first, or added to ``by``)."""
+    need = [*by, over, value]
+    missing = [c for c in need if c not in cells.columns]
+    if missing:
+        raise ValueError(f"format_dispersion: cells lack column(s) {missing}")
+    d = cells[need].dropna(subset=[value])
+    g = d.groupby(list(by), sort=True, dropna=False)
+    imin = g[value].idxmin()
+    imax = g[value].idxmax()
+    out = pd.DataFrame({
+        "T_min": g[value].min(), "T_max": g[value].max(),
+        f"{over}_min": d.loc[imin.to_numpy(), over].to_numpy(),
+        f"{over}_max": d.loc[imax.to_numpy(), over].to_numpy(),
+        f"n_{over}s": g[value].size(),
+    })
+    out["delta_T_fmt"] = out["T_max"] - out["T_min"]
+    return out.reset_index()
+
+
+def rank_shifts(scores_by_benchmark: pd.DataFrame | Mapping[str, Mapping[str, float]], *,
+                higher_is_better: bool = True) -> pd.DataFrame:
+    """Cross-benchmark rank movement of judges.
+
+    ``scores_by_benchmark``: a frame (index = judges, columns = benchmarks, e.g. kappa) or a mapping
+    benchmark -> {judge: score}.  Ranks are 1 = best (ties get the average rank); per judge: the
+    rank on each benchmark (``rank_<benchmark>``), ``rank_shift`` = max rank - min rank, ``score_min``,
+    ``score_max`` and ``spread`` (score max - min, e.g. the kappa spread).  ``attrs["max_shift"]`` is
+    the largest shift; judges missing on a benchmark get NaN rank there."""
+    if isinstance(scores_by_benchmark, pd.DataFrame):
+        df = scores_by_benchmark.astype(float)
+    else:
+        df = pd.DataFrame({b: pd.Series(s, dtype=float) for b, s in scores_by_benchmark.items()})
+    ranks = df.rank(ascending=not higher_is_better, method="average")
+    out = ranks.add_prefix("rank_")
+    out["rank_shift"] = ranks.max(axis=1) - ranks.min(axis=1)
+    out["score_min"] = df.min(axis=1)
+    out["score_max"] = df.max(axis=1)
+    out["spread"] = out["score_max"] - out["score_min"]
+    out.index.name = "judge"
+    out = out.reset_index()
+    out.attrs["max_shift"] = float(out["rank_shift"].max()) if len(out) else float("nan")
+    return out
