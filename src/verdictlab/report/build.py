@@ -537,6 +537,8 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = "ex
     meta["engine"] = engine_accounting(attempts, judgments) if len(judgments) or len(attempts) else []
     parse_counts = judgments["parse_status"].value_counts(dropna=False) if len(judgments) else pd.Series()
     meta["parse_status_counts"] = {str(k): int(v) for k, v in parse_counts.items()}
+    rules = judgments["fallback_rule"].dropna().astype(str) if len(judgments) else pd.Series(dtype=object)
+    meta["fallback_rules"] = {k: int(v) for k, v in rules.value_counts().items()}
     return {
         "schema_version": REPORT_SCHEMA_VERSION,
         "run": meta,

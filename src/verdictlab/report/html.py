@@ -1,0 +1,126 @@
+"""One self-contained HTML report (inline CSS/JS, plots as base64 ``data:`` images, no network).
+
+Model outputs and dataset text are untrusted: the jinja2 environment autoescapes everything and no
+template applies ``|safe`` to data.  Plots are embedded as ``<img src="data:...">`` so that even a
+label carrying markup inside an SVG cannot run (images never execute scripts).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .terminal import interval, num, pct
+
+TEMPLATE = "report.html.j2"
+
+
+def _env() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("verdictlab.report", "templates"),
+        autoescape=True,  # every {{ }} is HTML-escaped; data never gets |safe
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["pct"] = lambda x, digits=1: pct(x, digits=digits)
+    env.filters["num"] = lambda x, digits=3: num(x, digits=digits)
+    env.filters["sortval"] = lambda x: "" if x is None else (f"{x:.6f}" if isinstance(x, float) else str(x))
+    env.filters["pretty"] = lambda x: json.dumps(x, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+    env.globals["interval"] = interval
+    return env
+
+
+def _protocol_texts(report: Mapping[str, Any]) -> dict[str, str]:
+    """Plain-language sentences per protocol from ``verdicts_text`` (written by the protocols
+    helper), when that module exists and offers a usable function."""
+    try:
+        from . import verdicts_text  # type: ignore[attr-defined]
+    except ImportError:
+        return {}
+    out: dict[str, str] = {}
+    fn = None
+    for name in ("protocol_sentence", "describe_protocol", "protocol_text", "sentence"):
+        fn = getattr(verdicts_text, name, None)
+        if callable(fn):
+            break
+    if fn is None:
+        return {}
+    for p in sorted({c["protocol"] for c in report["cells"]}):
+        try:
+            text = fn(p)
+        except Exception:  # noqa: BLE001 - an unknown protocol simply gets no sentence
+            continue
+        if isinstance(text, str) and text:
+            out[p] = text
+    return out
+
+
+def _audit(report: Mapping[str, Any]) -> dict[str, Any]:
+    run = report["run"]
+    counts = run.get("parse_status_counts", {})
+    total = sum(counts.values())
+    failed = counts.get("failed", 0)
+    parsed = total - failed
+    cells = report["cells"]
+    return {
+        "n_judgments": total,
+        "n_parsed": parsed,
+        "n_unparsed": failed,
+        "parser_success_rate": (parsed / total) if total else None,
+        "parse_status_counts": counts,
+        "n_pairs": sum(c.get("n_pairs") or 0 for c in cells),
+        "n_labelled_pairs": sum(c.get("n_labelled_pairs") or 0 for c in cells),
+        "fallback_rules": run.get("fallback_rules", {}),
+    }
+
+
+def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, embed_plots: bool = True,
+                plot_format: str = "png", title: str | None = None) -> str:
+    """Render the report as one self-contained HTML page; write it to ``out`` when given.
+
+    ``plot_format`` is ``"png"`` (default, smaller for many points) or ``"svg"``; either way the
+    images are inline ``data:`` URIs, so the file needs no network and no side files.
+    """
+    from .plots import figure_data_uri, figures, readings
+
+    plots: list[dict[str, str]] = []
+    if embed_plots and report["cells"]:
+        import matplotlib.pyplot as plt
+
+        read = readings(report["cells"], **(report.get("region_thresholds") or {}))
+        for name, ptitle, fig in figures(report):
+            plots.append({"name": name, "title": ptitle, "src": figure_data_uri(fig, fmt=plot_format),
+                          "reading": read.get(name, "")})
+            plt.close(fig)
+    cells = report["cells"]
+    agr_fields: list[tuple[str, str]] = []
+    if any(c.get("agreement") for c in cells):
+        from .build import AGREEMENT_FIELDS
+
+        agr_fields = [(k, lab) for k, lab in AGREEMENT_FIELDS if any(k in (c.get("agreement") or {}) for c in cells)]
+    bi = report.get("broken_items") or {"rows": []}
+    html = _env().get_template(TEMPLATE).render(
+        title=title or f"verdictlab report — {Path(str(report['run'].get('run_dir', 'run'))).name}",
+        report=report,
+        run=report["run"],
+        cells=cells,
+        agr_fields=agr_fields,
+        plots=plots,
+        audit=_audit(report),
+        broken=bi,
+        filter_values={k: sorted({str(r.get(k)) for r in bi["rows"] if r.get(k) is not None})
+                       for k in ("dataset", "protocol", "category", "judge")},
+        protocol_texts=_protocol_texts(report),
+        generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        confidence=report.get("confidence", 0.95),
+    )
+    if out is not None:
+        p = Path(out)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(html, encoding="utf-8")
+    return html

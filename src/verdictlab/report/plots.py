@@ -1,0 +1,396 @@
+"""Plots of a report's cells (matplotlib, imported only inside the functions; Agg backend).
+
+Every function takes the report's ``cells`` (a list of dicts with fractions in [0, 1]) and an
+optional ``ax``; it returns the axes it drew on.  Colours follow the Okabe–Ito palette (safe for
+colour-blind readers): colour = judge, marker = protocol.  Each plot has a short plain-language
+reading (:func:`readings`) that the HTML report prints under it.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+OKABE_ITO: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
+                              "#F0E442", "#000000")
+MARKERS: tuple[str, ...] = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+REGION_COLOURS = {"trustworthy": "#009E73", "noisy-but-fair": "#56B4E9", "chaos": "#D55E00",
+                  "confidently-biased": "#E69F00"}
+
+Cells = Sequence[Mapping[str, Any]]
+
+
+def _mpl() -> Any:
+    try:
+        import matplotlib
+    except ImportError as e:  # pragma: no cover - matplotlib is a core dependency
+        raise ImportError("plots need matplotlib: pip install matplotlib") from e
+    if matplotlib.get_backend().lower() != "agg":
+        matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _ax(ax: Any, size: tuple[float, float] = (6.4, 4.6)) -> Any:
+    if ax is not None:
+        return ax
+    plt = _mpl()
+    _, ax = plt.subplots(figsize=size, layout="constrained")
+    return ax
+
+
+def _styles(cells: Cells) -> tuple[dict[str, str], dict[str, str]]:
+    judges = sorted({str(c["judge"]) for c in cells})
+    protocols = sorted({str(c["protocol"]) for c in cells})
+    colours = {j: OKABE_ITO[i % len(OKABE_ITO)] for i, j in enumerate(judges)}
+    markers = {p: MARKERS[i % len(MARKERS)] for i, p in enumerate(protocols)}
+    return colours, markers
+
+
+def _short(name: str, n: int = 28) -> str:
+    return name if len(name) <= n else name[: n - 1] + "…"
+
+
+def _legends(ax: Any, colours: dict[str, str], markers: dict[str, str], *, loc: str = "best") -> None:
+    from matplotlib.lines import Line2D
+
+    h1 = [Line2D([], [], color=c, marker="o", linestyle="", label=_short(j)) for j, c in colours.items()]
+    h2 = [Line2D([], [], color="#555555", marker=m, linestyle="", markerfacecolor="none", label=_short(p))
+          for p, m in markers.items()]
+    # outside the axes (right), so it never hides a point; ``loc`` is kept for API stability
+    del loc
+    leg = ax.legend(handles=h1 + h2, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                    borderaxespad=0.0, framealpha=0.85, ncol=1 if len(h1 + h2) < 16 else 2,
+                    title="colour = judge\nmarker = protocol", title_fontsize=7)
+    leg.set_zorder(10)
+
+
+def _defined(cells: Cells, *names: str) -> list[Mapping[str, Any]]:
+    return [c for c in cells if all(c.get(n) is not None for n in names)]
+
+
+def _scatter(ax: Any, cells: Cells, x: Callable[[Mapping[str, Any]], float],
+             y: Callable[[Mapping[str, Any]], float]) -> None:
+    colours, markers = _styles(cells)
+    for c in cells:
+        ax.scatter([x(c)], [y(c)], color=colours[str(c["judge"])], marker=markers[str(c["protocol"])],
+                   s=36, alpha=0.85, edgecolors="white", linewidths=0.5, zorder=3)
+    _legends(ax, colours, markers)
+
+
+def _q(c: Mapping[str, Any]) -> float:
+    q = c.get("q")
+    return 0.5 if q is None else float(q)
+
+
+# -- the plots -----------------------------------------------------------------------------------
+
+def plot_ceiling(cells: Cells, ax: Any = None) -> Any:
+    """Accuracy A against flip rate φ, with the ceiling A_max = 1 − φ/2 (q = ½)."""
+    import numpy as np
+
+    ax = _ax(ax)
+    pts = _defined(cells, "A", "phi")
+    phi = np.linspace(0, 1, 101)
+    ax.fill_between(phi, 1 - phi / 2, 1.02, color="#bbbbbb", alpha=0.35, zorder=1,
+                    label="unreachable (above the ceiling)")
+    ax.plot(phi, 1 - phi / 2, color="#333333", lw=1.5, zorder=2)
+    ax.annotate("A = 1 − φ/2", xy=(0.62, 1 - 0.62 / 2), xytext=(0.66, 0.80), fontsize=8,
+                arrowprops={"arrowstyle": "-", "color": "#333333"})
+    ax.axhline(0.5, color="#999999", lw=0.8, ls=":", zorder=1)
+    if pts:
+        _scatter(ax, pts, lambda c: c["phi"], lambda c: c["A"])
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(0.0, 1.02)
+    ax.set_xlabel("position flip rate φ (share of pairs whose verdict flips on swap)")
+    ax.set_ylabel("accuracy A")
+    ax.set_title("Accuracy ceiling set by position flips")
+    return ax
+
+
+def plot_factors(cells: Cells, ax: Any = None) -> Any:
+    """Consistency C against the order-corrected accuracy A − φq, with iso-T curves T = C·(A − φq)."""
+    import numpy as np
+
+    ax = _ax(ax)
+    pts = _defined(cells, "C", "A", "phi")
+    x = np.linspace(0.005, 1, 400)
+    for t in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+        y = t / x
+        ok = y <= 1.0
+        ax.plot(x[ok], y[ok], color="#999999", lw=0.7, ls="--", zorder=1)
+        ax.text(t + 0.005, 0.985, f"T={t:.1f}", fontsize=6.5, color="#666666", rotation=90, va="top")
+    if pts:
+        _scatter(ax, pts, lambda c: c["A"] - c["phi"] * _q(c), lambda c: c["C"])
+    ax.set_xlim(min(0.0, min((c["A"] - c["phi"] * _q(c) for c in pts), default=0) - 0.02), 1.0)
+    ax.set_ylim(0.0, 1.02)
+    ax.set_xlabel("order-corrected accuracy A − φ·q")
+    ax.set_ylabel("stochastic consistency C")
+    ax.set_title("T factorised: consistency × corrected accuracy")
+    return ax
+
+
+def plot_regions(cells: Cells, ax: Any = None, *, c_threshold: float = 0.9,
+                 phi_threshold: float = 0.1) -> Any:
+    """Consistency C against flip rate φ, split into the four failure regions."""
+    from matplotlib.patches import Rectangle
+
+    ax = _ax(ax)
+    boxes = {
+        "trustworthy": (0, c_threshold, phi_threshold, 1.02 - c_threshold),
+        "confidently-biased": (phi_threshold, c_threshold, 1.02 - phi_threshold, 1.02 - c_threshold),
+        "noisy-but-fair": (0, 0, phi_threshold, c_threshold),
+        "chaos": (phi_threshold, 0, 1.02 - phi_threshold, c_threshold),
+    }
+    for name, (x0, y0, w, h) in boxes.items():
+        ax.add_patch(Rectangle((x0, y0), w, h, color=REGION_COLOURS[name], alpha=0.13, zorder=0, lw=0))
+    ax.text(phi_threshold / 2, c_threshold + (1.02 - c_threshold) / 2, "trustworthy", ha="center",
+            va="center", fontsize=7, rotation=90 if phi_threshold < 0.2 else 0, color="#00573f")
+    ax.text(0.98, 1.0, "confidently-biased", ha="right", va="top", fontsize=8, color="#8a5a00")
+    ax.text(phi_threshold / 2, c_threshold / 2, "noisy-but-fair", ha="center", va="center", fontsize=7,
+            rotation=90 if phi_threshold < 0.2 else 0, color="#1f5f7a")
+    ax.text(0.98, 0.02, "chaos", ha="right", va="bottom", fontsize=8, color="#8a3000")
+    ax.axvline(phi_threshold, color="#666666", lw=0.8)
+    ax.axhline(c_threshold, color="#666666", lw=0.8)
+    pts = _defined(cells, "C", "phi")
+    if pts:
+        _scatter(ax, pts, lambda c: c["phi"], lambda c: c["C"])
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel(f"position flip rate φ (threshold {phi_threshold:g})")
+    ax.set_ylabel(f"stochastic consistency C (threshold {c_threshold:g})")
+    ax.set_title("Failure regions on (φ, C)")
+    return ax
+
+
+def plot_format_dispersion(cells: Cells, ax: Any = None) -> Any:
+    """T per protocol for each judge × dataset (× temperature), with ΔT_fmt = max − min."""
+    ax = _ax(ax, (7.2, 4.6))
+    pts = _defined(cells, "T")
+    temps = sorted({c["temperature"] for c in pts})
+    groups: dict[tuple[str, str, float], list[Mapping[str, Any]]] = {}
+    for c in pts:
+        groups.setdefault((str(c["dataset"]), str(c["judge"]), c["temperature"]), []).append(c)
+    colours, markers = _styles(pts)
+    labels = []
+    for i, (key, cs) in enumerate(sorted(groups.items())):
+        ts = [c["T"] for c in cs]
+        ax.vlines(i, min(ts), max(ts), color="#999999", lw=2, zorder=1)
+        for c in cs:
+            ax.scatter([i], [c["T"]], color=colours[str(c["judge"])], marker=markers[str(c["protocol"])],
+                       s=34, zorder=3, edgecolors="white", linewidths=0.5)
+        ax.text(i, max(ts) + 0.02, f"Δ{100 * (max(ts) - min(ts)):.0f}", ha="center", fontsize=7, color="#333333")
+        ds, judge, t = key
+        labels.append(f"{_short(ds, 16)}\n{_short(judge, 16)}" + (f"\ntemp {t:g}" if len(temps) > 1 else ""))
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, fontsize=6.5, rotation=0 if len(labels) <= 10 else 60,
+                       ha="center" if len(labels) <= 10 else "right")
+    ax.set_ylim(min(0.0, min((c["T"] for c in pts), default=0.0)) - 0.02, 1.05)
+    ax.set_ylabel("trustworthy verdict rate T")
+    ax.set_xlabel("dataset / judge" + (" / temperature" if len(temps) > 1 else "")
+                  + " (Δ = ΔT_fmt in points)")
+    ax.set_title("Format dispersion: T across protocols")
+    if pts:
+        _legends(ax, colours, markers, loc="lower left")
+    return ax
+
+
+def plot_temperature(cells: Cells, axes: Any = None) -> Any:
+    """C and A − φq against temperature, one line per judge × protocol × dataset (two panels)."""
+    if axes is None:
+        plt = _mpl()
+        _, axes = plt.subplots(1, 2, figsize=(8.6, 3.8), layout="constrained", sharex=True)
+    pts = _defined(cells, "C", "A", "phi")
+    colours, markers = _styles(pts)
+    lines: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for c in pts:
+        lines.setdefault((str(c["judge"]), str(c["protocol"]), str(c["dataset"])), []).append(c)
+    for (judge, protocol, _), cs in sorted(lines.items()):
+        cs = sorted(cs, key=lambda c: c["temperature"])
+        xs = [c["temperature"] for c in cs]
+        for ax, f in zip(axes, (lambda c: c["C"], lambda c: c["A"] - c["phi"] * _q(c)), strict=True):
+            ax.plot(xs, [f(c) for c in cs], color=colours[judge], marker=markers[protocol], lw=1, ms=4,
+                    alpha=0.75)
+    axes[0].set_ylabel("stochastic consistency C")
+    axes[1].set_ylabel("order-corrected accuracy A − φ·q")
+    for ax in axes:
+        ax.set_xlabel("sampling temperature")
+        ax.set_ylim(min(0.0, ax.get_ylim()[0]), 1.02)
+    axes[0].set_title("Consistency vs temperature")
+    axes[1].set_title("Corrected accuracy vs temperature")
+    if pts:
+        _legends(axes[1], colours, markers, loc="lower left")
+    return axes
+
+
+def plot_judge_spread(cells: Cells, ax: Any = None) -> Any:
+    """T of every cell of each judge (box plus points): how much T moves across datasets and protocols."""
+    ax = _ax(ax, (6.4, 4.2))
+    pts = _defined(cells, "T")
+    judges = sorted({str(c["judge"]) for c in pts})
+    colours, markers = _styles(pts)
+    data = [[c["T"] for c in pts if str(c["judge"]) == j] for j in judges]
+    if judges:
+        ax.boxplot(data, positions=range(len(judges)), widths=0.5, showfliers=False,
+                   medianprops={"color": "#333333"}, boxprops={"color": "#777777"},
+                   whiskerprops={"color": "#777777"}, capprops={"color": "#777777"})
+        for i, j in enumerate(judges):
+            cs = [c for c in pts if str(c["judge"]) == j]
+            for k, c in enumerate(cs):
+                jitter = ((k * 0.61803) % 1 - 0.5) * 0.3
+                ax.scatter([i + jitter], [c["T"]], color=colours[j], marker=markers[str(c["protocol"])],
+                           s=22, alpha=0.8, zorder=3, edgecolors="white", linewidths=0.4)
+        ax.set_xticks(range(len(judges)))
+        ax.set_xticklabels([_short(j, 22) for j in judges], fontsize=7, rotation=0 if len(judges) < 4 else 30)
+        _legends(ax, colours, markers, loc="lower left")
+    ax.set_ylim(min(0.0, min((c["T"] for c in pts), default=0.0)) - 0.02, 1.02)
+    ax.set_ylabel("trustworthy verdict rate T")
+    ax.set_xlabel("judge (points: one per dataset × protocol × temperature cell)")
+    ax.set_title("Spread of T per judge")
+    return ax
+
+
+# -- readings ------------------------------------------------------------------------------------
+
+def _p(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def readings(cells: Cells, *, c_threshold: float = 0.9, phi_threshold: float = 0.1) -> dict[str, str]:
+    """A short plain-language reading of each plot, computed from the cells."""
+    out: dict[str, str] = {}
+    pts = _defined(cells, "A", "phi")
+    near = [c for c in pts if (1 - c["phi"] * (1 - _q(c))) - c["A"] <= 0.02]
+    worst = max(pts, key=lambda c: c["phi"], default=None)
+    out["ceiling"] = (
+        "Each point is a cell. A judge that flips on a share φ of pairs can be right on at most "
+        "1 − φ/2 of them: on a flipped pair exactly one of the two orders is right. Points on the "
+        "line have reached that ceiling; more accuracy needs fewer flips, not a better judge of content. "
+        + (f"{len(near)} of {len(pts)} cells lie within 2 points of the ceiling. " if pts else "")
+        + (f"The highest flip rate is {_p(worst['phi'])} ({worst['judge']}, {worst['protocol']}, "
+           f"{worst['dataset']}), capping accuracy at {_p(1 - worst['phi'] * (1 - _q(worst)))}."
+           if worst else ""))
+    pts = _defined(cells, "T", "C")
+    best = max(pts, key=lambda c: c["T"], default=None)
+    out["factors"] = (
+        "T is the product of consistency C (vertical) and the accuracy left after removing order "
+        "coin-flips, A − φ/2 (horizontal). Dashed curves join points of equal T; to move up a curve a "
+        "judge must get better on both axes, so a very consistent judge can still have a low T. "
+        + (f"Best T: {_p(best['T'])} ({best['judge']}, {best['protocol']}, {best['dataset']}, "
+           f"temperature {best['temperature']:g})." if best else ""))
+    pts = _defined(cells, "C", "phi")
+    counts: dict[str, int] = {}
+    for c in pts:
+        consistent, fair = c["C"] >= c_threshold, c["phi"] <= phi_threshold
+        name = ("trustworthy" if consistent and fair else "noisy-but-fair" if fair else
+                "confidently-biased" if consistent else "chaos")
+        counts[name] = counts.get(name, 0) + 1
+    out["regions"] = (
+        f"Cells with C ≥ {c_threshold:g} and φ ≤ {phi_threshold:g} are trustworthy; consistent but "
+        "order-sensitive cells are confidently biased (stable answers driven by position), order-fair "
+        "but unstable ones are noisy-but-fair, and the rest is chaos. "
+        + ("This run: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1])) + "."
+           if counts else ""))
+    groups: dict[tuple[str, str, float], list[float]] = {}
+    for c in _defined(cells, "T"):
+        groups.setdefault((str(c["judge"]), str(c["dataset"]), c["temperature"]), []).append(c["T"])
+    spreads = [(max(v) - min(v), k) for k, v in groups.items() if len(v) > 1]
+    top = max(spreads, default=None)
+    out["format"] = (
+        "Each column holds one judge on one dataset; its points are the prompt formats (protocols). "
+        "The grey bar and Δ show ΔT_fmt, how much the trustworthy rate moves just by changing the "
+        "prompt format. "
+        + (f"Largest: {100 * top[0]:.0f} points ({top[1][0]} on {top[1][1]})." if top else
+           "Only one protocol per judge and dataset: no dispersion to show."))
+    temps = sorted({c["temperature"] for c in cells})
+    out["temperature"] = (
+        "Left: consistency falls as sampling temperature rises (repeated calls disagree more). Right: "
+        "order-corrected accuracy, which temperature often barely moves — so T's drop with temperature "
+        "is mostly a consistency effect. " + (f"Temperatures in this run: {', '.join(f'{t:g}' for t in temps)}."
+                                             if temps else ""))
+    per_judge: dict[str, list[float]] = {}
+    for c in _defined(cells, "T"):
+        per_judge.setdefault(str(c["judge"]), []).append(c["T"])
+    widest = max(((max(v) - min(v), j) for j, v in per_judge.items()), default=None)
+    out["spread"] = (
+        "One box per judge over all its cells (datasets × protocols × temperatures). A tall box means "
+        "the judge's trustworthiness depends on where and how it is used; rankings from one benchmark "
+        "or one prompt may not carry over. "
+        + (f"Widest range: {widest[1]} ({100 * widest[0]:.0f} points)." if widest else ""))
+    return out
+
+
+# -- all figures ---------------------------------------------------------------------------------
+
+def figures(report: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
+    """``[(name, title, figure)]`` for every plot that applies to the report's cells."""
+    plt = _mpl()
+    cells = report["cells"]
+    th = report.get("region_thresholds") or {"c_threshold": 0.9, "phi_threshold": 0.1}
+    out: list[tuple[str, str, Any]] = []
+    specs: list[tuple[str, str, Callable[[Any], Any]]] = [
+        ("ceiling", "Accuracy ceiling", lambda ax: plot_ceiling(cells, ax)),
+        ("factors", "Consistency × corrected accuracy", lambda ax: plot_factors(cells, ax)),
+        ("regions", "Failure regions", lambda ax: plot_regions(cells, ax, **th)),
+    ]
+    if any(d.get("n_protocols_with_T", 0) > 1 for d in report.get("format_dispersion", [])):
+        specs.append(("format", "Format dispersion", lambda ax: plot_format_dispersion(cells, ax)))
+    for name, title, fn in specs:
+        fig, ax = plt.subplots(figsize=(8.6, 4.6) if name == "format" else (7.4, 4.6), layout="constrained")
+        fn(ax)
+        out.append((name, title, fig))
+    if len({c["temperature"] for c in cells}) > 1:
+        fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.8), layout="constrained", sharex=True)
+        plot_temperature(cells, axes)
+        out.append(("temperature", "Temperature sweep", fig))
+    if _defined(cells, "T"):
+        fig, ax = plt.subplots(figsize=(7.4, 4.2), layout="constrained")
+        plot_judge_spread(cells, ax)
+        out.append(("spread", "Per-judge spread of T", fig))
+    return out
+
+
+def figure_data_uri(fig: Any, *, fmt: str = "svg") -> str:
+    """A figure as a ``data:`` URI (SVG with text kept as text, or PNG at 110 dpi)."""
+    import matplotlib
+
+    buf = io.BytesIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "verdictlab"}):
+        fig.savefig(buf, format=fmt, dpi=110, metadata={"Date": None} if fmt == "svg" else None)
+    mime = "image/svg+xml" if fmt == "svg" else "image/png"
+    return f"data:{mime};base64,{base64.b64encode(buf.getvalue()).decode('ascii')}"
+
+
+def write_plots(report: Mapping[str, Any], out_dir: str | Path, *,
+                formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+    """Write every figure of the report to ``out_dir`` as ``<name>.<fmt>``; returns the paths."""
+    import matplotlib
+
+    plt = _mpl()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for name, _, fig in figures(report):
+        for fmt in formats:
+            p = out / f"{name}.{fmt}"
+            with matplotlib.rc_context({"svg.hashsalt": "verdictlab"}):
+                fig.savefig(p, format=fmt, dpi=130, metadata={"Date": None} if fmt == "svg" else None)
+            written.append(p)
+        plt.close(fig)
+    (out / "READINGS.txt").write_text(
+        "\n\n".join(f"{k}: {v}" for k, v in readings(report["cells"],
+                                                     **(report.get("region_thresholds") or {})).items()) + "\n",
+        encoding="utf-8")
+    return written
+
+
+PLOTS = {"ceiling": plot_ceiling, "factors": plot_factors, "regions": plot_regions,
+         "format": plot_format_dispersion, "temperature": plot_temperature, "spread": plot_judge_spread}
+
+__all__ = ["OKABE_ITO", "PLOTS", "figure_data_uri", "figures", "plot_ceiling", "plot_factors",
+           "plot_format_dispersion", "plot_judge_spread", "plot_regions", "plot_temperature", "readings",
+           "write_plots"]
