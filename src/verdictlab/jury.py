@@ -110,15 +110,19 @@ def _jury_accuracy(counts: np.ndarray, labels: np.ndarray, *, quorum: int, tie_r
 
 
 def _predictions(p: float | Sequence[float], k: int, rho: float) -> tuple[float, float]:
+    """(independence prediction, rho-corrected prediction).  The beta-binomial model has no
+    negative correlation: a negative estimate is clipped to 0 for the prediction (the table keeps
+    the estimate itself)."""
     from . import stats
 
+    r = min(max(rho, 0.0), 1.0) if np.isfinite(rho) else float("nan")
     if isinstance(p, float):
         ind = stats.jury_majority_accuracy(p, k, rho=0.0)
-        cor = stats.jury_majority_accuracy(p, k, rho=rho) if np.isfinite(rho) else float("nan")
+        pm = p
     else:
         ind = stats.jury_majority_accuracy_heterogeneous(list(p))
         pm = float(np.mean(p))
-        cor = stats.jury_majority_accuracy(pm, k, rho=rho) if np.isfinite(rho) else float("nan")
+    cor = stats.jury_majority_accuracy(pm, k, rho=r) if np.isfinite(r) else float("nan")
     return float(ind), float(cor)
 
 
@@ -134,11 +138,9 @@ def _vote_matrix(frame: pd.DataFrame, seat: str) -> tuple[pd.DataFrame, pd.Serie
 def _rho(mat: pd.DataFrame, labels: pd.Series) -> float:
     from . import stats
 
-    correct = mat.eq(labels, axis=0).astype(float).where(mat.notna())
-    try:
-        return float(stats.jury_error_correlation(correct.to_numpy()))
-    except (ValueError, ZeroDivisionError):
-        return float("nan")
+    # an unparsed vote is an error here, as in the juror accuracies p (no unit is dropped)
+    correct = mat.eq(labels, axis=0).astype(float)
+    return float(stats.jury_error_correlation(correct.to_numpy()).rho)
 
 
 def homogeneous_jury_table(judgments: pd.DataFrame, *, judge: str, temperature: float,

@@ -1,0 +1,99 @@
+"""Juries: the vote rule, homogeneous and heterogeneous jury tables, and a sim run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from verdictlab.jury import (
+    heterogeneous_jury_table,
+    homogeneous_jury_table,
+    jury_table,
+    majority_vote,
+    vote_counts,
+)
+
+
+def test_majority_vote_rule() -> None:
+    assert majority_vote(["A", "A", "B"]) == ("A", "ok")
+    # two failures out of three seats: below the default quorum of 2 -> no verdict, not a jury of one
+    assert majority_vote(["A", None, None]) == (None, "no_quorum")
+    assert majority_vote(["A", None, None], quorum=1) == ("A", "ok")
+    assert majority_vote(["A", "B", None]) == ("tie", "split")
+    assert majority_vote(["A", "B", None], tie_rule="none") == (None, "split")
+    assert majority_vote(["tie", "tie", "A"]) == ("tie", "ok")
+    with pytest.raises(ValueError):
+        majority_vote(["A", "maybe"])
+    v, s = vote_counts(np.array([[2, 1, 0], [1, 1, 1], [0, 0, 1]]), quorum=2)
+    assert list(v) == ["A", "tie", None] and list(s) == ["ok", "split", "no_quorum"]
+
+
+def _rows(judge: str, votes: dict[str, list[str | None]], label: str = "A") -> list[dict]:
+    return [{"judge": judge, "dataset": "d", "item_id": item, "protocol": "vf-json", "order": "AB",
+             "temperature": 0.7, "rep": r, "step": "", "label": label, "verdict": v}
+            for item, vs in votes.items() for r, v in enumerate(vs)]
+
+
+def test_homogeneous_jury_by_hand() -> None:
+    df = pd.DataFrame(_rows("j", {"p1": ["A", "A", "A"], "p2": ["A", "A", "B"], "p3": ["B", "B", "A"],
+                                  "p4": ["A", None, None]}))
+    t = homogeneous_jury_table(df, judge="j", temperature=0.7, sizes=(1, 3, 5)).set_index("k")
+    assert list(t.index) == [1, 3]                     # 5 > the 3 repetitions stored
+    # K=1 uses rep 0: A, A, B, A -> 3/4
+    assert t.loc[1, "accuracy"] == pytest.approx(3 / 4)
+    # K=3: p1 A right, p2 A right, p3 B wrong, p4 one parsed vote < quorum 2 -> no verdict (wrong)
+    assert t.loc[3, "accuracy"] == pytest.approx(2 / 4)
+    assert t.loc[3, "n_no_verdict"] == 1 and t.loc[3, "n_ok"] == 3
+    # juror accuracy with unparsed votes wrong: rights per item 3, 2, 1, 1 of 3 -> p = 7/12
+    assert t.loc[3, "p_single"] == pytest.approx(7 / 12)
+    # rho: S = (3,2,1,1), mean 7/4, population var 0.6875; k p (1-p) = 3*7/12*5/12 = 105/144
+    #   rho = (0.6875 / (105/144) - 1) / 2 = -0.0285714
+    assert t.loc[3, "rho"] == pytest.approx((0.6875 / (105 / 144) - 1) / 2)
+    # independence: 3 p^2 (1-p) + p^3 = (735 + 343) / 1728; negative rho is clipped to 0
+    assert t.loc[3, "predicted_independent"] == pytest.approx(1078 / 1728)
+    assert t.loc[3, "predicted_rho"] == pytest.approx(1078 / 1728)
+
+
+def test_heterogeneous_jury_by_hand() -> None:
+    rows = (_rows("j1", {"u1": ["A"], "u2": ["A"], "u3": ["A"], "u4": ["B"]})
+            + _rows("j2", {"u1": ["A"], "u2": ["B"], "u3": ["A"], "u4": ["A"]})
+            + _rows("j3", {"u1": ["B"], "u2": ["A"], "u3": [None], "u4": ["A"]}))
+    t = heterogeneous_jury_table(pd.DataFrame(rows), judges=["j1", "j2", "j3"], temperature=0.7).set_index("k")
+    assert t.loc[1, "accuracy"] == pytest.approx(3 / 4)
+    # u1 AAB, u2 ABA, u3 AA- (2 parsed = quorum), u4 BAA -> all A: 4/4
+    assert t.loc[3, "accuracy"] == pytest.approx(1.0) and t.loc[3, "n_no_verdict"] == 0
+    # Poisson-binomial, ps = (.75, .75, .5): P(3 right) = .28125, P(2 right) = .28125 + 2 * .09375
+    assert t.loc[3, "predicted_independent"] == pytest.approx(0.28125 + 0.46875)
+    assert t.loc[3, "jurors"] == "j1 | j2 | j3"
+
+
+def test_sim_jury_errors_are_correlated(tmp_path: Path) -> None:
+    """The sim judge fixes its preference per pair and adds per-call noise: repeated samples make
+    correlated errors, so the rho-corrected prediction tracks the observed jury accuracy far better
+    than independence does."""
+    from verdictlab.config import config_from_dict
+    from verdictlab.engine import run_config
+    from verdictlab.store import open_store
+
+    data = tmp_path / "pairs.jsonl"
+    with data.open("w") as fh:
+        for i in range(80):
+            fh.write(json.dumps({"item_id": f"p{i}", "question": "q", "response_a": "a", "response_b": "b",
+                                 "label": "A" if i % 2 else "B"}) + "\n")
+    cfg = config_from_dict({"name": "j", "datasets": [{"name": "jsonl", "path": str(data)}],
+                            "judges": ["sim:skill=0.5,noise=0.3,seed=5"], "protocols": ["direct"],
+                            "temperatures": [0.7], "repetitions": 5})
+    run_config(cfg, tmp_path / "run", progress=False)
+    df = open_store(tmp_path / "run").judgments()
+    t = jury_table(df).set_index("k")
+    assert list(t.index) == [1, 3, 5] and (t["kind"] == "homogeneous").all()
+    assert t.loc[5, "rho"] > 0.3
+    err_rho = abs(t.loc[5, "accuracy"] - t.loc[5, "predicted_rho"])
+    err_ind = abs(t.loc[5, "accuracy"] - t.loc[5, "predicted_independent"])
+    assert err_rho < err_ind
+    # K=1 observed equals the single-juror accuracy of rep 0 (no quorum issue without failures)
+    assert t.loc[1, "n_no_verdict"] == 0
