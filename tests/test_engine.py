@@ -494,3 +494,56 @@ def test_cache_policy_and_per_rep_keys(tmp_path: Path, policy: str, temp: float,
         assert s.n_cache_hits == 0 and s.calls == len(trials)
         assert (second.cache_hit == 0).all()
         assert not (second.raw_output == first.loc[second.index]).any()
+
+
+# -- failing judges ---------------------------------------------------------------------------------
+def unauthorised(request: JudgeRequest, attempt: int) -> JudgeResponse:
+    if unauthorised.broken:  # type: ignore[attr-defined]
+        raise JudgeCallError("401 unauthorised", RetryDecision.fatal())
+    return correct(request, attempt)
+
+
+unauthorised.broken = True  # type: ignore[attr-defined]
+SCRIPTS["unauth"] = unauthorised
+
+
+def test_failing_judge_halts_and_retry_failed_recovers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    its = items(10)
+    judge = make_judge("script:unauth")
+    ok_judge = make_judge("script:correct")
+    trials = grid(judge.judge_id, its) + grid(ok_judge.judge_id, its)
+    spec = JudgeSpec(id=judge.judge_id, concurrency=1)
+
+    def go(**kw: Any):
+        return asyncio.run(run_trials(trials, store=st, items=its,
+                                      judges={judge.judge_id: judge, ok_judge.judge_id: ok_judge},
+                                      protocols={"letter": LetterProtocol()},
+                                      judge_specs={judge.judge_id: spec}, flush_s=0.01,
+                                      max_consecutive_failures=3, **kw))
+
+    with RunStore(tmp_path) as st:
+        s = go()
+        df = st.judgments()
+        # the broken judge stops after 3 failed trials in a row; the healthy one finishes all 20
+        assert (df.judge == judge.judge_id).sum() == 3 and (df.judge == ok_judge.judge_id).sum() == 20
+        assert s.n_failed == 3 and "halted after 3 trials" in s.stopped and "401" in s.stopped
+        # a plain resume skips the failed rows; --retry-failed removes and redoes them
+        unauthorised.broken = False  # type: ignore[attr-defined]
+        s2 = go()
+        assert s2.n_skipped == 23 and s2.n_written == 17
+        s3 = go(retry_failed=True)
+        assert s3.n_retried_failed == 3 and s3.n_written == 3 and s3.n_failed == 0
+        df = st.judgments()
+        assert len(df) == 40 and df.error.isna().all() and df.trial_id.is_unique
+        # the attempts table keeps the history of the failed calls
+        assert (st.attempts().outcome == "failed").sum() == 3
+    unauthorised.broken = True  # type: ignore[attr-defined]
+
+
+def test_dollar_budget_needs_a_price(tmp_path: Path) -> None:
+    from verdictlab.engine import EngineError
+
+    register_judge("unpriced", lambda jid, spec: ScriptJudge(jid, "correct"))
+    cfg = _config(tmp_path, judges=["unpriced:model-x"], budget={"max_usd": 1.0})
+    with pytest.raises(EngineError, match="no price is known for unpriced:model-x"):
+        run_config(cfg, tmp_path / "run", progress=False)

@@ -49,7 +49,7 @@ from .config import JudgeSpec, RunConfig
 from .design import Trial, expand_grid
 from .items import PairItem, PointItem, to_canonical, to_shown
 from .judges.base import JudgeAPI, JudgeCallError, JudgeRequest, JudgeResponse, RetryDecision
-from .limits import Budget, PriceTable, TokenBucket, backoff_delay
+from .limits import Budget, PriceTable, TokenBucket, backoff_delay, default_price_table
 from .protocols.base import ParseResult, Protocol
 from .store import RunStore
 
@@ -130,7 +130,8 @@ class RunSummary:
     tokens_out: int = 0
     cost_usd: float = 0.0
     elapsed_s: float = 0.0
-    stopped: str | None = None  # why the session stopped early (budget, interrupted)
+    stopped: str | None = None  # why the session stopped early (budget, interrupted, failing judge)
+    n_retried_failed: int = 0  # failed rows removed at the start to be judged again (--retry-failed)
     plan: Plan | None = None
 
     @property
@@ -275,6 +276,8 @@ class _JudgeLane:
     requests: TokenBucket | None
     tokens: TokenBucket | None
     rng: random.Random
+    consecutive_failed: int = 0
+    halted: str | None = None
 
 
 class _Progress:
@@ -324,24 +327,35 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
                      seed: int = 42, budget: Budget | None = None, prices: PriceTable | None = None,
                      progress: bool = False, summary: RunSummary | None = None,
                      flush_rows: int = 32, flush_s: float = 0.2,
-                     backoff_base_s: float = 0.5, backoff_cap_s: float = 30.0) -> RunSummary:
+                     backoff_base_s: float = 0.5, backoff_cap_s: float = 30.0,
+                     retry_failed: bool = False, max_consecutive_failures: int = 8) -> RunSummary:
     """Judge ``trials`` (skipping any already in ``store``) and write one row per trial.
 
     ``items`` maps ``(dataset, item_id)`` to the item; ``judges`` and ``protocols`` map ids to
     instances; ``judge_specs`` gives per-judge call settings (defaults otherwise).  Returns the
-    session summary; ``summary.stopped`` says why it ended early (budget, interrupted).
+    session summary; ``summary.stopped`` says why it ended early (budget, interrupted, a judge
+    halted after ``max_consecutive_failures`` trials in a row failed for good -- e.g. a bad key).
+    ``retry_failed`` first removes the rows of these trials whose calls failed for good (error
+    set; unparseable answers are kept) so they are judged again; the attempts table keeps them.
     """
     store.conn.executescript(CACHE_DDL)
     trials = list(trials)
     summary = summary or RunSummary(run_dir=store.run_dir)
     if not summary.n_trials:
         summary.n_trials = len(trials)
+    if retry_failed:
+        wanted = {t.trial_id for t in trials}
+        failed = [r[0] for r in store.conn.execute("SELECT trial_id FROM judgments WHERE error IS NOT NULL")
+                  if r[0] in wanted]
+        if failed:
+            with store.transaction() as conn:
+                conn.executemany("DELETE FROM judgments WHERE trial_id = ?", [(t,) for t in failed])
+        summary.n_retried_failed = len(failed)
     done = store.done_trial_ids()
     todo = [t for t in trials if t.trial_id not in done]
-    if not summary.n_skipped:
-        summary.n_skipped = len(trials) - len(todo)
+    summary.n_skipped = len(trials) - len(todo)
     budget = budget or Budget()
-    prices = prices or PriceTable()
+    prices = prices or default_price_table()
     judge_specs = judge_specs or {}
     writer = _Writer(store, flush_rows=flush_rows, flush_s=flush_s)
     stop = asyncio.Event()
@@ -365,10 +379,10 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
 
     def build_row(trial: Trial, item: Item, protocol: Protocol, lane: _JudgeLane,
                   resp: JudgeResponse | None, *, prompt_hash: str, attempts: int, error: str | None,
-                  cache_hit: bool, latency: float | None) -> dict[str, Any]:
+                  cache_hit: bool, latency: float | None, tid: str) -> dict[str, Any]:
         is_pair = isinstance(item, PairItem)
         row: dict[str, Any] = {
-            "trial_id": trial.trial_id, "judge": trial.judge, "dataset": trial.dataset,
+            "trial_id": tid, "judge": trial.judge, "dataset": trial.dataset,
             "item_id": trial.item_id, "protocol": trial.protocol, "order": trial.order,
             "temperature": trial.temperature, "rep": trial.rep, "step": trial.step,
             "label": item.label if is_pair else (None if item.label is None else str(item.label)),
@@ -401,12 +415,24 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
                    cost_usd=0.0 if cache_hit else cost)
         return row
 
-    def record(row: dict[str, Any], bar: _Progress) -> None:
+    def note_stop(reason: str) -> None:
+        summary.stopped = reason if not summary.stopped else f"{summary.stopped}; {reason}"
+
+    def record(row: dict[str, Any], bar: _Progress, lane: _JudgeLane) -> None:
         summary.n_written += 1
         if row["error"] is not None:
             summary.n_failed += 1
-        elif row["verdict"] is None:
-            summary.n_parse_failed += 1
+            lane.consecutive_failed += 1
+            if lane.consecutive_failed >= max_consecutive_failures and lane.halted is None:
+                lane.halted = (f"judge {lane.judge.judge_id!r} halted after {lane.consecutive_failed} trials "
+                               f"in a row failed (last error: {row['error']}); fix the cause, then rerun "
+                               "with --retry-failed")
+                lane.trials.clear()
+                note_stop(lane.halted)
+        else:
+            lane.consecutive_failed = 0
+            if row["verdict"] is None:
+                summary.n_parse_failed += 1
         if row["cache_hit"]:
             summary.n_cache_hits += 1
         writer.add_row(row)
@@ -416,6 +442,7 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
         item = items[(trial.dataset, trial.item_id)]
         protocol = protocols[trial.protocol]
         judge, spec = lane.judge, lane.spec
+        tid = trial.trial_id
         messages = tuple(dict(m) for m in protocol.messages(item, trial.order, step=trial.step))
         params = {k: v for k, v in spec.params.items() if k not in ("max_tokens", "seed")}
         use_logprobs = bool(protocol.label_only and judge.supports_logprobs)
@@ -423,11 +450,11 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
         request = JudgeRequest(
             messages=messages, temperature=trial.temperature,
             max_tokens=int(spec.params.get("max_tokens") or protocol.max_tokens()),
-            seed=spec.params["seed"] if spec.params.get("seed") is not None else derived_seed(seed, trial.trial_id),
+            seed=spec.params["seed"] if spec.params.get("seed") is not None else derived_seed(seed, tid),
             stop=tuple(protocol.stop()), logprobs=use_logprobs,
             top_logprobs=max(5, len(protocol.verdict_choices)) if use_logprobs else 0,
             verdict_choices=tuple(protocol.verdict_choices), params=params,
-            metadata={**trial.key(), "trial_id": trial.trial_id, "label_shown": label_shown},
+            metadata={**trial.key(), "trial_id": tid, "label_shown": label_shown},
         )
         prompt_hash = request.request_hash(provider=judge.provider, model=judge.model)
         use_cache = cache == "on" or (cache == "auto" and trial.temperature == 0.0)
@@ -436,15 +463,16 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
             cached = cache_get(cache_key)
             if cached is not None:
                 record(build_row(trial, item, protocol, lane, cached, prompt_hash=prompt_hash, attempts=0,
-                                 error=None, cache_hit=True, latency=None), bar)
+                                 error=None, cache_hit=True, latency=None, tid=tid), bar, lane)
                 return
         est_tokens = _estimate_tokens(messages) + request.max_tokens
         attempt = 0
         while True:
-            if stop.is_set():
+            if stop.is_set() or lane.halted:
                 return
             if not budget.try_reserve():
-                summary.stopped = summary.stopped or f"budget: {budget.exhausted_reason}"
+                if not stop.is_set():
+                    note_stop(f"budget: {budget.exhausted_reason}")
                 stop.set()
                 return
             attempt += 1
@@ -473,27 +501,27 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
                 summary.tokens_in += resp.tokens_in or 0
                 summary.tokens_out += resp.tokens_out or 0
                 summary.cost_usd += cost or 0.0
-                writer.attempts.append({"trial_id": trial.trial_id, "judge": trial.judge, "attempt": attempt,
+                writer.attempts.append({"trial_id": tid, "judge": trial.judge, "attempt": attempt,
                                         "outcome": "ok", "latency_s": latency})
                 if use_cache:
                     writer.cache.append((cache_key, trial.judge, _response_to_json(resp), time.time()))
                 record(build_row(trial, item, protocol, lane, resp, prompt_hash=prompt_hash, attempts=attempt,
-                                 error=None, cache_hit=False, latency=latency), bar)
+                                 error=None, cache_hit=False, latency=latency, tid=tid), bar, lane)
                 return
             latency = time.monotonic() - t0
             retry = decision.retry and attempt <= spec.max_retries
-            writer.attempts.append({"trial_id": trial.trial_id, "judge": trial.judge, "attempt": attempt,
+            writer.attempts.append({"trial_id": tid, "judge": trial.judge, "attempt": attempt,
                                     "outcome": "retry" if retry else "failed",
                                     "error_kind": decision.kind.value, "error": err, "latency_s": latency})
             if not retry:
                 record(build_row(trial, item, protocol, lane, None, prompt_hash=prompt_hash, attempts=attempt,
-                                 error=err, cache_hit=False, latency=latency), bar)
+                                 error=err, cache_hit=False, latency=latency, tid=tid), bar, lane)
                 return
             await asyncio.sleep(backoff_delay(decision, attempt, base_s=backoff_base_s, cap_s=backoff_cap_s,
                                               rng=lane.rng))
 
     async def worker(lane: _JudgeLane, bar: _Progress) -> None:
-        while lane.trials and not stop.is_set():
+        while lane.trials and not stop.is_set() and not lane.halted:
             await do_trial(lane.trials.popleft(), lane, bar)
 
     t_start = time.monotonic()
@@ -625,7 +653,7 @@ def prepare_run(config: RunConfig) -> PreparedRun:
 
 def make_plan(prepared: PreparedRun, done: set[str], judges: Mapping[str, JudgeAPI],
               prices: PriceTable | None = None) -> Plan:
-    prices = prices or PriceTable()
+    prices = prices or default_price_table()
     cfg = prepared.config
     specs = {j.id: j for j in cfg.judges}
     per: dict[str, dict[str, int]] = {j: {"n": 0, "done": 0, "tin": 0, "tout": 0} for j in cfg.judge_ids()}
@@ -662,15 +690,22 @@ def _prior_spend(store: RunStore) -> tuple[int, int, float]:
 
 
 def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
-               plan_only: bool = False) -> RunSummary:
+               plan_only: bool = False, retry_failed: bool = False) -> RunSummary:
     """Run (or resume) ``config`` into ``run_dir``.  With ``plan_only`` nothing is called: the
-    returned summary carries a :class:`Plan` (counts, token and cost estimate)."""
+    returned summary carries a :class:`Plan` (counts, token and cost estimate).  ``retry_failed``
+    judges again the trials whose calls failed for good in an earlier session."""
     from .judges import make_judge
 
     run_dir = Path(run_dir)
     prepared = prepare_run(config)          # all datasets loaded and validated first
     judges = {spec.id: make_judge(spec.id) for spec in config.judges}
-    prices = PriceTable()
+    prices = default_price_table()
+    if config.budget.max_usd is not None and not plan_only:
+        unpriced = [jid for jid, j in judges.items() if prices.cost(j.provider, j.model, 1, 1) is None]
+        if unpriced:
+            raise EngineError(f"budget.max_usd is set but no price is known for {', '.join(unpriced)}, so the "
+                              "dollar budget could not be enforced; add the model to a price file "
+                              "(VERDICTLAB_PRICES) or use max_calls / max_tokens instead")
     summary = RunSummary(run_dir=run_dir, n_trials=len(prepared.trials))
 
     if plan_only:
@@ -694,7 +729,8 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
         summary.n_skipped = sum(1 for t in prepared.trials if t.trial_id in done)
         started = time.time()
         try:
-            summary = asyncio.run(_run_main(prepared, store, judges, budget, prices, summary, progress))
+            summary = asyncio.run(_run_main(prepared, store, judges, budget, prices, summary, progress,
+                                            retry_failed))
         except KeyboardInterrupt:
             summary.stopped = "interrupted"
         sessions = store.get_meta("sessions", []) or []
@@ -706,7 +742,8 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
 
 
 async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str, JudgeAPI], budget: Budget,
-                    prices: PriceTable, summary: RunSummary, progress: bool) -> RunSummary:
+                    prices: PriceTable, summary: RunSummary, progress: bool,
+                    retry_failed: bool = False) -> RunSummary:
     cfg = prepared.config
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
@@ -724,7 +761,7 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
         await run_trials(prepared.trials, store=store, items=prepared.items, judges=judges,
                          protocols=prepared.protocols, judge_specs={j.id: j for j in cfg.judges},
                          cache=cfg.cache, seed=cfg.seed, budget=budget, prices=prices, progress=progress,
-                         summary=summary)
+                         summary=summary, retry_failed=retry_failed)
     except asyncio.CancelledError:
         # Ctrl-C (asyncio.run cancels the main task) or SIGTERM: run_trials has flushed what
         # was finished; calls in flight are simply redone on resume.

@@ -28,6 +28,9 @@ def run(
     fresh: Annotated[bool, typer.Option("--fresh", help="Start over instead of resuming (refuses if a store "
                                                        "exists, unless --force).")] = False,
     force: Annotated[bool, typer.Option("--force", help="With --fresh: delete an existing run store.")] = False,
+    retry_failed: Annotated[bool, typer.Option("--retry-failed",
+                                               help="Judge again the trials whose calls failed for good "
+                                                    "(errors, not unparseable answers).")] = False,
 ) -> None:
     """Run an audit.  Resumes by default: trials already in the store are skipped."""
     from ..engine import EngineError, run_config
@@ -49,7 +52,7 @@ def run(
             raise typer.Exit(2)
         _remove_store(rd)
     try:
-        summary = run_config(cfg, rd, progress=not no_progress, plan_only=plan)
+        summary = run_config(cfg, rd, progress=not no_progress, plan_only=plan, retry_failed=retry_failed)
     except (ItemError, EngineError, JudgeConfigError, ConfigError) as exc:
         err.print(f"[red]error[/red]: {exc}", markup=True, highlight=False)
         raise typer.Exit(2) from None
@@ -68,9 +71,14 @@ def run(
               f"tokens: {summary.tokens_in + summary.tokens_out:,}   cost: ${summary.cost_usd:.4f}   "
               f"time: {summary.elapsed_s:.1f}s", highlight=False)
     out.print(f"  stored in {rd / STORE_FILENAME}", highlight=False)
+    if summary.n_retried_failed:
+        out.print(f"  {summary.n_retried_failed} previously failed trials were judged again", highlight=False)
+    if summary.n_failed:
+        out.print(f"[yellow]{summary.n_failed} trials failed[/yellow] (no answer after retries; see the "
+                  "'error' column). Rerun with --retry-failed to try them again.", highlight=False)
     if summary.stopped:
         out.print(f"[yellow]stopped early[/yellow]: {summary.stopped}. Rerun the same command to resume"
-                  + (" (after raising the budget in the config)." if summary.stopped.startswith("budget")
+                  + (" (after raising the budget in the config)." if "budget:" in summary.stopped
                      else "."), highlight=False)
     out.print(f"next: verdictlab report {rd}", highlight=False)
     if summary.stopped and summary.stopped in ("interrupted", "terminated"):
