@@ -73,3 +73,6 @@ for _pid in PAIRWISE_IDS:
 register_protocol("geval", "verdictlab.protocols.geval:make_geval")
 register_protocol("geval-correctness", "verdictlab.protocols.geval:make_geval_correctness")
 register_protocol("geval-instruction", "verdictlab.protocols.geval:make_geval_instruction")
+register_protocol("flask", "verdictlab.protocols.flask:make_flask")
+register_protocol("flask-correctness", "verdictlab.protocols.flask:make_flask_correctness")
+register_protocol("flask-instruction", "verdictlab.protocols.flask:make_flask_instruction")
