@@ -1,0 +1,330 @@
+"""Importers: LLMBar result files, FastChat pair judgments, csv/jsonl/parquet tables -> run store.
+
+Includes the reproduction test: importing the two published LLMBar runs and computing
+``reliability(..., unparsed="wrong")`` gives exactly the published accuracy (mean over both orders
+of 1[winner == label], null counted wrong) and positional agreement (1 - phi)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from verdictlab.cli.main import app
+from verdictlab.design import trial_id
+from verdictlab.importers import get_importer, import_into, importer_names
+from verdictlab.importers.llmbar import parse_result_path
+from verdictlab.items import ItemError
+from verdictlab.store import JUDGMENT_COLUMN_NAMES, STORE_FILENAME, open_store
+
+RESULT_FILES = ("Natural_GPT-4_Vanilla.result.json", "Natural_ChatGPT_CoT.result.json")
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_registry_lists_formats():
+    assert importer_names() == ["csv", "fastchat", "jsonl", "llmbar", "parquet"]
+    with pytest.raises(KeyError, match="unknown import format"):
+        get_importer("nope")
+
+
+# -- LLMBar ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("path", "expected"), [
+    ("Natural_GPT-4_Vanilla.result.json", {"split": "Natural", "judge": "GPT-4", "protocol": "Vanilla"}),
+    ("Adversarial_Neighbor_ChatGPT_Swap_CoT.result.json",
+     {"split": "Adversarial_Neighbor", "judge": "ChatGPT", "protocol": "Swap_CoT"}),
+    ("Dataset/LLMBar/Adversarial/GPTOut/evaluators/PaLM2/Metrics_Reference/result.json",
+     {"split": "Adversarial_GPTOut", "judge": "PaLM2", "protocol": "Metrics_Reference"}),
+    ("Dataset/LLMBar/Natural/evaluators/GPT-4/CoT/result.json",
+     {"split": "Natural", "judge": "GPT-4", "protocol": "CoT"}),
+    ("whatever.result.json", {"split": "whatever"}),
+])
+def test_llmbar_names_from_path(path, expected):
+    assert parse_result_path(Path(path)) == expected
+
+
+def test_llmbar_import_rows_match_raw_file(shared_data, tmp_path):
+    src = shared_data / "samples" / "llmbar_results" / "Natural_ChatGPT_CoT.result.json"
+    raw = json.loads(src.read_text())
+    res = import_into("llmbar", src, run_dir=tmp_path)
+    assert res.n_rows == 200 and res.n_inserted == 200 and res.n_items == 100
+    assert res.cells == (("ChatGPT", "CoT", "llmbar", 0.0),)
+    with open_store(tmp_path) as store:
+        df = store.judgments()
+        meta = store.all_meta()
+        items = {it.item_id: it for it in store.items()}
+    assert list(df.columns) == list(JUDGMENT_COLUMN_NAMES)
+    got = {(r.item_id, r.order): r for r in df.itertuples(index=False)}
+    n_null = 0
+    for i, rec in enumerate(raw):
+        last = rec["results"][-1]
+        label = {1: "A", 2: "B"}[int(rec["label"])]
+        for key, order in (("swap = False", "AB"), ("swap = True", "BA")):
+            row = got[(f"Natural-{i}", order)]
+            w = last[key]["winner"]
+            # swap = True winners are already in the original numbering: "1" is canonical A
+            verdict = None if pd.isna(row.verdict) else row.verdict
+            assert verdict == {"1": "A", "2": "B", None: None}[w]
+            assert row.label == label
+            assert row.trial_id == trial_id("ChatGPT", "llmbar", f"Natural-{i}", "CoT", order, 0.0, 0, "")
+            if w is None:
+                n_null += 1
+                assert row.parse_status == "failed"
+            else:
+                assert row.parse_status == "ok"
+                first_shown = "A" if order == "AB" else "B"
+                assert row.shown_first_won == int(verdict == first_shown)
+            assert row.raw_output == last[key]["completion"][0]
+    assert n_null == res.n_unparsed == 1
+    assert items["Natural-0"].response_a == raw[0]["output_1"]
+    assert meta["imported_from"] == [str(src)] and meta["import_format"] == "llmbar"
+    # a second import of the same file writes nothing new
+    again = import_into("llmbar", src, run_dir=tmp_path)
+    assert again.n_inserted == 0 and again.n_skipped == 200
+    with open_store(tmp_path) as store:
+        assert store.count() == 200 and len(store.get_meta("imports")) == 2
+
+
+def test_llmbar_import_overrides_and_errors(tmp_path):
+    good = {"input": "q", "output_1": "a", "output_2": "b", "label": 2,
+            "results": [{"swap = False": {"completion": ["x", "stop"], "winner": "2"},
+                         "swap = True": {"completion": ["y", "stop"], "winner": "1"}}]}
+    f = tmp_path / "run.json"
+    f.write_text(json.dumps([good]))
+    with pytest.raises(ItemError, match="pass --judge"):
+        import_into("llmbar", f, run_dir=tmp_path / "r0")
+    res = import_into("llmbar", f, run_dir=tmp_path / "r1", judge="j", protocol="p", split="Natural",
+                      dataset="mine", temperature=0.7)
+    assert res.cells == (("j", "p", "mine", 0.7),)
+    with open_store(tmp_path / "r1") as store:
+        df = store.judgments().set_index("order")
+    # AB winner "2" -> B (correct); BA winner "1" -> A: the judge flipped with the order
+    assert df.loc["AB", "verdict"] == "B" and df.loc["BA", "verdict"] == "A"
+    assert df.loc["BA", "shown_first_won"] == 0   # BA shows B first; A (second shown) won
+
+    bad = dict(good, results=[{"swap = False": {"completion": [], "winner": "3"}}])
+    g = tmp_path / "Natural_J_P.result.json"
+    g.write_text(json.dumps([good, bad]))
+    with pytest.raises(ItemError) as ei:
+        import_into("llmbar", g, run_dir=tmp_path / "r2")
+    assert "row 2" in str(ei.value) and "'results'" in str(ei.value)
+    assert not (tmp_path / "r2" / STORE_FILENAME).exists()   # nothing written
+    empty = dict(good, results=[])
+    g.write_text(json.dumps([empty]))
+    with pytest.raises(ItemError, match=r"row 1, field 'results'"):
+        import_into("llmbar", g, run_dir=tmp_path / "r3")
+
+
+# -- reproduction of the published LLMBar figures ---------------------------------------------------
+
+def _published(raw: list[dict]) -> tuple[float, float, int, int]:
+    """Accuracy (mean over both orders of 1[winner == label], null wrong) and positional agreement
+    (share of pairs whose two winners are equal), straight from the raw records."""
+    hits = 0
+    agree = 0
+    both_null = 0
+    for rec in raw:
+        last = rec["results"][-1]
+        w1, w2 = last["swap = False"]["winner"], last["swap = True"]["winner"]
+        label = str(rec["label"])
+        hits += (w1 == label) + (w2 == label)
+        agree += w1 == w2
+        both_null += w1 is None and w2 is None
+    return hits / (2 * len(raw)), agree / len(raw), hits, both_null
+
+
+def test_reproduces_published_llmbar_accuracy_and_positional_agreement(shared_data, tmp_path):
+    from verdictlab.stats import reliability
+
+    folder = shared_data / "samples" / "llmbar_results"
+    res = import_into("llmbar", folder, run_dir=tmp_path)
+    assert res.n_rows == 400
+    with open_store(tmp_path) as store:
+        rel = reliability(store.judgments(), unparsed="wrong", n_bootstrap=0)
+    rel = rel.set_index(["judge", "protocol"])
+    for fname, key in zip(RESULT_FILES, (("GPT-4", "Vanilla"), ("ChatGPT", "CoT")), strict=True):
+        raw = json.loads((folder / fname).read_text())
+        acc, agreement, hits, both_null = _published(raw)
+        # A pair whose two winners are BOTH null agrees in the file's sense but not under
+        # unparsed="wrong" (an unparsed verdict never matches another); these files have none,
+        # so the two definitions coincide here.
+        assert both_null == 0
+        row = rel.loc[key]
+        assert row["n_pairs"] == 100
+        assert row["A"] == pytest.approx(acc, abs=1e-12)
+        assert round(row["A"] * 200) == hits
+        assert 1 - row["phi"] == pytest.approx(agreement, abs=1e-12)
+    # the values themselves (from the raw files, for the record): GPT-4 Vanilla A = 191/200 = 0.955,
+    # agreement 95/100; ChatGPT CoT A = 148/200 = 0.74, agreement 64/100 (one null winner, counted wrong)
+    assert rel.loc[("GPT-4", "Vanilla"), "A"] == pytest.approx(0.955)
+    assert rel.loc[("ChatGPT", "CoT"), "phi"] == pytest.approx(0.36)
+
+
+# -- FastChat -------------------------------------------------------------------------------------
+
+def _match(qid, m1, m2, g1, g2, turn=1, prompt="pair-v2"):
+    return {"question_id": qid, "model_1": m1, "model_2": m2, "g1_winner": g1, "g2_winner": g2,
+            "judge": ["gpt-4", prompt], "g1_user_prompt": "...", "g1_judgment": f"g1 {g1}",
+            "g2_user_prompt": "...", "g2_judgment": f"g2 {g2}", "turn": turn, "tstamp": 0.0}
+
+
+def test_fastchat_games_map_to_canonical_orders(tmp_path):
+    f = write_jsonl(tmp_path / "gpt-4_pair.jsonl", [
+        # canonical A = "alpaca" (sorted first), B = "vicuna"
+        _match(81, "vicuna", "alpaca", "model_1", "model_1"),
+        _match(82, "alpaca", "gpt-4", "error", "tie", turn=2, prompt="pair-v2-multi-turn"),
+    ])
+    res = import_into("fastchat", f, run_dir=tmp_path / "run")
+    assert res.n_rows == 4 and res.n_unparsed == 1
+    with open_store(tmp_path / "run") as store:
+        df = store.judgments().set_index(["item_id", "order"])
+    g1 = df.loc[("81-alpaca-vs-vicuna-t1", "BA")]
+    # game 1 showed model_1 = vicuna (canonical B) first -> order BA; vicuna won -> B, first shown won
+    assert (g1["verdict"], g1["shown_first_won"], g1["raw_output"]) == ("B", 1, "g1 model_1")
+    g2 = df.loc[("81-alpaca-vs-vicuna-t1", "AB")]
+    # game 2 showed model_2 = alpaca (A) first; g2_winner is already in model terms: vicuna -> B
+    assert (g2["verdict"], g2["shown_first_won"]) == ("B", 0)
+    assert g1["judge"] == "gpt-4" and g1["protocol"] == "pair-v2" and g1["dataset"] == "mt-bench"
+    err = df.loc[("82-alpaca-vs-gpt-4-t2", "AB")]   # model_1 = alpaca = A shown first in game 1
+    assert pd.isna(err["verdict"]) and err["parse_status"] == "failed"
+    tie = df.loc[("82-alpaca-vs-gpt-4-t2", "BA")]
+    assert tie["verdict"] == "tie" and pd.isna(tie["shown_first_won"])
+    assert tie["protocol"] == "pair-v2-multi-turn"
+
+
+def test_fastchat_with_human_labels_attached(tmp_path):
+    f = write_jsonl(tmp_path / "gpt-4_pair.jsonl", [_match(81, "vicuna", "alpaca", "model_1", "model_2")])
+    conv = lambda m: [{"role": "user", "content": "q"}, {"role": "assistant", "content": f"{m} says"}]  # noqa: E731
+    human = write_jsonl(tmp_path / "human.jsonl", [
+        {"question_id": 81, "model_a": "alpaca", "model_b": "vicuna", "winner": "model_b", "judge": "e1",
+         "conversation_a": conv("alpaca"), "conversation_b": conv("vicuna"), "turn": 1}])
+    from verdictlab.datasets import load_dataset
+
+    items = load_dataset("mtbench-human", path=str(human)).items
+    res = import_into("fastchat", f, run_dir=tmp_path / "run", items=items)
+    assert res.n_items == 1
+    with open_store(tmp_path / "run") as store:
+        df = store.judgments()
+        stored = store.items()
+    assert set(df["label"]) == {"B"}                    # the expert preferred vicuna = B
+    assert stored[0].dataset == "mt-bench" and stored[0].response_a == "alpaca says"
+
+
+def test_fastchat_errors(tmp_path):
+    f = write_jsonl(tmp_path / "x_pair.jsonl", [_match(1, "a", "b", "model_1", "model_2"),
+                                                _match(2, "a", "b", "model_3", "model_2")])
+    with pytest.raises(ItemError, match=r"row 2, field 'g1_winner'"):
+        import_into("fastchat", f, run_dir=tmp_path / "r")
+    single = write_jsonl(tmp_path / "x_single.jsonl", [{"question_id": 1, "model": "a", "score": 7,
+                                                        "judge": ["gpt-4", "single-v1"], "turn": 1}])
+    with pytest.raises(ItemError, match="single-answer grading"):
+        import_into("fastchat", single, run_dir=tmp_path / "r")
+
+
+# -- tables ---------------------------------------------------------------------------------------
+
+def _table() -> pd.DataFrame:
+    return pd.DataFrame({
+        "item": ["i1", "i1", "i2", "i2"], "judge": ["j"] * 4, "protocol": ["direct"] * 4,
+        "dataset": ["d"] * 4, "order": ["AB", "BA", "AB", "BA"], "rep": [0, 0, 0, 0],
+        "temperature": [0.0, 0.0, 0.0, 0.0], "verdict": ["A", "A", "B", None],
+        "label": ["A", "A", "A", "A"], "raw_output": ["[[A]]", "[[B]]", "[[B]]", "??"],
+        "p_a": [0.9, 0.2, 0.1, None], "latency_s": [1.0, 1.5, 0.5, 2.0],
+    })
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_table_import_all_formats(tmp_path, fmt):
+    df = _table()
+    path = tmp_path / f"j.{fmt}"
+    if fmt == "csv":
+        df.to_csv(path, index=False)
+    elif fmt == "jsonl":
+        df.to_json(path, orient="records", lines=True)
+    else:
+        df.to_parquet(path, index=False)
+    res = import_into(fmt, path, run_dir=tmp_path / "run", field_map={"item_id": "item"})
+    assert res.n_rows == 4 and res.n_unparsed == 1
+    with open_store(tmp_path / "run") as store:
+        got = store.judgments().set_index(["item_id", "order"])
+    assert got.loc[("i1", "BA"), "verdict"] == "A"
+    assert got.loc[("i1", "BA"), "shown_first_won"] == 0      # BA shows B first; A won
+    assert got.loc[("i2", "BA"), "parse_status"] == "failed"
+    assert pd.isna(got.loc[("i2", "BA"), "verdict"])
+    assert got.loc[("i1", "AB"), "p_a"] == pytest.approx(0.9)
+    assert got.loc[("i1", "AB"), "raw_output"] == "[[A]]"
+    assert got.loc[("i1", "AB"), "trial_id"] == trial_id("j", "d", "i1", "direct", "AB", 0.0, 0, "")
+
+
+def test_table_import_defaults_from_options(tmp_path):
+    df = _table().drop(columns=["judge", "temperature"])
+    df.to_csv(tmp_path / "j.csv", index=False)
+    with pytest.raises(ItemError, match=r"row 2, field 'judge'"):
+        import_into("csv", tmp_path / "j.csv", run_dir=tmp_path / "r", field_map={"item_id": "item"})
+    res = import_into("csv", tmp_path / "j.csv", run_dir=tmp_path / "r", field_map={"item_id": "item"},
+                      judge="given", temperature=0.5)
+    assert res.cells == (("given", "direct", "d", 0.5),)
+
+
+@pytest.mark.parametrize(("column", "value", "message"), [
+    ("order", "XY", r"row 4, field 'order'"),
+    ("verdict", "C", r"row 4, field 'verdict'"),
+    ("rep", 0.5, r"row 4, field 'rep'"),
+    ("temperature", "hot", r"row 4, field 'temperature'"),
+    ("p_a", 1.5, r"row 4, field 'p_a'"),
+])
+def test_table_import_errors_name_row_and_column(tmp_path, column, value, message):
+    df = _table().astype(object)
+    df.loc[2, column] = value
+    df.to_csv(tmp_path / "j.csv", index=False)   # record 3 is line 4 (header = line 1)
+    with pytest.raises(ItemError, match=message):
+        import_into("csv", tmp_path / "j.csv", run_dir=tmp_path / "r", field_map={"item_id": "item"})
+    assert not (tmp_path / "r" / STORE_FILENAME).exists()
+
+
+def test_table_import_duplicate_trial_and_parse_status(tmp_path):
+    df = _table()
+    df.loc[1, "order"] = "AB"                     # two rows for trial (i1, AB)
+    df.to_csv(tmp_path / "dup.csv", index=False)
+    with pytest.raises(ItemError, match="two judgments for one trial"):
+        import_into("csv", tmp_path / "dup.csv", run_dir=tmp_path / "r", field_map={"item_id": "item"})
+    df = _table()
+    df["parse_status"] = ["ok", "repaired", "ok", "ok"]   # last row has no verdict but claims ok
+    df.to_csv(tmp_path / "ps.csv", index=False)
+    with pytest.raises(ItemError, match=r"row 5, field 'parse_status'"):
+        import_into("csv", tmp_path / "ps.csv", run_dir=tmp_path / "r", field_map={"item_id": "item"})
+
+
+# -- CLI ------------------------------------------------------------------------------------------
+
+def test_cli_import_and_error_exit(tmp_path):
+    runner = CliRunner()
+    df = _table()
+    df.to_csv(tmp_path / "j.csv", index=False)
+    r = runner.invoke(app, ["import", "csv", str(tmp_path / "j.csv"), "--run-dir", str(tmp_path / "run"),
+                            "--map", "item_id=item", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["ok"] and out["n_inserted"] == 4 and out["n_unparsed"] == 1
+    df.loc[0, "order"] = "ZZ"
+    df.to_csv(tmp_path / "bad.csv", index=False)
+    r = runner.invoke(app, ["import", "csv", str(tmp_path / "bad.csv"), "--run-dir", str(tmp_path / "run2"),
+                            "--map", "item_id=item"])
+    assert r.exit_code == 1
+    assert "row 2" in r.output and "'order'" in r.output
+    r = runner.invoke(app, ["import", "nope", str(tmp_path / "j.csv"), "--run-dir", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "unknown import format" in r.output
+
+
+def test_cli_import_llmbar_sample(shared_data, tmp_path):
+    r = CliRunner().invoke(app, ["import", "llmbar", str(shared_data / "samples" / "llmbar_results"),
+                                 "--run-dir", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert "imported 400 judgment(s)" in r.output and "judge=GPT-4 protocol=Vanilla" in r.output
