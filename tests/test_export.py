@@ -1,0 +1,97 @@
+"""Export: the judgments of a run, all JUDGMENT_COLUMNS in order, in parquet, jsonl and csv."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from verdictlab.cli.main import app
+from verdictlab.export import export_judgments, read_export
+from verdictlab.importers import judgment_row, write_batch
+from verdictlab.importers._batch import ImportBatch
+from verdictlab.store import JUDGMENT_COLUMN_NAMES, JUDGMENT_COLUMNS, RunStore
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    rows = [
+        judgment_row(judge="j", dataset="d", item_id="i2", protocol="direct", order="BA", temperature=0.0,
+                     rep=0, verdict=None, label="A", raw_output="no idea, sorry"),
+        judgment_row(judge="j", dataset="d", item_id="i1", protocol="direct", order="AB", temperature=0.0,
+                     rep=0, verdict="A", label="A", raw_output='He said "A",\nthen stopped', p_a=0.75,
+                     latency_s=1.25, tokens_in=100, tokens_out=3, cost_usd=0.001,
+                     scores={"score_a": 5, "score_b": 2}),
+        judgment_row(judge="j", dataset="d", item_id="i1", protocol="direct", order="BA", temperature=0.0,
+                     rep=0, verdict="tie", label="A", raw_output="tie"),
+    ]
+    write_batch(ImportBatch(format="test", source="mem", judgments=rows), tmp_path / "run")
+    return tmp_path / "run"
+
+
+def _expected(run_dir) -> pd.DataFrame:
+    with RunStore(run_dir) as store:
+        df = store.judgments()
+    return df.sort_values(["item_id", "order"]).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl", "csv"])
+def test_export_round_trip_keeps_schema_and_values(run_dir, fmt):
+    path = export_judgments(run_dir, format=fmt)
+    assert path == run_dir / f"judgments.{fmt}"
+    got = read_export(path)
+    assert list(got.columns) == list(JUDGMENT_COLUMN_NAMES)
+    exp = _expected(run_dir)
+    assert got["item_id"].tolist() == ["i1", "i1", "i2"] and got["order"].tolist() == ["AB", "BA", "BA"]
+    assert got["verdict"].tolist()[:2] == ["A", "tie"] and pd.isna(got["verdict"][2])   # NULL stays NULL
+    assert got["parse_status"].tolist() == ["ok", "ok", "failed"]
+    assert got["raw_output"][0] == 'He said "A",\nthen stopped'     # quotes, comma, newline survive
+    assert got["p_a"][0] == pytest.approx(0.75) and pd.isna(got["p_a"][1])
+    assert int(got["tokens_in"][0]) == 100 and int(got["rep"][0]) == 0
+    assert json.loads(got["scores"][0]) == {"score_a": 5, "score_b": 2}
+    assert got["trial_id"].tolist() == exp["trial_id"].tolist()
+    assert int(got["shown_first_won"][0]) == 1 and pd.isna(got["shown_first_won"][1])
+
+
+def test_parquet_types_and_descriptions(run_dir, tmp_path):
+    out = export_judgments(run_dir, format="parquet", out=tmp_path / "x" / "j.parquet")
+    schema = pq.read_schema(out)
+    assert schema.names == list(JUDGMENT_COLUMN_NAMES)
+    want = {"TEXT": "string", "REAL": "double", "INTEGER": "int64"}
+    for name, sql, desc in JUDGMENT_COLUMNS:
+        field = schema.field(name)
+        assert str(field.type) == want[sql], name
+        assert field.metadata[b"description"].decode() == desc
+    assert schema.metadata[b"verdictlab_schema_version"] == b"1"
+
+
+def test_jsonl_and_csv_raw_layout(run_dir):
+    j = export_judgments(run_dir, format="jsonl")
+    lines = j.read_text().splitlines()
+    assert len(lines) == 3
+    first = json.loads(lines[0])
+    assert list(first) == list(JUDGMENT_COLUMN_NAMES)             # keys in column order
+    assert json.loads(lines[2])["verdict"] is None
+    c = export_judgments(run_dir, format="csv")
+    with c.open(newline="") as fh:
+        header = next(csv.reader(fh))
+    assert header == list(JUDGMENT_COLUMN_NAMES)
+
+
+def test_empty_run_exports_header_only(tmp_path):
+    RunStore(tmp_path / "empty").close()
+    got = read_export(export_judgments(tmp_path / "empty", format="parquet"))
+    assert len(got) == 0 and list(got.columns) == list(JUDGMENT_COLUMN_NAMES)
+
+
+def test_cli_export(run_dir, tmp_path):
+    runner = CliRunner()
+    r = runner.invoke(app, ["export", str(run_dir), "--format", "jsonl", "--out", str(tmp_path / "o.jsonl")])
+    assert r.exit_code == 0, r.output
+    assert len((tmp_path / "o.jsonl").read_text().splitlines()) == 3
+    r = runner.invoke(app, ["export", str(tmp_path / "nowhere")])
+    assert r.exit_code == 2 and "no run store" in r.output
