@@ -30,6 +30,7 @@ from .bias import (
     verbosity_bias,
 )
 from .by_cell import AGREEMENT_COLUMNS, agreement_by_cell
+from .compare import paired_mcnemar
 from .intervals import Interval, bootstrap_interval, wilson_interval
 from .jury import (
     JuryCorrelation,
@@ -77,6 +78,7 @@ __all__ = [
     "krippendorff_alpha",
     "mcnemar_exact",
     "observed_majority_accuracy",
+    "paired_mcnemar",
     "position_bias",
     "rank_shifts",
     "reliability",

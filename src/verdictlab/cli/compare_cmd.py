@@ -1,0 +1,136 @@
+"""`verdictlab compare RUN_DIR [RUN_DIR ...] --by judge|protocol` -- paired exact McNemar tests on
+parse-shared items, Holm-corrected across the family."""
+
+from __future__ import annotations
+
+import json
+import math
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+class CompareBy(StrEnum):
+    judge = "judge"
+    protocol = "protocol"
+
+
+class UnparsedPolicy(StrEnum):
+    exclude = "exclude"
+    wrong = "wrong"
+
+
+def _config_order(meta: dict[str, Any], by: str) -> list[str]:
+    cfg = meta.get("config") or {}
+    entries = cfg.get("judges" if by == "judge" else "protocols") or []
+    out = []
+    for e in entries:
+        if isinstance(e, dict):
+            e = e.get("id")
+        if isinstance(e, str):
+            out.append(e)
+    return out
+
+
+def load_runs(run_dirs: list[Path], by: str) -> tuple[Any, list[str]]:
+    """Judgments of all runs (one frame) and the entity order (config order, run by run).
+
+    When the same judge/protocol id occurs in more than one run it is labelled ``<run>/<id>`` so the
+    two are compared, not merged."""
+    import pandas as pd
+
+    from ..store import open_store
+
+    frames, orders = [], []
+    for d in run_dirs:
+        with open_store(d) as store:
+            df = store.judgments()
+            order = _config_order(store.all_meta(), by)
+        df["run"] = d.name or str(d)
+        frames.append(df)
+        seen = list(pd.unique(df[by]))
+        orders.append([e for e in order if e in seen] + [e for e in seen if e not in order])
+    allj = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    counts: dict[str, int] = {}
+    for o in orders:
+        for e in o:
+            counts[e] = counts.get(e, 0) + 1
+    if any(c > 1 for c in counts.values()):
+        dup = allj[by].map(counts).fillna(1) > 1
+        allj.loc[dup, by] = allj.loc[dup, "run"] + "/" + allj.loc[dup, by].astype(str)
+        orders = [[(f"{(run_dirs[i].name or str(run_dirs[i]))}/{e}" if counts[e] > 1 else e) for e in o]
+                  for i, o in enumerate(orders)]
+    flat = [e for o in orders for e in o]
+    return allj, list(dict.fromkeys(flat))
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    if hasattr(v, "item"):
+        return _clean(v.item())
+    return v
+
+
+def compare(
+    run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories (run.sqlite).")],
+    by: Annotated[CompareBy, typer.Option(help="Compare judges or protocols.")] = CompareBy.judge,
+    all_pairs: Annotated[bool, typer.Option("--all-pairs", help="Test every pair, not only neighbours "
+                                            "in config order.")] = False,
+    unparsed: Annotated[UnparsedPolicy, typer.Option(
+        help="'exclude': a unit unparsed for either side is dropped (parse-shared items only); "
+             "'wrong': an unparsed verdict counts as wrong.")] = UnparsedPolicy.exclude,
+    alpha: Annotated[float, typer.Option(help="Significance level for the Holm-adjusted p.")] = 0.05,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Paired exact McNemar tests (per dataset; one modal verdict per item and order), Holm-corrected."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..stats import paired_mcnemar
+    from ..store import StoreError
+
+    err = Console(stderr=True)
+    if not 0 < alpha < 1:
+        raise typer.BadParameter(f"--alpha must be in (0, 1), got {alpha}")
+    try:
+        judgments, order = load_runs(run_dirs, by.value)
+    except StoreError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    if judgments.empty:
+        err.print("[red]error:[/red] no judgments in the given run(s)")
+        raise typer.Exit(2)
+    res = paired_mcnemar(judgments, by=by.value, order=order, all_pairs=all_pairs,
+                         unparsed=unparsed.value, alpha=alpha)
+    if as_json:
+        payload = {"by": by.value, "pairs": res.attrs["pairs"], "unparsed": unparsed.value,
+                   "alpha": alpha, "family_size": len(res), "correction": "holm",
+                   "test": "exact McNemar on parse-shared (item, order) units, modal verdict over reps",
+                   "order": order,
+                   "comparisons": [{k: _clean(v) for k, v in rec.items()} for rec in res.to_dict("records")]}
+        typer.echo(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
+        return
+    con = Console()
+    if res.empty:
+        con.print(f"Nothing to compare: fewer than two {by.value}s share a dataset in these runs.")
+        return
+    strata = [c for c in res.columns if c in ("dataset", "protocol", "judge", "temperature", "step")]
+    t = Table(title=f"Paired McNemar by {by.value} ({res.attrs['pairs']} pairs, Holm over {len(res)} tests, "
+                    f"unparsed={unparsed.value})")
+    for c in [*strata, "x", "y", "N shared", "acc x", "acc y", "x only", "y only", "p", "p Holm", ""]:
+        t.add_column(c, justify="right" if c not in (*strata, "x", "y") else "left")
+    for rec in res.to_dict("records"):
+        t.add_row(*[str(rec[c]) for c in strata], str(rec[f"{by.value}_x"]), str(rec[f"{by.value}_y"]),
+                  str(rec["n_shared"]), f"{rec['acc_x']:.3f}", f"{rec['acc_y']:.3f}", str(rec["only_x"]),
+                  str(rec["only_y"]), f"{rec['p']:.4g}", f"{rec['p_holm']:.4g}",
+                  "[bold]*[/bold]" if rec["significant"] else "")
+    con.print(t)
+    con.print(f"* Holm-adjusted p < {alpha}.  Units are (item, order) with a label; items a side could "
+              "not parse are left out (n dropped per row in --json).")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare)
