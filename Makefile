@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.verdictlab-installed
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF \
 	-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: demo test lint setup clean bench
+.PHONY: demo test lint setup clean bench browser
 
 setup: $(STAMP)
 
@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/verdictlab demo
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
@@ -33,6 +33,11 @@ bench: $(STAMP)
 	$(BIN)/python bench/stats_bench.py
 	$(BIN)/python bench/engine_bench.py
 	$(BIN)/python bench/local_judge_bench.py
+
+# Headless Debian chromium for the HTML-report browser test (tests marked `browser`).
+browser:
+	@test -x /usr/bin/chromium || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium) \
+		|| echo "warning: could not install chromium (need root?); browser tests will be skipped"
 
 clean:
 	rm -rf $(VENV) runs

@@ -139,7 +139,7 @@ def reliability_frame(judgments: pd.DataFrame, *, unparsed: str, confidence: flo
               seed=seed)
 
 
-#: Agreement/bias columns shown beside C, phi, A, T when the stats function provides them,
+#: Agreement/bias columns of :func:`verdictlab.stats.agreement_by_cell` shown beside C, phi, A, T,
 #: with the label used in tables.
 AGREEMENT_FIELDS: tuple[tuple[str, str], ...] = (
     ("exact_match", "exact match"),
@@ -148,19 +148,20 @@ AGREEMENT_FIELDS: tuple[tuple[str, str], ...] = (
     ("kappa_deflation", "κ deflation"),
     ("position_bias", "position bias"),
     ("test_retest", "test–retest"),
+    ("consistency_bias_paradox", "paradox"),
     ("verbosity_bias", "verbosity r"),
-    ("paradox", "paradox"),
 )
-_AGREEMENT_FUNCTIONS = ("agreement_by_cell", "agreement_bias", "agreement_frame", "agreement",
-                        "cell_agreement", "agreement_and_bias")
 
 
-def agreement_frame(judgments: pd.DataFrame, *, unparsed: str) -> pd.DataFrame | None:
-    """The per-cell agreement/bias frame from :mod:`verdictlab.stats`, or ``None`` if unavailable."""
-    fn = _stats_attr(*_AGREEMENT_FUNCTIONS)
+def agreement_frame(judgments: pd.DataFrame, *, unparsed: str,
+                    items: pd.DataFrame | None = None) -> pd.DataFrame | None:
+    """The per-cell agreement/bias frame of :func:`verdictlab.stats.agreement_by_cell`, or ``None``
+    if that function is unavailable."""
+    fn = _stats_attr("agreement_by_cell")
     if fn is None or judgments.empty:
         return None
-    out = _call_with_supported(fn, judgments, unparsed=unparsed)
+    its = items if items is not None and not items.empty and "response_a" in items.columns else None
+    out = _call_with_supported(fn, judgments, unparsed=unparsed, items=its)
     if isinstance(out, pd.DataFrame) and all(c in out.columns for c in CELL_KEY):
         return out
     return None
@@ -172,10 +173,11 @@ def _attach_agreement(cells: list[dict[str, Any]], agr: pd.DataFrame | None) -> 
     by_key: dict[tuple[Any, ...], dict[str, Any]] = {}
     for rec in agr.to_dict(orient="records"):
         rec = plain(rec)
-        key = (rec["judge"], rec["protocol"], rec["dataset"], float(rec["temperature"]))
+        key = (rec["judge"], rec["protocol"], rec["dataset"], float(rec["temperature"]), rec.get("step") or "")
         by_key[key] = {k: v for k, v in rec.items() if k not in CELL_KEY and k != "step"}
     for cell in cells:
-        key = (cell["judge"], cell["protocol"], cell["dataset"], float(cell["temperature"]))
+        key = (cell["judge"], cell["protocol"], cell["dataset"], float(cell["temperature"]),
+               cell.get("step") or "")
         if key in by_key:
             cell["agreement"] = by_key[key]
 
@@ -359,7 +361,7 @@ def validation_checklist(cells: list[dict[str, Any]], judgments: pd.DataFrame) -
     pb = [c.get("agreement", {}).get("position_bias") for c in cells]
     n_pb = sum(p is not None for p in pb)
     phis = [c.get("phi") for c in cells if c.get("phi") is not None]
-    paradox = [c for c in cells if c.get("agreement", {}).get("paradox")]
+    paradox = [c for c in cells if c.get("agreement", {}).get("consistency_bias_paradox")]
     checked = (n_pb == len(cells) and n_pb > 0) or (not have_agreement and len(phis) == len(cells) and phis)
     if paradox:
         extra = (f"; consistency–bias paradox (test–retest > 0.95 with position bias > 0.10) in "
@@ -529,7 +531,7 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = "ex
                  if len(judgments) else pd.DataFrame(columns=list(CELL_KEY)))
     cells = cells_from_frame(frame)
     if len(judgments):
-        _attach_agreement(cells, agreement_frame(judgments, unparsed=unparsed))
+        _attach_agreement(cells, agreement_frame(judgments, unparsed=unparsed, items=items))
     thresholds = region_thresholds()
     for c in cells:
         c["region"] = classify_region(c.get("C"), c.get("phi"), **thresholds)

@@ -86,8 +86,7 @@ def agreement_table(cells: list[dict[str, Any]]) -> Table | None:
     if not rows:
         return None
     present = [(k, lab) for k, lab in AGREEMENT_FIELDS if any(k in c["agreement"] for c in rows)]
-    extra = sorted({k for c in rows for k in c["agreement"]} - {k for k, _ in AGREEMENT_FIELDS}
-                   - {"unparsed_policy"})
+    extra: list[str] = []
     tbl = Table(title="Agreement with labels and bias", title_justify="left", header_style="bold")
     for name in ("dataset", "judge", "protocol", "temp"):
         tbl.add_column(name, overflow="fold")

@@ -1,0 +1,142 @@
+"""The HTML report in a real headless browser: hostile dataset text and judge outputs must render as
+text, never run, and never break the page structure.
+
+The hostile run puts ``<script>``, ``<img onerror=...>`` and ``</table>`` payloads into questions,
+responses, categories, raw outputs, the meta and even a dataset name.  Each script payload would set
+``document.title`` to ``PWNED`` and mark ``<body data-pwned=...>``; the ``</table>`` payload would
+add ``<h1 id="injected">``.  Chromium loads the file (our own inline JS runs, so injected JS would
+too) and dumps the DOM after scripts ran.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from verdictlab.report import build_report, render_html
+from verdictlab.report._synthetic import write_synthetic_run
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium not installed (run `make browser`)"),
+]
+
+EVIL_DATASET = "evil<script>document.title='PWNED'</script>"
+
+
+def _chromium(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
+    assert CHROMIUM is not None
+    base = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+            f"--user-data-dir={tmp / 'profile'}"]
+    return subprocess.run(base + args, capture_output=True, text=True, timeout=120, cwd=tmp)
+
+
+class _Dom(HTMLParser):
+    """Collects what the assertions need from the dumped DOM."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.title = ""
+        self._in_title = False
+        self.body_attrs: dict[str, str | None] = {}
+        self.ids: list[str] = []
+        self.headline_rows = 0
+        self._in_headline = False
+        self.items = 0
+        self.script_count = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "title":
+            self._in_title = True
+        if tag == "body":
+            self.body_attrs = a
+        if a.get("id"):
+            self.ids.append(str(a["id"]))
+        if tag == "table" and a.get("id") == "headline-table":
+            self._in_headline = True
+        if tag == "tr" and self._in_headline:
+            self.headline_rows += 1
+        if tag == "details" and "item" in (a.get("class") or "").split():
+            self.items += 1
+        if tag == "script":
+            self.script_count += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self._in_title = False
+        if tag == "table":
+            self._in_headline = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title += data
+
+
+@pytest.fixture(scope="module")
+def hostile_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    tmp = tmp_path_factory.mktemp("hostile")
+    st = write_synthetic_run(tmp / "run", datasets=("safe", EVIL_DATASET), protocols=("direct", "cot-json"),
+                             temperatures=(0.0,), n_items=6, repetitions=3, hostile=True)
+    rep = build_report(st, n_bootstrap=50)
+    st.close()
+    out = tmp / "report.html"
+    render_html(rep, out)
+    return out, rep
+
+
+def test_nothing_injected_executes_and_every_row_renders(hostile_report: tuple[Path, dict]) -> None:
+    html_path, rep = hostile_report
+    tmp = html_path.parent
+    res = _chromium(["--dump-dom", html_path.as_uri()], tmp)
+    assert res.returncode == 0, res.stderr[-2000:]
+    dom_text = res.stdout
+    assert "</html>" in dom_text, "chromium produced no DOM"
+    dom = _Dom()
+    dom.feed(dom_text)
+    assert "PWNED" not in dom.title and dom.title.startswith("verdictlab report")
+    assert "data-pwned" not in dom.body_attrs
+    assert "injected" not in dom.ids
+    assert dom.script_count == 1  # only our own sorting/filtering script
+    # every cell has its headline row (+1 header row): nothing was cut off by a stray </table>
+    n_cells = len(rep["cells"])
+    assert n_cells == 8  # 2 judges x 2 protocols x 2 datasets x 1 temperature
+    assert dom.headline_rows == n_cells + 1
+    assert dom.items == rep["broken_items"]["n_shown"] > 0
+    # the payloads are there, as text
+    assert "&lt;script&gt;document.title='PWNED'" in dom_text
+    assert "&lt;img src=x onerror=" in dom_text
+    assert "&lt;/table&gt;&lt;/div&gt;&lt;h1 id='injected'&gt;" in dom_text
+    assert "sk-test-THIS-MUST-NOT-APPEAR" not in dom_text
+
+
+def test_page_renders_a_non_empty_screenshot(hostile_report: tuple[Path, dict]) -> None:
+    html_path, _ = hostile_report
+    tmp = html_path.parent
+    shot = tmp / "shot.png"
+    res = _chromium([f"--screenshot={shot}", "--window-size=1280,1600", "--hide-scrollbars",
+                     html_path.as_uri()], tmp)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert shot.exists() and shot.stat().st_size > 20_000
+    import matplotlib.image as mpimg
+
+    img = mpimg.imread(shot)
+    assert img.shape[0] == 1600 and img.shape[1] == 1280
+    assert float(img[..., :3].std()) > 0.05  # not a blank page
+
+
+def test_raw_html_has_no_live_payload(hostile_report: tuple[Path, dict]) -> None:
+    html_path, _ = hostile_report
+    text = html_path.read_text(encoding="utf-8")
+    assert len(re.findall(r"<script\b", text)) == 1
+    assert not re.search(r"<img[^>]*\bonerror", text)
+    assert all(src.startswith("data:image/") for src in re.findall(r'<img src="([^"]*)"', text))
+    assert "<h1 id='injected'>" not in text

@@ -1,0 +1,87 @@
+"""Plotting API: what each plot draws, labels on every axis, files written by --plots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pytest
+
+from verdictlab.report import plots as P
+
+
+def _cells() -> list[dict]:
+    # three cells with hand-picked figures; the third has T undefined (no labelled pairs)
+    return [
+        {"judge": "j1", "protocol": "direct", "dataset": "d1", "temperature": 0.0, "C": 0.9, "phi": 0.4,
+         "A": 0.8, "q": 0.5, "T": 0.9 * (0.8 - 0.2)},
+        {"judge": "j2", "protocol": "cot-json", "dataset": "d1", "temperature": 0.7, "C": 0.5, "phi": 0.1,
+         "A": 0.7, "q": 0.5, "T": 0.5 * (0.7 - 0.05)},
+        {"judge": "j2", "protocol": "direct", "dataset": "d2", "temperature": 0.0, "C": 0.95, "phi": 0.0,
+         "A": None, "q": 0.5, "T": None},
+    ]
+
+
+@pytest.mark.parametrize("name", ["ceiling", "factors", "regions", "format", "spread"])
+def test_every_plot_labels_its_axes(name: str) -> None:
+    ax = P.PLOTS[name](_cells())
+    assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
+    assert matplotlib.get_backend().lower() == "agg"
+    import matplotlib.pyplot as plt
+
+    plt.close(ax.figure)
+
+
+def test_ceiling_line_and_points() -> None:
+    ax = P.plot_ceiling(_cells())
+    line = ax.lines[0]
+    x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+    # the ceiling A_max = 1 - phi/2: at phi = 0.4 it is 0.8, at phi = 1 it is 0.5
+    assert np.isclose(np.interp(0.4, x, y), 0.8) and np.isclose(y[-1], 0.5)
+    # cells 1 and 2 have A and phi; cell 3 (A undefined) is left out -> 2 scatter points at (phi, A)
+    pts = np.vstack([c.get_offsets() for c in ax.collections if type(c).__name__ == "PathCollection"])
+    assert sorted(map(tuple, pts.round(6))) == [(0.1, 0.7), (0.4, 0.8)]
+
+
+def test_factors_places_cells_at_corrected_accuracy() -> None:
+    ax = P.plot_factors(_cells())
+    pts = np.vstack([c.get_offsets() for c in ax.collections if type(c).__name__ == "PathCollection"])
+    # x = A - phi*q: cell 1 -> 0.8 - 0.2 = 0.6 (C 0.9); cell 2 -> 0.7 - 0.05 = 0.65 (C 0.5)
+    assert sorted(map(tuple, pts.round(6))) == [(0.6, 0.9), (0.65, 0.5)]
+    # iso-T curves are C = T / x: the T=0.5 curve passes through (0.625, 0.8)
+    curves = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
+    assert len(curves) == 9
+    x, y = (np.asarray(a) for a in (curves[4].get_xdata(), curves[4].get_ydata()))
+    assert np.isclose(np.interp(0.625, x, y), 0.8, atol=1e-3)
+
+
+def test_readings_are_computed_from_cells() -> None:
+    r = P.readings(_cells(), c_threshold=0.9, phi_threshold=0.1)
+    # cell 1: C 0.9 >= 0.9, phi 0.4 > 0.1 -> confidently-biased; cell 2: C 0.5, phi 0.1 -> noisy-but-fair;
+    # cell 3: C 0.95, phi 0 -> trustworthy
+    assert "1 confidently-biased" in r["regions"] and "1 noisy-but-fair" in r["regions"]
+    assert "1 trustworthy" in r["regions"]
+    # best T is cell 1: 0.9 * 0.6 = 0.54 -> 54%
+    assert "Best T: 54%" in r["factors"]
+    # ceiling: cell 1 at A_max 0.8 = A (on the ceiling), cell 2 at A_max 0.95 vs A 0.7 -> 1 of 2 near
+    assert "1 of 2 cells lie within 2 points of the ceiling" in r["ceiling"]
+
+
+def test_write_plots_writes_png_and_svg(tmp_path: Path) -> None:
+    report = {"cells": _cells(), "format_dispersion": [{"n_protocols_with_T": 2}],
+              "region_thresholds": {"c_threshold": 0.9, "phi_threshold": 0.2}}
+    paths = P.write_plots(report, tmp_path / "plots")
+    names = sorted(p.name for p in paths)
+    # two temperatures -> the temperature sweep is drawn too
+    assert names == sorted(f"{n}.{f}" for n in ("ceiling", "factors", "regions", "format", "temperature",
+                                                 "spread") for f in ("png", "svg"))
+    assert all(p.stat().st_size > 5000 for p in paths)
+    assert (tmp_path / "plots" / "ceiling.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "ceiling:" in (tmp_path / "plots" / "READINGS.txt").read_text()
+
+
+def test_single_temperature_has_no_sweep() -> None:
+    cells = [c for c in _cells() if c["temperature"] == 0.0]
+    names = [n for n, _, fig in P.figures({"cells": cells, "format_dispersion": []})]
+    assert names == ["ceiling", "factors", "regions", "spread"]
