@@ -309,6 +309,10 @@ def test_judges_verdict_point_items(tmp_path):
     assert isinstance(a, PointItem)
     assert (a.item_id, a.response, a.reference, a.label, a.category) == ("t1", "Like so", "Like so", 2, "TechQA")
     assert b.label == 0 and a.scale == (0, 1, 2)
+    s = load.summary()
+    # responses "Like so" (7 chars) and "No idea" (7 chars)
+    assert s["kind"] == "point" and s["response_chars"] == {"mean": 7.0, "median": 7.0, "min": 7, "max": 7}
+    assert s["labels"] == {"0": 1, "2": 1}
     with pytest.raises(ItemError, match=r"row 1, field 'label'.*not on the scale"):
         load_dataset("judges-verdict", path=str(f), scale=[0, 1])
 

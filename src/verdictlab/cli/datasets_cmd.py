@@ -55,7 +55,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
     t.add_column("key", style="bold")
     t.add_column("value")
     for key in ("source", "n_items", "labels", "n_ties", "n_dropped", "dropped_reasons", "reordered",
-                "seed", "response_a_chars", "response_b_chars", "categories", "notes"):
+                "seed", "kind", "response_a_chars", "response_b_chars", "response_chars", "categories",
+                "notes"):
         if key in summary:
             v = summary[key]
             if isinstance(v, dict) and key.endswith("_chars"):

@@ -53,6 +53,12 @@ class DatasetLoad:
                 lens = np.array([len(getattr(it, side)) for it in pairs], dtype=float)
                 out[f"{side}_chars"] = {"mean": float(lens.mean()), "median": float(np.median(lens)),
                                         "min": int(lens.min()), "max": int(lens.max())}
+        points = [it for it in self.items if isinstance(it, PointItem)]
+        if points:
+            lens = np.array([len(it.response) for it in points], dtype=float)
+            out["response_chars"] = {"mean": float(lens.mean()), "median": float(np.median(lens)),
+                                     "min": int(lens.min()), "max": int(lens.max())}
+            out["kind"] = "point" if not pairs else "mixed"
         categories = Counter(it.category for it in self.items if it.category)
         if categories:
             out["categories"] = dict(sorted(categories.items()))
