@@ -328,3 +328,21 @@ def test_cli_import_llmbar_sample(shared_data, tmp_path):
                                  "--run-dir", str(tmp_path)])
     assert r.exit_code == 0, r.output
     assert "imported 400 judgment(s)" in r.output and "judge=GPT-4 protocol=Vanilla" in r.output
+
+
+def test_table_import_takes_items_when_columns_exist(tmp_path):
+    df = _table()
+    df["question"] = ["q1", "q1", "q2", "q2"]
+    df["response_a"] = ["a1", "a1", "a2", "a2"]
+    df["response_b"] = ["b1", "b1", "b2", "b2"]
+    df.to_csv(tmp_path / "j.csv", index=False)
+    res = import_into("csv", tmp_path / "j.csv", run_dir=tmp_path / "run", field_map={"item_id": "item"})
+    assert res.n_items == 2
+    with open_store(tmp_path / "run") as store:
+        items = {it.item_id: it for it in store.items("d")}
+    assert items["i2"].response_b == "b2" and items["i2"].label == "A"
+    df.loc[3, "response_b"] = "different"        # the same item with two contents
+    df.to_csv(tmp_path / "k.csv", index=False)
+    with pytest.raises(ItemError, match="appears twice with different content"):
+        import_into("csv", tmp_path / "k.csv", run_dir=tmp_path / "run2", field_map={"item_id": "item"})
+    assert not (tmp_path / "run2" / STORE_FILENAME).exists()

@@ -7,7 +7,8 @@ Columns (rename with ``field_map={"verdict": "winner", ...}`` / ``--map verdict=
   ``A``/``B``/``tie``/empty).  ``judge``, ``protocol``, ``dataset``, ``rep`` and ``temperature`` may be
   given once for the whole file instead (options / CLI flags); a column wins over the option.
 - optional: ``step, category, raw_output, parse_status, parse_detail, fallback_rule, p_a, latency_s,
-  tokens_in, tokens_out, cost_usd``.  Without ``parse_status`` a row is 'ok' when it has a verdict and
+  tokens_in, tokens_out, cost_usd``; with ``question, response_a, response_b`` (and ``reference``)
+  the rows also give the items (one item per dataset and item_id; rows that disagree are an error).  Without ``parse_status`` a row is 'ok' when it has a verdict and
   'failed' when it has none.
 
 Verdicts must already be canonical (A = response_a) -- the ``order`` column only says how the pair
@@ -21,7 +22,7 @@ from typing import Any
 
 from ..datasets._common import read_records
 from ..datasets.tabular import read_table_rows
-from ..items import ItemError, normalise_label
+from ..items import ItemError, PairItem, make_pair_item, normalise_label
 from ..store import PARSE_STATUSES
 from ._batch import ImportBatch, judgment_row
 
@@ -30,7 +31,9 @@ REQUIRED = (*KEY_COLUMNS, "verdict", "label")
 TEXT_OPTIONAL = ("step", "category", "raw_output", "parse_detail", "fallback_rule")
 FLOAT_OPTIONAL = ("p_a", "latency_s", "cost_usd")
 INT_OPTIONAL = ("tokens_in", "tokens_out")
-KNOWN = set(REQUIRED) | set(TEXT_OPTIONAL) | set(FLOAT_OPTIONAL) | set(INT_OPTIONAL) | {"parse_status"}
+ITEM_COLUMNS = ("question", "response_a", "response_b")
+KNOWN = (set(REQUIRED) | set(TEXT_OPTIONAL) | set(FLOAT_OPTIONAL) | set(INT_OPTIONAL)
+         | {"parse_status", "reference"} | set(ITEM_COLUMNS))
 
 
 def _float(v: Any, *, path: str, row: int, field: str) -> float:
@@ -76,6 +79,7 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
     if not rows:
         raise ItemError("no records", path=src)
     judgments: list[dict[str, Any]] = []
+    items: list[PairItem] = []
     for row, rec in rows:
         def col(name: str, rec: dict[str, Any] = rec) -> tuple[str, Any]:
             """(source column name, value or None)."""
@@ -148,8 +152,17 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
                          parse_detail=parse_detail or f"imported from {p.name} row {row}", **extra)
         r["_row"] = row
         judgments.append(r)
-    return ImportBatch(format=format, source=src, judgments=judgments,
-                       notes=[f"{len(judgments)} judgment row(s) from {p.name}"])
+        texts = {name: col(name)[1] for name in ITEM_COLUMNS}
+        if all(isinstance(t, str) for t in texts.values()):
+            ref = col("reference")[1]
+            items.append(make_pair_item(
+                {"item_id": vals["item_id"], "dataset": vals["dataset"], **texts, "label": vals["label"],
+                 "category": category, "reference": ref if isinstance(ref, str) else None},
+                path=src, row=row))
+    notes = [f"{len(judgments)} judgment row(s) from {p.name}"]
+    if items:
+        notes.append("items taken from the question / response_a / response_b columns")
+    return ImportBatch(format=format, source=src, judgments=judgments, items=items, notes=notes)
 
 
 def import_csv(path: str | Path, **options: Any) -> ImportBatch:
