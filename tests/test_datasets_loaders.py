@@ -385,3 +385,22 @@ def test_summary_reports_labels_ties_dropped_lengths(tmp_path):
     assert s["n_items"] == 1 and s["labels"] == {"A": 1}
     assert s["n_dropped"] == 2 and s["dropped_reasons"] == {"tie majority": 2}
     assert s["response_a_chars"]["max"] == 4 and s["response_b_chars"]["min"] == 2
+
+
+def test_judges_verdict_inferred_scale_is_numeric_order(tmp_path):
+    f = write_jsonl(tmp_path / "jv.jsonl", [
+        {"id": i, "question": "q", "response": "r", "score": s} for i, s in enumerate([1, 0.5, 0, 1])])
+    load = load_dataset("judges-verdict", path=str(f))
+    assert load.items[0].scale == (0, 0.5, 1)
+
+
+def test_nested_conversations_read_from_parquet(tmp_path):
+    """Hub exports are Parquet; nested message lists come back as numpy arrays and must still load."""
+    recs = [_mt(81, "vicuna", "alpaca", "model_a", "e1", 1), _mt(81, "vicuna", "alpaca", "model_a", "e2", 2)]
+    pd.DataFrame(recs).to_parquet(tmp_path / "mt.parquet", index=False)
+    load = load_dataset("mtbench-human", path=str(tmp_path / "mt.parquet"))
+    assert [(it.item_id, it.label) for it in load.items] == [("81-alpaca-vs-vicuna-t1", "B"),
+                                                             ("81-alpaca-vs-vicuna-t2", "B")]
+    pd.DataFrame([_battle(0, "model_b")]).to_parquet(tmp_path / "arena.parquet", index=False)
+    arena = load_dataset("arena", path=str(tmp_path / "arena.parquet"))
+    assert arena.items[0].label == "B" and arena.items[0].response_b == "right 0"

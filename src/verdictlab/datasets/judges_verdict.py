@@ -104,7 +104,8 @@ def load_judges_verdict(path: str | None = None, *, hub: str | None = None, spli
         out["meta"] = meta
         staged.append((row, out))
 
-    grades = sorted({o["label"] for _, o in staged if o["label"] is not None}, key=lambda g: (str(type(g)), g))
+    grades = sorted({o["label"] for _, o in staged if o["label"] is not None},
+                    key=lambda g: (1, 0.0, g) if isinstance(g, str) else (0, float(g), ""))
     if scale is None:
         scale_t = tuple(grades)
     else:
