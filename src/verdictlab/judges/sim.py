@@ -131,6 +131,14 @@ class SimJudge(JudgeAPI):
         except KeyError as exc:
             raise JudgeCallError(f"sim judge: unknown or missing protocol ({exc})", RetryDecision.fatal()) from None
         verdict, how = self.decide(meta)
+        point = getattr(protocol, "sim_verdict", None)
+        if point is not None and verdict is not None:
+            # pointwise protocols (rubric, pointwise) answer in their own vocabulary: right about
+            # the item with probability skill (fixed per item and step), a coin under noise
+            u_item, u_pick, _, _ = _uniforms("sim-point", self.params.seed, meta.get("dataset", ""),
+                                             meta.get("item_id", ""), meta.get("step", ""))
+            correct = (verdict == "A") if how == "noise" else u_item < self.params.skill
+            verdict = point(meta.get("label_shown"), correct=correct, u=u_pick)
         if verdict is None:
             u = _uniforms("sim-malformed", self.params.seed, meta.get("item_id"), meta.get("rep"))[0]
             render_bad = getattr(protocol, "render_malformed", None)

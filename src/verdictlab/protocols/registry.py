@@ -57,6 +57,18 @@ def _factory(protocol_id: str) -> ProtocolFactory:
 def get_protocol(protocol_id: str, *, template_path: str | Path | None = None, **options: Any) -> Protocol:
     """The protocol ``protocol_id``; with ``template_path`` (a YAML file) or options, a fresh
     instance using them, else the shared default instance."""
+    if protocol_id not in _FACTORIES and "@" in protocol_id and template_path is None:
+        # "ID@ARG": protocol ID with ARG as its template_path (a wording / rubric / criteria file,
+        # or a protocol-specific spec such as pointwise@0-2); one shared instance per full id
+        base, _, arg = protocol_id.partition("@")
+        if options:
+            return _factory(base)(template_path=arg, **options)
+        inst = _DEFAULT_INSTANCES.get(protocol_id)
+        if inst is None:
+            inst = _factory(base)(template_path=arg)
+            inst.id = protocol_id
+            _DEFAULT_INSTANCES[protocol_id] = inst
+        return inst
     if template_path is None and not options:
         inst = _DEFAULT_INSTANCES.get(protocol_id)
         if inst is None:
@@ -76,3 +88,5 @@ register_protocol("geval-instruction", "verdictlab.protocols.geval:make_geval_in
 register_protocol("flask", "verdictlab.protocols.flask:make_flask")
 register_protocol("flask-correctness", "verdictlab.protocols.flask:make_flask_correctness")
 register_protocol("flask-instruction", "verdictlab.protocols.flask:make_flask_instruction")
+register_protocol("rubric", "verdictlab.protocols.rubric:make_rubric")
+register_protocol("pointwise", "verdictlab.protocols.pointwise:make_pointwise")

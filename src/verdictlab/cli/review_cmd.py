@@ -1,0 +1,152 @@
+"""`verdictlab review RUN_DIR` -- export the judge/human disagreements for the label-or-rubric loop.
+
+Each exported row puts the judge's reasoning beside the human label and critique, so a domain
+expert can decide, item by item, whether the label or the rubric is wrong.  Kinds of disagreement:
+
+``judge_passed_human_failed``  (rubric) the dangerous direction: the judge let through what a person failed
+``judge_failed_human_passed``  (rubric)
+``judge_unknown``              (rubric) the judge answered UNKNOWN on a labelled item (more context needed?)
+``grade_mismatch``             (pointwise grades) judge grade != human grade
+``wrong_winner``               (pairwise) judge verdict != gold label (a judge ``tie`` on a decided pair too)
+``unparsed``                   (only with ``--unparsed``) no verdict could be read
+
+Human critiques are read from the item's ``meta["critique"]`` (or ``meta["critiques"][criterion]``).
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import pandas as pd
+import typer
+
+REVIEW_COLUMNS: tuple[str, ...] = (
+    "kind", "judge", "dataset", "protocol", "item_id", "step", "order", "temperature", "rep",
+    "human_label", "judge_verdict", "judge_reasoning", "human_critique", "question", "response",
+    "response_a", "response_b", "reference", "parse_status", "raw_output",
+)
+
+
+def _reasoning(raw: Any) -> str:
+    from ..protocols.rubric import extract_reasoning
+
+    if not isinstance(raw, str):
+        return ""
+    text = extract_reasoning(raw)
+    if text == raw.strip():  # pairwise XML or JSON with a rationale field
+        import re
+
+        m = re.search(r"<rationale>(.*?)(?:</rationale>|$)", raw, re.DOTALL)
+        if m:
+            return m.group(1).strip()
+    return text
+
+
+def review_frame(judgments: pd.DataFrame, items: list[Any], *, include_unparsed: bool = False) -> pd.DataFrame:
+    """Disagreement rows (columns :data:`REVIEW_COLUMNS`) from a judgments frame and the run's items."""
+    from ..items import PairItem
+    from ..protocols.pointwise import grade_text
+    from ..protocols.rubric import RESULTS, human_critique, human_label
+
+    by_id = {(it.dataset, str(it.item_id)): it for it in items}
+    rows = []
+    for rec in judgments.to_dict("records"):
+        item = by_id.get((rec["dataset"], str(rec["item_id"])))
+        step = rec.get("step") or ""
+        verdict = rec.get("verdict")
+        verdict = None if verdict is None or (isinstance(verdict, float) and verdict != verdict) else verdict
+        kind = None
+        if isinstance(item, PairItem) or item is None:
+            human = rec.get("label")
+            if human in ("A", "B"):
+                if verdict is None:
+                    kind = "unparsed" if include_unparsed else None
+                elif verdict != human:
+                    kind = "wrong_winner"
+        else:
+            if verdict in RESULTS or str(rec.get("protocol", "")).startswith("rubric"):
+                human = human_label(item, step)
+                if human in ("PASS", "FAIL"):
+                    if verdict is None:
+                        kind = "unparsed" if include_unparsed else None
+                    elif verdict == "UNKNOWN":
+                        kind = "judge_unknown"
+                    elif verdict != human:
+                        kind = "judge_passed_human_failed" if verdict == "PASS" else "judge_failed_human_passed"
+            else:
+                human = grade_text(item.label)
+                if human is not None:
+                    if verdict is None:
+                        kind = "unparsed" if include_unparsed else None
+                    elif grade_text(verdict) != human:
+                        kind = "grade_mismatch"
+        if kind is None:
+            continue
+        is_pair = isinstance(item, PairItem)
+        rows.append({
+            "kind": kind, "judge": rec["judge"], "dataset": rec["dataset"], "protocol": rec["protocol"],
+            "item_id": rec["item_id"], "step": step, "order": rec.get("order"), "temperature": rec.get("temperature"),
+            "rep": rec.get("rep"), "human_label": human, "judge_verdict": verdict,
+            "judge_reasoning": _reasoning(rec.get("raw_output")),
+            "human_critique": human_critique(item, step) if item is not None else "",
+            "question": getattr(item, "question", None), "response": getattr(item, "response", None),
+            "response_a": item.response_a if is_pair else None, "response_b": item.response_b if is_pair else None,
+            "reference": getattr(item, "reference", None), "parse_status": rec.get("parse_status"),
+            "raw_output": rec.get("raw_output"),
+        })
+    return pd.DataFrame(rows, columns=list(REVIEW_COLUMNS))
+
+
+class ReviewFormat(StrEnum):
+    csv = "csv"
+    jsonl = "jsonl"
+
+
+def review(
+    run_dir: Annotated[Path, typer.Argument(help="Run directory holding run.sqlite.")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Output file (default RUN_DIR/review.<format>).")] = None,
+    fmt: Annotated[ReviewFormat | None, typer.Option("--format", help="csv or jsonl (default: from --out, else csv).")] = None,
+    protocol: Annotated[str | None, typer.Option(help="Only this protocol.")] = None,
+    judge: Annotated[str | None, typer.Option(help="Only this judge.")] = None,
+    unparsed: Annotated[bool, typer.Option("--unparsed", help="Also export labelled rows the parser could not read.")] = False,
+) -> None:
+    """Export the judge/human disagreements, the judge's reasoning beside the human label and critique."""
+    from rich.console import Console
+
+    from ..store import StoreError, open_store
+
+    err = Console(stderr=True)
+    try:
+        store = open_store(run_dir)
+    except StoreError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    with store:
+        df = store.judgments()
+        items = store.items()
+    if protocol is not None:
+        df = df[df["protocol"] == protocol]
+    if judge is not None:
+        df = df[df["judge"] == judge]
+    frame = review_frame(df, items, include_unparsed=unparsed)
+    if fmt is None:
+        fmt = ReviewFormat.jsonl if out is not None and out.suffix.lower() in (".jsonl", ".json") else ReviewFormat.csv
+    target = out or (run_dir / f"review.{fmt.value}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if fmt is ReviewFormat.csv:
+        frame.to_csv(target, index=False)
+    else:
+        with target.open("w", encoding="utf-8") as fh:
+            for rec in frame.to_dict("records"):
+                fh.write(json.dumps({k: (None if isinstance(v, float) and v != v else v) for k, v in rec.items()},
+                                    ensure_ascii=False, default=str) + "\n")
+    counts = frame["kind"].value_counts().to_dict() if len(frame) else {}
+    summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "none"
+    Console().print(f"{len(frame)} disagreement(s) written to {target} ({summary})")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("review")(review)

@@ -1,0 +1,260 @@
+"""``pointwise``: one response graded on a scale (3-level, 1-5, ...), and agreement with human grades.
+
+For :class:`~verdictlab.items.PointItem` datasets.  The scale is the item's ``scale`` (e.g.
+``(0, 1, 2)`` from the Judge's Verdict loader) or the protocol's (default 1..5).  Reply (JSON,
+reasoning first)::
+
+    {"rationale": "...", "score": 2}
+
+The verdict column holds the grade as text (``"2"``; words such as ``"partial"`` when the scale is
+made of words).  Parse: strict = exactly ``rationale`` then ``score`` with a grade (closing brace may
+be missing: the stop sequence); repaired = fences / prose dropped, other keys, a number in a
+string, a complete ``"score": N`` field in a truncated object; failed = no grade.
+
+Agreement (:func:`pointwise_agreement`, per judge x dataset x protocol x temperature x step): exact
+match, Cohen's kappa (unweighted and quadratic-weighted on the scale order) and Spearman's rho
+between judge and human grades, on items where both exist; unparsed verdicts are counted.
+:func:`rubric_agreement` does the same for PASS / FAIL / UNKNOWN rubric verdicts, with UNKNOWN
+counted separately and both disagreement directions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .base import ParseResult, Protocol
+from .parsing import strip_fences
+from .rubric import human_label, normalise_result
+
+DEFAULT_SCALE: tuple[int, ...] = (1, 2, 3, 4, 5)
+_SCORE_FIELD = re.compile(r"[\"']score[\"']\s*:\s*(?:\"([^\"\n]+)\"|'([^'\n]+)'|(-?\d+(?:\.\d+)?))")
+
+
+def grade_text(value: Any) -> str | None:
+    """A grade as stored text: integers without decimals, words lower-cased; None if empty."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        f = float(value)
+        if f != f:
+            return None
+        return str(int(f)) if f.is_integer() else f"{f:g}"
+    s = str(value).strip()
+    if not s:
+        return None
+    try:
+        return grade_text(float(s))
+    except ValueError:
+        return s.lower()
+
+
+def parse_grade(text: str) -> ParseResult:
+    """Parse a pointwise grading reply (rules in the module docstring)."""
+    if text is None or not text.strip():
+        return ParseResult(None, "failed", "empty output")
+    t = text.strip()
+    restored = t if t.endswith("}") else t + "}"
+    try:
+        obj = json.loads(restored)
+    except ValueError:
+        obj = None
+    if isinstance(obj, dict) and list(obj) == ["rationale", "score"] and isinstance(obj["score"], int | float) \
+            and not isinstance(obj["score"], bool):
+        g = grade_text(obj["score"])
+        if g is not None:
+            return ParseResult(g, "ok", "", scores={"score": obj["score"]})
+    body = strip_fences(t)
+    start = body.find("{")
+    cand = body[start:] if start >= 0 else body
+    end = cand.rfind("}")
+    if end >= 0:
+        cand = cand[:end + 1]
+    try:
+        obj2 = json.loads(cand if cand.endswith("}") else cand + "}")
+    except ValueError:
+        obj2 = None
+    if isinstance(obj2, dict) and "score" in obj2:
+        g = grade_text(obj2["score"])
+        if g is None:
+            return ParseResult(None, "failed", f"score value {obj2['score']!r} is not a grade")
+        return ParseResult(g, "repaired", "non-conforming object; score field read", scores={"score": obj2["score"]})
+    hits = _SCORE_FIELD.findall(body)
+    grades = {grade_text(a or b or c) for a, b, c in hits} - {None}
+    if len(grades) == 1:
+        g = grades.pop()
+        return ParseResult(g, "repaired", "score read from a truncated / non-JSON reply")
+    if len(grades) > 1:
+        return ParseResult(None, "failed", f"different scores named: {sorted(grades)}")
+    return ParseResult(None, "failed", f"no score in {t[:40]!r}")
+
+
+class PointwiseProtocol(Protocol):
+    """Grade one response on the item's scale (or ``scale``, default 1..5)."""
+
+    id = "pointwise"
+    label_only = False
+    allows_tie = False
+
+    def __init__(self, *, scale: Sequence[Any] | None = None, use_reference: bool = True,
+                 max_tokens: int = 120, protocol_id: str = "pointwise") -> None:
+        self.id = protocol_id
+        self.scale = tuple(scale) if scale is not None else DEFAULT_SCALE
+        self.use_reference = bool(use_reference)
+        self._max_tokens = int(max_tokens)
+
+    def item_scale(self, item: Any) -> tuple[Any, ...]:
+        return tuple(getattr(item, "scale", None) or self.scale)
+
+    def messages(self, item: Any, order: str, *, step: str = "") -> list[dict[str, str]]:
+        if not hasattr(item, "response"):
+            raise ValueError("the pointwise protocol needs PointItem datasets (one response each)")
+        scale = self.item_scale(item)
+        grades = ", ".join(str(g) for g in scale)
+        system = ("You grade one response to a question. Judge correctness and usefulness; length is not a merit. "
+                  "Reason briefly, then give one grade from the scale.")
+        parts = [f"Question:\n{item.question}"]
+        if self.use_reference and getattr(item, "reference", None):
+            parts.append(f"Reference answer:\n{item.reference}")
+        parts.append(f"Response:\n{item.response}")
+        parts.append(f"Grades, worst to best: {grades}.\nReply with a JSON object only, reasoning first "
+                     f"(at most 40 words): {{\"rationale\": \"your reasoning\", \"score\": <one of {grades}>}}")
+        return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
+
+    def max_tokens(self) -> int:
+        return self._max_tokens
+
+    def stop(self) -> tuple[str, ...]:
+        return ("}",)
+
+    def parse(self, text: str) -> ParseResult:
+        return parse_grade(text)
+
+    def render(self, verdict: str, *, rationale: str = "", scores: dict[str, Any] | None = None) -> str:
+        g: Any = verdict
+        try:
+            f = float(verdict)
+            g = int(f) if f.is_integer() else f
+        except (TypeError, ValueError):
+            pass
+        return json.dumps({"rationale": rationale or "Graded against the question.", "score": g})
+
+    def render_malformed(self, u: float = 0.0) -> str:
+        shapes = ['{"rationale": "The response', "It is hard to say.", '{"rationale": "x", "score": "good"']
+        return shapes[min(int(u * len(shapes)), len(shapes) - 1)]
+
+    def sim_verdict(self, label: Any, *, correct: bool, u: float) -> str:
+        """A simulated judge's grade: the label when ``correct``, else a neighbouring grade of the
+        protocol's scale (when the label is on it) or label +/- 1."""
+        g = grade_text(label)
+        if correct and g is not None:
+            return g
+        scale = [grade_text(x) for x in self.scale]
+        if g in scale:
+            i = scale.index(g)
+            j = i + 1 if (u < 0.5 and i + 1 < len(scale)) or i == 0 else i - 1
+            return str(scale[j])
+        try:
+            f = float(g) if g is not None else 0.0
+            return grade_text(f + 1 if u < 0.5 or f <= 0 else f - 1) or "1"
+        except ValueError:
+            return "unknown"
+
+
+def make_pointwise(*, template_path: str | Path | None = None, **options: Any) -> PointwiseProtocol:
+    """Registry factory (``pointwise@0-2`` or ``pointwise@1-5`` sets an integer scale)."""
+    if template_path is not None and "scale" not in options:
+        m = re.fullmatch(r"(-?\d+)-(-?\d+)", str(template_path))
+        if not m:
+            raise ValueError(f"pointwise@{template_path}: expected a scale like 0-2 or 1-5")
+        lo, hi = int(m.group(1)), int(m.group(2))
+        options["scale"] = tuple(range(lo, hi + 1))
+    return PointwiseProtocol(**options)
+
+
+# -- agreement --------------------------------------------------------------------------------------
+_GROUP = ["judge", "dataset", "protocol", "temperature", "step"]
+
+
+def _num(values: pd.Series) -> pd.Series:
+    return pd.to_numeric(values, errors="coerce")
+
+
+def pointwise_agreement(judgments: pd.DataFrame, *, scale: Sequence[Any] | None = None) -> pd.DataFrame:
+    """Exact match, kappa (plain and quadratic-weighted) and Spearman between judge and human grades.
+
+    One row per (judge, dataset, protocol, temperature, step).  Rows with a missing human label are
+    left out (``n_unlabelled``); unparsed verdicts are counted (``n_unparsed``) and left out of the
+    figures.  ``scale`` orders the categories for the weighted kappa (default: numeric order of the
+    grades seen)."""
+    from ..stats import cohen_kappa, spearman
+
+    df = judgments.copy()
+    df["step"] = df["step"].fillna("").astype(str)
+    out = []
+    for key, g in df.groupby(_GROUP, dropna=False, sort=True):
+        lab = g["label"].map(grade_text)
+        ver = g["verdict"].map(grade_text)
+        labelled = lab.notna()
+        both = labelled & ver.notna()
+        a, b = lab[both].to_numpy(dtype=object), ver[both].to_numpy(dtype=object)
+        cats = [grade_text(x) for x in scale] if scale is not None else None
+        if cats is None:
+            seen = sorted(set(a) | set(b), key=lambda x: (_num(pd.Series([x])).iloc[0], x))
+            cats = list(seen)
+        n = int(both.sum())
+        k = cohen_kappa(a, b, labels=cats) if n else None
+        kw = cohen_kappa(a, b, labels=cats, weights="quadratic") if n else None
+        rho = spearman(_num(pd.Series(a)).to_numpy(), _num(pd.Series(b)).to_numpy()) if n > 1 else None
+        out.append({**dict(zip(_GROUP, key, strict=True)), "n": n, "n_unlabelled": int((~labelled).sum()),
+                    "n_unparsed": int((labelled & ver.isna()).sum()),
+                    "exact_match": float(np.mean(a == b)) if n else np.nan,
+                    "kappa": k.value if k else np.nan, "kappa_quadratic": kw.value if kw else np.nan,
+                    "spearman": rho.value if rho else np.nan})
+    return pd.DataFrame(out)
+
+
+def rubric_agreement(judgments: pd.DataFrame, *, items: Sequence[Any] | None = None) -> pd.DataFrame:
+    """Agreement of PASS / FAIL / UNKNOWN verdicts with human pass/fail labels.
+
+    Per (judge, dataset, protocol, temperature, step): ``n`` items with a human PASS/FAIL label;
+    ``n_unknown`` judge UNKNOWN answers (counted apart, never folded into pass or fail);
+    ``n_unparsed``; on the items where both are PASS/FAIL: ``agreement``, Cohen's ``kappa``,
+    ``judge_passed_human_failed`` (the dangerous direction) and ``judge_failed_human_passed``.
+    ``items`` (PointItems) supply per-criterion labels (``meta["labels"]``); without them the
+    ``label`` column is used."""
+    from ..stats import cohen_kappa, disagreement_counts
+
+    df = judgments.copy()
+    df["step"] = df["step"].fillna("").astype(str)
+    if items is not None:
+        by_id = {(it.dataset, str(it.item_id)): it for it in items}
+        df["_human"] = [human_label(by_id.get((d, str(i))), s) if (d, str(i)) in by_id else normalise_result(lab)
+                        for d, i, s, lab in zip(df["dataset"], df["item_id"], df["step"], df["label"], strict=True)]
+    else:
+        df["_human"] = df["label"].map(normalise_result)
+    df["_judge"] = df["verdict"].map(normalise_result)
+    out = []
+    for key, g in df.groupby(_GROUP, dropna=False, sort=True):
+        human_pf = g["_human"].isin(["PASS", "FAIL"])
+        judge = g["_judge"]
+        both = human_pf & judge.isin(["PASS", "FAIL"])
+        h, j = g.loc[both, "_human"].to_numpy(dtype=object), judge[both].to_numpy(dtype=object)
+        n_both = int(both.sum())
+        k = cohen_kappa(h, j, labels=["PASS", "FAIL"]) if n_both else None
+        dis = disagreement_counts(h, j, positive="PASS") if n_both else None
+        out.append({**dict(zip(_GROUP, key, strict=True)), "n": int(human_pf.sum()), "n_compared": n_both,
+                    "n_unknown": int((human_pf & (judge == "UNKNOWN")).sum()),
+                    "n_unparsed": int((human_pf & judge.isna()).sum()),
+                    "unknown_rate": float((judge[human_pf] == "UNKNOWN").mean()) if human_pf.any() else np.nan,
+                    "agreement": float(np.mean(h == j)) if n_both else np.nan,
+                    "kappa": k.value if k else np.nan,
+                    "judge_passed_human_failed": dis.judge_passed_human_failed if dis else 0,
+                    "judge_failed_human_passed": dis.judge_failed_human_passed if dis else 0})
+    return pd.DataFrame(out)
