@@ -420,6 +420,20 @@ def test_explicit_seed_and_no_logprobs_when_unsupported(tmp_path: Path) -> None:
     assert not any(r.logprobs for r in judge.requests)
 
 
+class FormatProtocol(LetterProtocol):
+    label_only = False
+
+
+def test_verdict_choices_only_for_label_only_protocols(tmp_path: Path) -> None:
+    its = items(1)
+    judge = LogprobJudge("lp:correct", "correct")
+    with RunStore(tmp_path) as st:
+        asyncio.run(run_trials(grid(judge.judge_id, its), store=st, items=its, judges={judge.judge_id: judge},
+                               protocols={"letter": FormatProtocol()}))
+    # a free-form protocol (JSON, XML...) must be generated, not scored from two letters
+    assert all(r.verdict_choices == () and not r.logprobs for r in judge.requests)
+
+
 # -- budget -----------------------------------------------------------------------------------------
 def test_budget_stops_cleanly_and_resumes(tmp_path: Path) -> None:
     cfg = _config(tmp_path, budget={"max_calls": 10})

@@ -453,7 +453,7 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
             seed=spec.params["seed"] if spec.params.get("seed") is not None else derived_seed(seed, tid),
             stop=tuple(protocol.stop()), logprobs=use_logprobs,
             top_logprobs=max(5, len(protocol.verdict_choices)) if use_logprobs else 0,
-            verdict_choices=tuple(protocol.verdict_choices), params=params,
+            verdict_choices=tuple(protocol.verdict_choices) if protocol.label_only else (), params=params,
             metadata={**trial.key(), "trial_id": tid, "label_shown": label_shown},
         )
         prompt_hash = request.request_hash(provider=judge.provider, model=judge.model)
