@@ -404,3 +404,12 @@ def test_nested_conversations_read_from_parquet(tmp_path):
     pd.DataFrame([_battle(0, "model_b")]).to_parquet(tmp_path / "arena.parquet", index=False)
     arena = load_dataset("arena", path=str(tmp_path / "arena.parquet"))
     assert arena.items[0].label == "B" and arena.items[0].response_b == "right 0"
+
+
+def test_jsonl_limit_and_unknown_option(tmp_path):
+    f = write_jsonl(tmp_path / "p.jsonl", [
+        {"item_id": str(i), "question": "q", "response_a": "a", "response_b": "b", "label": "A"} for i in range(3)])
+    assert [it.item_id for it in load_dataset("jsonl", path=str(f), limit=2).items] == ["0", "1"]
+    with pytest.raises(ItemError, match="unknown option"):
+        load_dataset("jsonl", path=str(f), splitt="x")
+    assert len(load_dataset("jsonl", path=str(f), seed=3).items) == 3

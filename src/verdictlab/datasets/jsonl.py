@@ -17,7 +17,11 @@ REQUIRED = ("item_id", "question", "response_a", "response_b")
 
 
 def load_jsonl(path: str | None, *, dataset: str | None = None,
-               field_map: dict[str, str] | None = None, **_: Any) -> DatasetLoad:
+               field_map: dict[str, str] | None = None, limit: int | None = None,
+               **options: Any) -> DatasetLoad:
+    from ._common import check_no_options, finish
+
+    check_no_options("jsonl", options)
     if not path:
         raise ItemError("the jsonl dataset needs a 'path'", field="path")
     p = Path(path)
@@ -62,4 +66,4 @@ def load_jsonl(path: str | None, *, dataset: str | None = None,
             items.append(item)
     if not items:
         raise ItemError("no records", path=str(p))
-    return DatasetLoad(name=name, items=items, source=str(p))
+    return finish(name, list(items), source=str(p), limit=limit)
