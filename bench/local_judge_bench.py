@@ -1,0 +1,90 @@
+"""Speed of the embedded local judge (llamacpp:smollm2-135m) on the demo protocols.
+
+For each protocol it judges a few demo pairs in both orders with R repetitions back to back (the
+engine's trial order), twice in the same process:
+
+* baseline -- prefix reuse OFF: the KV cache is cleared before every call, so every call reads its
+  whole prompt;
+* reuse    -- prefix reuse ON (the default): consecutive calls keep the KV cache of their common
+  prompt prefix (all of it between repetitions, the system prompt and question between orders).
+
+It prints prompt tokens/s (prompt tokens submitted / wall time) and judgments/s for both, and the
+ratio reuse / baseline.  Ratios, not absolute numbers, are the result: the machine and its load
+change the absolute speed.
+
+    .venv/bin/python bench/local_judge_bench.py [--pairs 2] [--repetitions 3] [--protocols direct,vf-json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", type=int, default=2)
+    ap.add_argument("--repetitions", type=int, default=3)
+    ap.add_argument("--temperature", type=float, default=0.7)
+    ap.add_argument("--protocols", default="direct,vf-json,vf-xml,cot-json,cot-xml")
+    args = ap.parse_args(argv)
+
+    from verdictlab.datasets import load_dataset
+    from verdictlab.judges import JudgeConfigError, JudgeRequest, make_judge
+    from verdictlab.protocols import get_protocol
+
+    try:
+        judge = make_judge("llamacpp:smollm2-135m")
+    except JudgeConfigError as exc:
+        print(f"local_judge_bench: skipped ({exc})")
+        return 0
+    items = load_dataset("demo", pairs=args.pairs).items
+    protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
+
+    def requests(pid: str) -> list[JudgeRequest]:
+        p = get_protocol(pid)
+        out = []
+        for it in items:
+            for order in ("AB", "BA"):
+                for rep in range(args.repetitions):
+                    out.append(JudgeRequest(
+                        messages=tuple(p.messages(it, order)), temperature=args.temperature,
+                        max_tokens=p.max_tokens(), stop=p.stop(), seed=rep, logprobs=p.label_only,
+                        verdict_choices=p.verdict_choices,
+                        metadata={"dataset": "demo", "item_id": it.item_id, "protocol": pid, "order": order,
+                                  "temperature": args.temperature, "rep": rep, "step": ""}))
+        return out
+
+    async def measure(reqs: list[JudgeRequest], reuse: bool) -> tuple[float, int, int]:
+        judge.reuse_prefix = reuse
+        judge.llama().reset()
+        t0 = time.perf_counter()
+        tin = tout = 0
+        for r in reqs:
+            resp = await judge.generate(r)
+            tin += resp.tokens_in or 0
+            tout += resp.tokens_out or 0
+        return time.perf_counter() - t0, tin, tout
+
+    # load the model and warm up outside the timings
+    asyncio.run(measure(requests(protocols[0])[:1], True))
+    print(f"llamacpp:smollm2-135m, {len(items)} pairs x 2 orders x {args.repetitions} repetitions per protocol, "
+          f"T={args.temperature:g}, threads={judge.n_threads}")
+    header = (f"{'protocol':<9} {'calls':>5} {'prompt tok/s':>13} {'(reuse)':>9} {'judgments/s':>12} "
+              f"{'(reuse)':>9} {'ratio reuse/baseline':>21}")
+    print(header)
+    print("-" * len(header))
+    for pid in protocols:
+        reqs = requests(pid)
+        base_t, tin, _ = asyncio.run(measure(reqs, False))
+        reuse_t, tin2, _ = asyncio.run(measure(reqs, True))
+        print(f"{pid:<9} {len(reqs):>5} {tin / base_t:>13.0f} {tin2 / reuse_t:>9.0f} {len(reqs) / base_t:>12.2f} "
+              f"{len(reqs) / reuse_t:>9.2f} {base_t / reuse_t:>20.2f}x")
+    judge.reuse_prefix = True
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""The demo dataset, its loader, the plain-sentence rules and `verdictlab demo` (with a sim judge)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from typer.testing import CliRunner
+
+from verdictlab.datasets import load_dataset
+from verdictlab.datasets.demo import demo_path
+from verdictlab.report.verdicts_text import cell_sentence, protocol_sentences
+
+
+def test_demo_dataset_is_short_balanced_and_covers_the_categories() -> None:
+    load = load_dataset("demo")
+    items = load.items
+    assert len(items) >= 24 and load.name == "demo"
+    labels = Counter(it.label for it in items)
+    assert labels["A"] == labels["B"]
+    cats = Counter(it.category for it in items)
+    assert {"factual", "arithmetic", "instruction", "verbose_wrong", "near_tie"} <= set(cats)
+    for it in items:
+        for text in (it.question, it.response_a, it.response_b):
+            assert len(text.split()) <= 40, (it.item_id, text)
+    # verbose-but-wrong pairs really pit a long answer against a terse one
+    for it in items:
+        if it.category == "verbose_wrong":
+            better, worse = (it.response_a, it.response_b) if it.label == "A" else (it.response_b, it.response_a)
+            assert len(worse.split()) > 3 * len(better.split())
+    with open(demo_path(), encoding="utf-8") as fh:
+        assert all(json.loads(line)["item_id"] for line in fh)
+
+
+def test_demo_subset_is_balanced() -> None:
+    sub = load_dataset("demo", pairs=10)
+    assert len(sub.items) == 10
+    assert Counter(it.label for it in sub.items) == {"A": 5, "B": 5}
+    assert len({it.category for it in sub.items}) == 5
+    assert sub.notes
+
+
+def _cell(**kw):
+    base = {"protocol": "direct", "judge": "j", "dataset": "demo", "temperature": 0.7, "n_pairs": 12,
+            "n_order_pairs": 12, "repetitions": 3, "n_judgments": 72, "n_unparsed": 0,
+            "parse_failure_rate": 0.0, "C": 0.9, "phi": 0.05, "A": 0.9, "A_lo": 0.75, "A_hi": 0.97, "T": 0.8,
+            "agreement": {"share_first_won": 0.5}}
+    base.update(kw)
+    return base
+
+
+def test_sentence_rules() -> None:
+    s = cell_sentence(_cell())
+    assert s.startswith("Trustworthy") and "N = 12 pairs x 2 orders x 3 repetitions = 72 judgments" in s
+    s = cell_sentence(_cell(phi=0.9, agreement={"share_first_won": 0.93}))
+    assert s.startswith("Order-driven whatever its C") and "first-shown answer wins 93%" in s
+    s = cell_sentence(_cell(phi=0.8, agreement={"share_first_won": 0.1}))
+    assert "second-shown answer wins 90%" in s
+    s = cell_sentence(_cell(C=1.0, A=0.55, A_lo=0.4, A_hi=0.7, T=0.5))
+    assert s.startswith("Deterministic but no better than chance")
+    s = cell_sentence(_cell(C=0.3, A=0.55, A_lo=0.4, A_hi=0.7))
+    assert s.startswith("Unstable") and "not distinguishable from chance" in s
+    s = cell_sentence(_cell(A=0.2, A_lo=0.1, A_hi=0.35))
+    assert s.startswith("Worse than chance")
+    s = cell_sentence(_cell(A=0.7, A_lo=0.55, A_hi=0.8, T=0.4, phi=0.3))
+    assert s.startswith("Better than chance, but only 40%") and "changes the verdict on 30% of pairs" in s
+    s = cell_sentence(_cell(parse_failure_rate=0.95, n_unparsed=68))
+    assert s.startswith("Almost never gave a readable verdict") and "68 unreadable" in s
+    s = cell_sentence(_cell(parse_failure_rate=0.5, n_unparsed=36))
+    assert "50% of its outputs were unreadable" in s
+    assert cell_sentence(_cell(n_judgments=0)) == "No judgments yet."
+    labels = [lbl for lbl, _ in protocol_sentences([_cell(), _cell(protocol="vf-json", temperature=0.0)])]
+    assert labels == ["direct (temperature 0.7)", "vf-json (temperature 0.0)"]
+
+
+@pytest.mark.slow
+def test_demo_command_runs_and_resumes(tmp_path) -> None:
+    pytest.importorskip("verdictlab.engine")
+    from verdictlab.cli.main import app
+
+    runner = CliRunner()
+    args = ["demo", "--run-dir", str(tmp_path / "demo"), "--pairs", "6", "--repetitions", "3", "--no-progress",
+            "--judge", "sim:skill=0.9,position_lock=1,noise=0,seed=4"]
+    first = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert first.exit_code == 0, first.output
+    assert "6 demo pairs x 5 protocols x 2 orders x 3 repetitions" in first.output
+    assert "180 judged now, 0 reused" in first.output
+    # a fully position-locked judge is order-driven under every protocol
+    for pid in ("direct", "vf-json", "vf-xml", "cot-json", "cot-xml"):
+        assert f"{pid}: Order-driven whatever its C" in first.output
+    assert (tmp_path / "demo" / "run.sqlite").is_file()
+    second = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert second.exit_code == 0, second.output
+    assert "0 judged now, 180 reused from the store" in second.output
