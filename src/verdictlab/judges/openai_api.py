@@ -1,0 +1,421 @@
+"""OpenAI and OpenAI-compatible chat judges (official ``openai`` SDK, ``AsyncOpenAI``).
+
+Judge ids
+---------
+``openai:MODEL``                        api.openai.com; key from ``OPENAI_API_KEY`` (or
+                                        ``VERDICTLAB_API_KEY`` when that is unset).
+``openai-compatible:MODEL@BASE_URL``    any server speaking the chat-completions API (vLLM, llama.cpp
+                                        server, Ollama, hosted gateways).  Key from the variable
+                                        named by a ``#key_env=NAME`` suffix on the URL (the fragment is
+                                        never sent), else ``VERDICTLAB_API_KEY``, else none.  The
+                                        ``OPENAI_API_KEY`` is deliberately *not* sent to other hosts.
+
+Keys are read from the environment when the client is built, are never stored on the judge,
+never appear in :meth:`describe`, and are scrubbed from every error message.
+
+The SDK runs with ``max_retries=0``: the engine owns retries.  SDK exceptions map to typed
+:class:`RetryDecision` s by exception class and status code (never by message text):
+``RateLimitError`` -> rate_limit (with ``Retry-After``), ``InternalServerError`` / 408 / 409 /
+``APIConnectionError`` / ``APITimeoutError`` / an unreadable body -> transient, other 4xx -> fatal.
+
+Parameters the model rejects (HTTP 400 naming ``param`` = ``temperature``, ``seed``, ``stop``,
+``logprobs``...; e.g. reasoning models and temperature) are dropped, the call is retried once per
+parameter, and the response carries a note saying so.  The judge remembers the rejection so later
+calls do not pay a failed request.  Known reasoning families (o1, o3, o4, gpt-5) are sent without
+temperature from the start.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from ..prices import PriceTable, default_price_table
+from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
+
+OPENAI_KEY_ENV = "OPENAI_API_KEY"
+GENERIC_KEY_ENV = "VERDICTLAB_API_KEY"
+NO_KEY = "no-key"   # what the SDK is given for servers that need none (it insists on a string)
+
+# model families that reject a temperature (reasoning models)
+REASONING_MODEL = re.compile(r"^(o1|o3|o4|gpt-5)(?![\w.]*-chat)", re.IGNORECASE)
+# parameters a server may reject one by one; "logprobs" drops "top_logprobs" with it
+DROPPABLE_PARAMS = ("temperature", "top_p", "seed", "stop", "logprobs", "top_logprobs",
+                    "presence_penalty", "frequency_penalty", "max_tokens")
+DEFAULT_TOP_LOGPROBS = 5
+
+
+# -- shared helpers (also used by the anthropic and vllm backends) --------------------------------
+_KEYLIKE = re.compile(r"\b(sk|key|rk|pk)-[A-Za-z0-9_\-]{8,}")
+
+
+def redact(text: object, secrets: Iterable[str | None] = ()) -> str:
+    """``text`` with every secret value and anything shaped like an API key replaced by ``***``."""
+    s = str(text)
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            s = s.replace(secret, "***")
+    return _KEYLIKE.sub(lambda m: m.group(1) + "-***", s)
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds from ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date), if present."""
+    if not headers:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            v = float(ms) / 1000.0
+            if math.isfinite(v) and v >= 0:
+                return v
+        except ValueError:
+            pass
+    ra = headers.get("retry-after")
+    if ra:
+        try:
+            v = float(ra)
+            if math.isfinite(v) and v >= 0:
+                return v
+        except ValueError:
+            try:
+                when = parsedate_to_datetime(ra)
+                return max(0.0, when.timestamp() - time.time())
+            except (TypeError, ValueError, IndexError, OverflowError):
+                return None
+    return None
+
+
+def choice_probs_from_top_logprobs(top: Mapping[str, float] | None,
+                                   choices: Iterable[str]) -> tuple[dict[str, float] | None, list[str]]:
+    """Probabilities of the verdict ``choices`` from the first generated token's top log-probs.
+
+    Token variants that differ only by surrounding whitespace (``"A"``, ``" A"``) are pooled.
+    The result is normalised over the choices present, so it sums to 1.  A choice missing from
+    the top-k gets probability 0 and a note says so (its true probability is below the k-th
+    token's); when no choice is present the result is ``None``.
+    """
+    choices = tuple(choices)
+    notes: list[str] = []
+    if not top or not choices:
+        return None, notes
+    mass = dict.fromkeys(choices, 0.0)
+    seen: set[str] = set()
+    for token, logprob in top.items():
+        t = token.strip()
+        if t in mass and logprob is not None and math.isfinite(logprob):
+            mass[t] += math.exp(logprob)
+            seen.add(t)
+    if not seen:
+        notes.append(f"none of the verdict choices {list(choices)} is among the first token's "
+                     f"top-{len(top)} log-probabilities; no choice probabilities")
+        return None, notes
+    missing = [c for c in choices if c not in seen]
+    if missing:
+        notes.append(f"verdict choice(s) {missing} not in the first token's top-{len(top)} "
+                     f"log-probabilities; their probability was taken as 0")
+    total = sum(mass.values())
+    return {c: mass[c] / total for c in choices}, notes
+
+
+_SIGNATURES: dict[Any, frozenset[str] | None] = {}
+
+
+def sdk_kwargs(method: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with every key the SDK method does not declare moved into ``extra_body``, so a
+    parameter an SDK version dropped from its signature (or never had) still reaches the API."""
+    func = getattr(method, "__func__", method)
+    names = _SIGNATURES.get(func, ...)
+    if names is ...:
+        try:
+            sig = inspect.signature(method)
+            names = None if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()) \
+                else frozenset(sig.parameters)
+        except (TypeError, ValueError):
+            names = None
+        _SIGNATURES[func] = names
+    if names is None:
+        return params
+    out = {k: v for k, v in params.items() if k in names}
+    extra = {k: v for k, v in params.items() if k not in names}
+    if extra:
+        out["extra_body"] = {**extra, **(params.get("extra_body") or {})}
+    return out
+
+
+def missing_sdk(package: str, extra: str) -> JudgeConfigError:
+    return JudgeConfigError(f"the '{package}' package is needed for this judge; install it with "
+                            f"`pip install '{package}'` (or `pip install 'verdictlab[{extra}]'`)")
+
+
+# -- the judge ----------------------------------------------------------------------------------
+class OpenAIJudge(JudgeAPI):
+    """Chat-completions judge over ``AsyncOpenAI``."""
+
+    supports_logprobs = True
+
+    def __init__(self, judge_id: str, model: str, *, provider: str = "openai", base_url: str | None = None,
+                 key_env: str | None = OPENAI_KEY_ENV, key_env_fallbacks: tuple[str, ...] = (),
+                 require_key: bool = True, timeout_s: float = 120.0,
+                 prices: PriceTable | None = None, http_client: Any = None) -> None:
+        super().__init__(judge_id, model)
+        self.provider = provider
+        self.base_url = base_url
+        self.key_env = key_env
+        self.key_env_fallbacks = key_env_fallbacks
+        self.require_key = require_key
+        self.timeout_s = float(timeout_s)
+        self.prices = prices
+        self._http_client = http_client
+        self._client: Any = None
+        self._key_env_used: str | None = None
+        self._dropped: set[str] = set()    # params this model rejected (remembered across calls)
+        self._use_max_completion_tokens = provider == "openai"
+        if REASONING_MODEL.match(model) and provider == "openai":
+            self._dropped.add("temperature")
+        if require_key and self._find_key()[0] is None:
+            names = " or ".join(n for n in (key_env, *key_env_fallbacks) if n)
+            raise JudgeConfigError(f"judge {judge_id!r}: no API key; set the environment variable {names}")
+
+    # -- key and client ---------------------------------------------------------------------
+    def _find_key(self) -> tuple[str | None, str | None]:
+        for name in (self.key_env, *self.key_env_fallbacks):
+            if name and os.environ.get(name):
+                return os.environ[name], name
+        return None, None
+
+    def _secret(self) -> str | None:
+        return self._find_key()[0]
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            try:
+                import openai
+            except ImportError:
+                raise missing_sdk("openai", "openai") from None
+            key, used = self._find_key()
+            if key is None and self.require_key:
+                raise JudgeCallError(f"judge {self.judge_id!r}: API key environment variable is not set",
+                                     RetryDecision.fatal())
+            self._key_env_used = used
+            kwargs: dict[str, Any] = {"api_key": key or NO_KEY, "max_retries": 0, "timeout": self.timeout_s}
+            if self.base_url:
+                kwargs["base_url"] = self.base_url
+            if self._http_client is not None:
+                kwargs["http_client"] = self._http_client
+            self._client = openai.AsyncOpenAI(**kwargs)
+        return self._client
+
+    def describe(self) -> dict[str, Any]:
+        key, used = self._find_key()
+        return {
+            "judge": self.judge_id, "provider": self.provider, "model": self.model,
+            "base_url": self.base_url or "https://api.openai.com/v1",
+            "key_env": used,                       # the variable's NAME, never its value
+            "timeout_s": self.timeout_s,
+            "dropped_params": sorted(self._dropped),
+        }
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    # -- request ----------------------------------------------------------------------------
+    def build_params(self, request: JudgeRequest) -> tuple[dict[str, Any], list[str]]:
+        """SDK keyword arguments for ``request`` (minus the parameters this model rejects), and
+        notes on what was left out."""
+        notes: list[str] = []
+        p: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in request.messages]}
+        p["temperature"] = float(request.temperature)
+        if self._use_max_completion_tokens:
+            p["max_completion_tokens"] = int(request.max_tokens)
+        else:
+            p["max_tokens"] = int(request.max_tokens)
+        if request.seed is not None:
+            p["seed"] = int(request.seed)
+        if request.stop:
+            p["stop"] = list(request.stop)[:4]
+        want_logprobs = request.logprobs or (bool(request.verdict_choices)
+                                             and request.params.get("logprobs", True) is not False)
+        if want_logprobs:
+            p["logprobs"] = True
+            k = request.top_logprobs or (DEFAULT_TOP_LOGPROBS if request.verdict_choices else 0)
+            if k:
+                p["top_logprobs"] = min(int(k), 20)
+        if request.params.get("timeout_s"):
+            p["timeout"] = float(request.params["timeout_s"])
+        extra = {k: v for k, v in request.params.items()
+                 if k not in ("logprobs", "top_logprobs", "timeout_s", "max_tokens", "seed")}
+        if extra:
+            p["extra_body"] = extra
+        for name in sorted(self._dropped):
+            if name == "max_tokens":
+                continue
+            if name in p:
+                del p[name]
+                if name == "logprobs":
+                    p.pop("top_logprobs", None)
+                notes.append(_drop_note(name, self.model, request))
+        return p, notes
+
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:
+        client = self._get_client()
+        params, notes = self.build_params(request)
+        t0 = time.perf_counter()
+        for _ in range(len(DROPPABLE_PARAMS) + 1):
+            try:
+                resp = await client.chat.completions.create(**sdk_kwargs(client.chat.completions.create,
+                                                                         params))
+                break
+            except Exception as exc:  # noqa: BLE001 - mapped to a typed decision below
+                dropped = self._param_to_drop(exc, params)
+                if dropped is None:
+                    raise self._call_error(exc) from None
+                self._dropped.add(dropped)
+                if dropped == "max_tokens":
+                    params["max_completion_tokens"] = params.pop("max_tokens")
+                    self._use_max_completion_tokens = True
+                    notes.append("server rejected max_tokens; sent max_completion_tokens instead")
+                else:
+                    params.pop(dropped, None)
+                    if dropped == "logprobs":
+                        params.pop("top_logprobs", None)
+                    notes.append(_drop_note(dropped, self.model, request, rejected=True))
+        else:  # pragma: no cover - bounded by the number of droppable params
+            raise JudgeCallError(f"{self.judge_id}: too many rejected parameters", RetryDecision.fatal())
+        latency = time.perf_counter() - t0
+        return self._to_response(resp, request, params, notes, latency)
+
+    def _param_to_drop(self, exc: Exception, params: dict[str, Any]) -> str | None:
+        import openai
+
+        if not isinstance(exc, openai.BadRequestError):
+            return None
+        param = (exc.param or "").strip()
+        if param == "max_tokens" and "max_tokens" in params:
+            return "max_tokens"
+        if param in DROPPABLE_PARAMS and param in params and param not in self._dropped:
+            return param
+        return None
+
+    def _call_error(self, exc: Exception) -> JudgeCallError:
+        decision = openai_decision(exc)
+        status = getattr(exc, "status_code", None)
+        what = type(exc).__name__ + (f" (HTTP {status})" if status else "")
+        msg = getattr(exc, "message", None) or str(exc)
+        return JudgeCallError(redact(f"{self.provider} {self.model}: {what}: {msg}"[:500],
+                                     [self._secret()]), decision)
+
+    def _to_response(self, resp: Any, request: JudgeRequest, params: dict[str, Any], notes: list[str],
+                     latency: float) -> JudgeResponse:
+        if not getattr(resp, "choices", None):
+            raise JudgeCallError(f"{self.provider} {self.model}: response without choices",
+                                 RetryDecision.transient())
+        choice = resp.choices[0]
+        msg = choice.message
+        text = (msg.content if msg is not None else None) or ""
+        refusal = getattr(msg, "refusal", None) if msg is not None else None
+        if refusal:
+            notes.append("model refused: " + redact(refusal)[:200])
+        if not text and getattr(choice, "finish_reason", None) == "length":
+            notes.append(f"empty output: the token limit ({request.max_tokens}) was used up "
+                         f"(reasoning models spend it on hidden reasoning)")
+        usage = getattr(resp, "usage", None)
+        tin = getattr(usage, "prompt_tokens", None) if usage is not None else None
+        tout = getattr(usage, "completion_tokens", None) if usage is not None else None
+        prices = self.prices or default_price_table()
+        cost = prices.cost(self.provider, self.model, tin, tout) if usage is not None else None
+        top_list: list[dict[str, float]] | None = None
+        choice_probs = None
+        lp = getattr(choice, "logprobs", None)
+        content = getattr(lp, "content", None) if lp is not None else None
+        if content:
+            top_list = []
+            for pos in content:
+                d = {t.token: t.logprob for t in (pos.top_logprobs or [])}
+                if not d:
+                    d = {pos.token: pos.logprob}
+                top_list.append(d)
+            if request.verdict_choices:
+                choice_probs, cp_notes = choice_probs_from_top_logprobs(top_list[0], request.verdict_choices)
+                notes.extend(cp_notes)
+        elif params.get("logprobs"):
+            notes.append("log-probabilities were requested but the server returned none")
+        return JudgeResponse(text=text, tokens_in=tin, tokens_out=tout, cost_usd=cost, latency_s=latency,
+                             choice_probs=choice_probs, top_logprobs=top_list, notes=notes)
+
+
+def _drop_note(name: str, model: str, request: JudgeRequest, *, rejected: bool = False) -> str:
+    why = "rejected by the server" if rejected else "not accepted by this model"
+    if name == "temperature":
+        return (f"temperature {request.temperature:g} {why} ({model}); sent without it, the model "
+                f"samples at its own default")
+    return f"parameter '{name}' {why} ({model}); sent without it"
+
+
+def openai_decision(exc: BaseException) -> RetryDecision:
+    """Typed retry decision for an ``openai`` SDK exception (by class and status, not by text)."""
+    import json
+
+    import openai
+
+    if isinstance(exc, openai.RateLimitError):
+        return RetryDecision.rate_limit(retry_after_seconds(exc.response.headers))
+    if isinstance(exc, openai.APIConnectionError):   # includes APITimeoutError
+        return RetryDecision.transient()
+    if isinstance(exc, openai.APIResponseValidationError):
+        return RetryDecision.transient()
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        if status >= 500 or status in (408, 409):
+            return RetryDecision.transient(retry_after_seconds(exc.response.headers))
+        return RetryDecision.fatal()
+    if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
+        return RetryDecision.transient()   # a body that is not JSON (proxy error page, cut stream)
+    return RetryDecision.fatal()
+
+
+# -- factories ----------------------------------------------------------------------------------
+_COMPAT_SPEC = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
+
+
+def make_openai_judge(judge_id: str, spec: str) -> OpenAIJudge:
+    model = spec.strip()
+    if not model:
+        raise JudgeConfigError(f"judge id {judge_id!r}: expected openai:MODEL (e.g. openai:gpt-4o-mini)")
+    return OpenAIJudge(judge_id, model, provider="openai", key_env=OPENAI_KEY_ENV,
+                       key_env_fallbacks=(GENERIC_KEY_ENV,))
+
+
+def make_openai_compatible_judge(judge_id: str, spec: str) -> OpenAIJudge:
+    m = _COMPAT_SPEC.match(spec.strip())
+    if not m:
+        raise JudgeConfigError(f"judge id {judge_id!r}: expected openai-compatible:MODEL@BASE_URL "
+                               f"(e.g. openai-compatible:qwen2.5-7b@http://127.0.0.1:8000/v1, optionally "
+                               f"ending in #key_env=MY_KEY_VARIABLE)")
+    model, url = m.group("model"), m.group("url")
+    key_env: str | None = None
+    if "#" in url:
+        url, frag = url.split("#", 1)
+        for part in frag.split("&"):
+            k, _, v = part.partition("=")
+            if k == "key_env" and v:
+                key_env = v
+            else:
+                raise JudgeConfigError(f"judge id {judge_id!r}: unknown URL fragment option {k!r} "
+                                       f"(only key_env=NAME)")
+    if key_env is not None:
+        return OpenAIJudge(judge_id, model, provider="openai-compatible", base_url=url, key_env=key_env,
+                           require_key=True)
+    return OpenAIJudge(judge_id, model, provider="openai-compatible", base_url=url,
+                       key_env=GENERIC_KEY_ENV, require_key=False)
+
+
+__all__ = ["OpenAIJudge", "choice_probs_from_top_logprobs", "make_openai_compatible_judge",
+           "make_openai_judge", "openai_decision", "redact", "retry_after_seconds"]
