@@ -1,0 +1,311 @@
+"""Structured debate between two judges on a pair, with every round stored and every fallback counted.
+
+Protocol
+--------
+Round 1: each of the two judges answers the pair independently (reasoning first, then the winner,
+JSON).  Rounds 2..N (rebuttals): each judge sees the other judge's latest argument and verdict and
+answers again, keeping or changing its verdict.  The debate stops early once both judges name the
+same winner (``stop_on_agreement``) or after ``rounds`` rounds.
+
+Stored rows (run store, ``protocol = "debate"``)
+------------------------------------------------
+* one row per judge and round: ``judge`` = the debater, ``step = "round-k"``, with its raw output,
+  parse status and verdict (canonical terms, like every row);
+* one *final* row per (pair, order, rep): ``judge = "debate(J1 | J2)"``, ``step = ""``.  Its verdict is
+  the verdict both judges hold after the last round; if they still disagree, ``final_rule`` decides:
+  ``"tie"`` (default) or ``"first-judge"``.  Its ``parse_status`` is ``fallback`` (with
+  ``fallback_rule = "depends-on-fallback"``) when a verdict it rests on came from a fallback, so the
+  number of finals that depend on a fallback is a count, not a guess.
+
+Parse failures (explicit, configurable, counted)
+------------------------------------------------
+``fallback="none"`` (default): a judge whose reply cannot be parsed has no verdict that round (its
+opponent's argument stands alone; a final without both verdicts is ``failed`` unless the other rule
+applies).  ``"previous"``: the judge keeps its previous round's verdict (none in round 1).
+``"paper"``: round 1 falls back to the first-shown response and later rounds to the previous
+verdict -- the rule of the audited implementation, offered so its effect can be measured.
+Every fallback row has ``parse_status = "fallback"`` and a named ``fallback_rule``.
+
+:func:`debate_summary` reports round-1 vs final accuracy, the rounds used, how often the judges
+ended in agreement, and the fallback counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .design import trial_id
+from .items import PairItem, to_canonical, to_shown
+from .judges.base import JudgeAPI, JudgeCallError, JudgeRequest
+from .protocols.base import ParseResult, Protocol
+from .protocols.parsing import parse_json
+
+FALLBACKS: tuple[str, ...] = ("none", "previous", "paper")
+FINAL_RULES: tuple[str, ...] = ("tie", "first-judge")
+PROTOCOL_ID = "debate"
+
+_SYSTEM = ("You are one of two judges comparing two answers to the same question. Decide which answer is "
+           "better: correct, doing exactly what was asked, and clear. Length is not a merit, and the order "
+           "of the answers must not matter.")
+_FORMAT = ('Reply with a JSON object only, reasoning first (at most 40 words): '
+           '{"rationale": "your reasoning", "winner": "A or B"}')
+
+
+class DebateProtocol(Protocol):
+    """The wording and parser of one debate turn (also what the simulated judge renders)."""
+
+    id = PROTOCOL_ID
+    label_only = False
+    allows_tie = False
+    verdict_choices = ("A", "B")
+
+    def messages(self, item: Any, order: str, *, step: str = "", opponent: tuple[str, str] | None = None,
+                 own: tuple[str, str] | None = None) -> list[dict[str, str]]:
+        first, second = item.shown(order)
+        user = f"Question:\n{item.question}\n\nResponse A:\n{first}\n\nResponse B:\n{second}\n\n"
+        if opponent is not None:
+            if own is not None:
+                user += f"Your previous verdict was {own[1]}, because: {own[0]}\n\n"
+            user += (f"The other judge chose {opponent[1]}, arguing: {opponent[0]}\n\n"
+                     "Weigh that argument. Keep your verdict if it still holds, change it if the argument "
+                     "convinced you. ")
+        return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user + _FORMAT}]
+
+    def max_tokens(self) -> int:
+        return 96
+
+    def stop(self) -> tuple[str, ...]:
+        return ("}",)
+
+    def parse(self, text: str) -> ParseResult:
+        return parse_json(text, fields=("rationale", "winner"), stop=("}",), allows_tie=False)
+
+    def render(self, verdict: str, *, rationale: str = "", scores: dict[str, Any] | None = None) -> str:
+        if verdict not in ("A", "B"):
+            raise ValueError(f"debate renders 'A' or 'B', got {verdict!r}")
+        return json.dumps({"rationale": rationale or f"Response {verdict} is better.", "winner": verdict})
+
+    def render_malformed(self, u: float = 0.0) -> str:
+        shapes = ['{"rationale": "Both answers', "I need more time.", '{"winner": "']
+        return shapes[min(int(u * len(shapes)), len(shapes) - 1)]
+
+
+def make_debate(*, template_path: Any = None, **options: Any) -> DebateProtocol:
+    return DebateProtocol()
+
+
+def _rationale(text: str | None) -> str:
+    if not text:
+        return "(no readable argument)"
+    try:
+        obj = json.loads(text if text.rstrip().endswith("}") else text + "}")
+        if isinstance(obj, dict) and isinstance(obj.get("rationale"), str):
+            return obj["rationale"][:600]
+    except ValueError:
+        pass
+    return text.strip()[:600]
+
+
+@dataclass(frozen=True)
+class DebateSettings:
+    rounds: int = 3
+    fallback: str = "none"
+    final_rule: str = "tie"
+    stop_on_agreement: bool = True
+    temperature: float = 0.0
+    orders: tuple[str, ...] = ("AB", "BA")
+    repetitions: int = 1
+    max_retries: int = 3
+    concurrency: int = 4
+
+    def __post_init__(self) -> None:
+        if self.rounds < 1:
+            raise ValueError("rounds must be >= 1")
+        if self.fallback not in FALLBACKS:
+            raise ValueError(f"fallback must be one of {FALLBACKS}, got {self.fallback!r}")
+        if self.final_rule not in FINAL_RULES:
+            raise ValueError(f"final_rule must be one of {FINAL_RULES}, got {self.final_rule!r}")
+
+
+def debate_judge_id(judges: Sequence[str]) -> str:
+    return f"debate({judges[0]} | {judges[1]})"
+
+
+async def _call(judge: JudgeAPI, request: JudgeRequest, retries: int) -> tuple[Any, int, str | None]:
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await judge.generate(request), attempt, None
+        except JudgeCallError as exc:
+            if not exc.decision.retry or attempt > retries:
+                from .engine import redact
+
+                return None, attempt, redact(str(exc), limit=300)
+            await asyncio.sleep(min(2.0, 0.05 * 2 ** attempt) if exc.decision.retry_after_s is None
+                                else exc.decision.retry_after_s)
+
+
+async def _debate_one(item: PairItem, order: str, rep: int, judges: Sequence[JudgeAPI], s: DebateSettings,
+                      protocol: DebateProtocol) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    latest: list[tuple[str, str] | None] = [None, None]    # (argument, shown verdict) per judge
+    verdicts: list[str | None] = [None, None]                # shown terms
+    from_fallback = [False, False]
+    rounds_used = 0
+    for k in range(1, s.rounds + 1):
+        rounds_used = k
+        step = f"round-{k}"
+        reqs = []
+        for i, judge in enumerate(judges):
+            opp = latest[1 - i] if k > 1 else None
+            msgs = protocol.messages(item, order, opponent=opp, own=latest[i] if k > 1 else None)
+            meta = {"judge": judge.judge_id, "dataset": item.dataset, "item_id": item.item_id,
+                    "protocol": PROTOCOL_ID, "order": order, "temperature": s.temperature, "rep": rep,
+                    "step": step, "label_shown": to_shown(item.label, order)}
+            reqs.append(JudgeRequest(messages=tuple(msgs), temperature=s.temperature,
+                                     max_tokens=protocol.max_tokens(), stop=protocol.stop(), metadata=meta))
+        results = await asyncio.gather(*(_call(j, r, s.max_retries) for j, r in zip(judges, reqs, strict=True)))
+        new_latest = list(latest)
+        for i, ((resp, attempts, error), judge) in enumerate(zip(results, judges, strict=True)):
+            text = resp.text if resp is not None else None
+            parsed = protocol.parse(text) if text is not None else ParseResult(None, "failed", "no answer: the call failed")
+            verdict, status, rule, detail = parsed.verdict, parsed.status, parsed.fallback_rule, parsed.detail
+            used_fallback = False
+            if verdict is None and s.fallback != "none":
+                if k == 1 and s.fallback == "paper":
+                    verdict, rule = "A", "first-shown"
+                elif k > 1 and verdicts[i] is not None:
+                    verdict, rule = verdicts[i], "previous-round"
+                if verdict is not None:
+                    status, used_fallback = "fallback", True
+                    detail = f"{detail}; fallback: {rule}"
+            verdicts[i] = verdict
+            from_fallback[i] = used_fallback
+            new_latest[i] = (_rationale(text), verdict) if verdict is not None else new_latest[i]
+            rows.append({"trial_id": trial_id(judge.judge_id, item.dataset, item.item_id, PROTOCOL_ID, order,
+                                              s.temperature, rep, step),
+                         "judge": judge.judge_id, "dataset": item.dataset, "item_id": item.item_id,
+                         "protocol": PROTOCOL_ID, "order": order, "temperature": s.temperature, "rep": rep,
+                         "step": step, "label": item.label, "category": item.category, "raw_output": text,
+                         "verdict": to_canonical(verdict, order),
+                         "shown_first_won": None if verdict is None else int(verdict == "A"),
+                         "parse_status": status, "parse_detail": detail, "fallback_rule": rule,
+                         "latency_s": getattr(resp, "latency_s", None), "tokens_in": getattr(resp, "tokens_in", None),
+                         "tokens_out": getattr(resp, "tokens_out", None), "cost_usd": getattr(resp, "cost_usd", None),
+                         "attempts": attempts, "error": error, "cache_hit": 0})
+        latest = new_latest
+        if s.stop_on_agreement and verdicts[0] is not None and verdicts[0] == verdicts[1]:
+            break
+    v0, v1 = verdicts
+    if v0 is not None and v0 == v1:
+        final, how = v0, "agreement"
+    elif v0 is not None and v1 is not None:
+        final, how = ("tie", "disagreement -> tie") if s.final_rule == "tie" else (v0, "disagreement -> first judge")
+    elif s.final_rule == "first-judge" and v0 is not None:
+        final, how = v0, "second judge has no verdict -> first judge"
+    else:
+        final, how = None, "a judge has no verdict"
+    # the final rests on both last verdicts, except when the first judge's verdict decides alone
+    rests_on_second = how == "agreement" or (s.final_rule == "tie" and v1 is not None)
+    depends = final is not None and (from_fallback[0] or (from_fallback[1] and rests_on_second))
+    fj = debate_judge_id([j.judge_id for j in judges])
+    rows.append({"trial_id": trial_id(fj, item.dataset, item.item_id, PROTOCOL_ID, order, s.temperature, rep, ""),
+                 "judge": fj, "dataset": item.dataset, "item_id": item.item_id, "protocol": PROTOCOL_ID,
+                 "order": order, "temperature": s.temperature, "rep": rep, "step": "", "label": item.label,
+                 "category": item.category, "raw_output": None, "verdict": to_canonical(final, order),
+                 "shown_first_won": None if final not in ("A", "B") else int(final == "A"),
+                 "parse_status": "failed" if final is None else ("fallback" if depends else "ok"),
+                 "parse_detail": f"{how} after {rounds_used} round(s)",
+                 "fallback_rule": "depends-on-fallback" if depends else None,
+                 "scores": json.dumps({"rounds": rounds_used, "agreed": how == "agreement"}),
+                 "cost_usd": 0.0, "attempts": 0, "cache_hit": 0})
+    return rows
+
+
+async def run_debate_async(items: Sequence[PairItem], judges: Sequence[JudgeAPI], store: Any,
+                           settings: DebateSettings = DebateSettings()) -> int:
+    """Debate every item in every order and repetition; write the rows to ``store`` (a
+    :class:`~verdictlab.store.RunStore`).  Debates whose final row is already stored are skipped
+    (resume).  Returns the number of debates run."""
+    if len(judges) != 2:
+        raise ValueError("a debate needs exactly two judges")
+    if judges[0].judge_id == judges[1].judge_id:
+        raise ValueError("the two debaters need different judge ids (e.g. the same model with two seeds)")
+    protocol = DebateProtocol()
+    fj = debate_judge_id([j.judge_id for j in judges])
+    done = store.done_trial_ids()
+    sem = asyncio.Semaphore(settings.concurrency)
+    n = 0
+
+    async def one(item: PairItem, order: str, rep: int) -> None:
+        nonlocal n
+        async with sem:
+            rows = await _debate_one(item, order, rep, judges, settings, protocol)
+        store.add_judgments(rows)
+        n += 1
+
+    tasks = [one(it, o, r) for it in items for o in settings.orders for r in range(settings.repetitions)
+             if trial_id(fj, it.dataset, it.item_id, PROTOCOL_ID, o, settings.temperature, r, "") not in done]
+    await asyncio.gather(*tasks)
+    return n
+
+
+def run_debate(items: Sequence[PairItem], judge_ids: Sequence[str], run_dir: Any,
+               settings: DebateSettings = DebateSettings()) -> int:
+    """Synchronous wrapper: build the two judges by id, open ``RUN_DIR/run.sqlite``, run."""
+    from .judges import base as judges_base
+    from .store import RunStore
+
+    judges = [judges_base.make_judge(j) for j in judge_ids]
+    with RunStore(run_dir) as store:
+        store.write_items(items)
+        store.set_meta("debate", {"judges": list(judge_ids), "settings": settings.__dict__, "started": time.time()})
+        return asyncio.run(run_debate_async(items, judges, store, settings))
+
+
+# -- figures ----------------------------------------------------------------------------------------------
+def debate_summary(judgments: pd.DataFrame) -> pd.DataFrame:
+    """Per debate (pair of judges, temperature): round-1 accuracy (each debater and their mean), final
+    accuracy (a final ``tie`` scores 1/2, a final without verdict is counted apart), rounds used,
+    share of debates ending in agreement, fallback rows, and finals depending on a fallback."""
+    d = judgments[judgments["protocol"] == PROTOCOL_ID].copy()
+    d["step"] = d["step"].fillna("")
+    finals = d[d["step"] == ""]
+    out = []
+    for (fj, temp), f in finals.groupby(["judge", "temperature"]):
+        lab = f["label"].isin(["A", "B"])
+        keys = set(zip(f["dataset"], f["item_id"], f["order"], f["rep"], strict=True))
+        rounds = d[(d["step"] != "") & (d["temperature"] == temp)]
+        rounds = rounds[[k in keys for k in zip(rounds["dataset"], rounds["item_id"], rounds["order"], rounds["rep"],
+                                                 strict=True)]]
+        r1 = rounds[(rounds["step"] == "round-1") & rounds["label"].isin(["A", "B"])]
+        r1_acc = r1.groupby("judge").apply(lambda g: float((g["verdict"] == g["label"]).mean()), include_groups=False)
+        fl = f[lab]
+        fv = fl["verdict"]
+        score = np.where(fv == fl["label"], 1.0, np.where(fv == "tie", 0.5, 0.0))
+        has = fv.notna().to_numpy()
+        sc = [json.loads(x) if isinstance(x, str) else {} for x in f["scores"]]
+        out.append({
+            "debate": fj, "temperature": temp, "n_debates": len(f), "n_labelled": int(lab.sum()),
+            "round1_accuracy": float(r1_acc.mean()) if len(r1_acc) else np.nan,
+            "round1_accuracy_by_judge": {k: round(v, 4) for k, v in r1_acc.items()},
+            "final_accuracy": float(score[has].mean()) if has.any() else np.nan,
+            "final_minus_round1": (float(score[has].mean()) - float(r1_acc.mean())) if has.any() and len(r1_acc) else np.nan,
+            "n_final_no_verdict": int((~has).sum()),
+            "n_final_tie": int((f["verdict"] == "tie").sum()),
+            "mean_rounds": float(np.mean([s.get("rounds", np.nan) for s in sc])) if sc else np.nan,
+            "agreement_rate": float(np.mean([bool(s.get("agreed")) for s in sc])) if sc else np.nan,
+            "n_round_rows": len(rounds), "n_round_fallbacks": int((rounds["parse_status"] == "fallback").sum()),
+            "n_round_failed": int((rounds["parse_status"] == "failed").sum()),
+            "n_final_depending_on_fallback": int((f["fallback_rule"] == "depends-on-fallback").sum()),
+        })
+    return pd.DataFrame(out)
