@@ -413,3 +413,16 @@ def test_jsonl_limit_and_unknown_option(tmp_path):
     with pytest.raises(ItemError, match="unknown option"):
         load_dataset("jsonl", path=str(f), splitt="x")
     assert len(load_dataset("jsonl", path=str(f), seed=3).items) == 3
+
+
+def test_llmbar_repository_layout(tmp_path):
+    rec = {"input": "q", "output_1": "a", "output_2": "b", "label": 2}
+    (tmp_path / "Natural").mkdir()
+    (tmp_path / "Adversarial" / "Neighbor").mkdir(parents=True)
+    (tmp_path / "Natural" / "evaluators" / "GPT-4" / "CoT").mkdir(parents=True)
+    write_json(tmp_path / "Natural" / "dataset.json", [rec, rec])
+    write_json(tmp_path / "Adversarial" / "Neighbor" / "dataset.json", [rec])
+    write_json(tmp_path / "Natural" / "evaluators" / "GPT-4" / "CoT" / "result.json", [rec])
+    load = load_dataset("llmbar", path=str(tmp_path))
+    assert [it.item_id for it in load.items] == ["Natural-0", "Natural-1", "Adversarial_Neighbor-0"]
+    assert load.items[2].label == "B" and load.items[2].category == "Adversarial_Neighbor"

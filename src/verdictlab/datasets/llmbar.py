@@ -1,7 +1,8 @@
 """LLMBar (Zeng et al., ICLR 2024): instruction-following pairs with an objectively better output.
 
 Source: a split file (``Natural.json``, ``Adversarial_Neighbor.json`` ...) or a folder holding them
-(``Natural.json`` first, then ``Adversarial_*.json`` in name order).  Each file is a JSON list of
+(``Natural.json`` first, then ``Adversarial_*.json`` in name order), or the LLMBar repository's
+``Dataset/LLMBar`` folder (``Natural/dataset.json``, ``Adversarial/Neighbor/dataset.json`` ...).  Each file is a JSON list of
 ``{"input", "output_1", "output_2", "label"}`` with ``label`` 1 or 2 (no ties).
 
 Mapping: ``output_1`` -> ``response_a``, ``output_2`` -> ``response_b``, label 1 -> ``"A"``,
@@ -30,12 +31,28 @@ from .registry import DatasetLoad
 LABELS = {1: "A", 2: "B"}
 
 
-def split_files(path: Path) -> list[Path]:
-    """The split files of an LLMBar folder: Natural first, then the others in name order."""
-    files = sorted(f for f in path.glob("*.json") if not f.name.endswith(".result.json"))
+def split_name(path: Path) -> str:
+    """The split a file holds: its stem (``Natural.json``), or for the repository layout
+    (``.../Natural/dataset.json``, ``.../Adversarial/Neighbor/dataset.json``) the folder names."""
+    if path.name != "dataset.json":
+        return path.stem
+    parent = path.parent
+    if parent.parent.name == "Adversarial":
+        return f"Adversarial_{parent.name}"
+    return parent.name
+
+
+def split_files(path: Path) -> list[tuple[str, Path]]:
+    """``(split, file)`` of an LLMBar folder, Natural first, then the others in name order.  Flat
+    split files (``Natural.json`` ...) or the repository layout (``<split>/dataset.json``)."""
+    files = [f for f in path.glob("*.json") if not f.name.endswith(".result.json")]
     if not files:
-        raise ItemError("no LLMBar split files (*.json) in this folder", path=str(path))
-    return sorted(files, key=lambda f: (f.stem != "Natural", f.stem))
+        files = [f for f in path.rglob("dataset.json") if "evaluators" not in f.parts]
+    if not files:
+        raise ItemError("no LLMBar split files (*.json or <split>/dataset.json) in this folder",
+                        path=str(path))
+    named = [(split_name(f), f) for f in files]
+    return sorted(named, key=lambda sf: (sf[0] != "Natural", sf[0]))
 
 
 def records_to_items(rows: list[tuple[int, dict[str, Any]]], *, split: str, path: str,
@@ -62,17 +79,17 @@ def load_llmbar(path: str | None, *, dataset: str | None = None, splits: list[st
     check_no_options("llmbar", options)
     p = require_path(path, "llmbar")
     name = dataset or "llmbar"
-    files = split_files(p) if p.is_dir() else [p]
+    files = split_files(p) if p.is_dir() else [(split_name(p), p)]
     if splits is not None:
         wanted = set(splits)
-        unknown = wanted - {f.stem for f in files}
+        unknown = wanted - {s for s, _ in files}
         if unknown:
             raise ItemError(f"unknown LLMBar split(s) {sorted(unknown)}; found "
-                            f"{[f.stem for f in files]}", path=str(p), field="splits")
-        files = [f for f in files if f.stem in wanted]
+                            f"{[s for s, _ in files]}", path=str(p), field="splits")
+        files = [(s, f) for s, f in files if s in wanted]
     items: list[PairItem] = []
-    for f in files:
-        items.extend(records_to_items(read_records(f), split=f.stem, path=str(f), dataset=name))
+    for split, f in files:
+        items.extend(records_to_items(read_records(f), split=split, path=str(f), dataset=name))
     check_unique(items, path=str(p))
-    notes = [f"splits: {', '.join(f.stem for f in files)}"]
+    notes = [f"splits: {', '.join(s for s, _ in files)}"]
     return finish(name, list(items), source=str(p), notes=notes, limit=limit)
