@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -228,10 +228,3 @@ def format_turns(texts: Sequence[str], upto: int, *, speaker: str) -> str:
     if len(texts) == 1:
         return texts[0]
     return "\n\n".join(f"[{speaker}, turn {i}]\n{t}" for i, t in enumerate(texts, start=1))
-
-
-def swap_label(label: str | None) -> str | None:
-    return {"A": "B", "B": "A"}.get(label, label) if label is not None else None
-
-
-LabelMapper = Callable[[Any], str | None]
