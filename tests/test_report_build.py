@@ -153,3 +153,38 @@ def test_unparsed_policy_validated(tmp_path: Path) -> None:
     st = _tiny_store(tmp_path)
     with pytest.raises(ValueError, match="unparsed"):
         build_report(st, unparsed="guess", frame=_frame([]))
+
+
+def test_broken_items_follow_the_unparsed_policy() -> None:
+    """pair p3: AB -> A, A, (unparsed); BA -> A, A, A.
+    exclude: AB is A,A (stable), modes A/A -> not broken.
+    wrong:   AB is A,A,unparsed -> unstable; modes A/A -> not flipped.
+    pair p4: AB -> A, B; BA -> A, A.  AB's mode is split (1 A, 1 B) -> not order-invariant (flipped)
+    and unstable under either policy."""
+    rows = []
+    for item, order, vs in (("p3", "AB", ["A", "A", None]), ("p3", "BA", ["A", "A", "A"]),
+                            ("p4", "AB", ["A", "B"]), ("p4", "BA", ["A", "A"])):
+        for rep, v in enumerate(vs):
+            rows.append({"judge": "j", "protocol": "direct", "dataset": "d", "temperature": 0.0, "step": "",
+                         "item_id": item, "order": order, "rep": rep, "verdict": v, "label": "A",
+                         "category": None, "raw_output": "x", "parse_status": "ok" if v else "failed",
+                         "parse_detail": None})
+    j = pd.DataFrame(rows)
+    ex = broken_items(j, pd.DataFrame(), unparsed="exclude")
+    assert [(r["item_id"], r["flipped"], r["unstable"]) for r in ex["rows"]] == [("p4", True, True)]
+    assert ex["rows"][0]["modal_AB"] == "split"
+    wr = broken_items(j, pd.DataFrame(), unparsed="wrong")
+    assert [(r["item_id"], r["flipped"], r["unstable"]) for r in wr["rows"]] == [("p4", True, True),
+                                                                               ("p3", False, True)]
+
+
+def test_judge_labels_shorten_long_ids_and_stay_unique() -> None:
+    from verdictlab.report.build import judge_labels
+
+    long1 = "sim:skill=0.7,position_lock=0.35,noise=0.1,malformed=0.03,seed=2"
+    labels = judge_labels(["openai:gpt-4o-mini", long1])
+    assert labels == {"openai:gpt-4o-mini": "openai:gpt-4o-mini", long1: "sim:s=0.7,pl=0.35,n=0.1,m=0.03,s=2"}
+    # two ids equal after cutting to width 10 get numbered
+    a, b = "backend:aaaaaaaaaaaaaaaaa-1", "backend:aaaaaaaaaaaaaaaaa-2"
+    lab = judge_labels([a, b], width=10)
+    assert len(set(lab.values())) == 2 and lab[a].startswith("J1 ") and lab[b].startswith("J2 ")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -55,7 +56,8 @@ def report(
     if as_json:
         typer.echo(json.dumps(report_json(rep), indent=2, ensure_ascii=False, allow_nan=False))
     else:
-        render_terminal(rep, Console())
+        # piped or captured output gets a wide table instead of rich's 80-column default
+        render_terminal(rep, Console() if sys.stdout.isatty() else Console(width=180))
     if html:
         target = out or (run_dir / "report.html")
         render_html(rep, target)

@@ -390,16 +390,26 @@ def _fmt_key(key: Any) -> str:
 MAX_RAW_CHARS = 4000
 
 
-def _mode(seq: list[str]) -> str:
-    """Most frequent value; ties broken by first appearance (display only)."""
-    counts = Counter(seq)
-    top = max(counts.values())
-    return next(v for v in seq if counts[v] == top)
+def _mode(seq: list[str]) -> str | None:
+    """Modal value as in :mod:`verdictlab.stats`: ``"split"`` when two or more values share the top
+    count, ``None`` when nothing is left (every verdict unparsed and excluded)."""
+    if not seq:
+        return None
+    counts = Counter(seq).most_common()
+    if len(counts) > 1 and counts[0][1] == counts[1][1]:
+        return "split"
+    return counts[0][0]
 
 
-def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, limit: int = 300) -> dict[str, Any]:
-    """Pairs whose verdict flipped under the swap (modal verdict AB ≠ BA) or was unstable across
-    repetitions, with the question, both responses and every raw output, per order.
+def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, unparsed: str = "exclude",
+                 limit: int = 300) -> dict[str, Any]:
+    """Pairs whose verdict flipped under the swap or was unstable across repetitions, with the
+    question, both responses and every raw output (parsed or not), per order.
+
+    Follows the figures' rules: under ``unparsed="exclude"`` unparsed verdicts are left out of the
+    modes and of the stability test (they are still shown); under ``"wrong"`` they are a value of
+    their own.  *Flipped* = the pair is not order-invariant: modal verdicts of AB and BA differ, or
+    one is split (a tie for the top count).  *Unstable* = an order has more than one distinct value.
 
     Returns ``{"n_total": ..., "n_flipped": ..., "n_unstable": ..., "n_shown": ..., "rows": [...]}``;
     flipped pairs come first.  Raw outputs longer than ``MAX_RAW_CHARS`` are cut (and say so).
@@ -412,14 +422,17 @@ def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, limit: int = 3
     j["v"] = j["verdict"].astype("object").where(j["verdict"].notna(), "unparsed")
     j = j.sort_values(["rep"], kind="stable")
     key = ["judge", "protocol", "dataset", "temperature", "step", "item_id"]
-    by_order = j.groupby(key + ["order"], sort=False, dropna=False)["v"].agg(list)
+    counted = j[j["verdict"].notna()] if unparsed == "exclude" else j
+    by_order = counted.groupby(key + ["order"], sort=False, dropna=False)["v"].agg(list)
     per_item: dict[tuple[Any, ...], dict[str, list[str]]] = {}
     for k, vs in by_order.items():
         per_item.setdefault(k[:-1], {})[k[-1]] = vs
     flagged: list[tuple[tuple[Any, ...], bool, bool]] = []
     for k, orders in per_item.items():
         unstable = any(len(set(v)) > 1 for v in orders.values())
-        flipped = ("AB" in orders and "BA" in orders and _mode(orders["AB"]) != _mode(orders["BA"]))
+        m_ab, m_ba = _mode(orders.get("AB", [])), _mode(orders.get("BA", []))
+        flipped = (m_ab is not None and m_ba is not None
+                   and (m_ab != m_ba or m_ab == "split" or (unparsed == "wrong" and m_ab == "unparsed")))
         if flipped or unstable:
             flagged.append((k, flipped, unstable))
     n_flipped = sum(f for _, f, _ in flagged)
@@ -493,6 +506,33 @@ def run_meta(store: RunStore, judgments: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
+def _abbreviate(judge: str) -> str:
+    """``sim:skill=0.7,position_lock=0.35,noise=0.1`` -> ``sim:s=0.7,pl=0.35,n=0.1`` (key initials)."""
+    head, sep, tail = judge.partition(":")
+    if not sep or "=" not in tail:
+        return judge
+    parts = []
+    for kv in tail.split(","):
+        k, eq, v = kv.partition("=")
+        parts.append(("".join(w[:1] for w in k.split("_")) + "=" + v) if eq else kv)
+    return f"{head}:{','.join(parts)}"
+
+
+def judge_labels(judges: list[str], *, width: int = 34) -> dict[str, str]:
+    """Short display names for judge ids.  Ids up to ``width`` characters stay as they are; longer
+    ``key=value`` ids get their keys abbreviated to initials (``sim:s=0.7,pl=0.35,...``); what is
+    still too long is cut with an ellipsis, numbered (``J1 ...``) if cutting made two names equal.
+    Reports list the full ids beside the short names."""
+    cut: dict[str, str] = {}
+    for j in judges:
+        lab = j if len(j) <= width else _abbreviate(j)
+        cut[j] = lab if len(lab) <= width else lab[: width - 1] + "…"
+    if len(set(cut.values())) < len(cut):
+        cut = {j: (lab if lab == j else f"J{i + 1} {lab[: width - 4]}…")
+               for i, (j, lab) in enumerate(cut.items())}
+    return cut
+
+
 # -- the report ----------------------------------------------------------------------------------
 
 def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = "exclude",
@@ -541,8 +581,12 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = "ex
     meta["parse_status_counts"] = {str(k): int(v) for k, v in parse_counts.items()}
     rules = judgments["fallback_rule"].dropna().astype(str) if len(judgments) else pd.Series(dtype=object)
     meta["fallback_rules"] = {k: int(v) for k, v in rules.value_counts().items()}
+    labels = judge_labels(sorted({str(c["judge"]) for c in cells} | set(meta.get("judges", []))))
+    for c in cells:
+        c["judge_label"] = labels.get(str(c["judge"]), str(c["judge"]))
     return {
         "schema_version": REPORT_SCHEMA_VERSION,
+        "judge_labels": labels,
         "run": meta,
         "unparsed": unparsed,
         "confidence": confidence,
@@ -552,7 +596,7 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = "ex
         "region_thresholds": thresholds,
         "format_dispersion": format_dispersion(cells),
         "checklist": validation_checklist(cells, judgments),
-        "broken_items": broken_items(judgments, items, limit=max_broken_items),
+        "broken_items": broken_items(judgments, items, unparsed=unparsed, limit=max_broken_items),
     }
 
 

@@ -110,6 +110,7 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
         run=report["run"],
         cells=cells,
         agr_fields=agr_fields,
+        jl=report.get("judge_labels") or {},
         plots=plots,
         audit=_audit(report),
         broken=bi,

@@ -55,10 +55,18 @@ def _short(name: str, n: int = 28) -> str:
     return name if len(name) <= n else name[: n - 1] + "…"
 
 
-def _legends(ax: Any, colours: dict[str, str], markers: dict[str, str], *, loc: str = "best") -> None:
+def _labels(cells: Cells) -> dict[str, str]:
+    """judge id -> display name (the report's ``judge_label`` when present)."""
+    return {str(c["judge"]): str(c.get("judge_label") or _short(str(c["judge"]))) for c in cells}
+
+
+def _legends(ax: Any, colours: dict[str, str], markers: dict[str, str], *, loc: str = "best",
+             labels: Mapping[str, str] | None = None) -> None:
     from matplotlib.lines import Line2D
 
-    h1 = [Line2D([], [], color=c, marker="o", linestyle="", label=_short(j)) for j, c in colours.items()]
+    labels = labels or {}
+    h1 = [Line2D([], [], color=c, marker="o", linestyle="", label=labels.get(j, _short(j)))
+          for j, c in colours.items()]
     h2 = [Line2D([], [], color="#555555", marker=m, linestyle="", markerfacecolor="none", label=_short(p))
           for p, m in markers.items()]
     # outside the axes (right), so it never hides a point; ``loc`` is kept for API stability
@@ -79,7 +87,7 @@ def _scatter(ax: Any, cells: Cells, x: Callable[[Mapping[str, Any]], float],
     for c in cells:
         ax.scatter([x(c)], [y(c)], color=colours[str(c["judge"])], marker=markers[str(c["protocol"])],
                    s=36, alpha=0.85, edgecolors="white", linewidths=0.5, zorder=3)
-    _legends(ax, colours, markers)
+    _legends(ax, colours, markers, labels=_labels(cells))
 
 
 def _q(c: Mapping[str, Any]) -> float:
@@ -185,7 +193,7 @@ def plot_format_dispersion(cells: Cells, ax: Any = None) -> Any:
                        s=34, zorder=3, edgecolors="white", linewidths=0.5)
         ax.text(i, max(ts) + 0.02, f"Δ{100 * (max(ts) - min(ts)):.0f}", ha="center", fontsize=7, color="#333333")
         ds, judge, t = key
-        labels.append(f"{_short(ds, 16)}\n{_short(judge, 16)}" + (f"\ntemp {t:g}" if len(temps) > 1 else ""))
+        labels.append(f"{_short(ds, 16)}\n{_short(_labels(cs)[judge], 16)}" + (f"\ntemp {t:g}" if len(temps) > 1 else ""))
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, fontsize=6.5, rotation=0 if len(labels) <= 10 else 60,
                        ha="center" if len(labels) <= 10 else "right")
@@ -195,7 +203,7 @@ def plot_format_dispersion(cells: Cells, ax: Any = None) -> Any:
                   + " (Δ = ΔT_fmt in points)")
     ax.set_title("Format dispersion: T across protocols")
     if pts:
-        _legends(ax, colours, markers, loc="lower left")
+        _legends(ax, colours, markers, loc="lower left", labels=_labels(pts))
     return ax
 
 
@@ -223,7 +231,7 @@ def plot_temperature(cells: Cells, axes: Any = None) -> Any:
     axes[0].set_title("Consistency vs temperature")
     axes[1].set_title("Corrected accuracy vs temperature")
     if pts:
-        _legends(axes[1], colours, markers, loc="lower left")
+        _legends(axes[1], colours, markers, loc="lower left", labels=_labels(pts))
     return axes
 
 
@@ -245,8 +253,9 @@ def plot_judge_spread(cells: Cells, ax: Any = None) -> Any:
                 ax.scatter([i + jitter], [c["T"]], color=colours[j], marker=markers[str(c["protocol"])],
                            s=22, alpha=0.8, zorder=3, edgecolors="white", linewidths=0.4)
         ax.set_xticks(range(len(judges)))
-        ax.set_xticklabels([_short(j, 22) for j in judges], fontsize=7, rotation=0 if len(judges) < 4 else 30)
-        _legends(ax, colours, markers, loc="lower left")
+        names = _labels(pts)
+        ax.set_xticklabels([_short(names[j], 22) for j in judges], fontsize=7, rotation=0 if len(judges) < 4 else 30)
+        _legends(ax, colours, markers, loc="lower left", labels=_labels(pts))
     ax.set_ylim(min(0.0, min((c["T"] for c in pts), default=0.0)) - 0.02, 1.02)
     ax.set_ylabel("trustworthy verdict rate T")
     ax.set_xlabel("judge (points: one per dataset × protocol × temperature cell)")

@@ -51,6 +51,13 @@ def _t_style(t: float | None) -> str:
     return "red"
 
 
+def _jl(row: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> str:
+    """The short display name of a row's judge."""
+    if row.get("judge_label"):
+        return str(row["judge_label"])
+    return str((labels or {}).get(str(row["judge"]), row["judge"]))
+
+
 def figures_table(cells: list[dict[str, Any]], *, title: str) -> Table:
     tbl = Table(title=title, title_justify="left", show_lines=False, header_style="bold",
                 caption_justify="left")
@@ -71,7 +78,7 @@ def figures_table(cells: list[dict[str, Any]], *, title: str) -> Table:
         unparsed = (f"{pct(c.get('parse_failure_rate'))}%\n{c.get('n_unparsed', 0)}/{c.get('n_judgments', 0)}"
                     if c.get("parse_failure_rate") is not None else "—")
         tbl.add_row(
-            str(ds), str(c["judge"]), str(c["protocol"]) + (f" [{c['step']}]" if c.get("step") else ""),
+            str(ds), _jl(c), str(c["protocol"]) + (f" [{c['step']}]" if c.get("step") else ""),
             f"{c['temperature']:g}" if c.get("temperature") is not None else "—",
             pairs, _fig(c, "C"), pct(c.get("self_consistency")), _fig(c, "phi"), _fig(c, "A"),
             pct(c.get("A_dec")), pct(c.get("A_max")), pct(c.get("capability_gap")),
@@ -105,11 +112,11 @@ def agreement_table(cells: list[dict[str, Any]]) -> Table | None:
                 vals.append(num(v, digits=3))
             else:
                 vals.append("—" if v is None else str(v))
-        tbl.add_row(str(c["dataset"]), str(c["judge"]), str(c["protocol"]), f"{c['temperature']:g}", *vals)
+        tbl.add_row(str(c["dataset"]), _jl(c), str(c["protocol"]), f"{c['temperature']:g}", *vals)
     return tbl
 
 
-def engine_table(engine: list[dict[str, Any]]) -> Table | None:
+def engine_table(engine: list[dict[str, Any]], labels: Mapping[str, str] | None = None) -> Table | None:
     if not engine:
         return None
     tbl = Table(title="Engine accounting", title_justify="left", header_style="bold")
@@ -117,7 +124,7 @@ def engine_table(engine: list[dict[str, Any]]) -> Table | None:
                  "parse failed", "repaired", "fallback", "last error"):
         tbl.add_column(name, overflow="fold", justify="left" if name in ("judge", "last error") else "right")
     for e in engine:
-        tbl.add_row(str(e["judge"]), str(e["trials"]), str(e.get("attempts", "—")),
+        tbl.add_row(_jl(e, labels), str(e["trials"]), str(e.get("attempts", "—")),
                     str(e.get("ok_first_try", "—")), str(e.get("retried_then_ok", "—")),
                     Text(str(e.get("failed_for_good", 0)), style="red" if e.get("failed_for_good") else ""),
                     str(e.get("parse_failures", 0)), str(e.get("parse_repaired", 0)),
@@ -161,6 +168,11 @@ def render_terminal(report: Mapping[str, Any], console: Console | None = None) -
     if not cells:
         console.print("No judgments in this run yet.")
         return
+    labels = report.get("judge_labels") or {}
+    shortened = {j: lab for j, lab in labels.items() if j != lab}
+    if shortened:
+        console.print("Judges: " + "; ".join(f"{lab} = {j}" for j, lab in shortened.items()), highlight=False,
+                      style="dim")
     console.print(figures_table(cells, title="Reliability per cell (judge × protocol × dataset × temperature)"))
     console.print(policy_line(report), style="dim", highlight=False)
     agr = agreement_table(cells)
@@ -173,11 +185,11 @@ def render_terminal(report: Mapping[str, Any], console: Console | None = None) -
         for name in ("dataset", "judge", "temp", "ΔT_fmt", "T_min (protocol)", "T_max (protocol)"):
             tbl.add_column(name, overflow="fold")
         for d in fd:
-            tbl.add_row(str(d["dataset"]), str(d["judge"]), f"{d['temperature']:g}", pct(d.get("delta_T_fmt")),
+            tbl.add_row(str(d["dataset"]), _jl(d, labels), f"{d['temperature']:g}", pct(d.get("delta_T_fmt")),
                         f"{pct(d.get('T_min'))} ({d.get('protocol_min') or '—'})",
                         f"{pct(d.get('T_max'))} ({d.get('protocol_max') or '—'})")
         console.print(tbl)
-    eng = engine_table(run.get("engine", []))
+    eng = engine_table(run.get("engine", []), labels)
     if eng is not None:
         console.print(eng)
     console.print(checklist_table(report.get("checklist", [])))
