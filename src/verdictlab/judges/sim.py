@@ -109,7 +109,9 @@ class SimJudge(JudgeAPI):
         order = meta.get("order", "AB")
         dataset, item_id = str(meta.get("dataset", "")), str(meta.get("item_id", ""))
         label = to_canonical(meta.get("label_shown"), order)
-        locked, preferred = self.pair_preference(dataset, item_id, label)
+        # a probed dataset ("<base>+padding", ...) is the same pairs: the preference is drawn from the
+        # base dataset's name, so the simulated judge is blind to probes (a bias of 0 by construction)
+        locked, preferred = self.pair_preference(dataset.split("+", 1)[0], item_id, label)
         verdict = "A" if locked else to_shown(preferred, order)
         how = "position-locked" if locked else "preference"
         u_noise, u_coin, u_bad, _ = _uniforms("sim-call", p.seed, dataset, item_id, meta.get("protocol", ""),
