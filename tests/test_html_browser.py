@@ -45,6 +45,7 @@ class _Dom(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.title = ""
+        self.html_attrs: dict[str, str | None] = {}
         self._in_title = False
         self.body_attrs: dict[str, str | None] = {}
         self.ids: list[str] = []
@@ -59,6 +60,8 @@ class _Dom(HTMLParser):
             self._in_title = True
         if tag == "body":
             self.body_attrs = a
+        if tag == "html":
+            self.html_attrs = a
         if a.get("id"):
             self.ids.append(str(a["id"]))
         if tag == "table" and a.get("id") == "headline-table":
@@ -106,6 +109,8 @@ def test_nothing_injected_executes_and_every_row_renders(hostile_report: tuple[P
     assert "data-pwned" not in dom.body_attrs
     assert "injected" not in dom.ids
     assert dom.script_count == 1  # only our own sorting/filtering script
+    # ... and that script did run (the CSP hash lets exactly it through)
+    assert dom.html_attrs.get("data-report-js") == "ready"
     # every cell has its headline row (+1 header row): nothing was cut off by a stray </table>
     n_cells = len(rep["cells"])
     assert n_cells == 8  # 2 judges x 2 protocols x 2 datasets x 1 temperature
