@@ -21,7 +21,7 @@ A judge may also be a mapping with its call settings::
         requests_per_minute: 500
         tokens_per_minute: 200000
         timeout_s: 60
-        max_retries: 6
+        max_retries: 6          # retries with exponential backoff + jitter (backoff_base_s, backoff_cap_s)
         params: {max_tokens: 300, seed: 7}
 
 Relative dataset paths resolve against the folder of the config file.  :func:`load_config` raises
@@ -86,6 +86,8 @@ class JudgeSpec(BaseModel):
     tokens_per_minute: float | None = Field(default=None, gt=0)
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=5, ge=0)
+    backoff_base_s: float = Field(default=0.5, gt=0)    # first retry waits up to this (x2 for rate limits)
+    backoff_cap_s: float = Field(default=30.0, gt=0)    # no retry waits longer (unless Retry-After says so)
     params: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")

@@ -327,7 +327,7 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
                      seed: int = 42, budget: Budget | None = None, prices: PriceTable | None = None,
                      progress: bool = False, summary: RunSummary | None = None,
                      flush_rows: int = 32, flush_s: float = 0.2,
-                     backoff_base_s: float = 0.5, backoff_cap_s: float = 30.0,
+                     backoff_base_s: float | None = None, backoff_cap_s: float | None = None,
                      retry_failed: bool = False, max_consecutive_failures: int = 8) -> RunSummary:
     """Judge ``trials`` (skipping any already in ``store``) and write one row per trial.
 
@@ -517,8 +517,10 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
                 record(build_row(trial, item, protocol, lane, None, prompt_hash=prompt_hash, attempts=attempt,
                                  error=err, cache_hit=False, latency=latency, tid=tid), bar, lane)
                 return
-            await asyncio.sleep(backoff_delay(decision, attempt, base_s=backoff_base_s, cap_s=backoff_cap_s,
-                                              rng=lane.rng))
+            await asyncio.sleep(backoff_delay(
+                decision, attempt, rng=lane.rng,
+                base_s=spec.backoff_base_s if backoff_base_s is None else backoff_base_s,
+                cap_s=spec.backoff_cap_s if backoff_cap_s is None else backoff_cap_s))
 
     async def worker(lane: _JudgeLane, bar: _Progress) -> None:
         while lane.trials and not stop.is_set() and not lane.halted:
@@ -789,7 +791,8 @@ def _write_meta(store: RunStore, config: RunConfig, prepared: PreparedRun, judge
     store.set_meta("generation", {
         j.id: {"concurrency": j.concurrency, "requests_per_minute": j.requests_per_minute,
                "tokens_per_minute": j.tokens_per_minute, "timeout_s": j.timeout_s,
-               "max_retries": j.max_retries, "params": j.params,
+               "max_retries": j.max_retries, "backoff_base_s": j.backoff_base_s,
+               "backoff_cap_s": j.backoff_cap_s, "params": j.params,
                "seed": j.params.get("seed", f"derived per trial from run seed {config.seed}")}
         for j in config.judges})
     store.set_meta("protocols", {pid: {"class": type(p).__name__, "label_only": p.label_only,
