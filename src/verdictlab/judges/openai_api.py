@@ -181,6 +181,9 @@ class OpenAIJudge(JudgeAPI):
         if require_key and self._find_key()[0] is None:
             names = " or ".join(n for n in (key_env, *key_env_fallbacks) if n)
             raise JudgeConfigError(f"judge {judge_id!r}: no API key; set the environment variable {names}")
+        prewarm_openai()
+        if prices is None:
+            default_price_table()   # read the price file now, not during the first call
 
     # -- key and client ---------------------------------------------------------------------
     def _find_key(self) -> tuple[str | None, str | None]:
@@ -349,6 +352,25 @@ class OpenAIJudge(JudgeAPI):
             notes.append("log-probabilities were requested but the server returned none")
         return JudgeResponse(text=text, tokens_in=tin, tokens_out=tout, cost_usd=cost, latency_s=latency,
                              choice_probs=choice_probs, top_logprobs=top_list, notes=notes)
+
+
+def prewarm_openai() -> None:
+    """Import the SDK and the modules its first request loads lazily (~1 s), so that cost falls
+    when the judge is built, not inside the engine's first per-call timeout."""
+    try:
+        import openai
+        import openai.resources.chat.completions.completions  # noqa: F401
+        import openai.types.chat  # noqa: F401
+    except ImportError:
+        return   # reported with an install hint on first use
+    import contextlib
+    import importlib
+
+    # transport internals differ between SDK versions; best effort
+    for name in ("anyio._backends._asyncio", "httpcore2", "h11", "jiter", "truststore",
+                 "openai.lib.streaming.chat"):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
 
 
 def _drop_note(name: str, model: str, request: JudgeRequest, *, rejected: bool = False) -> str:

@@ -72,6 +72,7 @@ class FakeConfig:
     logprobs_omit_other: bool = False  # leave the other choice out of top_logprobs
     reject_temperature_models: tuple[str, ...] = ("o1*", "o3*", "reasoner*")
     reject_models: tuple[str, ...] = ("bad-*",)   # answer 400 (invalid request) to these models
+    echo_key_in_errors: bool = False  # a careless provider: the 401 message repeats the key sent
     models: tuple[str, ...] = ("fake-judge",)
 
     def update(self, data: dict[str, Any]) -> None:
@@ -187,7 +188,9 @@ class _Handler:
         self.stats["requests"] += 1
         if headers.get("authorization", "") != f"Bearer {cfg.api_key}":
             self.stats["unauthorized"] += 1
-            return _error(401, "Incorrect API key provided.", "invalid_request_error",
+            sent = headers.get("authorization", "").removeprefix("Bearer ")
+            echo = f": {sent}" if cfg.echo_key_in_errors else ""
+            return _error(401, f"Incorrect API key provided{echo}.", "invalid_request_error",
                           code="invalid_api_key")
         if path.rstrip("/") in ("/v1/models", "/models") and method == "GET":
             data = [{"id": m, "object": "model", "owned_by": "verdictlab-fake"} for m in cfg.models]
