@@ -49,28 +49,19 @@ def script_hash() -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode("ascii")
 
 
-def _protocol_texts(report: Mapping[str, Any]) -> dict[str, str]:
-    """Plain-language sentences per protocol from ``verdicts_text`` (written by the protocols
-    helper), when that module exists and offers a usable function."""
+def _cell_sentences(cells: list[Mapping[str, Any]]) -> list[str | None]:
+    """One plain sentence per cell from :mod:`verdictlab.report.verdicts_text` (written by the
+    protocols helper), or ``None`` where it is unavailable."""
     try:
-        from . import verdicts_text  # type: ignore[attr-defined]
-    except ImportError:
-        return {}
-    out: dict[str, str] = {}
-    fn = None
-    for name in ("protocol_sentence", "describe_protocol", "protocol_text", "sentence"):
-        fn = getattr(verdicts_text, name, None)
-        if callable(fn):
-            break
-    if fn is None:
-        return {}
-    for p in sorted({c["protocol"] for c in report["cells"]}):
+        from .verdicts_text import cell_sentence
+    except ImportError:  # pragma: no cover - module is part of the package
+        return [None] * len(cells)
+    out: list[str | None] = []
+    for c in cells:
         try:
-            text = fn(p)
-        except Exception:  # noqa: BLE001 - an unknown protocol simply gets no sentence
-            continue
-        if isinstance(text, str) and text:
-            out[p] = text
+            out.append(cell_sentence(c))
+        except Exception:  # noqa: BLE001 - a sentence is a nicety; never break the report for it
+            out.append(None)
     return out
 
 
@@ -130,7 +121,7 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
         broken=bi,
         filter_values={k: sorted({str(r.get(k)) for r in bi["rows"] if r.get(k) is not None})
                        for k in ("dataset", "protocol", "category", "judge")},
-        protocol_texts=_protocol_texts(report),
+        sentences=_cell_sentences(cells),
         generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         confidence=report.get("confidence", 0.95),
         script_hash=script_hash(),
