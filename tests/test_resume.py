@@ -128,18 +128,23 @@ def test_sigkill_then_resume_gives_one_row_per_trial(tmp_path: Path) -> None:
     assert ok_attempts >= len(expected)
 
 
-def test_ctrl_c_stops_cleanly_and_resumes(tmp_path: Path) -> None:
+def test_ctrl_c_and_sigterm_stop_cleanly_and_resume(tmp_path: Path) -> None:
     cfg_path = _setup(tmp_path)
     run_dir = tmp_path / "run"
-    proc = _start(cfg_path, run_dir)
-    assert _wait_for_rows(proc, run_dir, 0)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, (out, err)
-    assert "interrupted" in out and "resume" in out
-    assert "Traceback" not in err
-    partial = _count(run_dir)
-    assert 0 < partial < N_ITEMS * 12
+    total = N_ITEMS * 12
+    partial = 0
+    for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        proc = _start(cfg_path, run_dir)
+        assert _wait_for_rows(proc, run_dir, partial)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == code, (out, err)
+        assert ("interrupted" if sig == signal.SIGINT else "terminated") in out
+        assert "Rerun the same command to resume" in out
+        assert "Traceback" not in err
+        # what was finished before the signal is in the store
+        assert partial < _count(run_dir) < total
+        partial = _count(run_dir)
     done = subprocess.run(_cmd(cfg_path, run_dir), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert _count(run_dir) == N_ITEMS * 12
+    assert _count(run_dir) == total

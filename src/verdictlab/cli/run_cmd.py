@@ -81,8 +81,10 @@ def run(
                   + (" (after raising the budget in the config)." if "budget:" in summary.stopped
                      else "."), highlight=False)
     out.print(f"next: verdictlab report {rd}", highlight=False)
-    if summary.stopped and summary.stopped in ("interrupted", "terminated"):
-        raise typer.Exit(130)
+    if summary.stopped == "interrupted":
+        raise typer.Exit(130)        # 128 + SIGINT
+    if summary.stopped == "terminated":
+        raise typer.Exit(143)        # 128 + SIGTERM
 
 
 def register(app: typer.Typer) -> None:
