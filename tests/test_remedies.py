@@ -156,3 +156,31 @@ def test_remedies_on_a_sim_run(tmp_path: Path) -> None:
     # majority@3 of identical repetitions changes nothing
     assert t.loc["majority@3", "A"] == pytest.approx(t.loc["none", "A"])
     assert t.loc["majority@3", "calls_per_verdict"] == 3
+
+
+def test_extra_tables_route_rows(tmp_path: Path) -> None:
+    """The report's entry point: pairwise tables see pairwise rows only; flask enters the remedy
+    table through its aggregate verdict."""
+    from verdictlab.config import config_from_dict
+    from verdictlab.engine import run_config
+    from verdictlab.remedies import extra_tables, pointwise_mask
+    from verdictlab.store import open_store
+
+    data = tmp_path / "pairs.jsonl"
+    with data.open("w") as fh:
+        for i in range(6):
+            fh.write(json.dumps({"item_id": f"p{i}", "question": "q", "response_a": "a", "response_b": "b",
+                                 "label": "A" if i % 2 else "B"}) + "\n")
+    cfg = config_from_dict({"name": "x", "datasets": [{"name": "jsonl", "path": str(data)},
+                                                      {"name": "jsonl", "path": str(data), "probe": "padding"}],
+                            "judges": ["sim:skill=0.8,noise=0.1,seed=1"], "protocols": ["vf-json", "flask"],
+                            "repetitions": 3})
+    run_config(cfg, tmp_path / "run", progress=False)
+    with open_store(tmp_path / "run") as st:
+        df, items = st.judgments(), st.items()
+    t = extra_tables(df, items)
+    assert {"remedies", "juries", "flask", "geval", "probes"} <= set(t)
+    assert {"flask", "vf-json"} == set(t["remedies"]["protocol"])
+    assert "debate" not in t and "rubric" not in t
+    mixed = pd.DataFrame({"dataset": ["d", "d"], "item_id": ["1", "2"], "verdict": ["PASS", "A"]})
+    assert list(pointwise_mask(mixed)) == [True, False]

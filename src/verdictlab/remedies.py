@@ -281,3 +281,64 @@ def _why_missing(remedy: str) -> str:
     if m:
         return f"needs at least {m.group(1)} repetitions" + (" and both orders" if "both-orders" in remedy else "")
     return "needs both orders"
+
+
+def pointwise_mask(judgments: pd.DataFrame, items: Sequence[object] | None = None) -> pd.Series:
+    """True for rows of pointwise items (rubric / graded verdicts), which pairwise statistics such as
+    :func:`verdictlab.stats.reliability` must not see.  With ``items`` (``RunStore.items()``) the item
+    kind decides; without, a verdict outside A / B / tie / null does."""
+    if items is not None:
+        from .items import PointItem
+
+        point = {(it.dataset, str(it.item_id)) for it in items if isinstance(it, PointItem)}  # type: ignore[attr-defined]
+        if point:
+            return pd.Series([(d, str(i)) in point for d, i in zip(judgments["dataset"], judgments["item_id"],
+                                                                   strict=True)], index=judgments.index)
+        return pd.Series(False, index=judgments.index)
+    v = judgments["verdict"]
+    return v.notna() & ~v.isin(["A", "B", "tie"])
+
+
+def extra_tables(judgments: pd.DataFrame, items: Sequence[object] | None = None) -> dict[str, pd.DataFrame]:
+    """Every issue-7 table a run supports, by name, empty ones left out -- for the report.
+
+    ``remedies`` (:func:`remedy_table`), ``juries`` (:func:`verdictlab.jury.jury_table`), ``flask``
+    (per-criterion and aggregate figures), ``geval`` (winner/score contradictions), ``probes``
+    (:func:`verdictlab.probes.probe_table`, needs ``items``), ``debate``
+    (:func:`verdictlab.debate.debate_summary`), ``rubric`` and ``pointwise`` (agreement with human
+    labels of pointwise items).  Pairwise tables never see pointwise rows."""
+    from .debate import PROTOCOL_ID as DEBATE
+    from .debate import debate_summary
+    from .jury import jury_table
+    from .probes import probe_table
+    from .protocols.flask import aggregate_criteria, flask_table
+    from .protocols.geval import contradiction_table
+    from .protocols.pointwise import pointwise_agreement, rubric_agreement
+
+    point = pointwise_mask(judgments, items)
+    pairs = judgments[~point]
+    points = judgments[point]
+    debate = pairs[pairs["protocol"] == DEBATE]
+    pairs = pairs[pairs["protocol"] != DEBATE]
+    out: dict[str, pd.DataFrame] = {}
+    if len(pairs):
+        stepped = pairs["step"].fillna("") != ""
+        # multi-call protocols (flask) enter the remedy table through their aggregate verdicts
+        single = pd.concat([pairs[~stepped], aggregate_criteria(pairs[stepped])], ignore_index=True) \
+            if stepped.any() else pairs
+        out["remedies"] = remedy_table(single)
+        out["juries"] = jury_table(pairs[pairs["step"].fillna("") == ""])
+        out["flask"] = flask_table(pairs)
+        out["geval"] = contradiction_table(pairs)
+        if items is not None:
+            out["probes"] = probe_table(pairs, list(items))
+    if len(debate):
+        out["debate"] = debate_summary(debate)
+    if len(points):
+        rub = points[points["verdict"].isin(["PASS", "FAIL", "UNKNOWN"]) | points["protocol"].astype(str).str.startswith("rubric")]
+        grd = points.drop(rub.index)
+        if len(rub):
+            out["rubric"] = rubric_agreement(rub, items=list(items) if items is not None else None)
+        if len(grd):
+            out["pointwise"] = pointwise_agreement(grd)
+    return {k: v for k, v in out.items() if v is not None and len(v)}
