@@ -204,3 +204,39 @@ def test_geval_on_embedded_model(tmp_path: Path) -> None:
     # whatever a 135M model writes, every row is parsed or explicitly failed -- never guessed
     assert set(df["parse_status"]) <= {"ok", "repaired", "fallback", "failed"}
     assert (df["verdict"].isna() == (df["parse_status"] == "failed")).all()
+
+
+def test_engine_stores_weighted_scores_from_logprobs(tmp_path: Path) -> None:
+    """A backend with log-probabilities: the engine asks for them (geval wants token logprobs) and
+    stores the probability-weighted scores beside the integer ones."""
+    from verdictlab.config import config_from_dict
+    from verdictlab.engine import run_config
+    from verdictlab.judges.base import JudgeAPI, JudgeResponse, register_judge
+    from verdictlab.store import open_store
+
+    text = '{"rationale": "ok", "score_A": 4, "score_B": 2, "winner": "A"'
+    toks = ['{"', "rationale", '":', ' "', "ok", '",', ' "', "score", "_A", '":', " 4", ",", ' "', "score", "_B",
+            '":', " 2", ",", ' "', "winner", '":', ' "', "A", '"']
+    pos = [{t: 0.0} for t in toks]
+    pos[10] = {" 4": math.log(0.75), " 3": math.log(0.25)}     # 0.75*4 + 0.25*3 = 3.75
+    seen = []
+
+    class LogprobJudge(JudgeAPI):
+        provider = "lp"
+        supports_logprobs = True
+
+        async def generate(self, request):  # type: ignore[no-untyped-def]
+            seen.append(request)
+            return JudgeResponse(text=text, top_logprobs=pos)
+
+    register_judge("lp-test", lambda jid, spec: LogprobJudge(jid, spec))
+    data = tmp_path / "pairs.jsonl"
+    _write_pairs(data, n=1)
+    cfg = config_from_dict({"name": "lp", "datasets": [{"name": "jsonl", "path": str(data)}],
+                            "judges": ["lp-test:x"], "protocols": ["geval"], "orders": ["AB"], "repetitions": 1})
+    run_config(cfg, tmp_path / "run", progress=False)
+    row = open_store(tmp_path / "run").judgments().iloc[0]
+    assert seen[0].logprobs and seen[0].top_logprobs >= 5
+    scores = json.loads(row["scores"])
+    assert scores["score_shown_first"] == 4 and scores["wscore_shown_first"] == pytest.approx(3.75)
+    assert scores["wscore_shown_second"] == pytest.approx(2.0)

@@ -191,14 +191,16 @@ def library_versions() -> dict[str, str | None]:
 def _response_to_json(resp: JudgeResponse) -> str:
     return json.dumps({"text": resp.text, "tokens_in": resp.tokens_in, "tokens_out": resp.tokens_out,
                        "cost_usd": resp.cost_usd, "latency_s": resp.latency_s,
-                       "choice_probs": resp.choice_probs, "notes": list(resp.notes)})
+                       "choice_probs": resp.choice_probs, "top_logprobs": resp.top_logprobs,
+                       "notes": list(resp.notes)})
 
 
 def _response_from_json(s: str) -> JudgeResponse:
     d = json.loads(s)
     return JudgeResponse(text=d["text"], tokens_in=d.get("tokens_in"), tokens_out=d.get("tokens_out"),
                          cost_usd=d.get("cost_usd"), latency_s=d.get("latency_s"),
-                         choice_probs=d.get("choice_probs"), notes=list(d.get("notes") or []))
+                         choice_probs=d.get("choice_probs"), top_logprobs=d.get("top_logprobs"),
+                         notes=list(d.get("notes") or []))
 
 
 def canonical_p_a(choice_probs: Mapping[str, float] | None, order: str) -> float | None:
@@ -217,8 +219,12 @@ def canonical_p_a(choice_probs: Mapping[str, float] | None, order: str) -> float
     return float(choice_probs[shown_a]) / total
 
 
-def safe_parse(protocol: Protocol, text: str) -> ParseResult:
+def safe_parse(protocol: Protocol, text: str, response: JudgeResponse | None = None) -> ParseResult:
+    """Parse, never raise.  A protocol with ``parse_response`` (e.g. geval: probability-weighted
+    scores from token log-probabilities) gets the whole response."""
     try:
+        if response is not None and hasattr(protocol, "parse_response"):
+            return protocol.parse_response(response)
         return protocol.parse(text)
     except Exception as exc:  # a parser bug must not kill the run; it is recorded instead
         return ParseResult(None, "failed", f"parser raised {type(exc).__name__}: {redact(str(exc), limit=200)}")
@@ -393,7 +399,7 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
             row.update(verdict=None, parse_status="failed", parse_detail="no answer: the call failed",
                        raw_output=None)
             return row
-        parsed = safe_parse(protocol, resp.text)
+        parsed = safe_parse(protocol, resp.text, resp)
         shown = parsed.verdict
         if is_pair:
             verdict = to_canonical(shown, trial.order)
@@ -445,7 +451,8 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
         tid = trial.trial_id
         messages = tuple(dict(m) for m in protocol.messages(item, trial.order, step=trial.step))
         params = {k: v for k, v in spec.params.items() if k not in ("max_tokens", "seed")}
-        use_logprobs = bool(protocol.label_only and judge.supports_logprobs)
+        use_logprobs = bool((protocol.label_only or getattr(protocol, "wants_token_logprobs", False))
+                            and judge.supports_logprobs)
         label_shown = to_shown(item.label, trial.order) if isinstance(item, PairItem) else item.label
         request = JudgeRequest(
             messages=messages, temperature=trial.temperature,

@@ -44,6 +44,7 @@ class FlaskProtocol(Protocol):
 
     id = "flask"
     label_only = False
+    wants_token_logprobs = True
     verdict_choices = ("A", "B")
 
     def __init__(self, *, rubric: str | Path = "auto", scale: int = 5, allows_tie: bool = False,

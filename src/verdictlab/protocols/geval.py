@@ -350,6 +350,7 @@ class GEvalProtocol(Protocol):
     id = "geval"
     label_only = False
     verdict_choices = ("A", "B")
+    wants_token_logprobs = True      # the engine asks backends that have them for top log-probabilities
 
     def __init__(self, *, rubric: str | Path = "auto", scale: int = 5, allows_tie: bool = False,
                  on_contradiction: str = "flag", max_tokens: int = 160, protocol_id: str = "geval") -> None:
