@@ -85,3 +85,12 @@ def test_single_temperature_has_no_sweep() -> None:
     cells = [c for c in _cells() if c["temperature"] == 0.0]
     names = [n for n, _, fig in P.figures({"cells": cells, "format_dispersion": []})]
     assert names == ["ceiling", "factors", "regions", "spread"]
+
+
+def test_temperature_reading_from_cells() -> None:
+    # one line (j, p, d): C 0.9 -> 0.6 (falls 30 points), A - phi/2: 0.7 - 0.1 = 0.6 -> 0.7 - 0.1 = 0.6 (flat)
+    cells = [{"judge": "j", "protocol": "p", "dataset": "d", "temperature": t, "C": c, "A": 0.7, "phi": 0.2,
+              "q": 0.5, "T": None} for t, c in ((0.0, 0.9), (1.0, 0.6))]
+    r = P.readings(cells)["temperature"]
+    assert "consistency falls by 30 points and corrected accuracy barely moves" in r
+    assert "mostly a consistency effect" in r

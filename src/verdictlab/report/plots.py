@@ -315,12 +315,7 @@ def readings(cells: Cells, *, c_threshold: float = 0.9, phi_threshold: float = 0
         "prompt format. "
         + (f"Largest: {100 * top[0]:.0f} points ({top[1][0]} on {top[1][1]})." if top else
            "Only one protocol per judge and dataset: no dispersion to show."))
-    temps = sorted({c["temperature"] for c in cells})
-    out["temperature"] = (
-        "Left: consistency falls as sampling temperature rises (repeated calls disagree more). Right: "
-        "order-corrected accuracy, which temperature often barely moves — so T's drop with temperature "
-        "is mostly a consistency effect. " + (f"Temperatures in this run: {', '.join(f'{t:g}' for t in temps)}."
-                                             if temps else ""))
+    out["temperature"] = _temperature_reading(cells)
     per_judge: dict[str, list[float]] = {}
     for c in _defined(cells, "T"):
         per_judge.setdefault(str(c["judge"]), []).append(c["T"])
@@ -331,6 +326,37 @@ def readings(cells: Cells, *, c_threshold: float = 0.9, phi_threshold: float = 0
         "or one prompt may not carry over. "
         + (f"Widest range: {widest[1]} ({100 * widest[0]:.0f} points)." if widest else ""))
     return out
+
+
+def _temperature_reading(cells: Cells) -> str:
+    """Mean C and mean A − φq at the lowest and highest temperature, over the (judge, protocol,
+    dataset) combinations run at both, in words."""
+    pts = _defined(cells, "C", "A", "phi")
+    temps = sorted({c["temperature"] for c in pts})
+    text = ("Left: stochastic consistency per temperature; right: the accuracy left after removing order "
+            "coin-flips. Lines join the same judge, protocol and dataset. ")
+    if len(temps) < 2:
+        return text + "Only one temperature in this run."
+    lo, hi = temps[0], temps[-1]
+    key = lambda c: (str(c["judge"]), str(c["protocol"]), str(c["dataset"]))  # noqa: E731
+    at_lo = {key(c): c for c in pts if c["temperature"] == lo}
+    at_hi = {key(c): c for c in pts if c["temperature"] == hi}
+    both = sorted(set(at_lo) & set(at_hi))
+    if not both:
+        return text
+    dc = sum(at_hi[k]["C"] - at_lo[k]["C"] for k in both) / len(both)
+    da = sum((at_hi[k]["A"] - at_hi[k]["phi"] * _q(at_hi[k])) - (at_lo[k]["A"] - at_lo[k]["phi"] * _q(at_lo[k]))
+             for k in both) / len(both)
+
+    def move(d: float) -> str:
+        return "barely moves" if abs(d) < 0.02 else (f"rises by {100 * d:.0f} points" if d > 0
+                                                      else f"falls by {100 * -d:.0f} points")
+
+    main = "consistency" if abs(dc) >= abs(da) else "corrected accuracy"
+    return (text + f"From temperature {lo:g} to {hi:g} (mean over {len(both)} lines) consistency {move(dc)} "
+            f"and corrected accuracy {move(da)}; "
+            + ("so temperature hardly changes T here." if max(abs(dc), abs(da)) < 0.02
+               else f"so T's change with temperature is mostly a {main} effect."))
 
 
 # -- all figures ---------------------------------------------------------------------------------
