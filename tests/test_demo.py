@@ -52,7 +52,7 @@ def _cell(**kw):
 
 def test_sentence_rules() -> None:
     s = cell_sentence(_cell())
-    assert s.startswith("Trustworthy") and "N = 12 pairs x 2 orders x 3 repetitions = 72 judgments" in s
+    assert s.startswith("Trustworthy") and "N = 72 judgments, 0 unreadable; 12 pairs with a readable verdict, 12 of them in both orders" in s
     s = cell_sentence(_cell(phi=0.9, agreement={"share_first_won": 0.93}))
     assert s.startswith("Order-driven whatever its C") and "first-shown answer wins 93%" in s
     s = cell_sentence(_cell(phi=0.8, agreement={"share_first_won": 0.1}))
@@ -80,7 +80,7 @@ def test_demo_command_runs_and_resumes(tmp_path) -> None:
     from verdictlab.cli.main import app
 
     runner = CliRunner()
-    args = ["demo", "--run-dir", str(tmp_path / "demo"), "--pairs", "6", "--repetitions", "3", "--no-progress",
+    args = ["demo", "--run-dir", str(tmp_path / "demo"), "--pairs", "6", "--repetitions", "3", "--no-progress", "--bootstrap", "0",
             "--judge", "sim:skill=0.9,position_lock=1,noise=0,seed=4"]
     first = runner.invoke(app, args, env={"COLUMNS": "200"})
     assert first.exit_code == 0, first.output

@@ -81,6 +81,7 @@ def demo(
     judge: Annotated[str, typer.Option(help="Judge id to audit.")] = DEMO_JUDGE,
     protocols: Annotated[str, typer.Option(help="Comma-separated protocol ids.")] = ",".join(DEMO_PROTOCOLS),
     no_progress: Annotated[bool, typer.Option("--no-progress", help="Do not show a progress bar.")] = False,
+    bootstrap: Annotated[int, typer.Option(min=0, help="Bootstrap resamples for the T interval.")] = 500,
 ) -> None:
     """Audit the embedded local judge on the demo pairs over all five pairwise protocols."""
     from rich.console import Console
@@ -115,7 +116,7 @@ def demo(
     if summary.stopped:
         out.print(f"[yellow]stopped early[/yellow]: {summary.stopped}; rerun `verdictlab demo` to resume.",
                   highlight=False)
-    print_results(run_dir, console=wide)
+    print_results(run_dir, console=wide, n_bootstrap=bootstrap)
     out.print(f"\nStored in {run_dir / 'run.sqlite'} (every raw output, verdict and parse status). "
               f"More: `verdictlab report {run_dir} --html`.", highlight=False)
 

@@ -50,12 +50,13 @@ def _pct(x: float | None) -> str:
 def n_phrase(cell: Mapping[str, Any]) -> str:
     """The N a cell's figures stand on, in words."""
     n_pairs = int(_num(cell.get("n_pairs")) or 0)
+    n_both = int(_num(cell.get("n_order_pairs")) or 0)
     reps = cell.get("repetitions")
     n_j = int(_num(cell.get("n_judgments")) or 0)
     n_bad = int(_num(cell.get("n_unparsed")) or 0)
-    orders = "2 orders" if (_num(cell.get("n_order_pairs")) or 0) > 0 else "1 order"
-    rep_txt = f" x {reps} repetitions" if reps not in (None, "") else ""
-    return f"N = {n_pairs} pairs x {orders}{rep_txt} = {n_j} judgments, {n_bad} unreadable"
+    rep_txt = f", up to {reps} repetitions each" if reps not in (None, "") else ""
+    return (f"N = {n_j} judgments, {n_bad} unreadable; {n_pairs} pairs with a readable verdict, "
+            f"{n_both} of them in both orders{rep_txt}")
 
 
 def cell_sentence(cell: Mapping[str, Any]) -> str:
