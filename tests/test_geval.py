@@ -195,7 +195,7 @@ def test_geval_on_embedded_model(tmp_path: Path) -> None:
     data = tmp_path / "pairs.jsonl"
     _write_pairs(data, n=2)
     cfg = config_from_dict({"name": "g", "datasets": [{"name": "jsonl", "path": str(data)}],
-                            "judges": [{"id": "llamacpp:smollm2-135m", "params": {"max_tokens": 96}}],
+                            "judges": [{"id": "llamacpp:smollm2-135m", "params": {"max_tokens": 48}}],
                             "protocols": ["geval"], "orders": ["AB"], "repetitions": 1})
     run_config(cfg, tmp_path / "run", progress=False)
     df = open_store(tmp_path / "run").judgments()
