@@ -124,3 +124,24 @@ def test_settings_are_validated() -> None:
         DebateSettings(fallback="guess")
     with pytest.raises(ValueError, match="final_rule"):
         DebateSettings(final_rule="coin")
+
+
+def test_debate_cli_and_run_refusal(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from verdictlab.cli.main import app
+
+    data = tmp_path / "pairs.jsonl"
+    with data.open("w") as fh:
+        for i in range(5):
+            fh.write(json.dumps({"item_id": f"p{i}", "question": "q", "response_a": "a", "response_b": "b",
+                                 "label": "A" if i % 2 else "B"}) + "\n")
+    cfg = tmp_path / "debate.yaml"
+    cfg.write_text("name: deb\ndatasets: [{name: jsonl, path: pairs.jsonl}]\n"
+                   "judges: ['sim:skill=0.9,seed=1', 'sim:skill=0.6,seed=2']\nprotocols: [debate]\nrepetitions: 1\n")
+    res = CliRunner().invoke(app, ["debate", str(cfg), str(tmp_path / "run"), "--fallback", "previous"])
+    assert res.exit_code == 0, res.output
+    assert "10 debate(s) run" in res.output and "round-1 accuracy" in res.output
+    # `verdictlab run` refuses the debate protocol instead of running it as one call
+    res = CliRunner().invoke(app, ["run", str(cfg)])
+    assert res.exit_code != 0 and "verdictlab debate" in res.output

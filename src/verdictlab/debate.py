@@ -68,7 +68,10 @@ class DebateProtocol(Protocol):
     verdict_choices = ("A", "B")
 
     def messages(self, item: Any, order: str, *, step: str = "", opponent: tuple[str, str] | None = None,
-                 own: tuple[str, str] | None = None) -> list[dict[str, str]]:
+                 own: tuple[str, str] | None = None, turn: bool = False) -> list[dict[str, str]]:
+        if not turn:
+            raise ValueError("the debate protocol needs its own runner: use `verdictlab debate CONFIG`, "
+                             "not `verdictlab run` (rounds depend on each other's answers)")
         first, second = item.shown(order)
         user = f"Question:\n{item.question}\n\nResponse A:\n{first}\n\nResponse B:\n{second}\n\n"
         if opponent is not None:
@@ -167,7 +170,7 @@ async def _debate_one(item: PairItem, order: str, rep: int, judges: Sequence[Jud
         reqs = []
         for i, judge in enumerate(judges):
             opp = latest[1 - i] if k > 1 else None
-            msgs = protocol.messages(item, order, opponent=opp, own=latest[i] if k > 1 else None)
+            msgs = protocol.messages(item, order, opponent=opp, own=latest[i] if k > 1 else None, turn=True)
             meta = {"judge": judge.judge_id, "dataset": item.dataset, "item_id": item.item_id,
                     "protocol": PROTOCOL_ID, "order": order, "temperature": s.temperature, "rep": rep,
                     "step": step, "label_shown": to_shown(item.label, order)}

@@ -148,5 +148,53 @@ def review(
     Console().print(f"{len(frame)} disagreement(s) written to {target} ({summary})")
 
 
+def debate(
+    config: Annotated[Path, typer.Argument(help="Run config: two judges, protocols [debate], datasets of pairs.")],
+    run_dir: Annotated[Path | None, typer.Argument(help="Run directory (default runs/<name>).")] = None,
+    rounds: Annotated[int, typer.Option(help="Most rounds (round 1 + rebuttals).")] = 3,
+    fallback: Annotated[str, typer.Option(help="On a parse failure: none | previous | paper.")] = "none",
+    final_rule: Annotated[str, typer.Option(help="Judges still disagree: tie | first-judge.")] = "tie",
+    stop_on_agreement: Annotated[bool, typer.Option(help="Stop once both judges agree.")] = True,
+) -> None:
+    """Structured debate between the config's two judges; every round stored (see verdictlab.debate)."""
+    from rich.console import Console
+
+    from ..config import ConfigError, load_config
+    from ..debate import DebateSettings, debate_summary, run_debate
+    from ..engine import load_items
+    from ..items import PairItem
+    from ..store import open_store
+
+    err = Console(stderr=True)
+    try:
+        cfg = load_config(config)
+        if len(cfg.judges) != 2:
+            raise ConfigError(f"{config}: field 'judges': a debate needs exactly two judges, got {len(cfg.judges)}")
+        items = [it for it in load_items(cfg)[0].values() if isinstance(it, PairItem)]
+        if not items:
+            raise ConfigError(f"{config}: field 'datasets': no pairs to debate")
+        target = run_dir or Path("runs") / cfg.name
+        n = 0
+        for temp in cfg.temperatures:
+            s = DebateSettings(rounds=rounds, fallback=fallback, final_rule=final_rule,
+                               stop_on_agreement=stop_on_agreement, temperature=temp, orders=tuple(cfg.orders),
+                               repetitions=cfg.repetitions)
+            n += run_debate(items, cfg.judge_ids(), target, s)
+    except (ConfigError, ValueError) as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    with open_store(target) as st:
+        summ = debate_summary(st.judgments())
+    out = Console()
+    out.print(f"{n} debate(s) run; stored in {target}/run.sqlite")
+    for rec in summ.to_dict("records"):
+        out.print(f"{rec['debate']} T={rec['temperature']:g}: round-1 accuracy {rec['round1_accuracy']:.3f}, "
+                  f"final {rec['final_accuracy']:.3f} (n={rec['n_labelled']}), mean rounds {rec['mean_rounds']:.2f}, "
+                  f"round fallbacks {rec['n_round_fallbacks']}, finals depending on a fallback "
+                  f"{rec['n_final_depending_on_fallback']}")
+
+
 def register(app: typer.Typer) -> None:
     app.command("review")(review)
+    # the debate runner lives here too: it is the other protocol-audit command of the same family
+    app.command("debate")(debate)
