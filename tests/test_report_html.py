@@ -109,6 +109,7 @@ def test_html_has_every_section_and_cell(report: dict) -> None:
     assert "Cohen κ" in html and "position bias" in html
 
 
+@pytest.mark.slow
 def test_cli_html_default_path_and_plots(run_dir: Path, tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["report", str(run_dir), "--html", "--plots", str(tmp_path / "figs"),
                                    "--bootstrap", "20"])

@@ -80,3 +80,40 @@ def test_cli_report_table_and_missing_run(monkeypatch: pytest.MonkeyPatch, synth
     assert "Reliability per cell" in res.stdout
     res = CliRunner().invoke(app, ["report", str(tmp_path / "nowhere")])
     assert res.exit_code == 2 and "no run store" in res.output
+
+
+def test_cli_json_with_real_stats_matches_reliability(synthetic_run: Path) -> None:
+    from verdictlab.stats import reliability
+    from verdictlab.store import open_store
+
+    res = CliRunner().invoke(app, ["report", str(synthetic_run), "--json", "--bootstrap", "30"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    with open_store(synthetic_run) as st:
+        frame = reliability(st.judgments(), unparsed="exclude", n_bootstrap=0)
+    assert len(doc["cells"]) == len(frame) == 8
+    by_key = {(r.judge, r.protocol, r.dataset, r.temperature): r for r in frame.itertuples()}
+    for cell in doc["cells"]:
+        ref = by_key[(cell["judge"], cell["protocol"], cell["dataset"], cell["temperature"])]
+        for name in ("C", "phi", "A", "T", "T_joint", "A_max", "self_consistency", "parse_failure_rate"):
+            v = getattr(ref, name)
+            assert (cell[name] is None and np.isnan(v)) or abs(cell[name] - v) < 1e-12, name
+            assert cell[name] is None or 0.0 <= cell[name] <= 1.0
+        assert cell["n_pairs"] == ref.n_pairs and cell["n_judgments"] == ref.n_judgments
+        assert {"kappa", "alpha", "exact_match", "position_bias", "test_retest",
+                "consistency_bias_paradox"} <= set(cell["agreement"])
+        assert cell["T_lo"] is None or cell["T_lo"] <= cell["T"] <= cell["T_hi"]
+
+
+def test_empty_run_reports_without_error(tmp_path: Path) -> None:
+    from verdictlab.report import render_html
+    from verdictlab.store import RunStore
+
+    RunStore(tmp_path / "empty").close()
+    rep = build_report(tmp_path / "empty")
+    assert rep["cells"] == [] and rep["broken_items"]["n_total"] == 0
+    buf = io.StringIO()
+    render_terminal(rep, Console(file=buf, width=120))
+    assert "No judgments in this run yet." in buf.getvalue()
+    html = render_html(rep)
+    assert "<table" in html and "No pair flipped" in html
