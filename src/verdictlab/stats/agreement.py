@@ -240,9 +240,11 @@ def alpha_from_unit_counts(counts: np.ndarray, group: np.ndarray | None = None, 
     ok = m >= 2
     c, g = counts[ok], group[ok]
     inv = 1.0 / (m[ok] - 1.0)
-    contrib = (c[:, :, None] * c[:, None, :] - np.eye(K)[None] * c[:, :, None]) * inv[:, None, None]
     coinc = np.zeros((n_groups, K, K))
-    np.add.at(coinc, g, contrib)
+    for a in range(K):  # K x K bincounts over units (K is the number of values, e.g. 3)
+        for b in range(K):
+            w = c[:, a] * c[:, b] - (c[:, a] if a == b else 0.0)
+            coinc[:, a, b] = np.bincount(g, weights=w * inv, minlength=n_groups)
     n_c = coinc.sum(axis=2)
     n = n_c.sum(axis=1)
     alpha = np.full(n_groups, np.nan)
