@@ -153,9 +153,9 @@ def majority_at_k(judgments: pd.DataFrame, *, k: int = 3, quorum: int | None = N
     for c in num_cols:
         df[c] = pd.to_numeric(df[c], errors="coerce")
     agg = {"_n_A": "sum", "_n_B": "sum", "_n_tie": "sum", "_n": "sum", "label": "first", "category": "first",
-           "cache_hit": "max", "prompt_hash": "first", "created_at": "max", "error": "first",
-           **{c: (lambda s: s.sum(min_count=1)) for c in num_cols}}
-    g = df.sort_values("rep").groupby(keys, dropna=False, sort=True).agg(agg).reset_index()
+           "cache_hit": "max", "prompt_hash": "first", "created_at": "max", "error": "first"}
+    grouped = df.sort_values("rep").groupby(keys, dropna=False, sort=True)
+    g = grouped.agg(agg).join(grouped[num_cols].sum(min_count=1)).reset_index()
     g = g[g["_n"] == k]  # incomplete last block dropped
     if g.empty:
         return _empty()

@@ -152,9 +152,9 @@ def aggregate_criteria(judgments: pd.DataFrame, *, quorum: int | None = None, ti
         df[c] = pd.to_numeric(df[c], errors="coerce")
     df = df.sort_values("_rank")
     agg: dict[str, Any] = {"_n_A": "sum", "_n_B": "sum", "_n_tie": "sum", "_n": "sum", "label": "first",
-                           "category": "first", "cache_hit": "max", "created_at": "max", "error": "first",
-                           **{c: (lambda s: s.sum(min_count=1)) for c in num}}
-    g = df.groupby(_AGG_KEY, dropna=False, sort=True).agg(agg).reset_index()
+                           "category": "first", "cache_hit": "max", "created_at": "max", "error": "first"}
+    grouped = df.groupby(_AGG_KEY, dropna=False, sort=True)
+    g = grouped.agg(agg).join(grouped[num].sum(min_count=1)).reset_index()
     counts = g[["_n_A", "_n_B", "_n_tie"]].to_numpy()
     n_crit = g["_n"].to_numpy()
     q = np.array([quorum or default_quorum(int(n)) for n in n_crit])
