@@ -561,3 +561,20 @@ def test_dollar_budget_needs_a_price(tmp_path: Path) -> None:
     cfg = _config(tmp_path, judges=["unpriced:model-x"], budget={"max_usd": 1.0})
     with pytest.raises(EngineError, match="no price is known for unpriced:model-x"):
         run_config(cfg, tmp_path / "run", progress=False)
+
+
+def test_second_concurrent_run_is_refused(tmp_path: Path) -> None:
+    import fcntl
+
+    from verdictlab.engine import EngineError
+
+    cfg = _config(tmp_path)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    with (run_dir / "run.lock").open("a+") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)    # another process's run holds it
+        with pytest.raises(EngineError, match="in use by another 'verdictlab run'"):
+            run_config(cfg, run_dir, progress=False)
+    # once released, the run goes ahead (and releases the lock at the end)
+    assert run_config(cfg, run_dir, progress=False).complete
+    assert run_config(cfg, run_dir, progress=False).n_written == 0

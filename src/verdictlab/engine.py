@@ -727,6 +727,8 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
         summary.n_skipped = summary.plan.n_done
         return summary
 
+    run_dir.mkdir(parents=True, exist_ok=True)
+    lock = RunLock(run_dir)
     store = RunStore(run_dir)
     try:
         store.write_items(prepared.items.values())
@@ -747,7 +749,37 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
         store.set_meta("sessions", sessions)
     finally:
         store.close()
+        lock.release()
     return summary
+
+
+class RunLock:
+    """An exclusive lock on a run directory for one ``run`` session, so two processes never judge
+    the same trials at once.  ``flock`` locks die with their process, so a killed run leaves no
+    stale lock behind."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / "run.lock"
+        self._fh = self.path.open("a+")
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: no advisory lock
+            return
+        try:
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._fh.close()
+            raise EngineError(f"{run_dir} is in use by another 'verdictlab run' (lock {self.path}); "
+                              "wait for it to finish or stop it first") from None
+
+    def release(self) -> None:
+        self._fh.close()   # closing the file drops the lock
+
+    def __enter__(self) -> RunLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str, JudgeAPI], budget: Budget,

@@ -33,7 +33,7 @@ def run(
                                                     "(errors, not unparseable answers).")] = False,
 ) -> None:
     """Run an audit.  Resumes by default: trials already in the store are skipped."""
-    from ..engine import EngineError, run_config
+    from ..engine import EngineError, RunLock, run_config
     from ..items import ItemError
     from ..judges.base import JudgeConfigError
 
@@ -50,7 +50,12 @@ def run(
             err.print(f"{rd} already holds a run store; rerun without --fresh to resume, "
                       "or add --force to delete it and start over.", highlight=False)
             raise typer.Exit(2)
-        _remove_store(rd)
+        try:
+            with RunLock(rd):                  # never delete a store another run is writing
+                _remove_store(rd)
+        except EngineError as exc:
+            err.print(f"[red]error[/red]: {exc}", markup=True, highlight=False)
+            raise typer.Exit(2) from None
     try:
         summary = run_config(cfg, rd, progress=not no_progress, plan_only=plan, retry_failed=retry_failed)
     except (ItemError, EngineError, JudgeConfigError, ConfigError) as exc:
