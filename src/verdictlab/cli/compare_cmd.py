@@ -86,6 +86,7 @@ def compare(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Paired exact McNemar tests (per dataset; one modal verdict per item and order), Holm-corrected."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
@@ -118,15 +119,18 @@ def compare(
         con.print(f"Nothing to compare: fewer than two {by.value}s share a dataset in these runs.")
         return
     strata = [c for c in res.columns if c in ("dataset", "protocol", "judge", "temperature", "step")]
-    t = Table(title=f"Paired McNemar by {by.value} ({res.attrs['pairs']} pairs, Holm over {len(res)} tests, "
-                    f"unparsed={unparsed.value})")
-    for c in [*strata, "x", "y", "N shared", "acc x", "acc y", "x only", "y only", "p", "p Holm", ""]:
-        t.add_column(c, justify="right" if c not in (*strata, "x", "y") else "left")
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False,
+              title=f"Paired exact McNemar by {by.value}: {res.attrs['pairs']} pairs, Holm over {len(res)} "
+                    f"tests, unparsed={unparsed.value}")
+    t.add_column("stratum", overflow="fold")
+    t.add_column("x vs y", overflow="fold")
+    for c in ("N", "acc x/y", "only x/y", "p", "p Holm", ""):
+        t.add_column(c, justify="right", no_wrap=True)
     for rec in res.to_dict("records"):
-        t.add_row(*[str(rec[c]) for c in strata], str(rec[f"{by.value}_x"]), str(rec[f"{by.value}_y"]),
-                  str(rec["n_shared"]), f"{rec['acc_x']:.3f}", f"{rec['acc_y']:.3f}", str(rec["only_x"]),
-                  str(rec["only_y"]), f"{rec['p']:.4g}", f"{rec['p_holm']:.4g}",
-                  "[bold]*[/bold]" if rec["significant"] else "")
+        stratum = " · ".join(f"T={rec[c]:g}" if c == "temperature" else str(rec[c]) for c in strata)
+        t.add_row(stratum, f"{rec[f'{by.value}_x']} vs {rec[f'{by.value}_y']}", str(rec["n_shared"]),
+                  f"{rec['acc_x']:.3f}/{rec['acc_y']:.3f}", f"{rec['only_x']}/{rec['only_y']}",
+                  f"{rec['p']:.3g}", f"{rec['p_holm']:.3g}", "*" if rec["significant"] else "")
     con.print(t)
     con.print(f"* Holm-adjusted p < {alpha}.  Units are (item, order) with a label; items a side could "
               "not parse are left out (n dropped per row in --json).")
