@@ -369,3 +369,38 @@ def test_vllm_batches_requests_and_maps_outputs() -> None:
     # first-token probs 0.6 (echoed) and 0.3 (other): normalised 0.6/0.9 = 2/3
     assert out[1].choice_probs == pytest.approx({"A": 2 / 3, "B": 1 / 3})
     assert out[0].tokens_in == 7 and out[0].cost_usd == 0.0
+
+
+# -- both HTTP transports behave the same ------------------------------------------------------------
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+def test_transports_map_faults_identically(server, key_env, monkeypatch, transport) -> None:
+    if transport == "aiohttp":
+        pytest.importorskip("aiohttp")
+    monkeypatch.setenv("VERDICTLAB_HTTP_TRANSPORT", transport)
+
+    async def go():
+        judge = make_judge(f"openai-compatible:fake-judge@{server.base_url}")
+        judge.timeout_s = 0.3
+        out = {}
+        try:
+            ok = await judge.generate(JudgeRequest(messages=LABEL_PROMPT, verdict_choices=("A", "B")))
+            out["ok"] = (ok.text, ok.choice_probs is not None)
+            assert judge.describe()["transport"] == transport
+            for knob in ("p_rate_limit", "p_server_error", "p_malformed", "p_hang"):
+                setattr(server.config, knob, 1.0)
+                try:
+                    await judge.generate(JudgeRequest(messages=LABEL_PROMPT))
+                except JudgeCallError as e:
+                    out[knob] = (e.decision.kind, e.decision.retry_after_s)
+                setattr(server.config, knob, 0.0)
+        finally:
+            await judge.aclose()
+        return out
+
+    server.config.retry_after_s = 0.5
+    out = run(go())
+    assert out["ok"][0] in ("A", "B") and out["ok"][1]
+    assert out["p_rate_limit"] == (RetryKind.RATE_LIMIT, 0.5)
+    assert out["p_server_error"] == (RetryKind.TRANSIENT, None)
+    assert out["p_malformed"] == (RetryKind.TRANSIENT, None)
+    assert out["p_hang"] == (RetryKind.TRANSIENT, None)

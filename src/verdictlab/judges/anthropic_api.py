@@ -23,7 +23,7 @@ from typing import Any
 
 from ..prices import PriceTable, default_price_table
 from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
-from .openai_api import missing_sdk, redact, retry_after_seconds, sdk_kwargs
+from .openai_api import fast_http_client, missing_sdk, redact, retry_after_seconds, sdk_kwargs
 
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 MAX_TEMPERATURE = 1.0
@@ -43,6 +43,7 @@ class AnthropicJudge(JudgeAPI):
         self.prices = prices
         self._http_client = http_client
         self._client: Any = None
+        self.transport = "custom" if http_client is not None else "httpx"
         if not os.environ.get(key_env):
             raise JudgeConfigError(f"judge {judge_id!r}: no API key; set the environment variable {key_env}")
 
@@ -58,15 +59,18 @@ class AnthropicJudge(JudgeAPI):
             kwargs: dict[str, Any] = {"api_key": key, "max_retries": 0, "timeout": self.timeout_s}
             if self.base_url:
                 kwargs["base_url"] = self.base_url
-            if self._http_client is not None:
-                kwargs["http_client"] = self._http_client
+            http_client = self._http_client
+            if http_client is None:
+                http_client, self.transport = fast_http_client(anthropic)
+            if http_client is not None:
+                kwargs["http_client"] = http_client
             self._client = anthropic.AsyncAnthropic(**kwargs)
         return self._client
 
     def describe(self) -> dict[str, Any]:
         return {"judge": self.judge_id, "provider": self.provider, "model": self.model,
                 "base_url": self.base_url or "https://api.anthropic.com", "key_env": self.key_env,
-                "timeout_s": self.timeout_s}
+                "timeout_s": self.timeout_s, "transport": self.transport}
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -1,0 +1,191 @@
+"""Throughput of the run engine against the fake OpenAI-compatible server, as ratios.
+
+The fake server runs in a child process with a fixed latency and no faults, so its CPU does not
+count; the engine (``run_trials``: request building, rate limits, retries, budget, parsing,
+canonical mapping, SQLite writes) drives the real ``openai-compatible`` judge (``AsyncOpenAI``).
+
+1. Concurrency sweep at a fixed latency L (default 50 ms): achieved calls/s against the ideal
+   concurrency / L, as a ratio, and the client process's CPU time per call.
+2. Near-zero latency: the same at concurrency 64 (and 16), where the client's CPU is the limit.
+   Baselines in the same process: (a) the bare SDK -- ``AsyncOpenAI`` calls under a semaphore,
+   nothing else -- and (b) the engine with the simulated judge (no HTTP at all), which is the
+   engine's own cost per trial.  The split says whether the engine or the SDK is the bottleneck.
+3. ``--profile``: cProfile of the engine at near-zero latency, top functions by own time.
+
+    .venv/bin/python bench/engine_bench.py [--latency 0.05] [--quick] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import os
+import pstats
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+KEY = "sk-bench-not-a-real-key"
+KEY_ENV = "VL_BENCH_KEY"
+
+
+def server_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of a child process, from /proc (Linux); 0 elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def make_items(n_items: int) -> dict[tuple[str, str], Any]:
+    from verdictlab.items import PairItem
+
+    out = {}
+    for i in range(n_items):
+        it = PairItem(item_id=f"b{i}", dataset="bench", question=f"Which answer to question {i} is better? " * 3,
+                      response_a=f"The first answer, number {i}. " * 8,
+                      response_b=f"The second answer, number {i}. " * 8, label="AB"[i % 2])
+        out[("bench", it.item_id)] = it
+    return out
+
+
+def run_engine(judge_id: str, n_trials: int, concurrency: int, folder: Path, *,
+               profile: cProfile.Profile | None = None) -> dict[str, float]:
+    """Judge ``n_trials`` (direct protocol, both orders) through ``run_trials``; wall, CPU, rows."""
+    from verdictlab.config import JudgeSpec
+    from verdictlab.design import expand_grid
+    from verdictlab.engine import run_trials
+    from verdictlab.judges import make_judge
+    from verdictlab.protocols import get_protocol  # type: ignore[attr-defined]
+    from verdictlab.store import RunStore
+
+    items = make_items((n_trials + 1) // 2)
+    trials = list(expand_grid(judges=[judge_id], items_by_dataset={"bench": [k[1] for k in items]},
+                              protocols=["direct"], orders=("AB", "BA")))[:n_trials]
+    judge = make_judge(judge_id)
+    spec = JudgeSpec(id=judge_id, concurrency=concurrency, timeout_s=60, max_retries=3)
+    run_dir = Path(tempfile.mkdtemp(dir=folder))
+    with RunStore(run_dir) as store:
+        store.write_items(items.values())
+
+        async def go() -> Any:
+            try:
+                return await run_trials(trials, store=store, items=items, judges={judge_id: judge},
+                                        protocols={"direct": get_protocol("direct")},
+                                        judge_specs={judge_id: spec}, cache="off")
+            finally:
+                await judge.aclose()
+
+        t0, c0 = time.perf_counter(), time.process_time()
+        if profile is not None:
+            profile.enable()
+        summary = asyncio.run(go())
+        if profile is not None:
+            profile.disable()
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        rows = store.count()
+    assert rows == n_trials, (rows, n_trials, summary.stopped)
+    return {"n": n_trials, "wall": wall, "cpu": cpu, "calls": summary.calls, "failed": summary.n_failed}
+
+
+def run_bare_sdk(base_url: str, n_calls: int, concurrency: int) -> dict[str, float]:
+    """The same requests with nothing but ``AsyncOpenAI`` under a semaphore (same process)."""
+    from openai import AsyncOpenAI
+
+    from verdictlab.protocols import get_protocol  # type: ignore[attr-defined]
+
+    proto = get_protocol("direct")
+    items = list(make_items((n_calls + 1) // 2).values())
+    msgs = [proto.messages(it, o) for it in items for o in ("AB", "BA")][:n_calls]
+
+    async def go() -> None:
+        client = AsyncOpenAI(api_key=KEY, base_url=base_url, max_retries=0)
+        sem = asyncio.Semaphore(concurrency)
+
+        async def one(m: list[dict[str, str]]) -> None:
+            async with sem:
+                await client.chat.completions.create(model="fake-judge", messages=m, max_tokens=2,  # type: ignore[arg-type]
+                                                     temperature=0.0, logprobs=True, top_logprobs=5)
+
+        await asyncio.gather(*(one(m) for m in msgs))
+        await client.close()
+
+    asyncio.run(go())   # warm-up of imports happens in the first measured sweep anyway
+    t0, c0 = time.perf_counter(), time.process_time()
+    asyncio.run(go())
+    return {"n": n_calls, "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
+
+
+def line(label: str, r: dict[str, float], *, ideal: float | None = None, server_cpu: float | None = None) -> str:
+    rate = r["n"] / r["wall"]
+    out = f"  {label:<34} {int(r['n']):>5} calls  {r['wall']:6.2f}s  {rate:8.1f} calls/s"
+    if ideal is not None:
+        out += f"  ideal {ideal:7.1f}/s  ratio {rate / ideal:5.2f}"
+    out += f"  client CPU {1000 * r['cpu'] / r['n']:.2f} ms/call"
+    if server_cpu is not None:
+        out += f"  server CPU {1000 * server_cpu / r['n']:.2f} ms/call"
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--latency", type=float, default=0.05, help="fixed server latency (s)")
+    ap.add_argument("--concurrency", type=int, nargs="*", default=[1, 8, 16, 32, 64])
+    ap.add_argument("--rounds", type=int, default=30, help="trials per run = rounds x concurrency")
+    ap.add_argument("--fast-calls", type=int, default=3000, help="calls in the near-zero-latency runs")
+    ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    ap.add_argument("--profile", action="store_true", help="cProfile the near-zero-latency engine run")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.rounds, args.fast_calls = 8, 600
+
+    from verdictlab.testing import FakeConfig, FakeOpenAIProcess
+
+    os.environ[KEY_ENV] = KEY
+    print(f"engine throughput vs ideal (fake server in a child process; {os.cpu_count()} CPUs)")
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIProcess(FakeConfig(api_key=KEY, latency_s=args.latency)) as srv:
+        folder = Path(tmp)
+        judge_id = f"openai-compatible:fake-judge@{srv.base_url}#key_env={KEY_ENV}"
+        assert srv.proc is not None
+        pid = srv.proc.pid
+        run_engine(judge_id, 64, 16, folder)          # warm-up: imports, first connections
+        print(f"1. latency {args.latency * 1000:.0f} ms per call")
+        for c in args.concurrency:
+            n = max(60, args.rounds * c)
+            s0 = server_cpu_s(pid)
+            r = run_engine(judge_id, n, c, folder)
+            print(line(f"engine, concurrency {c}", r, ideal=c / args.latency, server_cpu=server_cpu_s(pid) - s0))
+
+        srv.configure(latency_s=0.0)
+        print("2. near-zero latency (the client's CPU is the limit)")
+        for c in (16, 64):
+            s0 = server_cpu_s(pid)
+            r = run_engine(judge_id, args.fast_calls, c, folder)
+            print(line(f"engine + openai SDK, concurrency {c}", r, server_cpu=server_cpu_s(pid) - s0))
+        s0 = server_cpu_s(pid)
+        bare = run_bare_sdk(srv.base_url, args.fast_calls, 64)
+        print(line("bare AsyncOpenAI, concurrency 64", bare, server_cpu=server_cpu_s(pid) - s0))
+        eng = run_engine(judge_id, args.fast_calls, 64, folder)
+        sim = run_engine("sim:skill=0.8,position_lock=0.1,noise=0.1,seed=1", args.fast_calls, 64, folder)
+        print(line("engine + sim judge (no HTTP)", sim))
+        e_ms, b_ms, s_ms = (1000 * x["cpu"] / x["n"] for x in (eng, bare, sim))
+        print(f"  engine + SDK / bare SDK throughput: {(eng['n'] / eng['wall']) / (bare['n'] / bare['wall']):.2f}")
+        print(f"  client CPU per call: engine+SDK {e_ms:.2f} ms = bare SDK {b_ms:.2f} ms + engine "
+              f"{e_ms - b_ms:.2f} ms (engine alone with the sim judge: {s_ms:.2f} ms/trial)")
+
+        if args.profile:
+            prof = cProfile.Profile()
+            run_engine(judge_id, args.fast_calls, 64, folder, profile=prof)
+            buf = io.StringIO()
+            pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(25)
+            print("3. profile (engine + SDK, near-zero latency, top 25 by own time)")
+            print(buf.getvalue())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
