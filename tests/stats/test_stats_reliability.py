@@ -220,6 +220,19 @@ def test_bootstrap_reproducible_and_brackets() -> None:
     b = reliability(df, n_bootstrap=300, seed=3)
     assert a["T_lo"].iloc[0] == b["T_lo"].iloc[0]
     assert a["T_lo"].iloc[0] < a["T"].iloc[0] < a["T_hi"].iloc[0]
+    for k in ("C", "phi", "A"):
+        assert a[f"{k}_boot_lo"].iloc[0] <= a[k].iloc[0] <= a[f"{k}_boot_hi"].iloc[0]
+    # the pair bootstrap of C is close to its Wilson interval at this size (both ~ +-0.06)
+    assert a["C_boot_hi"].iloc[0] - a["C_boot_lo"].iloc[0] == pytest.approx(
+        a["C_hi"].iloc[0] - a["C_lo"].iloc[0], abs=0.05)
+
+
+def test_output_has_the_contract_columns() -> None:
+    from verdictlab.stats import RELIABILITY_COLUMNS
+
+    out = reliability(frame(EXAMPLE), n_bootstrap=10)
+    assert list(out.columns[:4]) == ["judge", "protocol", "dataset", "temperature"]
+    assert set(RELIABILITY_COLUMNS) <= set(out.columns)
 
 
 def llmbar_frame(path) -> pd.DataFrame:

@@ -34,9 +34,10 @@ Unparsed verdicts (verdict NULL):
   does not).
 
 Intervals: Wilson for C (over ``n_units``), phi (over ``n_order_pairs``) and A (over
-``n_labelled_units``; units of one pair are not independent, so read it as approximate); a
-pair-level percentile bootstrap (pairs resampled within the cell, q re-measured in each resample
-when it is measured) for T.
+``n_labelled_units``; units of one pair are not independent, so read it as approximate) in
+``C_lo/C_hi`` etc.; a pair-level percentile bootstrap (pairs resampled within the cell, q
+re-measured in each resample when it is measured) for T in ``T_lo/T_hi``, and from the same
+resamples ``C_boot_lo/hi``, ``phi_boot_lo/hi``, ``A_boot_lo/hi``.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ RELIABILITY_COLUMNS: tuple[str, ...] = (
     "repetitions", "C", "C_lo", "C_hi", "self_consistency", "phi", "phi_lo", "phi_hi",
     "A", "A_lo", "A_hi", "A_dec", "n_decisive", "q", "A_max", "capability_gap",
     "T", "T_lo", "T_hi", "T_joint", "tie_rate", "n_split_modes", "unparsed_policy",
-    "confidence", "n_bootstrap",
+    "confidence", "n_bootstrap", "C_boot_lo", "C_boot_hi", "phi_boot_lo", "phi_boot_hi",
+    "A_boot_lo", "A_boot_hi", "q_measured",
 )
 
 
@@ -269,6 +271,7 @@ def reliability(judgments: pd.DataFrame, *, unparsed: str = "exclude", q: float 
     # ---- pair-level bootstrap of T -----------------------------------------------------------
     T_lo = np.full(G, np.nan)
     T_hi = np.full(G, np.nan)
+    boot = {k: (np.full(G, np.nan), np.full(G, np.nan)) for k in ("C", "phi", "A")}
     if n_bootstrap > 0 and n_pairs_all:
         def per_pair(x: np.ndarray) -> np.ndarray:
             return np.bincount(up, weights=np.asarray(x, dtype=float), minlength=n_pairs_all)
@@ -279,8 +282,8 @@ def reliability(judgments: pd.DataFrame, *, unparsed: str = "exclude", q: float 
             per_pair(correct), per_pair(u_labelled),               # A
             per_pair(correct & undec_units), per_pair(undec_units),  # measured q
         ])
-        T_lo, T_hi = _bootstrap_T(stats, pc, present, G, q_arr, measured, n_bootstrap, seed,
-                                  confidence)
+        boot = _bootstrap(stats, pc, present, G, q_arr, measured, n_bootstrap, seed, confidence)
+        T_lo, T_hi = boot["T"]
 
     out = cells.copy()
     cols = {
@@ -294,6 +297,8 @@ def reliability(judgments: pd.DataFrame, *, unparsed: str = "exclude", q: float 
         "A_dec": A_dec, "n_decisive": n_decisive, "q": q_arr, "A_max": A_max,
         "capability_gap": A_max - A, "T": T, "T_lo": T_lo, "T_hi": T_hi, "T_joint": T_joint,
         "tie_rate": tie_rate, "n_split_modes": n_split,
+        "C_boot_lo": boot["C"][0], "C_boot_hi": boot["C"][1], "phi_boot_lo": boot["phi"][0],
+        "phi_boot_hi": boot["phi"][1], "A_boot_lo": boot["A"][0], "A_boot_hi": boot["A"][1],
     }
     for k, v in cols.items():
         out[k] = v
@@ -308,19 +313,20 @@ def reliability(judgments: pd.DataFrame, *, unparsed: str = "exclude", q: float 
     return out
 
 
-def _bootstrap_T(stats: np.ndarray, pair_cell: np.ndarray, present: np.ndarray, G: int,
-                 q_arr: np.ndarray, measured: np.ndarray, n_boot: int, seed: int,
-                 confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Resample pairs within each cell: counts matrix (B x n) by one bincount, then counts @ stats."""
-    lo = np.full(G, np.nan)
-    hi = np.full(G, np.nan)
+def _bootstrap(stats: np.ndarray, pair_cell: np.ndarray, present: np.ndarray, G: int,
+               q_arr: np.ndarray, measured: np.ndarray, n_boot: int, seed: int,
+               confidence: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Resample pairs within each cell: counts matrix (B x n) by one bincount, then counts @ stats.
+    Returns percentile bounds of C, phi, A and T per cell."""
+    names = ("C", "phi", "A", "T")
+    out = {k: (np.full(G, np.nan), np.full(G, np.nan)) for k in names}
     idx_all = np.flatnonzero(present)
     cell_of = pair_cell[idx_all]
     order = np.argsort(cell_of, kind="stable")
     idx_all, cell_of = idx_all[order], cell_of[order]
     bounds = np.searchsorted(cell_of, np.arange(G + 1))
     seeds = np.random.SeedSequence(seed).spawn(G)
-    for g in range(G):
+    for g in range(G):  # a loop over cells; each cell's resamples are one matrix product
         rows = idx_all[bounds[g]:bounds[g + 1]]
         n = len(rows)
         if n == 0:
@@ -336,5 +342,8 @@ def _bootstrap_T(stats: np.ndarray, pair_cell: np.ndarray, present: np.ndarray, 
             A = S[:, 4] / S[:, 5]
             q = np.where(S[:, 7] > 0, S[:, 6] / S[:, 7], 0.5) if measured[g] else q_arr[g]
             T = C * (A - phi * q)
-        lo[g], hi[g] = percentile_bounds(T, confidence=confidence)
-    return lo, hi
+        lo, hi = percentile_bounds(np.column_stack([C, phi, A, T]), confidence=confidence, axis=0)
+        for k, name in enumerate(names):
+            out[name][0][g] = lo[k]
+            out[name][1][g] = hi[k]
+    return out
