@@ -37,7 +37,8 @@ def test_seed001_good_judge() -> None:
     assert exact_match(HUMAN, GOOD).value == pytest.approx(0.9)
     assert round(cohen_kappa(HUMAN, GOOD).value, 3) == 0.688
     assert cohen_kappa(HUMAN, GOOD).value == pytest.approx(0.6875)
-    d = disagreement_counts(HUMAN, GOOD, positive="pass")
+    d = disagreement_counts(HUMAN, GOOD)  # positive "pass" inferred from the pass/fail labels
+    assert d.positive == "pass"
     assert (d.judge_passed_human_failed, d.judge_failed_human_passed) == (1, 1)
     assert d.by_pair == {("fail", "pass"): 1, ("pass", "fail"): 1}
     # deflation: 0.9 - 0.6875
@@ -127,6 +128,18 @@ def _labels(seed: int, n: int = 60) -> tuple[list[str], list[str]]:
     a = rng.choice(["A", "B", "tie"], n, p=[0.45, 0.45, 0.1])
     b = np.where(rng.random(n) < 0.7, a, rng.choice(["A", "B", "tie"], n))
     return list(a), list(b)
+
+
+def test_every_agreement_function_is_in_the_property_lists() -> None:
+    # sklearn-style guard: a new public function of the agreement module must join the lists
+    import inspect
+
+    import verdictlab.stats.agreement as mod
+
+    public = {n for n in mod.__all__ if inspect.isfunction(getattr(mod, n))}
+    not_pairwise = {"disagreement_counts", "test_retest", "alpha_from_unit_counts"}  # tested apart
+    listed = {k.split("(")[0] for k in ALL}
+    assert public - not_pairwise == listed
 
 
 @pytest.mark.parametrize("name", sorted(SYMMETRIC))

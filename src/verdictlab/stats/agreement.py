@@ -188,11 +188,18 @@ def kappa_deflation(y_true: Any, y_pred: Any, *, exclude_ties: bool = True, tie_
 
 
 def disagreement_counts(human: Any, judge: Any, *, positive: Any = None) -> DisagreementCounts:
-    """Both directions of disagreement.  For pass/fail labels pass ``positive="pass"`` to get
+    """Both directions of disagreement.  For pass/fail labels (``positive="pass"``, inferred when
+    every value is pass/fail in one spelling) you get
     ``judge_passed_human_failed`` (the dangerous kind: the judge lets through what a person failed)
     and ``judge_failed_human_passed``.  For pairwise labels ``by_pair`` counts every
     (human, judge) combination, e.g. ``by_pair[("A", "B")]``; ``positive="A"`` gives the A-direction."""
     a, b, n_missing = _paired(human, judge)
+    if positive is None:
+        seen = set(a.tolist()) | set(b.tolist())
+        for pos, neg in (("pass", "fail"), ("PASS", "FAIL"), ("Pass", "Fail")):
+            if seen and seen <= {pos, neg}:
+                positive = pos
+                break
     dis = a != b
     by_pair: dict[tuple[Any, Any], int] = {}
     if dis.any():

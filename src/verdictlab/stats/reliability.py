@@ -19,7 +19,8 @@ repetitions r = 1..R and canonical verdict v(i,o,r):
   has, q is *measured* as the accuracy on undecisive labelled pairs (1/2 if there are none).  A float
   overrides.  Then ``A_max = 1 - phi (1 - q)``, ``capability_gap = A_max - A``,
   ``T = C (A - phi q)`` (factorised form) and ``T_joint`` = mean over labelled units of two-order
-  pairs of N(i,o) P(i) 1[m(i,o) = label(i)] (the joint event, measured directly).
+  pairs of N(i,o) P(i) 1[m(i,o) = label(i)] (the joint event, measured directly; its N is
+  ``n_joint_units``).
 
 Unparsed verdicts (verdict NULL):
 
@@ -71,7 +72,7 @@ RELIABILITY_COLUMNS: tuple[str, ...] = (
     "n_units_dropped", "n_labelled_units", "n_judgments", "n_unparsed", "parse_failure_rate",
     "repetitions", "C", "C_lo", "C_hi", "self_consistency", "phi", "phi_lo", "phi_hi",
     "A", "A_lo", "A_hi", "A_dec", "n_decisive", "q", "A_max", "capability_gap",
-    "T", "T_lo", "T_hi", "T_joint", "tie_rate", "n_split_modes", "unparsed_policy",
+    "T", "T_lo", "T_hi", "T_joint", "n_joint_units", "tie_rate", "n_split_modes", "unparsed_policy",
     "confidence", "n_bootstrap", "C_boot_lo", "C_boot_hi", "phi_boot_lo", "phi_boot_hi",
     "A_boot_lo", "A_boot_hi", "q_measured",
 )
@@ -262,7 +263,8 @@ def reliability(judgments: pd.DataFrame, *, unparsed: str = "exclude", q: float 
     A_max = 1.0 - phi * (1.0 - q_arr)
     T = C * (A - phi * q_arr)
     joint_units = u_labelled & u_both
-    T_joint = safe_div(per_cell(joint_units & u["N"] & u_P & correct, uc), per_cell(joint_units, uc))
+    n_joint_units = per_cell(joint_units, uc)
+    T_joint = safe_div(per_cell(joint_units & u["N"] & u_P & correct, uc), n_joint_units)
 
     C_lo, C_hi = wilson_bounds(sum_N, n_units, confidence=confidence)
     phi_lo, phi_hi = wilson_bounds(n_flip, n_order_pairs, confidence=confidence)
@@ -296,6 +298,7 @@ def reliability(judgments: pd.DataFrame, *, unparsed: str = "exclude", q: float 
         "phi": phi, "phi_lo": phi_lo, "phi_hi": phi_hi, "A": A, "A_lo": A_lo, "A_hi": A_hi,
         "A_dec": A_dec, "n_decisive": n_decisive, "q": q_arr, "A_max": A_max,
         "capability_gap": A_max - A, "T": T, "T_lo": T_lo, "T_hi": T_hi, "T_joint": T_joint,
+        "n_joint_units": n_joint_units,
         "tie_rate": tie_rate, "n_split_modes": n_split,
         "C_boot_lo": boot["C"][0], "C_boot_hi": boot["C"][1], "phi_boot_lo": boot["phi"][0],
         "phi_boot_hi": boot["phi"][1], "A_boot_lo": boot["A"][0], "A_boot_hi": boot["A"][1],
@@ -304,7 +307,7 @@ def reliability(judgments: pd.DataFrame, *, unparsed: str = "exclude", q: float 
         out[k] = v
     for k in ("n_pairs", "n_labelled_pairs", "n_order_pairs", "n_single_order_pairs", "n_units",
               "n_units_dropped", "n_labelled_units", "n_judgments", "n_unparsed", "repetitions",
-              "n_decisive", "n_split_modes"):
+              "n_decisive", "n_split_modes", "n_joint_units"):
         out[k] = out[k].astype(np.int64)
     out["unparsed_policy"] = unparsed
     out["q_measured"] = measured
