@@ -308,15 +308,19 @@ def format_dispersion(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def mark_best(cells: list[dict[str, Any]]) -> None:
-    """Set ``best_T_in_dataset`` on the cell(s) with the highest T of each dataset."""
+    """Set ``best_T_in_dataset`` on the cell(s) with the highest T of each dataset (only where the
+    dataset has at least two cells with a defined T: "best" is a comparison)."""
     best: dict[str, float] = {}
+    n_defined: dict[str, int] = {}
     for c in cells:
         t = c.get("T")
         if t is not None:
             best[c["dataset"]] = max(best.get(c["dataset"], -math.inf), t)
+            n_defined[c["dataset"]] = n_defined.get(c["dataset"], 0) + 1
     for c in cells:
         t = c.get("T")
-        c["best_T_in_dataset"] = bool(t is not None and math.isclose(t, best[c["dataset"]], abs_tol=1e-12))
+        c["best_T_in_dataset"] = bool(t is not None and n_defined[c["dataset"]] > 1
+                                      and math.isclose(t, best[c["dataset"]], abs_tol=1e-12))
 
 
 # -- validation-protocol checklist ---------------------------------------------------------------
@@ -518,7 +522,7 @@ def _abbreviate(judge: str) -> str:
     return f"{head}:{','.join(parts)}"
 
 
-def judge_labels(judges: list[str], *, width: int = 34) -> dict[str, str]:
+def judge_labels(judges: list[str], *, width: int = 26) -> dict[str, str]:
     """Short display names for judge ids.  Ids up to ``width`` characters stay as they are; longer
     ``key=value`` ids get their keys abbreviated to initials (``sim:s=0.7,pl=0.35,...``); what is
     still too long is cut with an ellipsis, numbered (``J1 ...``) if cutting made two names equal.

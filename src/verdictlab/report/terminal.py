@@ -61,11 +61,13 @@ def _jl(row: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> str:
 def figures_table(cells: list[dict[str, Any]], *, title: str) -> Table:
     tbl = Table(title=title, title_justify="left", show_lines=False, header_style="bold",
                 caption_justify="left")
+    judge_width = min(26, max((len(_jl(c)) for c in cells), default=5))
     for name, justify in (("dataset", "left"), ("judge", "left"), ("protocol", "left"), ("temp", "right"),
                           ("pairs", "right"), ("C", "right"), ("SC", "right"), ("φ", "right"),
                           ("A", "right"), ("A_dec", "right"), ("A_max", "right"), ("gap", "right"),
                           ("T", "right"), ("T_joint", "right"), ("unparsed", "right")):
-        tbl.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+        tbl.add_column(name, justify=justify, overflow="fold",  # type: ignore[arg-type]
+                       min_width=judge_width if name == "judge" else None)
     last_ds = None
     for c in cells:
         ds = c["dataset"]
