@@ -259,3 +259,25 @@ def test_rank_shifts_by_hand() -> None:
     assert out.loc["j1", "rank_shift"] == 2 and out.loc["j2", "rank_shift"] == 1
     assert out.loc["j1", "spread"] == pytest.approx(0.7)
     assert rank_shifts(scores).attrs["max_shift"] == 2
+
+
+def test_g_study_verdicts_on_judgments() -> None:
+    # 2 judges x 1 protocol x 2 orders x 2 reps over 3 pairs; pair "2" misses one verdict -> dropped.
+    # Judge j1 always says A, j2 always B: all variance is the judge main effect.
+    # With pairs 0,1 kept: cell means are 1 (j1) / 0 (j2) everywhere -> sigma2_judge = 0.5
+    # (MS_judge = 2*2*2 * 0.25 * 2 / 1 = 4 -> (4 - 0)/(r * n_p * n_o) = 4/8 = 0.5), everything else 0
+    rows = []
+    for i in range(3):
+        for j, v in (("j1", "A"), ("j2", "B")):
+            for o in ("AB", "BA"):
+                for r in range(2):
+                    verdict = None if (i == 2 and j == "j2" and o == "BA" and r == 1) else v
+                    rows.append({"dataset": "d", "item_id": str(i), "judge": j, "protocol": "direct",
+                                 "order": o, "rep": r, "verdict": verdict})
+    from verdictlab.stats import g_study_verdicts
+
+    res = g_study_verdicts(pd.DataFrame(rows))
+    assert res.attrs["n_pairs"] == 2 and res.attrs["n_pairs_dropped"] == 1
+    comp = res.set_index("component")
+    assert comp.loc["judge", "variance"] == pytest.approx(0.5)
+    assert comp.loc["judge", "share"] == pytest.approx(1.0)

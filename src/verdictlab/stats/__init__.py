@@ -42,7 +42,7 @@ from .jury import (
 from .regions import REGIONS, failure_region, format_dispersion, rank_shifts
 from .reliability import RELIABILITY_COLUMNS, accuracy_ceiling, reliability, trust_rate
 from .significance import McNemar, holm_adjust, kendall, mcnemar_exact, spearman
-from .variance import anova_eta_squared, g_study
+from .variance import anova_eta_squared, g_study, g_study_verdicts
 
 __all__ = [
     "AGREEMENT_COLUMNS",
@@ -69,6 +69,7 @@ __all__ = [
     "failure_region",
     "format_dispersion",
     "g_study",
+    "g_study_verdicts",
     "holm_adjust",
     "jury_error_correlation",
     "jury_majority_accuracy",

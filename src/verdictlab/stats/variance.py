@@ -8,7 +8,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-__all__ = ["anova_eta_squared", "g_study"]
+__all__ = ["anova_eta_squared", "g_study", "g_study_verdicts"]
 
 
 def _label(term: tuple[str, ...]) -> str:
@@ -71,6 +71,7 @@ def g_study(frame: pd.DataFrame, *, response: str, facets: Sequence[str]) -> pd.
     with error and reported as ``residual``; with r > 1 the within-cell error is its own row
     ``residual`` and the full interaction is estimated.
 
+    A facet with a single level carries no variance and is left out (``attrs["dropped_facets"]``).
     Returns a frame: ``component`` (``p``, ``j``, ``p x j``, ..., ``residual``), ``df``,
     ``mean_sq``, ``variance`` (>= 0), ``share`` (of the summed components), ``negative_raw``."""
     facets = list(facets)
@@ -80,6 +81,10 @@ def g_study(frame: pd.DataFrame, *, response: str, facets: Sequence[str]) -> pd.
     data = frame[[*facets, response]]
     if data[response].isna().any():
         raise ValueError("g_study: response has missing values; the design must be complete")
+    single = [f for f in facets if data[f].nunique() < 2]
+    facets = [f for f in facets if f not in single]  # one level: no variance to attribute
+    if not facets:
+        raise ValueError("g_study: every facet has a single level")
     codes = []
     sizes = []
     for f in facets:
@@ -136,4 +141,37 @@ def g_study(frame: pd.DataFrame, *, response: str, facets: Sequence[str]) -> pd.
     out["share"] = out["variance"] / total if total > 0 else np.nan
     out.attrs["n"] = len(data)
     out.attrs["replicates"] = r
+    out.attrs["dropped_facets"] = single
+    return out
+
+
+def g_study_verdicts(judgments: pd.DataFrame, *,
+                     facets: Sequence[str] = ("pair", "judge", "protocol", "order")) -> pd.DataFrame:
+    """G-study of verdict direction from a judgments frame (pair x judge x protocol x order, with
+    repetitions nested in cells as replicates), via :func:`g_study`.
+
+    Response: 1 for canonical A, 0.5 for tie, 0 for B.  ``pair`` is (dataset, item_id).  The design
+    must be fully crossed and balanced, so pairs lacking any parsed verdict in any cell-repetition
+    are dropped (``attrs["n_pairs_dropped"]``); every cell must have the same number of repetitions.
+    Filter to one temperature first (temperature is not a facet here unless listed)."""
+    need = [f for f in facets if f != "pair"] + ["dataset", "item_id", "verdict", "rep"]
+    missing = [c for c in need if c not in judgments.columns]
+    if missing:
+        raise ValueError(f"g_study_verdicts: judgments lack column(s) {missing}")
+    df = judgments.copy()
+    df["pair"] = df["dataset"].astype(str) + "\x1f" + df["item_id"].astype(str)
+    df["y"] = df["verdict"].map({"A": 1.0, "tie": 0.5, "B": 0.0})
+    others = [f for f in facets if f != "pair"]
+    n_cells = int(np.prod([df[f].nunique() for f in others])) if others else 1
+    n_reps = df["rep"].nunique()
+    ok = df.dropna(subset=["y"])
+    per_pair = ok.groupby("pair").size()
+    complete = per_pair.index[per_pair == n_cells * n_reps]
+    n_dropped = df["pair"].nunique() - len(complete)
+    data = ok[ok["pair"].isin(complete)]
+    if data.empty:
+        raise ValueError("g_study_verdicts: no pair has a parsed verdict in every cell and repetition")
+    out = g_study(data, response="y", facets=list(facets))
+    out.attrs["n_pairs"] = len(complete)
+    out.attrs["n_pairs_dropped"] = int(n_dropped)
     return out
