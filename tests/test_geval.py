@@ -240,3 +240,17 @@ def test_engine_stores_weighted_scores_from_logprobs(tmp_path: Path) -> None:
     scores = json.loads(row["scores"])
     assert scores["score_shown_first"] == 4 and scores["wscore_shown_first"] == pytest.approx(3.75)
     assert scores["wscore_shown_second"] == pytest.approx(2.0)
+
+
+def test_options_from_the_rubric_file(tmp_path: Path) -> None:
+    """geval@FILE is how a run config picks the contradiction rule and the scale."""
+    f = tmp_path / "strict.yaml"
+    f.write_text("family: correctness\ngeval:\n  options: {on_contradiction: scores, scale: 10}\n")
+    p = get_protocol(f"geval@{f}")
+    assert (p.on_contradiction, p.scale, p.id) == ("scores", 10, f"geval@{f}")
+    r = p.parse('{"rationale": "x", "score_A": 2, "score_B": 9, "winner": "A"}')
+    assert (r.verdict, r.status, r.fallback_rule) == ("B", "fallback", "scores-over-winner")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("geval:\n  options: {colour: red}\n")
+    with pytest.raises(RubricError, match="colour"):
+        get_protocol(f"geval@{bad}")

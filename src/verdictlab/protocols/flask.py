@@ -105,7 +105,9 @@ class FlaskProtocol(Protocol):
 def make_flask(*, template_path: str | Path | None = None, **options: Any) -> FlaskProtocol:
     if template_path is not None and "rubric" not in options:
         options["rubric"] = template_path
-    return FlaskProtocol(**options)
+    from .rubrics import protocol_options
+
+    return FlaskProtocol(**{**protocol_options(options.get("rubric"), "flask"), **options})
 
 
 def make_flask_correctness(*, template_path: str | Path | None = None, **options: Any) -> FlaskProtocol:

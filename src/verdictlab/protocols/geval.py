@@ -19,6 +19,8 @@ Stored scores (``ParseResult.scores``, in SHOWN terms like the verdict)
 
 A winner that contradicts the scores
 ------------------------------------
+(Choose the rule in a run config through a rubric file: ``geval@my_rubric.yaml`` with
+``geval: {options: {on_contradiction: scores}}``; ``scale`` and ``allows_tie`` work the same way.)
 The verdict is what the judge *said* (the winner field) and the output parsed, so by default
 (``on_contradiction="flag"``) the status stays ``ok``/``repaired``, ``detail`` says
 "winner contradicts scores" and ``scores["contradiction"] = True``; reports count the flag.  The
@@ -447,7 +449,9 @@ def make_geval(*, template_path: str | Path | None = None, **options: Any) -> GE
     """Registry factory.  ``template_path`` is accepted as an alias of ``rubric`` (a YAML file)."""
     if template_path is not None and "rubric" not in options:
         options["rubric"] = template_path
-    return GEvalProtocol(**options)
+    from .rubrics import protocol_options
+
+    return GEvalProtocol(**{**protocol_options(options.get("rubric"), "geval"), **options})
 
 
 def make_geval_correctness(*, template_path: str | Path | None = None, **options: Any) -> GEvalProtocol:

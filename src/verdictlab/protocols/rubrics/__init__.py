@@ -110,3 +110,22 @@ def _validate(r: dict[str, Any], where: str) -> None:
         names.append(str(c["name"]))
     if len(set(names)) != len(names):
         raise RubricError(f"{where}: flask criterion names must be unique, got {names}")
+
+
+#: protocol options a user rubric file may set in ``geval.options`` / ``flask.options``
+OPTION_KEYS: tuple[str, ...] = ("scale", "allows_tie", "on_contradiction", "max_tokens")
+
+
+def protocol_options(spec: str | Path | None, section: str) -> dict[str, Any]:
+    """The ``options`` mapping of ``section`` (``geval`` or ``flask``) in a user rubric file, so a
+    run config can choose them through ``geval@FILE`` (e.g. ``on_contradiction: scores``)."""
+    if spec is None or str(spec) == "auto" or str(spec) in FAMILIES:
+        return {}
+    opts = load_rubric(spec)[section].get("options") or {}
+    if not isinstance(opts, dict):
+        raise RubricError(f"{spec}: key '{section}.options' must be a mapping")
+    unknown = set(opts) - set(OPTION_KEYS)
+    if unknown:
+        raise RubricError(f"{spec}: unknown key(s) {sorted(unknown)} in '{section}.options' "
+                          f"(allowed: {', '.join(OPTION_KEYS)})")
+    return dict(opts)
