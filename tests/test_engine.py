@@ -578,3 +578,22 @@ def test_second_concurrent_run_is_refused(tmp_path: Path) -> None:
     # once released, the run goes ahead (and releases the lock at the end)
     assert run_config(cfg, run_dir, progress=False).complete
     assert run_config(cfg, run_dir, progress=False).n_written == 0
+
+
+class PickyProtocol(LetterProtocol):
+    def messages(self, item: Any, order: str, *, step: str = "") -> list[dict[str, str]]:
+        if item.item_id == "i1":
+            raise ValueError("response_b is empty")
+        return super().messages(item, order, step=step)
+
+
+def test_item_a_protocol_cannot_present_is_a_failed_row(tmp_path: Path) -> None:
+    its = items(3)
+    judge = make_judge("script:correct")
+    with RunStore(tmp_path) as st:
+        s = asyncio.run(run_trials(grid(judge.judge_id, its), store=st, items=its,
+                                   judges={judge.judge_id: judge}, protocols={"letter": PickyProtocol()}))
+        df = st.judgments().set_index(["item_id", "order"]).sort_index()
+    assert s.n_written == 6 and s.n_failed == 2
+    assert df.loc[("i1", "AB"), "attempts"] == 0 and "response_b is empty" in df.loc[("i1", "AB"), "error"]
+    assert (df.drop(index="i1").verdict == df.drop(index="i1").label).all()

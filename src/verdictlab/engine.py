@@ -449,7 +449,13 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
         protocol = protocols[trial.protocol]
         judge, spec = lane.judge, lane.spec
         tid = trial.trial_id
-        messages = tuple(dict(m) for m in protocol.messages(item, trial.order, step=trial.step))
+        try:
+            messages = tuple(dict(m) for m in protocol.messages(item, trial.order, step=trial.step))
+        except Exception as exc:   # one item the protocol cannot present must not sink the run
+            err = f"protocol {trial.protocol!r} could not present this item: {type(exc).__name__}: {exc}"
+            record(build_row(trial, item, protocol, lane, None, prompt_hash="", attempts=0,
+                             error=redact(err), cache_hit=False, latency=None, tid=tid), bar, lane)
+            return
         params = {k: v for k, v in spec.params.items() if k not in ("max_tokens", "seed")}
         use_logprobs = bool((protocol.label_only or getattr(protocol, "wants_token_logprobs", False))
                             and judge.supports_logprobs)
