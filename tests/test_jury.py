@@ -97,3 +97,29 @@ def test_sim_jury_errors_are_correlated(tmp_path: Path) -> None:
     assert err_rho < err_ind
     # K=1 observed equals the single-juror accuracy of rep 0 (no quorum issue without failures)
     assert t.loc[1, "n_no_verdict"] == 0
+
+
+def test_sim_heterogeneous_jury_of_independent_judges(tmp_path: Path) -> None:
+    """Three sim judges with different seeds draw their pair preferences independently: their errors
+    are (nearly) uncorrelated, so the Poisson-binomial prediction fits the observed majority."""
+    from verdictlab.config import config_from_dict
+    from verdictlab.engine import run_config
+    from verdictlab.store import open_store
+
+    data = tmp_path / "pairs.jsonl"
+    with data.open("w") as fh:
+        for i in range(150):
+            fh.write(json.dumps({"item_id": f"p{i}", "question": "q", "response_a": "a", "response_b": "b",
+                                 "label": "A" if i % 2 else "B"}) + "\n")
+    judges = [f"sim:skill={s},seed={k}" for k, s in enumerate((0.5, 0.6, 0.7), start=1)]
+    cfg = config_from_dict({"name": "h", "datasets": [{"name": "jsonl", "path": str(data)}], "judges": judges,
+                            "protocols": ["direct"], "orders": ["AB"], "repetitions": 1})
+    run_config(cfg, tmp_path / "run", progress=False)
+    df = open_store(tmp_path / "run").judgments()
+    t = jury_table(df)
+    het = t[t["kind"] == "heterogeneous"].set_index("k")
+    assert list(het.index) == [1, 3]
+    assert abs(het.loc[3, "rho"]) < 0.15
+    assert abs(het.loc[3, "accuracy"] - het.loc[3, "predicted_independent"]) < 0.08
+    # expected juror accuracies s + (1-s)/2 = 0.75, 0.80, 0.85 -> majority ~0.89 beats each juror
+    assert het.loc[3, "accuracy"] > het.loc[3, "p_single"]
