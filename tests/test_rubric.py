@@ -210,3 +210,18 @@ def test_pointwise_run_with_sim_judge(tmp_path: Path) -> None:
     assert r["n"] == 60
     assert 0.6 <= r["exact_match"] <= 0.95 and r["kappa"] > 0.3 and r["spearman"] > 0.3
     assert not np.isnan(r["kappa_quadratic"])
+
+
+def test_review_pairwise_wrong_winner() -> None:
+    from verdictlab.cli.review_cmd import review_frame
+
+    items = [PairItem(item_id="1", dataset="d", question="q", response_a="a", response_b="b", label="A"),
+             PairItem(item_id="2", dataset="d", question="q", response_a="a", response_b="b", label="B")]
+    df = pd.DataFrame({"judge": "j", "dataset": "d", "protocol": "cot-json", "item_id": ["1", "2"], "step": "",
+                       "order": "BA", "temperature": 0.0, "rep": 0, "label": ["A", "B"], "verdict": ["B", "B"],
+                       "parse_status": "ok",
+                       "raw_output": ['{"rationale": "the second one is longer", "winner": "A"}'] * 2})
+    rv = review_frame(df, items)
+    assert list(rv["item_id"]) == ["1"] and rv.iloc[0]["kind"] == "wrong_winner"
+    assert rv.iloc[0]["judge_reasoning"] == "the second one is longer"
+    assert rv.iloc[0]["response_a"] == "a" and rv.iloc[0]["human_label"] == "A"

@@ -1,7 +1,8 @@
 """``rubric``: pointwise PASS / FAIL / UNKNOWN, one criterion per call, reasoning first.
 
 For :class:`~verdictlab.items.PointItem` datasets.  Criteria come from a YAML file the user writes
-(``rubric@path/to/criteria.yaml`` in a run config; default: package ``rubrics/pointwise_default.yaml``)::
+(``rubric@path/to/criteria.yaml`` in a run config -- a relative path is read from the current
+directory; default: package ``rubrics/pointwise_default.yaml``)::
 
     use_reference: true
     criteria:
