@@ -597,3 +597,23 @@ def test_item_a_protocol_cannot_present_is_a_failed_row(tmp_path: Path) -> None:
     assert s.n_written == 6 and s.n_failed == 2
     assert df.loc[("i1", "AB"), "attempts"] == 0 and "response_b is empty" in df.loc[("i1", "AB"), "error"]
     assert (df.drop(index="i1").verdict == df.drop(index="i1").label).all()
+
+
+def test_resume_refuses_changed_items(tmp_path: Path) -> None:
+    from verdictlab.engine import EngineError
+
+    cfg = _config(tmp_path, repetitions=1)
+    run_config(cfg, tmp_path / "run", progress=False)
+    lines = (tmp_path / "pairs.jsonl").read_text().splitlines()
+    rec = json.loads(lines[2])
+    rec["response_b"] = "an edited answer"
+    lines[2] = json.dumps(rec)
+    (tmp_path / "pairs.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(EngineError, match=r"1 item\(s\) changed .* \(first: pairs/2\)"):
+        run_config(cfg, tmp_path / "run", progress=False)
+    # adding items is fine: only the new ones are judged
+    lines[2] = json.dumps({**rec, "response_b": "second answer 2"})
+    lines.append(json.dumps({"item_id": 99, "question": "q", "response_a": "x", "response_b": "y", "label": "A"}))
+    (tmp_path / "pairs.jsonl").write_text("\n".join(lines) + "\n")
+    s = run_config(cfg, tmp_path / "run", progress=False)
+    assert s.n_written == 2 * 2 and s.complete    # 1 new item x 2 protocols x 2 orders

@@ -737,6 +737,7 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
     lock = RunLock(run_dir)
     store = RunStore(run_dir)
     try:
+        _check_items_unchanged(store, prepared.items)
         store.write_items(prepared.items.values())
         _write_meta(store, config, prepared, judges)
         calls, tok, usd = _prior_spend(store)
@@ -757,6 +758,20 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
         store.close()
         lock.release()
     return summary
+
+
+def _check_items_unchanged(store: RunStore, items: Mapping[tuple[str, str], Item]) -> None:
+    """Refuse to resume when an item already in the store now has different content: its stored
+    judgments would describe other text than the new ones."""
+    changed = []
+    for ds, iid, data in store.conn.execute("SELECT dataset, item_id, data FROM items"):
+        new = items.get((ds, iid))
+        if new is not None and new.model_dump_json() != data:
+            changed.append(f"{ds}/{iid}")
+    if changed:
+        raise EngineError(f"{store.run_dir}: {len(changed)} item(s) changed since they were judged in this run "
+                          f"(first: {changed[0]}); judge the new data in another run dir, or start over "
+                          "with --fresh --force")
 
 
 class RunLock:
