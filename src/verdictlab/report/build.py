@@ -445,10 +445,14 @@ def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, unparsed: str 
     shown = flagged[:limit]
     if not shown:
         return {**empty, "n_total": 0}
-    wanted = {k for k, _, _ in shown}
-    idx = j.set_index(key).index
-    sub = j[[k in wanted for k in idx]] if len(wanted) < len(j) else j
-    raw_groups = {k: g for k, g in sub.groupby(key, sort=False, dropna=False)}
+    # the rows of the shown pairs: one merge, one sort, one to_dict (no per-pair pandas work)
+    shown_keys = pd.DataFrame([k for k, _, _ in shown], columns=key).astype({"temperature": float})
+    sub = j.astype({"temperature": float}).merge(shown_keys, on=key, how="inner")
+    sub = sub.sort_values(["order", "rep"], kind="stable")
+    raw_groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for rec in sub[key + ["order", "rep", "verdict", "parse_status", "parse_detail", "raw_output",
+                         "category", "label"]].to_dict(orient="records"):
+        raw_groups.setdefault(tuple(rec[c] for c in key), []).append(rec)
     item_lookup: dict[tuple[str, str], dict[str, Any]] = {}
     if items is not None and not items.empty:
         for rec in items.to_dict(orient="records"):
@@ -457,25 +461,23 @@ def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, unparsed: str 
     for k, flipped, unstable in shown:
         judge, protocol, dataset, temperature, step, item_id = k
         it = item_lookup.get((str(dataset), str(item_id)), {})
-        g = raw_groups.get(k)
+        recs = raw_groups.get((judge, protocol, dataset, float(temperature), step, item_id), [])
         order_view: dict[str, list[dict[str, Any]]] = {"AB": [], "BA": []}
-        if g is not None:
-            for rec in g.sort_values(["order", "rep"]).to_dict(orient="records"):
-                raw = rec.get("raw_output")
-                raw = "" if raw is None or (isinstance(raw, float) and math.isnan(raw)) else str(raw)
-                cut = len(raw) > MAX_RAW_CHARS
-                order_view.setdefault(rec["order"], []).append(plain({
-                    "rep": rec.get("rep"), "verdict": rec.get("verdict"),
-                    "parse_status": rec.get("parse_status"), "parse_detail": rec.get("parse_detail"),
-                    "raw_output": raw[:MAX_RAW_CHARS] + (" … [cut]" if cut else ""),
-                }))
-        if g is not None and g["category"].notna().any():
-            cat = g["category"].dropna().iloc[0]
-        else:
-            cat = it.get("category")
+        for rec in recs:
+            raw = rec.get("raw_output")
+            raw = "" if raw is None or (isinstance(raw, float) and math.isnan(raw)) else str(raw)
+            cut = len(raw) > MAX_RAW_CHARS
+            order_view.setdefault(rec["order"], []).append(plain({
+                "rep": rec.get("rep"), "verdict": rec.get("verdict"),
+                "parse_status": rec.get("parse_status"), "parse_detail": rec.get("parse_detail"),
+                "raw_output": raw[:MAX_RAW_CHARS] + (" … [cut]" if cut else ""),
+            }))
+        cats = [r["category"] for r in recs if isinstance(r.get("category"), str)]
+        cat = cats[0] if cats else it.get("category")
         label = it.get("label")
-        if label is None and g is not None and g["label"].notna().any():
-            label = g["label"].dropna().iloc[0]
+        if label is None:
+            labels = [r["label"] for r in recs if isinstance(r.get("label"), str)]
+            label = labels[0] if labels else None
         rows.append(plain({
             "judge": judge, "protocol": protocol, "dataset": dataset, "temperature": temperature,
             "step": step, "item_id": item_id, "category": cat, "label": label,
