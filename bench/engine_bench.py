@@ -7,9 +7,10 @@ canonical mapping, SQLite writes) drives the real ``openai-compatible`` judge (`
 1. Concurrency sweep at a fixed latency L (default 50 ms): achieved calls/s against the ideal
    concurrency / L, as a ratio, and the client process's CPU time per call.
 2. Near-zero latency: the same at concurrency 64 (and 16), where the client's CPU is the limit.
-   Baselines in the same process: (a) the bare SDK -- ``AsyncOpenAI`` calls under a semaphore,
-   nothing else -- and (b) the engine with the simulated judge (no HTTP at all), which is the
-   engine's own cost per trial.  The split says whether the engine or the SDK is the bottleneck.
+   Baselines in the same process: (a) the bare SDK -- ``chat.completions.create`` with its
+   default transport under a semaphore, nothing else; (b) our judge's ``generate`` alone under a
+   semaphore; (c) the engine with the simulated judge (no HTTP at all), the engine's own cost per
+   trial.  The split says whether the engine or the HTTP client is the bottleneck.
 3. ``--profile``: cProfile of the engine at near-zero latency, top functions by own time.
 
     .venv/bin/python bench/engine_bench.py [--latency 0.05] [--quick] [--profile]
@@ -92,15 +93,20 @@ def run_engine(judge_id: str, n_trials: int, concurrency: int, folder: Path, *,
     return {"n": n_trials, "wall": wall, "cpu": cpu, "calls": summary.calls, "failed": summary.n_failed}
 
 
-def run_bare_sdk(base_url: str, n_calls: int, concurrency: int) -> dict[str, float]:
-    """The same requests with nothing but ``AsyncOpenAI`` under a semaphore (same process)."""
-    from openai import AsyncOpenAI
-
+def _messages(n_calls: int) -> list[list[dict[str, str]]]:
     from verdictlab.protocols import get_protocol  # type: ignore[attr-defined]
 
     proto = get_protocol("direct")
     items = list(make_items((n_calls + 1) // 2).values())
-    msgs = [proto.messages(it, o) for it in items for o in ("AB", "BA")][:n_calls]
+    return [proto.messages(it, o) for it in items for o in ("AB", "BA")][:n_calls]
+
+
+def run_bare_sdk(base_url: str, n_calls: int, concurrency: int) -> dict[str, float]:
+    """Baseline: the same requests with nothing but ``AsyncOpenAI.chat.completions.create`` and
+    its default transport under a semaphore -- what a hand-written client does."""
+    from openai import AsyncOpenAI
+
+    msgs = _messages(n_calls)
 
     async def go() -> None:
         client = AsyncOpenAI(api_key=KEY, base_url=base_url, max_retries=0)
@@ -114,7 +120,33 @@ def run_bare_sdk(base_url: str, n_calls: int, concurrency: int) -> dict[str, flo
         await asyncio.gather(*(one(m) for m in msgs))
         await client.close()
 
-    asyncio.run(go())   # warm-up of imports happens in the first measured sweep anyway
+    asyncio.run(go())   # warm-up
+    t0, c0 = time.perf_counter(), time.process_time()
+    asyncio.run(go())
+    return {"n": n_calls, "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
+
+
+def run_bare_judge(judge_id: str, n_calls: int, concurrency: int) -> dict[str, float]:
+    """Baseline: our judge's ``generate`` under a semaphore, without the engine around it."""
+    from verdictlab.judges import JudgeRequest, make_judge
+
+    reqs = [JudgeRequest(messages=tuple(m), max_tokens=2, logprobs=True, top_logprobs=5,
+                         verdict_choices=("A", "B")) for m in _messages(n_calls)]
+
+    async def go() -> None:
+        judge = make_judge(judge_id)
+        sem = asyncio.Semaphore(concurrency)
+
+        async def one(r: Any) -> None:
+            async with sem:
+                await judge.generate(r)
+
+        try:
+            await asyncio.gather(*(one(r) for r in reqs))
+        finally:
+            await judge.aclose()
+
+    asyncio.run(go())   # warm-up
     t0, c0 = time.perf_counter(), time.process_time()
     asyncio.run(go())
     return {"n": n_calls, "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
@@ -166,16 +198,26 @@ def main(argv: list[str] | None = None) -> int:
             s0 = server_cpu_s(pid)
             r = run_engine(judge_id, args.fast_calls, c, folder)
             print(line(f"engine + openai SDK, concurrency {c}", r, server_cpu=server_cpu_s(pid) - s0))
-        s0 = server_cpu_s(pid)
         bare = run_bare_sdk(srv.base_url, args.fast_calls, 64)
-        print(line("bare AsyncOpenAI, concurrency 64", bare, server_cpu=server_cpu_s(pid) - s0))
+        print(line("baseline: bare SDK create(), httpx, c=64", bare))
+        judge_only = run_bare_judge(judge_id, args.fast_calls, 64)
+        print(line("baseline: our judge alone, c=64", judge_only))
         eng = run_engine(judge_id, args.fast_calls, 64, folder)
+        print(line("engine + our judge, c=64 (again)", eng))
         sim = run_engine("sim:skill=0.8,position_lock=0.1,noise=0.1,seed=1", args.fast_calls, 64, folder)
-        print(line("engine + sim judge (no HTTP)", sim))
-        e_ms, b_ms, s_ms = (1000 * x["cpu"] / x["n"] for x in (eng, bare, sim))
-        print(f"  engine + SDK / bare SDK throughput: {(eng['n'] / eng['wall']) / (bare['n'] / bare['wall']):.2f}")
-        print(f"  client CPU per call: engine+SDK {e_ms:.2f} ms = bare SDK {b_ms:.2f} ms + engine "
-              f"{e_ms - b_ms:.2f} ms (engine alone with the sim judge: {s_ms:.2f} ms/trial)")
+        print(line("engine + sim judge (no HTTP), c=64", sim))
+
+        def rate(x: dict[str, float]) -> float:
+            return x["n"] / x["wall"]
+
+        def ms(x: dict[str, float]) -> float:
+            return 1000 * x["cpu"] / x["n"]
+
+        print(f"  throughput ratios: engine / our judge alone {rate(eng) / rate(judge_only):.2f}; "
+              f"engine / bare SDK {rate(eng) / rate(bare):.2f}")
+        print(f"  client CPU per call: judge alone {ms(judge_only):.2f} ms + engine "
+              f"{ms(eng) - ms(judge_only):.2f} ms = {ms(eng):.2f} ms (bare SDK {ms(bare):.2f} ms; "
+              f"engine with the sim judge {ms(sim):.2f} ms/trial)")
 
         if args.profile:
             prof = cProfile.Profile()
