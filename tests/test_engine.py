@@ -617,3 +617,31 @@ def test_resume_refuses_changed_items(tmp_path: Path) -> None:
     (tmp_path / "pairs.jsonl").write_text("\n".join(lines) + "\n")
     s = run_config(cfg, tmp_path / "run", progress=False)
     assert s.n_written == 2 * 2 and s.complete    # 1 new item x 2 protocols x 2 orders
+
+
+def test_rate_limit_buckets_get_requests_and_token_estimates(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import verdictlab.engine as engine_mod
+
+    taken: list[tuple[float, float]] = []
+
+    class RecordingBucket(engine_mod.TokenBucket):
+        async def acquire(self, amount: float = 1) -> float:
+            taken.append((self.rate_per_minute, amount))
+            return 0.0
+
+    monkeypatch.setattr(engine_mod, "TokenBucket", RecordingBucket)
+    its = items(1)
+    judge = make_judge("script:correct")
+    spec = JudgeSpec(id=judge.judge_id, requests_per_minute=60, tokens_per_minute=6000)
+    with RunStore(tmp_path) as st:
+        run(st, grid(judge.judge_id, its, orders=("AB",)), its, judge, spec=spec)
+    # the prompt "q0\n[A] a0\n[B] b0\n" is 17 chars -> 17 // 4 = 4 tokens, + max_tokens 2 = 6
+    assert sorted(taken) == [(60.0, 1), (6000.0, 6)]
+
+
+def test_plan_cost_unknown_without_price(tmp_path: Path) -> None:
+    register_judge("unpriced", lambda jid, spec: ScriptJudge(jid, "correct"))
+    s = run_config(_config(tmp_path, judges=["unpriced:model-x"]), tmp_path / "run", plan_only=True)
+    assert s.plan.est_cost_usd is None
+    assert any("unknown" in line for line in s.plan.lines())
