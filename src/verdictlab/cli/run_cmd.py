@@ -61,6 +61,9 @@ def run(
     except (ItemError, EngineError, JudgeConfigError, ConfigError) as exc:
         err.print(f"[red]error[/red]: {exc}", markup=True, highlight=False)
         raise typer.Exit(2) from None
+    except KeyboardInterrupt:      # while loading datasets / models, before any judging
+        err.print("interrupted before judging started; nothing was judged.", highlight=False)
+        raise typer.Exit(130) from None
 
     if plan:
         assert summary.plan is not None
