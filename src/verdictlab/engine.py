@@ -731,6 +731,7 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
                 done = st.done_trial_ids()
         summary.plan = make_plan(prepared, done, judges, prices)
         summary.n_skipped = summary.plan.n_done
+        asyncio.run(_close_judges(judges))
         return summary
 
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -831,10 +832,14 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
     finally:
         with contextlib.suppress(*_no_signals):
             loop.remove_signal_handler(signal.SIGTERM)
-        for j in judges.values():
-            with contextlib.suppress(Exception):   # closing is best effort
-                await j.aclose()
+        await _close_judges(judges)
     return summary
+
+
+async def _close_judges(judges: Mapping[str, JudgeAPI]) -> None:
+    for j in judges.values():
+        with contextlib.suppress(Exception):   # closing is best effort
+            await j.aclose()
 
 
 def _write_meta(store: RunStore, config: RunConfig, prepared: PreparedRun, judges: Mapping[str, JudgeAPI]) -> None:
