@@ -94,3 +94,11 @@ def test_temperature_reading_from_cells() -> None:
     r = P.readings(cells)["temperature"]
     assert "consistency falls by 30 points and corrected accuracy barely moves" in r
     assert "mostly a consistency effect" in r
+
+
+def test_dollar_signs_in_names_do_not_break_plots(tmp_path: Path) -> None:
+    # without escaping, text between two "$" is parsed as mathtext and an unknown command raises on draw
+    cells = [dict(c, judge=c["judge"] + r" $\nosuchcmd$ costs $5", dataset=r"set $\alsonot$") for c in _cells()]
+    report = {"cells": cells, "format_dispersion": [{"n_protocols_with_T": 2}]}
+    paths = P.write_plots(report, tmp_path, formats=("png",))
+    assert len(paths) == 6

@@ -51,13 +51,15 @@ def _styles(cells: Cells) -> tuple[dict[str, str], dict[str, str]]:
     return colours, markers
 
 
-def _short(name: str, n: int = 28) -> str:
-    return name if len(name) <= n else name[: n - 1] + "…"
+def _short(name: str, n: int = 28, *, escape: bool = True) -> str:
+    """Cut a data-derived name for a plot and escape ``$`` so matplotlib never reads it as math."""
+    cut = name if len(name) <= n else name[: n - 1] + "…"
+    return cut.replace("$", r"\$") if escape else cut
 
 
 def _labels(cells: Cells) -> dict[str, str]:
     """judge id -> display name (the report's ``judge_label`` when present)."""
-    return {str(c["judge"]): str(c.get("judge_label") or _short(str(c["judge"]))) for c in cells}
+    return {str(c["judge"]): str(c.get("judge_label") or c["judge"]) for c in cells}
 
 
 def _legends(ax: Any, colours: dict[str, str], markers: dict[str, str], *, loc: str = "best",
@@ -65,7 +67,7 @@ def _legends(ax: Any, colours: dict[str, str], markers: dict[str, str], *, loc: 
     from matplotlib.lines import Line2D
 
     labels = labels or {}
-    h1 = [Line2D([], [], color=c, marker="o", linestyle="", label=labels.get(j, _short(j)))
+    h1 = [Line2D([], [], color=c, marker="o", linestyle="", label=_short(labels.get(j, j), 40))
           for j, c in colours.items()]
     h2 = [Line2D([], [], color="#555555", marker=m, linestyle="", markerfacecolor="none", label=_short(p))
           for p, m in markers.items()]
