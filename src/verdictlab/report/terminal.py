@@ -95,19 +95,31 @@ def agreement_table(cells: list[dict[str, Any]]) -> Table | None:
     if not rows:
         return None
     present = [(k, lab) for k, lab in AGREEMENT_FIELDS if any(k in c["agreement"] for c in rows)]
-    extra: list[str] = []
-    tbl = Table(title="Agreement with labels and bias", title_justify="left", header_style="bold")
+    # the Ns behind the agreement figures (units = pair x order; position = parsed A/B judgments)
+    extra = [k for k in ("n_agreement_units", "n_position") if any(k in c["agreement"] for c in rows)]
+    tbl = Table(title="Agreement with labels and bias", title_justify="left", header_style="bold",
+                caption="exact match (tie-excluded), Cohen κ, Krippendorff α and κ deflation (= exact − κ) on "
+                        "(pair, order) units (N units); position bias = |share first-shown won − ½| on parsed A/B "
+                        "judgments (N pos.); retest = α over repetitions; paradox = retest > 0.95 with position "
+                        "bias > 0.10; verb. r = Pearson r of length difference with verdict",
+                caption_justify="left")
+    short = {"exact_match": "exact", "kappa": "κ", "alpha": "α", "kappa_deflation": "κ defl.",
+             "position_bias": "pos. bias", "test_retest": "retest", "consistency_bias_paradox": "paradox",
+             "verbosity_bias": "verb. r", "n_agreement_units": "N units", "n_position": "N pos."}
+    judge_width = min(26, max((len(_jl(c)) for c in rows), default=5))
     for name in ("dataset", "judge", "protocol", "temp"):
-        tbl.add_column(name, overflow="fold")
-    for _, lab in present:
-        tbl.add_column(lab, justify="right")
+        tbl.add_column(name, overflow="fold", min_width=judge_width if name == "judge" else None)
+    for k, lab in present:
+        tbl.add_column(short.get(k, lab), justify="right")
     for k in extra:
-        tbl.add_column(k, justify="right")
+        tbl.add_column(short.get(k, k), justify="right")
     for c in rows:
         a = c["agreement"]
         vals = []
         for k, _ in present + [(k, k) for k in extra]:
             v = a.get(k)
+            if k == "consistency_bias_paradox" and (a.get("test_retest") is None or a.get("position_bias") is None):
+                v = None  # undefined inputs: neither yes nor no
             if isinstance(v, bool):
                 vals.append(Text("YES", style="bold red") if v else Text("no"))
             elif isinstance(v, float):
