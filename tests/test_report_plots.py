@@ -64,6 +64,12 @@ def test_readings_are_computed_from_cells() -> None:
     assert "1 trustworthy" in r["regions"]
     # best T is cell 1: 0.9 * 0.6 = 0.54 -> 54%
     assert "Best T: 54%" in r["factors"]
+    # no cell carries T_joint here, so no independence sentence
+    assert "T_joint" not in r["factors"]
+    cells = [dict(c, T_joint=t) for c, t in zip(_cells()[:2], (0.51, 0.335), strict=True)]
+    # |0.51 - 0.54| = 3 points, |0.335 - 0.325| = 1 point -> mean 2.0; largest 0.51 - 0.54 = -3.0 (cell 1)
+    r2 = P.readings(cells)["factors"]
+    assert "differs by 2.0 points on average over 2 cells (largest: -3.0 points, j1, direct, d1)" in r2
     # ceiling: cell 1 at A_max 0.8 = A (on the ceiling), cell 2 at A_max 0.95 vs A 0.7 -> 1 of 2 near
     assert "1 of 2 cells lie within 2 points of the ceiling" in r["ceiling"]
 

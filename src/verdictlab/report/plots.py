@@ -292,7 +292,8 @@ def readings(cells: Cells, *, c_threshold: float = 0.9, phi_threshold: float = 0
         "coin-flips, A − φ/2 (horizontal). Dashed curves join points of equal T; to move up a curve a "
         "judge must get better on both axes, so a very consistent judge can still have a low T. "
         + (f"Best T: {_p(best['T'])} ({best['judge']}, {best['protocol']}, {best['dataset']}, "
-           f"temperature {best['temperature']:g})." if best else ""))
+           f"temperature {best['temperature']:g}). " if best else "")
+        + _joint_gap(cells))
     pts = _defined(cells, "C", "phi")
     counts: dict[str, int] = {}
     for c in pts:
@@ -328,6 +329,20 @@ def readings(cells: Cells, *, c_threshold: float = 0.9, phi_threshold: float = 0
         "or one prompt may not carry over. "
         + (f"Widest range: {widest[1]} ({100 * widest[0]:.0f} points)." if widest else ""))
     return out
+
+
+def _joint_gap(cells: Cells) -> str:
+    """How far the factorised T is from T_joint (the joint event measured directly)."""
+    both = _defined(cells, "T", "T_joint")
+    if not both:
+        return ""
+    gaps = [c["T_joint"] - c["T"] for c in both]
+    mean_abs = sum(abs(g) for g in gaps) / len(gaps)
+    worst = max(both, key=lambda c: abs(c["T_joint"] - c["T"]))
+    return (f"The factorised T assumes consistency, order-invariance and correctness are independent; "
+            f"measured directly (T_joint) it differs by {100 * mean_abs:.1f} points on average over "
+            f"{len(both)} cells (largest: {100 * (worst['T_joint'] - worst['T']):+.1f} points, {worst['judge']}, "
+            f"{worst['protocol']}, {worst['dataset']}).")
 
 
 def _temperature_reading(cells: Cells) -> str:
