@@ -94,9 +94,16 @@ def test_openai_provider_uses_max_completion_tokens_and_skips_temperature_for_re
     judge = OpenAIJudge("openai:o3-mini", "o3-mini", provider="openai", base_url=server.base_url)
     resp = run(_call(judge, JudgeRequest(messages=LABEL_PROMPT, temperature=0.5, max_tokens=5)))
     body = server.bodies[-1]
-    assert "temperature" not in body and body["max_completion_tokens"] == 5 and "max_tokens" not in body
+    # the 5-token limit is raised: reasoning tokens count against it
+    assert "temperature" not in body and body["max_completion_tokens"] == 1024 and "max_tokens" not in body
     assert server.stats.get("rejected_temperature", 0) == 0       # never sent, never rejected
     assert any("temperature 0.5" in n for n in resp.notes)
+    assert any("raised from 5 to 1024" in n for n in resp.notes)
+    # a plain chat model on the openai provider: max_completion_tokens as asked, temperature sent
+    judge = OpenAIJudge("openai:gpt-4o-mini", "gpt-4o-mini", provider="openai", base_url=server.base_url)
+    resp = run(_call(judge, JudgeRequest(messages=LABEL_PROMPT, temperature=0.5, max_tokens=5)))
+    body = server.bodies[-1]
+    assert body["max_completion_tokens"] == 5 and body["temperature"] == 0.5 and resp.notes == []
 
 
 def test_temperature_rejecting_model_retries_once_and_notes(server, key_env) -> None:
@@ -331,6 +338,20 @@ def test_vllm_absent_gives_clear_error(monkeypatch) -> None:
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "vllm" else real(n, *a))
     with pytest.raises(JudgeConfigError, match="pip install vllm"):
         make_judge("vllm:/models/some-model")
+
+
+def test_vllm_id_options(monkeypatch) -> None:
+    import importlib.util
+
+    from verdictlab.judges.vllm_offline import VLLMJudge
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: object() if n == "vllm" else real(n, *a))
+    j = make_judge("vllm:/models/qwen|tensor_parallel_size=2,gpu_memory_utilization=0.8,batch_size=16")
+    assert isinstance(j, VLLMJudge) and j.model == "/models/qwen" and j.batch_size == 16
+    assert j.engine_kwargs == {"tensor_parallel_size": 2, "gpu_memory_utilization": 0.8}
+    with pytest.raises(JudgeConfigError, match="name=value"):
+        make_judge("vllm:/models/qwen|oops")
 
 
 def test_vllm_batches_requests_and_maps_outputs() -> None:

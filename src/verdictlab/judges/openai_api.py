@@ -54,6 +54,9 @@ REASONING_MODEL = re.compile(r"^(o1|o3|o4|gpt-5)(?![\w.]*-chat)", re.IGNORECASE)
 DROPPABLE_PARAMS = ("temperature", "top_p", "seed", "stop", "logprobs", "top_logprobs",
                     "presence_penalty", "frequency_penalty", "max_tokens")
 DEFAULT_TOP_LOGPROBS = 5
+# reasoning models spend hidden reasoning tokens from the same limit: a 2-token limit meant for a
+# one-letter verdict would leave them no room to answer at all
+REASONING_MIN_TOKENS = 1024
 
 
 # -- shared helpers (also used by the anthropic and vllm backends) --------------------------------
@@ -206,7 +209,8 @@ class OpenAIJudge(JudgeAPI):
         self.transport = "custom" if http_client is not None else "httpx"
         self._dropped: set[str] = set()    # params this model rejected (remembered across calls)
         self._use_max_completion_tokens = provider == "openai"
-        if REASONING_MODEL.match(model) and provider == "openai":
+        self.reasoning = bool(REASONING_MODEL.match(model)) and provider == "openai"
+        if self.reasoning:
             self._dropped.add("temperature")
         if require_key and self._find_key()[0] is None:
             names = " or ".join(n for n in (key_env, *key_env_fallbacks) if n)
@@ -251,7 +255,7 @@ class OpenAIJudge(JudgeAPI):
         key, used = self._find_key()
         return {
             "judge": self.judge_id, "provider": self.provider, "model": self.model,
-            "base_url": self.base_url or "https://api.openai.com/v1",
+            "base_url": self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
             "key_env": used,                       # the variable's NAME, never its value
             "timeout_s": self.timeout_s,
             "transport": self.transport,
@@ -270,10 +274,15 @@ class OpenAIJudge(JudgeAPI):
         notes: list[str] = []
         p: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in request.messages]}
         p["temperature"] = float(request.temperature)
+        max_tokens = int(request.max_tokens)
+        if self.reasoning and max_tokens < REASONING_MIN_TOKENS:
+            notes.append(f"token limit raised from {max_tokens} to {REASONING_MIN_TOKENS}: {self.model} "
+                         f"counts its hidden reasoning against it")
+            max_tokens = REASONING_MIN_TOKENS
         if self._use_max_completion_tokens:
-            p["max_completion_tokens"] = int(request.max_tokens)
+            p["max_completion_tokens"] = max_tokens
         else:
-            p["max_tokens"] = int(request.max_tokens)
+            p["max_tokens"] = max_tokens
         if request.seed is not None:
             p["seed"] = int(request.seed)
         if request.stop:
