@@ -281,3 +281,14 @@ def test_g_study_verdicts_on_judgments() -> None:
     comp = res.set_index("component")
     assert comp.loc["judge", "variance"] == pytest.approx(0.5)
     assert comp.loc["judge", "share"] == pytest.approx(1.0)
+
+
+def test_format_dispersion_keeps_temperatures_apart() -> None:
+    # judge j, dataset d: at T_s=0 protocols give T 0.5 / 0.7 (Delta 0.2); at T_s=0.7: 0.1 / 0.4 (0.3)
+    from verdictlab.stats import format_dispersion
+
+    cells = pd.DataFrame({"judge": "j", "dataset": "d", "temperature": [0.0, 0.0, 0.7, 0.7],
+                          "protocol": ["p1", "p2", "p1", "p2"], "T": [0.5, 0.7, 0.1, 0.4]})
+    out = format_dispersion(cells)
+    assert out["delta_T_fmt"].tolist() == pytest.approx([0.2, 0.3])
+    assert out["protocol_max"].tolist() == ["p2", "p2"]

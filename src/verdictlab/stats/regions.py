@@ -41,12 +41,15 @@ def failure_region(C: Any, phi: Any, *, c_high: float = DEFAULT_C_HIGH,
     return str(out) if out.ndim == 0 else out
 
 
-def format_dispersion(cells: pd.DataFrame, *, by: Sequence[str] = ("judge", "dataset"),
+def format_dispersion(cells: pd.DataFrame, *, by: Sequence[str] | None = None,
                       over: str = "protocol", value: str = "T") -> pd.DataFrame:
     """Delta T_fmt = max - min of ``value`` over ``over`` (protocols) for each ``by`` group, with
     T_min, T_max, the protocols reaching them and the number of protocols (NaN cells ignored).
-    ``cells`` is e.g. the frame :func:`reliability` returns (other cell keys such as temperature
-    should be fixed first, or added to ``by``)."""
+    ``cells`` is e.g. the frame :func:`reliability` returns.  ``by`` defaults to (judge, dataset)
+    plus temperature and step when those columns are present, so cells at different temperatures
+    are never mixed."""
+    if by is None:
+        by = ["judge", "dataset"] + [c for c in ("temperature", "step") if c in cells.columns]
     need = [*by, over, value]
     missing = [c for c in need if c not in cells.columns]
     if missing:
