@@ -130,6 +130,10 @@ def test_cells_and_steps() -> None:
     s = pd.concat([frame(EXAMPLE, step="c1"), frame(EXAMPLE, step="c2")])
     out = reliability(s, n_bootstrap=0)
     assert list(out["step"]) == ["c1", "c2"] and len(out) == 2
+    # a NULL step is the same as '' (one aggregate cell, not two)
+    agg = pd.concat([frame(EXAMPLE[:6], step=None), frame(EXAMPLE[6:], step=""), frame(EXAMPLE, step="c1")])
+    out = reliability(agg, n_bootstrap=0)
+    assert list(out["step"]) == ["", "c1"] and out["T"].tolist() == pytest.approx([0.375, 0.375])
 
 
 def test_bad_values_raise() -> None:

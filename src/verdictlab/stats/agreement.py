@@ -325,6 +325,8 @@ def test_retest(judgments: pd.DataFrame, *, rater: str = "rep",
     keys = list(by)
     if "step" in judgments.columns and (judgments["step"].astype("object").fillna("") != "").any():
         keys.append("step")
+        if judgments["step"].isna().any():
+            judgments = judgments.assign(step=judgments["step"].astype("object").fillna(""))
     cell, cells = group_codes(judgments, keys)
     out = cells.copy()
     if judgments.empty:

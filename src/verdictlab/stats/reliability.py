@@ -113,6 +113,8 @@ def unit_table(judgments: pd.DataFrame, *, unparsed: str = "exclude",
     ``pair_cell, pair_label, pair_item`` (row index of a row of the pair), plus row-level codes."""
     check_policy(unparsed)
     keys = _cell_keys(judgments, by)
+    if "step" in keys and judgments["step"].isna().any():
+        judgments = judgments.assign(step=judgments["step"].astype("object").fillna(""))  # NULL = ''
     n_rows = len(judgments)
     cell, cell_frame = group_codes(judgments, keys)
     item, _ = pd.factorize(judgments["item_id"], use_na_sentinel=False)
