@@ -425,3 +425,48 @@ def test_transports_map_faults_identically(server, key_env, monkeypatch, transpo
     assert out["p_server_error"] == (RetryKind.TRANSIENT, None)
     assert out["p_malformed"] == (RetryKind.TRANSIENT, None)
     assert out["p_hang"] == (RetryKind.TRANSIENT, None)
+
+
+# -- the fake server itself ----------------------------------------------------------------------------
+def test_fake_server_process_knobs_stats_and_chunked_bodies() -> None:
+    import urllib.request
+
+    from verdictlab.testing import FakeOpenAIProcess
+
+    with FakeOpenAIProcess(FakeConfig(api_key=KEY, reply_format="xml")) as proc:
+        url = proc.base_url + "/chat/completions"
+        body = json.dumps({"model": "fake-judge", "messages": [{"role": "user", "content": "A or B?"}],
+                           "stop": ["</judgment>"]}).encode()
+
+        def post(data, key=KEY):
+            hdrs = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+            req = urllib.request.Request(url, data=data, headers=hdrs, method="POST")
+            try:
+                with urllib.request.urlopen(req, timeout=10) as r:
+                    return r.status, json.loads(r.read())
+            except urllib.error.HTTPError as e:
+                return e.code, json.loads(e.read())
+
+        def post_chunked(data):   # two chunks, then the terminating zero-size chunk
+            import socket
+
+            half = len(data) // 2
+            payload = (f"{half:x}\r\n".encode() + data[:half] + b"\r\n"
+                       + f"{len(data) - half:x}\r\n".encode() + data[half:] + b"\r\n0\r\n\r\n")
+            host, port = proc.base_url.split("//")[1].split("/")[0].split(":")
+            with socket.create_connection((host, int(port)), timeout=10) as sock:
+                sock.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer "
+                             f"{KEY}\r\nTransfer-Encoding: chunked\r\n\r\n".encode() + payload)
+                return sock.recv(4096).split(b" ")[1]
+
+        status, out = post(body)
+        text = out["choices"][0]["message"]["content"]
+        # XML reply cut at the stop sequence, as a real server does
+        assert status == 200 and text.startswith("<judgment><winner>") and not text.endswith("</judgment>")
+        assert post_chunked(body) == b"200"
+        assert post(body, key="sk-wrong")[0] == 401
+        proc.configure(p_rate_limit=1.0)
+        assert post(body)[0] == 429
+        assert proc.stats == {"requests": 4, "ok": 2, "unauthorized": 1, "rate_limit": 1}
+        proc.reset()
+        assert proc.stats == {}

@@ -328,8 +328,18 @@ async def _serve_connection(handler: _Handler, reader: asyncio.StreamReader,
                 if ":" in line:
                     k, v = line.split(":", 1)
                     headers[k.strip().lower()] = v.strip()
-            n = int(headers.get("content-length", "0") or 0)
-            body = await reader.readexactly(n) if n else b""
+            if headers.get("transfer-encoding", "").lower() == "chunked":
+                parts = []
+                while True:
+                    size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip() or b"0", 16)
+                    chunk = await reader.readexactly(size + 2)
+                    if size == 0:
+                        break
+                    parts.append(chunk[:-2])
+                body = b"".join(parts)
+            else:
+                n = int(headers.get("content-length", "0") or 0)
+                body = await reader.readexactly(n) if n else b""
             result = await handler.handle(method, target, headers, body)
             if result is None:            # hang: drop the connection without answering
                 return
