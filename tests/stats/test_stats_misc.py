@@ -292,3 +292,11 @@ def test_format_dispersion_keeps_temperatures_apart() -> None:
     out = format_dispersion(cells)
     assert out["delta_T_fmt"].tolist() == pytest.approx([0.2, 0.3])
     assert out["protocol_max"].tolist() == ["p2", "p2"]
+
+
+def test_observed_majority_by_hand() -> None:
+    # k = 3: rows right 2/3 (majority right) and 1/3 (wrong) -> 1/2
+    assert observed_majority_accuracy([[1, 1, 0], [0, 0, 1]]) == pytest.approx(0.5)
+    # k = 2: a 1-1 tie counts 1/2 by default, 0 with even_tie="wrong": (0.5 + 1)/2 = 0.75; (0 + 1)/2
+    assert observed_majority_accuracy([[1, 0], [1, 1]]) == pytest.approx(0.75)
+    assert observed_majority_accuracy([[1, 0], [1, 1]], even_tie="wrong") == pytest.approx(0.5)
