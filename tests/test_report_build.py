@@ -188,3 +188,34 @@ def test_judge_labels_shorten_long_ids_and_stay_unique() -> None:
     a, b = "backend:aaaaaaaaaaaaaaaaa-1", "backend:aaaaaaaaaaaaaaaaa-2"
     lab = judge_labels([a, b], width=10)
     assert len(set(lab.values())) == 2 and lab[a].startswith("J1 ") and lab[b].startswith("J2 ")
+
+
+def test_pointwise_rows_stay_out_of_pairwise_figures(tmp_path: Path) -> None:
+    from verdictlab.items import PointItem
+
+    st = _tiny_store(tmp_path)
+    st.write_items([PointItem(item_id="q1", dataset="graded", question="2+2?", response="4", label="PASS")])
+    st.add_judgments([{"trial_id": trial_id("j", "graded", "q1", "rubric", "AB", 0.0, rep), "judge": "j",
+                       "dataset": "graded", "item_id": "q1", "protocol": "rubric", "order": "AB",
+                       "temperature": 0.0, "rep": rep, "step": "", "label": "PASS", "raw_output": "PASS",
+                       "verdict": "PASS", "parse_status": "ok"} for rep in range(3)])
+    rep = build_report(st, n_bootstrap=20)
+    # only the pairwise cell (j, direct, d, 0.0); the 3 rubric judgments are counted apart
+    assert [(c["dataset"], c["protocol"]) for c in rep["cells"]] == [("d", "direct")]
+    assert rep["run"]["n_pointwise_judgments"] == 3 and rep["run"]["n_judgments"] == 15
+    assert rep["broken_items"]["n_total"] == 1  # p2 only, as without the pointwise rows
+    assert "error" not in rep["extra_tables"]
+
+
+def test_further_tables_reach_the_report(tmp_path: Path) -> None:
+    from verdictlab.report._synthetic import write_synthetic_run
+
+    st = write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct",), temperatures=(0.0,),
+                             judges=("sim:steady",), n_items=6)
+    rep = build_report(st, n_bootstrap=20)
+    remedies = rep["extra_tables"]["remedies"]
+    assert {"remedy", "T", "dT"} <= set(remedies["columns"])
+    # one cell -> one row per remedy, the first being "none"
+    col = remedies["columns"].index("remedy")
+    assert remedies["rows"][0][col] == "none"
+    assert json.dumps(rep["extra_tables"], allow_nan=False)

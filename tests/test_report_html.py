@@ -105,6 +105,8 @@ def test_html_has_every_section_and_cell(report: dict) -> None:
     assert "max_tokens" in html and "sk-test" not in html and "api_key" not in html
     # one plain sentence per cell (verdicts_text), ending with the N it stands on
     assert "In plain words" in html and html.count("judgments, ") >= len(report["cells"])
+    # further analyses from remedies.extra_tables (remedies, juries), escaped tables
+    assert "Further analyses" in html and "Remedies" in html and "Juries" in html
     # agreement columns beside the figures
     assert "Cohen κ" in html and "position bias" in html
 

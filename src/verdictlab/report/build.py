@@ -491,6 +491,55 @@ def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, unparsed: str 
             "n_shown": len(rows), "limit": limit, "rows": rows}
 
 
+# -- further tables (remedies, juries, flask, geval, probes, debate, rubric, pointwise) ------------
+
+#: title and one-line reading of each table of :func:`verdictlab.remedies.extra_tables`
+FURTHER_TABLES: dict[str, tuple[str, str]] = {
+    "remedies": ("Remedies", "How running both orders, averaging P(A) over orders, or a majority over k "
+                             "repetitions moves A, φ, C, T and the tie rate, and what each costs in calls per "
+                             "verdict (d = change against no remedy)."),
+    "juries": ("Juries", "Majority votes of k samples of one judge (homogeneous) or of several judges: observed "
+                         "accuracy beside the prediction under independence and the ρ-corrected prediction "
+                         "(ρ = error correlation between jurors)."),
+    "flask": ("FLASK criteria", "Per-criterion calls and the verdict aggregated over criteria."),
+    "geval": ("G-Eval contradictions", "Calls whose stated winner contradicts their own 1–5 scores."),
+    "probes": ("Probes", "Controlled edits of the pairs and how often the verdict moves with them."),
+    "debate": ("Debate", "Rounds of debate and how the verdict changes across them."),
+    "rubric": ("Rubric (pointwise)", "PASS / FAIL / UNKNOWN per criterion against the human labels."),
+    "pointwise": ("Pointwise grades", "Graded pointwise verdicts against the human labels."),
+}
+
+
+def _pointwise_mask(judgments: pd.DataFrame, items: list[Any]) -> pd.Series:
+    try:
+        from ..remedies import pointwise_mask
+    except ImportError:  # pragma: no cover - part of the package
+        v = judgments["verdict"]
+        return v.notna() & ~v.isin(["A", "B", "tie"])
+    return pointwise_mask(judgments, items)
+
+
+def frame_table(df: pd.DataFrame) -> dict[str, Any]:
+    """A DataFrame as ``{"columns": [...], "rows": [[...], ...]}`` with JSON-ready values."""
+    return {"columns": [str(c) for c in df.columns],
+            "rows": [plain(list(r)) for r in df.itertuples(index=False, name=None)]}
+
+
+def further_tables(judgments: pd.DataFrame, items: list[Any]) -> dict[str, Any]:
+    """The run's further tables from :func:`verdictlab.remedies.extra_tables` (each as
+    :func:`frame_table`), or ``{"error": ...}`` if they could not be computed -- a report never
+    fails for them."""
+    try:
+        from ..remedies import extra_tables
+    except ImportError:  # pragma: no cover - part of the package
+        return {}
+    try:
+        tables = extra_tables(judgments, items)
+    except Exception as e:  # noqa: BLE001 - shown in the report instead of breaking it
+        return {"error": redact(f"{type(e).__name__}: {e}")}
+    return {name: frame_table(df) for name, df in tables.items()}
+
+
 # -- run meta ------------------------------------------------------------------------------------
 
 def run_meta(store: RunStore, judgments: pd.DataFrame) -> dict[str, Any]:
@@ -564,13 +613,17 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = "ex
     own = not isinstance(store_or_run_dir, RunStore)
     store = open_store(store_or_run_dir) if own else store_or_run_dir
     try:
-        judgments = store.judgments()
+        all_judgments = store.judgments()
         attempts = store.attempts()
         items = store.items_frame()
-        meta = run_meta(store, judgments)
+        item_objects = store.items()
+        meta = run_meta(store, all_judgments)
     finally:
         if own:
             store.close()
+    # pairwise figures only see pairwise rows; pointwise (rubric / graded) items get their own tables
+    point = _pointwise_mask(all_judgments, item_objects)
+    judgments = all_judgments[~point] if point.any() else all_judgments
     if frame is None:
         frame = (reliability_frame(judgments, unparsed=unparsed, confidence=confidence,
                                    n_bootstrap=n_bootstrap, seed=seed)
@@ -582,10 +635,14 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = "ex
     for c in cells:
         c["region"] = classify_region(c.get("C"), c.get("phi"), **thresholds)
     mark_best(cells)
-    meta["engine"] = engine_accounting(attempts, judgments) if len(judgments) or len(attempts) else []
-    parse_counts = judgments["parse_status"].value_counts(dropna=False) if len(judgments) else pd.Series()
+    meta["engine"] = (engine_accounting(attempts, all_judgments) if len(all_judgments) or len(attempts)
+                      else [])
+    parse_counts = (all_judgments["parse_status"].value_counts(dropna=False) if len(all_judgments)
+                    else pd.Series())
     meta["parse_status_counts"] = {str(k): int(v) for k, v in parse_counts.items()}
-    rules = judgments["fallback_rule"].dropna().astype(str) if len(judgments) else pd.Series(dtype=object)
+    meta["n_pointwise_judgments"] = int(point.sum())
+    rules = (all_judgments["fallback_rule"].dropna().astype(str) if len(all_judgments)
+             else pd.Series(dtype=object))
     meta["fallback_rules"] = {k: int(v) for k, v in rules.value_counts().items()}
     labels = judge_labels(sorted({str(c["judge"]) for c in cells} | set(meta.get("judges", []))))
     for c in cells:
@@ -603,6 +660,7 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = "ex
         "format_dispersion": format_dispersion(cells),
         "checklist": validation_checklist(cells, judgments),
         "broken_items": broken_items(judgments, items, unparsed=unparsed, limit=max_broken_items),
+        "extra_tables": further_tables(all_judgments, item_objects) if len(all_judgments) else {},
     }
 
 

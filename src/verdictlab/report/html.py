@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .build import FURTHER_TABLES
 from .terminal import interval, num, pct
 
 TEMPLATE = "report.html.j2"
@@ -31,8 +32,19 @@ def _env() -> Any:
     env.filters["num"] = lambda x, digits=3: num(x, digits=digits)
     env.filters["sortval"] = lambda x: "" if x is None else (f"{x:.6f}" if isinstance(x, float) else str(x))
     env.filters["pretty"] = lambda x: json.dumps(x, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+    env.filters["cellfmt"] = _cellfmt
     env.globals["interval"] = interval
     return env
+
+
+_COUNT_COLUMNS = {"k", "new_calls", "calls_per_verdict", "extra_calls_per_verdict", "rounds", "round"}
+
+
+def _cellfmt(v: float | int, col: str) -> str:
+    """Counts as integers, other numbers with three decimals."""
+    if isinstance(v, float) and v.is_integer() and (col.startswith("n_") or col in _COUNT_COLUMNS):
+        return str(int(v))
+    return f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
 def script_hash() -> str:
@@ -116,6 +128,7 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
         cells=cells,
         agr_fields=agr_fields,
         jl=report.get("judge_labels") or {},
+        further_titles=FURTHER_TABLES,
         plots=plots,
         audit=_audit(report),
         broken=bi,

@@ -207,6 +207,12 @@ def render_terminal(report: Mapping[str, Any], console: Console | None = None) -
     if eng is not None:
         console.print(eng)
     console.print(checklist_table(report.get("checklist", [])))
+    extra = report.get("extra_tables") or {}
+    if extra.get("error"):
+        console.print(f"Further tables could not be computed: {extra['error']}", style="red", highlight=False)
+    names = [f"{k} ({len(v['rows'])} rows)" for k, v in extra.items() if k != "error"]
+    if names:
+        console.print("Further analyses in --html: " + ", ".join(names) + ".", highlight=False)
     bi = report.get("broken_items") or {}
     if bi.get("n_total"):
         console.print(f"{bi['n_total']} (pair × cell) combinations break the judge: {bi['n_flipped']} flipped "
