@@ -5,7 +5,8 @@ count; the engine (``run_trials``: request building, rate limits, retries, budge
 canonical mapping, SQLite writes) drives the real ``openai-compatible`` judge (``AsyncOpenAI``).
 
 1. Concurrency sweep at a fixed latency L (default 50 ms): achieved calls/s against the ideal
-   concurrency / L, as a ratio, and the client process's CPU time per call.
+   concurrency / L, as a ratio -- end to end, and in steady state (10th to 90th percentile of
+   completions, without start-up and tail) -- and the client process's CPU time per call.
 2. Near-zero latency: the same at concurrency 64 (and 16), where the client's CPU is the limit.
    Baselines in the same process: (a) the bare SDK -- ``chat.completions.create`` with its
    default transport under a semaphore, nothing else; (b) our judge's ``generate`` alone under a
@@ -68,6 +69,15 @@ def run_engine(judge_id: str, n_trials: int, concurrency: int, folder: Path, *,
     trials = list(expand_grid(judges=[judge_id], items_by_dataset={"bench": [k[1] for k in items]},
                               protocols=["direct"], orders=("AB", "BA")))[:n_trials]
     judge = make_judge(judge_id)
+    done_at: list[float] = []
+    inner = judge.generate
+
+    async def timed(request: Any) -> Any:      # completion times, for the steady-state rate
+        resp = await inner(request)
+        done_at.append(time.perf_counter())
+        return resp
+
+    judge.generate = timed  # type: ignore[method-assign]
     spec = JudgeSpec(id=judge_id, concurrency=concurrency, timeout_s=60, max_retries=3)
     run_dir = Path(tempfile.mkdtemp(dir=folder))
     with RunStore(run_dir) as store:
@@ -90,7 +100,18 @@ def run_engine(judge_id: str, n_trials: int, concurrency: int, folder: Path, *,
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         rows = store.count()
     assert rows == n_trials, (rows, n_trials, summary.stopped)
-    return {"n": n_trials, "wall": wall, "cpu": cpu, "calls": summary.calls, "failed": summary.n_failed}
+    return {"n": n_trials, "wall": wall, "cpu": cpu, "calls": summary.calls, "failed": summary.n_failed,
+            "steady": steady_rate(done_at)}
+
+
+def steady_rate(done_at: list[float]) -> float | None:
+    """Calls/s between the 10th and 90th percentile completion: the rate once the run is going,
+    without start-up (client, connections, store) and the tail of the last calls."""
+    if len(done_at) < 20:
+        return None
+    t = sorted(done_at)
+    i, j = len(t) // 10, (9 * len(t)) // 10
+    return (j - i) / (t[j] - t[i]) if t[j] > t[i] else None
 
 
 def _messages(n_calls: int) -> list[list[dict[str, str]]]:
@@ -157,6 +178,8 @@ def line(label: str, r: dict[str, float], *, ideal: float | None = None, server_
     out = f"  {label:<34} {int(r['n']):>5} calls  {r['wall']:6.2f}s  {rate:8.1f} calls/s"
     if ideal is not None:
         out += f"  ideal {ideal:7.1f}/s  ratio {rate / ideal:5.2f}"
+        if r.get("steady"):
+            out += f" (steady state {r['steady'] / ideal:4.2f})"
     out += f"  client CPU {1000 * r['cpu'] / r['n']:.2f} ms/call"
     if server_cpu is not None:
         out += f"  server CPU {1000 * server_cpu / r['n']:.2f} ms/call"
