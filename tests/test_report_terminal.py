@@ -117,3 +117,11 @@ def test_empty_run_reports_without_error(tmp_path: Path) -> None:
     assert "No judgments in this run yet." in buf.getvalue()
     html = render_html(rep)
     assert "<table" in html and "No pair flipped" in html
+
+
+def test_single_repetition_warning() -> None:
+    from verdictlab.report.terminal import single_rep_note
+
+    # one of two cells was run once: its C = 100% is by construction
+    assert single_rep_note([{"repetitions": 1}, {"repetitions": 3}]).startswith("1 of 2 cells have a single")
+    assert single_rep_note([{"repetitions": 3}]) == ""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .build import FURTHER_TABLES
-from .terminal import interval, num, pct
+from .terminal import interval, num, pct, single_rep_note
 
 TEMPLATE = "report.html.j2"
 
@@ -129,6 +129,7 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
         agr_fields=agr_fields,
         jl=report.get("judge_labels") or {},
         further_titles=FURTHER_TABLES,
+        single_rep=single_rep_note(cells),
         plots=plots,
         audit=_audit(report),
         broken=bi,

@@ -172,6 +172,15 @@ def policy_line(report: Mapping[str, Any]) -> str:
             f"gap = A_max − A; ★ = best T of the dataset.")
 
 
+def single_rep_note(cells: list[dict[str, Any]]) -> str:
+    """A warning when some cells have one repetition: their C is 100% by construction."""
+    one = [c for c in cells if (c.get("repetitions") or 0) < 2]
+    if not one:
+        return ""
+    return (f"{len(one)} of {len(cells)} cells have a single repetition: their C (and self-consistency) is 100% "
+            "by construction and says nothing about reproducibility; run ≥ 3 repetitions to measure it.")
+
+
 def render_terminal(report: Mapping[str, Any], console: Console | None = None) -> None:
     """Print the report: figures per cell, agreement/bias, engine accounting, checklist."""
     console = console or Console()
@@ -189,6 +198,9 @@ def render_terminal(report: Mapping[str, Any], console: Console | None = None) -
                       style="dim")
     console.print(figures_table(cells, title="Reliability per cell (judge × protocol × dataset × temperature)"))
     console.print(policy_line(report), style="dim", highlight=False)
+    single = single_rep_note(cells)
+    if single:
+        console.print(single, style="yellow", highlight=False)
     agr = agreement_table(cells)
     if agr is not None:
         console.print(agr)
