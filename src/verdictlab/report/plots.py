@@ -157,9 +157,7 @@ def plot_regions(cells: Cells, ax: Any = None, *, c_threshold: float = 0.9,
         "chaos": (phi_threshold, 0, 1.02 - phi_threshold, c_threshold),
     }
     for name, (x0, y0, w, h) in boxes.items():
-        ax.add_patch(Rectangle((x0, y0), w, h, color=REGION_COLOURS[name], alpha=0.13, zorder=0, lw=0))
-    ax.text(phi_threshold / 2, c_threshold + (1.02 - c_threshold) / 2, "trustworthy", ha="center",
-            va="center", fontsize=7, rotation=90 if phi_threshold < 0.2 else 0, color="#00573f")
+        ax.add_patch(Rectangle((x0, y0), w, h, color=REGION_COLOURS[name], alpha=0.16, zorder=0, lw=0))
     ax.text(0.98, 1.0, "confidently-biased", ha="right", va="top", fontsize=8, color="#8a5a00")
     ax.text(phi_threshold / 2, c_threshold / 2, "noisy-but-fair", ha="center", va="center", fontsize=7,
             rotation=90 if phi_threshold < 0.2 else 0, color="#1f5f7a")
@@ -169,6 +167,16 @@ def plot_regions(cells: Cells, ax: Any = None, *, c_threshold: float = 0.9,
     pts = _defined(cells, "C", "phi")
     if pts:
         _scatter(ax, pts, lambda c: c["phi"], lambda c: c["C"])
+        ax.add_artist(ax.get_legend())  # keep the judge/protocol legend beside the region legend
+    # the regions by name and rule (the small trustworthy corner has no room for a label inside)
+    rules = {"trustworthy": f"C ≥ {c_threshold:g}, φ ≤ {phi_threshold:g}",
+             "noisy-but-fair": f"C < {c_threshold:g}, φ ≤ {phi_threshold:g}",
+             "chaos": f"C < {c_threshold:g}, φ > {phi_threshold:g}",
+             "confidently-biased": f"C ≥ {c_threshold:g}, φ > {phi_threshold:g}"}
+    handles = [Rectangle((0, 0), 1, 1, color=REGION_COLOURS[n], alpha=0.35, label=f"{n}: {r}")
+               for n, r in rules.items()]
+    ax.legend(handles=handles, fontsize=7, loc="lower left", bbox_to_anchor=(1.02, 0.0), borderaxespad=0.0,
+              title="failure regions", title_fontsize=7)
     ax.set_xlim(0, 1.02)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel(f"position flip rate φ (threshold {phi_threshold:g})")
@@ -271,9 +279,14 @@ def _p(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
+def _jname(c: Mapping[str, Any]) -> str:
+    return str(c.get("judge_label") or c["judge"])
+
+
 def readings(cells: Cells, *, c_threshold: float = 0.9, phi_threshold: float = 0.1) -> dict[str, str]:
     """A short plain-language reading of each plot, computed from the cells."""
     out: dict[str, str] = {}
+    names = _labels(cells)
     pts = _defined(cells, "A", "phi")
     near = [c for c in pts if (1 - c["phi"] * (1 - _q(c))) - c["A"] <= 0.02]
     worst = max(pts, key=lambda c: c["phi"], default=None)
@@ -282,7 +295,7 @@ def readings(cells: Cells, *, c_threshold: float = 0.9, phi_threshold: float = 0
         "1 − φ/2 of them: on a flipped pair exactly one of the two orders is right. Points on the "
         "line have reached that ceiling; more accuracy needs fewer flips, not a better judge of content. "
         + (f"{len(near)} of {len(pts)} cells lie within 2 points of the ceiling. " if pts else "")
-        + (f"The highest flip rate is {_p(worst['phi'])} ({worst['judge']}, {worst['protocol']}, "
+        + (f"The highest flip rate is {_p(worst['phi'])} ({_jname(worst)}, {worst['protocol']}, "
            f"{worst['dataset']}), capping accuracy at {_p(1 - worst['phi'] * (1 - _q(worst)))}."
            if worst else ""))
     pts = _defined(cells, "T", "C")
@@ -291,7 +304,7 @@ def readings(cells: Cells, *, c_threshold: float = 0.9, phi_threshold: float = 0
         "T is the product of consistency C (vertical) and the accuracy left after removing order "
         "coin-flips, A − φ/2 (horizontal). Dashed curves join points of equal T; to move up a curve a "
         "judge must get better on both axes, so a very consistent judge can still have a low T. "
-        + (f"Best T: {_p(best['T'])} ({best['judge']}, {best['protocol']}, {best['dataset']}, "
+        + (f"Best T: {_p(best['T'])} ({_jname(best)}, {best['protocol']}, {best['dataset']}, "
            f"temperature {best['temperature']:g}). " if best else "")
         + _joint_gap(cells))
     pts = _defined(cells, "C", "phi")
@@ -316,7 +329,7 @@ def readings(cells: Cells, *, c_threshold: float = 0.9, phi_threshold: float = 0
         "Each column holds one judge on one dataset; its points are the prompt formats (protocols). "
         "The grey bar and Δ show ΔT_fmt, how much the trustworthy rate moves just by changing the "
         "prompt format. "
-        + (f"Largest: {100 * top[0]:.0f} points ({top[1][0]} on {top[1][1]})." if top else
+        + (f"Largest: {100 * top[0]:.0f} points ({names.get(top[1][0], top[1][0])} on {top[1][1]})." if top else
            "Only one protocol per judge and dataset: no dispersion to show."))
     out["temperature"] = _temperature_reading(cells)
     per_judge: dict[str, list[float]] = {}
@@ -327,7 +340,7 @@ def readings(cells: Cells, *, c_threshold: float = 0.9, phi_threshold: float = 0
         "One box per judge over all its cells (datasets × protocols × temperatures). A tall box means "
         "the judge's trustworthiness depends on where and how it is used; rankings from one benchmark "
         "or one prompt may not carry over. "
-        + (f"Widest range: {widest[1]} ({100 * widest[0]:.0f} points)." if widest else ""))
+        + (f"Widest range: {names.get(widest[1], widest[1])} ({100 * widest[0]:.0f} points)." if widest else ""))
     return out
 
 
@@ -341,7 +354,7 @@ def _joint_gap(cells: Cells) -> str:
     worst = max(both, key=lambda c: abs(c["T_joint"] - c["T"]))
     return (f"The factorised T assumes consistency, order-invariance and correctness are independent; "
             f"measured directly (T_joint) it differs by {100 * mean_abs:.1f} points on average over "
-            f"{len(both)} cells (largest: {100 * (worst['T_joint'] - worst['T']):+.1f} points, {worst['judge']}, "
+            f"{len(both)} cells (largest: {100 * (worst['T_joint'] - worst['T']):+.1f} points, {_jname(worst)}, "
             f"{worst['protocol']}, {worst['dataset']}).")
 
 
