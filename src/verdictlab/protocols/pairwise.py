@@ -3,15 +3,14 @@
 They share one system prompt and one user template (package data ``templates/pairwise.yaml``) and
 differ only in the output format they ask for:
 
-=========  ===========================================================  ==========
-id         output                                                       stop
-=========  ===========================================================  ==========
-direct     one letter, ``A`` or ``B`` (label only; logprob-scorable)    newline
-vf-json    ``{"winner": "A", "rationale": "..."}`` (verdict first)      ``}``
-cot-json   ``{"rationale": "...", "winner": "A"}`` (reasoning first)    ``}``
-vf-xml     ``<judgment><winner>A</winner><rationale>..</rationale></judgment>``  ``</judgment>``
-cot-xml    ``<judgment><rationale>..</rationale><winner>A</winner></judgment>``  ``</judgment>``
-=========  ===========================================================  ==========
+* ``direct``   -- one letter, ``A`` or ``B`` (label only, so a backend with log-probabilities
+  can score it in one pass); no stop sequence; 2 tokens.
+* ``vf-json``  -- ``{"winner": "A", "rationale": "..."}`` (verdict first); stop ``}``; 48 tokens.
+* ``cot-json`` -- ``{"rationale": "...", "winner": "A"}`` (reasoning first); stop ``}``; 96 tokens.
+* ``vf-xml``   -- ``<judgment><winner>A</winner><rationale>...</rationale></judgment>``;
+  stop ``</judgment>``; 48 tokens.
+* ``cot-xml``  -- ``<judgment><rationale>...</rationale><winner>A</winner></judgment>``;
+  stop ``</judgment>``; 96 tokens.
 
 "A" is always the response shown first.  None of them allows a tie.  Parsing rules are in
 :mod:`verdictlab.protocols.parsing`.
