@@ -93,3 +93,20 @@ def test_demo_command_runs_and_resumes(tmp_path) -> None:
     second = runner.invoke(app, args, env={"COLUMNS": "200"})
     assert second.exit_code == 0, second.output
     assert "0 judged now, 180 reused from the store" in second.output
+
+
+def test_top_parse_failures_names_the_commonest_reason_per_cell() -> None:
+    import pandas as pd
+
+    from verdictlab.report.verdicts_text import top_parse_failures
+
+    rows = [("vf-json", "failed", "no complete winner field in 'Sure | x'"),
+            ("vf-json", "failed", "no complete winner field in 'The answer'"),
+            ("vf-json", "failed", "ambiguous or unknown winner value 'A or B'"),
+            ("vf-json", "ok", ""),
+            ("direct", "ok", "")]
+    df = pd.DataFrame([{"judge": "j", "dataset": "demo", "temperature": 0.7, "protocol": p, "parse_status": s,
+                        "parse_detail": d} for p, s, d in rows])
+    assert top_parse_failures(df) == {("j", "vf-json", "demo", 0.7): "no complete winner field (2x)"}
+    s = cell_sentence(_cell(parse_failure_rate=0.95, n_unparsed=68, top_parse_failure="no complete winner field (2x)"))
+    assert "most common failure: no complete winner field (2x)" in s

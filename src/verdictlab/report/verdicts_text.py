@@ -14,7 +14,9 @@ this order; thresholds are module constants so a reader can check them:
    -> *worse than chance*; entirely above -> *better than chance*, and *trustworthy* when also
    ``T >= TRUSTWORTHY_T``.
 5. Side clauses: ``SOME_FLIPS_PHI <= phi < ORDER_DRIVEN_PHI`` -> how many verdicts the swap flips;
-   ``parse_failure_rate >= NOTE_UNPARSED`` -> how many outputs were unreadable and left out.
+   ``parse_failure_rate >= NOTE_UNPARSED`` -> how many outputs were unreadable and left out, and the
+   most common parse failure when the cell carries it (optional key ``top_parse_failure``, see
+   :func:`top_parse_failures`).
 
 Every sentence ends with the N it stands on (pairs x orders x repetitions, unparsed outputs).
 """
@@ -59,6 +61,29 @@ def n_phrase(cell: Mapping[str, Any]) -> str:
             f"{n_both} of them in both orders{rep_txt}")
 
 
+def _reason(cell: Mapping[str, Any]) -> str:
+    top = cell.get("top_parse_failure")
+    return f"; most common failure: {top}" if top else ""
+
+
+def top_parse_failures(judgments: Any) -> dict[tuple[Any, ...], str]:
+    """Most common parse-failure reason per (judge, protocol, dataset, temperature), from a
+    judgments frame (``parse_detail`` with the quoted output excerpt cut off), with its count."""
+    if judgments is None or len(judgments) == 0 or "parse_detail" not in judgments:
+        return {}
+    failed = judgments[judgments["parse_status"] == "failed"]
+    if failed.empty:
+        return {}
+    reasons = failed["parse_detail"].fillna("").astype(str).str.split(" | ", regex=False).str[0]
+    reasons = reasons.str.replace(r" in '.*$| \(.*$|\s+$", "", regex=True).str.slice(0, 60)
+    out = {}
+    keys = ["judge", "protocol", "dataset", "temperature"]
+    for key, grp in reasons.groupby([failed[k] for k in keys]):
+        counts = grp.value_counts()
+        out[tuple(key)] = f"{counts.index[0]} ({int(counts.iloc[0])}x)"
+    return out
+
+
 def cell_sentence(cell: Mapping[str, Any]) -> str:
     """One plain sentence on what the figures of ``cell`` (a report cell dict) say."""
     n_j = _num(cell.get("n_judgments")) or 0
@@ -68,14 +93,14 @@ def cell_sentence(cell: Mapping[str, Any]) -> str:
     fail = _num(cell.get("parse_failure_rate")) or 0.0
     tail = f" ({n_phrase(cell)})."
     if 1.0 - fail < MIN_PARSED_SHARE or C is None:
-        return (f"Almost never gave a readable verdict ({_pct(1 - fail)} of outputs parsed): the figures say "
-                f"nothing about its judging, only that it does not follow this output format" + tail)
+        return (f"Almost never gave a readable verdict ({_pct(1 - fail)} of outputs parsed{_reason(cell)}): the "
+                f"figures say nothing about its judging, only that it does not follow this output format" + tail)
     figures = f"C = {_pct(C)}, phi = {_pct(phi)}, A = {_pct(A)}, T = {_pct(T)}"
     side: list[str] = []
     if phi is not None and SOME_FLIPS_PHI <= phi < ORDER_DRIVEN_PHI:
         side.append(f"swapping the two answers changes the verdict on {_pct(phi)} of pairs")
     if fail >= NOTE_UNPARSED:
-        side.append(f"{_pct(fail)} of its outputs were unreadable and left out")
+        side.append(f"{_pct(fail)} of its outputs were unreadable and left out{_reason(cell)}")
     side_txt = ("; " + "; ".join(side)) if side else ""
 
     if phi is not None and phi >= ORDER_DRIVEN_PHI:
