@@ -12,28 +12,29 @@ Everything in the report is JSON-ready: fractions in [0, 1], ``None`` for undefi
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..stats import agreement_by_cell, failure_region, reliability
+from ..stats.regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, REGIONS
 from ..store import RunStore, open_store
 
 REPORT_SCHEMA_VERSION = 1
 CELL_KEY: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
 UNPARSED_POLICIES: tuple[str, ...] = ("exclude", "wrong")
 
-#: Default failure-region thresholds on (C, phi), used only when ``verdictlab.stats.failure_region``
-#: is absent: consistent when C >= 0.9, order-invariant when phi <= 0.1.
-DEFAULT_REGION_THRESHOLDS: dict[str, float] = {"c_threshold": 0.9, "phi_threshold": 0.1}
-REGION_NAMES: tuple[str, ...] = ("trustworthy", "noisy-but-fair", "chaos", "confidently-biased")
+#: Failure-region thresholds on (C, phi): the documented defaults of
+#: :func:`verdictlab.stats.failure_region` (consistent when C >= c_high, order-invariant when
+#: phi <= phi_low).
+DEFAULT_REGION_THRESHOLDS: dict[str, float] = {"c_threshold": DEFAULT_C_HIGH, "phi_threshold": DEFAULT_PHI_LOW}
+REGION_NAMES: tuple[str, ...] = tuple(REGIONS)
 
 # -- secrets ----------------------------------------------------------------------------------
 
@@ -105,38 +106,13 @@ def cell_key(cell: Mapping[str, Any]) -> tuple[Any, ...]:
     return tuple(cell.get(k) for k in CELL_KEY) + ((cell.get("step") or "",) if "step" in cell else ())
 
 
-# -- optional pieces from verdictlab.stats ---------------------------------------------------------
-
-def _stats_attr(*names: str) -> Callable[..., Any] | None:
-    try:
-        stats = importlib.import_module("verdictlab.stats")
-    except ImportError:  # pragma: no cover - stats is part of the package
-        return None
-    for name in names:
-        fn = getattr(stats, name, None)
-        if callable(fn):
-            return fn
-    return None
-
-
-def _call_with_supported(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call ``fn`` passing only the keyword options it accepts."""
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # pragma: no cover
-        return fn(*args, **kwargs)
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return fn(*args, **kwargs)
-    return fn(*args, **{k: v for k, v in kwargs.items() if k in params})
-
+# -- figures from verdictlab.stats ---------------------------------------------------------------
 
 def reliability_frame(judgments: pd.DataFrame, *, unparsed: str, confidence: float, n_bootstrap: int,
                       seed: int) -> pd.DataFrame:
-    fn = _stats_attr("reliability")
-    if fn is None:
-        raise RuntimeError("verdictlab.stats.reliability is not available in this installation")
-    return fn(judgments, unparsed=unparsed, q="auto", confidence=confidence, n_bootstrap=n_bootstrap,
-              seed=seed)
+    """Per-cell reliability figures (:func:`verdictlab.stats.reliability`, q measured when needed)."""
+    return reliability(judgments, unparsed=unparsed, q="auto", confidence=confidence, n_bootstrap=n_bootstrap,
+                       seed=seed)
 
 
 #: Agreement/bias columns of :func:`verdictlab.stats.agreement_by_cell` shown beside C, phi, A, T,
@@ -155,16 +131,12 @@ AGREEMENT_FIELDS: tuple[tuple[str, str], ...] = (
 
 def agreement_frame(judgments: pd.DataFrame, *, unparsed: str,
                     items: pd.DataFrame | None = None) -> pd.DataFrame | None:
-    """The per-cell agreement/bias frame of :func:`verdictlab.stats.agreement_by_cell`, or ``None``
-    if that function is unavailable."""
-    fn = _stats_attr("agreement_by_cell")
-    if fn is None or judgments.empty:
+    """The per-cell agreement/bias frame of :func:`verdictlab.stats.agreement_by_cell` (with the
+    items' response texts for verbosity bias when the store has them)."""
+    if judgments.empty:
         return None
     its = items if items is not None and not items.empty and "response_a" in items.columns else None
-    out = _call_with_supported(fn, judgments, unparsed=unparsed, items=its)
-    if isinstance(out, pd.DataFrame) and all(c in out.columns for c in CELL_KEY):
-        return out
-    return None
+    return agreement_by_cell(judgments, unparsed=unparsed, items=its)
 
 
 def _attach_agreement(cells: list[dict[str, Any]], agr: pd.DataFrame | None) -> None:
@@ -183,52 +155,17 @@ def _attach_agreement(cells: list[dict[str, Any]], agr: pd.DataFrame | None) -> 
 
 
 def region_thresholds() -> dict[str, float]:
-    """Thresholds of the failure regions: the defaults of ``verdictlab.stats.failure_region`` when it
-    exists, else :data:`DEFAULT_REGION_THRESHOLDS`."""
-    fn = _stats_attr("failure_region")
-    out = dict(DEFAULT_REGION_THRESHOLDS)
-    if fn is None:
-        return out
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # pragma: no cover
-        return out
-    found: dict[str, float] = {}
-    for name, p in params.items():
-        if isinstance(p.default, int | float) and not isinstance(p.default, bool):
-            low = name.lower()
-            if low.startswith("c") and "phi" not in low:
-                found["c_threshold"] = float(p.default)
-            elif "phi" in low or "flip" in low:
-                found["phi_threshold"] = float(p.default)
-    out.update(found)
-    return out
+    """Thresholds of the failure regions (the defaults of :func:`verdictlab.stats.failure_region`)."""
+    return dict(DEFAULT_REGION_THRESHOLDS)
 
 
 def classify_region(C: float | None, phi: float | None, *, c_threshold: float,
                     phi_threshold: float) -> str | None:
-    """Failure region of a cell on (C, phi); uses ``verdictlab.stats.failure_region`` when present."""
+    """Failure region of a cell on (C, phi) by :func:`verdictlab.stats.failure_region`; ``None`` when
+    either figure is undefined."""
     if C is None or phi is None:
         return None
-    fn = _stats_attr("failure_region")
-    if fn is not None:
-        try:
-            r = fn(C, phi)
-            r = getattr(r, "region", getattr(r, "name", r)) if not isinstance(r, str) else r
-            if isinstance(r, str):
-                return r
-        except Exception:  # noqa: BLE001 - fall back to the documented thresholds
-            pass
-    c = float(C)
-    consistent = c >= c_threshold
-    fair = phi <= phi_threshold
-    if consistent and fair:
-        return "trustworthy"
-    if not consistent and fair:
-        return "noisy-but-fair"
-    if not consistent and not fair:
-        return "chaos"
-    return "confidently-biased"
+    return str(failure_region(float(C), float(phi), c_high=c_threshold, phi_low=phi_threshold))
 
 
 # -- engine accounting ------------------------------------------------------------------------
