@@ -66,10 +66,13 @@ def test_hand_example_exclude() -> None:
 
 
 def test_hand_example_wrong() -> None:
-    # Under "wrong" (2,BA) = B,B,unparsed: the unparsed verdict never agrees -> N = 0, mode B.
+    # Under "wrong" (2,BA) = B,B,unparsed: "unparsed" is a third value, unlike B -> N = 0, mode B
+    # (2 of 3), share 2/3 (as under exclude it was 2/2 = 1).
     # C = (1 + 0 + 1 + 0)/4 = 1/2; phi and A unchanged (1/2, 3/4); T = 1/2 * (3/4 - 1/4) = 0.25
+    # self-consistency = (1 + 2/3 + 1 + 2/3)/4 = 5/6
     r = reliability(frame(EXAMPLE), unparsed="wrong", n_bootstrap=0).iloc[0]
     assert (r["C"], r["phi"], r["A"], r["T"]) == pytest.approx((0.5, 0.5, 0.75, 0.25))
+    assert r["self_consistency"] == pytest.approx(5 / 6)
     assert np.isnan(r["T_lo"])  # no bootstrap asked
 
 
@@ -82,10 +85,39 @@ def test_unit_without_parsed_verdict_dropped_and_counted() -> None:
     r = reliability(frame(rows), n_bootstrap=0).iloc[0]
     assert (r["n_units"], r["n_units_dropped"], r["n_single_order_pairs"], r["n_order_pairs"]) == (3, 1, 1, 1)
     assert (r["C"], r["phi"], r["A"]) == pytest.approx((1.0, 0.0, 1.0))
-    # wrong: the unit stays with mode "unparsed": N=0, wrong, pair 2 not invariant
-    # C = 3/4, phi = 1/2, A = 3/4, T = 3/4 * (3/4 - 1/4) = 0.375
+    # wrong: the unit stays with mode "unparsed"; its two unparsed verdicts agree (N = 1) but it is
+    # wrong, and pair 2 (B vs unparsed) is not invariant.
+    # C = 4/4 = 1, phi = 1/2, A = 3/4, T = 1 * (3/4 - 1/2 * 1/2) = 0.5
     w = reliability(frame(rows), unparsed="wrong", n_bootstrap=0).iloc[0]
-    assert (w["C"], w["phi"], w["A"], w["T"]) == pytest.approx((0.75, 0.5, 0.75, 0.375))
+    assert (w["C"], w["phi"], w["A"], w["T"]) == pytest.approx((1.0, 0.5, 0.75, 0.5))
+    assert (w["n_units"], w["n_units_dropped"], w["n_order_pairs"]) == (4, 0, 2)
+
+
+def test_wrong_policy_unparsed_is_its_own_value() -> None:
+    # LLMBar's evaluate.py counts winner None == None as positional agreement, and None never equals
+    # the label.  R = 2, labels 1:A 2:B 3:A 4:B ('-' = unparsed):
+    #   (1,AB) --  N=1 mode U share 1   (1,BA) --  N=1 mode U share 1   P(1) = 1 (U = U), both wrong
+    #   (2,AB) BB  N=1 mode B share 1   (2,BA) B-  split (1 B, 1 U): N=0 share 1/2   P(2) = 0
+    #   (3,AB) AA  N=1 mode A share 1   (3,BA) --  N=1 mode U share 1   P(3) = 0 (A vs U)
+    #   (4,AB) BB  N=1 mode B           (4,BA) BB  N=1 mode B           P(4) = 1, both right
+    # C = 7/8; self-consistency = (7 + 1/2)/8 = 15/16; phi = 2/4 = 1/2
+    # correct units: (2,AB) (3,AB) (4,AB) (4,BA) -> A = 4/8 = 1/2
+    # decisive labelled pairs 1 and 4: A_dec = (0 + 0 + 1 + 1)/4 = 1/2; n_decisive = 2
+    # no tie verdicts -> q = 1/2: T = 7/8 * (1/2 - 1/2 * 1/2) = 7/32
+    # T_joint = mean over the 8 units of N*P*correct = only pair 4's two units -> 2/8 = 1/4
+    rows = units({("1", "AB"): "--", ("1", "BA"): "--", ("2", "AB"): "BB", ("2", "BA"): "B-",
+                  ("3", "AB"): "AA", ("3", "BA"): "--", ("4", "AB"): "BB", ("4", "BA"): "BB"},
+                 {"1": "A", "2": "B", "3": "A", "4": "B"})
+    w = reliability(frame(rows), unparsed="wrong", n_bootstrap=0).iloc[0]
+    assert (w["C"], w["self_consistency"], w["phi"], w["A"]) == pytest.approx((7 / 8, 15 / 16, 0.5, 0.5))
+    assert (w["A_dec"], w["n_decisive"], w["T"], w["T_joint"]) == pytest.approx((0.5, 2, 7 / 32, 0.25))
+    assert (w["n_units"], w["n_split_modes"], w["n_unparsed"], w["n_judgments"]) == (8, 1, 7, 16)
+    # exclude on the same rows: pair 1 has no parsed verdict (2 units dropped), (3,BA) dropped too;
+    # kept (2,AB) BB, (2,BA) B, (3,AB) AA, (4,AB) BB, (4,BA) BB: all N = 1 -> C = 1;
+    # two-order pairs 2 and 4 both invariant -> phi = 0; all 5 units right -> A = 1
+    x = reliability(frame(rows), n_bootstrap=0).iloc[0]
+    assert (x["C"], x["phi"], x["A"]) == pytest.approx((1.0, 0.0, 1.0))
+    assert (x["n_units"], x["n_units_dropped"], x["n_order_pairs"]) == (5, 3, 2)
 
 
 def test_split_mode_is_undefined() -> None:
@@ -181,12 +213,11 @@ def _naive(df: pd.DataFrame, unparsed: str) -> dict[str, float]:
         cnt = pd.Series(vs).value_counts()
         top = cnt[cnt == cnt.max()]
         modes[(i, o)] = top.index[0] if len(top) == 1 else None
-        Ns[(i, o)] = int(len(cnt) == 1 and "<unparsed>" not in cnt.index)
+        Ns[(i, o)] = int(len(cnt) == 1)  # under "wrong", "<unparsed>" is one more value
         lab[i] = g["label"].iloc[0]
     C = np.mean(list(Ns.values()))
     items = {i for i, _ in modes}
-    P = {i: int(modes[(i, "AB")] is not None and modes[(i, "AB")] == modes[(i, "BA")]
-              and modes[(i, "AB")] != "<unparsed>")
+    P = {i: int(modes[(i, "AB")] is not None and modes[(i, "AB")] == modes[(i, "BA")])
          for i in items if (i, "AB") in modes and (i, "BA") in modes}
     phi = 1 - np.mean(list(P.values()))
     corr = [int(modes[u] == lab[u[0]]) for u in modes if lab[u[0]] in ("A", "B")]
@@ -267,4 +298,5 @@ def test_llmbar_published_figures(shared_data, name: str, acc: float, agree: flo
     r = reliability(llmbar_frame(path), unparsed="wrong", n_bootstrap=0).iloc[0]
     assert r["A"] == pytest.approx(acc, abs=1e-12)
     assert 1 - r["phi"] == pytest.approx(agree, abs=1e-12)
-    assert r["C"] == 1.0 - r["n_unparsed"] / r["n_units"]  # R = 1: only unparsed units fail N
+    # R = 1: a unit of one verdict always agrees with itself, an unparsed one included -> C = 1
+    assert r["C"] == 1.0 and r["n_units"] == 200

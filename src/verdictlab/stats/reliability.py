@@ -26,13 +26,14 @@ Unparsed verdicts (verdict NULL):
 
 * ``unparsed="exclude"`` (default): unparsed judgments are dropped; a unit left with no parsed verdict
   is dropped and counted in ``n_units_dropped``; R of a unit is its number of parsed verdicts.
-* ``unparsed="wrong"``: an unparsed verdict is a fourth value that never matches anything -- not
-  the label, not another verdict, not another unparsed verdict.  So a unit with any unparsed
-  verdict has N = 0; a unit whose modal value is "unparsed" is wrong and not order-invariant.  With
-  R = 1 this reproduces the LLMBar published figures (accuracy averaged over both orders with a
-  null winner wrong; positional agreement = share of pairs whose two winners are equal and non-null;
-  LLMBar's own code would count a pair whose two winners are *both* null as agreeing -- here it
-  does not).
+* ``unparsed="wrong"``: an unparsed verdict is a value of its own ("unparsed", next to A, B and
+  tie).  It equals another unparsed verdict and never equals a label.  So a unit whose R verdicts are
+  all unparsed has N = 1 (it agrees with itself across repetitions), a unit mixing unparsed and parsed
+  verdicts has N = 0, its modal value may be "unparsed" (which counts in self-consistency), a pair
+  whose modes are unparsed in both orders is order-invariant (P = 1), and a unit whose mode is
+  "unparsed" is always wrong.  This is how LLMBar's own evaluate.py counts (with R = 1): accuracy =
+  mean over both orders of 1[winner = label] with a null winner wrong, positional agreement = share
+  of pairs whose two winners are equal, ``None == None`` included -- so 1 - phi is its agreement.
 
 Intervals: Wilson for C (over ``n_units``), phi (over ``n_order_pairs``) and A (over
 ``n_labelled_units``; units of one pair are not independent, so read it as approximate) in
@@ -150,9 +151,10 @@ def unit_table(judgments: pd.DataFrame, *, unparsed: str = "exclude",
     mode = eff.argmax(axis=1).astype(np.int64) if n_units_all else np.zeros(0, dtype=np.int64)
     split = n_at_max > 1
     mode[split] = -1
-    # N: all R verdicts agree (and, under "wrong", none is unparsed -- unparsed never agrees)
-    N = (mx == total) & (mode >= 0) & (mode != UNPARSED)
-    share = safe_div(counts[:, :UNPARSED].max(axis=1) if n_units_all else np.zeros(0), total)
+    # N: all R verdicts agree.  Under "wrong" an unparsed verdict is a value of its own: R unparsed
+    # verdicts agree (as LLMBar counts null == null); under "exclude" unparsed ones are not in eff.
+    N = (mx == total) & (mode >= 0)
+    share = safe_div(mx, total)
 
     units = {
         "unit_cell": cell[unit_row][keep],
@@ -204,7 +206,8 @@ def reliability(judgments: pd.DataFrame, *, unparsed: str = "exclude", q: float 
     present = np.zeros(n_pairs_all, dtype=bool)
     present[up] = True
     both = (m_ab != -2) & (m_ba != -2)
-    P = both & (m_ab == m_ba) & (m_ab >= 0) & (m_ab != UNPARSED)
+    # unparsed == unparsed under "wrong" (LLMBar's positional agreement); a split mode never agrees
+    P = both & (m_ab == m_ba) & (m_ab >= 0)
     lab = u["pair_label"]
     labelled_pair = lab >= 0
     pc = u["pair_cell"]
