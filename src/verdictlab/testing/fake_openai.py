@@ -17,15 +17,37 @@ Endpoints
 Answers
 -------
 The verdict is a deterministic function of ``seed`` and the prompt (and, for temperature > 0, of
-how many times that prompt was seen), so a run is reproducible whatever the arrival order.  The
-reply speaks the format the prompt asks for: a JSON object if the prompt shows one (using its
-``"winner"``/``"verdict"`` key), XML if it shows ``<winner>``/``<verdict>`` tags, else one letter.
-``stop`` sequences cut the reply the way a real server does.
+how many times that prompt was seen), so a run is reproducible whatever the arrival order.
+``winner_policy`` (per model: ``winner_by_model``) picks which *shown* position wins:
+``seeded`` (default: "A" with probability ``p_first``), ``first``, ``second``, ``longer`` or
+``shorter`` (compares the two shown responses, each read from its "Response X:" header up to
+the next blank line).  Models matching ``persuadable_models`` adopt the other judge's verdict when
+the prompt reports one ("The other judge chose B", a debate rebuttal).
+
+The reply speaks the format the prompt asks for, read from the LAST template the prompt shows:
+
+* a JSON object template (``{"rationale": ..., "score_A": <1-5>, "score_B": <1-5>, "winner": ...}``,
+  ``{"winner": ..., "rationale": ...}``, ``{"rationale": ..., "score": <one of 0, 1, 2>}``) is
+  answered with the same keys in the same order: the verdict key (winner / verdict / preferred /
+  choice) gets the winning label of the prompt's label set (A/B, 1/2, P/Q), ``score_X`` fields get
+  integer scores on the prompt's scale (the winner's the higher; ``p_contradict`` swaps them, so the
+  named winner has the LOWER score), ``score`` gets one of the listed grades, any other key a
+  short sentence;
+* an XML template (``<judgment><rationale>..</rationale><winner>..</winner></judgment>``) likewise,
+  tag by tag;  ``<reasoning></reasoning>`` + ``<result></result>: PASS, FAIL or UNKNOWN`` gets
+  ``<reasoning>..</reasoning><result>PASS|FAIL</result>``;
+* otherwise one letter (or, with ``reply_format`` json/xml, a verdict-first object / block).
+
+``stop`` sequences cut the reply the way a real server does.  With ``logprobs`` the first token
+carries the verdict distribution (letter replies) and every score digit is its own token whose
+``top_logprobs`` put ``logprob_top`` on the digit, 2/3 of the rest on the next digit up and 1/3 on
+the next one down (all of it on the one neighbour that exists at the ends of the scale).
 
 Faults (per request, each with its own probability, drawn deterministically from ``seed``):
 ``rate_limit`` (429 + ``Retry-After``), ``server_error`` (500/502/503), ``hang`` (never answers:
 the client times out), ``malformed`` (200 with a non-JSON body), ``truncated`` (200 whose content
-is a JSON verdict cut in half).  A wrong ``Authorization`` header gets 401; a model matching
+is the requested reply cut after ``truncate_at`` of its characters, default half; a one-letter
+reply is replaced by a verdict-first JSON object cut likewise).  A wrong ``Authorization`` header gets 401; a model matching
 ``reject_temperature_models`` answers 400 (``param: temperature``) to any request that sets it.
 """
 
@@ -45,10 +67,11 @@ import sys
 import threading
 import time
 from collections import Counter, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 FAULT_KINDS: tuple[str, ...] = ("rate_limit", "server_error", "hang", "malformed", "truncated")
+WINNER_POLICIES: tuple[str, ...] = ("seeded", "first", "second", "longer", "shorter")
 
 
 @dataclass
@@ -74,6 +97,14 @@ class FakeConfig:
     reject_models: tuple[str, ...] = ("bad-*",)   # answer 400 (invalid request) to these models
     echo_key_in_errors: bool = False  # a careless provider: the 401 message repeats the key sent
     models: tuple[str, ...] = ("fake-judge",)
+    winner_policy: str = "seeded"     # seeded | first | second | longer | shorter (shown position)
+    winner_by_model: dict[str, str] = field(default_factory=dict)   # fnmatch pattern -> policy
+    persuadable_models: tuple[str, ...] = ()   # adopt "The other judge chose X" (debate rebuttals)
+    p_contradict: float = 0.0         # scored replies: the named winner gets the LOWER score
+    truncate_at: float = 0.5          # a truncated reply keeps this fraction of its characters
+
+    def __post_init__(self) -> None:
+        self.update({"winner_policy": self.winner_policy, "winner_by_model": self.winner_by_model})
 
     def update(self, data: dict[str, Any]) -> None:
         names = {f.name for f in dataclasses.fields(self)}
@@ -82,6 +113,10 @@ class FakeConfig:
                 raise ValueError(f"unknown fake-server knob {k!r}")
             if isinstance(v, list):
                 v = tuple(v)
+            if k == "winner_policy" and v not in WINNER_POLICIES:
+                raise ValueError(f"winner_policy must be one of {WINNER_POLICIES}, got {v!r}")
+            if k == "winner_by_model" and not set(dict(v).values()) <= set(WINNER_POLICIES):
+                raise ValueError(f"winner_by_model policies must be among {WINNER_POLICIES}, got {v!r}")
             setattr(self, k, v)
 
 
@@ -93,6 +128,101 @@ def _unit(*parts: object) -> float:
 
 _JSON_KEY = re.compile(r'\{\s*"(winner|verdict|preferred|choice)"')
 _XML_TAG = re.compile(r"<(winner|verdict|choice)>")
+_VERDICT_KEYS = ("winner", "verdict", "preferred", "choice")
+# a flat JSON object template shown in a prompt: {"key": value, ...} with no nested braces
+_JSON_TEMPLATE = re.compile(r'\{\s*"[A-Za-z_][\w ]*"\s*:[^{}]*\}')
+_TEMPLATE_KEY = re.compile(r'"([A-Za-z_][\w ]*)"\s*:\s*("(?:[^"\\]|\\.)*"|<[^<>]*>|[^,}]*)')
+_XML_TEMPLATE = re.compile(r"<judgment>\s*((?:<(\w+)>[^<]*</\2>\s*)+)</judgment>")
+_XML_FIELD = re.compile(r"<(\w+)>([^<]*)</\1>")
+_RESULT_TEMPLATE = re.compile(r"<result></result>\s*:?\s*([A-Z]+(?:\s*(?:,|or)\s*[A-Z]+)*)")
+_SCALE = re.compile(r"<\s*(-?\d+)\s*-\s*(-?\d+)\s*>")
+_OPPONENT = re.compile(r"The other judge chose (\S+?)[,.:;]?\s")
+_RATIONALE = "It answers the question more directly."
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What a prompt asks for.  ``kind``: letter | json | xml | result; ``fields``: (key, role)
+    in reply order, role one of verdict | score0 | score1 | grade | text."""
+
+    kind: str
+    fields: tuple[tuple[str, str], ...] = ()
+    labels: tuple[str, str] = ("A", "B")
+    scale: tuple[int, int] = (1, 5)
+    grades: tuple[str, ...] = ()
+    results: tuple[str, ...] = ()
+
+
+def _labels_from(value: str) -> tuple[str, str] | None:
+    """``"A or B"`` / ``"1, 2 or tie"`` -> the first two labels named."""
+    words = [w for w in re.findall(r"[A-Za-z0-9]+", value) if w.lower() not in ("or", "tie", "and")]
+    return (words[0], words[1]) if len(words) >= 2 and all(len(w) <= 2 for w in words[:2]) else None
+
+
+def _field_role(key: str, value: str, labels: list[str]) -> str:
+    k = key.strip().lower()
+    if k in _VERDICT_KEYS:
+        return "verdict"
+    m = re.fullmatch(r"score[\s_\-]*(?:for[\s_\-]*)?(?:response[\s_\-]*)?([a-z0-9]+)", k)
+    if m and k != "score":
+        labels.append(key.strip()[len(key.strip()) - len(m.group(1)):])
+        return f"score{len(labels) - 1}"
+    if k == "score" and value.startswith("<"):
+        return "grade"
+    return "text"
+
+
+def detect_shape(prompt: str) -> _Shape | None:
+    """The reply shape of the last template shown in ``prompt`` (``None``: no template)."""
+    best: tuple[int, _Shape] | None = None
+    for m in _JSON_TEMPLATE.finditer(prompt):
+        pairs = _TEMPLATE_KEY.findall(m.group(0))
+        score_labels: list[str] = []
+        fields = tuple((k, _field_role(k, v.strip(), score_labels)) for k, v in pairs)
+        roles = {r for _, r in fields}
+        if not roles & {"verdict", "score0", "grade"}:
+            continue
+        labels: tuple[str, str] | None = None
+        if len(score_labels) >= 2:
+            labels = (score_labels[0], score_labels[1])
+        verdict_value = next((v for k, v in pairs if k.strip().lower() in _VERDICT_KEYS), "")
+        labels = labels or _labels_from(verdict_value) or ("A", "B")
+        sm = _SCALE.search(m.group(0))
+        scale = (int(sm.group(1)), int(sm.group(2))) if sm else (1, 5)
+        grades: tuple[str, ...] = ()
+        gv = next((v for k, v in pairs if k.strip().lower() == "score"), "")
+        gm = re.match(r"<\s*one of\s+(.*?)\s*>", gv.strip())
+        if gm:
+            grades = tuple(g.strip() for g in gm.group(1).split(",") if g.strip())
+        best = (m.start(), _Shape("json", fields, labels, scale, grades))
+    for m in _XML_TEMPLATE.finditer(prompt):
+        tags = _XML_FIELD.findall(m.group(1))
+        fields = tuple((t, "verdict" if t.lower() in _VERDICT_KEYS else "text") for t, _ in tags)
+        if not any(r == "verdict" for _, r in fields):
+            continue
+        value = next((v for t, v in tags if t.lower() in _VERDICT_KEYS), "")
+        if best is None or m.start() > best[0]:
+            best = (m.start(), _Shape("xml", fields, _labels_from(value) or ("A", "B")))
+    for m in _RESULT_TEMPLATE.finditer(prompt):
+        results = tuple(re.findall(r"[A-Z]+", m.group(1)))
+        if best is None or m.start() > best[0]:
+            best = (m.start(), _Shape("result", results=results))
+    return best[1] if best else None
+
+
+def shown_responses(prompt: str, labels: tuple[str, str] = ("A", "B")) -> tuple[str, str] | None:
+    """The two shown responses: each from its ``Response X:`` header to the next blank line."""
+    out = []
+    pos = 0
+    for lab in labels:
+        h = f"Response {lab}:\n"
+        i = prompt.find(h, pos)
+        if i < 0:
+            return None
+        body = prompt[i + len(h):]
+        out.append(body.split("\n\n", 1)[0].strip())
+        pos = i + len(h)
+    return out[0], out[1]
 
 
 class _Handler:
@@ -105,41 +235,100 @@ class _Handler:
         self.bodies: deque[dict[str, Any]] = deque(maxlen=256)   # last request bodies, for tests
 
     # -- answer building --------------------------------------------------------------------
-    def _verdict(self, body: dict[str, Any], prompt: str) -> str:
+    def _draw(self, body: dict[str, Any], prompt: str) -> float:
         temp = body.get("temperature")
-        key = prompt
-        nth = self._seen[key]
-        self._seen[key] += 1
-        draw = _unit(self.config.seed, "verdict", prompt, nth if temp not in (None, 0, 0.0) else 0)
-        return "A" if draw < self.config.p_first else "B"
+        nth = self._seen[prompt]
+        self._seen[prompt] += 1
+        return _unit(self.config.seed, "verdict", prompt, nth if temp not in (None, 0, 0.0) else 0)
 
-    def _content(self, verdict: str, prompt: str) -> tuple[str, str]:
+    def _verdict(self, body: dict[str, Any], prompt: str, model: str = "",
+                 labels: tuple[str, str] = ("A", "B")) -> tuple[str, float]:
+        """(shown verdict "A"/"B", the seeded draw behind it)."""
+        cfg = self.config
+        draw = self._draw(body, prompt)
+        if any(fnmatch.fnmatchcase(model, pat) for pat in cfg.persuadable_models):
+            m = _OPPONENT.search(prompt)
+            if m and m.group(1) in labels:
+                return ("A" if m.group(1) == labels[0] else "B"), draw
+        policy = next((pol for pat, pol in dict(cfg.winner_by_model).items()
+                       if fnmatch.fnmatchcase(model, pat)), cfg.winner_policy)
+        if policy == "first":
+            return "A", draw
+        if policy == "second":
+            return "B", draw
+        if policy in ("longer", "shorter"):
+            shown = shown_responses(prompt, labels)
+            if shown is not None and len(shown[0]) != len(shown[1]):
+                first_longer = len(shown[0]) > len(shown[1])
+                return ("A" if first_longer == (policy == "longer") else "B"), draw
+        return ("A" if draw < cfg.p_first else "B"), draw
+
+    def _shape(self, prompt: str) -> _Shape:
         fmt = self.config.reply_format
+        if fmt == "letter":
+            return _Shape("letter")
+        shape = detect_shape(prompt)
         if fmt == "auto":
+            if shape is not None:
+                return shape
             if _JSON_KEY.search(prompt) or "json" in prompt.lower():
                 fmt = "json"
             elif _XML_TAG.search(prompt) or "xml" in prompt.lower():
                 fmt = "xml"
             else:
-                fmt = "letter"
+                return _Shape("letter")
+        if shape is not None and shape.kind == fmt:
+            return shape
+        # forced format without a template of that kind: verdict first (the key the prompt names)
         if fmt == "json":
             m = _JSON_KEY.search(prompt)
             k = m.group(1) if m else "winner"
-            reason_first = bool(re.search(r'\{\s*"rationale"', prompt))
-            if reason_first:
-                return fmt, json.dumps({"rationale": "It answers the question more directly.", k: verdict})
-            return fmt, json.dumps({k: verdict, "rationale": "It answers the question more directly."})
-        if fmt == "xml":
-            m = _XML_TAG.search(prompt)
-            t = m.group(1) if m else "winner"
-            if re.search(r"<judgment>\s*<rationale>", prompt):
-                return fmt, (f"<judgment><rationale>It answers the question more directly.</rationale>"
-                             f"<{t}>{verdict}</{t}></judgment>")
-            return fmt, (f"<judgment><{t}>{verdict}</{t}><rationale>It answers the question more "
-                         f"directly.</rationale></judgment>")
-        return "letter", verdict
+            if re.search(r'\{\s*"rationale"', prompt):
+                return _Shape("json", (("rationale", "text"), (k, "verdict")))
+            return _Shape("json", ((k, "verdict"), ("rationale", "text")))
+        m = _XML_TAG.search(prompt)
+        t = m.group(1) if m else "winner"
+        if re.search(r"<judgment>\s*<rationale>", prompt):
+            return _Shape("xml", (("rationale", "text"), (t, "verdict")))
+        return _Shape("xml", ((t, "verdict"), ("rationale", "text")))
 
-    def _logprobs(self, content: str, verdict: str, fmt: str, k: int) -> dict[str, Any]:
+    def _content(self, shape: _Shape, verdict: str, u: float, contradict: bool) -> str:
+        """The reply text of ``shape`` carrying the shown ``verdict``."""
+        if shape.kind == "letter":
+            return verdict
+        if shape.kind == "result":
+            results = shape.results or ("PASS", "FAIL")
+            pick = results[0] if verdict == "A" else (results[1] if len(results) > 1 else results[0])
+            return f"<reasoning>{_RATIONALE}</reasoning><result>{pick}</result>"
+        label = shape.labels[0] if verdict == "A" else shape.labels[1]
+        lo_s, hi_s = shape.scale
+        span = hi_s - lo_s
+        hi, lo = lo_s + max(1, round(0.75 * span)), lo_s + round(0.25 * span)
+        win_first = verdict == "A"
+        if contradict:
+            win_first = not win_first
+        s0, s1 = (hi, lo) if win_first else (lo, hi)
+        values: dict[str, Any] = {}
+        for key, role in shape.fields:
+            if role == "verdict":
+                values[key] = label
+            elif role == "score0":
+                values[key] = s0
+            elif role == "score1":
+                values[key] = s1
+            elif role == "grade":
+                g = shape.grades
+                raw = g[min(int(u * len(g)), len(g) - 1)] if g else str(hi)
+                values[key] = int(raw) if re.fullmatch(r"-?\d+", raw) else raw
+            else:
+                values[key] = _RATIONALE
+        if shape.kind == "json":
+            return json.dumps(values)
+        inner = "".join(f"<{k}>{v}</{k}>" for k, v in values.items())
+        return f"<judgment>{inner}</judgment>"
+
+    def _logprobs(self, content: str, verdict: str, fmt: str, k: int,
+                  scale: tuple[int, int] = (1, 9)) -> dict[str, Any]:
         other = "B" if verdict == "A" else "A"
         first = content[:1] if fmt != "letter" else verdict
         top: list[tuple[str, float]]
@@ -158,11 +347,33 @@ class _Handler:
 
         first_entry = entry(first, dict(top).get(first, p))
         first_entry["top_logprobs"] = [entry(t, q) for t, q in top] if k > 0 else []
-        rest = content[len(first):]
         out = [first_entry]
-        if rest:
-            e = entry(rest, 0.99)
-            e["top_logprobs"] = [entry(rest, 0.99)] if k > 0 else []
+        rest_at = len(first)
+        # every score digit its own token, with neighbouring digits as alternatives
+        cuts = [m.start(1) for m in re.finditer(r'"score[^"]*"\s*:\s*(\d)(?!\d)', content)] if fmt == "json" else []
+        pieces: list[tuple[str, bool]] = []
+        for c in cuts:
+            if c >= rest_at:
+                if c > rest_at:
+                    pieces.append((content[rest_at:c], False))
+                pieces.append((content[c], True))
+                rest_at = c + 1
+        if rest_at < len(content):
+            pieces.append((content[rest_at:], False))
+        for tok, is_digit in pieces:
+            if not is_digit:
+                e = entry(tok, 0.99)
+                e["top_logprobs"] = [entry(tok, 0.99)] if k > 0 else []
+            else:
+                d = int(tok)
+                up, down = d + 1 if d + 1 <= min(scale[1], 9) else None, d - 1 if d - 1 >= max(scale[0], 1) else None
+                alts = [(tok, p)]
+                if up is not None and down is not None:
+                    alts += [(str(up), (1 - p) * 2 / 3), (str(down), (1 - p) / 3)]
+                elif up is not None or down is not None:
+                    alts.append((str(up if up is not None else down), 1 - p))
+                e = entry(tok, p)
+                e["top_logprobs"] = [entry(t, q) for t, q in alts[:max(k, 1)]] if k > 0 else []
             out.append(e)
         return {"content": out, "refusal": None}
 
@@ -258,13 +469,19 @@ class _Handler:
             self.stats["malformed"] += 1
             return 200, {}, b"<html>upstream proxy error: not json"
 
-        verdict = self._verdict(body, prompt)
-        fmt, content = self._content(verdict, prompt)
+        shape = self._shape(prompt)
+        verdict, u = self._verdict(body, prompt, model, shape.labels)
+        contradict = (cfg.p_contradict > 0 and any(r == "score0" for _, r in shape.fields)
+                      and _unit(cfg.seed, "contradict", prompt) < cfg.p_contradict)
+        content = self._content(shape, verdict, u, contradict)
+        fmt = shape.kind
         if fault == "truncated":
             self.stats["truncated"] += 1
-            js = json.dumps({"winner": verdict, "rationale": "It answers the question more directly."})
-            content = js[: len(js) // 2]
-            fmt = "json"
+            if fmt == "letter":
+                content = json.dumps({"winner": verdict, "rationale": _RATIONALE})
+                fmt = "json"
+            frac = min(max(float(cfg.truncate_at), 0.0), 1.0)
+            content = content[: int(len(content) * frac)]
         else:
             self.stats["ok"] += 1
         finish = "stop"
@@ -286,7 +503,8 @@ class _Handler:
                                   "message": {"role": "assistant", "content": content, "refusal": None},
                                   "logprobs": None}
         if body.get("logprobs"):
-            choice["logprobs"] = self._logprobs(content, verdict, fmt, int(body.get("top_logprobs") or 0))
+            choice["logprobs"] = self._logprobs(content, verdict, fmt, int(body.get("top_logprobs") or 0),
+                                                shape.scale)
         resp = {
             "id": f"chatcmpl-fake{self.stats['requests']}",
             "object": "chat.completion",
@@ -547,4 +765,5 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["FAULT_KINDS", "FakeConfig", "FakeOpenAIProcess", "FakeOpenAIServer", "main"]
+__all__ = ["FAULT_KINDS", "WINNER_POLICIES", "FakeConfig", "FakeOpenAIProcess", "FakeOpenAIServer", "detect_shape", "main",
+           "shown_responses"]
