@@ -126,7 +126,8 @@ def test_llmbar_import_overrides_and_errors(tmp_path):
 
 def _published(raw: list[dict]) -> tuple[float, float, int, int]:
     """Accuracy (mean over both orders of 1[winner == label], null wrong) and positional agreement
-    (share of pairs whose two winners are equal), straight from the raw records."""
+    (share of pairs whose two winners are equal, None == None included), straight from the raw
+    records, the way LLMBar's evaluate.py counts them."""
     hits = 0
     agree = 0
     both_null = 0
@@ -151,11 +152,7 @@ def test_reproduces_published_llmbar_accuracy_and_positional_agreement(shared_da
     rel = rel.set_index(["judge", "protocol"])
     for fname, key in zip(RESULT_FILES, (("GPT-4", "Vanilla"), ("ChatGPT", "CoT")), strict=True):
         raw = json.loads((folder / fname).read_text())
-        acc, agreement, hits, both_null = _published(raw)
-        # A pair whose two winners are BOTH null agrees in the file's sense but not under
-        # unparsed="wrong" (an unparsed verdict never matches another); these files have none,
-        # so the two definitions coincide here.
-        assert both_null == 0
+        acc, agreement, hits, _ = _published(raw)
         row = rel.loc[key]
         assert row["n_pairs"] == 100
         assert row["A"] == pytest.approx(acc, abs=1e-12)
@@ -165,6 +162,59 @@ def test_reproduces_published_llmbar_accuracy_and_positional_agreement(shared_da
     # agreement 95/100; ChatGPT CoT A = 148/200 = 0.74, agreement 64/100 (one null winner, counted wrong)
     assert rel.loc[("GPT-4", "Vanilla"), "A"] == pytest.approx(0.955)
     assert rel.loc[("ChatGPT", "CoT"), "phi"] == pytest.approx(0.36)
+
+
+def _game(winner: str | None, *, completion: bool = True) -> dict:
+    g: dict = {"winner": winner}
+    if completion:
+        g["completion"] = ["" if winner is None else f"Output ({'ab'[int(winner) - 1]})", ""]
+    return g
+
+
+def test_reproduces_llmbar_figures_with_null_winners(tmp_path):
+    """A hand-made result file in the structures the LLMBar repository uses: single-step runs, a
+    two-step Swap run (round 1, then the final step), a Rating step (scores, no "completion"), labels
+    as int or text, and null winners in one or both orders."""
+    from verdictlab.stats import reliability
+
+    def rec(label, steps):
+        return {"input": "q", "output_1": "a", "output_2": "b", "label": label, "results": steps}
+
+    def step(w_false, w_true, **kw):
+        return {"swap = False": _game(w_false, **kw), "swap = True": _game(w_true, **kw)}
+
+    records = [
+        rec(1, [step("1", "1")]),                        # both right, equal
+        rec(2, [step(None, None)]),                      # both null: wrong twice, but EQUAL
+        rec(1, [step(None, "1")]),                       # one null: one right, not equal
+        rec("2", [step("2", None)]),                     # label as text; one null
+        rec(2, [step("1", "2"), step("1", "1")]),        # Swap: round 1 conflicts; final = last step
+        rec(1, [{"score_1": ["3", "stop"], "score_2": ["3", "stop"], **step(None, None, completion=False)}]),
+        rec(2, [{"score_1": ["2", "stop"], "score_2": ["8", "stop"], **step("2", "2", completion=False)}]),
+        rec(1, [step("2", "1")]),                        # positional flip
+    ]
+    f = tmp_path / "Natural_J_Mixed.result.json"
+    f.write_text(json.dumps(records))
+    # Expected, counted by hand the LLMBar way (final step; winner == str(label); None == None equal):
+    #   correct_False: rows 1, 4, 7 -> 3;   correct_True: rows 1, 3, 7, 8 -> 4
+    #   correct_average = (3 + 4) / 2 / 8 = 7/16 = 0.4375
+    #   equal: rows 1, 2 (None == None), 5 ("1" == "1"), 6 (None == None), 7 -> 5/8 = 0.625
+    acc, agreement, hits, both_null = _published(records)
+    assert (acc, agreement, hits, both_null) == (7 / 16, 5 / 8, 7, 2)
+    res = import_into("llmbar", f, run_dir=tmp_path / "run")
+    assert res.n_rows == 16 and res.n_unparsed == 6
+    with open_store(tmp_path / "run") as store:
+        df = store.judgments()
+    rel = reliability(df, unparsed="wrong", n_bootstrap=0).iloc[0]
+    assert rel["A"] == pytest.approx(7 / 16)
+    assert 1 - rel["phi"] == pytest.approx(5 / 8)
+    # the exclude policy drops the 6 null verdicts: pairs 2 and 6 vanish, pairs 3 and 4 are
+    # single-order. Two-order pairs 1, 5, 7, 8: flips in 8 only -> phi = 1/4; kept units 10, right:
+    # 1AB 1BA 3BA 4AB 7AB 7BA 8BA -> A = 7/10
+    ex = reliability(df, unparsed="exclude", n_bootstrap=0).iloc[0]
+    assert (ex["phi"], ex["A"], ex["n_units"]) == pytest.approx((0.25, 0.7, 10))
+    # the Rating step has no completion: raw_output stays empty, the verdict is still imported
+    assert df.loc[(df["item_id"] == "Natural-6") & (df["order"] == "AB"), "verdict"].item() == "B"
 
 
 # -- FastChat -------------------------------------------------------------------------------------
