@@ -213,8 +213,11 @@ def test_reproduces_llmbar_figures_with_null_winners(tmp_path):
     # 1AB 1BA 3BA 4AB 7AB 7BA 8BA -> A = 7/10
     ex = reliability(df, unparsed="exclude", n_bootstrap=0).iloc[0]
     assert (ex["phi"], ex["A"], ex["n_units"]) == pytest.approx((0.25, 0.7, 10))
-    # the Rating step has no completion: raw_output stays empty, the verdict is still imported
-    assert df.loc[(df["item_id"] == "Natural-6") & (df["order"] == "AB"), "verdict"].item() == "B"
+    # the Rating step has no completion: its scores are the raw output, the verdict is imported
+    rating = df[(df["item_id"] == "Natural-6") & (df["order"] == "AB")].iloc[0]
+    assert rating["verdict"] == "B" and json.loads(rating["raw_output"])["score_2"] == ["8", "stop"]
+    swap = df[(df["item_id"] == "Natural-4") & (df["order"] == "BA")].iloc[0]
+    assert swap["verdict"] == "A" and swap["raw_output"] == "Output (a)"  # the final step, not round 1
 
 
 # -- FastChat -------------------------------------------------------------------------------------

@@ -8,6 +8,9 @@ final verdicts (multi-step strategies append earlier steps before it).
   order ``BA``, and its winner is ALREADY mapped back to the original numbering, so both winners are
   canonical as they stand: "1" -> "A", "2" -> "B".
 - ``null`` means the judge's output could not be parsed: verdict NULL, parse_status "failed".
+- Structures seen in the repository: one step (Vanilla, CoT, ...), two steps for Swap strategies when
+  the first round disagreed (round 1, then the final verdicts), Rating steps with ``score_1`` /
+  ``score_2`` and no ``completion`` (the scores become ``raw_output``).  Labels may be 1/2 or "1"/"2".
 - Items and ids are those of the ``llmbar`` loader: dataset ``llmbar``, item ``"<split>-<index>"``,
   category = split, so imported runs line up with fresh runs on the same pairs.
 
@@ -81,6 +84,13 @@ def _raw_output(completion: Any) -> str | None:
     return json.dumps(completion, ensure_ascii=False)
 
 
+def _rating_scores(step: dict[str, Any]) -> str | None:
+    """Rating strategies keep no completion per order, only the two outputs' scores in the step."""
+    if "score_1" not in step and "score_2" not in step:
+        return None
+    return json.dumps({k: step.get(k) for k in ("score_1", "score_2")}, ensure_ascii=False)
+
+
 def import_llmbar(path: str | Path, *, judge: str | None = None, protocol: str | None = None,
                   dataset: str | None = None, split: str | None = None,
                   temperature: float = 0.0, rep: int = 0, **options: Any) -> ImportBatch:
@@ -130,7 +140,8 @@ def import_llmbar(path: str | Path, *, judge: str | None = None, protocol: str |
                 judgments.append(judgment_row(
                     judge=j, dataset=name, item_id=item.item_id, protocol=proto, order=order,
                     temperature=temperature, rep=rep, verdict=verdict, label=item.label,
-                    category=item.category, raw_output=_raw_output(game.get("completion")),
+                    category=item.category, raw_output=_raw_output(game.get("completion"))
+                    or _rating_scores(last),
                     parse_detail=(f"LLMBar winner {w!r} ({key}; already in original numbering)"
                                   if verdict else f"LLMBar recorded no winner ({key})")))
         notes.append(f"{f.name}: judge={j}, protocol={proto}, split={sp}, {len(rows)} pairs, "
