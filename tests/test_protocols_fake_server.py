@@ -279,3 +279,86 @@ def test_debate_truncated_rounds_failed_or_counted_fallbacks(tmp_path: Path, key
     assert (finals.parse_status == "fallback").all() and (finals.fallback_rule == "depends-on-fallback").all()
     s = debate_summary(df).iloc[0]
     assert s.n_round_fallbacks == N_ITEMS * 2 * 2 and s.n_final_depending_on_fallback == N_ITEMS * 2
+
+
+# -- every registered protocol: the fake's reply parses cleanly ---------------------------------------------
+_CLIENT: list = []
+
+
+def _post(url: str, messages: list[dict[str, str]], stop: tuple[str, ...], **extra: object) -> dict:
+    import httpx
+
+    if not _CLIENT:      # one keep-alive client for the module (a new client per call costs ~40 ms)
+        _CLIENT.append(httpx.Client(trust_env=False, timeout=10))
+    r = _CLIENT[0].post(url + "/chat/completions", headers={"Authorization": f"Bearer {KEY}"},
+                        json={"model": "fake-judge", "messages": messages, "stop": list(stop), **extra})
+    r.raise_for_status()
+    return r.json()
+
+
+def test_every_registered_protocol_gets_a_reply_it_parses_ok() -> None:
+    from verdictlab.debate import DebateProtocol
+    from verdictlab.items import PairItem, PointItem
+    from verdictlab.protocols.registry import get_protocol, protocol_ids
+
+    pair = PairItem(item_id="1", dataset="gsm-math", question="What is 2 + 2?",
+                    response_a="It is 4, since 2 plus 2 makes 4.", response_b="5", label="A")
+    point = PointItem(item_id="1", dataset="jd", question="What is 2 + 2?", response="4", label=2,
+                      scale=(0, 1, 2), reference="4")
+    labelled = [pair.model_copy(update={"meta": {"shown_labels": lab, "score_scale": sc}})
+                for lab, sc in (("12", 3), ("pq", 10))]
+    checked = []
+    with FakeOpenAIServer(FakeConfig(api_key=KEY, winner_policy="longer")) as srv:
+        for pid in protocol_ids():
+            proto = get_protocol(pid)
+            if pid == "debate":
+                assert isinstance(proto, DebateProtocol)
+                calls = [proto.messages(pair, o, turn=True) for o in ("AB", "BA")]
+            else:
+                items = [point] if pid in ("pointwise", "rubric") else [pair, *(labelled if "geval" in pid else [])]
+                calls = [proto.messages(it, o, step=st) for it in items for o in ("AB", "BA")
+                         for st in proto.steps(it)]
+            for msgs in calls:
+                text = _post(srv.base_url, msgs, tuple(proto.stop()))["choices"][0]["message"]["content"]
+                res = proto.parse(text)
+                assert res.status == "ok", (pid, text, res)
+                checked.append(pid)
+    assert {"direct", "vf-json", "vf-xml", "cot-json", "cot-xml", "geval", "flask", "debate", "pointwise",
+            "rubric"} <= set(checked)
+
+
+def test_seeded_policy_is_deterministic_by_seed() -> None:
+    from verdictlab.protocols.registry import get_protocol
+
+    proto = get_protocol("geval")
+    prompts = [proto.messages(_item_like("d").model_copy(update={"question": f"q{i}?"}), "AB")  # type: ignore[attr-defined]
+               for i in range(24)]
+
+    def verdicts(seed: int) -> list[str]:
+        with FakeOpenAIServer(FakeConfig(api_key=KEY, seed=seed)) as srv:
+            return [_post(srv.base_url, m, ("}",), temperature=0)["choices"][0]["message"]["content"]
+                    for m in prompts]
+
+    a, b, c = verdicts(5), verdicts(5), verdicts(6)
+    assert a == b                     # same seed, same replies (a fresh server each time)
+    assert a != c                     # another seed draws other winners (24 fair draws: all equal w.p. 2^-24)
+    winners = {json.loads(t + "}")["winner"] for t in a}
+    assert winners == {"A", "B"}
+
+
+def test_knobs_are_validated_and_settable_at_run_time() -> None:
+    from verdictlab.testing import FakeOpenAIProcess
+
+    with pytest.raises(ValueError, match="winner_policy"):
+        FakeConfig(winner_policy="best")
+    with pytest.raises(ValueError, match="winner_by_model"):
+        FakeConfig(winner_by_model={"x*": "best"})
+    msgs = [{"role": "user", "content": "Response A:\nlong answer here\n\nResponse B:\nshort\n\n"
+                                        "Which response is better? Reply with one letter only: A or B."}]
+    # the child-process server takes the new knobs from its JSON config and from /_fake/config
+    with FakeOpenAIProcess(FakeConfig(api_key=KEY, winner_by_model={"fake-*": "shorter"})) as proc:
+        assert _post(proc.base_url, msgs, ())["choices"][0]["message"]["content"] == "B"
+        proc.configure(winner_by_model={}, winner_policy="longer")
+        assert _post(proc.base_url, msgs, ())["choices"][0]["message"]["content"] == "A"
+        with pytest.raises(Exception, match="400"):
+            proc.configure(winner_policy="best")
