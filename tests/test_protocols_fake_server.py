@@ -362,3 +362,24 @@ def test_knobs_are_validated_and_settable_at_run_time() -> None:
         assert _post(proc.base_url, msgs, ())["choices"][0]["message"]["content"] == "A"
         with pytest.raises(Exception, match="400"):
             proc.configure(winner_policy="best")
+
+
+# -- geval parser fix found while writing these tests --------------------------------------------------------
+@pytest.mark.parametrize(("text", "want"), [
+    # cut by the token limit inside "score_B": 10 (scale 1..10): reading the 1 would name A. Not a guess: fail
+    ('{"rationale": "B is right", "score_A": 3, "score_B": 1', (None, "failed")),
+    ('{"rationale": "B is right, "score_A": 3, "score_B": 1', (None, "failed")),      # broken JSON too
+    # a trailing 2 cannot be the start of a valid score (20 > 10): the documented repair still applies
+    ('{"rationale": "B is right", "score_A": 3, "score_B": 2', ("A", "repaired")),
+    # with a winner the verdict does not rest on the unreliable score; it is dropped, not compared
+    ('{"winner": "B", "score_A": 3, "score_B": 1', ("B", "repaired")),
+    # a complete value followed by the winner is read as before (contradiction flagged)
+    ('{"rationale": "x", "score_A": 3, "score_B": 1, "winner": "B"', ("B", "ok")),
+])
+def test_geval_trailing_score_that_may_be_cut_short_is_not_read(text: str, want: tuple[str | None, str]) -> None:
+    from verdictlab.protocols.geval import parse_geval
+
+    res = parse_geval(text)
+    assert (res.verdict, res.status) == want, res
+    if text.endswith(": 1") and "winner" in text:
+        assert res.scores["score_shown_second"] is None and not res.scores["contradiction"]

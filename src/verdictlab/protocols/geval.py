@@ -37,7 +37,9 @@ Strict (``ok``): a JSON object with exactly ``rationale``, two score fields of o
 Repairs (``repaired``, each named in ``detail``): code fences / surrounding prose dropped, single
 quotes / trailing commas normalised, other key order or extra keys, a normalised winner value
 ("Response A", "a"), fields read from a truncated object, a missing or invalid score (verdict
-from the winner), a missing winner with *unequal* scores (verdict from the scores).
+from the winner), a missing winner with *unequal* scores (verdict from the scores).  A score value
+that ends the reply and could be the start of a longer valid score (``1`` of ``10``) is treated as
+missing: the reply may have been cut there by the token limit.
 Failed: nothing readable, conflicting winners, a missing winner with equal or missing scores, a
 tie when ties are not allowed.
 """
@@ -64,6 +66,9 @@ _SUFFIX_TO_SHOWN = {"a": 0, "1": 0, "p": 0, "first": 0, "b": 1, "2": 1, "q": 1, 
 _SCORE_KEY_RE = re.compile(r"^score[\s_\-]*(?:for[\s_\-]*)?(?:response[\s_\-]*)?([a-z0-9]+)$", re.IGNORECASE)
 _SCORE_TEXT_RE = re.compile(
     r"[\"']score[\s_\-]*(?:for[\s_\-]*)?(?:response[\s_\-]*)?([A-Za-z0-9]+)[\"']\s*:\s*\"?(-?\d+(?:\.\d+)?)")
+# a score value that ends the reply: it may have been cut short by the token limit ("1" of "10")
+_TRAILING_SCORE_RE = re.compile(
+    r"[\"']score[\s_\-]*(?:for[\s_\-]*)?(?:response[\s_\-]*)?([A-Za-z0-9]+)[\"']\s*:\s*\"?(\d+)\s*$")
 _WINNER_TEXT_RE = re.compile(r"[\"']winner[\"']\s*:\s*(?:\"([^\"\n]*)\"|'([^'\n]*)'|([A-Za-z0-9]+)\s*[,}])")
 
 
@@ -234,6 +239,14 @@ def parse_geval(text: str, *, allows_tie: bool = False, on_contradiction: str = 
         if not have_winner and None in scores:
             return ParseResult(None, "failed", f"no readable JSON object or fields in {body[:40]!r}")
         repairs.append("fields read from a non-conforming / truncated object")
+    cut = _TRAILING_SCORE_RE.search(strip_fences(text))
+    if cut and _SUFFIX_TO_SHOWN.get(cut.group(1).lower()) is not None and int(cut.group(2)) * 10 <= MAX_SCALE:
+        # the reply ends inside/at a score value that a longer valid score starts with: unreliable
+        idx = _SUFFIX_TO_SHOWN[cut.group(1).lower()]
+        if scores[idx] is not None:
+            scores[idx] = None
+            score_notes.append(f"score of the {'first' if idx == 0 else 'second'} response ends the reply "
+                               f"({cut.group(2)!r} may be cut short)")
     s1, s2 = scores
     out_scores: dict[str, Any] = {"score_shown_first": s1, "score_shown_second": s2, "contradiction": False}
     if score_notes:
