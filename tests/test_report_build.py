@@ -127,7 +127,7 @@ def test_format_dispersion_and_best_marks() -> None:
     # j: T over protocols {0.40, 0.55, 0.62}, undefined one left out -> delta = 0.62 - 0.40 = 0.22
     assert fd_j["protocol_min"] == "direct" and fd_j["protocol_max"] == "cot-json"
     assert math.isclose(fd_j["delta_T_fmt"], 0.22) and fd_j["n_protocols_with_T"] == 3
-    assert fd_k["delta_T_fmt"] == 0.0
+    assert fd_k["delta_T_fmt"] is None and fd_k["T_max"] == 0.70  # one protocol: no spread
     mark_best(cells)
     assert [c["best_T_in_dataset"] for c in cells] == [False, False, False, False, True]
 

@@ -223,7 +223,8 @@ def engine_accounting(attempts: pd.DataFrame, judgments: pd.DataFrame) -> list[d
 
 def format_dispersion(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """ΔT_fmt = max − min of T over protocols for each (judge, dataset, temperature), with the
-    protocols reaching T_min and T_max.  Cells whose T is undefined are left out (and counted)."""
+    protocols reaching T_min and T_max.  Cells whose T is undefined are left out (and counted);
+    ΔT_fmt is ``None`` unless at least two protocols have a defined T."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for c in cells:
         groups.setdefault((c["judge"], c["dataset"], c["temperature"]), []).append(c)
@@ -236,8 +237,10 @@ def format_dispersion(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if defined:
             lo = min(defined, key=lambda c: c["T"])
             hi = max(defined, key=lambda c: c["T"])
+            # a spread needs two protocols with a defined T; one alone has no dispersion to show
             rec.update(T_min=lo["T"], T_max=hi["T"], protocol_min=lo["protocol"],
-                       protocol_max=hi["protocol"], delta_T_fmt=hi["T"] - lo["T"])
+                       protocol_max=hi["protocol"],
+                       delta_T_fmt=hi["T"] - lo["T"] if len(defined) >= 2 else None)
         else:
             rec.update(T_min=None, T_max=None, protocol_min=None, protocol_max=None, delta_T_fmt=None)
         out.append(rec)
