@@ -2,7 +2,7 @@
 text, never run, and never break the page structure.
 
 The hostile run puts ``<script>``, ``<img onerror=...>`` and ``</table>`` payloads into questions,
-responses, categories, raw outputs, the meta and even a dataset name.  Each script payload would set
+responses, categories, raw outputs, the meta and even a dataset name and a judge id.  Each script payload would set
 ``document.title`` to ``PWNED`` and mark ``<body data-pwned=...>``; the ``</table>`` payload would
 add ``<h1 id="injected">``.  Chromium loads the file (our own inline JS runs, so injected JS would
 too) and dumps the DOM after scripts ran.
@@ -29,6 +29,7 @@ pytestmark = [
 ]
 
 EVIL_DATASET = "evil<script>document.title='PWNED'</script>"
+EVIL_JUDGE = "<img src=x onerror=\"document.body.setAttribute('data-pwned','judge')\">"
 
 
 def _chromium(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
@@ -88,7 +89,8 @@ class _Dom(HTMLParser):
 def hostile_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     tmp = tmp_path_factory.mktemp("hostile")
     st = write_synthetic_run(tmp / "run", datasets=("safe", EVIL_DATASET), protocols=("direct", "cot-json"),
-                             temperatures=(0.0,), n_items=6, repetitions=3, hostile=True)
+                             judges=("sim:steady", EVIL_JUDGE), temperatures=(0.0,), n_items=6,
+                             repetitions=3, hostile=True)
     rep = build_report(st, n_bootstrap=50)
     st.close()
     out = tmp / "report.html"
