@@ -22,6 +22,7 @@ def report(
         help="Where to write the HTML report with --html (default RUN_DIR/report.html).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON (schema_version 1).")] = False,
     html: Annotated[bool, typer.Option("--html", help="Write one self-contained HTML file.")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print the tables as Markdown.")] = False,
     plots: Annotated[Path | None, typer.Option(
         "--plots", help="Write every figure as PNG and SVG into this directory.")] = None,
     unparsed: Annotated[UnparsedPolicy, typer.Option(
@@ -34,7 +35,7 @@ def report(
     """Reliability per cell (judge × protocol × dataset × temperature): C, φ, A, A_max, T with intervals."""
     from rich.console import Console
 
-    from ..report import build_report, render_html, render_terminal, report_json, write_plots
+    from ..report import build_report, render_html, render_markdown, render_terminal, report_json, write_plots
     from ..store import StoreError
 
     if out is not None and not html:
@@ -53,8 +54,12 @@ def report(
     except StoreError as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None
+    if as_json and markdown:
+        raise typer.BadParameter("choose one of --json and --markdown")
     if as_json:
         typer.echo(json.dumps(report_json(rep), indent=2, ensure_ascii=False, allow_nan=False))
+    elif markdown:
+        typer.echo(render_markdown(rep))
     else:
         # piped or captured output gets a wide table instead of rich's 80-column default
         render_terminal(rep, Console() if sys.stdout.isatty() else Console(width=180))

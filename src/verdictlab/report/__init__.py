@@ -23,6 +23,7 @@ from .build import (
     report_json,
     validation_checklist,
 )
+from .markdown import render_markdown
 from .terminal import render_terminal
 
 
@@ -55,6 +56,7 @@ __all__ = [
     "format_dispersion",
     "redact",
     "render_html",
+    "render_markdown",
     "render_terminal",
     "report_json",
     "validation_checklist",

@@ -157,7 +157,9 @@ def checklist_table(checklist: list[dict[str, Any]]) -> Table:
     return tbl
 
 
-def policy_line(report: Mapping[str, Any]) -> str:
+def policy_line(report: Mapping[str, Any], *, legend: bool = True) -> str:
+    """The unparsed policy, the Ns and the interval methods in one line (plus the column legend of
+    :func:`figures_table` when ``legend``)."""
     cells = report["cells"]
     conf = report.get("confidence", 0.95)
     n_j = sum(c.get("n_judgments") or 0 for c in cells)
@@ -168,8 +170,9 @@ def policy_line(report: Mapping[str, Any]) -> str:
     return (f"Unparsed verdicts: {how} [--unparsed {policy}]; {n_u} of {n_j} judgments unparsed. "
             f"Figures in %; brackets are {conf:.0%} intervals (Wilson for proportions, pair-level "
             f"bootstrap for T, {report.get('n_bootstrap')} resamples). C and φ stand on all pairs "
-            f"('pairs'); A, A_dec and T on labelled non-tie pairs ('lab.'). SC = self-consistency; "
-            f"gap = A_max − A; ★ = best T of the dataset.")
+            f"('pairs'); A, A_dec and T on labelled non-tie pairs ('lab.')."
+            + (" SC = self-consistency; gap = A_max − A; ★ = best T of the dataset." if legend
+               else " ★ = best T of the dataset."))
 
 
 def single_rep_note(cells: list[dict[str, Any]]) -> str:

@@ -1,0 +1,94 @@
+"""Markdown rendering of a report (for pull requests, issues and notebooks).
+
+Text that comes from the run (judge ids, dataset and protocol names, errors) is escaped: ``|``
+would break a table and ``<``/``>``/``&`` would let a Markdown renderer pass inline HTML through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .terminal import interval, num, pct, policy_line, single_rep_note
+
+_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "`": "\\`", "*": "\\*", "_": "\\_",
+            "[": "\\[", "]": "\\]", "\n": " ", "\r": " "}
+
+
+def md_escape(text: object) -> str:
+    """Escape run-supplied text for a Markdown table cell."""
+    return "".join(_ESCAPES.get(ch, ch) for ch in str(text))
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str]) -> list[str]:
+    sep = ["---:" if a == "r" else ":---" for a in align]
+    out = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def _fig(cell: Mapping[str, Any], name: str) -> str:
+    iv = interval(cell, name)
+    return pct(cell.get(name)) + (f" {iv}" if iv else "")
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    """The headline figures per cell, agreement and bias, format dispersion and the checklist."""
+    cells = report["cells"]
+    run = report["run"]
+    lines = [f"## verdictlab report — {md_escape(run.get('run_dir', ''))}", "",
+             f"{run.get('n_judgments', 0)} judgments, {len(cells)} cells (judge × protocol × dataset × "
+             f"temperature).", ""]
+    if not cells:
+        return "\n".join(lines + ["No judgments in this run yet.", ""])
+    rows = []
+    for c in cells:
+        star = " ★" if c.get("best_T_in_dataset") else ""
+        rows.append([md_escape(c["dataset"]), md_escape(c.get("judge_label") or c["judge"]),
+                     md_escape(c["protocol"]) + (f" [{md_escape(c['step'])}]" if c.get("step") else ""),
+                     f"{c['temperature']:g}", f"{c.get('n_pairs')} ({c.get('n_labelled_pairs')} lab.)",
+                     _fig(c, "C"), _fig(c, "phi"), _fig(c, "A"), pct(c.get("A_max")), _fig(c, "T") + star,
+                     pct(c.get("T_joint")),
+                     f"{pct(c.get('parse_failure_rate'))}% ({c.get('n_unparsed')}/{c.get('n_judgments')})"])
+    lines += _table(["dataset", "judge", "protocol", "temp", "pairs", "C", "φ", "A", "A_max", "T", "T_joint",
+                     "unparsed"], rows, ["l", "l", "l", "r", "r", "r", "r", "r", "r", "r", "r", "r"])
+    lines += ["", md_escape(policy_line(report, legend=False)), ""]
+    note = single_rep_note(cells)
+    if note:
+        lines += [f"> {note}", ""]
+    agr = [c for c in cells if c.get("agreement")]
+    if agr:
+        rows = []
+        for c in agr:
+            a = c["agreement"]
+            paradox = a.get("consistency_bias_paradox")
+            if a.get("test_retest") is None or a.get("position_bias") is None:
+                paradox = None
+            rows.append([md_escape(c["dataset"]), md_escape(c.get("judge_label") or c["judge"]),
+                         md_escape(c["protocol"]), f"{c['temperature']:g}",
+                         num(a.get("exact_match"), digits=3), num(a.get("kappa"), digits=3),
+                         num(a.get("alpha"), digits=3), num(a.get("kappa_deflation"), digits=3),
+                         num(a.get("position_bias"), digits=3), num(a.get("test_retest"), digits=3),
+                         "—" if paradox is None else ("**yes**" if paradox else "no"),
+                         str(a.get("n_agreement_units", "—"))])
+        lines += ["### Agreement with labels and bias", ""]
+        lines += _table(["dataset", "judge", "protocol", "temp", "exact", "κ", "α", "κ defl.", "pos. bias",
+                         "retest", "paradox", "N units"], rows,
+                        ["l", "l", "l", "r", "r", "r", "r", "r", "r", "r", "l", "r"])
+        lines.append("")
+    fd = [d for d in report.get("format_dispersion", []) if d.get("delta_T_fmt") is not None]
+    if fd:
+        lines += ["### Format dispersion (ΔT_fmt = T_max − T_min over protocols)", ""]
+        lines += _table(["dataset", "judge", "temp", "ΔT_fmt", "T_min (protocol)", "T_max (protocol)"],
+                        [[md_escape(d["dataset"]), md_escape(report.get("judge_labels", {}).get(d["judge"],
+                                                                                             d["judge"])),
+                          f"{d['temperature']:g}", pct(d["delta_T_fmt"]),
+                          f"{pct(d['T_min'])} ({md_escape(d['protocol_min'])})",
+                          f"{pct(d['T_max'])} ({md_escape(d['protocol_max'])})"] for d in fd],
+                        ["l", "l", "r", "r", "l", "l"])
+        lines.append("")
+    lines += ["### Validation-protocol checklist", ""]
+    lines += [f"- {'✅ PASS' if it['passed'] else '❌ FAIL'} — {md_escape(it['check'])}: {md_escape(it['detail'])}"
+              for it in report.get("checklist", [])]
+    lines.append("")
+    return "\n".join(lines)
