@@ -352,8 +352,8 @@ def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, unparsed: str 
 
     Follows the figures' rules: under ``unparsed="exclude"`` unparsed verdicts are left out of the
     modes and of the stability test (they are still shown); under ``"wrong"`` they are a value of
-    their own.  *Flipped* = the pair is not order-invariant: modal verdicts of AB and BA differ, or
-    one is split (a tie for the top count).  *Unstable* = an order has more than one distinct value.
+    their own (two unparsed modes agree, as phi counts them).  *Flipped* = the pair is not
+    order-invariant: modal verdicts of AB and BA differ, or one is split (a tie for the top count).  *Unstable* = an order has more than one distinct value.
 
     Returns ``{"n_total": ..., "n_flipped": ..., "n_unstable": ..., "n_shown": ..., "rows": [...]}``;
     flipped pairs come first.  Raw outputs longer than ``MAX_RAW_CHARS`` are cut (and say so).
@@ -376,7 +376,7 @@ def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, unparsed: str 
         unstable = any(len(set(v)) > 1 for v in orders.values())
         m_ab, m_ba = _mode(orders.get("AB", [])), _mode(orders.get("BA", []))
         flipped = (m_ab is not None and m_ba is not None
-                   and (m_ab != m_ba or m_ab == "split" or (unparsed == "wrong" and m_ab == "unparsed")))
+                   and (m_ab != m_ba or m_ab == "split"))
         if flipped or unstable:
             flagged.append((k, flipped, unstable))
     n_flipped = sum(f for _, f, _ in flagged)
