@@ -12,11 +12,11 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
-class RetryKind(str, Enum):
+class RetryKind(StrEnum):
     RATE_LIMIT = "rate_limit"      # 429 / provider rate limit: retry after backoff or Retry-After
     TRANSIENT = "transient"        # 5xx, connection reset, timeout: retry with backoff
     FATAL = "fatal"                # 4xx other than 429, auth, bad request: do not retry
