@@ -496,7 +496,9 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
                 await lane.tokens.acquire(est_tokens)
             t0 = time.monotonic()
             try:
-                resp = await asyncio.wait_for(judge.generate(request), timeout=spec.timeout_s)
+                # a timeout scope, not wait_for: wait_for wraps every call in a task of its own
+                async with asyncio.timeout(spec.timeout_s):
+                    resp = await judge.generate(request)
             except JudgeCallError as exc:
                 decision, err = exc.decision, f"{type(exc).__name__}: {redact(str(exc))}"
             except TimeoutError:
