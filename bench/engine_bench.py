@@ -201,7 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     from verdictlab.testing import FakeConfig, FakeOpenAIProcess
 
     os.environ[KEY_ENV] = KEY
-    print(f"engine throughput vs ideal (fake server in a child process; {os.cpu_count()} CPUs)")
+    load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+    print(f"engine throughput vs ideal (fake server in a child process; {os.cpu_count()} CPUs; "
+          f"load average before the run {load})")
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIProcess(FakeConfig(api_key=KEY, latency_s=args.latency)) as srv:
         folder = Path(tmp)
         judge_id = f"openai-compatible:fake-judge@{srv.base_url}#key_env={KEY_ENV}"

@@ -471,7 +471,8 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
         )
         prompt_hash = request.request_hash(provider=judge.provider, model=judge.model)
         use_cache = cache == "on" or (cache == "auto" and trial.temperature == 0.0)
-        cache_key = request.request_hash(provider=judge.provider, model=judge.model, rep=trial.rep)
+        cache_key = request.request_hash(provider=judge.provider, model=judge.model, rep=trial.rep) \
+            if use_cache else ""
         if use_cache:
             cached = cache_get(cache_key)
             if cached is not None:
