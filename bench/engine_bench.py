@@ -189,6 +189,11 @@ def line(label: str, r: dict[str, float], *, ideal: float | None = None, server_
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--latency", type=float, default=0.05, help="fixed server latency (s)")
+    ap.add_argument("--jitter", type=float, default=0.0,
+                    help="extra uniform(0, JITTER) s per answer; the ideal uses the mean latency. With "
+                         "no jitter all workers start together and stay in lockstep, so each round's "
+                         "answers arrive at once and queue for the client's CPU (about concurrency/2 "
+                         "calls each)")
     ap.add_argument("--concurrency", type=int, nargs="*", default=[1, 8, 16, 32, 64])
     ap.add_argument("--rounds", type=int, default=30, help="trials per run = rounds x concurrency")
     ap.add_argument("--fast-calls", type=int, default=3000, help="calls in the near-zero-latency runs")
@@ -204,20 +209,23 @@ def main(argv: list[str] | None = None) -> int:
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
     print(f"engine throughput vs ideal (fake server in a child process; {os.cpu_count()} CPUs; "
           f"load average before the run {load})")
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIProcess(FakeConfig(api_key=KEY, latency_s=args.latency)) as srv:
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIProcess(FakeConfig(api_key=KEY, latency_s=args.latency,
+                                                                           jitter_s=args.jitter)) as srv:
         folder = Path(tmp)
         judge_id = f"openai-compatible:fake-judge@{srv.base_url}#key_env={KEY_ENV}"
         assert srv.proc is not None
         pid = srv.proc.pid
         run_engine(judge_id, 64, 16, folder)          # warm-up: imports, first connections
-        print(f"1. latency {args.latency * 1000:.0f} ms per call")
+        mean_latency = args.latency + args.jitter / 2
+        print(f"1. latency {args.latency * 1000:.0f} ms per call"
+              + (f" + uniform(0, {args.jitter * 1000:.0f}) ms" if args.jitter else ""))
         for c in args.concurrency:
             n = max(60, args.rounds * c)
             s0 = server_cpu_s(pid)
             r = run_engine(judge_id, n, c, folder)
-            print(line(f"engine, concurrency {c}", r, ideal=c / args.latency, server_cpu=server_cpu_s(pid) - s0))
+            print(line(f"engine, concurrency {c}", r, ideal=c / mean_latency, server_cpu=server_cpu_s(pid) - s0))
 
-        srv.configure(latency_s=0.0)
+        srv.configure(latency_s=0.0, jitter_s=0.0)
         print("2. near-zero latency (the client's CPU is the limit)")
         for c in (16, 64):
             s0 = server_cpu_s(pid)
