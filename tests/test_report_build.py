@@ -219,3 +219,24 @@ def test_further_tables_reach_the_report(tmp_path: Path) -> None:
     col = remedies["columns"].index("remedy")
     assert remedies["rows"][0][col] == "none"
     assert json.dumps(rep["extra_tables"], allow_nan=False)
+
+
+def test_json_carries_the_further_analyses_under_run(tmp_path):
+    """A sim run over two orders and 3 repetitions supports the remedy and jury tables; the JSON
+    document gives them under run.analyses as columns + rows (and keeps its four top-level keys)."""
+    from verdictlab.config import RunConfig
+    from verdictlab.engine import run_config
+    from verdictlab.report import build_report
+    from verdictlab.report.build import report_json
+
+    cfg = RunConfig(name="analyses", datasets=[{"name": "demo"}],
+                    judges=["sim:skill=0.8,position_lock=0.2,noise=0.1,seed=3"],
+                    protocols=["vf-json"], temperatures=[0.7], repetitions=3)
+    run_config(cfg, tmp_path / "run", progress=False)
+    doc = report_json(build_report(tmp_path / "run", n_bootstrap=50))
+    assert list(doc) == ["schema_version", "run", "unparsed", "cells"]
+    analyses = doc["run"]["analyses"]
+    assert "remedies" in analyses
+    table = analyses["remedies"]
+    assert table["columns"] and table["rows"]
+    assert all(len(r) == len(table["columns"]) for r in table["rows"])

@@ -612,12 +612,15 @@ def report_json(report: Mapping[str, Any]) -> dict[str, Any]:
     """The stable JSON document: ``{"schema_version", "run", "unparsed", "cells"}``.
 
     ``run`` carries the key-free meta, the engine accounting, the interval settings and the
-    validation checklist; each cell carries its figures (fractions in [0, 1], ``null`` when
+    validation checklist and the further analyses (``run.analyses``: remedies, juries, ...); each cell carries its figures (fractions in [0, 1], ``null`` when
     undefined), intervals (``X_lo``/``X_hi``), Ns and, when available, ``agreement``."""
     run = dict(report["run"])
     run["intervals"] = {"confidence": report.get("confidence"), "n_bootstrap": report.get("n_bootstrap"),
                         "seed": report.get("seed")}
     run["checklist"] = report.get("checklist", [])
     run["format_dispersion"] = report.get("format_dispersion", [])
+    # remedies, juries, FLASK criteria, G-Eval contradictions, probes, debate, rubric agreement:
+    # each {"columns": [...], "rows": [[...]]}, present only when the run supports it
+    run["analyses"] = report.get("extra_tables", {})
     return plain({"schema_version": report["schema_version"], "run": run, "unparsed": report["unparsed"],
                   "cells": report["cells"]})
