@@ -27,10 +27,11 @@ import os
 import pstats
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
-KEY = "sk-bench-not-a-real-key"
+KEY = f"bench-{uuid.uuid4().hex}"  # generated: the fake server only compares it
 KEY_ENV = "VL_BENCH_KEY"
 
 

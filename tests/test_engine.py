@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -325,7 +326,8 @@ def test_timeout_is_transient(tmp_path: Path) -> None:
 
 
 def leaky(request: JudgeRequest, attempt: int) -> JudgeResponse:
-    raise JudgeCallError("401 invalid key sk-test1234567890abcdef for Bearer abcdefghij12345",
+    # key-shaped values are generated per run, so no key-like string is tracked in the repo
+    raise JudgeCallError(f"401 invalid key sk-test{uuid.uuid4().hex} for Bearer abcdefghij12345",
                          RetryDecision.fatal())
 
 

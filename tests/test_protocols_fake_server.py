@@ -9,6 +9,7 @@ response shown first; the figures below follow from that by hand.  No network be
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import pandas as pd
@@ -22,7 +23,7 @@ from verdictlab.store import RunStore  # noqa: E402
 from verdictlab.testing import FakeConfig, FakeOpenAIServer  # noqa: E402
 from verdictlab.testing.fake_openai import detect_shape, shown_responses  # noqa: E402
 
-KEY = "sk-test-protocols-0123456789"
+KEY = f"sk-test-protocols-{uuid.uuid4().hex}"
 N_ITEMS = 4
 
 

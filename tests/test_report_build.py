@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,8 @@ from verdictlab.report.build import (
 )
 from verdictlab.store import RunStore
 
+#: generated per run, so no key-shaped literal is tracked in the repo
+FAKE_KEY = f"sk-{uuid.uuid4().hex}"
 
 def _frame(rows: list[dict]) -> pd.DataFrame:
     base = {"step": "", "n_labelled_pairs": 2, "n_units": 4, "n_judgments": 12, "n_unparsed": 0,
@@ -54,7 +57,7 @@ def _tiny_store(tmp_path: Path) -> RunStore:
                          "category": "math" if item == "p1" else "code", "raw_output": f"raw {item} {order} {rep}",
                          "verdict": v, "parse_status": "ok", "attempts": 1})
     st.add_judgments(rows)
-    st.set_meta("config", {"judge": {"model": "x", "api_key": "sk-abcdefgh12345678"}, "temperature": 0.0})
+    st.set_meta("config", {"judge": {"model": "x", "api_key": FAKE_KEY}, "temperature": 0.0})
     return st
 
 
@@ -77,7 +80,7 @@ def test_cells_carry_frame_values_as_fractions_and_nan_as_null(tmp_path: Path) -
     assert cell["C"] == 0.75 and cell["phi"] == 0.5 and cell["T"] == 0.375
     assert cell["T_lo"] is None and cell["T_hi"] is None  # NaN -> null
     text = json.dumps(doc, allow_nan=False)  # strict JSON: would raise on NaN
-    assert "sk-abcdefgh" not in text and "api_key" not in text
+    assert FAKE_KEY[:11] not in text and "api_key" not in text
     assert doc["run"]["meta"]["config"]["judge"]["model"] == "x"
     assert doc["run"]["judges"] == ["j"] and doc["run"]["n_judgments"] == 12
     assert cell["best_T_in_dataset"] is False  # one cell with T in its dataset: nothing to compare
@@ -143,7 +146,7 @@ def test_regions_default_thresholds() -> None:
 
 def test_redact_drops_secret_keys_and_masks_values() -> None:
     meta = {"openai": {"api_key": "x", "base_url": "http://h", "headers": {"Authorization": "Bearer zzzzzzzzzz"}},
-            "note": "used sk-proj-ABCDEFGHIJKLMNOP here", "max_tokens": 64, "tokens_out": 3}
+            "note": f"used sk-proj-{uuid.uuid4().hex} here", "max_tokens": 64, "tokens_out": 3}
     out = redact(meta)
     assert out == {"openai": {"base_url": "http://h", "headers": {}}, "note": "used [redacted] here",
                    "max_tokens": 64, "tokens_out": 3}

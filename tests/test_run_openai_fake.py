@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from verdictlab.engine import prepare_run, run_config  # noqa: E402
 from verdictlab.store import RunStore  # noqa: E402
 from verdictlab.testing import FakeConfig, FakeOpenAIServer  # noqa: E402
 
-KEY = "sk-test-engine-0123456789"
+KEY = f"sk-test-engine-{uuid.uuid4().hex}"
 
 
 def _config(tmp_path: Path, url: str, *, n_items: int = 12, **judge: object):
@@ -75,7 +76,7 @@ def test_faulty_server_one_row_per_trial_and_no_key_stored(tmp_path: Path, monke
 
 
 def test_wrong_key_halts_the_judge(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("VL_FAKE_KEY", "sk-test-wrong-key-000000")
+    monkeypatch.setenv("VL_FAKE_KEY", f"sk-test-wrong-key-{uuid.uuid4().hex}")
     with FakeOpenAIServer(FakeConfig(api_key=KEY)) as srv:
         cfg = _config(tmp_path, srv.base_url, concurrency=2)
         summary = run_config(cfg, tmp_path / "run", progress=False)

@@ -7,6 +7,7 @@ report machinery; real audits use ``verdictlab run`` with real (or ``sim:``) jud
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -109,6 +110,6 @@ def write_synthetic_run(run_dir: str | Path, *, datasets: Sequence[str] = ("llmb
                               "temperatures": list(temperatures), "repetitions": repetitions,
                               "generation": {"max_tokens": 64, "top_p": 1.0},
                               "note": "synthetic run" + (" " + payloads[1] if hostile else ""),
-                              "api_key": "sk-test-THIS-MUST-NOT-APPEAR-123456"})
+                              "api_key": f"sk-test-THIS-MUST-NOT-APPEAR-{uuid.uuid4().hex}"})
     store.set_meta("versions", {"verdictlab": "0.1.0"})
     return store
