@@ -32,14 +32,7 @@ def judgments_frame(source: str | Path | RunStore) -> pd.DataFrame:
     else:
         with open_store(source) as store:
             df = store.judgments()
-    df = df[list(JUDGMENT_COLUMN_NAMES)].copy()
-    for name, sql, _ in JUDGMENT_COLUMNS:
-        if sql == "TEXT":
-            df[name] = df[name].astype("string")
-        elif sql == "REAL":
-            df[name] = pd.to_numeric(df[name], errors="coerce").astype("Float64")
-        else:
-            df[name] = pd.to_numeric(df[name], errors="coerce").astype("Int64")
+    df = _typed(df[list(JUDGMENT_COLUMN_NAMES)].copy())
     if len(df):
         df = df.sort_values(SORT_KEY, kind="mergesort", na_position="last").reset_index(drop=True)
     return df
@@ -110,7 +103,14 @@ def read_export(path: str | Path) -> pd.DataFrame:
     for name in JUDGMENT_COLUMN_NAMES:
         if name not in df.columns:
             df[name] = None
-    df = df[list(JUDGMENT_COLUMN_NAMES)]
+    df = _typed(df[list(JUDGMENT_COLUMN_NAMES)])
+    df["step"] = df["step"].fillna("")  # '' (not NULL) for single-call protocols; CSV loses the difference
+    return df
+
+
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
+    """Give each judgment column its nullable dtype from the schema (TEXT -> string, REAL ->
+    Float64, INTEGER -> Int64), so exports and read-backs agree whatever the format lost."""
     for name, sql, _ in JUDGMENT_COLUMNS:
         if sql == "TEXT":
             df[name] = df[name].astype("string")
@@ -118,5 +118,4 @@ def read_export(path: str | Path) -> pd.DataFrame:
             df[name] = pd.to_numeric(df[name], errors="coerce").astype("Float64")
         else:
             df[name] = pd.to_numeric(df[name], errors="coerce").astype("Int64")
-    df["step"] = df["step"].fillna("")  # '' (not NULL) for single-call protocols; CSV loses the difference
     return df
