@@ -103,23 +103,19 @@ class FlaskProtocol(Protocol):
 
 
 def make_flask(*, template_path: str | Path | None = None, **options: Any) -> FlaskProtocol:
-    if template_path is not None and "rubric" not in options:
-        options["rubric"] = template_path
-    from .rubrics import protocol_options
+    from .rubrics import build_rubric_protocol
 
-    return FlaskProtocol(**{**protocol_options(options.get("rubric"), "flask"), **options})
+    return build_rubric_protocol(FlaskProtocol, "flask", template_path=template_path, **options)
 
 
 def make_flask_correctness(*, template_path: str | Path | None = None, **options: Any) -> FlaskProtocol:
-    if template_path is None:
-        options.setdefault("rubric", "correctness")
-    return make_flask(template_path=template_path, protocol_id="flask-correctness", **options)
+    return make_flask(template_path=template_path, family="correctness", protocol_id="flask-correctness",
+                      **options)
 
 
 def make_flask_instruction(*, template_path: str | Path | None = None, **options: Any) -> FlaskProtocol:
-    if template_path is None:
-        options.setdefault("rubric", "instruction")
-    return make_flask(template_path=template_path, protocol_id="flask-instruction", **options)
+    return make_flask(template_path=template_path, family="instruction", protocol_id="flask-instruction",
+                      **options)
 
 
 # -- aggregation ------------------------------------------------------------------------------------

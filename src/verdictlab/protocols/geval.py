@@ -460,25 +460,21 @@ class GEvalProtocol(Protocol):
 
 def make_geval(*, template_path: str | Path | None = None, **options: Any) -> GEvalProtocol:
     """Registry factory.  ``template_path`` is accepted as an alias of ``rubric`` (a YAML file)."""
-    if template_path is not None and "rubric" not in options:
-        options["rubric"] = template_path
-    from .rubrics import protocol_options
+    from .rubrics import build_rubric_protocol
 
-    return GEvalProtocol(**{**protocol_options(options.get("rubric"), "geval"), **options})
+    return build_rubric_protocol(GEvalProtocol, "geval", template_path=template_path, **options)
 
 
 def make_geval_correctness(*, template_path: str | Path | None = None, **options: Any) -> GEvalProtocol:
     """``geval-correctness``: G-Eval with the correctness-first rubric whatever the dataset."""
-    if template_path is None:
-        options.setdefault("rubric", "correctness")
-    return make_geval(template_path=template_path, protocol_id="geval-correctness", **options)
+    return make_geval(template_path=template_path, family="correctness", protocol_id="geval-correctness",
+                      **options)
 
 
 def make_geval_instruction(*, template_path: str | Path | None = None, **options: Any) -> GEvalProtocol:
     """``geval-instruction``: G-Eval with the instruction-adherence-first rubric."""
-    if template_path is None:
-        options.setdefault("rubric", "instruction")
-    return make_geval(template_path=template_path, protocol_id="geval-instruction", **options)
+    return make_geval(template_path=template_path, family="instruction", protocol_id="geval-instruction",
+                      **options)
 
 
 def contradiction_table(judgments: Any) -> Any:

@@ -129,3 +129,16 @@ def protocol_options(spec: str | Path | None, section: str) -> dict[str, Any]:
         raise RubricError(f"{spec}: unknown key(s) {sorted(unknown)} in '{section}.options' "
                           f"(allowed: {', '.join(OPTION_KEYS)})")
     return dict(opts)
+
+
+def build_rubric_protocol(cls: Any, section: str, *, template_path: str | Path | None = None,
+                          family: str | None = None, **options: Any) -> Any:
+    """Shared registry factory of the rubric protocols (``geval``, ``flask`` and their
+    ``-correctness`` / ``-instruction`` variants).  ``template_path`` is an alias of ``rubric`` (a
+    YAML file); ``family`` presets the built-in rubric when no file is given; the file's
+    ``SECTION.options`` are defaults that explicit options override."""
+    if template_path is None and family is not None:
+        options.setdefault("rubric", family)
+    if template_path is not None and "rubric" not in options:
+        options["rubric"] = template_path
+    return cls(**{**protocol_options(options.get("rubric"), section), **options})
