@@ -23,7 +23,7 @@ from typing import Any
 
 from ..prices import PriceTable, default_price_table
 from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
-from .openai_api import fast_http_client, missing_sdk, redact, retry_after_seconds, sdk_kwargs
+from .openai_api import fast_http_client, missing_sdk, redact, sdk_decision, sdk_kwargs
 
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 MAX_TEMPERATURE = 1.0
@@ -141,24 +141,9 @@ class AnthropicJudge(JudgeAPI):
 
 def anthropic_decision(exc: BaseException) -> RetryDecision:
     """Typed retry decision for an ``anthropic`` SDK exception (class and status, not text)."""
-    import json
-
     import anthropic
 
-    if isinstance(exc, anthropic.RateLimitError):
-        return RetryDecision.rate_limit(retry_after_seconds(exc.response.headers))
-    if isinstance(exc, anthropic.APIConnectionError):   # includes APITimeoutError
-        return RetryDecision.transient()
-    if isinstance(exc, anthropic.APIResponseValidationError):
-        return RetryDecision.transient()
-    if isinstance(exc, anthropic.APIStatusError):
-        status = exc.status_code
-        if status >= 500 or status in (408, 409):       # 529 = overloaded
-            return RetryDecision.transient(retry_after_seconds(exc.response.headers))
-        return RetryDecision.fatal()
-    if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
-        return RetryDecision.transient()
-    return RetryDecision.fatal()
+    return sdk_decision(exc, anthropic)
 
 
 _SPEC = re.compile(r"^(?P<model>[^@\s]+)(?:@(?P<url>https?://\S+))?$")

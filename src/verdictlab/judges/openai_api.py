@@ -502,26 +502,32 @@ def _drop_note(name: str, model: str, request: JudgeRequest, *, rejected: bool =
     return f"parameter '{name}' {why} ({model}); sent without it"
 
 
-def openai_decision(exc: BaseException) -> RetryDecision:
-    """Typed retry decision for an ``openai`` SDK exception (by class and status, not by text)."""
+def sdk_decision(exc: BaseException, sdk: Any) -> RetryDecision:
+    """Typed retry decision for an exception of an official provider SDK (``openai`` or
+    ``anthropic``: both have the same exception classes), by class and status, never by text."""
     import json
 
-    import openai
-
-    if isinstance(exc, openai.RateLimitError):
+    if isinstance(exc, sdk.RateLimitError):
         return RetryDecision.rate_limit(retry_after_seconds(exc.response.headers))
-    if isinstance(exc, openai.APIConnectionError):   # includes APITimeoutError
+    if isinstance(exc, sdk.APIConnectionError):   # includes APITimeoutError
         return RetryDecision.transient()
-    if isinstance(exc, openai.APIResponseValidationError):
+    if isinstance(exc, sdk.APIResponseValidationError):
         return RetryDecision.transient()
-    if isinstance(exc, openai.APIStatusError):
+    if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
-        if status >= 500 or status in (408, 409):
+        if status >= 500 or status in (408, 409):    # anthropic's 529 = overloaded
             return RetryDecision.transient(retry_after_seconds(exc.response.headers))
         return RetryDecision.fatal()
     if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
         return RetryDecision.transient()   # a body that is not JSON (proxy error page, cut stream)
     return RetryDecision.fatal()
+
+
+def openai_decision(exc: BaseException) -> RetryDecision:
+    """Typed retry decision for an ``openai`` SDK exception (by class and status, not by text)."""
+    import openai
+
+    return sdk_decision(exc, openai)
 
 
 # -- factories ----------------------------------------------------------------------------------
@@ -561,4 +567,4 @@ def make_openai_compatible_judge(judge_id: str, spec: str) -> OpenAIJudge:
 
 
 __all__ = ["OpenAIJudge", "choice_probs_from_top_logprobs", "make_openai_compatible_judge",
-           "make_openai_judge", "openai_decision", "redact", "retry_after_seconds"]
+           "make_openai_judge", "openai_decision", "redact", "retry_after_seconds", "sdk_decision"]
