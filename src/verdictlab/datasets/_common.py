@@ -34,6 +34,26 @@ def require_path(path: str | None, loader: str) -> Path:
     return p
 
 
+def split_lines(text: str) -> list[tuple[int, str]]:
+    """``(line number, line)`` of a JSON Lines text, split on ``\\n`` only (a trailing ``\\r`` is
+    dropped, so ``\\r\\n`` files read the same).
+
+    Not ``str.splitlines()``: that also splits on U+2028 / U+2029 (and \\x1c-\\x1e, \\x85, \\v, \\f),
+    which ``json.dumps(..., ensure_ascii=False)`` writes raw inside strings, so a valid record would
+    be cut in two.  Every JSON Lines reader of the package goes through this function."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [(i, line[:-1] if line.endswith("\r") else line) for i, line in enumerate(lines, start=1)]
+
+
+def json_error(exc: json.JSONDecodeError, *, with_line: bool = False) -> str:
+    """A JSON decoding error as ``"<what> (line L, column C)"``: ``exc.msg`` may end in "at"
+    ("Unterminated string starting at"), so the position is never glued on with another "at"."""
+    where = f"line {exc.lineno}, column {exc.colno}" if with_line else f"column {exc.colno}"
+    return f"{exc.msg.removesuffix(' at')} ({where})"
+
+
 def read_records(path: str | Path) -> Rows:
     """Read a JSON list, a JSON object holding one list, or JSON Lines; return ``(row, record)``.
 
@@ -42,31 +62,40 @@ def read_records(path: str | Path) -> Rows:
     p = Path(path)
     if not p.is_file():
         raise ItemError("file not found", path=str(p))
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ItemError(f"not UTF-8 text ({exc.reason})", path=str(p)) from None
+    text = read_text(p)
     if p.suffix.lower() != ".jsonl":
         try:
             return _rows_from_document(json.loads(text), p)
         except json.JSONDecodeError as exc:
             # several JSON objects one per line is JSON Lines whatever the file is called
             if not (text.lstrip().startswith("{") and exc.msg == "Extra data"):
-                raise ItemError(f"invalid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
-                                path=str(p)) from None
+                raise ItemError(f"invalid JSON: {json_error(exc, with_line=True)}", path=str(p)) from None
+    return json_lines(text, path=str(p))
+
+
+def json_lines(text: str, *, path: str) -> Rows:
+    """The records of a JSON Lines text (lines from :func:`split_lines`; blank lines skipped; each
+    line one JSON object), as ``(line number, record)``."""
     rows: Rows = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in split_lines(text):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ItemError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=str(p),
-                            row=lineno) from None
+            raise ItemError(f"invalid JSON: {json_error(exc)}", path=path, row=lineno) from None
         if not isinstance(rec, dict):
-            raise ItemError("each line must be a JSON object", path=str(p), row=lineno)
+            raise ItemError("each line must be a JSON object", path=path, row=lineno)
         rows.append((lineno, rec))
     return rows
+
+
+def read_text(path: Path) -> str:
+    """A file's UTF-8 text without a leading byte-order mark; not UTF-8 -> :class:`ItemError`."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ItemError(f"not UTF-8 text ({exc.reason})", path=str(path)) from None
 
 
 def _rows_from_document(doc: Any, p: Path) -> Rows:
