@@ -30,6 +30,7 @@ from .bias import (
     verbosity_bias,
 )
 from .by_cell import AGREEMENT_COLUMNS, agreement_by_cell
+from .classes import CLASS_COLUMNS, class_figures, macro_f1_score, per_class_scores
 from .compare import paired_mcnemar
 from .intervals import Interval, bootstrap_interval, wilson_interval
 from .jury import (
@@ -46,6 +47,7 @@ from .variance import anova_eta_squared, g_study, g_study_verdicts
 
 __all__ = [
     "AGREEMENT_COLUMNS",
+    "CLASS_COLUMNS",
     "Alpha",
     "Correlation",
     "DisagreementCounts",
@@ -62,6 +64,7 @@ __all__ = [
     "agreement_by_cell",
     "anova_eta_squared",
     "bootstrap_interval",
+    "class_figures",
     "cohen_kappa",
     "consistency_bias_paradox",
     "disagreement_counts",
@@ -76,10 +79,12 @@ __all__ = [
     "jury_majority_accuracy_heterogeneous",
     "kappa_deflation",
     "kendall",
+    "macro_f1_score",
     "krippendorff_alpha",
     "mcnemar_exact",
     "observed_majority_accuracy",
     "paired_mcnemar",
+    "per_class_scores",
     "position_bias",
     "rank_shifts",
     "reliability",

@@ -1,0 +1,164 @@
+"""Three-class figures: accuracy with ties as a class (``A_3class``) and macro-F1 with per-class
+precision / recall (``macro_f1``), per cell, as PandaLM and similar sources report them.
+
+Units are those of :func:`verdictlab.stats.reliability` -- one per (cell, pair, order), predicted
+value = the unit's modal verdict over its repetitions (``m(i,o)``) -- but every *labelled* pair counts,
+tie labels included (``A`` counts only A/B labels).  Classes are ``A``, ``B`` and ``tie``.
+
+* ``A_3class`` = mean over units whose pair has a label A, B or tie of 1[m(i,o) = label(i)];
+  N = ``n_units_3class``; Wilson interval (units of one pair are not independent: approximate, as
+  for ``A``).
+* precision_k = #(m = k and label = k) / #(m = k); recall_k = #(m = k and label = k) / #(label = k);
+  f1_k = 2 P R / (P + R).  An undefined ratio (no unit predicted / labelled k, or P = R = 0) takes
+  ``zero_division`` (default 0.0, the value scikit-learn's ``precision_recall_fscore_support`` uses).
+* ``macro_f1`` = unweighted mean of f1_k over the classes present among the labels or the predictions
+  (scikit-learn's ``average="macro"`` with ``labels`` = those classes).  It is the mean of the
+  per-class F1, not the harmonic mean of macro precision and macro recall.
+* A unit without a defined prediction -- a split mode (two values tie for the most votes), or an
+  unparsed mode under ``unparsed="wrong"`` -- is wrong for accuracy and a miss for recall; it is no
+  class of its own (``n_no_prediction``).  Under ``unparsed="exclude"`` (default) a unit with no
+  parsed verdict is dropped, as in :func:`reliability`.
+* ``macro_f1_lo/hi``: pair-level percentile bootstrap (pairs resampled within the cell with all their
+  units; ``n_bootstrap`` resamples; vectorised as resample-weight x per-pair confusion counts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ._frame import VERDICT_CODES
+from .intervals import percentile_bounds, wilson_bounds
+from .reliability import DEFAULT_BY, unit_table
+
+__all__ = ["CLASSES", "CLASS_COLUMNS", "class_figures", "macro_f1_score", "per_class_scores"]
+
+CLASSES: tuple[str, ...] = ("A", "B", "tie")
+_K = len(CLASSES)
+_NO_PRED = _K   # prediction column of units without a defined prediction (split / unparsed mode)
+
+#: the columns of :func:`class_figures` after the cell keys (a contract for the report)
+CLASS_COLUMNS: tuple[str, ...] = (
+    "n_units_3class", "n_pairs_3class", "n_no_prediction", "A_3class", "A_3class_lo", "A_3class_hi",
+    "macro_f1", "macro_f1_lo", "macro_f1_hi",
+    *(f"{m}_{c}" for c in CLASSES for m in ("precision", "recall", "f1", "support")),
+    "unparsed_policy", "confidence", "n_bootstrap",
+)
+
+
+def per_class_scores(confusion: np.ndarray, *, zero_division: float = 0.0) -> dict[str, np.ndarray]:
+    """Precision, recall, F1 and support per class from confusion counts.
+
+    ``confusion[..., g, p]``: units with gold class g (rows, K = 3) and prediction p (K + 1 columns,
+    the last = no prediction).  Leading axes (e.g. bootstrap resamples) broadcast.  Returns arrays of
+    shape ``(..., K)`` plus ``present`` (class among the labels or the predictions)."""
+    c = np.asarray(confusion, dtype=float)
+    tp = np.diagonal(c[..., :_K], axis1=-2, axis2=-1)
+    predicted = c[..., :_K].sum(axis=-2)
+    support = c.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.where(predicted > 0, tp / np.where(predicted > 0, predicted, 1), zero_division)
+        recall = np.where(support > 0, tp / np.where(support > 0, support, 1), zero_division)
+        denom = precision + recall
+        f1 = np.where(denom > 0, 2 * precision * recall / np.where(denom > 0, denom, 1), zero_division)
+    return {"precision": precision, "recall": recall, "f1": f1, "support": support,
+            "present": (predicted > 0) | (support > 0)}
+
+
+def macro_f1_score(confusion: np.ndarray, *, zero_division: float = 0.0) -> np.ndarray | float:
+    """Mean F1 over the classes present (see :func:`per_class_scores`); NaN with no unit."""
+    s = per_class_scores(confusion, zero_division=zero_division)
+    n_present = s["present"].sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(n_present > 0, (s["f1"] * s["present"]).sum(axis=-1) / np.maximum(n_present, 1),
+                       np.nan)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _unit_confusion(judgments: pd.DataFrame, *, unparsed: str,
+                    by: Sequence[str]) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
+    """Cell keys, and per labelled unit: cell code, pair code, confusion-cell index g * (K+1) + p."""
+    cells, u = unit_table(judgments, unparsed=unparsed, by=by)
+    if len(u["pair_row"]):
+        labels = judgments["label"].iloc[u["pair_row"]].map(VERDICT_CODES)
+        gold_pair = labels.fillna(-1).to_numpy(dtype=np.int64)
+    else:
+        gold_pair = np.zeros(0, dtype=np.int64)
+    gold = gold_pair[u["unit_pair"]] if len(u["unit_pair"]) else np.zeros(0, dtype=np.int64)
+    mode = u["mode"]
+    pred = np.where((mode >= 0) & (mode < _K), mode, _NO_PRED)
+    keep = gold >= 0
+    return cells, u["unit_cell"][keep], u["unit_pair"][keep], (gold * (_K + 1) + pred)[keep]
+
+
+def _bootstrap_f1(pair: np.ndarray, conf_idx: np.ndarray, *, n_bootstrap: int,
+                  rng: np.random.Generator, zero_division: float) -> np.ndarray:
+    """macro-F1 of ``n_bootstrap`` pair resamples of one cell (NaN array when n_bootstrap == 0)."""
+    if n_bootstrap <= 0 or len(pair) == 0:
+        return np.full(max(n_bootstrap, 0), np.nan)
+    codes, pair_dense = np.unique(pair, return_inverse=True)
+    n_pairs = len(codes)
+    width = _K * (_K + 1)
+    per_pair = np.bincount(pair_dense * width + conf_idx, minlength=n_pairs * width).reshape(n_pairs, width)
+    out = np.empty(n_bootstrap)
+    chunk = max(1, min(n_bootstrap, 2_000_000 // max(n_pairs, 1)))
+    for start in range(0, n_bootstrap, chunk):
+        b = min(chunk, n_bootstrap - start)
+        draws = rng.integers(0, n_pairs, size=(b, n_pairs))
+        weights = np.zeros((b, n_pairs))
+        np.add.at(weights, (np.repeat(np.arange(b), n_pairs), draws.ravel()), 1.0)
+        conf = (weights @ per_pair).reshape(b, _K, _K + 1)
+        out[start:start + b] = macro_f1_score(conf, zero_division=zero_division)
+    return out
+
+
+def _cell_row(pair: np.ndarray, conf_idx: np.ndarray, *, confidence: float, n_bootstrap: int,
+              rng: np.random.Generator, zero_division: float) -> dict[str, float | int]:
+    conf = np.bincount(conf_idx, minlength=_K * (_K + 1)).reshape(_K, _K + 1)
+    n = int(conf.sum())
+    correct = int(np.trace(conf[:, :_K]))
+    lo, hi = wilson_bounds(correct, n, confidence=confidence)
+    s = per_class_scores(conf, zero_division=zero_division)
+    f1 = macro_f1_score(conf, zero_division=zero_division)
+    boot = _bootstrap_f1(pair, conf_idx, n_bootstrap=n_bootstrap, rng=rng, zero_division=zero_division)
+    f_lo, f_hi = percentile_bounds(boot, confidence=confidence) if n_bootstrap > 0 else (np.nan, np.nan)
+    row: dict[str, float | int] = {
+        "n_units_3class": n, "n_pairs_3class": int(len(np.unique(pair))),
+        "n_no_prediction": int(conf[:, _NO_PRED].sum()),
+        "A_3class": correct / n if n else float("nan"), "A_3class_lo": float(lo), "A_3class_hi": float(hi),
+        "macro_f1": float(f1) if n else float("nan"), "macro_f1_lo": float(f_lo), "macro_f1_hi": float(f_hi),
+    }
+    for k, c in enumerate(CLASSES):
+        present = bool(s["present"][k])
+        for m in ("precision", "recall", "f1"):
+            row[f"{m}_{c}"] = float(s[m][k]) if present else float("nan")
+        row[f"support_{c}"] = int(s["support"][k])
+    return row
+
+
+def class_figures(judgments: pd.DataFrame, *, unparsed: str = "exclude", confidence: float = 0.95,
+                  n_bootstrap: int = 1000, seed: int = 0, zero_division: float = 0.0,
+                  by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
+    """``A_3class`` and ``macro_f1`` (with per-class precision / recall / F1 / support) per cell.
+
+    One row per cell of :func:`verdictlab.stats.reliability` (same ``by``, same unit and unparsed
+    rules; see the module docstring).  A cell without a labelled pair has NaN figures and N 0.
+    ``n_bootstrap=0`` skips the F1 interval (NaN bounds)."""
+    cells, unit_cell, unit_pair, conf_idx = _unit_confusion(judgments, unparsed=unparsed, by=by)
+    rng = np.random.default_rng(seed)
+    order = np.argsort(unit_cell, kind="stable")
+    bounds = np.searchsorted(unit_cell[order], np.arange(len(cells) + 1))
+    rows = []
+    for g in range(len(cells)):
+        sel = order[bounds[g]:bounds[g + 1]]
+        rows.append(_cell_row(unit_pair[sel], conf_idx[sel], confidence=confidence,
+                              n_bootstrap=n_bootstrap, rng=rng, zero_division=zero_division))
+    body = pd.DataFrame(rows, columns=[c for c in CLASS_COLUMNS
+                                       if c not in ("unparsed_policy", "confidence", "n_bootstrap")])
+    out = pd.concat([cells.reset_index(drop=True), body], axis=1)
+    out["unparsed_policy"] = unparsed
+    out["confidence"] = confidence
+    out["n_bootstrap"] = n_bootstrap
+    return out
