@@ -36,6 +36,10 @@ register_loader("arena", "verdictlab.datasets.arena:load_arena",
                 "Chatbot Arena conversations with crowd votes (sample=N with seed 42)")
 register_loader("judges-verdict", "verdictlab.datasets.judges_verdict:load_judges_verdict",
                 "Judge's Verdict: pointwise answers with graded human labels (PointItem)")
+register_loader("multi-jsonl", "verdictlab.datasets.multi:load_multi_jsonl",
+                "multi-response JSON Lines: one question, K >= 3 responses keyed by system, expanded into pairs")
+register_loader("mtbench-answers", "verdictlab.datasets.multi:load_mtbench_answers",
+                "MT-Bench-style question.jsonl + model_answer/*.jsonl, expanded into all pairs of models")
 register_loader("demo", "verdictlab.datasets.demo:load_demo", "28 short packaged demo pairs (no path needed)")
 
 __all__ = [
