@@ -30,6 +30,7 @@ from .bias import (
     verbosity_bias,
 )
 from .by_cell import AGREEMENT_COLUMNS, agreement_by_cell
+from .calibration import Calibration, CalibrationBin, Recalibration, calibration, recalibrate
 from .classes import CLASS_COLUMNS, class_figures, macro_f1_score, per_class_scores
 from .compare import paired_mcnemar
 from .intervals import Interval, bootstrap_interval, wilson_interval
@@ -40,12 +41,27 @@ from .jury import (
     jury_majority_accuracy_heterogeneous,
     observed_majority_accuracy,
 )
+from .ppi import LabelBudget, MeanEstimate, classical_mean, judge_mean, label_budget, ppi_mean
 from .regions import REGIONS, failure_region, format_dispersion, rank_shifts
 from .reliability import RELIABILITY_COLUMNS, accuracy_ceiling, reliability, trust_rate
+from .selective import SelectiveResult, selective_threshold
 from .significance import McNemar, holm_adjust, kendall, mcnemar_exact, spearman
 from .variance import anova_eta_squared, g_study, g_study_verdicts
 
 __all__ = [
+    "Calibration",  # issue 12
+    "CalibrationBin",  # issue 12
+    "Recalibration",  # issue 12
+    "calibration",  # issue 12
+    "recalibrate",  # issue 12
+    "LabelBudget",  # issue 12
+    "MeanEstimate",  # issue 12
+    "classical_mean",  # issue 12
+    "judge_mean",  # issue 12
+    "label_budget",  # issue 12
+    "ppi_mean",  # issue 12
+    "SelectiveResult",  # issue 12
+    "selective_threshold",  # issue 12
     "AGREEMENT_COLUMNS",
     "CLASS_COLUMNS",
     "Alpha",
