@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as _st
 
-__all__ = ["JuryCorrelation", "jury_error_correlation", "jury_majority_accuracy",
+__all__ = ["JuryCorrelation", "effective_jurors", "jury_error_correlation", "jury_majority_accuracy",
            "jury_majority_accuracy_heterogeneous", "observed_majority_accuracy"]
 
 _TIE_CREDIT = {"half": 0.5, "wrong": 0.0, "right": 1.0}
@@ -119,3 +119,14 @@ def observed_majority_accuracy(correct_matrix: Any, *, even_tie: str = "half") -
     k = m.shape[1]
     s = m.sum(axis=1)
     return float(np.mean(np.where(2 * s > k, 1.0, np.where(2 * s == k, tie, 0.0))))
+
+
+def effective_jurors(k: int, rho: float) -> float:
+    """Effective number of independent jurors of a jury of ``k`` whose errors correlate with mean
+    ``rho``: k / (1 + (k - 1) rho) (the design effect of an exchangeable cluster).  rho = 0 gives k,
+    rho = 1 gives 1; a negative rho (anti-correlated errors) gives more than k.  Undefined (NaN) for
+    NaN rho, k < 1, or rho <= -1 / (k - 1) (no exchangeable k-variable model has it)."""
+    if k < 1 or not np.isfinite(rho):
+        return float("nan")
+    denom = 1.0 + (k - 1) * float(rho)
+    return float(k / denom) if denom > 0 else float("nan")
