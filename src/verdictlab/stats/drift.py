@@ -64,8 +64,8 @@ DRIFT_COLUMNS: tuple[str, ...] = (
 
 def unit_frame(judgments: pd.DataFrame, *, by: Sequence[str] = CELL, unparsed: str = "exclude") -> pd.DataFrame:
     """One row per (cell, item, order): ``mode`` ('A' | 'B' | 'tie' | None for split or unparsed),
-    ``N`` (all repetitions agree), ``label`` and ``correct`` (1.0 / 0.0; NaN when unlabelled, or
-    unparsed under ``unparsed="exclude"``)."""
+    ``N`` (all repetitions agree), ``label`` and ``correct`` (1.0 / 0.0, NaN when unlabelled; a split
+    mode is wrong; an unparsed unit is dropped under ``"exclude"`` and wrong under ``"wrong"``)."""
     cells, u = unit_table(judgments, unparsed=unparsed, by=by)
     keys = list(cells.columns)
     out = cells.iloc[u["unit_cell"]].reset_index(drop=True)
@@ -76,9 +76,10 @@ def unit_frame(judgments: pd.DataFrame, *, by: Sequence[str] = CELL, unparsed: s
     out["mode"] = pd.Series(m).map(_MODE).astype(object).where(m >= 0, None).to_numpy()
     out["N"] = u["N"].astype(bool)
     lab = u["pair_label"][u["unit_pair"]]
-    parsed = m != 3
     out["label"] = np.where(lab == 0, "A", np.where(lab == 1, "B", None))
-    out["correct"] = np.where((lab >= 0) & parsed, (m == lab).astype(float), np.nan)
+    # under "exclude" a unit without a parsed verdict is not in the table; under "wrong" its mode
+    # is the unparsed code, which never equals a label: wrong
+    out["correct"] = np.where(lab >= 0, (m == lab).astype(float), np.nan)
     out.attrs["cell_keys"] = keys
     return out
 

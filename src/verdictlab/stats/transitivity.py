@@ -204,10 +204,14 @@ def bradley_terry(outcomes: pd.DataFrame, *, n_boot: int = 200, seed: int = 0, c
     for b in range(n_boot):   # resamples of items; each fit is a small S x S problem
         w = np.bincount(rng.integers(0, G, size=G), minlength=G).astype(float)
         boot[b] = _bt_fit(np.tensordot(w, W, axes=1), alpha)
-    lo, hi = percentile_bounds(boot, confidence=confidence)
-    ranks = (-boot).argsort(axis=1).argsort(axis=1) + 1
-    rlo, rhi = percentile_bounds(ranks.astype(float), confidence=confidence)
     rank = (-est).argsort().argsort() + 1
+    if n_boot > 0:
+        lo, hi = percentile_bounds(boot, confidence=confidence)
+        ranks = (-boot).argsort(axis=1).argsort(axis=1) + 1
+        rlo, rhi = percentile_bounds(ranks.astype(float), confidence=confidence)
+    else:   # no bootstrap: no interval; the rank range is the rank itself
+        lo = hi = np.full(len(systems), np.nan)
+        rlo = rhi = rank.astype(float)
     out = pd.DataFrame({"system": systems, "strength": est, "lo": lo, "hi": hi, "rank": rank,
                         "rank_lo": np.floor(rlo).astype(int), "rank_hi": np.ceil(rhi).astype(int),
                         "wins": total.sum(axis=1).astype(int), "losses": total.sum(axis=0).astype(int)})

@@ -1,0 +1,94 @@
+"""Self-preference: own-family preference against the gold rate, and P(prefers own | own wrong) against
+P(prefers other | other wrong) (:mod:`verdictlab.stats.selfpref`).
+
+Needs pair items that name the authoring system of each response (``model_a`` / ``model_b`` -- the
+item fields, or ``meta["model_a"]`` / ``meta["model_b"]`` as the multi-response loaders write them)
+and the judge's model family: ``inp.extra["judge_families"]`` (judge id -> family) when given, else
+:func:`judge_family` reads it from the judge id.  A response belongs to the family when the family
+name occurs in its system name (case-insensitive), or by ``inp.extra["system_families"]``
+(system -> family).  Units are (item, order) with the judge's modal verdict; unparsed verdicts
+follow the report's policy (under ``"wrong"`` an unparsed unit has no side and is left out here).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from typing import Any
+
+import pandas as pd
+
+from ..stats.drift import unit_frame
+from ..stats.selfpref import SelfPreference, family_side, self_preference
+from . import AnalysisInput, register
+
+CELL = ["judge", "protocol", "dataset", "temperature"]
+SELFPREF_COLUMNS: tuple[str, ...] = (*CELL, "family", *SelfPreference.__dataclass_fields__)
+
+
+def judge_family(judge_id: str) -> str | None:
+    """The model family named by a judge id: ``family=F`` in a sim judge's spec; otherwise the
+    leading letters of the model name after the provider (``openai:gpt-4o`` -> ``gpt``,
+    ``anthropic:claude-3-5-haiku`` -> ``claude``, ``openai-compatible:meta-llama/Llama-3-8B`` ->
+    ``llama``).  None when nothing can be read."""
+    m = re.search(r"(?:^|[,:])family=([^,]+)", judge_id)
+    if m:
+        return m.group(1).strip().lower()
+    model = judge_id.split(":", 1)[-1].rsplit("/", 1)[-1].lower()
+    m = re.match(r"[a-z]+", model)
+    return m.group(0) if m else None
+
+
+def _models(items: Sequence[Any] | pd.DataFrame) -> pd.DataFrame:
+    def get(obj: Any, meta: Any, key: str) -> Any:
+        v = getattr(obj, key, None) if obj is not None else None
+        return v if v is not None else (meta or {}).get(key)
+
+    if isinstance(items, pd.DataFrame):
+        recs = [(d, str(i), r.get("model_a") or (m or {}).get("model_a"), r.get("model_b") or (m or {}).get("model_b"))
+                for d, i, m, r in zip(items["dataset"], items["item_id"], items["meta"],
+                                      items.to_dict("records"), strict=True)]
+    else:
+        recs = [(it.dataset, str(it.item_id), get(it, it.meta, "model_a"), get(it, it.meta, "model_b"))
+                for it in items]
+    out = pd.DataFrame(recs, columns=["dataset", "item_id", "model_a", "model_b"])
+    return out[out["model_a"].notna() & out["model_b"].notna()]
+
+
+def selfpref_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame, *,
+                   judge_families: Mapping[str, str] | None = None,
+                   system_families: dict[str, str] | None = None, unparsed: str = "exclude",
+                   confidence: float = 0.95) -> pd.DataFrame:
+    """One row per cell whose judge has a family and whose items include own-vs-other pairs."""
+    models = _models(items)
+    if models.empty or judgments.empty:
+        return pd.DataFrame(columns=list(SELFPREF_COLUMNS))
+    units = unit_frame(judgments, by=CELL, unparsed=unparsed).merge(models, on=["dataset", "item_id"])
+    rows = []
+    for key, g in units.groupby(CELL, sort=True):
+        cell = dict(zip(CELL, key, strict=True))
+        fam = (judge_families or {}).get(str(cell["judge"])) or judge_family(str(cell["judge"]))
+        if not fam:
+            continue
+        own = family_side(g["model_a"], g["model_b"], fam, system_family=system_families)
+        sub = g.assign(own_side=own)
+        sub = sub[pd.notna(sub["own_side"])]
+        if sub.empty:
+            continue
+        rows.append({**cell, "family": fam, **asdict(self_preference(sub, confidence=confidence))})
+    return pd.DataFrame(rows, columns=list(SELFPREF_COLUMNS))
+
+
+@register("self_preference", order=72, title="Self-preference",
+          description="Pairs where one response is the judge's own model family's: how often it picks its own "
+                      "against the gold rate, and P(picks own | own is wrong) vs P(picks other | other is "
+                      "wrong) -- 'harm' is their difference (Newcombe interval, two-proportion test).")
+def selfpref_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
+    items = inp.items if inp.items is not None else inp.items_frame
+    if items is None:
+        return None
+    t = selfpref_table(inp.pairs, items, judge_families=inp.extra.get("judge_families"),
+                       system_families=inp.extra.get("system_families"), unparsed=inp.unparsed,
+                       confidence=inp.confidence)
+    return t if len(t) else None

@@ -1,0 +1,119 @@
+"""Transitivity and the Bradley-Terry ranking of systems, for runs over multi-response items.
+
+Only pair items expanded from multi-response items (``meta["multi_id"]``, see
+:mod:`verdictlab.datasets.multi`) take part.  Per cell (judge x protocol x dataset x temperature):
+the share of non-transitive triples on modal verdicts (tie rule ``weak_order``; see
+:mod:`verdictlab.stats.transitivity`) with its Wilson interval, items with a preference cycle, and
+the Bradley-Terry ranking of the systems with bootstrap intervals over items.  Kendall's tau compares
+that ranking with a reference: ``inp.extra["reference_ranking"]`` (a list best first, or a mapping
+dataset -> list) when given, else the ranking Bradley-Terry fits to the gold pair labels (when the
+source gave gold scores or a ranking).
+
+Unparsed verdicts never count as a preference; under ``unparsed="wrong"`` a pair whose verdicts are
+all unparsed still has no outcome (there is no "wrong" side to prefer), so the policy does not change
+these figures -- it is recorded in the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..datasets.multi import pair_systems
+from ..stats.transitivity import bradley_terry, kendall_vs_reference, pair_outcomes, transitivity
+from . import AnalysisInput, register
+
+CELL = ["judge", "protocol", "dataset", "temperature"]
+TRANSITIVITY_COLUMNS: tuple[str, ...] = (
+    *CELL, "n_items", "n_systems", "n_triples", "n_nontransitive", "share_nontransitive", "lo", "hi",
+    "n_items_cycle", "n_items_strict_cycle", "n_strict_cycles", "n_excluded", "tie_rule", "ranking",
+    "kendall_tau", "kendall_n", "reference", "unparsed_policy",
+)
+RANKING_COLUMNS: tuple[str, ...] = (*CELL, "system", "strength", "lo", "hi", "rank", "rank_lo", "rank_hi",
+                                    "wins", "losses")
+
+
+def multi_rows(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame | None) -> pd.DataFrame:
+    """The judgments of multi-response pairs with ``group``, ``sys_a``, ``sys_b`` joined on."""
+    if items is None or judgments.empty:
+        return judgments.iloc[0:0].assign(group=None, sys_a=None, sys_b=None)
+    ps = pair_systems(items)
+    if ps.empty:
+        return judgments.iloc[0:0].assign(group=None, sys_a=None, sys_b=None)
+    j = judgments.assign(item_id=judgments["item_id"].astype(str))
+    return j.merge(ps, on=["dataset", "item_id"], how="inner")
+
+
+def _gold_reference(rows: pd.DataFrame) -> dict[str, float] | None:
+    lab = rows.drop_duplicates(["group", "sys_a", "sys_b"])
+    lab = lab[lab["label"].isin(["A", "B", "tie"])]
+    if lab.empty:
+        return None
+    bt = bradley_terry(pair_outcomes(lab.rename(columns={"verdict": "_v"}).rename(columns={"label": "verdict"})),
+                       n_boot=0)
+    return dict(zip(bt["system"], bt["strength"], strict=True)) if len(bt) else None
+
+
+def _reference(extra: Mapping[str, Any], dataset: str, rows: pd.DataFrame) -> tuple[Any, str]:
+    ref = extra.get("reference_ranking")
+    if isinstance(ref, Mapping) and dataset in ref:
+        return ref[dataset], "given"
+    if isinstance(ref, Sequence) and not isinstance(ref, str | Mapping):
+        return list(ref), "given"
+    gold = _gold_reference(rows)
+    return (gold, "gold labels") if gold else (None, "")
+
+
+def transitivity_tables(rows: pd.DataFrame, *, extra: Mapping[str, Any] | None = None, tie_rule: str = "weak_order",
+                        confidence: float = 0.95, n_bootstrap: int = 200, seed: int = 0,
+                        unparsed: str = "exclude") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(per-cell transitivity table, per-cell Bradley-Terry ranking table) from :func:`multi_rows`."""
+    extra = extra or {}
+    recs, ranks = [], []
+    for key, g in rows.groupby(CELL, sort=True, dropna=False):
+        cell = dict(zip(CELL, key, strict=True))
+        out = pair_outcomes(g)
+        res = transitivity(out, tie_rule=tie_rule, confidence=confidence)
+        bt = bradley_terry(out, n_boot=n_bootstrap, seed=seed, confidence=confidence)
+        ranks += [{**cell, **r} for r in bt.to_dict("records")]
+        ref, ref_kind = _reference(extra, str(cell["dataset"]), g)
+        tau = kendall_vs_reference(dict(zip(bt["system"], bt["strength"], strict=True)), ref) if ref else None
+        recs.append({**cell, "n_items": int(g["group"].nunique()), "n_systems": len(bt),
+                     "n_triples": res.n_triples, "n_nontransitive": res.n_nontransitive,
+                     "share_nontransitive": res.share, "lo": res.low, "hi": res.high,
+                     "n_items_cycle": res.n_items_cycle, "n_items_strict_cycle": res.n_items_strict_cycle,
+                     "n_strict_cycles": res.n_strict_cycles, "n_excluded": res.n_excluded, "tie_rule": tie_rule,
+                     "ranking": " > ".join(bt["system"].astype(str)),
+                     "kendall_tau": tau.value if tau else np.nan, "kendall_n": tau.n if tau else 0,
+                     "reference": ref_kind, "unparsed_policy": unparsed})
+    return (pd.DataFrame(recs, columns=list(TRANSITIVITY_COLUMNS)),
+            pd.DataFrame(ranks, columns=list(RANKING_COLUMNS)))
+
+
+def _run(inp: AnalysisInput) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    rows = multi_rows(inp.pairs, inp.items if inp.items is not None else inp.items_frame)
+    if rows.empty:
+        return None
+    n_boot = min(int(inp.n_bootstrap), 200) if inp.n_bootstrap else 0
+    return transitivity_tables(rows, extra=inp.extra, confidence=inp.confidence, n_bootstrap=n_boot,
+                               seed=inp.seed, unparsed=inp.unparsed)
+
+
+@register("transitivity", order=70, title="Transitivity",
+          description="Multi-response items: share of system triples whose modal verdicts fit no ranking "
+                      "(ties by the weak-order rule; Wilson interval), items with a preference cycle, the "
+                      "Bradley-Terry ranking and Kendall's τ against the reference (given or gold).")
+def transitivity_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
+    res = _run(inp)
+    return None if res is None else res[0]
+
+
+@register("bt_ranking", order=71, title="Bradley-Terry ranking",
+          description="Strength of each system (log scale, mean 0) with bootstrap intervals over items, and "
+                      "its rank with the bootstrap range of ranks (1 = strongest).")
+def ranking_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
+    res = _run(inp)
+    return None if res is None else res[1]
