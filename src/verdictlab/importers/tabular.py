@@ -1,55 +1,94 @@
 """Import judgments from a table: CSV, JSON Lines or Parquet, one judgment per row.
 
-Columns (rename with ``field_map={"verdict": "winner", ...}`` / ``--map verdict=winner``):
+Columns (rename any of them with ``field_map={"verdict": "winner", ...}`` / ``--map verdict=winner``):
 
-- required: ``item_id, judge, protocol, dataset, order ('AB'|'BA'), rep, temperature, verdict``
-  (canonical ``A``/``B``/``tie``; empty = the judge's output was not parsed), ``label`` (gold, canonical
-  ``A``/``B``/``tie``/empty).  ``judge``, ``protocol``, ``dataset``, ``rep`` and ``temperature`` may be
-  given once for the whole file instead (options / CLI flags); a column wins over the option.
+- trial key: ``item_id, judge, protocol, dataset, order ('AB'|'BA'), rep, temperature``.  Every key
+  column but ``item_id`` may instead be given once for the whole file (options / CLI flags
+  ``--judge --protocol --dataset --order --rep --temperature``); a column wins over the option.
+- ``verdict``: ``A``/``B``/``tie``; empty = the judge's output was not parsed.  Its terms are the
+  ``verdicts`` option, a recorded rule (ImportBatch ``rule`` and every row's ``parse_detail``):
+
+  * ``canonical`` (default): ``A`` is ``response_a`` whatever the order (verdictlab's own terms);
+  * ``positional``: ``A`` is the response shown *first*, ``B`` the one shown second; it is converted
+    to canonical terms with the row's order (``BA`` swaps A and B; ``tie`` and empty stay).
+
+  A number (``1``/``2``/``0``, as some logs write) is refused with a message saying so: a named
+  importer (e.g. ``pandalm``) knows what its source's numbers mean, a generic table does not.
+- ``label`` (gold, canonical ``A``/``B``/``tie``/empty): optional -- absent means unlabelled, and
+  ``--items`` can attach labels by item id afterwards.
 - optional: ``step, category, raw_output, parse_status, parse_detail, fallback_rule, p_a, latency_s,
   tokens_in, tokens_out, cost_usd``; with ``question, response_a, response_b`` (and ``reference``)
-  the rows also give the items (one item per dataset and item_id; rows that disagree are an error).  Without ``parse_status`` a row is 'ok' when it has a verdict and
-  'failed' when it has none.
+  the rows also give the items (one item per dataset and item_id; rows that disagree are an error).
+  Without ``parse_status`` a row is 'ok' when it has a verdict and 'failed' when it has none.
 
-Verdicts must already be canonical (A = response_a) -- the ``order`` column only says how the pair
-was shown.  Every problem is reported with file, row and column.
+Every problem is reported with file, row and column, and says which field it is (verdict or label).
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..datasets._common import read_records
 from ..datasets.tabular import read_table_rows
-from ..items import ItemError, PairItem, make_pair_item, normalise_label
-from ..store import PARSE_STATUSES
+from ..items import ItemError, PairItem, make_pair_item
+from ..vocab import ORDERS, PARSE_STATUSES, swap
 from ._batch import ImportBatch, judgment_row
 
 KEY_COLUMNS = ("item_id", "judge", "protocol", "dataset", "order", "rep", "temperature")
-REQUIRED = (*KEY_COLUMNS, "verdict", "label")
+REQUIRED = (*KEY_COLUMNS, "verdict")
 TEXT_OPTIONAL = ("step", "category", "raw_output", "parse_detail", "fallback_rule")
 FLOAT_OPTIONAL = ("p_a", "latency_s", "cost_usd")
 INT_OPTIONAL = ("tokens_in", "tokens_out")
 ITEM_COLUMNS = ("question", "response_a", "response_b")
-KNOWN = (set(REQUIRED) | set(TEXT_OPTIONAL) | set(FLOAT_OPTIONAL) | set(INT_OPTIONAL)
+KNOWN = (set(REQUIRED) | {"label"} | set(TEXT_OPTIONAL) | set(FLOAT_OPTIONAL) | set(INT_OPTIONAL)
          | {"parse_status", "reference"} | set(ITEM_COLUMNS))
+VERDICT_TERMS = ("canonical", "positional")
+_WORDS = {"A": "A", "B": "B", "a": "A", "b": "B", "tie": "tie", "Tie": "tie", "TIE": "tie"}
+_RULES = {
+    "canonical": "table-canonical: verdict A/B names response_a/response_b whatever the order",
+    "positional": "table-positional: verdict A/B names the response shown first/second; "
+                  "canonical = swap(verdict, order)",
+}
 
 
 def _float(v: Any, *, path: str, row: int, field: str) -> float:
     if isinstance(v, bool):
         raise ItemError(f"must be a number, got {v!r}", path=path, row=row, field=field)
     try:
-        return float(v)
+        f = float(v)
     except (TypeError, ValueError):
         raise ItemError(f"must be a number, got {v!r}", path=path, row=row, field=field) from None
+    if not math.isfinite(f):
+        raise ItemError(f"must be a finite number, got {v!r}", path=path, row=row, field=field)
+    return f
 
 
 def _int(v: Any, *, path: str, row: int, field: str) -> int:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
     f = _float(v, path=path, row=row, field=field)
     if not f.is_integer():
         raise ItemError(f"must be an integer, got {v!r}", path=path, row=row, field=field)
     return int(f)
+
+
+def _verdict_word(v: Any, *, what: str, path: str, row: int, field: str) -> str | None:
+    """``A``/``B``/``tie`` (or None for empty) from a verdict or label cell, with an error that says
+    which of the two it is."""
+    if v is None or (isinstance(v, str) and not v.strip()):
+        return None
+    if isinstance(v, str) and v.strip() in _WORDS:
+        return _WORDS[v.strip()]
+    empty = "empty (the judge's output was not parsed)" if what == "verdict" else "empty (unlabelled)"
+    hint = ""
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        hint = ("; a number is not read as a verdict or label here (its meaning depends on the source: "
+                "use a named importer such as pandalm, or write A/B/tie)")
+    raise ItemError(f"{what} must be 'A', 'B', 'tie' or {empty}, got {v!r}{hint}", path=path, row=row,
+                    field=field)
 
 
 def read_rows(p: Path) -> list[tuple[int, dict[str, Any]]]:
@@ -58,111 +97,145 @@ def read_rows(p: Path) -> list[tuple[int, dict[str, Any]]]:
     return read_records(p)
 
 
+@dataclass(frozen=True)
+class _Spec:
+    """What holds for every row of one file."""
+
+    src: str
+    name: str
+    field_map: dict[str, str]
+    defaults: dict[str, Any]
+    verdicts: str
+
+    def col(self, rec: dict[str, Any], name: str) -> tuple[str, Any]:
+        """(source column name, value or None)."""
+        srcname = self.field_map.get(name, name)
+        return srcname, rec.get(srcname)
+
+    def err(self, msg: str, row: int, name: str) -> ItemError:
+        return ItemError(msg, path=self.src, row=row, field=self.field_map.get(name, name))
+
+
+def _key(spec: _Spec, rec: dict[str, Any], row: int) -> dict[str, Any]:
+    vals: dict[str, Any] = {}
+    for name in KEY_COLUMNS:
+        srcname, v = spec.col(rec, name)
+        if v is None:
+            if spec.defaults.get(name) is None:
+                hint = "" if name == "item_id" else f" (or give it for the whole file: --{name})"
+                what = "is empty" if srcname in rec else "missing required column"
+                raise spec.err(f"{what}{hint}", row, name)
+            v = spec.defaults[name]
+        vals[name] = v
+    for name in ("item_id", "judge", "protocol", "dataset"):
+        v = vals[name]
+        if isinstance(v, bool) or (isinstance(v, str) and not v.strip()):
+            raise spec.err("must not be empty", row, name)
+        vals[name] = str(v)
+    if vals["order"] not in ORDERS:
+        raise spec.err(f"order must be 'AB' or 'BA', got {vals['order']!r}", row, "order")
+    vals["rep"] = _int(vals["rep"], path=spec.src, row=row, field=spec.field_map.get("rep", "rep"))
+    if vals["rep"] < 0:
+        raise spec.err("must be >= 0", row, "rep")
+    vals["temperature"] = _float(vals["temperature"], path=spec.src, row=row,
+                                 field=spec.field_map.get("temperature", "temperature"))
+    return vals
+
+
+def _optional(spec: _Spec, rec: dict[str, Any], row: int) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    for name in TEXT_OPTIONAL:
+        v = spec.col(rec, name)[1]
+        if v is not None:
+            extra[name] = str(v)
+    for names, conv in ((FLOAT_OPTIONAL, _float), (INT_OPTIONAL, _int)):
+        for name in names:
+            srcname, v = spec.col(rec, name)
+            if v is not None:
+                extra[name] = conv(v, path=spec.src, row=row, field=srcname)
+    if extra.get("p_a") is not None and not 0.0 <= extra["p_a"] <= 1.0:
+        raise spec.err("must be a probability in [0, 1]", row, "p_a")
+    return extra
+
+
+def _parse_status(spec: _Spec, rec: dict[str, Any], row: int, verdict: str | None) -> str | None:
+    status = spec.col(rec, "parse_status")[1]
+    if status is None:
+        return None
+    if status not in PARSE_STATUSES:
+        raise spec.err(f"must be one of {list(PARSE_STATUSES)}, got {status!r}", row, "parse_status")
+    if status == "failed" and verdict is not None:
+        raise spec.err("a 'failed' parse cannot have a verdict", row, "parse_status")
+    if status != "failed" and verdict is None:
+        raise spec.err(f"parse_status {status!r} needs a verdict (use 'failed' for none)", row, "parse_status")
+    return str(status)
+
+
+def _judgment(spec: _Spec, rec: dict[str, Any], row: int) -> tuple[dict[str, Any], PairItem | None]:
+    key = _key(spec, rec, row)
+    srcname, raw_verdict = spec.col(rec, "verdict")
+    if srcname not in rec and spec.defaults.get("verdict") is None:
+        raise spec.err("missing required column", row, "verdict")
+    shown = _verdict_word(raw_verdict, what="verdict", path=spec.src, row=row, field=srcname)
+    verdict = swap(shown, key["order"]) if spec.verdicts == "positional" else shown
+    label_src, raw_label = spec.col(rec, "label")
+    label = _verdict_word(raw_label, what="label", path=spec.src, row=row, field=label_src)
+    extra = _optional(spec, rec, row)
+    status = _parse_status(spec, rec, row, verdict)
+    detail = extra.pop("parse_detail", None) or f"imported from {Path(spec.src).name} row {row}"
+    if spec.verdicts == "positional" and raw_verdict is not None:
+        detail += f"; positional verdict {shown!r} shown {key['order']} -> canonical {verdict!r}"
+    r = judgment_row(**key, verdict=verdict, label=label, step=extra.pop("step", ""),
+                     category=extra.pop("category", None), raw_output=extra.pop("raw_output", None),
+                     parse_status=status, parse_detail=detail, **extra)
+    r["_row"] = row
+    texts = {name: spec.col(rec, name)[1] for name in ITEM_COLUMNS}
+    if not all(isinstance(t, str) for t in texts.values()):
+        return r, None
+    ref = spec.col(rec, "reference")[1]
+    item = make_pair_item({"item_id": key["item_id"], "dataset": key["dataset"], **texts, "label": label,
+                           "category": r["category"], "reference": ref if isinstance(ref, str) else None},
+                          path=spec.src, row=row)
+    return r, item
+
+
 def import_table(path: str | Path, *, format: str = "table", judge: str | None = None,
                  protocol: str | None = None, dataset: str | None = None,
-                 temperature: float | None = None, rep: int | None = None,
-                 field_map: dict[str, str] | None = None, **options: Any) -> ImportBatch:
+                 temperature: float | None = None, rep: int | None = None, order: str | None = None,
+                 verdicts: str = "canonical", field_map: dict[str, str] | None = None,
+                 **options: Any) -> ImportBatch:
+    """Read a table of judgments (see the module docstring)."""
     if options:
         raise ItemError(f"unknown option(s) for the {format} importer: {', '.join(sorted(options))}")
+    if verdicts not in VERDICT_TERMS:
+        raise ItemError(f"verdicts must be one of {list(VERDICT_TERMS)}, got {verdicts!r}", field="verdicts")
+    if order is not None and order not in ORDERS:
+        raise ItemError(f"order must be 'AB' or 'BA', got {order!r}", field="order")
     p = Path(path)
     if not p.is_file():
         raise ItemError("file not found", path=str(p))
-    src = str(p)
     field_map = dict(field_map or {})
     unknown_targets = set(field_map) - KNOWN
     if unknown_targets:
         raise ItemError(f"--map names unknown judgment column(s) {sorted(unknown_targets)}; known: "
-                        f"{sorted(KNOWN)}", path=src, field=sorted(unknown_targets)[0])
-    defaults = {"judge": judge, "protocol": protocol, "dataset": dataset, "temperature": temperature,
-                "rep": rep}
+                        f"{sorted(KNOWN)}", path=str(p), field=sorted(unknown_targets)[0])
+    spec = _Spec(src=str(p), name=p.name, field_map=field_map, verdicts=verdicts,
+                 defaults={"judge": judge, "protocol": protocol, "dataset": dataset,
+                           "temperature": temperature, "rep": rep, "order": order})
     rows = read_rows(p)
     if not rows:
-        raise ItemError("no records", path=src)
+        raise ItemError("no records", path=str(p))
     judgments: list[dict[str, Any]] = []
     items: list[PairItem] = []
     for row, rec in rows:
-        def col(name: str, rec: dict[str, Any] = rec) -> tuple[str, Any]:
-            """(source column name, value or None)."""
-            srcname = field_map.get(name, name)
-            return srcname, rec.get(srcname)
-
-        vals: dict[str, Any] = {}
-        for name in REQUIRED:
-            srcname, v = col(name)
-            if srcname not in rec:
-                if defaults.get(name) is not None:
-                    v = defaults[name]
-                elif name not in ("verdict", "label"):
-                    raise ItemError("missing required column (or pass it as an option)", path=src,
-                                    row=row, field=srcname)
-                else:
-                    raise ItemError("missing required column", path=src, row=row, field=srcname)
-            vals[name] = v
-        for name in ("item_id", "judge", "protocol", "dataset"):
-            v = vals[name]
-            if v is None or (isinstance(v, str) and not v.strip()) or isinstance(v, bool):
-                raise ItemError("must not be empty", path=src, row=row, field=field_map.get(name, name))
-            vals[name] = str(v)
-        if vals["order"] not in ("AB", "BA"):
-            raise ItemError(f"must be 'AB' or 'BA', got {vals['order']!r}", path=src, row=row,
-                            field=field_map.get("order", "order"))
-        vals["rep"] = _int(vals["rep"], path=src, row=row, field=field_map.get("rep", "rep"))
-        if vals["rep"] < 0:
-            raise ItemError("must be >= 0", path=src, row=row, field=field_map.get("rep", "rep"))
-        vals["temperature"] = _float(vals["temperature"], path=src, row=row,
-                                     field=field_map.get("temperature", "temperature"))
-        for name in ("verdict", "label"):
-            try:
-                vals[name] = normalise_label(vals[name])
-            except ValueError as exc:
-                raise ItemError(str(exc), path=src, row=row, field=field_map.get(name, name)) from None
-        extra: dict[str, Any] = {}
-        for name in TEXT_OPTIONAL:
-            srcname, v = col(name)
-            if v is not None:
-                extra[name] = str(v)
-        for name in FLOAT_OPTIONAL:
-            srcname, v = col(name)
-            if v is not None:
-                extra[name] = _float(v, path=src, row=row, field=srcname)
-        if extra.get("p_a") is not None and not 0.0 <= extra["p_a"] <= 1.0:
-            raise ItemError("must be a probability in [0, 1]", path=src, row=row, field=field_map.get("p_a", "p_a"))
-        for name in INT_OPTIONAL:
-            srcname, v = col(name)
-            if v is not None:
-                extra[name] = _int(v, path=src, row=row, field=srcname)
-        srcname, status = col("parse_status")
-        if status is not None:
-            if status not in PARSE_STATUSES:
-                raise ItemError(f"must be one of {list(PARSE_STATUSES)}, got {status!r}", path=src,
-                                row=row, field=srcname)
-            if status == "failed" and vals["verdict"] is not None:
-                raise ItemError("a 'failed' parse cannot have a verdict", path=src, row=row, field=srcname)
-            if status != "failed" and vals["verdict"] is None:
-                raise ItemError(f"parse_status {status!r} needs a verdict (use 'failed' for none)",
-                                path=src, row=row, field=srcname)
-        step = extra.pop("step", "")
-        category = extra.pop("category", None)
-        raw_output = extra.pop("raw_output", None)
-        parse_detail = extra.pop("parse_detail", None)
-        r = judgment_row(judge=vals["judge"], dataset=vals["dataset"], item_id=vals["item_id"],
-                         protocol=vals["protocol"], order=vals["order"], temperature=vals["temperature"],
-                         rep=vals["rep"], verdict=vals["verdict"], label=vals["label"], step=step,
-                         category=category, raw_output=raw_output, parse_status=status,
-                         parse_detail=parse_detail or f"imported from {p.name} row {row}", **extra)
-        r["_row"] = row
+        r, item = _judgment(spec, rec, row)
         judgments.append(r)
-        texts = {name: col(name)[1] for name in ITEM_COLUMNS}
-        if all(isinstance(t, str) for t in texts.values()):
-            ref = col("reference")[1]
-            items.append(make_pair_item(
-                {"item_id": vals["item_id"], "dataset": vals["dataset"], **texts, "label": vals["label"],
-                 "category": category, "reference": ref if isinstance(ref, str) else None},
-                path=src, row=row))
-    notes = [f"{len(judgments)} judgment row(s) from {p.name}"]
+        if item is not None:
+            items.append(item)
+    notes = [f"{len(judgments)} judgment row(s) from {p.name}", f"verdict rule: {_RULES[verdicts]}"]
     if items:
         notes.append("items taken from the question / response_a / response_b columns")
-    return ImportBatch(format=format, source=src, judgments=judgments, items=items, notes=notes)
+    return ImportBatch(format=format, source=str(p), judgments=judgments, items=list(items), notes=notes)
 
 
 def import_csv(path: str | Path, **options: Any) -> ImportBatch:
