@@ -26,7 +26,7 @@ Probes
 ``granularity``  the same rubric on another score scale (``scale`` 3, 5 or 10) -- honoured by geval and
                  flask (``meta["score_scale"]``).
 
-Figures (:func:`probe_table`): each probed (judge, protocol, temperature) cell is matched row by row
+Figures (:func:`verdictlab.analyses.probes.probe_table`): each probed (judge, protocol, temperature) cell is matched row by row
 (item, order, repetition, step) with the same cell on the base dataset.  For every probe: ``changed``
 (share of matched verdicts that differ) and accuracy on each side (``A_base`` / ``A_probe``).  For
 padding and injection: ``moved_toward`` = share of matched verdicts that were not the changed
@@ -42,7 +42,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .datasets.registry import DatasetLoad
 from .items import PairItem, PointItem
@@ -142,57 +141,11 @@ def apply_probe(load: DatasetLoad, probe: str | Mapping[str, Any], **options: An
                        reordered=load.reordered, seed=load.seed, notes=[*load.notes, note])
 
 
-# -- figures ----------------------------------------------------------------------------------------
-_MATCH = ["judge", "protocol", "temperature", "item_id", "order", "rep", "step"]
-PROBE_TABLE_COLUMNS: tuple[str, ...] = (
-    "probe", "dataset", "base_dataset", "judge", "protocol", "temperature", "n_matched", "changed",
-    "A_base", "A_probe", "moved_toward", "moved_away", "bias", "side_share_base", "side_share_probe", "note",
-)
+def __getattr__(name: str) -> Any:
+    """The probe figures moved to :mod:`verdictlab.analyses.probes` (the transforms stay here as
+    dataset transforms); ``probe_table`` and ``PROBE_TABLE_COLUMNS`` resolve there lazily."""
+    if name in ("probe_table", "PROBE_TABLE_COLUMNS"):
+        from .analyses import probes as _analyses_probes
 
-
-def probe_table(judgments: pd.DataFrame, items: list[Any] | pd.DataFrame) -> pd.DataFrame:
-    """Each probe's figures beside the unperturbed dataset (see the module docstring).
-
-    ``items`` are the run's items (``RunStore.items()``, or ``RunStore.items_frame()``); only
-    datasets whose items carry ``meta["probe"]`` are probes.  Unparsed verdicts on either side are
-    left out of the matched pairs."""
-    if isinstance(items, pd.DataFrame):
-        metas = {(d, str(i)): (m if isinstance(m, dict) else {}) for d, i, m in
-                 zip(items["dataset"], items["item_id"], items["meta"], strict=True)}
-    else:
-        metas = {(it.dataset, str(it.item_id)): it.meta for it in items}
-    probe_ds = {}
-    for (ds, _), m in metas.items():
-        if m.get("probe") and ds not in probe_ds:
-            probe_ds[ds] = (m["probe"], m.get("base_dataset"))
-    df = judgments.copy()
-    df["step"] = df["step"].fillna("").astype(str)
-    rows = []
-    for ds, (probe, base) in sorted(probe_ds.items()):
-        p = df[df["dataset"] == ds]
-        b = df[df["dataset"] == base]
-        if p.empty or b.empty:
-            continue
-        m = p.merge(b, on=_MATCH, suffixes=("_p", "_b"))
-        m = m[m["verdict_p"].notna() & m["verdict_b"].notna()]
-        for (judge, proto, temp), g in m.groupby(["judge", "protocol", "temperature"]):
-            n = len(g)
-            lab = g["label_p"].isin(["A", "B"])
-            rec = {"probe": probe, "dataset": ds, "base_dataset": base, "judge": judge, "protocol": proto,
-                   "temperature": temp, "n_matched": n, "changed": float((g["verdict_p"] != g["verdict_b"]).mean()),
-                   "A_base": float((g.loc[lab, "verdict_b"] == g.loc[lab, "label_p"]).mean()) if lab.any() else np.nan,
-                   "A_probe": float((g.loc[lab, "verdict_p"] == g.loc[lab, "label_p"]).mean()) if lab.any() else np.nan,
-                   "moved_toward": np.nan, "moved_away": np.nan, "bias": np.nan,
-                   "side_share_base": np.nan, "side_share_probe": np.nan, "note": ""}
-            if probe in ("padding", "injection"):
-                side = np.array([metas.get((ds, str(i)), {}).get("probe_side") for i in g["item_id"]], dtype=object)
-                vb, vp = g["verdict_b"].to_numpy(object), g["verdict_p"].to_numpy(object)
-                toward = (vb != side) & (vp == side)
-                away = (vb == side) & (vp != side)
-                rec.update(moved_toward=float(toward.mean()), moved_away=float(away.mean()),
-                           bias=float(toward.mean() - away.mean()), side_share_base=float((vb == side).mean()),
-                           side_share_probe=float((vp == side).mean()))
-            elif not str(proto).startswith(META_AWARE_PROTOCOLS):
-                rec["note"] = f"protocol {proto!r} ignores the {probe} probe (its prompt does not change)"
-            rows.append(rec)
-    return pd.DataFrame(rows, columns=list(PROBE_TABLE_COLUMNS))
+        return getattr(_analyses_probes, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -477,26 +477,11 @@ def make_geval_instruction(*, template_path: str | Path | None = None, **options
                       **options)
 
 
-def contradiction_table(judgments: Any) -> Any:
-    """Per (judge, dataset, protocol, temperature, step): rows with G-Eval scores, how many name a
-    winner that contradicts their own scores, and how many carry probability-weighted scores."""
-    import pandas as pd
+def __getattr__(name: str) -> Any:
+    """``contradiction_table`` moved to :mod:`verdictlab.analyses.geval`; the old name resolves there
+    (lazily, so protocols never import the analyses at import time)."""
+    if name == "contradiction_table":
+        from ..analyses.geval import contradiction_table
 
-    keys = ["judge", "dataset", "protocol", "temperature", "step"]
-    cols = [*keys, "n_scored", "n_contradictions", "contradiction_rate", "n_weighted"]
-    if judgments.empty:
-        return pd.DataFrame(columns=cols)
-    parsed = [json.loads(s) if isinstance(s, str) and s else (s if isinstance(s, dict) else {})
-              for s in judgments["scores"]]
-    has = [("contradiction" in p) for p in parsed]
-    if not any(has):
-        return pd.DataFrame(columns=cols)
-    df = judgments.loc[has, keys].copy()
-    df["step"] = df["step"].fillna("")
-    sub = [p for p, h in zip(parsed, has, strict=True) if h]
-    df["_c"] = [bool(p.get("contradiction")) for p in sub]
-    df["_w"] = [("wscore_shown_first" in p) for p in sub]
-    out = df.groupby(keys, dropna=False).agg(n_scored=("_c", "size"), n_contradictions=("_c", "sum"),
-                                             n_weighted=("_w", "sum")).reset_index()
-    out["contradiction_rate"] = out["n_contradictions"] / out["n_scored"]
-    return out[cols]
+        return contradiction_table
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,11 +11,8 @@ made of words).  Parse: strict = exactly ``rationale`` then ``score`` with a gra
 be missing: the stop sequence); repaired = fences / prose dropped, other keys, a number in a
 string, a complete ``"score": N`` field in a truncated object; failed = no grade.
 
-Agreement (:func:`pointwise_agreement`, per judge x dataset x protocol x temperature x step): exact
-match, Cohen's kappa (unweighted and quadratic-weighted on the scale order) and Spearman's rho
-between judge and human grades, on items where both exist; unparsed verdicts are counted.
-:func:`rubric_agreement` does the same for PASS / FAIL / UNKNOWN rubric verdicts, with UNKNOWN
-counted separately and both disagreement directions.
+Agreement with human grades is an analysis: :func:`verdictlab.analyses.rubric.pointwise_agreement`
+and :func:`verdictlab.analyses.rubric.rubric_agreement`.
 """
 
 from __future__ import annotations
@@ -26,12 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from .base import ParseResult, Protocol
 from .parsing import strip_fences
-from .rubric import human_label, normalise_result
 
 DEFAULT_SCALE: tuple[int, ...] = (1, 2, 3, 4, 5)
 _SCORE_FIELD = re.compile(r"[\"']score[\"']\s*:\s*(?:\"([^\"\n]+)\"|'([^'\n]+)'|(-?\d+(?:\.\d+)?))")
@@ -178,83 +171,11 @@ def make_pointwise(*, template_path: str | Path | None = None, **options: Any) -
     return PointwiseProtocol(**options)
 
 
-# -- agreement --------------------------------------------------------------------------------------
-_GROUP = ["judge", "dataset", "protocol", "temperature", "step"]
+def __getattr__(name: str) -> Any:
+    """The agreement tables moved to :mod:`verdictlab.analyses.rubric`; ``pointwise_agreement`` and
+    ``rubric_agreement`` resolve there (lazily, so protocols never import the analyses)."""
+    if name in ("pointwise_agreement", "rubric_agreement"):
+        from ..analyses import rubric as _analyses_rubric
 
-
-def _num(values: pd.Series) -> pd.Series:
-    return pd.to_numeric(values, errors="coerce")
-
-
-def pointwise_agreement(judgments: pd.DataFrame, *, scale: Sequence[Any] | None = None) -> pd.DataFrame:
-    """Exact match, kappa (plain and quadratic-weighted) and Spearman between judge and human grades.
-
-    One row per (judge, dataset, protocol, temperature, step).  Rows with a missing human label are
-    left out (``n_unlabelled``); unparsed verdicts are counted (``n_unparsed``) and left out of the
-    figures.  ``scale`` orders the categories for the weighted kappa (default: numeric order of the
-    grades seen)."""
-    from ..stats import cohen_kappa, spearman
-
-    df = judgments.copy()
-    df["step"] = df["step"].fillna("").astype(str)
-    out = []
-    for key, g in df.groupby(_GROUP, dropna=False, sort=True):
-        lab = g["label"].map(grade_text)
-        ver = g["verdict"].map(grade_text)
-        labelled = lab.notna()
-        both = labelled & ver.notna()
-        a, b = lab[both].to_numpy(dtype=object), ver[both].to_numpy(dtype=object)
-        cats = [grade_text(x) for x in scale] if scale is not None else None
-        if cats is None:
-            seen = sorted(set(a) | set(b), key=lambda x: (_num(pd.Series([x])).iloc[0], x))
-            cats = list(seen)
-        n = int(both.sum())
-        k = cohen_kappa(a, b, labels=cats) if n else None
-        kw = cohen_kappa(a, b, labels=cats, weights="quadratic") if n else None
-        rho = spearman(_num(pd.Series(a)).to_numpy(), _num(pd.Series(b)).to_numpy()) if n > 1 else None
-        out.append({**dict(zip(_GROUP, key, strict=True)), "n": n, "n_unlabelled": int((~labelled).sum()),
-                    "n_unparsed": int((labelled & ver.isna()).sum()),
-                    "exact_match": float(np.mean(a == b)) if n else np.nan,
-                    "kappa": k.value if k else np.nan, "kappa_quadratic": kw.value if kw else np.nan,
-                    "spearman": rho.value if rho else np.nan})
-    return pd.DataFrame(out)
-
-
-def rubric_agreement(judgments: pd.DataFrame, *, items: Sequence[Any] | None = None) -> pd.DataFrame:
-    """Agreement of PASS / FAIL / UNKNOWN verdicts with human pass/fail labels.
-
-    Per (judge, dataset, protocol, temperature, step): ``n`` items with a human PASS/FAIL label;
-    ``n_unknown`` judge UNKNOWN answers (counted apart, never folded into pass or fail);
-    ``n_unparsed``; on the items where both are PASS/FAIL: ``agreement``, Cohen's ``kappa``,
-    ``judge_passed_human_failed`` (the dangerous direction) and ``judge_failed_human_passed``.
-    ``items`` (PointItems) supply per-criterion labels (``meta["labels"]``); without them the
-    ``label`` column is used."""
-    from ..stats import cohen_kappa, disagreement_counts
-
-    df = judgments.copy()
-    df["step"] = df["step"].fillna("").astype(str)
-    if items is not None:
-        by_id = {(it.dataset, str(it.item_id)): it for it in items}
-        df["_human"] = [human_label(by_id.get((d, str(i))), s) if (d, str(i)) in by_id else normalise_result(lab)
-                        for d, i, s, lab in zip(df["dataset"], df["item_id"], df["step"], df["label"], strict=True)]
-    else:
-        df["_human"] = df["label"].map(normalise_result)
-    df["_judge"] = df["verdict"].map(normalise_result)
-    out = []
-    for key, g in df.groupby(_GROUP, dropna=False, sort=True):
-        human_pf = g["_human"].isin(["PASS", "FAIL"])
-        judge = g["_judge"]
-        both = human_pf & judge.isin(["PASS", "FAIL"])
-        h, j = g.loc[both, "_human"].to_numpy(dtype=object), judge[both].to_numpy(dtype=object)
-        n_both = int(both.sum())
-        k = cohen_kappa(h, j, labels=["PASS", "FAIL"]) if n_both else None
-        dis = disagreement_counts(h, j, positive="PASS") if n_both else None
-        out.append({**dict(zip(_GROUP, key, strict=True)), "n": int(human_pf.sum()), "n_compared": n_both,
-                    "n_unknown": int((human_pf & (judge == "UNKNOWN")).sum()),
-                    "n_unparsed": int((human_pf & judge.isna()).sum()),
-                    "unknown_rate": float((judge[human_pf] == "UNKNOWN").mean()) if human_pf.any() else np.nan,
-                    "agreement": float(np.mean(h == j)) if n_both else np.nan,
-                    "kappa": k.value if k else np.nan,
-                    "judge_passed_human_failed": dis.judge_passed_human_failed if dis else 0,
-                    "judge_failed_human_passed": dis.judge_failed_human_passed if dis else 0})
-    return pd.DataFrame(out)
+        return getattr(_analyses_rubric, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,9 +9,10 @@ import pandas as pd
 
 from ._frame import safe_div
 from .agreement import alpha_from_unit_counts, test_retest
+from .regions import PARADOX_BIAS, PARADOX_RETEST
 from .reliability import DEFAULT_BY, unit_table
 
-__all__ = ["agreement_by_cell", "AGREEMENT_COLUMNS"]
+__all__ = ["agreement_by_cell", "AGREEMENT_COLUMNS", "MODAL_COLUMNS", "modal_verdicts"]
 
 AGREEMENT_COLUMNS: tuple[str, ...] = (
     "n_agreement_units", "exact_match", "n_exact_match", "kappa", "alpha", "kappa_deflation",
@@ -25,7 +26,7 @@ _K = 5
 
 def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = "exclude",
                       by: Sequence[str] = DEFAULT_BY, items: pd.DataFrame | None = None,
-                      retest_threshold: float = 0.95, bias_threshold: float = 0.10) -> pd.DataFrame:
+                      retest_threshold: float = PARADOX_RETEST, bias_threshold: float = PARADOX_BIAS) -> pd.DataFrame:
     """Per cell (same cells and keys as :func:`reliability`):
 
     * agreement of the judge's modal verdict m(i,o) with the label, one value per unit (i,o):
@@ -159,3 +160,40 @@ def _pearson_by_group(x: np.ndarray, y: np.ndarray, g: np.ndarray, G: int) -> tu
         r = np.where((vx > 1e-12) & (vy > 1e-12) & (n >= 2), cov / np.sqrt(vx * vy), np.nan)
     return r, n.astype(np.int64)
 
+
+
+#: the columns of :func:`modal_verdicts` after the cell keys
+MODAL_COLUMNS: tuple[str, ...] = ("item_id", "order", "mode", "consistent", "n_verdicts", "order_invariant")
+_MODE_NAMES = np.array(["A", "B", "tie", "unparsed"], dtype=object)
+
+
+def modal_verdicts(judgments: pd.DataFrame, *, unparsed: str = "exclude",
+                   by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
+    """The modal verdict m(i,o) of every (cell, pair, order) unit, by the rules of :func:`reliability`.
+
+    One row per unit that has a verdict under the policy (under ``"exclude"`` a unit whose every
+    verdict is unparsed has none and is left out): the cell keys, ``item_id``, ``order``, ``mode``
+    (``A``, ``B``, ``tie``, ``unparsed`` -- under ``"wrong"`` only -- or ``split`` when two values share
+    the top count), ``consistent`` (N(i,o): all its verdicts agree), ``n_verdicts`` (R of the unit) and
+    ``order_invariant`` (P(i) of its pair: both orders' modes equal and not split; ``<NA>`` when the pair
+    lacks an order).  ``reliability``'s C is the mean of ``consistent`` and its phi is 1 - the mean of
+    ``order_invariant`` over pairs."""
+    cells, u = unit_table(judgments, unparsed=unparsed, by=by)
+    m, up, uo = u["mode"], u["unit_pair"], u["unit_order"]
+    out = cells.iloc[u["unit_cell"]].reset_index(drop=True)
+    rows = u["pair_row"][up]
+    out["item_id"] = judgments["item_id"].to_numpy()[rows] if len(rows) else np.zeros(0, dtype=object)
+    out["order"] = np.where(uo == 0, "AB", "BA").astype(object)
+    out["mode"] = np.where(m < 0, "split", _MODE_NAMES[np.maximum(m, 0)]).astype(object)
+    out["consistent"] = u["N"].astype(bool)
+    out["n_verdicts"] = u["total"].astype(np.int64)
+    n_pairs = len(u["pair_cell"])
+    m_ab = np.full(n_pairs, -2, dtype=np.int64)  # -2: order absent
+    m_ba = np.full(n_pairs, -2, dtype=np.int64)
+    m_ab[up[uo == 0]] = m[uo == 0]
+    m_ba[up[uo == 1]] = m[uo == 1]
+    both = (m_ab != -2) & (m_ba != -2)
+    P = both & (m_ab == m_ba) & (m_ab >= 0)
+    out["order_invariant"] = pd.array(np.where(both[up], P[up], False), dtype="boolean")
+    out.loc[~both[up], "order_invariant"] = pd.NA
+    return out

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["REGIONS", "failure_region", "format_dispersion", "rank_shifts"]
+__all__ = ["DEFAULT_C_HIGH", "DEFAULT_PHI_LOW", "PARADOX_BIAS", "PARADOX_RETEST", "REGIONS", "best_in_group",
+           "failure_region", "format_dispersion", "rank_shifts", "region_thresholds"]
 
 #: the four regions of the (C, phi) plane, plus "undefined" for NaN input
 REGIONS = ("trustworthy", "noisy-but-fair", "chaos", "confidently-biased")
@@ -19,6 +20,15 @@ REGIONS = ("trustworthy", "noisy-but-fair", "chaos", "confidently-biased")
 #: bias of 0.10, the threshold of the consistency-bias paradox.
 DEFAULT_C_HIGH = 0.90
 DEFAULT_PHI_LOW = 0.20
+
+#: consistency-bias paradox: test-retest above PARADOX_RETEST with position bias above PARADOX_BIAS
+PARADOX_RETEST = 0.95
+PARADOX_BIAS = 0.10
+
+
+def region_thresholds() -> dict[str, float]:
+    """The documented defaults of :func:`failure_region` as ``{"c_high", "phi_low"}``."""
+    return {"c_high": DEFAULT_C_HIGH, "phi_low": DEFAULT_PHI_LOW}
 
 
 def failure_region(C: Any, phi: Any, *, c_high: float = DEFAULT_C_HIGH,
@@ -42,30 +52,53 @@ def failure_region(C: Any, phi: Any, *, c_high: float = DEFAULT_C_HIGH,
 
 
 def format_dispersion(cells: pd.DataFrame, *, by: Sequence[str] | None = None,
-                      over: str = "protocol", value: str = "T") -> pd.DataFrame:
+                      over: str = "protocol", value: str = "T", min_protocols: int = 2) -> pd.DataFrame:
     """Delta T_fmt = max - min of ``value`` over ``over`` (protocols) for each ``by`` group, with
-    T_min, T_max, the protocols reaching them and the number of protocols (NaN cells ignored).
+    T_min, T_max and the protocols reaching them (cells whose ``value`` is NaN are left out of these).
+
+    ``n_protocols`` counts the protocols of the group, ``n_protocols_with_T`` those with a defined
+    ``value``; ``delta_T_fmt`` is NaN unless at least ``min_protocols`` (2) have one -- a single
+    protocol has no dispersion to show.  Groups whose every value is NaN are kept (NaN figures).
     ``cells`` is e.g. the frame :func:`reliability` returns.  ``by`` defaults to (judge, dataset)
-    plus temperature and step when those columns are present, so cells at different temperatures
-    are never mixed."""
+    plus temperature, step and decoding when those columns are present, so such cells are never mixed."""
     if by is None:
-        by = ["judge", "dataset"] + [c for c in ("temperature", "step") if c in cells.columns]
+        by = ["judge", "dataset"] + [c for c in ("temperature", "step", "decoding") if c in cells.columns]
+    by = list(by)
     need = [*by, over, value]
     missing = [c for c in need if c not in cells.columns]
     if missing:
         raise ValueError(f"format_dispersion: cells lack column(s) {missing}")
-    d = cells[need].dropna(subset=[value])
-    g = d.groupby(list(by), sort=True, dropna=False)
-    imin = g[value].idxmin()
-    imax = g[value].idxmax()
-    out = pd.DataFrame({
-        "T_min": g[value].min(), "T_max": g[value].max(),
-        f"{over}_min": d.loc[imin.to_numpy(), over].to_numpy(),
-        f"{over}_max": d.loc[imax.to_numpy(), over].to_numpy(),
-        f"n_{over}s": g[value].size(),
-    })
-    out["delta_T_fmt"] = out["T_max"] - out["T_min"]
+    d = cells[need].reset_index(drop=True)
+    n_all = d.groupby(by, sort=True, dropna=False)[over].nunique()
+    defined = d.dropna(subset=[value])
+    g = defined.groupby(by, sort=True, dropna=False)[value]
+    imin, imax = g.idxmin(), g.idxmax()
+    out = pd.DataFrame(index=n_all.index)
+    out["T_min"] = g.min().reindex(n_all.index)
+    out["T_max"] = g.max().reindex(n_all.index)
+    out[f"{over}_min"] = pd.Series(defined.loc[imin.to_numpy(), over].to_numpy(), index=imin.index,
+                                   dtype=object).reindex(n_all.index)
+    out[f"{over}_max"] = pd.Series(defined.loc[imax.to_numpy(), over].to_numpy(), index=imax.index,
+                                   dtype=object).reindex(n_all.index)
+    out[f"n_{over}s"] = n_all.astype(np.int64)
+    n_def = g.size().reindex(n_all.index).fillna(0).astype(np.int64)
+    out[f"n_{over}s_with_{value}"] = n_def
+    out["delta_T_fmt"] = np.where(n_def >= min_protocols, out["T_max"] - out["T_min"], np.nan)
     return out.reset_index()
+
+
+def best_in_group(cells: pd.DataFrame, *, by: str | Sequence[str] = "dataset", value: str = "T") -> np.ndarray:
+    """True for the cell(s) with the highest ``value`` of their ``by`` group (the dataset), only where
+    the group has at least two cells with a defined ``value``: "best" is a comparison.  Ties within
+    1e-12 are all best."""
+    keys = [by] if isinstance(by, str) else list(by)
+    v = pd.to_numeric(cells[value], errors="coerce").astype(float)
+    if not len(cells):
+        return np.zeros(0, dtype=bool)
+    grp = cells[keys].astype(str).agg("\x1f".join, axis=1)
+    top = v.groupby(grp).transform("max")
+    n = v.notna().groupby(grp).transform("sum")
+    return ((n >= 2) & v.notna() & ((top - v).abs() <= 1e-12)).to_numpy(dtype=bool)
 
 
 def rank_shifts(scores_by_benchmark: pd.DataFrame | Mapping[str, Mapping[str, float]], *,

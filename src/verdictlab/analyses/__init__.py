@@ -1,0 +1,223 @@
+"""The analyses room: post-hoc analyses of a run's stored judgments, each registered with a title.
+
+An analysis reads judgments (never calls a judge) and takes the same policy arguments as the cell
+figures -- the unparsed policy, the interval confidence, the bootstrap count and the seed -- through
+one :class:`AnalysisInput`.  The report (:func:`verdictlab.report.build_report`) runs every
+registered analysis and shows its table in the JSON (``run.analyses[name]``), the HTML ("Further
+analyses", under its title and description) and the terminal (listed by name).
+
+Adding an analysis touches one module and its test::
+
+    # src/verdictlab/analyses/my_thing.py
+    from verdictlab.analyses import AnalysisInput, register
+
+    @register("my_thing", title="My thing", description="One line saying how to read the table.")
+    def my_thing(inp: AnalysisInput) -> pd.DataFrame | None:
+        return my_table(inp.pairs, unparsed=inp.unparsed, confidence=inp.confidence,
+                        n_bootstrap=inp.n_bootstrap, seed=inp.seed)
+
+Every public module of this package (a name without a leading underscore) is imported by
+:func:`registered` (no list to edit).  An analysis returns a DataFrame (empty or ``None`` = the run
+does not support it: left out of the report).  A second kind, :func:`register_cell_columns`, adds
+columns to the report's cells (one row per cell key, merged into each cell dict).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["Analysis", "AnalysisInput", "CellColumns", "register", "register_cell_columns", "registered",
+           "registered_cell_columns", "run_analyses", "extra_tables", "UNPARSED_POLICIES"]
+
+#: the unparsed policies (as :func:`verdictlab.stats.reliability` takes them)
+UNPARSED_POLICIES: tuple[str, ...] = ("exclude", "wrong")
+DEBATE_PROTOCOL = "debate"
+
+
+@dataclass(frozen=True)
+class AnalysisInput:
+    """What every analysis gets: the run's judgments and items, and the figure policy.
+
+    ``judgments`` is every stored row (``RunStore.judgments()``); the views ``pairs`` (pairwise rows,
+    debate rows left out), ``points`` (pointwise items: rubric / graded) and ``debate`` split it.
+    ``items`` is ``RunStore.items()`` (item objects) and ``items_frame`` ``RunStore.items_frame()``."""
+
+    judgments: pd.DataFrame
+    items: Sequence[Any] | None = None
+    items_frame: pd.DataFrame | None = None
+    unparsed: str = "exclude"
+    confidence: float = 0.95
+    n_bootstrap: int = 1000
+    seed: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.unparsed not in UNPARSED_POLICIES:
+            raise ValueError(f"unparsed must be one of {UNPARSED_POLICIES}, got {self.unparsed!r}")
+        if not 0 < self.confidence < 1:
+            raise ValueError(f"confidence must be in (0, 1), got {self.confidence!r}")
+
+    @property
+    def policy(self) -> dict[str, Any]:
+        """The figure policy as keyword arguments: unparsed, confidence, n_bootstrap, seed."""
+        return {"unparsed": self.unparsed, "confidence": self.confidence, "n_bootstrap": self.n_bootstrap,
+                "seed": self.seed}
+
+    @cached_property
+    def point_mask(self) -> pd.Series:
+        from .remedies import pointwise_mask
+
+        if self.judgments.empty:
+            return pd.Series(False, index=self.judgments.index)
+        return pointwise_mask(self.judgments, self.items)
+
+    @cached_property
+    def pairs(self) -> pd.DataFrame:
+        """Pairwise rows without debate rows."""
+        p = self.judgments[~self.point_mask]
+        return p[p["protocol"] != DEBATE_PROTOCOL]
+
+    @cached_property
+    def points(self) -> pd.DataFrame:
+        """Rows of pointwise items (rubric PASS/FAIL/UNKNOWN and graded verdicts)."""
+        return self.judgments[self.point_mask]
+
+    @cached_property
+    def debate(self) -> pd.DataFrame:
+        p = self.judgments[~self.point_mask]
+        return p[p["protocol"] == DEBATE_PROTOCOL]
+
+
+AnalysisFn = Callable[[AnalysisInput], "pd.DataFrame | None"]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A registered analysis: ``name`` (its key in ``run.analyses``), ``title``, ``description``
+    (one line on how to read it), ``order`` (position in the report) and ``fn``."""
+
+    name: str
+    title: str
+    description: str
+    fn: AnalysisFn
+    order: int = 100
+
+    def __call__(self, inp: AnalysisInput) -> pd.DataFrame | None:
+        return self.fn(inp)
+
+
+@dataclass(frozen=True)
+class CellColumns:
+    """Registered extra cell columns: ``fn(inp)`` returns a frame with the cell key columns (judge,
+    protocol, dataset, temperature, and step when present) plus the new columns."""
+
+    name: str
+    fn: AnalysisFn
+    columns: tuple[str, ...] = ()
+
+
+_ANALYSES: dict[str, Analysis] = {}
+_CELL_COLUMNS: dict[str, CellColumns] = {}
+_LOADED = False
+
+
+def register(name: str, *, title: str, description: str = "", order: int = 100) -> Callable[[AnalysisFn], AnalysisFn]:
+    """Decorator: register ``fn(inp: AnalysisInput) -> DataFrame | None`` as analysis ``name``.
+    Registering a name again replaces the earlier one."""
+    if not name or not isinstance(name, str):
+        raise ValueError("an analysis needs a non-empty name")
+
+    def deco(fn: AnalysisFn) -> AnalysisFn:
+        _ANALYSES[name] = Analysis(name=name, title=title, description=description, fn=fn, order=order)
+        return fn
+
+    return deco
+
+
+def register_cell_columns(name: str, *, columns: Sequence[str] = ()) -> Callable[[AnalysisFn], AnalysisFn]:
+    """Decorator: ``fn(inp) -> DataFrame`` keyed by the cell columns; its other columns are added to
+    every matching report cell (``columns`` documents which)."""
+
+    def deco(fn: AnalysisFn) -> AnalysisFn:
+        _CELL_COLUMNS[name] = CellColumns(name=name, fn=fn, columns=tuple(columns))
+        return fn
+
+    return deco
+
+
+def _load_all() -> list[str]:
+    """Import every public module of this package (they register themselves); returns the
+    ``"module: error"`` strings of modules that failed to import."""
+    global _LOADED
+    errors: list[str] = []
+    if _LOADED:
+        return errors
+    for mod in pkgutil.iter_modules(__path__):
+        if mod.name.startswith("_"):
+            continue
+        try:
+            importlib.import_module(f"{__name__}.{mod.name}")
+        except Exception as e:  # noqa: BLE001 - one broken analysis must not hide the others
+            errors.append(f"{mod.name}: {type(e).__name__}: {e}")
+    _LOADED = not errors
+    return errors
+
+
+def registered() -> list[Analysis]:
+    """Every registered analysis, in report order (``order``, then name)."""
+    _load_all()
+    return sorted(_ANALYSES.values(), key=lambda a: (a.order, a.name))
+
+
+def registered_cell_columns() -> list[CellColumns]:
+    _load_all()
+    return [_CELL_COLUMNS[k] for k in sorted(_CELL_COLUMNS)]
+
+
+def get(name: str) -> Analysis:
+    """The analysis registered as ``name``."""
+    _load_all()
+    try:
+        return _ANALYSES[name]
+    except KeyError:
+        raise KeyError(f"unknown analysis {name!r}; known: {', '.join(sorted(_ANALYSES))}") from None
+
+
+def run_analyses(inp: AnalysisInput, names: Sequence[str] | None = None) -> dict[str, pd.DataFrame | str]:
+    """Run the registered analyses (or ``names``) on ``inp``: ``{name: table}`` for tables with rows,
+    ``{name: "ErrorType: message"}`` for an analysis that raised (a report never fails for one)."""
+    out: dict[str, pd.DataFrame | str] = {}
+    for err in _load_all():
+        out[err.split(":", 1)[0]] = err.split(": ", 1)[1]
+    for a in registered():
+        if names is not None and a.name not in names:
+            continue
+        try:
+            t = a(inp)
+        except Exception as e:  # noqa: BLE001 - shown in the report instead of breaking it
+            out[a.name] = f"{type(e).__name__}: {e}"
+            continue
+        if t is not None and len(t):
+            out[a.name] = t
+    return out
+
+
+def extra_tables(judgments: pd.DataFrame, items: Sequence[Any] | None = None, *, unparsed: str = "exclude",
+                 confidence: float = 0.95, n_bootstrap: int = 0, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """Every analysis table the run supports, by name, empty ones left out (the tables of
+    :func:`run_analyses` without the ones that failed; an analysis that raises raises here)."""
+    inp = AnalysisInput(judgments, items=items, unparsed=unparsed, confidence=confidence,
+                        n_bootstrap=n_bootstrap, seed=seed)
+    out: dict[str, pd.DataFrame] = {}
+    for a in registered():
+        t = a(inp)
+        if t is not None and len(t):
+            out[a.name] = t
+    return out

@@ -1,0 +1,327 @@
+"""Human labels: what the judge's verdicts say once a few human labels correct them (issue 12).
+
+Per cell (judge x protocol x dataset x temperature) and per quantity:
+
+* ``win_rate_A`` (pair items): the share of pairs where humans prefer response A.  Human outcome y = 1 for
+  label A, 0 for B; a human ``tie`` is neither and is left out (counted).
+* ``accuracy`` (PASS/FAIL point items, items with correct answers): the share of responses humans mark
+  PASS -- the accuracy of the system that wrote them.  UNKNOWN is left out like a tie.
+
+The judge's prediction for an item is its P(A) (the ``p_a`` column, mean over orders and repetitions)
+where the judge gives one, else the vote share across orders and repetitions (A = 1, B = 0, tie = 1/2;
+PASS = 1, FAIL = 0, UNKNOWN = 1/2).  Unparsed votes never enter the share; an item with no parsed vote is
+left out under ``unparsed="exclude"`` and predicted 1/2 (no decision) under ``unparsed="wrong"``.
+
+Items with a human label are the labelled set, the others the unlabelled set.  For each cell: the
+judge-only estimate (judge predictions on every item taken as truth), the human-only estimate and the
+PPI++ estimate (:func:`verdictlab.stats.ppi_mean`), calibration of the judge's top-label confidence
+(max(p, 1 - p); correct = its verdict equals the human label) before and after cross-fitted Platt and
+isotonic recalibration, and the selective-evaluation threshold with its guarantee.  Every undefined
+figure is None with a reason.  ``keep_labels=K`` keeps K human labels per cell (seeded) and hides the
+rest: a what-if for "had I labelled only K items", with the all-label human estimate as ``reference``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..stats.calibration import Calibration, Recalibration, calibration, recalibrate
+from ..stats.ppi import LabelBudget, MeanEstimate, classical_mean, judge_mean, label_budget, ppi_mean
+from ..stats.selective import SelectiveResult, selective_threshold
+
+__all__ = ["CELL", "CellBudget", "CellValidation", "budget_cells", "apply_human_labels", "cell_notes", "human_label_rows", "reliability_rows",
+           "unknown_item_ids", "validate_cells",
+           "HUMAN_LABEL_COLUMNS", "RELIABILITY_BIN_COLUMNS"]
+
+CELL: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
+
+_PAIR_VOTES = {"A": 1.0, "B": 0.0, "tie": 0.5}
+_POINT_VOTES = {"PASS": 1.0, "FAIL": 0.0, "UNKNOWN": 0.5}
+_PAIR_OUTCOME = {"A": 1.0, "B": 0.0}
+_POINT_OUTCOME = {"PASS": 1.0, "FAIL": 0.0}
+
+
+@dataclass(frozen=True)
+class CellValidation:
+    """Everything ``verdictlab validate`` shows for one cell and quantity."""
+
+    key: tuple[Any, ...]
+    quantity: str
+    source: str
+    n_items: int
+    n_labelled: int
+    n_unlabelled: int
+    n_excluded_labels: int
+    n_no_verdict: int
+    judge: MeanEstimate
+    human: MeanEstimate
+    ppi: MeanEstimate
+    ppi_classic: MeanEstimate
+    reference: MeanEstimate | None
+    calibration: Calibration
+    platt: Recalibration
+    isotonic: Recalibration
+    selective: SelectiveResult
+    notes: tuple[str, ...] = ()
+
+    @property
+    def cell(self) -> dict[str, Any]:
+        return dict(zip(CELL, self.key, strict=True))
+
+
+def _normalise_point(value: Any) -> str | None:
+    from ..protocols.rubric import normalise_result
+
+    return normalise_result(value)
+
+
+def _item_frame(rows: pd.DataFrame, kind: str, unparsed: str) -> tuple[pd.DataFrame, int]:
+    """One row per item: ``p`` (judge prediction), ``from_p_a`` and ``label``; and the count of items
+    without any parsed vote that were left out."""
+    votes = _PAIR_VOTES if kind == "pair" else _POINT_VOTES
+    verdict = rows["verdict"] if kind == "pair" else rows["verdict"].map(_normalise_point)
+    df = pd.DataFrame({"item_id": rows["item_id"].astype(str).to_numpy(),
+                       "v": verdict.map(votes).astype(float).to_numpy(),
+                       "p_a": pd.to_numeric(rows["p_a"], errors="coerce").to_numpy(dtype=float)
+                       if kind == "pair" else np.nan,
+                       "label": rows["label"].to_numpy()})
+    g = df.groupby("item_id", sort=True).agg(p_mean=("p_a", "mean"), p_n=("p_a", "count"),
+                                            v_mean=("v", "mean"), v_n=("v", "count"), label=("label", "first"))
+    from_p_a = g["p_n"] > 0
+    p = g["p_mean"].where(from_p_a, g["v_mean"])
+    none = p.isna()
+    if unparsed == "wrong":
+        p = p.fillna(0.5)
+    out = pd.DataFrame({"p": p, "from_p_a": from_p_a, "label": g["label"]})
+    n_none = int(none.sum())
+    return (out[~none] if unparsed == "exclude" else out), n_none
+
+
+def _outcomes(labels: pd.Series, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """Human outcome per item (NaN = unlabelled) and a mask of labels that are neither outcome (tie,
+    UNKNOWN)."""
+    if kind == "pair":
+        norm = labels.where(labels.notna(), None)
+        y = norm.map(_PAIR_OUTCOME)
+    else:
+        norm = labels.map(_normalise_point)
+        y = norm.map(_POINT_OUTCOME)
+    y_arr = y.astype(float).to_numpy()
+    excluded = norm.notna().to_numpy() & np.isnan(y_arr)
+    return y_arr, excluded
+
+
+def _top_label(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Top-label confidence max(p, 1 - p) and correctness (a prediction of exactly 1/2 is no decision:
+    never correct)."""
+    pred = np.where(p > 0.5, 1.0, np.where(p < 0.5, 0.0, np.nan))
+    return np.maximum(p, 1.0 - p), (pred == y).astype(float)
+
+
+def _cell(key: tuple[Any, ...], rows: pd.DataFrame, kind: str, *, unparsed: str, confidence: float,
+          target: float, delta: float, keep_labels: int | None, seed: int, n_bins: int) -> CellValidation:
+    items, n_none = _item_frame(rows, kind, unparsed)
+    y_all, excluded = _outcomes(items["label"], kind)
+    p_all = items["p"].to_numpy(dtype=float)
+    labelled = ~np.isnan(y_all)
+    reference = None
+    notes: list[str] = []
+    if keep_labels is not None and labelled.sum() > keep_labels:
+        reference = classical_mean(y_all[labelled], confidence=confidence)
+        idx = np.flatnonzero(labelled)
+        hidden = np.random.default_rng(seed).permutation(idx)[keep_labels:]
+        labelled = labelled.copy()
+        labelled[hidden] = False
+        notes.append(f"what-if: {keep_labels} of {idx.size} human labels kept, {hidden.size} hidden")
+    unlabelled = ~labelled & ~excluded
+    if labelled.any() and not unlabelled.any():
+        notes.append("every judged item has a human label: PPI++ needs items without one "
+                     "(validate --keep-labels K shows what K labels would give)")
+    if excluded.any():
+        word = "tie" if kind == "pair" else "UNKNOWN"
+        notes.append(f"{int(excluded.sum())} human {word} label(s) left out: neither outcome")
+    if n_none:
+        notes.append(f"{n_none} item(s) without a parsed verdict "
+                     + ("left out" if unparsed == "exclude" else "predicted 1/2 (unparsed = wrong)"))
+    y, f, fu = y_all[labelled], p_all[labelled], p_all[unlabelled]
+    conf, correct = _top_label(f, y)
+    return CellValidation(
+        key=key, quantity="win_rate_A" if kind == "pair" else "accuracy",
+        source="p_a" if bool(items["from_p_a"].all()) and len(items) else
+        ("votes" if not bool(items["from_p_a"].any()) else "p_a+votes"),
+        n_items=len(items), n_labelled=int(labelled.sum()), n_unlabelled=int(unlabelled.sum()),
+        n_excluded_labels=int(excluded.sum()), n_no_verdict=n_none,
+        judge=judge_mean(p_all[~excluded], confidence=confidence),
+        human=classical_mean(y, confidence=confidence),
+        ppi=ppi_mean(y, f, fu, confidence=confidence),
+        ppi_classic=ppi_mean(y, f, fu, confidence=confidence, power_tuning=False),
+        reference=reference,
+        calibration=calibration(conf, correct, n_bins=n_bins),
+        platt=recalibrate(conf, correct, method="platt", seed=seed, n_bins=n_bins),
+        isotonic=recalibrate(conf, correct, method="isotonic", seed=seed, n_bins=n_bins),
+        selective=selective_threshold(conf, correct, target=target, delta=delta, seed=seed),
+        notes=tuple(notes))
+
+
+def _kind_of(rows: pd.DataFrame) -> str | None:
+    v = rows["verdict"].dropna()
+    if v.empty:
+        lab = rows["label"].dropna()
+        if lab.empty:
+            return None
+        return "pair" if lab.isin(["A", "B", "tie"]).all() else "point"
+    if v.isin(["A", "B", "tie"]).all():
+        return "pair"
+    return "point" if v.map(_normalise_point).notna().all() else None
+
+
+def apply_human_labels(judgments: pd.DataFrame, human: Mapping[str, Any]) -> pd.DataFrame:
+    """The judgments with the ``label`` column replaced by ``human[item_id]`` (None where the mapping
+    has no label).  Unknown ids are the caller's to check (:func:`unknown_item_ids`)."""
+    out = judgments.copy()
+    out["label"] = out["item_id"].astype(str).map(lambda i: human.get(i))
+    return out
+
+
+def unknown_item_ids(judgments: pd.DataFrame, human: Mapping[str, Any]) -> list[str]:
+    """Ids in ``human`` that name no judged item."""
+    known = set(judgments["item_id"].astype(str))
+    return [i for i in human if i not in known]
+
+
+def validate_cells(judgments: pd.DataFrame, *, unparsed: str = "exclude", confidence: float = 0.95,
+                   target: float = 0.9, delta: float = 0.1, keep_labels: int | None = None, seed: int = 0,
+                   n_bins: int = 15) -> list[CellValidation]:
+    """One :class:`CellValidation` per cell of pair items (win rate of A) and of PASS/FAIL point items
+    (system accuracy).  Rows of multi-call steps (``step`` not empty) and graded verdicts are left out."""
+    if unparsed not in ("exclude", "wrong"):
+        raise ValueError(f"unparsed must be 'exclude' or 'wrong', got {unparsed!r}")
+    if judgments.empty:
+        return []
+    df = judgments[judgments["step"].fillna("").astype(str) == ""] if "step" in judgments else judgments
+    out: list[CellValidation] = []
+    for key, rows in df.groupby(list(CELL), sort=True, dropna=False):
+        kind = _kind_of(rows)
+        if kind is None:
+            continue
+        out.append(_cell(tuple(key), rows, kind, unparsed=unparsed, confidence=confidence, target=target,
+                         delta=delta, keep_labels=keep_labels, seed=seed, n_bins=n_bins))
+    return out
+
+
+@dataclass(frozen=True)
+class CellBudget:
+    """The label budget of one cell: the pilot is the cell's labelled items, the pool every judged item."""
+
+    key: tuple[Any, ...]
+    quantity: str
+    budget: LabelBudget
+
+    @property
+    def cell(self) -> dict[str, Any]:
+        return dict(zip(CELL, self.key, strict=True))
+
+
+def budget_cells(judgments: pd.DataFrame, *, halfwidth: float, confidence: float = 0.95, n_strata: int = 4,
+                 unparsed: str = "exclude") -> list[CellBudget]:
+    """:func:`verdictlab.stats.label_budget` per cell: pilot = items with a human outcome (their labels and
+    the judge's predictions), pool = the judge's predictions on every judged item of the cell (the items
+    labels would be drawn from)."""
+    if judgments.empty:
+        return []
+    df = judgments[judgments["step"].fillna("").astype(str) == ""] if "step" in judgments else judgments
+    out = []
+    for key, rows in df.groupby(list(CELL), sort=True, dropna=False):
+        kind = _kind_of(rows)
+        if kind is None:
+            continue
+        items, _ = _item_frame(rows, kind, unparsed)
+        y, excluded = _outcomes(items["label"], kind)
+        p = items["p"].to_numpy(dtype=float)
+        lab = ~np.isnan(y)
+        out.append(CellBudget(tuple(key), "win_rate_A" if kind == "pair" else "accuracy",
+                              label_budget(y[lab], p[lab], p[~excluded], halfwidth=halfwidth,
+                                           confidence=confidence, n_strata=n_strata)))
+    return out
+
+
+# ---- flat tables for the report ---------------------------------------------------------------------
+
+HUMAN_LABEL_COLUMNS: tuple[str, ...] = (
+    *CELL, "quantity", "confidence_source", "n_labelled", "n_unlabelled",
+    "judge_only", "judge_only_lo", "judge_only_hi", "human_only", "human_only_lo", "human_only_hi",
+    "ppi", "ppi_lo", "ppi_hi", "lam", "ess", "ece", "ece_platt", "ece_isotonic", "brier",
+    "threshold", "coverage", "test_agreement", "test_coverage", "notes")
+
+RELIABILITY_BIN_COLUMNS: tuple[str, ...] = (*CELL, "bin_lo", "bin_hi", "n", "mean_confidence", "accuracy")
+
+
+def cell_notes(v: CellValidation) -> str:
+    parts = list(v.notes)
+    for name, reason in (("human-only", v.human.reason), ("PPI++", v.ppi.reason),
+                         ("calibration", v.calibration.reason), ("recalibration", v.isotonic.reason),
+                         ("selective", v.selective.reason)):
+        if reason:
+            parts.append(f"{name}: {reason}")
+    return "; ".join(parts)
+
+
+def _after(r: Recalibration) -> float | None:
+    return None if r.after is None else r.after.ece
+
+
+def human_label_rows(cells: list[CellValidation]) -> pd.DataFrame:
+    """One row per cell and quantity: the three estimates side by side, calibration, selective result."""
+    rows = []
+    for v in cells:
+        s = v.selective
+        rows.append((*v.key, v.quantity, v.source, v.n_labelled, v.n_unlabelled,
+                     v.judge.value, v.judge.lo, v.judge.hi, v.human.value, v.human.lo, v.human.hi,
+                     v.ppi.value, v.ppi.lo, v.ppi.hi, v.ppi.lam, v.ppi.ess,
+                     v.calibration.ece, _after(v.platt), _after(v.isotonic), v.calibration.brier,
+                     s.threshold, s.coverage, s.test_agreement, s.test_coverage, cell_notes(v)))
+    frame = pd.DataFrame(rows, columns=list(HUMAN_LABEL_COLUMNS))
+    return frame.astype(object).where(frame.notna(), None)
+
+
+def reliability_rows(cells: list[CellValidation]) -> pd.DataFrame:
+    """Reliability-diagram bins per cell (non-empty bins of the judge's top-label confidence)."""
+    rows = [(*v.key, b.lo, b.hi, b.n, b.mean_confidence, b.accuracy)
+            for v in cells for b in v.calibration.bins]
+    return pd.DataFrame(rows, columns=list(RELIABILITY_BIN_COLUMNS))
+
+
+# ---- registration in the report ----------------------------------------------------------------------
+
+def _register() -> None:
+    from . import AnalysisInput, register
+
+    @register("human_labels", title="Human labels: judge-only, human-only and PPI++ estimates",
+              description=("Per cell: the win rate of A (pairs) or system accuracy (PASS/FAIL items) from the "
+                           "judge alone, from human labels alone and from both (PPI++, lam = weight on the "
+                           "judge, ess = human labels it is worth); ECE before/after cross-fitted "
+                           "recalibration; the lowest confidence threshold that certifies the target agreement "
+                           "(coverage = share the judge may decide). Empty = undefined, see notes."),
+              order=90)
+    def human_labels(inp: AnalysisInput) -> pd.DataFrame | None:
+        cells = validate_cells(inp.judgments, unparsed=inp.unparsed, confidence=inp.confidence,
+                               seed=inp.seed, **inp.extra.get("human_labels", {}))
+        return human_label_rows(cells) if cells else None
+
+    @register("human_labels_reliability", title="Human labels: reliability diagram bins",
+              description=("Per cell and confidence bin: the judge's mean top-label confidence and how often "
+                           "its verdict matches the human label; a calibrated judge sits on the diagonal."),
+              order=91)
+    def human_labels_reliability(inp: AnalysisInput) -> pd.DataFrame | None:
+        cells = validate_cells(inp.judgments, unparsed=inp.unparsed, confidence=inp.confidence,
+                               seed=inp.seed, **inp.extra.get("human_labels", {}))
+        bins = reliability_rows(cells)
+        return bins if len(bins) else None
+
+
+_register()

@@ -1,0 +1,344 @@
+"""Remedies as derived protocols, computed from stored judgments (no new calls).
+
+Each remedy is a pure function from a judgments frame (the columns of
+:data:`verdictlab.store.JUDGMENT_COLUMNS`) to a *derived* judgments frame with the same columns, whose
+``protocol`` is ``"<base>+<remedy>"`` (e.g. ``vf-json+both-orders``), so :func:`verdictlab.stats.reliability`
+applies to it unchanged.  Derived frames keep the cost columns of the stored calls they consume, so
+their totals equal the base run's.
+
+``both-orders``
+    For each (judge, dataset, item, protocol, temperature, rep, step) judged in both orders: the
+    verdict both orders agree on, else ``tie`` (the honest pairwise answer: the order decided it).
+    Unparsed in either order -> unparsed.  One derived row per order carries the combined verdict
+    (so phi is 0 by construction and the cost shows up as the tie rate).  Keys judged in one order
+    only are dropped.  Costs 2 calls per verdict.
+``order-average``
+    The same keys; P(A) averaged over both orders (``p_a``, canonical, from log-probabilities):
+    ``A`` if > 1/2, ``B`` if < 1/2, ``tie`` if exactly 1/2.  Rows without ``p_a`` are dropped (the
+    remedy needs a backend with log-probabilities and a label-only protocol).  Costs 2 calls.
+``majority@k``
+    For each (judge, dataset, item, protocol, order, temperature, step): repetitions in consecutive
+    blocks of k (reps 0..k-1 -> derived rep 0, k..2k-1 -> rep 1, ...; an incomplete last block is
+    dropped); the block's verdict is the jury vote of :func:`verdictlab.analyses.juries.vote_counts` (quorum
+    ``k // 2 + 1`` parsed votes, else unparsed; split top -> ``tie``).  Vote counts go to ``scores``.
+    Costs k calls per verdict.
+
+Remedies chain left to right: ``majority@3+both-orders``.
+
+:func:`remedy_table` gives, per cell, how each remedy moves A, phi, T and the tie rate, and the calls
+per verdict it costs.  ``derive_all`` adds every derived frame to a judgments frame.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..design import trial_id
+from ..store import JUDGMENT_COLUMN_NAMES
+from . import AnalysisInput, register
+from .juries import default_quorum, vote_counts
+
+#: key columns beyond the classic trial key that a judgment row may carry (``decoding``: issue 17);
+#: derived rows keep them, so remedies never mix free and constrained decoding
+_EXTRA_KEYS: tuple[str, ...] = tuple(c for c in ("decoding",) if c in JUDGMENT_COLUMN_NAMES)
+PAIR_KEY: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "temperature", "rep", "step", *_EXTRA_KEYS)
+UNIT_KEY: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "order", "temperature", "step",
+                             *_EXTRA_KEYS)
+DEFAULT_REMEDIES: tuple[str, ...] = ("both-orders", "order-average", "majority@3")
+_MAJ_RE = re.compile(r"^majority@(\d+)$")
+_WORST = {"ok": 0, "repaired": 1, "fallback": 2, "failed": 3}
+_STATUS = np.array(["ok", "repaired", "fallback", "failed"], dtype=object)
+
+
+def _prep(judgments: pd.DataFrame) -> pd.DataFrame:
+    df = judgments.copy()
+    for c in JUDGMENT_COLUMN_NAMES:
+        if c not in df.columns:
+            df[c] = None
+    df["step"] = df["step"].fillna("").astype(str)
+    if "decoding" in df.columns:
+        df["decoding"] = df["decoding"].fillna("free").astype(str)
+    return df
+
+
+def _finish(df: pd.DataFrame) -> pd.DataFrame:
+    if len(df):
+        df["trial_id"] = [trial_id(j, d, i, p, o, t, r, s) for j, d, i, p, o, t, r, s in
+                          zip(df["judge"], df["dataset"], df["item_id"], df["protocol"], df["order"],
+                              df["temperature"], df["rep"], df["step"], strict=True)]
+    return df[list(JUDGMENT_COLUMN_NAMES)].reset_index(drop=True)
+
+
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in JUDGMENT_COLUMN_NAMES})
+
+
+def _paired(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """AB and BA rows of the pair keys judged in both orders, aligned row by row."""
+    key = list(PAIR_KEY)
+    ab = df[df["order"] == "AB"].drop_duplicates(key).set_index(key)
+    ba = df[df["order"] == "BA"].drop_duplicates(key).set_index(key)
+    common = ab.index.intersection(ba.index)
+    return ab.loc[common], ba.loc[common]
+
+
+def _rows_for_both(ab: pd.DataFrame, ba: pd.DataFrame, verdict: np.ndarray, status: np.ndarray,
+                   detail: np.ndarray, protocol_suffix: str, p_a: np.ndarray | None = None) -> pd.DataFrame:
+    out = []
+    for rows, order in ((ab, "AB"), (ba, "BA")):
+        r = rows.reset_index().copy()
+        r["order"] = order
+        r["protocol"] = r["protocol"].astype(str) + protocol_suffix
+        r["verdict"] = verdict
+        r["parse_status"] = status
+        r["parse_detail"] = detail
+        r["fallback_rule"] = None
+        r["raw_output"] = None
+        r["scores"] = None
+        r["p_a"] = p_a if p_a is not None else np.nan
+        first = "A" if order == "AB" else "B"
+        sfw = np.where(pd.Series(verdict).isin(["A", "B"]), (pd.Series(verdict) == first).astype(float), np.nan)
+        r["shown_first_won"] = sfw
+        out.append(r)
+    return pd.concat(out, ignore_index=True)
+
+
+def both_orders(judgments: pd.DataFrame) -> pd.DataFrame:
+    """The ``both-orders`` remedy (see the module docstring)."""
+    df = _prep(judgments)
+    ab, ba = _paired(df)
+    if ab.empty:
+        return _empty()
+    va, vb = ab["verdict"].astype(object).to_numpy(), ba["verdict"].astype(object).to_numpy()
+    parsed = pd.notna(va) & pd.notna(vb)
+    agree = parsed & (va == vb)
+    verdict = np.where(agree, va, np.where(parsed, "tie", None)).astype(object)
+    worst = np.maximum(ab["parse_status"].map(_WORST).fillna(3).to_numpy(int),
+                       ba["parse_status"].map(_WORST).fillna(3).to_numpy(int))
+    status = _STATUS[np.where(parsed, worst, 3)]
+    status = np.where(parsed & (status == "failed"), "ok", status)
+    detail = np.where(agree, "both orders agree", np.where(parsed, "orders disagree -> tie",
+                                                            "unparsed in at least one order"))
+    return _finish(_rows_for_both(ab, ba, verdict, status, detail, "+both-orders"))
+
+
+def order_average(judgments: pd.DataFrame) -> pd.DataFrame:
+    """The ``order-average`` remedy (see the module docstring)."""
+    df = _prep(judgments)
+    df["p_a"] = pd.to_numeric(df["p_a"], errors="coerce")
+    ab, ba = _paired(df[df["p_a"].notna()])
+    if ab.empty:
+        return _empty()
+    p = (ab["p_a"].to_numpy(float) + ba["p_a"].to_numpy(float)) / 2.0
+    verdict = np.where(p > 0.5, "A", np.where(p < 0.5, "B", "tie")).astype(object)
+    status = np.full(len(p), "ok", dtype=object)
+    detail = np.array([f"mean P(A) over both orders = {x:.3f}" for x in p], dtype=object)
+    return _finish(_rows_for_both(ab, ba, verdict, status, detail, "+order-average", p_a=p))
+
+
+def majority_at_k(judgments: pd.DataFrame, *, k: int = 3, quorum: int | None = None,
+                  tie_rule: str = "tie") -> pd.DataFrame:
+    """The ``majority@k`` remedy (see the module docstring)."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    df = _prep(judgments)
+    if df.empty:
+        return _empty()
+    df["rep"] = df["rep"].astype(int)
+    df["_block"] = df["rep"] // k
+    keys = [*UNIT_KEY, "_block"]
+    v = df["verdict"].astype(object)
+    for x in ("A", "B", "tie"):
+        df[f"_n_{x}"] = (v == x).astype(int)
+    df["_n"] = 1
+    num_cols = ["tokens_in", "tokens_out", "cost_usd", "latency_s", "attempts"]
+    for c in num_cols:
+        df[c] = pd.to_numeric(df[c], errors="coerce")
+    agg = {"_n_A": "sum", "_n_B": "sum", "_n_tie": "sum", "_n": "sum", "label": "first", "category": "first",
+           "cache_hit": "max", "prompt_hash": "first", "created_at": "max", "error": "first"}
+    grouped = df.sort_values("rep").groupby(keys, dropna=False, sort=True)
+    g = grouped.agg(agg).join(grouped[num_cols].sum(min_count=1)).reset_index()
+    g = g[g["_n"] == k]  # incomplete last block dropped
+    if g.empty:
+        return _empty()
+    counts = g[["_n_A", "_n_B", "_n_tie"]].to_numpy()
+    verdict, vstatus = vote_counts(counts, quorum=quorum or default_quorum(k), tie_rule=tie_rule)
+    g["verdict"] = verdict
+    g["parse_status"] = np.where(pd.isna(verdict), "failed", "ok")
+    n_parsed = counts.sum(axis=1)
+    g["parse_detail"] = [f"{s}: {n}/{k} votes parsed" for s, n in zip(vstatus, n_parsed, strict=True)]
+    g["scores"] = [json.dumps({"votes_A": int(a), "votes_B": int(b), "votes_tie": int(t), "unparsed": int(k - a - b - t),
+                               "k": k, "vote": s}) for a, b, t, s in zip(*counts.T, vstatus, strict=True)]
+    g["rep"] = g["_block"].astype(int)
+    g["protocol"] = g["protocol"].astype(str) + f"+majority@{k}"
+    g["fallback_rule"] = None
+    g["raw_output"] = None
+    g["p_a"] = np.nan
+    first = np.where(g["order"] == "AB", "A", "B")
+    g["shown_first_won"] = np.where(pd.Series(verdict).isin(["A", "B"]).to_numpy(), (verdict == first).astype(float), np.nan)
+    return _finish(g)
+
+
+def derive(judgments: pd.DataFrame, remedy: str, *, quorum: int | None = None, tie_rule: str = "tie") -> pd.DataFrame:
+    """Apply ``remedy`` (``both-orders``, ``order-average``, ``majority@K`` or a ``+`` chain of them)."""
+    out = judgments
+    for part in remedy.split("+"):
+        m = _MAJ_RE.match(part)
+        if part == "both-orders":
+            out = both_orders(out)
+        elif part == "order-average":
+            out = order_average(out)
+        elif m:
+            out = majority_at_k(out, k=int(m.group(1)), quorum=quorum, tie_rule=tie_rule)
+        else:
+            raise ValueError(f"unknown remedy {part!r}; known: both-orders, order-average, majority@K")
+    return out
+
+
+def calls_per_verdict(remedy: str) -> int:
+    """Calls of the base protocol one derived verdict consumes (both orders: 2; majority@k: k)."""
+    n = 1
+    for part in remedy.split("+"):
+        m = _MAJ_RE.match(part)
+        n *= int(m.group(1)) if m else 2
+    return n
+
+
+def derive_all(judgments: pd.DataFrame, remedies: Sequence[str] = DEFAULT_REMEDIES) -> pd.DataFrame:
+    """``judgments`` plus every derived frame (base protocols only), one frame."""
+    base = judgments[~judgments["protocol"].astype(str).str.contains("+", regex=False)]
+    frames = [judgments] + [derive(base, r) for r in remedies]
+    return pd.concat([f for f in frames if len(f)], ignore_index=True)
+
+
+REMEDY_TABLE_COLUMNS: tuple[str, ...] = (
+    "judge", "dataset", "protocol", "temperature", "step", "remedy", "derived_protocol", "n_pairs",
+    "n_labelled_pairs", "A", "phi", "C", "T", "tie_rate", "dA", "dphi", "dT", "dtie_rate",
+    "calls_per_verdict", "extra_calls_per_verdict", "new_calls", "note",
+)
+
+
+def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_REMEDIES,
+                 unparsed: str = "exclude", confidence: float = 0.95, n_bootstrap: int = 0,
+                 seed: int = 0) -> pd.DataFrame:
+    """How each remedy moves A, phi, C, T and the tie rate, per cell, beside the base protocol.
+
+    One row per (cell, remedy) plus one ``remedy == "none"`` row per cell.  ``calls_per_verdict`` is
+    in calls of the base protocol (times its steps for multi-call protocols);
+    ``extra_calls_per_verdict`` is what the remedy adds per verdict; ``new_calls`` is 0: every remedy
+    here is computed from stored judgments.  A remedy the run cannot support (one order only,
+    fewer than k repetitions, no log-probabilities) gets NaN figures and a ``note``.
+
+    The figures follow the cell figures' policy: ``unparsed``, ``confidence``, ``n_bootstrap`` and
+    ``seed`` go to :func:`verdictlab.stats.reliability` (q measured as there, ``q="auto"``), so the
+    ``none`` row of a cell equals that cell's figures under the same policy.  The table shows point
+    figures only; ``n_bootstrap`` (default 0) only costs time.
+    """
+    from ..stats import reliability
+
+    rel_kw: dict[str, Any] = {"unparsed": unparsed, "q": "auto", "confidence": confidence, "n_bootstrap": n_bootstrap,
+              "seed": seed}
+
+    base = judgments[~judgments["protocol"].astype(str).str.contains("+", regex=False)].copy()
+    base["step"] = base["step"].fillna("").astype(str) if "step" in base else ""
+    base = base[base["step"] == ""]   # per-criterion / per-round rows: aggregate them first
+    cell = ["judge", "dataset", "protocol", "temperature"]
+    if base.empty:
+        return pd.DataFrame(columns=list(REMEDY_TABLE_COLUMNS))
+    b = reliability(base, **rel_kw)
+    b["step"] = ""
+    rows = [b.assign(remedy="none", derived_protocol=b["protocol"])]
+    for r in remedies:
+        d = derive(base, r)
+        if d.empty:
+            continue
+        rel = reliability(d, **rel_kw)
+        rel["derived_protocol"] = rel["protocol"]
+        rel["protocol"] = rel["protocol"].str.split("+", n=1).str[0]
+        rel["step"] = ""
+        rows.append(rel.assign(remedy=r))
+    t = pd.concat(rows, ignore_index=True)
+    ref = b[[*cell, "A", "phi", "T", "tie_rate"]].rename(columns={c: f"{c}_base" for c in ("A", "phi", "T", "tie_rate")})
+    joined = t.merge(ref, on=cell, how="left")
+    for c in ("A", "phi", "T", "tie_rate"):
+        joined[f"d{c}"] = joined[c] - joined[f"{c}_base"]
+    joined["calls_per_verdict"] = [1 if rem == "none" else calls_per_verdict(rem) for rem in joined["remedy"]]
+    joined["extra_calls_per_verdict"] = joined["calls_per_verdict"] - 1
+    joined["new_calls"] = 0
+    joined["note"] = ""
+    # cells the remedy could not be computed for
+    have = set(map(tuple, joined[[*cell, "remedy"]].astype(str).to_numpy()))
+    missing = []
+    for _, row in b.iterrows():
+        for r in remedies:
+            if tuple(str(row[c]) for c in cell) + (r,) not in have:
+                miss = {c: row[c] for c in cell}
+                miss.update(remedy=r, derived_protocol=f"{row['protocol']}+{r}", new_calls=0, step="",
+                            calls_per_verdict=calls_per_verdict(r), extra_calls_per_verdict=calls_per_verdict(r) - 1,
+                            note=_why_missing(r))
+                missing.append(miss)
+    if missing:
+        joined = pd.concat([joined, pd.DataFrame(missing)], ignore_index=True)
+    order = {r: i for i, r in enumerate(["none", *remedies])}
+    joined["_o"] = joined["remedy"].map(order)
+    joined = joined.sort_values([*cell, "_o"]).reset_index(drop=True)
+    return joined[[c for c in REMEDY_TABLE_COLUMNS if c in joined.columns]]
+
+
+def _why_missing(remedy: str) -> str:
+    if "order-average" in remedy:
+        return "needs P(A) from log-probabilities in both orders"
+    m = re.search(r"majority@(\d+)", remedy)
+    if m:
+        return f"needs at least {m.group(1)} repetitions" + (" and both orders" if "both-orders" in remedy else "")
+    return "needs both orders"
+
+
+def pointwise_mask(judgments: pd.DataFrame, items: Sequence[object] | None = None) -> pd.Series:
+    """True for rows of pointwise items (rubric / graded verdicts), which pairwise statistics such as
+    :func:`verdictlab.stats.reliability` must not see.  With ``items`` (``RunStore.items()``) the item
+    kind decides; without, a verdict outside A / B / tie / null does."""
+    if items is not None:
+        from ..items import PointItem
+
+        point = {(it.dataset, str(it.item_id)) for it in items if isinstance(it, PointItem)}  # type: ignore[attr-defined]
+        if point:
+            return pd.Series([(d, str(i)) in point for d, i in zip(judgments["dataset"], judgments["item_id"],
+                                                                   strict=True)], index=judgments.index)
+        return pd.Series(False, index=judgments.index)
+    v = judgments["verdict"]
+    return v.notna() & ~v.isin(["A", "B", "tie"])
+
+
+
+
+def single_verdict_rows(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Pairwise rows with one verdict per trial: rows without a step as they are, and for multi-call
+    protocols (``flask``: one row per criterion) the aggregate verdicts of
+    :func:`verdictlab.analyses.flask.aggregate_criteria` instead of their step rows."""
+    from .flask import aggregate_criteria
+
+    if pairs.empty:
+        return pairs
+    stepped = pairs["step"].fillna("") != ""
+    if not stepped.any():
+        return pairs
+    return pd.concat([pairs[~stepped], aggregate_criteria(pairs[stepped])], ignore_index=True)
+
+
+@register("remedies", order=10, title="Remedies",
+          description="How running both orders, averaging P(A) over orders, or a majority over k repetitions "
+                      "moves A, φ, C, T and the tie rate, and what each costs in calls per verdict (d = change "
+                      "against no remedy; the 'none' row is the cell itself, under the report's policy).")
+def remedies_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
+    """:func:`remedy_table` over the run's pairwise rows (multi-call protocols by their aggregate)."""
+    if inp.pairs.empty:
+        return None
+    return remedy_table(single_verdict_rows(inp.pairs), unparsed=inp.unparsed, confidence=inp.confidence,
+                        seed=inp.seed)
