@@ -104,7 +104,7 @@ def test_missing_file_and_bad_yaml(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         load_config(tmp_path / "nope.yaml")
     p = write(tmp_path, "name: x\ndatasets: [\n  judges: : :\n")
-    with pytest.raises(ConfigError, match=r"audit.yaml, line \d+: invalid YAML"):
+    with pytest.raises(ConfigError, match=r"audit.yaml, line \d+, column \d+: invalid YAML"):
         load_config(p)
     with pytest.raises(ConfigError, match="empty"):
         load_config(write(tmp_path, "", "empty.yaml"))

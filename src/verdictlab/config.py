@@ -37,10 +37,10 @@ index, so repetition r is never answered with repetition r' 's output.  ``on`` c
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 CachePolicy = Literal["auto", "on", "off"]
@@ -164,7 +164,7 @@ class RunConfig(BaseModel):
     @classmethod
     def _temps(cls, v: list[float]) -> list[float]:
         for t in v:
-            if t < 0 or t > 2:
+            if not math.isfinite(t) or t < 0 or t > 2:
                 raise ValueError(f"temperature {t} is outside [0, 2]")
         if len(set(v)) != len(v):
             raise ValueError("temperatures contain duplicates")
@@ -188,6 +188,21 @@ class RunConfig(BaseModel):
             p = Path(self.source).resolve().parent / p
         return str(p)
 
+    def resolve_protocol_arg(self, protocol_id: str) -> tuple[str, str | None]:
+        """``"ID@ARG"`` -> ``(ID, ARG)`` with a relative ARG that names a file next to the config
+        file made absolute (a template override resolves against the config's folder, not the
+        working directory); ``(protocol_id, None)`` for an id without ``@``.  The stored protocol id
+        stays as written."""
+        base, sep, arg = protocol_id.partition("@")
+        if not sep:
+            return protocol_id, None
+        p = Path(arg).expanduser()
+        if not p.is_absolute() and self.source is not None:
+            beside = Path(self.source).resolve().parent / p
+            if beside.exists():
+                return base, str(beside)
+        return base, str(p) if p.is_absolute() else arg
+
     def judge_ids(self) -> list[str]:
         return [j.id for j in self.judges]
 
@@ -205,14 +220,24 @@ def _format_errors(exc: ValidationError, where: str) -> str:
         loc = ".".join(str(p) for p in err.get("loc", ()))
         msg = err.get("msg", "invalid")
         lines.append(f"{where}: field '{loc}': {msg}" if loc else f"{where}: {msg}")
-    return "\n".join(lines)
+    return "; ".join(lines)
 
 
 def config_from_dict(data: dict[str, Any], *, source: str | Path | None = None) -> RunConfig:
-    """Validate a config mapping; ``source`` (the file it came from) anchors relative paths."""
+    """Validate a config mapping; ``source`` (the file it came from) anchors relative paths.
+
+    The mapping must stay within the input limits (:mod:`verdictlab.guards`): nesting depth and
+    size once shared nodes (YAML aliases) are written out."""
+    from .guards import GuardError, check_depth, check_size
+
     where = str(source) if source is not None else "<config>"
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: a run config must be a mapping, got {type(data).__name__}")
+    try:
+        check_depth(data)
+        check_size(data)
+    except GuardError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
     try:
         cfg = RunConfig.model_validate({k: v for k, v in data.items() if k != "source"})
     except ValidationError as exc:
@@ -222,16 +247,16 @@ def config_from_dict(data: dict[str, Any], *, source: str | Path | None = None) 
 
 
 def load_config(path: str | Path) -> RunConfig:
-    """Read and validate a YAML run config."""
+    """Read and validate a YAML run config.  Every problem is a :class:`ConfigError` with one
+    line naming the file (and line or field): missing file, not UTF-8, invalid YAML, a key given
+    twice, too deep or too large after alias expansion, or an invalid setting."""
+    from .guards import GuardError, YamlFileError, read_yaml_file
+
     p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"{p}: config file not found")
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{p}, line {mark.line + 1}" if mark is not None else str(p)
-        raise ConfigError(f"{where}: invalid YAML ({getattr(exc, 'problem', None) or exc})") from None
+        data = read_yaml_file(p, what="config file")
+    except (YamlFileError, GuardError) as exc:
+        raise ConfigError(str(exc)) from None
     if data is None:
         raise ConfigError(f"{p}: config file is empty")
     return config_from_dict(data, source=p)

@@ -65,7 +65,7 @@ def read_records(path: str | Path) -> Rows:
     text = read_text(p)
     if p.suffix.lower() != ".jsonl":
         try:
-            return _rows_from_document(json.loads(text), p)
+            return _rows_from_document(parse_json(text, path=str(p), row=None), p)
         except json.JSONDecodeError as exc:
             # several JSON objects one per line is JSON Lines whatever the file is called
             if not (text.lstrip().startswith("{") and exc.msg == "Extra data"):
@@ -81,7 +81,7 @@ def json_lines(text: str, *, path: str) -> Rows:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            rec = parse_json(line, path=path, row=lineno)
         except json.JSONDecodeError as exc:
             raise ItemError(f"invalid JSON: {json_error(exc)}", path=path, row=lineno) from None
         if not isinstance(rec, dict):
@@ -90,12 +90,59 @@ def json_lines(text: str, *, path: str) -> Rows:
     return rows
 
 
-def read_text(path: Path) -> str:
-    """A file's UTF-8 text without a leading byte-order mark; not UTF-8 -> :class:`ItemError`."""
+def parse_json(text: str, *, path: str | None, row: int | None) -> Any:
+    """One JSON value from a user's file, within the input limits (:func:`verdictlab.guards.loads_json`:
+    no NaN/Infinity, no number that overflows, nesting depth limited).  Malformed JSON raises
+    :class:`json.JSONDecodeError` (the caller words it); a limit -> :class:`ItemError` naming the
+    offending top-level field."""
+    from ..guards import GuardError, loads_json
+
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return loads_json(text)
+    except GuardError as exc:
+        raise ItemError(str(exc), path=path, row=row, field=_offending_field(text)) from None
+
+
+def _offending_field(text: str) -> str | None:
+    """The top-level key of a JSON object whose value is too deep or holds a non-finite number."""
+    from ..guards import limits, nesting_depth
+
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    limit = limits().max_depth
+    for key, value in doc.items():
+        if nesting_depth(value, stop_at=limit) >= limit or _non_finite(value):
+            return str(key)
+    return None
+
+
+def _non_finite(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, float) and not np.isfinite(v):
+            return True
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
+
+
+def read_text(path: Path) -> str:
+    """A file's UTF-8 text without a leading byte-order mark; not UTF-8 -> :class:`ItemError`
+    naming the line of the first byte that cannot be decoded."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ItemError(f"not UTF-8 text ({exc.reason})", path=str(path)) from None
+        line = data[: exc.start].count(b"\n") + 1
+        raise ItemError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} cannot be decoded)", path=str(path),
+                        row=line) from None
 
 
 def _rows_from_document(doc: Any, p: Path) -> Rows:

@@ -3,11 +3,18 @@
 Columns: ``item_id, question, response_a, response_b`` (required), ``label`` (``A``, ``B``, ``tie`` or
 empty), optional ``reference`` and ``category``; any other column goes into ``meta``.
 ``field_map={"question": "prompt", "response_a": "chosen", ...}`` names the source column for each
-of these fields.  CSV rows are numbered by file line (the header is line 1); Parquet rows from 1.
+of these fields.  CSV rows are numbered by the file line a record starts on (the header is line 1;
+a quoted cell may span lines); Parquet rows from 1.
+
+CSV is read with the standard :mod:`csv` module, strictly: a row with more or fewer fields than the
+header, a duplicate or unnamed header column, a stray quote or bytes that are not UTF-8 are errors
+naming the file line -- never shifted columns.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 from pathlib import Path
@@ -16,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..guards import GuardError, check_depth, loads_json, nesting_depth
 from ..items import ItemError, PairItem, make_pair_item
 from ._common import check_no_options, check_unique, finish, require_path
 from .registry import DatasetLoad
@@ -42,28 +50,73 @@ def to_python(value: Any) -> Any:
     return value
 
 
+def _decode(data: bytes, p: Path) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ItemError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} cannot be decoded)", path=str(p),
+                        row=line) from None
+
+
+def _csv_header(header: list[str], p: Path, line: int) -> list[str]:
+    seen: dict[str, int] = {}
+    for k, name in enumerate(header, start=1):
+        if not name.strip():
+            raise ItemError(f"header column {k} has no name", path=str(p), row=line)
+        if name in seen:
+            raise ItemError(f"header names column {name!r} twice (columns {seen[name]} and {k})",
+                            path=str(p), row=line, field=name)
+        seen[name] = k
+    return header
+
+
+def read_csv_rows(path: str | Path, *, sep: str = ",") -> list[tuple[int, dict[str, Any]]]:
+    """Rows of a CSV (or, with ``sep="\\t"``, TSV) file as ``(line, record)``: cells are text, empty
+    cells None, blank lines skipped; ``line`` is the file line the record starts on."""
+    p = Path(path)
+    text = _decode(p.read_bytes(), p)
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))   # a long response is one cell
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, strict=True)
+    header: list[str] | None = None
+    header_line = 1
+    rows: list[tuple[int, dict[str, Any]]] = []
+    start = 1
+    try:
+        for fields in reader:
+            line, start = start, reader.line_num + 1
+            if not fields:
+                continue
+            if header is None:
+                header, header_line = _csv_header(fields, p, line), line
+                continue
+            if len(fields) != len(header):
+                raise ItemError(f"{len(fields)} fields, but the header (line {header_line}) has "
+                                f"{len(header)} columns; quote cells that hold '{sep}'", path=str(p), row=line)
+            rows.append((line, {c: (v if v != "" else None) for c, v in zip(header, fields, strict=True)}))
+    except csv.Error as exc:
+        raise ItemError(f"malformed CSV ({exc})", path=str(p), row=start) from None
+    if header is None:
+        raise ItemError("empty file (no header row)", path=str(p))
+    return rows
+
+
 def read_table_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """Rows of a CSV or Parquet file as ``(row, record)``; CSV cells are text, empty cells None."""
     p = Path(path)
     suffix = p.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        return read_csv_rows(p, sep="\t" if suffix == ".tsv" else ",")
+    if suffix != ".parquet":
+        raise ItemError("expected a .csv, .tsv or .parquet file", path=str(p))
     try:
-        if suffix == ".parquet":
-            df = pd.read_parquet(p)
-            first = 1
-        elif suffix in (".csv", ".tsv"):
-            df = pd.read_csv(p, dtype=str, keep_default_na=False, sep="\t" if suffix == ".tsv" else ",")
-            df = df.replace({"": None})
-            first = 2
-        else:
-            raise ItemError("expected a .csv, .tsv or .parquet file", path=str(p))
-    except ItemError:
-        raise
-    except Exception as exc:  # parser errors from pandas / pyarrow
+        df = pd.read_parquet(p)
+    except Exception as exc:  # parser errors from pyarrow
         raise ItemError(f"cannot read table ({type(exc).__name__}: {exc})", path=str(p)) from None
     cols = list(df.columns)
     rows = []
     for i, values in enumerate(df.itertuples(index=False, name=None)):
-        rows.append((i + first, {c: to_python(v) for c, v in zip(cols, values, strict=True)}))
+        rows.append((i + 1, {c: to_python(v) for c, v in zip(cols, values, strict=True)}))
     return rows
 
 
@@ -83,10 +136,11 @@ def rows_to_pair_items(rows: list[tuple[int, dict[str, Any]]], *, path: str, dat
                 raise ItemError(f"must be a string, got {type(rec[f]).__name__}", path=path, row=row,
                                 field=(field_map or {}).get(f, f))
         if isinstance(rec.get("meta"), str):
-            try:
-                rec["meta"] = json.loads(rec["meta"])
-            except json.JSONDecodeError:
-                raise ItemError("meta must be a JSON object", path=path, row=row, field="meta") from None
+            rec["meta"] = _meta_json(rec["meta"], path=path, row=row)
+        try:
+            check_depth(rec)
+        except GuardError as exc:
+            raise ItemError(str(exc), path=path, row=row, field=_deepest_field(rec)) from None
         rec.setdefault("label", None)
         rec["dataset"] = dataset
         extra = {k: rec.pop(k) for k in list(rec) if k not in ITEM_FIELDS}
@@ -97,6 +151,20 @@ def rows_to_pair_items(rows: list[tuple[int, dict[str, Any]]], *, path: str, dat
         items.append(make_pair_item(rec, path=path, row=row))
     check_unique(items, path=path, rows=[r for r, _ in rows])
     return items
+
+
+def _meta_json(text: str, *, path: str, row: int) -> Any:
+    try:
+        return loads_json(text)
+    except json.JSONDecodeError:
+        raise ItemError("meta must be a JSON object", path=path, row=row, field="meta") from None
+    except GuardError as exc:
+        raise ItemError(str(exc), path=path, row=row, field="meta") from None
+
+
+def _deepest_field(rec: dict[str, Any]) -> str | None:
+    depths = {k: nesting_depth(v, stop_at=10_000) for k, v in rec.items()}
+    return max(depths, key=lambda k: depths[k]) if depths else None
 
 
 def _load_table(kind: str, path: str | None, *, dataset: str | None,
