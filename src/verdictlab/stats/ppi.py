@@ -230,39 +230,70 @@ def _strata(f: np.ndarray, fu: np.ndarray, n_strata: int) -> np.ndarray | None:
     return None
 
 
-def _resid_var(y: np.ndarray, f: np.ndarray) -> float:
-    """Residual variance var(y) - cov(y, f)^2 / var(f) of PPI++ (large N) in one stratum.
+def _stratum_vars(y: np.ndarray, f: np.ndarray) -> tuple[float, float]:
+    """(residual variance var(y) - cov(y, f)^2 / var(f), its unlabelled part cov^2 / var(f)) of PPI++ with
+    lam = cov / var(f) in one stratum (ddof 0).
 
     A stratum whose pilot labels are all one class gets the variance of half a success in n + 1 trials
     (p = 0.5 / (n + 1)), so it still receives labels instead of none."""
     var_y = float(y.var())
     if var_y == 0.0:
         p = 0.5 / (y.size + 1)
-        return p * (1.0 - p)
+        return p * (1.0 - p), 0.0
     var_f = float(f.var())
     if var_f == 0.0:
-        return var_y
+        return var_y, 0.0
     cov = float(np.mean((y - y.mean()) * (f - f.mean())))
-    return max(var_y - cov * cov / var_f, 0.0)
+    explained = max(cov, 0.0) ** 2 / var_f
+    return max(var_y - explained, 0.0), explained
+
+
+def _neyman(weights: np.ndarray, s: np.ndarray, v_u: float,
+            target_var: float) -> tuple[int, tuple[int, ...]] | None:
+    total = float(np.sum(weights * s))
+    if total == 0.0 or v_u >= target_var:
+        return None
+    n = max(math.ceil(total**2 / (target_var - v_u)), 2 * s.size)
+    alloc = tuple(int(math.ceil(n * w * sj / total)) for w, sj in zip(weights, s, strict=True))
+    return int(sum(alloc)), alloc
 
 
 def _stratified_budget(y: np.ndarray, f: np.ndarray, fu: np.ndarray, edges: np.ndarray,
                        target_var: float) -> tuple[int, tuple[int, ...]] | None:
-    """Neyman allocation n_k = n W_k s_k / sum_j W_j s_j; Var = (sum_k W_k s_k)^2 / n.
+    """Neyman allocation n_k = n W_k s_k / sum_j W_j s_j, so Var = (sum_k W_k s_k)^2 / n + V_u.
 
-    W_k: stratum share of the unlabelled pool, s_k^2: residual variance in the stratum.  The unlabelled
-    part of the variance is ignored (strata hold many unlabelled items; it is <= 1/N of the total)."""
+    W_k: stratum share of the pool, s_k^2: residual variance in the stratum, V_u = sum_k W_k^2 e_k / N_k
+    the variance of the judge's part on the N_k pool items of each stratum (e_k = cov_k^2 / var_k(f)).
+    On a small pool V_u can outweigh the gain, so the plan without the judge's part inside the strata
+    (s_k^2 = var_k(y), V_u = 0: stratified sampling on the judge's confidence) is computed too and the
+    smaller of the two is returned.  None when neither reaches the target."""
     s_pilot = np.searchsorted(edges, f, side="right")
-    s_unl = np.searchsorted(edges, fu, side="right")
+    s_pool = np.searchsorted(edges, fu, side="right")
     k = edges.size + 1
-    weights = np.bincount(s_unl, minlength=k) / fu.size
-    s = np.sqrt([_resid_var(y[s_pilot == j], f[s_pilot == j]) for j in range(k)])
-    total = float(np.sum(weights * s))
-    if total == 0.0:
-        return None
-    n = max(math.ceil(total**2 / target_var), 2 * k)
-    alloc = tuple(int(math.ceil(n * w * sj / total)) for w, sj in zip(weights, s, strict=True))
-    return int(sum(alloc)), alloc
+    n_pool = np.bincount(s_pool, minlength=k)
+    weights = n_pool / fu.size
+    parts = np.array([_stratum_vars(y[s_pilot == j], f[s_pilot == j]) for j in range(k)])
+    v_u = float(np.sum(weights**2 * parts[:, 1] / np.maximum(n_pool, 1)))
+    plans = [p for p in (_neyman(weights, np.sqrt(parts[:, 0]), v_u, target_var),
+                         _neyman(weights, np.sqrt(parts[:, 0] + parts[:, 1]), 0.0, target_var))
+             if p is not None]
+    return min(plans) if plans else None
+
+
+def _budget_notes(have_strata: bool, strat: tuple[int, tuple[int, ...]] | None, needs: tuple[int, int | None],
+                  pool: int, halfwidth: float) -> list[str]:
+    notes = []
+    if not have_strata:
+        notes.append(f"stratified: the pilot cannot fill 2 judge-confidence strata with "
+                     f"{MIN_PER_STRATUM} items each")
+    elif strat is None:
+        notes.append(f"stratified: the pool of {pool} items is too small for +-{halfwidth:g}")
+    for name, need in (("humans only", needs[0]), ("PPI++", needs[1]),
+                       ("stratified", None if strat is None else strat[0])):
+        if need is not None and need > pool:
+            notes.append(f"{name}: {need} labels is more than the pool's {pool} items; the half-width "
+                         "is out of reach on this pool (the count holds for a larger pool like it)")
+    return notes
 
 
 def label_budget(y: Sequence[float] | np.ndarray, yhat: Sequence[float] | np.ndarray,
@@ -296,9 +327,7 @@ def label_budget(y: Sequence[float] | np.ndarray, yhat: Sequence[float] | np.nda
         reasons.append("ppi: the judge's predictions are constant; they cannot reduce the labels needed")
     edges = _strata(fv, fu, n_strata)
     strat = None if edges is None else _stratified_budget(yv, fv, fu, edges, target_var)
-    if strat is None:
-        reasons.append(f"stratified: the pilot cannot fill 2 judge-confidence strata with "
-                       f"{MIN_PER_STRATUM} items each")
+    reasons += _budget_notes(edges is not None, strat, (n_human, n_ppi), fu.size, halfwidth)
     if edges is None or strat is None:
         return replace(empty, human_only=n_human, ppi=n_ppi, reasons=tuple(reasons))
     return replace(empty, human_only=n_human, ppi=n_ppi, ppi_stratified=strat[0], allocation=strat[1],

@@ -1,0 +1,79 @@
+"""`verdictlab plan-labels RUN_DIR --halfwidth 0.03` -- how many human labels a target interval needs.
+
+Per cell, the items that already have a human label are the pilot; the judge's predictions on every judged
+item are the pool.  Printed: labels needed with humans alone, with PPI++ (the judge's verdicts on the pool,
+corrected by the labels), and with PPI++ when the labels are spread over judge-confidence strata by Neyman
+allocation (more labels where the judge is unsure).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+def _n(x: int | None) -> str:
+    return "—" if x is None else str(x)
+
+
+def _alloc(b: Any) -> str:
+    if b.allocation is None or b.strata_edges is None:
+        return "—"
+    edges = ["min", *(f"{e:.2f}" for e in b.strata_edges), "max"]
+    return ", ".join(f"[{edges[i]}, {edges[i + 1]}): {n}" for i, n in enumerate(b.allocation))
+
+
+def plan_labels(
+    run_dir: Annotated[Path, typer.Argument(help="Run directory holding run.sqlite.")],
+    halfwidth: Annotated[float, typer.Option(help="Target half-width of the interval (e.g. 0.03 = ±3 points).")],
+    human: Annotated[Path | None, typer.Option(
+        "--human", help="Pilot human labels: JSON Lines or CSV with item_id and label (default: the items').")
+    ] = None,
+    confidence: Annotated[float, typer.Option(help="Confidence level of the interval.")] = 0.95,
+    strata: Annotated[int, typer.Option(help="Most judge-confidence strata for the Neyman allocation.")] = 4,
+    unparsed: Annotated[str, typer.Option(help="Unparsed verdicts: 'exclude' or 'wrong'.")] = "exclude",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the budgets as JSON.")] = False,
+) -> None:
+    """Human labels needed for an interval of ±HALFWIDTH: humans only, PPI++, PPI++ with Neyman strata."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..analyses.human_labels import budget_cells
+    from .validate_cmd import check_options, load_judgments
+
+    check_options(unparsed, ("--halfwidth", halfwidth), ("--confidence", confidence))
+    if strata < 2:
+        raise typer.BadParameter(f"--strata must be >= 2, got {strata}")
+    judgments = load_judgments(run_dir, human)
+    cells = budget_cells(judgments, halfwidth=halfwidth, confidence=confidence, n_strata=strata,
+                         unparsed=unparsed)
+    if as_json:
+        rows = [{"cell": c.cell, "quantity": c.quantity, **asdict(c.budget)} for c in cells]
+        typer.echo(json.dumps({"cells": rows}, indent=2, allow_nan=False, default=str))
+        return
+    console = Console(width=200) if not Console().is_terminal else Console()
+    if not cells:
+        console.print("No cells with pair or PASS/FAIL verdicts in this run.", markup=False)
+        return
+    t = Table(title=f"Human labels for a {confidence:.0%} interval of ±{halfwidth:g}")
+    for col in ("cell", "quantity", "pilot", "pool", "humans only", "PPI++", "PPI++ Neyman",
+                "allocation by judge confidence"):
+        t.add_column(col, overflow="fold")
+    for c in cells:
+        b, k = c.budget, c.cell
+        t.add_row(f"{k['judge']} · {k['protocol']} · {k['dataset']} · T={k['temperature']:g}", c.quantity,
+                  str(b.n_pilot), str(b.n_unlabelled), _n(b.human_only), _n(b.ppi), _n(b.ppi_stratified),
+                  _alloc(b))
+    console.print(t)
+    for c in cells:
+        for r in c.budget.reasons:
+            console.print(f"{c.cell['judge']} · {c.cell['protocol']} · {c.cell['dataset']}: {r}",
+                          markup=False, highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("plan-labels")(plan_labels)

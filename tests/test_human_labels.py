@@ -1,0 +1,167 @@
+"""Human labels (issue 12): per-cell estimates from judgments, the validate / plan-labels commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from verdictlab.analyses.human_labels import (
+    budget_cells,
+    human_label_rows,
+    reliability_rows,
+    validate_cells,
+)
+from verdictlab.cli import plan_labels_cmd, validate_cmd
+from verdictlab.stats import classical_mean, ppi_mean
+
+
+def _rows(item: str, label: str | None, verdicts: list[str | None], p_a: list[float | None] | None = None,
+          judge: str = "j", protocol: str = "direct") -> list[dict]:
+    p = p_a or [None] * len(verdicts)
+    return [{"judge": judge, "protocol": protocol, "dataset": "d", "temperature": 0.0, "item_id": item,
+             "order": "AB" if k % 2 == 0 else "BA", "rep": k // 2, "step": "", "label": label,
+             "verdict": v, "p_a": pk} for k, (v, pk) in enumerate(zip(verdicts, p, strict=True))]
+
+
+def test_predictions_votes_p_a_ties_and_unparsed() -> None:
+    rows = (_rows("1", "A", ["A", "A", "A", "B"])            # vote share 3/4
+            + _rows("2", "B", ["B", "tie", "B", "B"])       # (0 + 1/2 + 0 + 0)/4 = 1/8
+            + _rows("3", "tie", ["A", "A", "A", "A"])       # human tie: left out of labelled and unlabelled
+            + _rows("4", None, ["A", None, "B", "A"])       # unparsed vote dropped: 2/3, unlabelled
+            + _rows("5", None, [None, None, None, None]))   # no parsed vote: left out (exclude)
+    cells = validate_cells(pd.DataFrame(rows))
+    (v,) = cells
+    assert v.quantity == "win_rate_A" and v.source == "votes"
+    assert (v.n_items, v.n_labelled, v.n_unlabelled, v.n_excluded_labels, v.n_no_verdict) == (4, 2, 1, 1, 1)
+    # judge-only stands on items 1, 2, 4: too few for an interval (minimum 10)
+    assert v.judge.value is None and "at least 10" in str(v.judge.reason)
+    assert any("tie" in n for n in v.notes) and any("without a parsed verdict" in n for n in v.notes)
+    wrong = validate_cells(pd.DataFrame(rows), unparsed="wrong")[0]
+    assert wrong.n_items == 5 and wrong.n_unlabelled == 2  # item 5 predicted 1/2
+
+
+def _sample_frame(n_lab: int = 60, n_unl: int = 200, seed: int = 0, with_p_a: bool = True) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows: list[dict] = []
+    for i in range(n_lab + n_unl):
+        truth = "A" if rng.random() < 0.6 else "B"
+        p = float(np.clip((0.75 if truth == "A" else 0.3) + rng.normal(0, 0.25), 0, 1))
+        verdicts = ["A" if rng.random() < p else "B" for _ in range(4)]
+        rows += _rows(str(i), truth if i < n_lab else None, verdicts, [p] * 4 if with_p_a else None)
+    return pd.DataFrame(rows)
+
+
+def test_cell_figures_match_the_stats_functions() -> None:
+    df = _sample_frame()
+    (v,) = validate_cells(df, target=0.8, delta=0.1)
+    assert v.source == "p_a" and (v.n_labelled, v.n_unlabelled) == (60, 200)
+    items = df.groupby("item_id", sort=True).agg(p=("p_a", "mean"), label=("label", "first"))
+    lab = items["label"].notna()
+    y = (items.loc[lab, "label"] == "A").to_numpy(float)
+    f, fu = items.loc[lab, "p"].to_numpy(), items.loc[~lab, "p"].to_numpy()
+    assert v.ppi.value == pytest.approx(ppi_mean(y, f, fu).value)
+    assert v.human.value == pytest.approx(classical_mean(y).value)
+    assert v.ppi.halfwidth < v.human.halfwidth
+    assert v.calibration.ece is not None and v.isotonic.after is not None
+    table = human_label_rows([v])
+    assert table.loc[0, "ppi"] == pytest.approx(v.ppi.value) and table.loc[0, "quantity"] == "win_rate_A"
+    bins = reliability_rows([v])
+    assert bins["n"].sum() == 60
+
+
+def test_keep_labels_what_if() -> None:
+    df = _sample_frame(n_lab=150, n_unl=0)
+    (full,) = validate_cells(df)
+    assert full.ppi.value is None and any("--keep-labels" in n for n in full.notes)
+    (v,) = validate_cells(df, keep_labels=40, seed=3)
+    assert (v.n_labelled, v.n_unlabelled) == (40, 110)
+    assert v.reference is not None and v.reference.value == pytest.approx(full.human.value)
+    assert v.ppi.value is not None
+
+
+def test_point_items_give_system_accuracy() -> None:
+    rng = np.random.default_rng(1)
+    rows: list[dict] = []
+    for i in range(80):
+        ok = rng.random() < 0.7
+        verdicts = ["PASS" if rng.random() < (0.9 if ok else 0.2) else "FAIL" for _ in range(3)]
+        rows += _rows(str(i), ("PASS" if ok else "FAIL") if i < 30 else None, verdicts, protocol="rubric")
+    (v,) = validate_cells(pd.DataFrame(rows))
+    assert v.quantity == "accuracy" and v.source == "votes" and (v.n_labelled, v.n_unlabelled) == (30, 50)
+    assert v.ppi.value is not None and 0.4 < v.ppi.value < 1.0
+
+
+def test_budget_cells() -> None:
+    (b,) = budget_cells(_sample_frame(), halfwidth=0.05)
+    assert b.budget.n_pilot == 60 and b.budget.n_unlabelled == 260
+    assert b.budget.human_only is not None and b.budget.ppi is not None
+    assert b.budget.ppi <= b.budget.human_only
+
+
+# ---- CLI ---------------------------------------------------------------------------------------------
+
+@pytest.fixture()
+def run_dir(tmp_path: Path) -> Path:
+    from verdictlab.report._synthetic import write_synthetic_run
+
+    store = write_synthetic_run(tmp_path / "run", datasets=("pandalm",), protocols=("direct",),
+                                temperatures=(0.0,), judges=("sim:steady",), n_items=120, repetitions=2)
+    store.close()
+    return tmp_path / "run"
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+    validate_cmd.register(app)
+    plan_labels_cmd.register(app)
+    return app
+
+
+def test_validate_cli(run_dir: Path) -> None:
+    res = CliRunner().invoke(_app(), ["validate", str(run_dir), "--keep-labels", "40"])
+    assert res.exit_code == 0, res.output
+    assert "PPI++" in res.output and "ECE" in res.output and "all-label human estimate" in res.output
+    res = CliRunner().invoke(_app(), ["validate", str(run_dir), "--json"])
+    assert res.exit_code == 0, res.output
+    cell = json.loads(res.output)["cells"][0]
+    assert cell["quantity"] == "win_rate_A" and cell["ppi"]["value"] is None and cell["ppi"]["reason"]
+
+
+def test_validate_human_file(run_dir: Path, tmp_path: Path) -> None:
+    from verdictlab.store import open_store
+
+    with open_store(run_dir) as s:
+        ids = sorted(s.judgments()["item_id"].unique())
+    labels = tmp_path / "human.jsonl"
+    labels.write_text("\n".join(json.dumps({"item_id": i, "label": "A" if k % 3 else "B"})
+                                for k, i in enumerate(ids[:50])) + "\n")
+    res = CliRunner().invoke(_app(), ["validate", str(run_dir), "--human", str(labels), "--json"])
+    assert res.exit_code == 0, res.output
+    cell = json.loads(res.output)["cells"][0]
+    assert cell["n_labelled"] == 50 and cell["ppi"]["value"] is not None
+    csv_file = tmp_path / "human.csv"
+    csv_file.write_text("item_id,label\n" + ids[0] + ",A\nno-such-item,B\n")
+    res = CliRunner().invoke(_app(), ["validate", str(run_dir), "--human", str(csv_file)])
+    assert res.exit_code == 3 and "no-such-item" in res.output and "not in the run" in res.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"item_id": ids[0], "label": "maybe"}) + "\n")
+    res = CliRunner().invoke(_app(), ["validate", str(run_dir), "--human", str(bad)])
+    assert res.exit_code == 3 and "row 1" in res.output and "'label'" in res.output
+
+
+def test_plan_labels_cli(run_dir: Path) -> None:
+    res = CliRunner().invoke(_app(), ["plan-labels", str(run_dir), "--halfwidth", "0.03"])
+    assert res.exit_code == 0, res.output
+    assert "humans only" in res.output and "PPI++ Neyman" in res.output
+    res = CliRunner().invoke(_app(), ["plan-labels", str(run_dir), "--halfwidth", "0.05", "--json"])
+    b = json.loads(res.output)["cells"][0]
+    # human-only by hand: ceil(1.96^2 var(y) / 0.05^2) with var(y) of the pilot (<= 0.25 -> <= 385)
+    assert 0 < b["human_only"] <= 385 and b["ppi"] <= b["human_only"]
+    res = CliRunner().invoke(_app(), ["plan-labels", str(tmp_path_missing := run_dir / "nope"), "--halfwidth", "0.03"])
+    assert res.exit_code == 5 and str(tmp_path_missing) in res.output
