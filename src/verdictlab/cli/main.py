@@ -25,6 +25,8 @@ COMMAND_MODULES = (
     "export_cmd",    # export
     "compare_cmd",   # compare
     "review_cmd",    # review
+    "validate_cmd",  # validate (issue 12)
+    "plan_labels_cmd",  # plan-labels (issue 12)
 )
 
 for _name in COMMAND_MODULES:
