@@ -1,0 +1,115 @@
+"""Anchoring and paraphrase stability: the ``anchoring`` and ``paraphrase`` probes of
+:mod:`verdictlab.probes`, each probed (judge, protocol, temperature) cell matched verdict by verdict
+(item, order, repetition, step) with the same cell on the base dataset.  Figures:
+:mod:`verdictlab.stats.stability` -- for anchoring the shift toward the anchor and the
+susceptibility with bootstrap intervals over items (and per anchor direction); for paraphrase the
+verdict change rate beside the judge's own repetition noise on the base dataset.
+
+Unparsed verdicts: under ``"exclude"`` a matched row with an unparsed side is left out; under
+``"wrong"`` an unparsed verdict is a value of its own (it never equals a side, and a parsed verdict
+against an unparsed one counts as a change).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..stats.stability import anchoring_shift, change_vs_noise, repetition_disagreement
+from . import AnalysisInput, register
+
+_MATCH = ["judge", "protocol", "temperature", "item_id", "order", "rep", "step"]
+_UNPARSED = "\x00unparsed"
+STABILITY_COLUMNS: tuple[str, ...] = (
+    "probe", "dataset", "base_dataset", "judge", "protocol", "temperature", "n_matched", "n_items",
+    "shift", "shift_lo", "shift_hi", "susceptibility", "susceptibility_lo", "susceptibility_hi",
+    "anchor_share_base", "anchor_share_probe", "shift_anchor_a", "shift_anchor_b",
+    "change", "change_lo", "change_hi", "noise", "noise_lo", "noise_hi", "n_noise_pairs", "excess",
+    "excess_lo", "excess_hi", "excess_p", "source", "note",
+)
+
+
+def _probe_datasets(items: Sequence[Any] | pd.DataFrame) -> dict[str, tuple[str, str | None, dict[str, Any]]]:
+    """probe dataset -> (probe, base dataset, {item_id: meta}) for the anchoring / paraphrase probes."""
+    if isinstance(items, pd.DataFrame):
+        recs = zip(items["dataset"], items["item_id"], items["meta"], strict=True)
+    else:
+        recs = ((it.dataset, it.item_id, it.meta) for it in items)
+    out: dict[str, tuple[str, str | None, dict[str, Any]]] = {}
+    for ds, iid, m in recs:
+        if isinstance(m, dict) and m.get("probe") in ("anchoring", "paraphrase"):
+            out.setdefault(ds, (m["probe"], m.get("base_dataset"), {}))[2][str(iid)] = m
+    return out
+
+
+def _anchor_row(g: pd.DataFrame, metas: dict[str, Any], n_boot: int, seed: int, confidence: float) -> dict[str, Any]:
+    side = np.array([metas.get(str(i), {}).get("anchor_side") for i in g["item_id"]], dtype=object)
+    vb, vp = g["verdict_b"].to_numpy(object), g["verdict_p"].to_numpy(object)
+    r = anchoring_shift(vb, vp, side, g["item_id"].to_numpy(object), n_boot=n_boot, seed=seed, confidence=confidence)
+    per_dir = {}
+    for d in ("A", "B"):
+        m = side == d
+        per_dir[f"shift_anchor_{d.lower()}"] = (float((vp[m] == d).mean() - (vb[m] == d).mean()) if m.any()
+                                                else np.nan)
+    return {"n_items": r.n_items, "shift": r.shift, "shift_lo": r.shift_lo, "shift_hi": r.shift_hi,
+            "susceptibility": r.susceptibility, "susceptibility_lo": r.susceptibility_lo,
+            "susceptibility_hi": r.susceptibility_hi, "anchor_share_base": r.s_base,
+            "anchor_share_probe": r.s_probe, **per_dir}
+
+
+def _paraphrase_row(g: pd.DataFrame, base_cell: pd.DataFrame, confidence: float) -> dict[str, Any]:
+    changed = int((g["verdict_p"] != g["verdict_b"]).sum())
+    diff, pairs = repetition_disagreement(base_cell)
+    r = asdict(change_vs_noise(changed, len(g), diff, pairs, confidence=confidence))
+    r.pop("n")
+    note = "" if pairs else "no repetition noise: run with repetitions >= 2 to tell rewording from noise"
+    return {"n_items": int(g["item_id"].nunique()), **r, "note": note}
+
+
+def stability_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame, *, unparsed: str = "exclude",
+                    confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """One row per anchoring / paraphrase probe cell (module docstring)."""
+    if unparsed not in ("exclude", "wrong"):
+        raise ValueError(f"unparsed must be one of ('exclude', 'wrong'), got {unparsed!r}")
+    df = judgments.assign(step=judgments["step"].fillna("").astype(str), item_id=judgments["item_id"].astype(str))
+    rows = []
+    for ds, (probe, base, metas) in sorted(_probe_datasets(items).items()):
+        p, b = df[df["dataset"] == ds], df[df["dataset"] == base]
+        if p.empty or b.empty:
+            continue
+        m = p.merge(b, on=_MATCH, suffixes=("_p", "_b"))
+        if unparsed == "exclude":
+            m = m[m["verdict_p"].notna() & m["verdict_b"].notna()]
+        else:
+            m = m.assign(verdict_p=m["verdict_p"].astype(object).where(m["verdict_p"].notna(), _UNPARSED),
+                         verdict_b=m["verdict_b"].astype(object).where(m["verdict_b"].notna(), _UNPARSED))
+        source = next((v.get("paraphrase_source", "") for v in metas.values()), "")
+        for (judge, proto, temp), g in m.groupby(["judge", "protocol", "temperature"]):
+            rec: dict[str, Any] = {c: np.nan for c in STABILITY_COLUMNS}
+            rec.update(probe=probe, dataset=ds, base_dataset=base, judge=judge, protocol=proto, temperature=temp,
+                       n_matched=len(g), source=source, note="")
+            if probe == "anchoring":
+                rec.update(_anchor_row(g, metas, max(int(n_bootstrap), 1), seed, confidence))
+            else:
+                cell = b[(b["judge"] == judge) & (b["protocol"] == proto) & (b["temperature"] == temp)]
+                rec.update(_paraphrase_row(g, cell, confidence))
+            rows.append(rec)
+    return pd.DataFrame(rows, columns=list(STABILITY_COLUMNS))
+
+
+@register("stability", order=52, title="Anchoring and paraphrase stability",
+          description="Anchoring: rise in the share of verdicts for the side a 'previous reviewer' was said to "
+                      "prefer (shift, and susceptibility = shift / room to move; bootstrap over items). "
+                      "Paraphrase: verdict change rate under a reworded question beside the judge's own "
+                      "repetition noise (excess = change - noise).")
+def stability_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
+    items = inp.items if inp.items is not None else inp.items_frame
+    if inp.pairs.empty or items is None:
+        return None
+    t = stability_table(inp.pairs, items, unparsed=inp.unparsed, confidence=inp.confidence,
+                        n_bootstrap=min(int(inp.n_bootstrap), 1000), seed=inp.seed)
+    return t if len(t) else None

@@ -1,0 +1,100 @@
+"""Anchoring and paraphrase probes: transforms, figures and the sim judge's planted biases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from verdictlab.analyses.stability import stability_table
+from verdictlab.datasets.registry import DatasetLoad
+from verdictlab.items import PairItem
+from verdictlab.probes import anchoring_probe, apply_probe, paraphrase_probe
+from verdictlab.stats.stability import anchoring_shift, change_vs_noise, repetition_disagreement
+
+
+def _load(n: int = 6) -> DatasetLoad:
+    items = [PairItem(item_id=str(i), dataset="base", question=f"Q{i}?", response_a=f"alpha answer {i}",
+                      response_b=f"beta answer {i}", label="AB"[i % 2]) for i in range(n)]
+    return DatasetLoad(name="base", items=list(items), seed=42)
+
+
+def test_anchoring_shift_hand_worked():
+    # side A A B B; base A B B A -> on side 1 0 1 0 (s_base .5); probe A A B A -> 1 1 1 0 (s_probe .75)
+    # shift = .25; susceptibility = .25 / (1 - .5) = .5
+    r = anchoring_shift(["A", "B", "B", "A"], ["A", "A", "B", "A"], ["A", "A", "B", "B"], ["1", "2", "3", "4"],
+                        n_boot=200)
+    assert (r.n, r.n_items) == (4, 4)
+    assert r.s_base == 0.5 and r.s_probe == 0.75 and r.shift == 0.25 and r.susceptibility == 0.5
+    assert r.shift_lo <= 0.25 <= r.shift_hi
+
+
+def test_repetition_disagreement_and_change_vs_noise_hand_worked():
+    # item 1 (AB): reps A, A, B -> 3 pairs, 1 alike -> 2 differ; item 2 (AB): A, A -> 1 pair alike.
+    df = pd.DataFrame({"item_id": ["1", "1", "1", "2", "2"], "order": "AB", "step": "",
+                       "verdict": ["A", "A", "B", "A", "A"]})
+    assert repetition_disagreement(df) == (2, 4)
+    # change 3/10 vs noise 3/10: excess 0, p = 1 (z = 0)
+    r = change_vs_noise(3, 10, 3, 10)
+    assert r.change == r.noise == 0.3 and r.excess == 0 and r.excess_p == pytest.approx(1.0)
+
+
+def test_anchoring_probe_quotes_the_anchored_response_in_both_directions():
+    out = anchoring_probe(_load(20), side="random", seed=3)
+    assert out.name == "base+anchoring"
+    sides = {it.meta["anchor_side"] for it in out.items}
+    assert sides == {"A", "B"}
+    for it in out.items:
+        anchored = it.response_a if it.meta["anchor_side"] == "A" else it.response_b
+        assert it.question.startswith(f"Q{it.item_id}?") and f"\u201c{anchored}\u201d" in it.question
+        assert it.meta["probe"] == "anchoring" and it.meta["base_dataset"] == "base"
+    assert apply_probe(_load(4), {"name": "anchoring", "side": "loser"}).items[0].meta["anchor_side"] == "B"
+
+
+def test_paraphrase_from_file_keeps_the_original_in_meta(tmp_path: Path):
+    f = tmp_path / "para.jsonl"
+    f.write_text("".join(json.dumps({"item_id": str(i), "question": f"Reworded {i}?"}) + "\n" for i in range(4)))
+    out = apply_probe(_load(6), "paraphrase", file=str(f))
+    assert out.name == "base+paraphrase" and len(out.items) == 4 and len(out.dropped) == 2
+    it = out.items[0]
+    assert it.question == "Reworded 0?" and it.meta["original_question"] == "Q0?"
+    assert it.meta["paraphrase_source"] == f"file:{f}"
+    with pytest.raises(ValueError, match="exactly one"):
+        paraphrase_probe(_load(2))
+
+
+def test_paraphrase_with_a_named_judge(monkeypatch: pytest.MonkeyPatch):
+    from verdictlab.judges.base import JudgeAPI, JudgeResponse
+
+    class Rewriter(JudgeAPI):
+        provider = "fake"
+
+        async def generate(self, request):   # type: ignore[no-untyped-def]
+            q = request.messages[0]["content"].rsplit("Question:\n", 1)[1]
+            return JudgeResponse(text=f"In other words: {q}", tokens_in=1, tokens_out=1, cost_usd=0.0)
+
+    monkeypatch.setattr("verdictlab.judges.make_judge", lambda jid: Rewriter(jid, model="fake"))
+    out = paraphrase_probe(_load(3), paraphraser="fake:rewriter")
+    assert [it.question for it in out.items] == ["In other words: Q0?", "In other words: Q1?", "In other words: Q2?"]
+    assert out.items[0].meta["paraphrase_source"] == "judge:fake:rewriter"
+
+
+def test_stability_table_from_matched_verdicts():
+    load = _load(4)
+    probe = anchoring_probe(load, side="a")
+    rows = []
+    for ds, follow in (("base", False), ("base+anchoring", True)):
+        for it in load.items:
+            for o in ("AB", "BA"):
+                for rep in (0, 1):
+                    v = "A" if follow else it.label
+                    rows.append({"judge": "j", "protocol": "direct", "temperature": 0.0, "dataset": ds,
+                                 "item_id": it.item_id, "order": o, "rep": rep, "step": "", "verdict": v,
+                                 "label": it.label})
+    t = stability_table(pd.DataFrame(rows), [*load.items, *probe.items], n_bootstrap=100)
+    r = t.iloc[0]
+    # base: label A on items 0, 2 -> s_base = .5; probe: always A (the anchor) -> s_probe = 1, shift .5, susc 1
+    assert r.probe == "anchoring" and r.n_matched == 16
+    assert r.anchor_share_base == 0.5 and r["shift"] == 0.5 and r.susceptibility == 1.0
