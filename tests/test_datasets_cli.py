@@ -37,12 +37,12 @@ def test_validate_good_and_malformed(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(good.read_text() + '{"item_id": "2", "question": "q", "response_a": "a"}\n')
     r = runner.invoke(app, ["datasets", "validate", "jsonl", "--path", str(bad)])
-    assert r.exit_code == 1
+    assert r.exit_code == 3     # input error (docs/errors.md)
     assert "row 2" in r.output and "'response_b'" in r.output
     r = runner.invoke(app, ["datasets", "validate", "jsonl", "--path", str(bad), "--json"])
-    assert r.exit_code == 1 and json.loads(r.output)["ok"] is False
+    assert r.exit_code == 3 and json.loads(r.output)["ok"] is False
     r = runner.invoke(app, ["datasets", "validate", "nosuch", "--path", str(bad)])
-    assert r.exit_code == 1 and "unknown dataset 'nosuch'" in r.output
+    assert r.exit_code == 3 and "unknown dataset 'nosuch'" in r.output
 
 
 def test_show_pandalm_with_option(shared_data):

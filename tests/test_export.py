@@ -94,7 +94,7 @@ def test_cli_export(run_dir, tmp_path):
     assert r.exit_code == 0, r.output
     assert len((tmp_path / "o.jsonl").read_text().splitlines()) == 3
     r = runner.invoke(app, ["export", str(tmp_path / "nowhere")])
-    assert r.exit_code == 2 and "no run store" in r.output
+    assert r.exit_code == 5 and "no run store" in r.output     # store problem (docs/errors.md)
 
 
 def test_documented_schema_matches_store():

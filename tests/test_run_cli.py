@@ -62,16 +62,17 @@ def test_fresh_refuses_without_force(tmp_path: Path) -> None:
 def test_budget_message_and_config_error(tmp_path: Path) -> None:
     cfg = _config(tmp_path, "budget: {max_calls: 4}\n")
     r = runner.invoke(app, ["run", str(cfg), "--run-dir", str(tmp_path / "o"), "--no-progress"])
-    assert r.exit_code == 0
+    assert r.exit_code == 4      # incomplete run (docs/errors.md): 16 trials left undone
+    assert "incomplete run: 16 of 20 trials not judged (rerun to resume)" in r.output
     assert "4 trials judged this run" in r.output and "16 remaining" in r.output
     assert "budget" in r.output and "raising the budget" in r.output
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\ndatasets: [{name: jsonl, path: pairs.jsonl}]\njudges: ['sim:']\n"
                    "protocols: [direct]\norders: [AB, CD]\n")
     r = runner.invoke(app, ["run", str(bad), "--run-dir", str(tmp_path / "o2")])
-    assert r.exit_code == 2 and "bad.yaml" in r.output and "orders.1" in r.output
+    assert r.exit_code == 3 and "bad.yaml" in r.output and "orders.1" in r.output     # input error
     missing = tmp_path / "missing.yaml"
     missing.write_text("name: x\ndatasets: [{name: jsonl, path: nope.jsonl}]\njudges: ['sim:']\n"
                        "protocols: [direct]\n")
     r = runner.invoke(app, ["run", str(missing), "--run-dir", str(tmp_path / "o3")])
-    assert r.exit_code == 2 and "nope.jsonl" in r.output and "not found" in r.output
+    assert r.exit_code == 3 and "nope.jsonl" in r.output and "not found" in r.output

@@ -7,7 +7,10 @@ stays a JSON text.  Rows are sorted by the trial key so two exports of one run a
 - ``parquet``: pyarrow schema with those types (nulls kept as nulls); the column descriptions are
   stored as field metadata (``description``) and the schema version as table metadata.
 - ``jsonl``: one JSON object per line, keys in column order, null for missing values.
-- ``csv``: header row of the column names; empty cell for null.
+- ``csv``: header row of the column names; empty cell for null.  Text cells that a spreadsheet
+  would run as a formula (starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) get a
+  leading ``'`` (OWASP's advice against CSV injection), and so does a text cell that already starts
+  with ``'``; :func:`read_export` removes exactly that one quote, so the round trip is exact.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import pandas as pd
 from .store import JUDGMENT_COLUMN_NAMES, JUDGMENT_COLUMNS, SCHEMA_VERSION, RunStore, open_store
 
 FORMATS = ("parquet", "jsonl", "csv")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 SORT_KEY = ["judge", "dataset", "protocol", "temperature", "item_id", "order", "rep", "step"]
 
 
@@ -84,7 +88,33 @@ def export_judgments(source: str | Path | RunStore, *, format: str = "parquet",
                 obj = {c: _plain(v) for c, v in zip(JUDGMENT_COLUMN_NAMES, rec, strict=True)}
                 fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
     else:
-        df.to_csv(out, index=False, na_rep="")
+        text_cols = [n for n, t, _ in JUDGMENT_COLUMNS if t == "TEXT"]
+        csv_safe(df, text_cols).to_csv(out, index=False, na_rep="")
+    return out
+
+
+def escape_formula(value: Any) -> Any:
+    """A text cell made inert for spreadsheets: ``'`` before a leading ``= + - @``, tab, CR or ``'``."""
+    if isinstance(value, str) and value.startswith((*FORMULA_STARTS, "'")):
+        return "'" + value
+    return value
+
+
+def unescape_formula(value: Any) -> Any:
+    """Undo :func:`escape_formula` (one leading ``'`` removed)."""
+    if isinstance(value, str) and value.startswith("'"):
+        return value[1:]
+    return value
+
+
+def csv_safe(df: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
+    """A copy of ``df`` whose text ``columns`` (default: every object/string column) are escaped
+    with :func:`escape_formula`, for writing a CSV a person may open in a spreadsheet."""
+    out = df.copy()
+    if columns is None:
+        columns = [c for c in out.columns if out[c].dtype == object or pd.api.types.is_string_dtype(out[c])]
+    for c in columns:
+        out[c] = out[c].map(escape_formula, na_action="ignore")
     return out
 
 
@@ -98,6 +128,9 @@ def read_export(path: str | Path) -> pd.DataFrame:
         df = pd.read_json(p, lines=True, dtype=False)
     elif suffix == ".csv":
         df = pd.read_csv(p, dtype=str, keep_default_na=False).replace({"": None})
+        for name, sql, _ in JUDGMENT_COLUMNS:
+            if sql == "TEXT" and name in df.columns:
+                df[name] = df[name].map(unescape_formula, na_action="ignore")
     else:
         raise ValueError(f"{p}: expected .parquet, .jsonl or .csv")
     for name in JUDGMENT_COLUMN_NAMES:

@@ -89,21 +89,20 @@ def compare(
     from rich import box
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from ..stats import paired_mcnemar
     from ..store import StoreError
+    from ._errors import EXIT_INPUT, EXIT_STORE, fail, plain
 
-    err = Console(stderr=True)
     if not 0 < alpha < 1:
         raise typer.BadParameter(f"--alpha must be in (0, 1), got {alpha}")
     try:
         judgments, order = load_runs(run_dirs, by.value)
     except StoreError as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None
+        fail(e, EXIT_STORE)
     if judgments.empty:
-        err.print("[red]error:[/red] no judgments in the given run(s)")
-        raise typer.Exit(2)
+        fail("no judgments in the given run(s)", EXIT_INPUT)
     res = paired_mcnemar(judgments, by=by.value, order=order, all_pairs=all_pairs,
                          unparsed=unparsed.value, alpha=alpha)
     if as_json:
@@ -114,7 +113,7 @@ def compare(
                    "comparisons": [{k: _clean(v) for k, v in rec.items()} for rec in res.to_dict("records")]}
         typer.echo(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
         return
-    con = Console()
+    con = Console(markup=False, highlight=False)
     if res.empty:
         con.print(f"Nothing to compare: fewer than two {by.value}s share a dataset in these runs.")
         return
@@ -128,7 +127,8 @@ def compare(
         t.add_column(c, justify="right", no_wrap=True)
     for rec in res.to_dict("records"):
         stratum = " · ".join(f"T={rec[c]:g}" if c == "temperature" else str(rec[c]) for c in strata)
-        t.add_row(stratum, f"{rec[f'{by.value}_x']} vs {rec[f'{by.value}_y']}", str(rec["n_shared"]),
+        t.add_row(Text(plain(stratum)), Text(plain(f"{rec[f'{by.value}_x']} vs {rec[f'{by.value}_y']}")),
+                  str(rec["n_shared"]),
                   f"{rec['acc_x']:.3f}/{rec['acc_y']:.3f}", f"{rec['only_x']}/{rec['only_y']}",
                   f"{rec['p']:.3g}", f"{rec['p_holm']:.3g}", "*" if rec["significant"] else "")
     con.print(t)

@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
+from ._errors import EXIT_INPUT, fail, plain
+
 datasets_app = typer.Typer(help="Dataset loaders: list them, look at a source, validate a file.",
                            no_args_is_help=True)
 
@@ -46,12 +48,18 @@ def _short(text: str | None, n: int = 160) -> str:
     return t if len(t) <= n else t[: n - 1] + "…"
 
 
+def plain_cell(value: object) -> str:
+    """A table cell's text with control characters (ANSI escapes, ...) made visible; newlines kept."""
+    return "\n".join(plain(line) for line in str(value).split("\n"))
+
+
 def _print_summary(summary: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     con = Console(soft_wrap=True)
-    t = Table(title=f"dataset {summary['dataset']}", show_header=False)
+    t = Table(title=Text(f"dataset {summary['dataset']}"), show_header=False)
     t.add_column("key", style="bold")
     t.add_column("value")
     for key in ("source", "n_items", "labels", "n_ties", "n_dropped", "dropped_reasons", "reordered",
@@ -65,17 +73,16 @@ def _print_summary(summary: dict[str, Any]) -> None:
                 v = "\n".join(map(str, v)) or "-"
             elif isinstance(v, dict):
                 v = ", ".join(f"{k}: {x}" for k, x in v.items()) or "-"
-            t.add_row(key, str(v))
+            t.add_row(key, Text(plain_cell(v)))
     con.print(t)
 
 
-def _fail(exc: Exception, *, as_json: bool, code: int = 1) -> None:
+def _fail(exc: Exception, *, as_json: bool, code: int = EXIT_INPUT) -> None:
     msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
     if as_json:
         typer.echo(json.dumps({"ok": False, "error": msg}, ensure_ascii=False))
-    else:
-        typer.echo(f"error: {msg}", err=True)
-    raise typer.Exit(code)
+        raise typer.Exit(code)
+    fail(msg, code)
 
 
 @datasets_app.command("list")
@@ -123,6 +130,7 @@ def show_cmd(
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     _print_summary(load.summary())
     t = Table(title=f"first {len(items)} item(s)")
@@ -134,7 +142,8 @@ def show_cmd(
             resp = getattr(it, "response", None)
         else:
             resp = f"A: {_short(resp, 100)}\nB: {_short(it.response_b, 100)}"  # type: ignore[union-attr]
-        t.add_row(it.item_id, str(it.label), it.category or "-", _short(it.question), resp)
+        t.add_row(*(Text(plain_cell(c)) for c in (it.item_id, it.label, it.category or "-", _short(it.question),
+                                                   resp)))
     Console(soft_wrap=True).print(t)
 
 
@@ -146,7 +155,7 @@ def validate_cmd(
     option: OptionList = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Check a source: exit 1 with the error (file, row, field) if malformed, else print its summary."""
+    """Check a source: exit 3 with the error (file, row, field) if malformed, else print its summary."""
     from ..items import ItemError
 
     try:

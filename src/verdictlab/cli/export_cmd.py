@@ -24,13 +24,13 @@ def export_cmd(
     """Write every judgment of the run with the documented columns, in JUDGMENT_COLUMNS order."""
     from ..export import export_judgments
     from ..store import StoreError
+    from ._errors import EXIT_STORE, fail, say
 
     try:
         path = export_judgments(run_dir, format=format.value, out=out)
     except StoreError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    typer.echo(f"wrote {path}")
+        fail(exc, EXIT_STORE)
+    say(f"wrote {path}", err=False)
 
 
 def register(app: typer.Typer) -> None:

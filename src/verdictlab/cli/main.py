@@ -5,10 +5,33 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
+
+from ._errors import handle
+
+
+class _OneErrorPath(TyperGroup):
+    """Every exception a command lets escape becomes one plain line and a documented exit code
+    (:mod:`verdictlab.cli._errors`); usage errors and explicit exits pass through."""
+
+    def invoke(self, ctx: Any) -> Any:    # a click Context (typer vendors click)
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, SystemExit, GeneratorExit):
+            raise
+        except Exception as exc:
+            if type(exc).__module__.startswith(("typer", "click")):    # usage errors: typer prints them
+                raise
+            handle(exc, debug=bool(ctx.params.get("debug")))
+        except KeyboardInterrupt as exc:
+            handle(exc, debug=bool(ctx.params.get("debug")))
+
 
 app = typer.Typer(
+    cls=_OneErrorPath,
     name="verdictlab",
     help="Audit LLM judges: are their verdicts reproducible, order-invariant and correct?",
     no_args_is_help=True,
@@ -27,7 +50,17 @@ COMMAND_MODULES = (
     "review_cmd",    # review
     "validate_cmd",  # validate (issue 12)
     "plan_labels_cmd",  # plan-labels (issue 12)
+    "drift_cmd",     # drift (issue 14)
 )
+
+@app.callback()
+def _root(debug: Annotated[bool, typer.Option(
+        "--debug", help="Show the full traceback of an error (also VERDICTLAB_DEBUG=1).")] = False) -> None:
+    """Audit LLM judges: are their verdicts reproducible, order-invariant and correct?
+
+    Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input, 4 incomplete run, 5 run store problem
+    (docs/errors.md)."""
+
 
 for _name in COMMAND_MODULES:
     _mod = f"{__package__}.{_name}"

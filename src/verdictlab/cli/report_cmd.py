@@ -37,6 +37,7 @@ def report(
 
     from ..report import build_report, render_html, render_markdown, render_terminal, report_json, write_plots
     from ..store import StoreError
+    from ._errors import EXIT_STORE, fail, say
 
     if out is not None and not html:
         if out.suffix.lower() in (".html", ".htm"):
@@ -47,13 +48,11 @@ def report(
         raise typer.BadParameter(f"--confidence must be in (0, 1), got {confidence}")
     if bootstrap < 0:
         raise typer.BadParameter(f"--bootstrap must be >= 0, got {bootstrap}")
-    err = Console(stderr=True)
     try:
         rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
                            seed=seed)
     except StoreError as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None
+        fail(e, EXIT_STORE)
     if as_json and markdown:
         raise typer.BadParameter("choose one of --json and --markdown")
     if as_json:
@@ -66,10 +65,10 @@ def report(
     if html:
         target = out or (run_dir / "report.html")
         render_html(rep, target)
-        err.print(f"HTML report written to {target}")
+        say(f"HTML report written to {target}")
     if plots is not None:
         written = write_plots(rep, plots)
-        err.print(f"{len(written)} plot files written to {plots}")
+        say(f"{len(written)} plot files written to {plots}")
 
 
 def register(app: typer.Typer) -> None:

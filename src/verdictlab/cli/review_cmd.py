@@ -114,16 +114,14 @@ def review(
     unparsed: Annotated[bool, typer.Option("--unparsed", help="Also export labelled rows the parser could not read.")] = False,
 ) -> None:
     """Export the judge/human disagreements, the judge's reasoning beside the human label and critique."""
-    from rich.console import Console
-
+    from ..export import csv_safe
     from ..store import StoreError, open_store
+    from ._errors import EXIT_STORE, fail, say
 
-    err = Console(stderr=True)
     try:
         store = open_store(run_dir)
     except StoreError as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None
+        fail(e, EXIT_STORE)
     with store:
         df = store.judgments()
         items = store.items()
@@ -137,7 +135,7 @@ def review(
     target = out or (run_dir / f"review.{fmt.value}")
     target.parent.mkdir(parents=True, exist_ok=True)
     if fmt is ReviewFormat.csv:
-        frame.to_csv(target, index=False)
+        csv_safe(frame).to_csv(target, index=False)     # cells starting with = + - @ made inert
     else:
         with target.open("w", encoding="utf-8") as fh:
             for rec in frame.to_dict("records"):
@@ -145,7 +143,7 @@ def review(
                                     ensure_ascii=False, default=str) + "\n")
     counts = frame["kind"].value_counts().to_dict() if len(frame) else {}
     summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "none"
-    Console().print(f"{len(frame)} disagreement(s) written to {target} ({summary})")
+    say(f"{len(frame)} disagreement(s) written to {target} ({summary})", err=False)
 
 
 def debate(
@@ -164,8 +162,8 @@ def debate(
     from ..engine import load_items
     from ..items import PairItem
     from ..store import open_store
+    from ._errors import EXIT_INPUT, fail
 
-    err = Console(stderr=True)
     try:
         cfg = load_config(config)
         if len(cfg.judges) != 2:
@@ -181,11 +179,10 @@ def debate(
                                repetitions=cfg.repetitions)
             n += run_debate(items, cfg.judge_ids(), target, s)
     except (ConfigError, ValueError) as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None
+        fail(e, EXIT_INPUT)
     with open_store(target) as st:
         summ = debate_summary(st.judgments())
-    out = Console()
+    out = Console(markup=False, highlight=False)
     out.print(f"{n} debate(s) run; stored in {target}/run.sqlite")
     for rec in summ.to_dict("records"):
         out.print(f"{rec['debate']} T={rec['temperature']:g}: round-1 accuracy {rec['round1_accuracy']:.3f}, "

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
 from ..config import ConfigError, load_config
 from ..store import STORE_FILENAME
+from ._errors import (
+    EXIT_INCOMPLETE,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_STORE,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    fail,
+    say,
+)
 
 
 def _remove_store(run_dir: Path) -> None:
@@ -32,67 +42,94 @@ def run(
                                                help="Judge again the trials whose calls failed for good "
                                                     "(errors, not unparseable answers).")] = False,
 ) -> None:
-    """Run an audit.  Resumes by default: trials already in the store are skipped."""
-    from ..engine import EngineError, RunLock, run_config
-    from ..items import ItemError
-    from ..judges.base import JudgeConfigError
+    """Run an audit.  Resumes by default: trials already in the store are skipped.
 
-    out = Console(soft_wrap=True)
-    err = Console(stderr=True, soft_wrap=True)
+    Exits 0 when every trial of the grid has a stored answer, 4 when trials are left undone or
+    failed for good (rerun to resume / with --retry-failed), 130/143 when interrupted."""
+    from ..engine import EngineError, RunLock, run_config
+
+    out = Console(soft_wrap=True, markup=False, highlight=False)
     try:
         cfg = load_config(config)
     except ConfigError as exc:
-        err.print(f"[red]config error[/red]\n{exc}", markup=True, highlight=False)
-        raise typer.Exit(2) from None
+        fail(exc, EXIT_INPUT)
     rd = run_dir if run_dir is not None else Path("runs") / cfg.name
+    _check_run_dir(rd, given=run_dir is not None)
     if fresh and (rd / STORE_FILENAME).exists() and not plan:
         if not force:
-            err.print(f"{rd} already holds a run store; rerun without --fresh to resume, "
-                      "or add --force to delete it and start over.", highlight=False)
-            raise typer.Exit(2)
+            fail(f"{rd} already holds a run store; rerun without --fresh to resume, "
+                 "or add --force to delete it and start over.", EXIT_USAGE)
         try:
             with RunLock(rd):                  # never delete a store another run is writing
                 _remove_store(rd)
         except EngineError as exc:
-            err.print(f"[red]error[/red]: {exc}", markup=True, highlight=False)
-            raise typer.Exit(2) from None
+            fail(exc, EXIT_STORE)
     try:
         summary = run_config(cfg, rd, progress=not no_progress, plan_only=plan, retry_failed=retry_failed)
-    except (ItemError, EngineError, JudgeConfigError, ConfigError) as exc:
-        err.print(f"[red]error[/red]: {exc}", markup=True, highlight=False)
-        raise typer.Exit(2) from None
     except KeyboardInterrupt:      # while loading datasets / models, before any judging
-        err.print("interrupted before judging started; nothing was judged.", highlight=False)
-        raise typer.Exit(130) from None
+        fail("interrupted before judging started; nothing was judged.", EXIT_INTERRUPTED)
 
     if plan:
         assert summary.plan is not None
-        out.print(f"plan for {cfg.name!r} -> {rd}", highlight=False)
+        out.print(f"plan for {cfg.name!r} -> {rd}")
         for line in summary.plan.lines():
-            out.print(line, highlight=False)
+            out.print(line)
         return
+    _print_summary(out, cfg.name, rd, summary)
+    if summary.stopped == "interrupted":
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if summary.stopped == "terminated":
+        raise typer.Exit(EXIT_TERMINATED)
+    _exit_if_incomplete(rd, summary)
 
-    out.print(f"run {cfg.name!r}: {summary.n_written} trials judged this run, "
-              f"{summary.n_skipped} already done (skipped), {summary.n_remaining} remaining", highlight=False)
+
+def _check_run_dir(rd: Path, *, given: bool) -> None:
+    """A run directory that exists must be a directory (not a file)."""
+    if rd.exists() and not rd.is_dir():
+        what = "--run-dir" if given else "the default run directory"
+        fail(f"{what} {rd} is a file, not a directory; choose another --run-dir", EXIT_USAGE)
+
+
+def _print_summary(out: Console, name: str, rd: Path, summary: Any) -> None:
+    out.print(f"run {name!r}: {summary.n_written} trials judged this run, "
+              f"{summary.n_skipped} already done (skipped), {summary.n_remaining} remaining")
     out.print(f"  failed calls: {summary.n_failed}   parse failures: {summary.n_parse_failed}   "
               f"cache hits: {summary.n_cache_hits}   calls: {summary.calls}   "
               f"tokens: {summary.tokens_in + summary.tokens_out:,}   cost: ${summary.cost_usd:.4f}   "
-              f"time: {summary.elapsed_s:.1f}s", highlight=False)
-    out.print(f"  stored in {rd / STORE_FILENAME}", highlight=False)
+              f"time: {summary.elapsed_s:.1f}s")
+    out.print(f"  stored in {rd / STORE_FILENAME}")
     if summary.n_retried_failed:
-        out.print(f"  {summary.n_retried_failed} previously failed trials were judged again", highlight=False)
+        out.print(f"  {summary.n_retried_failed} previously failed trials were judged again")
     if summary.n_failed:
-        out.print(f"[yellow]{summary.n_failed} trials failed[/yellow] (no answer after retries; see the "
-                  "'error' column). Rerun with --retry-failed to try them again.", highlight=False)
+        out.print(f"{summary.n_failed} trials failed (no answer after retries; see the 'error' column). "
+                  "Rerun with --retry-failed to try them again.", style="yellow")
     if summary.stopped:
-        out.print(f"[yellow]stopped early[/yellow]: {summary.stopped}. Rerun the same command to resume"
+        out.print(f"stopped early: {summary.stopped}. Rerun the same command to resume"
                   + (" (after raising the budget in the config)." if "budget:" in summary.stopped
-                     else "."), highlight=False)
-    out.print(f"next: verdictlab report {rd}", highlight=False)
-    if summary.stopped == "interrupted":
-        raise typer.Exit(130)        # 128 + SIGINT
-    if summary.stopped == "terminated":
-        raise typer.Exit(143)        # 128 + SIGTERM
+                     else "."), style="yellow")
+    out.print(f"next: verdictlab report {rd}")
+
+
+def _failed_in_store(rd: Path) -> int:
+    """Trials whose calls failed for good, over the whole store (earlier sessions too)."""
+    from ..store import open_store
+
+    with open_store(rd) as st:
+        return int(st.conn.execute("SELECT COUNT(*) FROM judgments WHERE error IS NOT NULL").fetchone()[0])
+
+
+def _exit_if_incomplete(rd: Path, summary: Any) -> None:
+    """Exit 4 when the grid is not fully answered: trials not judged, or calls failed for good."""
+    failed = _failed_in_store(rd)
+    if summary.n_remaining == 0 and failed == 0:
+        return
+    parts = []
+    if summary.n_remaining:
+        parts.append(f"{summary.n_remaining} of {summary.n_trials} trials not judged (rerun to resume)")
+    if failed:
+        parts.append(f"{failed} trials without an answer (rerun with --retry-failed)")
+    say(f"incomplete run: {'; '.join(parts)}")
+    raise typer.Exit(EXIT_INCOMPLETE)
 
 
 def register(app: typer.Typer) -> None:

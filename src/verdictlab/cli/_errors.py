@@ -1,0 +1,128 @@
+"""The CLI's one error path: every user-facing failure is one plain line on stderr and a documented
+exit code (``docs/errors.md``).  Text is printed literally -- never as terminal markup -- and with
+control characters shown as escapes, so a hostile label or path cannot restyle or clear the
+terminal.  A traceback is printed only with ``--debug`` (or ``VERDICTLAB_DEBUG=1``).
+
+Exit codes
+----------
+0 ok · 1 internal error (a bug: please report it with ``--debug`` output) · 2 usage (a wrong option
+or argument) · 3 input (a config, data or template file, or an output path, that cannot be used)
+· 4 incomplete run (trials left undone or failed calls; rerun to resume) · 5 store problem (the run
+store cannot be opened, read or written: corrupt, locked, disk full) · 130 interrupted (Ctrl-C) ·
+143 terminated (SIGTERM).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+import sys
+import traceback
+from typing import NoReturn
+
+import typer
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+EXIT_INPUT = 3
+EXIT_INCOMPLETE = 4
+EXIT_STORE = 5
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+_SQLITE_FULL = 13     # sqlite3.SQLITE_FULL (Python >= 3.11 exposes the code on the exception)
+_BIDI = {0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+
+
+def plain(text: object) -> str:
+    """``text`` as one printable line: newlines and other control characters (ANSI escapes, bidi
+    overrides, line separators) become visible escapes such as ``\\x1b``."""
+    out = []
+    for ch in str(text):
+        code = ord(ch)
+        if code < 0x20 or code == 0x7F or 0x80 <= code < 0xA0 or code in _BIDI:
+            out.append("; " if ch == "\n" else f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def say(message: object, *, err: bool = True) -> None:
+    """Print one plain line (see :func:`plain`), to stderr by default."""
+    typer.echo(plain(message), err=err)
+
+
+def fail(message: object, code: int = EXIT_INPUT) -> NoReturn:
+    """Print ``error: MESSAGE`` as one plain line on stderr and exit with ``code``."""
+    say(f"error: {message}")
+    raise typer.Exit(code)
+
+
+def debug_enabled(flag: bool = False) -> bool:
+    """``--debug`` given, or ``VERDICTLAB_DEBUG`` set to something other than 0/false/no."""
+    return flag or os.environ.get("VERDICTLAB_DEBUG", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _known(module: str, name: str) -> type[BaseException] | None:
+    mod = sys.modules.get(module)
+    cls = getattr(mod, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None
+
+
+def _input_types() -> tuple[type[BaseException], ...]:
+    names = (("verdictlab.config", "ConfigError"), ("verdictlab.items", "ItemError"),
+             ("verdictlab.guards", "GuardError"), ("verdictlab.guards", "YamlFileError"),
+             ("verdictlab.judges.base", "JudgeConfigError"), ("verdictlab.engine", "EngineError"),
+             ("pydantic", "ValidationError"))
+    return tuple(c for c in (_known(m, n) for m, n in names) if c is not None)
+
+
+def _store_types() -> tuple[type[BaseException], ...]:
+    names = (("verdictlab.store", "StoreError"),)
+    return (sqlite3.DatabaseError, *(c for c in (_known(m, n) for m, n in names) if c is not None))
+
+
+def _os_error(exc: OSError) -> tuple[int, str]:
+    if exc.strerror is None:            # raised with a message of its own: it says what and where
+        return EXIT_INPUT, str(exc)
+    what = exc.strerror.lower()
+    where = f"{exc.filename}: " if exc.filename is not None else ""
+    if exc.errno == errno.ENOSPC:
+        return EXIT_STORE, f"{where}no space left on the device; free some space, then rerun (a run resumes)"
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return EXIT_INPUT, f"{where}{what}; choose a place you can write (e.g. --out PATH)"
+    return EXIT_INPUT, f"{where}{what}"
+
+
+def classify(exc: BaseException) -> tuple[int, str]:
+    """The exit code and the one-line message for an exception that reached the CLI."""
+    if isinstance(exc, _store_types()):
+        text = str(exc)
+        if isinstance(exc, sqlite3.DatabaseError):
+            text = f"run store: {text}"
+            if getattr(exc, "sqlite_errorcode", None) == _SQLITE_FULL:
+                text += "; free some space, then rerun (a run resumes)"
+        return EXIT_STORE, text
+    if isinstance(exc, _input_types()):
+        return EXIT_INPUT, str(exc)
+    if isinstance(exc, OSError):
+        return _os_error(exc)
+    if isinstance(exc, UnicodeDecodeError):
+        return EXIT_INPUT, f"not UTF-8 text ({exc.reason})"
+    if isinstance(exc, RecursionError):
+        return EXIT_INPUT, "the input is nested too deeply to process"
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED, "interrupted"
+    return EXIT_INTERNAL, (f"internal error: {type(exc).__name__}: {exc} (a bug in verdictlab; rerun with "
+                           "--debug for the traceback and please report it)")
+
+
+def handle(exc: BaseException, *, debug: bool = False) -> NoReturn:
+    """Turn an exception that escaped a command into one line and an exit code; with --debug
+    the traceback is printed first."""
+    code, message = classify(exc)
+    if debug_enabled(debug):
+        traceback.print_exception(exc, file=sys.stderr)
+    fail(message, code)

@@ -1,0 +1,243 @@
+"""Issue 16: the CLI's one error path.  Every command is run with a set of bad inputs; each must end
+with one plain line, a documented exit code (docs/errors.md) and no traceback (except with --debug)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from verdictlab.cli._errors import (
+    EXIT_INCOMPLETE,
+    EXIT_INPUT,
+    EXIT_STORE,
+    EXIT_USAGE,
+    classify,
+    plain,
+)
+from verdictlab.cli.main import app
+
+runner = CliRunner()
+DOCUMENTED = {EXIT_USAGE, EXIT_INPUT, EXIT_INCOMPLETE, EXIT_STORE}
+
+
+def _pairs(path: Path, label: str = "A", n: int = 3, **extra: str) -> Path:
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            fh.write(json.dumps({"item_id": f"i{i}", "question": f"q{i}", "response_a": "yes",
+                                 "response_b": "no", "label": label, **extra}, ensure_ascii=False) + "\n")
+    return path
+
+
+def _config(tmp: Path, *, data: str = "pairs.jsonl", extra: str = "", name: str = "audit.yaml",
+            judge: str = "sim:skill=0.9,seed=1", protocols: str = "[direct]") -> Path:
+    p = tmp / name
+    p.write_text(f"name: t\ndatasets: [{{name: jsonl, path: '{data}'}}]\njudges: ['{judge}']\n"
+                 f"protocols: {protocols}\nrepetitions: 1\n{extra}", encoding="utf-8")
+    return p
+
+
+@pytest.fixture(scope="module")
+def good_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("good")
+    _pairs(tmp / "pairs.jsonl")
+    cfg = _config(tmp)
+    r = runner.invoke(app, ["run", str(cfg), "--run-dir", str(tmp / "run"), "--no-progress"])
+    assert r.exit_code == 0, r.output
+    return tmp / "run"
+
+
+def _bad_inputs(tmp: Path, good_run: Path) -> list[tuple[str, list[str], int]]:
+    """(what, argv, expected exit code) for every command."""
+    _pairs(tmp / "pairs.jsonl")
+    (tmp / "notutf8.yaml").write_bytes(b"name: t\n# \xff\xfe\n")
+    (tmp / "broken.yaml").write_text("name: t\ndatasets: [\n  judges: : :\n")
+    (tmp / "adir.yaml").mkdir()
+    nan_cfg = _config(tmp, extra="temperatures: [.nan]\n", name="nan.yaml")
+    missing_bracket = _config(tmp, data="data[v2].jsonl", name="bracket.yaml")
+    _pairs(tmp / "slash_b.jsonl", label="[/b]")
+    slash_b = _config(tmp, data="slash_b.jsonl", name="slash_b.yaml")
+    (tmp / "extra.csv").write_text("item_id,question,response_a,response_b,label\ni0,What is 2+2?,4,5,A,oops,B\n")
+    (tmp / "deep.jsonl").write_text('{"item_id": "a", "x": ' + "[" * 5000 + "]" * 5000 + "}\n")
+    (tmp / "afile").write_text("not a directory")
+    garbage = tmp / "garbage"
+    garbage.mkdir()
+    (garbage / "run.sqlite").write_bytes(b"this is not a database" * 100)
+    truncated = tmp / "truncated"
+    truncated.mkdir()
+    (truncated / "run.sqlite").write_bytes((good_run / "run.sqlite").read_bytes()[:1000])
+    tpl_missing = _config(tmp, protocols="['direct@no-such-template.yaml']", name="tpl.yaml")
+    cases: list[tuple[str, list[str], int]] = [
+        ("config missing", ["run", str(tmp / "nope.yaml")], EXIT_INPUT),
+        ("config is a directory", ["run", str(tmp / "adir.yaml")], EXIT_INPUT),
+        ("config not UTF-8", ["run", str(tmp / "notutf8.yaml")], EXIT_INPUT),
+        ("config invalid YAML", ["run", str(tmp / "broken.yaml")], EXIT_INPUT),
+        ("temperature NaN", ["run", str(nan_cfg), "--run-dir", str(tmp / "r1")], EXIT_INPUT),
+        ("path with brackets", ["run", str(missing_bracket), "--run-dir", str(tmp / "r2")], EXIT_INPUT),
+        ("label [/b]", ["run", str(slash_b), "--run-dir", str(tmp / "r3")], EXIT_INPUT),
+        ("--run-dir is a file", ["run", str(_config(tmp)), "--run-dir", str(tmp / "afile")], EXIT_USAGE),
+        ("template missing", ["run", str(tpl_missing), "--run-dir", str(tmp / "r4")], EXIT_INPUT),
+        ("validate extra fields", ["datasets", "validate", "csv", "--path", str(tmp / "extra.csv")], EXIT_INPUT),
+        ("show deep json", ["datasets", "show", "jsonl", "--path", str(tmp / "deep.jsonl")], EXIT_INPUT),
+        ("validate missing", ["datasets", "validate", "jsonl", "--path", str(tmp / "nope.jsonl")], EXIT_INPUT),
+        ("import garbage", ["import", "jsonl", str(tmp / "deep.jsonl"), "--run-dir", str(tmp / "r5")], None),
+        ("debate bad config", ["debate", str(tmp / "broken.yaml")], EXIT_INPUT),
+    ]
+    for cmd in (["report"], ["export"], ["review"], ["compare"], ["report", "--json"]):
+        cases += [
+            (f"{cmd[0]} no store", [*cmd, str(tmp / "nowhere")], EXIT_STORE),
+            (f"{cmd[0]} garbage store", [*cmd, str(garbage)], EXIT_STORE),
+            (f"{cmd[0]} truncated store", [*cmd, str(truncated)], EXIT_STORE),
+            (f"{cmd[0]} file as run dir", [*cmd, str(tmp / "afile")], EXIT_STORE),
+        ]
+    cases += [
+        ("report --html into a missing folder", ["report", str(good_run), "--html", str(tmp / "no" / "r.html")],
+         None),
+        ("report --html onto a directory", ["report", str(good_run), "--html", str(tmp / "adir.yaml")], EXIT_INPUT),
+        ("export --out onto a directory", ["export", str(good_run), "--out", str(tmp / "adir.yaml")], EXIT_INPUT),
+        ("review --out onto a directory", ["review", str(good_run), "--out", str(tmp / "adir.yaml")], EXIT_INPUT),
+        ("report bad option", ["report", str(good_run), "--confidence", "2"], EXIT_USAGE),
+    ]
+    return cases
+
+
+def test_every_command_with_bad_inputs_gives_one_line_and_no_traceback(tmp_path: Path, good_run: Path) -> None:
+    failures = []
+    for what, argv, expected in _bad_inputs(tmp_path, good_run):
+        r = runner.invoke(app, argv)
+        text = r.output + (r.stderr if r.stderr_bytes is not None else "")
+        problems = []
+        if "Traceback" in text:
+            problems.append("traceback")
+        if r.exception is not None and not isinstance(r.exception, SystemExit):
+            problems.append(f"escaped {type(r.exception).__name__}: {r.exception}")
+        if expected is None:
+            if r.exit_code not in (0, *DOCUMENTED):
+                problems.append(f"exit {r.exit_code}")
+        elif r.exit_code != expected:
+            problems.append(f"exit {r.exit_code} != {expected}")
+        if expected in (EXIT_INPUT, EXIT_STORE):
+            errs = [ln for ln in r.stderr.splitlines() if ln.startswith("error: ")]
+            if len(errs) != 1:
+                problems.append(f"{len(errs)} error lines")
+        if problems:
+            failures.append(f"{what}: {problems}\n{text[-400:]}")
+    assert not failures, "\n\n".join(failures)
+
+
+def test_item6_markup_in_data_is_printed_literally(tmp_path: Path) -> None:
+    for label in ("[/b]", "[bold]B"):
+        _pairs(tmp_path / "pairs.jsonl", label=label)
+        r = runner.invoke(app, ["run", str(_config(tmp_path)), "--run-dir", str(tmp_path / "r")])
+        assert r.exit_code == EXIT_INPUT and r.exception is None or isinstance(r.exception, SystemExit)
+        assert f"got '{label}'" in r.stderr, r.stderr
+    cfg = _config(tmp_path, data="data[v2].jsonl")
+    r = runner.invoke(app, ["run", str(cfg), "--run-dir", str(tmp_path / "r")])
+    assert r.exit_code == EXIT_INPUT and "data[v2].jsonl" in r.stderr and "not found" in r.stderr
+
+
+def test_item6_control_characters_are_shown_as_escapes() -> None:
+    assert plain("a\x1b[2Jb\nc\u202ed") == "a\\x1b[2Jb; c\\u202ed"
+
+
+def test_item7_run_dir_naming_a_file(tmp_path: Path) -> None:
+    _pairs(tmp_path / "pairs.jsonl")
+    (tmp_path / "afile").write_text("x")
+    r = runner.invoke(app, ["run", str(_config(tmp_path)), "--run-dir", str(tmp_path / "afile")])
+    assert r.exit_code == EXIT_USAGE
+    assert r.stderr.strip() == f"error: --run-dir {tmp_path / 'afile'} is a file, not a directory; choose another --run-dir"
+
+
+def test_item7_full_disk_and_corrupt_store_are_store_errors() -> None:
+    full = sqlite3.OperationalError("database or disk is full")
+    full.sqlite_errorcode = 13            # type: ignore[attr-defined]
+    code, msg = classify(full)
+    assert code == EXIT_STORE and msg.startswith("run store: database or disk is full; free some space")
+    assert classify(sqlite3.DatabaseError("file is not a database"))[0] == EXIT_STORE
+    assert classify(OSError(28, "No space left on device", "/x/run.sqlite"))[0] == EXIT_STORE
+    code, msg = classify(PermissionError(13, "Permission denied", "/ro/report.html"))
+    assert code == EXIT_INPUT and msg == "/ro/report.html: permission denied; choose a place you can write (e.g. --out PATH)"
+    code, msg = classify(ZeroDivisionError("x"))
+    assert code == 1 and "internal error: ZeroDivisionError" in msg and "--debug" in msg
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    (tmp_path / "deep.jsonl").write_text('{"a": ' + "[" * 5000 + "]" * 5000 + "}\n")
+    argv = ["datasets", "validate", "jsonl", "--path", str(tmp_path / "deep.jsonl")]
+    r = runner.invoke(app, argv)
+    assert r.exit_code == EXIT_INPUT and "Traceback" not in r.output + r.stderr
+    os.environ["VERDICTLAB_DEBUG"] = "1"
+    try:
+        r = runner.invoke(app, ["--debug", "report", str(tmp_path / "garbage")])
+    finally:
+        del os.environ["VERDICTLAB_DEBUG"]
+    assert r.exit_code == EXIT_STORE
+
+
+# -- item 8: an incomplete run exits 4 -------------------------------------------------------------
+def test_item8_budget_stop_exits_4(tmp_path: Path) -> None:
+    _pairs(tmp_path / "pairs.jsonl", n=5)
+    cfg = _config(tmp_path, extra="budget: {max_calls: 4}\n")
+    r = runner.invoke(app, ["run", str(cfg), "--run-dir", str(tmp_path / "o"), "--no-progress"])
+    assert r.exit_code == EXIT_INCOMPLETE
+    assert "incomplete run: 6 of 10 trials not judged (rerun to resume)" in r.stderr
+
+
+# -- item 11: spreadsheet formula injection ----------------------------------------------------------
+def test_item11_review_and_csv_export_escape_formulas(tmp_path: Path) -> None:
+    from verdictlab.export import read_export
+
+    with (tmp_path / "pairs.jsonl").open("w") as fh:
+        for i, text in enumerate(["=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)", "'quoted"]):
+            fh.write(json.dumps({"item_id": f"=i{i}", "question": text, "response_a": text, "response_b": "b",
+                                 "label": "B"}) + "\n")
+    cfg = _config(tmp_path, judge="sim:skill=0.0,seed=1")       # always wrong: every row is a disagreement
+    rd = tmp_path / "run"
+    assert runner.invoke(app, ["run", str(cfg), "--run-dir", str(rd), "--no-progress"]).exit_code == 0
+    r = runner.invoke(app, ["review", str(rd)])
+    assert r.exit_code == 0, r.output
+    import csv
+
+    with (rd / "review.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows
+    for row in rows:
+        for value in row.values():
+            assert not value.startswith(("=", "+", "-", "@")), value
+    assert {row["question"] for row in rows} <= {"'=HYPERLINK(\"http://x\")", "'+1+1", "'-2+3", "'@SUM(A1)",
+                                                 "''quoted"}
+    out = tmp_path / "j.csv"
+    assert runner.invoke(app, ["export", str(rd), "-f", "csv", "--out", str(out)]).exit_code == 0
+    assert "\n=" not in out.read_text() and ",=" not in out.read_text()
+    back = read_export(out)
+    assert set(back["item_id"]) == {f"=i{i}" for i in range(5)}       # exact round trip
+
+
+# -- item 5 / must-be-true 4: a read-only run directory ----------------------------------------------
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions; covered by the immutable test")
+def test_item5_read_only_run_dir(tmp_path: Path, good_run: Path) -> None:
+    ro = tmp_path / "archived"
+    ro.mkdir()
+    (ro / "run.sqlite").write_bytes((good_run / "run.sqlite").read_bytes())
+    for p in (ro / "run.sqlite", ro):
+        p.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        _check_read_only_commands(ro, tmp_path)
+    finally:
+        ro.chmod(stat.S_IRWXU)
+
+
+def _check_read_only_commands(ro: Path, tmp: Path) -> None:
+    before = sorted(p.name for p in ro.iterdir())
+    for argv in (["report", str(ro)], ["report", str(ro), "--json"], ["compare", str(ro)],
+                 ["export", str(ro), "--out", str(tmp / "j.parquet")], ["review", str(ro), "--out", str(tmp / "r.csv")]):
+        r = runner.invoke(app, argv)
+        assert r.exit_code == 0, (argv, r.output, r.stderr)
+    r = runner.invoke(app, ["export", str(ro)])               # default target inside the read-only dir
+    assert r.exit_code == EXIT_INPUT and "--out" in r.stderr
+    assert sorted(p.name for p in ro.iterdir()) == before     # nothing written beside the store
