@@ -165,3 +165,21 @@ def test_plan_labels_cli(run_dir: Path) -> None:
     assert 0 < b["human_only"] <= 385 and b["ppi"] <= b["human_only"]
     res = CliRunner().invoke(_app(), ["plan-labels", str(tmp_path_missing := run_dir / "nope"), "--halfwidth", "0.03"])
     assert res.exit_code == 5 and str(tmp_path_missing) in res.output
+
+
+def test_reliability_figure_and_decoding_key() -> None:
+    df = _sample_frame(n_lab=80, n_unl=20)
+    constrained = df.assign(decoding="constrained")
+    both = pd.concat([df.assign(decoding="free"), constrained], ignore_index=True)
+    cells = validate_cells(both)
+    assert [v.cell["decoding"] for v in cells] == ["constrained", "free"]  # free and constrained never mixed
+    assert list(human_label_rows(cells)["decoding"]) == ["constrained", "free"]
+    bins = reliability_rows(cells)
+    assert "decoding" in bins.columns and bins["n"].sum() == 160
+    from verdictlab.analyses.human_labels import reliability_figure
+
+    table = {"columns": list(bins.columns), "rows": bins.to_numpy().tolist()}
+    fig = reliability_figure(table)
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 2
+    # free-only runs keep the report's four-column cell key
+    assert "decoding" not in human_label_rows(validate_cells(df)).columns

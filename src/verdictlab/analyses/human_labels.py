@@ -15,8 +15,9 @@ left out under ``unparsed="exclude"`` and predicted 1/2 (no decision) under ``un
 Items with a human label are the labelled set, the others the unlabelled set.  For each cell: the
 judge-only estimate (judge predictions on every item taken as truth), the human-only estimate and the
 PPI++ estimate (:func:`verdictlab.stats.ppi_mean`), calibration of the judge's top-label confidence
-(max(p, 1 - p); correct = its verdict equals the human label) before and after cross-fitted Platt and
-isotonic recalibration, and the selective-evaluation threshold with its guarantee.  Every undefined
+(max(p, 1 - p); correct = its verdict equals the human label; items predicted exactly 1/2 have no top
+label and are left out of calibration, counted) before and after cross-fitted Platt and isotonic
+recalibration, and the selective-evaluation threshold with its guarantee.  Every undefined
 figure is None with a reason.  ``keep_labels=K`` keeps K human labels per cell (seeded) and hides the
 rest: a what-if for "had I labelled only K items", with the all-label human estimate as ``reference``.
 """
@@ -35,7 +36,7 @@ from ..stats.ppi import LabelBudget, MeanEstimate, classical_mean, judge_mean, l
 from ..stats.selective import SelectiveResult, selective_threshold
 
 __all__ = ["CELL", "CellBudget", "CellValidation", "budget_cells", "apply_human_labels", "cell_notes", "human_label_rows", "reliability_rows",
-           "unknown_item_ids", "validate_cells",
+           "reliability_figure", "unknown_item_ids", "validate_cells",
            "HUMAN_LABEL_COLUMNS", "RELIABILITY_BIN_COLUMNS"]
 
 CELL: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
@@ -71,7 +72,19 @@ class CellValidation:
 
     @property
     def cell(self) -> dict[str, Any]:
-        return dict(zip(CELL, self.key, strict=True))
+        return _cell_dict(self.key)
+
+
+def _cell_dict(key: tuple[Any, ...]) -> dict[str, Any]:
+    return dict(zip((*CELL, "decoding")[:len(key)], key, strict=True))
+
+
+def _cell_columns(df: pd.DataFrame) -> list[str]:
+    """The cell key columns, with ``decoding`` when the run has constrained rows (free-only runs keep the
+    four-column key of the report's cells)."""
+    if "decoding" in df.columns and (df["decoding"].fillna("free") != "free").any():
+        return [*CELL, "decoding"]
+    return list(CELL)
 
 
 def _normalise_point(value: Any) -> str | None:
@@ -150,6 +163,10 @@ def _cell(key: tuple[Any, ...], rows: pd.DataFrame, kind: str, *, unparsed: str,
                      + ("left out" if unparsed == "exclude" else "predicted 1/2 (unparsed = wrong)"))
     y, f, fu = y_all[labelled], p_all[labelled], p_all[unlabelled]
     conf, correct = _top_label(f, y)
+    decided = f != 0.5
+    if not decided.all():
+        notes.append(f"{int((~decided).sum())} labelled item(s) with prediction exactly 1/2 (no top label) "
+                     "left out of calibration; counted as disagreeing in selective evaluation")
     return CellValidation(
         key=key, quantity="win_rate_A" if kind == "pair" else "accuracy",
         source="p_a" if bool(items["from_p_a"].all()) and len(items) else
@@ -161,9 +178,9 @@ def _cell(key: tuple[Any, ...], rows: pd.DataFrame, kind: str, *, unparsed: str,
         ppi=ppi_mean(y, f, fu, confidence=confidence),
         ppi_classic=ppi_mean(y, f, fu, confidence=confidence, power_tuning=False),
         reference=reference,
-        calibration=calibration(conf, correct, n_bins=n_bins),
-        platt=recalibrate(conf, correct, method="platt", seed=seed, n_bins=n_bins),
-        isotonic=recalibrate(conf, correct, method="isotonic", seed=seed, n_bins=n_bins),
+        calibration=calibration(conf[decided], correct[decided], n_bins=n_bins),
+        platt=recalibrate(conf[decided], correct[decided], method="platt", seed=seed, n_bins=n_bins),
+        isotonic=recalibrate(conf[decided], correct[decided], method="isotonic", seed=seed, n_bins=n_bins),
         selective=selective_threshold(conf, correct, target=target, delta=delta, seed=seed),
         notes=tuple(notes))
 
@@ -205,7 +222,7 @@ def validate_cells(judgments: pd.DataFrame, *, unparsed: str = "exclude", confid
         return []
     df = judgments[judgments["step"].fillna("").astype(str) == ""] if "step" in judgments else judgments
     out: list[CellValidation] = []
-    for key, rows in df.groupby(list(CELL), sort=True, dropna=False):
+    for key, rows in df.groupby(_cell_columns(df), sort=True, dropna=False):
         kind = _kind_of(rows)
         if kind is None:
             continue
@@ -224,7 +241,7 @@ class CellBudget:
 
     @property
     def cell(self) -> dict[str, Any]:
-        return dict(zip(CELL, self.key, strict=True))
+        return _cell_dict(self.key)
 
 
 def budget_cells(judgments: pd.DataFrame, *, halfwidth: float, confidence: float = 0.95, n_strata: int = 4,
@@ -236,7 +253,7 @@ def budget_cells(judgments: pd.DataFrame, *, halfwidth: float, confidence: float
         return []
     df = judgments[judgments["step"].fillna("").astype(str) == ""] if "step" in judgments else judgments
     out = []
-    for key, rows in df.groupby(list(CELL), sort=True, dropna=False):
+    for key, rows in df.groupby(_cell_columns(df), sort=True, dropna=False):
         kind = _kind_of(rows)
         if kind is None:
             continue
@@ -280,23 +297,77 @@ def human_label_rows(cells: list[CellValidation]) -> pd.DataFrame:
     rows = []
     for v in cells:
         s = v.selective
-        rows.append((*v.key, v.quantity, v.source, v.n_labelled, v.n_unlabelled,
+        rows.append((*v.key[:len(CELL)], v.quantity, v.source, v.n_labelled, v.n_unlabelled,
                      v.judge.value, v.judge.lo, v.judge.hi, v.human.value, v.human.lo, v.human.hi,
                      v.ppi.value, v.ppi.lo, v.ppi.hi, v.ppi.lam, v.ppi.ess,
                      v.calibration.ece, _after(v.platt), _after(v.isotonic), v.calibration.brier,
                      s.threshold, s.coverage, s.test_agreement, s.test_coverage, cell_notes(v)))
     frame = pd.DataFrame(rows, columns=list(HUMAN_LABEL_COLUMNS))
+    if any(len(v.key) > len(CELL) for v in cells):
+        frame.insert(len(CELL), "decoding", [v.cell.get("decoding", "free") for v in cells])
     return frame.astype(object).where(frame.notna(), None)
 
 
 def reliability_rows(cells: list[CellValidation]) -> pd.DataFrame:
     """Reliability-diagram bins per cell (non-empty bins of the judge's top-label confidence)."""
-    rows = [(*v.key, b.lo, b.hi, b.n, b.mean_confidence, b.accuracy)
-            for v in cells for b in v.calibration.bins]
-    return pd.DataFrame(rows, columns=list(RELIABILITY_BIN_COLUMNS))
+    rows = [(*v.key[:len(CELL)], v.cell.get("decoding", "free"), b.lo, b.hi, b.n, b.mean_confidence,
+             b.accuracy) for v in cells for b in v.calibration.bins]
+    frame = pd.DataFrame(rows, columns=[*CELL, "decoding", *RELIABILITY_BIN_COLUMNS[len(CELL):]])
+    return frame if any(len(v.key) > len(CELL) for v in cells) else frame.drop(columns="decoding")
+
+
+def reliability_figure(table: Mapping[str, Any], *, max_panels: int = 12) -> Any:
+    """A reliability diagram (matplotlib Figure) from the ``human_labels_reliability`` table as the report
+    JSON holds it (``{"columns": [...], "rows": [[...]]}``) or a DataFrame of :func:`reliability_rows`:
+    one panel per cell (at most ``max_panels``), accuracy against mean confidence per bin with marker
+    area ~ n, and the diagonal a calibrated judge sits on.  Renders only: every number comes from the
+    table."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table["rows"], columns=table["columns"])
+    keys = [c for c in (*CELL, "decoding") if c in frame.columns]
+    groups = list(frame.groupby(keys, sort=True))[:max_panels]
+    ncol = min(3, max(len(groups), 1))
+    nrow = max(1, -(-len(groups) // ncol))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(3.4 * ncol, 3.2 * nrow), squeeze=False,
+                             layout="constrained")
+    for ax in axes.ravel()[len(groups):]:
+        ax.set_visible(False)
+    for ax, (key, g) in zip(axes.ravel(), groups, strict=False):
+        ax.plot([0, 1], [0, 1], color="#999999", lw=1, ls="--")
+        n = g["n"].to_numpy(dtype=float)
+        ax.scatter(g["mean_confidence"], g["accuracy"], s=20 + 180 * n / max(n.max(), 1), color="#0072B2",
+                   alpha=0.8, edgecolors="white")
+        ax.plot(g["mean_confidence"], g["accuracy"], color="#0072B2", lw=1)
+        k = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
+        ax.set_title(f"{str(k['judge'])[:28]}\n{k['protocol']} · {k['dataset']} · T={k['temperature']}",
+                     fontsize=8)
+        ax.set_xlim(0.45, 1.02)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("judge confidence (top label)", fontsize=8)
+        ax.set_ylabel("agreement with humans", fontsize=8)
+        ax.tick_params(labelsize=7)
+    return fig
 
 
 # ---- registration in the report ----------------------------------------------------------------------
+
+_MEMO: list[tuple[Any, list[CellValidation]]] = []
+
+
+def _cells_for(inp: Any) -> list[CellValidation]:
+    """validate_cells for one report input, computed once for the two registered tables."""
+    for seen, cells in _MEMO:
+        if seen is inp:
+            return cells
+    cells = validate_cells(inp.judgments, unparsed=inp.unparsed, confidence=inp.confidence, seed=inp.seed,
+                           **inp.extra.get("human_labels", {}))
+    _MEMO[:] = [(inp, cells)]
+    return cells
+
 
 def _register() -> None:
     from . import AnalysisInput, register
@@ -309,8 +380,7 @@ def _register() -> None:
                            "(coverage = share the judge may decide). Empty = undefined, see notes."),
               order=90)
     def human_labels(inp: AnalysisInput) -> pd.DataFrame | None:
-        cells = validate_cells(inp.judgments, unparsed=inp.unparsed, confidence=inp.confidence,
-                               seed=inp.seed, **inp.extra.get("human_labels", {}))
+        cells = _cells_for(inp)
         return human_label_rows(cells) if cells else None
 
     @register("human_labels_reliability", title="Human labels: reliability diagram bins",
@@ -318,9 +388,7 @@ def _register() -> None:
                            "its verdict matches the human label; a calibrated judge sits on the diagonal."),
               order=91)
     def human_labels_reliability(inp: AnalysisInput) -> pd.DataFrame | None:
-        cells = validate_cells(inp.judgments, unparsed=inp.unparsed, confidence=inp.confidence,
-                               seed=inp.seed, **inp.extra.get("human_labels", {}))
-        bins = reliability_rows(cells)
+        bins = reliability_rows(_cells_for(inp))
         return bins if len(bins) else None
 
 

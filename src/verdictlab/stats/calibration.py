@@ -90,7 +90,8 @@ def _edges(c: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
 def _bins(c: np.ndarray, y: np.ndarray, edges: np.ndarray) -> tuple[CalibrationBin, ...]:
     if edges.size < 2:  # all confidences equal (quantile strategy): one bin
         return (CalibrationBin(float(c[0]), float(c[0]), int(c.size), float(c.mean()), float(y.mean())),)
-    ids = np.searchsorted(edges[1:-1], c, side="left")
+    # rounded so that equal values computed two ways (2/3 as a vote share, 1 - 1/3) share a bin
+    ids = np.searchsorted(np.round(edges[1:-1], 12), np.round(c, 12), side="left")
     k = edges.size - 1
     n = np.bincount(ids, minlength=k)
     s_conf = np.bincount(ids, weights=c, minlength=k)
