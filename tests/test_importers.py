@@ -29,7 +29,8 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
 
 
 def test_registry_lists_formats():
-    assert importer_names() == ["csv", "fastchat", "jsonl", "llmbar", "parquet"]
+    assert importer_names() == ["csv", "fastchat", "inspect", "jsonl", "judgebench", "llmbar", "pandalm",
+                                "parquet"]
     with pytest.raises(KeyError, match="unknown import format"):
         get_importer("nope")
 
@@ -370,7 +371,7 @@ def test_cli_import_and_error_exit(tmp_path):
     df.to_csv(tmp_path / "bad.csv", index=False)
     r = runner.invoke(app, ["import", "csv", str(tmp_path / "bad.csv"), "--run-dir", str(tmp_path / "run2"),
                             "--map", "item_id=item"])
-    assert r.exit_code == 1
+    assert r.exit_code == 3                      # bad input (docs/errors.md)
     assert "row 2" in r.output and "'order'" in r.output
     r = runner.invoke(app, ["import", "nope", str(tmp_path / "j.csv"), "--run-dir", str(tmp_path / "x")])
     assert r.exit_code == 2 and "unknown import format" in r.output
@@ -380,7 +381,7 @@ def test_cli_import_llmbar_sample(shared_data, tmp_path):
     r = CliRunner().invoke(app, ["import", "llmbar", str(shared_data / "samples" / "llmbar_results"),
                                  "--run-dir", str(tmp_path)])
     assert r.exit_code == 0, r.output
-    assert "imported 400 judgment(s)" in r.output and "judge=GPT-4 protocol=Vanilla" in r.output
+    assert "imported 400 new judgment(s)" in r.output and "judge=GPT-4 protocol=Vanilla" in r.output
 
 
 def test_table_import_takes_items_when_columns_exist(tmp_path):

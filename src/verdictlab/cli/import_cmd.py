@@ -4,85 +4,129 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+
+TABLE_FORMATS = ("csv", "jsonl", "parquet")
+
+
+def _field_map(pairs: list[str]) -> dict[str, str]:
+    fm: dict[str, str] = {}
+    for pair in pairs:
+        col, sep, src = pair.partition("=")
+        if not sep or not col.strip() or not src.strip():
+            raise typer.BadParameter(f"expected COLUMN=SOURCE_COLUMN, got {pair!r}", param_hint="--map")
+        fm[col.strip()] = src.strip()
+    return fm
+
+
+def _options(format: str, given: dict[str, Any], map_: list[str] | None) -> dict[str, Any]:
+    """The importer options from the flags that were given; a flag the format does not take is a
+    usage error (never silently ignored)."""
+    only = {"order": TABLE_FORMATS, "verdicts": TABLE_FORMATS, "map": TABLE_FORMATS, "split": ("llmbar",),
+            "garbage": ("pandalm",), "scorer": ("inspect",)}
+    opts: dict[str, Any] = {}
+    for key, val in given.items():
+        if val is None:
+            continue
+        if key in only and format not in only[key]:
+            raise typer.BadParameter(f"applies to the {', '.join(only[key])} format(s)", param_hint=f"--{key}")
+        opts[key] = val
+    if map_:
+        if format not in TABLE_FORMATS:
+            raise typer.BadParameter("applies to the csv, jsonl and parquet formats", param_hint="--map")
+        opts["field_map"] = _field_map(map_)
+    return opts
+
+
+def _summary(result: Any, run_dir: Path) -> list[str]:
+    if result.n_inserted == 0 and result.n_replaced == 0:
+        head = (f"nothing imported: all {result.n_rows} judgment(s) from {result.source} are already in "
+                f"{run_dir} with the same content (no-op)")
+    else:
+        head = (f"imported {result.n_inserted} new judgment(s) from {result.source} ({result.format}); "
+                f"{result.n_replaced} replaced (--replace); {result.n_identical} identical already in the "
+                f"store; {result.n_unparsed} unparsed; {result.n_items} item(s)")
+    lines = [head]
+    lines += [f"  cell: judge={j} protocol={p} dataset={d} temperature={t:g}" for j, p, d, t in result.cells]
+    lines += [f"  {note}" for note in result.notes]
+    lines.append(f"next: verdictlab report {run_dir}")
+    return lines
+
+
+def _result_json(result: Any) -> str:
+    return json.dumps({"ok": True, "format": result.format, "source": result.source,
+                       "run_dir": result.run_dir, "n_rows": result.n_rows,
+                       "n_inserted": result.n_inserted, "n_replaced": result.n_replaced,
+                       "n_identical": result.n_identical, "n_skipped": result.n_skipped,
+                       "n_items": result.n_items, "n_unparsed": result.n_unparsed,
+                       "cells": [list(c) for c in result.cells], "notes": list(result.notes)},
+                      indent=2, ensure_ascii=False)
 
 
 def import_cmd(
     format: Annotated[str, typer.Argument(
-        help="Source format: llmbar, fastchat, csv, jsonl or parquet (`verdictlab import --help`).")],
+        help="Source format: llmbar, fastchat, pandalm, judgebench, inspect, csv, jsonl or parquet.")],
     path: Annotated[Path, typer.Argument(help="Source file or folder.")],
     run_dir: Annotated[Path, typer.Option("--run-dir", "-o", help="Run directory to write into "
-                                          "(created if needed; importing twice adds nothing).")],
+                                          "(created if needed).")],
     judge: Annotated[str | None, typer.Option(help="Judge id (overrides what the source/path says).")] = None,
     protocol: Annotated[str | None, typer.Option(help="Protocol id (overrides the source).")] = None,
     dataset: Annotated[str | None, typer.Option(help="Dataset name (overrides the default).")] = None,
     temperature: Annotated[float | None, typer.Option(
-        help="Sampling temperature of the imported judgments (default 0 for llmbar/fastchat).")] = None,
+        help="Sampling temperature of the imported judgments (default 0 where the source does not say).")] = None,
+    rep: Annotated[int | None, typer.Option(help="Repetition index for the whole file (tables: when "
+                                            "there is no rep column).")] = None,
+    order: Annotated[str | None, typer.Option(help="Tables: presentation order AB|BA for the whole file "
+                                              "(when there is no order column).")] = None,
+    verdicts: Annotated[str | None, typer.Option(
+        help="Tables: 'canonical' (A = response_a, default) or 'positional' (A = the response shown "
+             "first; converted with the order).")] = None,
     split: Annotated[str | None, typer.Option(help="llmbar: split of a file whose name does not say it.")] = None,
+    garbage: Annotated[str | None, typer.Option(
+        help="pandalm: 'tie' (PandaLM's rule, default, recorded as a fallback) or 'unparsed'.")] = None,
+    scorer: Annotated[str | None, typer.Option(help="inspect: the scorer whose grades to import "
+                                               "(default: every scorer, one protocol each).")] = None,
     map_: Annotated[list[str] | None, typer.Option(
-        "--map", help="Table formats: COLUMN=SOURCE_COLUMN, e.g. --map verdict=winner; repeatable.")] = None,
+        "--map", help="Tables: COLUMN=SOURCE_COLUMN for any column, e.g. --map verdict=winner; repeatable.")] = None,
     items: Annotated[str | None, typer.Option(
         help="Attach items and gold labels from this dataset loader (e.g. mtbench-human), matched by item_id.")
     ] = None,
-    items_path: Annotated[str | None, typer.Option(help="Source path for --items.")] = None,
+    items_path: Annotated[str | None, typer.Option(
+        help="Source path for --items; for pandalm the test set (testset-v1.json) to join.")] = None,
+    replace: Annotated[bool, typer.Option(
+        "--replace", help="Replace stored judgments that differ from the imported rows (otherwise the "
+                          "import refuses and writes nothing).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the import result as JSON.")] = False,
 ) -> None:
-    """Import judgments.  Every row is checked before anything is written; a malformed source exits 1
-    with file, row and field named."""
+    """Import judgments.  Every row is checked before anything is written; a malformed source exits 3
+    with file, row and field named.  Re-importing: identical rows are a no-op that says so; rows that
+    differ from the stored trials refuse the import (count + one example) unless --replace."""
     from ..importers import describe_importers, import_into
     from ..items import ItemError
+    from ._errors import EXIT_INPUT, EXIT_USAGE, fail
 
     known = describe_importers()
     if format not in known:
-        typer.echo(f"error: unknown import format {format!r}; known: {', '.join(known)}", err=True)
-        raise typer.Exit(2)
-    opts: dict[str, object] = {}
-    for key, val in (("judge", judge), ("protocol", protocol), ("dataset", dataset),
-                     ("temperature", temperature), ("split", split)):
-        if val is not None:
-            opts[key] = val
-    if map_:
-        if format not in ("csv", "jsonl", "parquet"):
-            raise typer.BadParameter("--map applies to the csv, jsonl and parquet formats", param_hint="--map")
-        fm: dict[str, str] = {}
-        for pair in map_:
-            col, sep, src = pair.partition("=")
-            if not sep or not col.strip() or not src.strip():
-                raise typer.BadParameter(f"expected COLUMN=SOURCE_COLUMN, got {pair!r}", param_hint="--map")
-            fm[col.strip()] = src.strip()
-        opts["field_map"] = fm
+        fail(f"unknown import format {format!r}; known: {', '.join(known)}", EXIT_USAGE)
+    opts = _options(format, {"judge": judge, "protocol": protocol, "dataset": dataset,
+                             "temperature": temperature, "rep": rep, "order": order, "verdicts": verdicts,
+                             "split": split, "garbage": garbage, "scorer": scorer}, map_)
+    if format == "pandalm" and items_path and not items:
+        opts["items_path"] = items_path
     try:
         attach = None
         if items:
             from ..datasets import load_dataset
 
             attach = load_dataset(items, path=items_path).items
-        result = import_into(format, path, run_dir=run_dir, items=attach, **opts)
-    except (ItemError, KeyError) as exc:
-        msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+        result = import_into(format, path, run_dir=run_dir, items=attach, replace=replace, **opts)
+    except ItemError as exc:
         if as_json:
-            typer.echo(json.dumps({"ok": False, "error": msg}, ensure_ascii=False))
-        else:
-            typer.echo(f"error: {msg}", err=True)
-        raise typer.Exit(1) from None
-    if as_json:
-        typer.echo(json.dumps({"ok": True, "format": result.format, "source": result.source,
-                               "run_dir": result.run_dir, "n_rows": result.n_rows,
-                               "n_inserted": result.n_inserted, "n_skipped": result.n_skipped,
-                               "n_items": result.n_items, "n_unparsed": result.n_unparsed,
-                               "cells": [list(c) for c in result.cells], "notes": list(result.notes)},
-                              indent=2, ensure_ascii=False))
-        return
-    typer.echo(f"imported {result.n_inserted} judgment(s) from {result.source} ({result.format}); "
-               f"{result.n_skipped} already in the store; {result.n_unparsed} unparsed; "
-               f"{result.n_items} item(s)")
-    for judge_, protocol_, dataset_, temp in result.cells:
-        typer.echo(f"  cell: judge={judge_} protocol={protocol_} dataset={dataset_} temperature={temp:g}")
-    for note in result.notes:
-        typer.echo(f"  {note}")
-    typer.echo(f"next: verdictlab report {run_dir}")
+            typer.echo(json.dumps({"ok": False, "error": str(exc)}, ensure_ascii=False))
+        fail(str(exc), EXIT_INPUT)
+    typer.echo(_result_json(result) if as_json else "\n".join(_summary(result, run_dir)))
 
 
 def register(app: typer.Typer) -> None:

@@ -3,10 +3,12 @@
 ``import_into("llmbar", "results/", run_dir="runs/llmbar")`` reads the source completely (any problem
 raises :class:`verdictlab.items.ItemError` naming file, row and field, before anything is written),
 then writes items, judgments and ``imported_from`` / ``imports`` meta.  Importing the same source
-twice adds nothing: a trial already in the store is never duplicated.
+twice adds nothing: a trial already in the store is never duplicated; a row that differs from the
+stored trial refuses the import unless ``replace=True`` (``--replace``).
 
 Formats: ``llmbar`` (published LLMBar result files), ``fastchat`` (MT-Bench ``*_pair.jsonl``
-judgments), ``csv`` / ``jsonl`` / ``parquet`` (one judgment per row).  An importer is a function
+judgments), ``pandalm``, ``judgebench``, ``inspect`` (inspect_ai logs), ``csv`` / ``jsonl`` /
+``parquet`` (one judgment per row).  An importer is a function
 ``(path, **options) -> ImportBatch``; they register lazily as ``"module:function"`` strings.
 """
 
@@ -76,12 +78,14 @@ def attach_items(batch: ImportBatch, items: list[PairItem | PointItem]) -> Impor
 
 
 def import_into(format: str, path: str | Path, *, run_dir: str | Path,
-                items: list[PairItem | PointItem] | None = None, **options: Any) -> ImportResult:
-    """Read ``path`` with the importer for ``format`` and write it into ``run_dir``."""
+                items: list[PairItem | PointItem] | None = None, replace: bool = False,
+                **options: Any) -> ImportResult:
+    """Read ``path`` with the importer for ``format`` and write it into ``run_dir`` (rows that differ
+    from stored trials refuse the import unless ``replace``; see :func:`write_batch`)."""
     batch = get_importer(format)(path, **options)
     if items:
         attach_items(batch, items)
-    return write_batch(batch, run_dir)
+    return write_batch(batch, run_dir, replace=replace)
 
 
 register_importer("llmbar", "verdictlab.importers.llmbar:import_llmbar",
@@ -89,6 +93,15 @@ register_importer("llmbar", "verdictlab.importers.llmbar:import_llmbar",
                   "both presentation orders, last element of 'results'")
 register_importer("fastchat", "verdictlab.importers.fastchat:import_fastchat",
                   "FastChat MT-Bench model_judgment/*_pair.jsonl (g1/g2 games = both orders)")
+register_importer("pandalm", "verdictlab.importers.pandalm:import_pandalm",
+                  "PandaLM verdict files (idx, <judge>_result 1|2|Tie|garbage), joined to testset-v1 "
+                  "(--items-path); one order; garbage -> tie (PandaLM's rule, recorded) or --garbage unparsed")
+register_importer("judgebench", "verdictlab.importers.judgebench:import_judgebench",
+                  "JudgeBench output *.jsonl (pair + two games; game 2's decision mapped back from the "
+                  "swapped presentation)")
+register_importer("inspect", "verdictlab.importers.inspect_log:import_inspect",
+                  "inspect_ai eval logs (.eval / .json) scored by a model-graded scorer: every epoch's grade "
+                  "is a repetition (needs the 'inspect' extra)")
 register_importer("csv", "verdictlab.importers.tabular:import_csv",
                   "CSV, one judgment per row (item_id, judge, protocol, dataset, order, rep, "
                   "temperature, verdict, label, ...)")

@@ -10,6 +10,7 @@ from typing import Any
 from ..design import trial_id
 from ..items import ItemError, PairItem, PointItem
 from ..store import JUDGMENT_COLUMN_NAMES, RunStore
+from ._reimport import ReimportError, plan_reimport, replace_judgments
 
 
 @dataclass
@@ -34,10 +35,12 @@ class ImportResult:
     n_unparsed: int
     cells: tuple[tuple[str, str, str, float], ...]   # (judge, protocol, dataset, temperature)
     notes: tuple[str, ...] = ()
+    n_replaced: int = 0   # rows that differed from the stored trial and replaced it (replace=True)
+    n_identical: int = 0  # rows already stored with the same content (nothing written)
 
     @property
     def n_skipped(self) -> int:
-        return self.n_rows - self.n_inserted
+        return self.n_rows - self.n_inserted - self.n_replaced
 
 
 def shown_first_won(verdict: str | None, order: str) -> int | None:
@@ -106,8 +109,12 @@ def unique_items(batch: ImportBatch) -> list[PairItem | PointItem]:
     return list(out.values())
 
 
-def write_batch(batch: ImportBatch, run_dir: str | Path) -> ImportResult:
-    """Write items, judgments and import meta (``imported_from``, ``imports``) into ``run_dir``."""
+def write_batch(batch: ImportBatch, run_dir: str | Path, *, replace: bool = False) -> ImportResult:
+    """Write items, judgments and import meta (``imported_from``, ``imports``) into ``run_dir``.
+
+    Re-import is never silent (:mod:`._reimport`): rows identical to the stored trial are a no-op,
+    rows that differ refuse the whole import (:class:`ReimportError`, nothing written) unless
+    ``replace`` -- then they replace the stored rows and the result counts them."""
     if not batch.judgments:
         raise ItemError("no judgments found to import", path=batch.source)
     check_batch(batch)
@@ -116,11 +123,16 @@ def write_batch(batch: ImportBatch, run_dir: str | Path) -> ImportResult:
             for r in batch.judgments]
     items = unique_items(batch)
     with RunStore(run_dir) as store:
+        plan = plan_reimport(store, rows, items)
+        if (plan.changed or plan.items_changed) and not replace:
+            raise ReimportError(plan.refusal(batch.source), path=batch.source)
         if items:
             store.write_items(items)
-        inserted = store.add_judgments(rows)
+        inserted = store.add_judgments(plan.new)
+        replaced = replace_judgments(store, plan.changed) if replace else 0
         record = {"format": batch.format, "path": batch.source, "n_rows": len(rows),
-                  "n_inserted": inserted, "at": time.time()}
+                  "n_inserted": inserted, "n_replaced": replaced, "n_identical": plan.n_identical,
+                  "notes": list(batch.notes), "at": time.time()}
         imports = list(store.get_meta("imports", []) or [])
         imports.append(record)
         store.set_meta("imports", imports)
@@ -133,4 +145,4 @@ def write_batch(batch: ImportBatch, run_dir: str | Path) -> ImportResult:
     return ImportResult(format=batch.format, source=batch.source, run_dir=str(run_dir),
                         n_rows=len(rows), n_inserted=inserted, n_items=len(items),
                         n_unparsed=sum(r["verdict"] is None for r in rows), cells=tuple(cells),
-                        notes=tuple(batch.notes))
+                        notes=tuple(batch.notes), n_replaced=replaced, n_identical=plan.n_identical)

@@ -1,0 +1,178 @@
+"""Import inspect_ai evaluation logs whose samples a model-graded scorer graded over several epochs.
+
+Logs are read with inspect_ai's own log API (``inspect_ai.log.read_eval_log``; ``.eval`` and
+``.json`` logs, a file or a folder of them) -- install the ``inspect`` extra
+(``pip install 'verdictlab[inspect]'``).  Recorded verdict rule (``inspect`` rule, in the notes and every
+row's ``parse_detail``):
+
+* every sample x epoch x scorer becomes one **pointwise** judgment: the item is the sample (a
+  :class:`~verdictlab.items.PointItem`: question = the input, response = the model's output, reference
+  = the target), the verdict is the scorer's grade as it gave it (``"C"``, ``"I"``, ``"P"``, a number
+  as text, a dict/list value as sorted JSON), and **the epoch is the repetition** (``rep = epoch - 1``);
+  so the grader's consistency over repetitions is measured (analysis ``grader_consistency``);
+* a sample an epoch could not score (``Score.unscored`` / a NaN value / no score) is unparsed
+  (verdict NULL, parse_status failed), its explanation kept as raw output;
+* the grader sees the *answer*: when a sample's answers differ between epochs (a sampled solver),
+  each distinct answer is its own item (``<id>@answer-<k>``) and only epochs that graded the same
+  answer are repetitions of one another -- counted in the notes;
+* judge = the scorer's grader model (``model`` option of the scorer in the log's eval spec, else the
+  ``grader`` model role, else the evaluated model), protocol = the scorer name, dataset = the task name,
+  temperature = the grader's configured temperature when the spec records it (else 0, noted);
+  ``--judge`` / ``--protocol`` / ``--dataset`` / ``--temperature`` override, ``--scorer`` picks one scorer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..items import ItemError, PairItem, PointItem
+from ..judgment import judgment_dict
+from ._batch import ImportBatch
+
+RULE = ("inspect: one pointwise judgment per sample x epoch x scorer; the grade as the scorer gave it; "
+        "epoch = repetition (rep = epoch - 1) of the same answer; unscored -> unparsed")
+LOG_SUFFIXES = (".eval", ".json")
+
+
+def _read_log(path: Path) -> Any:
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise ItemError("the inspect importer needs inspect_ai: pip install 'verdictlab[inspect]'",
+                        path=str(path)) from None
+    try:
+        return read_eval_log(str(path))
+    except Exception as exc:  # noqa: BLE001 - any unreadable log is bad input naming the file
+        raise ItemError(f"not a readable inspect_ai log ({type(exc).__name__}: {exc})", path=str(path)) from None
+
+
+def log_files(p: Path) -> list[Path]:
+    if p.is_file():
+        return [p]
+    if not p.exists():
+        raise ItemError("file not found", path=str(p))
+    files = sorted(f for f in p.rglob("*") if f.suffix in LOG_SUFFIXES and f.is_file())
+    if not files:
+        raise ItemError("no inspect_ai logs (*.eval, *.json) under this folder", path=str(p))
+    return files
+
+
+def _text(value: Any) -> str:
+    """An input / target as text: messages' contents joined, lists joined by newlines."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Iterable):
+        parts = [v if isinstance(v, str) else getattr(v, "text", None) or str(getattr(v, "content", v))
+                 for v in value]
+        return "\n".join(parts)
+    return "" if value is None else str(value)
+
+
+def grade(value: Any) -> str | None:
+    """A score value as stored verdict text; None for no grade (NaN / None)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return str(int(value)) if float(value).is_integer() else f"{value:g}"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _grader(log: Any, scorer: str) -> tuple[str, float | None]:
+    """(grader model, its configured temperature or None) of ``scorer`` from the eval spec."""
+    for spec in log.eval.scorers or []:
+        if spec.name != scorer:
+            continue
+        model = (spec.options or {}).get("model")
+        if isinstance(model, list) and model:
+            model = model[0]
+        if isinstance(model, dict) and model.get("model"):
+            temp = (model.get("config") or {}).get("temperature")
+            return str(model["model"]), None if temp is None else float(temp)
+        if isinstance(model, str) and model:
+            return model, None
+    roles = log.eval.model_roles or {}
+    if "grader" in roles:
+        role = roles["grader"]
+        return str(getattr(role, "model", role)), None
+    return str(log.eval.model), None
+
+
+def _answer_ids(samples: list[Any]) -> tuple[dict[tuple[Any, int], str], int]:
+    """item id per (sample id, epoch): the sample id, or ``<id>@answer-<k>`` when answers differ."""
+    answers: dict[Any, list[str]] = {}
+    for s in samples:
+        text = s.output.completion if s.output else ""
+        seen = answers.setdefault(s.id, [])
+        if text not in seen:
+            seen.append(text)
+    out: dict[tuple[Any, int], str] = {}
+    for s in samples:
+        distinct = answers[s.id]
+        text = s.output.completion if s.output else ""
+        out[(s.id, s.epoch)] = str(s.id) if len(distinct) == 1 else f"{s.id}@answer-{distinct.index(text) + 1}"
+    return out, sum(len(v) > 1 for v in answers.values())
+
+
+def _log_rows(f: Path, log: Any, opts: dict[str, Any]) -> tuple[list[dict[str, Any]], list[PointItem], str]:
+    samples = list(log.samples or [])
+    if not samples:
+        raise ItemError("the log has no samples (a header-only or failed eval)", path=str(f))
+    ids, n_varied = _answer_ids(samples)
+    name = opts["dataset"] or str(log.eval.task)
+    rows: list[dict[str, Any]] = []
+    items: dict[str, PointItem] = {}
+    graders: dict[str, tuple[str, float | None]] = {}
+    for s in samples:
+        for scorer_name, score in (s.scores or {}).items():
+            if opts["scorer"] and scorer_name != opts["scorer"]:
+                continue
+            model, temp = graders.setdefault(scorer_name, _grader(log, scorer_name))
+            verdict = grade(score.value)
+            item_id = ids[(s.id, s.epoch)]
+            items.setdefault(item_id, PointItem(
+                item_id=item_id, dataset=name, question=_text(s.input),
+                response=s.output.completion if s.output else "", reference=_text(s.target) or None,
+                meta={"source": "inspect", "sample_id": s.id, "log": f.name}))
+            r = judgment_dict(
+                judge=opts["judge"] or model, dataset=name, item_id=item_id,
+                protocol=opts["protocol"] or scorer_name, order="AB",
+                temperature=opts["temperature"] if opts["temperature"] is not None else (temp or 0.0),
+                rep=int(s.epoch) - 1, verdict=verdict, label=None, raw_output=score.explanation,
+                parse_detail=(f"inspect {scorer_name} epoch {s.epoch} value {score.value!r}; rule {RULE}"),
+                pair=False)
+            rows.append(r)
+    if opts["scorer"] and not rows:
+        raise ItemError(f"no scores from scorer {opts['scorer']!r} in this log", path=str(f), field="scorer")
+    temps = ", ".join(f"{k}=" + ("not recorded (0 assumed)" if t is None else f"{t:g}")
+                      for k, (_, t) in graders.items())
+    note = (f"{f.name}: task {log.eval.task}, {len(samples)} sample-epoch(s), {len(rows)} grade(s), "
+            f"graders {sorted({m for m, _ in graders.values()})}, temperature {temps}"
+            + (f"; {n_varied} sample(s) had different answers across epochs (separate items)" if n_varied else ""))
+    return rows, list(items.values()), note
+
+
+def import_inspect(path: str | Path, *, judge: str | None = None, protocol: str | None = None,
+                   dataset: str | None = None, scorer: str | None = None,
+                   temperature: float | None = None, **options: Any) -> ImportBatch:
+    if options:
+        raise ItemError(f"unknown option(s) for the inspect importer: {', '.join(sorted(options))}")
+    p = Path(path)
+    opts = {"judge": judge, "protocol": protocol, "dataset": dataset, "scorer": scorer,
+            "temperature": temperature}
+    judgments: list[dict[str, Any]] = []
+    items: list[PairItem | PointItem] = []
+    notes = [f"verdict rule: {RULE}"]
+    for f in log_files(p):
+        rows, its, note = _log_rows(f, _read_log(f), opts)
+        judgments += rows
+        items += its
+        notes.append(note)
+    return ImportBatch(format="inspect", source=str(p), judgments=judgments, items=items, notes=notes)
