@@ -152,3 +152,24 @@ def test_budget_edge_cases() -> None:
     assert b.human_only == 385 and b.ppi is None and any("constant" in r for r in b.reasons)
     with pytest.raises(ValueError):
         label_budget(Y, YHAT, YHAT_U, halfwidth=0)
+
+
+def test_ppi_plus_plus_coverage_and_gain_in_simulation() -> None:
+    """500 replicates, 100 labels + 2000 unlabelled items, a judge right ~80% of the time: the 90%
+    PPI++ interval covers the true win rate in ~90% of replicates (>= 86%) and is narrower than the
+    human-only interval on average."""
+    rng = np.random.default_rng(5)
+    reps, n, big_n, truth_rate = 500, 100, 2000, 0.62
+    covered, ratio = 0, []
+    for _ in range(reps):
+        y_all = (rng.random(n + big_n) < truth_rate).astype(float)
+        right = rng.random(n + big_n) < 0.8
+        f_all = np.where(right, y_all, 1 - y_all)
+        est = ppi_mean(y_all[:n], f_all[:n], f_all[n:], confidence=0.9)
+        assert est.lo is not None and est.hi is not None and est.halfwidth is not None
+        covered += int(est.lo <= truth_rate <= est.hi)
+        hw = classical_mean(y_all[:n], confidence=0.9).halfwidth
+        assert hw is not None
+        ratio.append(est.halfwidth / hw)
+    assert covered / reps >= 0.86
+    assert float(np.mean(ratio)) < 0.9
