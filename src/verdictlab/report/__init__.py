@@ -11,11 +11,11 @@ The plotting functions (``plot_ceiling``, ``plot_factors``, ``plot_regions``,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .build import (
-    REPORT_SCHEMA_VERSION,
     build_report,
     cells_from_frame,
     format_dispersion,
@@ -24,17 +24,18 @@ from .build import (
     validation_checklist,
 )
 from .markdown import render_markdown
+from .model import REPORT_SCHEMA_VERSION, Report
 from .terminal import render_terminal
 
 
-def render_html(report: dict[str, Any], out: str | Path | None = None, **kwargs: Any) -> str:
+def render_html(report: Mapping[str, Any], out: str | Path | None = None, **kwargs: Any) -> str:
     """Render one self-contained HTML file (see :func:`verdictlab.report.html.render_html`)."""
     from .html import render_html as _render
 
     return _render(report, out, **kwargs)
 
 
-def write_plots(report: dict[str, Any], out_dir: str | Path, **kwargs: Any) -> list[Path]:
+def write_plots(report: Mapping[str, Any], out_dir: str | Path, **kwargs: Any) -> list[Path]:
     """Write every figure as PNG and SVG (see :func:`verdictlab.report.plots.write_plots`)."""
     from .plots import write_plots as _write
 
@@ -51,6 +52,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "REPORT_SCHEMA_VERSION",
+    "Report",
     "build_report",
     "cells_from_frame",
     "format_dispersion",

@@ -1,10 +1,15 @@
-"""Build the report of one run: a plain dict that the terminal, JSON, HTML and plot renderers share.
+"""Build the report of one run: a typed :class:`~verdictlab.report.model.Report` that the terminal,
+markdown, JSON, HTML and plot renderers share.
 
-The figures themselves come from :func:`verdictlab.stats.reliability` (and, when present, the
-agreement/bias function of :mod:`verdictlab.stats`); this module only gathers them per cell, adds
-the run's audit trail (store meta, engine accounting), the validation-protocol checklist, the
-format dispersion and the items that break the judge.  It never computes a reliability figure
-itself.
+The report only gathers.  Every figure comes from :mod:`verdictlab.stats` -- the cell figures
+(:func:`~verdictlab.stats.reliability`), agreement and bias (:func:`~verdictlab.stats.agreement_by_cell`),
+failure regions and their thresholds (:func:`~verdictlab.stats.failure_region`), the best cell of a
+dataset (:func:`~verdictlab.stats.best_in_group`), format dispersion
+(:func:`~verdictlab.stats.format_dispersion`), modal verdicts (:func:`~verdictlab.stats.modal_verdicts`),
+the plain sentences and the checklist (:mod:`verdictlab.stats.readings`) -- or from the registered
+analyses (:mod:`verdictlab.analyses`), which get the same policy (unparsed, confidence, bootstrap,
+seed) as the cell figures.  This module adds the run's audit trail (store meta, engine accounting)
+and the raw outputs of the items that break the judge.
 
 Everything in the report is JSON-ready: fractions in [0, 1], ``None`` for undefined figures
 (NaN), no numpy scalars, and no secret (API keys, tokens, passwords are removed from the meta).
@@ -15,26 +20,33 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..stats import agreement_by_cell, failure_region, reliability
+from .. import analyses
+from ..stats import agreement_by_cell, best_in_group, failure_region, modal_verdicts, reliability
+from ..stats import format_dispersion as stats_format_dispersion
+from ..stats.readings import cell_sentence, validation_checklist
 from ..stats.regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, REGIONS
 from ..store import RunStore, open_store
+from .model import REPORT_SCHEMA_VERSION, AnalysisTable, BrokenItems, CheckItem, DispersionRow, Report
 
-REPORT_SCHEMA_VERSION = 1
 CELL_KEY: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
-UNPARSED_POLICIES: tuple[str, ...] = ("exclude", "wrong")
+UNPARSED_POLICIES: tuple[str, ...] = analyses.UNPARSED_POLICIES
 
-#: Failure-region thresholds on (C, phi): the documented defaults of
-#: :func:`verdictlab.stats.failure_region` (consistent when C >= c_high, order-invariant when
+#: Failure-region thresholds on (C, phi), under the names the plots take: the documented defaults
+#: of :func:`verdictlab.stats.failure_region` (consistent when C >= c_high, order-invariant when
 #: phi <= phi_low).
 DEFAULT_REGION_THRESHOLDS: dict[str, float] = {"c_threshold": DEFAULT_C_HIGH, "phi_threshold": DEFAULT_PHI_LOW}
 REGION_NAMES: tuple[str, ...] = tuple(REGIONS)
+
+__all__ = ["AGREEMENT_FIELDS", "CELL_KEY", "REPORT_SCHEMA_VERSION", "Report", "broken_items", "build_report",
+           "cells_from_frame", "classify_region", "engine_accounting", "format_dispersion", "judge_labels",
+           "mark_best", "plain", "redact", "report_json", "validation_checklist"]
 
 # -- secrets ----------------------------------------------------------------------------------
 
@@ -83,6 +95,23 @@ def plain(value: Any) -> Any:
     return value
 
 
+def frame_table(df: pd.DataFrame) -> dict[str, Any]:
+    """A DataFrame as ``{"columns": [...], "rows": [[...], ...]}`` with JSON-ready values."""
+    return {"columns": [str(c) for c in df.columns],
+            "rows": [plain(list(r)) for r in df.itertuples(index=False, name=None)]}
+
+
+# -- cells -----------------------------------------------------------------------------------------
+
+def cell_columns(judgments: pd.DataFrame) -> list[str]:
+    """The columns naming a cell: :data:`CELL_KEY`, plus ``decoding`` when the judgments carry it."""
+    return [*CELL_KEY, *(["decoding"] if "decoding" in judgments.columns else [])]
+
+
+def _sort_columns(frame: pd.DataFrame) -> list[str]:
+    return [c for c in ("dataset", "judge", "protocol", "temperature", "step", "decoding") if c in frame.columns]
+
+
 def cells_from_frame(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """One JSON-ready dict per row of a reliability frame, sorted by dataset, judge, protocol,
     temperature.  All columns are kept (figures as fractions, intervals as ``X_lo``/``X_hi``)."""
@@ -91,9 +120,7 @@ def cells_from_frame(frame: pd.DataFrame) -> list[dict[str, Any]]:
     missing = [c for c in CELL_KEY if c not in frame.columns]
     if missing:
         raise ValueError(f"reliability frame lacks cell column(s) {missing}")
-    f = frame.copy()
-    sort_cols = [c for c in ("dataset", "judge", "protocol", "temperature", "step") if c in f.columns]
-    f = f.sort_values(sort_cols, kind="stable").reset_index(drop=True)
+    f = frame.sort_values(_sort_columns(frame), kind="stable").reset_index(drop=True)
     cells = []
     for rec in f.to_dict(orient="records"):
         cell = plain(rec)
@@ -102,17 +129,40 @@ def cells_from_frame(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return cells
 
 
+def _key_of(rec: Mapping[str, Any], cols: Sequence[str]) -> tuple[Any, ...]:
+    return tuple(float(rec[c]) if c == "temperature" and rec.get(c) is not None else rec.get(c)
+                 for c in cols) + (rec.get("step") or "",)
+
+
 def cell_key(cell: Mapping[str, Any]) -> tuple[Any, ...]:
     return tuple(cell.get(k) for k in CELL_KEY) + ((cell.get("step") or "",) if "step" in cell else ())
 
 
-# -- figures from verdictlab.stats ---------------------------------------------------------------
+def _attach(cells: list[dict[str, Any]], frame: pd.DataFrame | None, *, under: str | None) -> None:
+    """Merge the rows of ``frame`` (keyed by the cell columns it shares with the cells, and ``step``)
+    into the cells: as a sub-dict ``cell[under]``, or as top-level keys when ``under`` is None."""
+    if frame is None or frame.empty or not cells:
+        return
+    cols = [c for c in (*CELL_KEY, "decoding") if c in frame.columns and c in cells[0]]
+    by_key: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for rec in frame.to_dict(orient="records"):
+        rec = plain(rec)
+        by_key[_key_of(rec, cols)] = {k: v for k, v in rec.items() if k not in (*CELL_KEY, "decoding", "step")}
+    for cell in cells:
+        got = by_key.get(_key_of(cell, cols))
+        if got is None:
+            continue
+        if under:
+            cell[under] = got
+        else:
+            cell.update({k: v for k, v in got.items() if k not in cell})
+
 
 def reliability_frame(judgments: pd.DataFrame, *, unparsed: str, confidence: float, n_bootstrap: int,
-                      seed: int) -> pd.DataFrame:
-    """Per-cell reliability figures (:func:`verdictlab.stats.reliability`, q measured when needed)."""
+                      seed: int, by: Sequence[str] = CELL_KEY) -> pd.DataFrame:
+    """Per-cell reliability figures: :func:`verdictlab.stats.reliability` with q measured when needed."""
     return reliability(judgments, unparsed=unparsed, q="auto", confidence=confidence, n_bootstrap=n_bootstrap,
-                       seed=seed)
+                       seed=seed, by=by)
 
 
 #: Agreement/bias columns of :func:`verdictlab.stats.agreement_by_cell` shown beside C, phi, A, T,
@@ -129,43 +179,55 @@ AGREEMENT_FIELDS: tuple[tuple[str, str], ...] = (
 )
 
 
-def agreement_frame(judgments: pd.DataFrame, *, unparsed: str,
-                    items: pd.DataFrame | None = None) -> pd.DataFrame | None:
-    """The per-cell agreement/bias frame of :func:`verdictlab.stats.agreement_by_cell` (with the
-    items' response texts for verbosity bias when the store has them)."""
-    if judgments.empty:
-        return None
-    its = items if items is not None and not items.empty and "response_a" in items.columns else None
-    return agreement_by_cell(judgments, unparsed=unparsed, items=its)
-
-
-def _attach_agreement(cells: list[dict[str, Any]], agr: pd.DataFrame | None) -> None:
-    if agr is None or agr.empty:
-        return
-    by_key: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for rec in agr.to_dict(orient="records"):
-        rec = plain(rec)
-        key = (rec["judge"], rec["protocol"], rec["dataset"], float(rec["temperature"]), rec.get("step") or "")
-        by_key[key] = {k: v for k, v in rec.items() if k not in CELL_KEY and k != "step"}
-    for cell in cells:
-        key = (cell["judge"], cell["protocol"], cell["dataset"], float(cell["temperature"]),
-               cell.get("step") or "")
-        if key in by_key:
-            cell["agreement"] = by_key[key]
-
-
 def region_thresholds() -> dict[str, float]:
     """Thresholds of the failure regions (the defaults of :func:`verdictlab.stats.failure_region`)."""
     return dict(DEFAULT_REGION_THRESHOLDS)
 
 
-def classify_region(C: float | None, phi: float | None, *, c_threshold: float,
-                    phi_threshold: float) -> str | None:
+def classify_region(C: float | None, phi: float | None, *, c_threshold: float = DEFAULT_C_HIGH,
+                    phi_threshold: float = DEFAULT_PHI_LOW) -> str | None:
     """Failure region of a cell on (C, phi) by :func:`verdictlab.stats.failure_region`; ``None`` when
     either figure is undefined."""
     if C is None or phi is None:
         return None
     return str(failure_region(float(C), float(phi), c_high=c_threshold, phi_low=phi_threshold))
+
+
+def mark_best(cells: list[dict[str, Any]]) -> None:
+    """Set ``best_T_in_dataset`` from :func:`verdictlab.stats.best_in_group` (the highest T of each
+    dataset, only where the dataset has at least two cells with a defined T)."""
+    if not cells:
+        return
+    f = pd.DataFrame({"dataset": [str(c["dataset"]) for c in cells],
+                      "T": [np.nan if c.get("T") is None else c["T"] for c in cells]})
+    for c, best in zip(cells, best_in_group(f, by="dataset", value="T"), strict=True):
+        c["best_T_in_dataset"] = bool(best)
+
+
+def format_dispersion(cells: list[dict[str, Any]]) -> list[DispersionRow]:
+    """ΔT_fmt per (judge, dataset, temperature[, step, decoding]) from
+    :func:`verdictlab.stats.format_dispersion` over the report's cells, with T per protocol."""
+    if not cells:
+        return []
+    f = pd.DataFrame([{k: c.get(k) for k in (*CELL_KEY, "step", "decoding", "T") if k in c} for c in cells])
+    f["T"] = pd.to_numeric(f["T"], errors="coerce")
+    by = ["judge", "dataset", "temperature"] + [c for c in ("step", "decoding") if c in f.columns]
+    if "step" in f.columns:
+        f["step"] = f["step"].fillna("")
+    d = stats_format_dispersion(f, by=by)
+    t_by: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for c in cells:
+        t_by.setdefault(tuple(str(c.get(k) or "") for k in by), {})[str(c["protocol"])] = c.get("T")
+    out: list[DispersionRow] = []
+    for rec in d.to_dict(orient="records"):
+        r = plain(rec)
+        row: dict[str, Any] = {k: r.get(k) for k in by}
+        row.update(n_protocols=int(r["n_protocols"]), n_protocols_with_T=int(r["n_protocols_with_T"]),
+                   T_by_protocol=t_by.get(tuple(str(r.get(k) or "") for k in by), {}),
+                   T_min=r["T_min"], T_max=r["T_max"], protocol_min=r["protocol_min"],
+                   protocol_max=r["protocol_max"], delta_T_fmt=r["delta_T_fmt"])
+        out.append(row)  # type: ignore[arg-type]
+    return out
 
 
 # -- engine accounting ------------------------------------------------------------------------
@@ -219,265 +281,136 @@ def engine_accounting(attempts: pd.DataFrame, judgments: pd.DataFrame) -> list[d
     return rows
 
 
-# -- format dispersion -----------------------------------------------------------------------
-
-def format_dispersion(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """ΔT_fmt = max − min of T over protocols for each (judge, dataset, temperature), with the
-    protocols reaching T_min and T_max.  Cells whose T is undefined are left out (and counted);
-    ΔT_fmt is ``None`` unless at least two protocols have a defined T."""
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    for c in cells:
-        groups.setdefault((c["judge"], c["dataset"], c["temperature"]), []).append(c)
-    out = []
-    for (judge, dataset, temp), cs in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
-        defined = [c for c in cs if c.get("T") is not None]
-        rec: dict[str, Any] = {"judge": judge, "dataset": dataset, "temperature": temp,
-                               "n_protocols": len(cs), "n_protocols_with_T": len(defined),
-                               "T_by_protocol": {c["protocol"]: c.get("T") for c in cs}}
-        if defined:
-            lo = min(defined, key=lambda c: c["T"])
-            hi = max(defined, key=lambda c: c["T"])
-            # a spread needs two protocols with a defined T; one alone has no dispersion to show
-            rec.update(T_min=lo["T"], T_max=hi["T"], protocol_min=lo["protocol"],
-                       protocol_max=hi["protocol"],
-                       delta_T_fmt=hi["T"] - lo["T"] if len(defined) >= 2 else None)
-        else:
-            rec.update(T_min=None, T_max=None, protocol_min=None, protocol_max=None, delta_T_fmt=None)
-        out.append(rec)
-    return out
-
-
-def mark_best(cells: list[dict[str, Any]]) -> None:
-    """Set ``best_T_in_dataset`` on the cell(s) with the highest T of each dataset (only where the
-    dataset has at least two cells with a defined T: "best" is a comparison)."""
-    best: dict[str, float] = {}
-    n_defined: dict[str, int] = {}
-    for c in cells:
-        t = c.get("T")
-        if t is not None:
-            best[c["dataset"]] = max(best.get(c["dataset"], -math.inf), t)
-            n_defined[c["dataset"]] = n_defined.get(c["dataset"], 0) + 1
-    for c in cells:
-        t = c.get("T")
-        c["best_T_in_dataset"] = bool(t is not None and n_defined[c["dataset"]] > 1
-                                      and math.isclose(t, best[c["dataset"]], abs_tol=1e-12))
-
-
-# -- validation-protocol checklist ---------------------------------------------------------------
-
-def validation_checklist(cells: list[dict[str, Any]], judgments: pd.DataFrame) -> list[dict[str, Any]]:
-    """The minimum validation protocol, line by line, with pass/fail for this run."""
-    items: list[dict[str, Any]] = []
-
-    kappas = [c.get("agreement", {}).get("kappa") for c in cells]
-    have_agreement = any("agreement" in c for c in cells)
-    finite_k = [k for k in kappas if k is not None]
-    items.append({
-        "check": "Chance-corrected agreement (Cohen's κ / Krippendorff's α) reported, not only exact match",
-        "passed": bool(finite_k),
-        "detail": (f"κ reported for {len(finite_k)} of {len(cells)} cells" if have_agreement
-                   else "no agreement figures in this report (stats agreement function unavailable "
-                        "or no labelled pairs)"),
-    })
-
-    if judgments.empty:
-        both = False
-        detail = "no judgments"
-    else:
-        orders = judgments.groupby(list(CELL_KEY), dropna=False)["order"].agg(lambda s: set(s.dropna()))
-        lacking = [k for k, v in orders.items() if v != {"AB", "BA"}]
-        both = not lacking
-        detail = ("every cell ran both orders (AB and BA)" if both else
-                  f"{len(lacking)} of {len(orders)} cells lack an order, e.g. {_fmt_key(lacking[0])}")
-    items.append({"check": "Both presentation orders run (position swap)", "passed": both, "detail": detail})
-
-    reps = [c.get("repetitions") for c in cells if c.get("repetitions") is not None]
-    min_rep = min(reps) if reps else 0
-    items.append({"check": "At least 3 repetitions per trial (stochastic consistency measurable)",
-                  "passed": bool(reps) and min_rep >= 3,
-                  "detail": f"fewest repetitions in a cell: {min_rep}" if reps else "no cells"})
-
-    datasets = sorted({c["dataset"] for c in cells})
-    items.append({"check": "At least 2 contrasting benchmarks",
-                  "passed": len(datasets) >= 2,
-                  "detail": f"{len(datasets)} dataset(s): {', '.join(map(str, datasets)) or '—'}"})
-
-    pb = [c.get("agreement", {}).get("position_bias") for c in cells]
-    n_pb = sum(p is not None for p in pb)
-    phis = [c.get("phi") for c in cells if c.get("phi") is not None]
-    paradox = [c for c in cells if c.get("agreement", {}).get("consistency_bias_paradox")]
-    checked = (n_pb == len(cells) and n_pb > 0) or (not have_agreement and len(phis) == len(cells) and phis)
-    if paradox:
-        extra = (f"; consistency–bias paradox (test–retest > 0.95 with position bias > 0.10) in "
-                 f"{len(paradox)} cell(s), e.g. {_fmt_key(cell_key(paradox[0]))}")
-    else:
-        extra = ""
-    items.append({"check": "Position bias checked even where test–retest is high",
-                  "passed": bool(checked),
-                  "detail": (f"position bias measured in {n_pb} of {len(cells)} cells" if have_agreement
-                             else f"flip rate φ measured in {len(phis)} of {len(cells)} cells") + extra})
-
-    failed = [c for c in cells if (c.get("parse_failure_rate") or 0) > 0]
-    items.append({"check": "Unparsed verdicts counted and disclosed (never guessed)",
-                  "passed": all(c.get("n_unparsed") is not None for c in cells) and bool(cells),
-                  "detail": f"{sum((c.get('n_unparsed') or 0) for c in cells)} unparsed judgments; "
-                            f"{len(failed)} cell(s) with parse failures"})
-    return items
-
-
-def _fmt_key(key: Any) -> str:
-    return " × ".join(str(k) for k in key) if isinstance(key, tuple) else str(key)
-
-
 # -- items that break the judge -------------------------------------------------------------------
 
 MAX_RAW_CHARS = 4000
 
 
-def _mode(seq: list[str]) -> str | None:
-    """Modal value as in :mod:`verdictlab.stats`: ``"split"`` when two or more values share the top
-    count, ``None`` when nothing is left (every verdict unparsed and excluded)."""
-    if not seq:
-        return None
-    counts = Counter(seq).most_common()
-    if len(counts) > 1 and counts[0][1] == counts[1][1]:
-        return "split"
-    return counts[0][0]
+def _pair_flags(judgments: pd.DataFrame, key: list[str], unparsed: str) -> pd.DataFrame:
+    """Per (cell, item): flipped / unstable and the modal verdict of each order, from
+    :func:`verdictlab.stats.modal_verdicts` (the units behind C and phi)."""
+    mv = modal_verdicts(judgments, unparsed=unparsed, by=key[:-1])
+    if mv.empty:
+        return pd.DataFrame(columns=[*key, "flipped", "unstable", "modal_AB", "modal_BA"])
+    if "step" not in mv.columns:
+        mv["step"] = ""
+    mv["flip"] = mv["order_invariant"].eq(False).fillna(False).astype(bool)
+    mv["unstable"] = ~mv["consistent"].astype(bool)
+    g = mv.groupby(key, sort=False, dropna=False)
+    flags = g.agg(flipped=("flip", "any"), unstable=("unstable", "any"))
+    modes = mv.pivot_table(index=key, columns="order", values="mode", aggfunc="first", dropna=False)
+    for o in ("AB", "BA"):
+        flags[f"modal_{o}"] = modes[o].reindex(flags.index) if o in modes.columns else None
+    return flags.reset_index()
+
+
+def _raw_view(recs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    order_view: dict[str, list[dict[str, Any]]] = {"AB": [], "BA": []}
+    for rec in recs:
+        raw = rec.get("raw_output")
+        raw = "" if raw is None or (isinstance(raw, float) and math.isnan(raw)) else str(raw)
+        cut = len(raw) > MAX_RAW_CHARS
+        order_view.setdefault(rec["order"], []).append(plain({
+            "rep": rec.get("rep"), "verdict": rec.get("verdict"),
+            "parse_status": rec.get("parse_status"), "parse_detail": rec.get("parse_detail"),
+            "raw_output": raw[:MAX_RAW_CHARS] + (" … [cut]" if cut else ""),
+        }))
+    return order_view
 
 
 def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, unparsed: str = "exclude",
-                 limit: int = 300) -> dict[str, Any]:
+                 limit: int = 300) -> BrokenItems:
     """Pairs whose verdict flipped under the swap or was unstable across repetitions, with the
     question, both responses and every raw output (parsed or not), per order.
 
-    Follows the figures' rules: under ``unparsed="exclude"`` unparsed verdicts are left out of the
-    modes and of the stability test (they are still shown); under ``"wrong"`` they are a value of
-    their own (two unparsed modes agree, as phi counts them).  *Flipped* = the pair is not
-    order-invariant: modal verdicts of AB and BA differ, or one is split (a tie for the top count).  *Unstable* = an order has more than one distinct value.
+    The flags are those of :func:`verdictlab.stats.modal_verdicts` under the report's policy:
+    *flipped* = the pair is not order-invariant (P = 0: modal verdicts of AB and BA differ, or one is
+    split); *unstable* = an order's verdicts are not all equal (N = 0).  Under ``unparsed="exclude"``
+    unparsed verdicts are left out of both (they are still shown); under ``"wrong"`` they are a value
+    of their own (two unparsed modes agree, as phi counts them).
 
-    Returns ``{"n_total": ..., "n_flipped": ..., "n_unstable": ..., "n_shown": ..., "rows": [...]}``;
-    flipped pairs come first.  Raw outputs longer than ``MAX_RAW_CHARS`` are cut (and say so).
+    Returns ``{"n_total", "n_flipped", "n_unstable", "n_shown", "limit", "rows"}``; flipped pairs come
+    first.  Raw outputs longer than ``MAX_RAW_CHARS`` are cut (and say so).
     """
-    empty = {"n_total": 0, "n_flipped": 0, "n_unstable": 0, "n_shown": 0, "limit": limit, "rows": []}
+    empty: BrokenItems = {"n_total": 0, "n_flipped": 0, "n_unstable": 0, "n_shown": 0, "limit": limit, "rows": []}
     if judgments.empty:
         return empty
     j = judgments.copy()
-    j["step"] = j["step"].fillna("")
-    j["v"] = j["verdict"].astype("object").where(j["verdict"].notna(), "unparsed")
+    j["step"] = j["step"].fillna("") if "step" in j.columns else ""
     j = j.sort_values(["rep"], kind="stable")
     key = ["judge", "protocol", "dataset", "temperature", "step", "item_id"]
-    counted = j[j["verdict"].notna()] if unparsed == "exclude" else j
-    by_order = counted.groupby(key + ["order"], sort=False, dropna=False)["v"].agg(list)
-    per_item: dict[tuple[Any, ...], dict[str, list[str]]] = {}
-    for k, vs in by_order.items():
-        per_item.setdefault(k[:-1], {})[k[-1]] = vs
-    flagged: list[tuple[tuple[Any, ...], bool, bool]] = []
-    for k, orders in per_item.items():
-        unstable = any(len(set(v)) > 1 for v in orders.values())
-        m_ab, m_ba = _mode(orders.get("AB", [])), _mode(orders.get("BA", []))
-        flipped = (m_ab is not None and m_ba is not None
-                   and (m_ab != m_ba or m_ab == "split"))
-        if flipped or unstable:
-            flagged.append((k, flipped, unstable))
-    n_flipped = sum(f for _, f, _ in flagged)
-    n_unstable = sum(u for _, _, u in flagged)
-    flagged.sort(key=lambda t: (not t[1], not t[2], tuple(map(str, t[0]))))
-    shown = flagged[:limit]
-    if not shown:
-        return {**empty, "n_total": 0}
+    flags = _pair_flags(j, key, unparsed)
+    flagged = flags[flags["flipped"] | flags["unstable"]].copy()
+    if flagged.empty:
+        return empty
+    flagged["_s"] = flagged[key].astype(str).agg("\x1f".join, axis=1)
+    flagged = flagged.sort_values(["flipped", "unstable", "_s"], ascending=[False, False, True], kind="stable")
+    shown = flagged.head(limit)
     # the rows of the shown pairs: one merge, one sort, one to_dict (no per-pair pandas work)
-    shown_keys = pd.DataFrame([k for k, _, _ in shown], columns=key).astype({"temperature": float})
-    sub = j.astype({"temperature": float}).merge(shown_keys, on=key, how="inner")
+    sub = j.astype({"temperature": float}).merge(shown[key].astype({"temperature": float}), on=key, how="inner")
     sub = sub.sort_values(["order", "rep"], kind="stable")
     raw_groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    for rec in sub[key + ["order", "rep", "verdict", "parse_status", "parse_detail", "raw_output",
-                         "category", "label"]].to_dict(orient="records"):
+    cols = [c for c in (*key, "order", "rep", "verdict", "parse_status", "parse_detail", "raw_output",
+                        "category", "label") if c in sub.columns]
+    for rec in sub[cols].to_dict(orient="records"):
         raw_groups.setdefault(tuple(rec[c] for c in key), []).append(rec)
     item_lookup: dict[tuple[str, str], dict[str, Any]] = {}
     if items is not None and not items.empty:
         for rec in items.to_dict(orient="records"):
             item_lookup[(str(rec.get("dataset")), str(rec.get("item_id")))] = rec
     rows = []
-    for k, flipped, unstable in shown:
-        judge, protocol, dataset, temperature, step, item_id = k
-        it = item_lookup.get((str(dataset), str(item_id)), {})
-        recs = raw_groups.get((judge, protocol, dataset, float(temperature), step, item_id), [])
-        order_view: dict[str, list[dict[str, Any]]] = {"AB": [], "BA": []}
-        for rec in recs:
-            raw = rec.get("raw_output")
-            raw = "" if raw is None or (isinstance(raw, float) and math.isnan(raw)) else str(raw)
-            cut = len(raw) > MAX_RAW_CHARS
-            order_view.setdefault(rec["order"], []).append(plain({
-                "rep": rec.get("rep"), "verdict": rec.get("verdict"),
-                "parse_status": rec.get("parse_status"), "parse_detail": rec.get("parse_detail"),
-                "raw_output": raw[:MAX_RAW_CHARS] + (" … [cut]" if cut else ""),
-            }))
+    for rec in shown.to_dict(orient="records"):
+        k = tuple(float(rec[c]) if c == "temperature" else rec[c] for c in key)
+        it = item_lookup.get((str(rec["dataset"]), str(rec["item_id"])), {})
+        recs = raw_groups.get(k, [])
         cats = [r["category"] for r in recs if isinstance(r.get("category"), str)]
-        cat = cats[0] if cats else it.get("category")
         label = it.get("label")
         if label is None:
             labels = [r["label"] for r in recs if isinstance(r.get("label"), str)]
             label = labels[0] if labels else None
         rows.append(plain({
-            "judge": judge, "protocol": protocol, "dataset": dataset, "temperature": temperature,
-            "step": step, "item_id": item_id, "category": cat, "label": label,
-            "flipped": flipped, "unstable": unstable,
-            "modal_AB": _mode(per_item[k]["AB"]) if "AB" in per_item[k] else None,
-            "modal_BA": _mode(per_item[k]["BA"]) if "BA" in per_item[k] else None,
+            **{c: rec[c] for c in key}, "category": cats[0] if cats else it.get("category"), "label": label,
+            "flipped": bool(rec["flipped"]), "unstable": bool(rec["unstable"]),
+            "modal_AB": rec.get("modal_AB"), "modal_BA": rec.get("modal_BA"),
             "question": it.get("question"), "response_a": it.get("response_a"),
-            "response_b": it.get("response_b"), "orders": order_view,
+            "response_b": it.get("response_b"), "orders": _raw_view(recs),
         }))
-    return {"n_total": len(flagged), "n_flipped": int(n_flipped), "n_unstable": int(n_unstable),
-            "n_shown": len(rows), "limit": limit, "rows": rows}
+    return {"n_total": len(flagged), "n_flipped": int(flagged["flipped"].sum()),
+            "n_unstable": int(flagged["unstable"].sum()), "n_shown": len(rows), "limit": limit, "rows": rows}
 
 
-# -- further tables (remedies, juries, flask, geval, probes, debate, rubric, pointwise) ------------
+# -- analyses ------------------------------------------------------------------------------------
 
-#: title and one-line reading of each table of :func:`verdictlab.remedies.extra_tables`
-FURTHER_TABLES: dict[str, tuple[str, str]] = {
-    "remedies": ("Remedies", "How running both orders, averaging P(A) over orders, or a majority over k "
-                             "repetitions moves A, φ, C, T and the tie rate, and what each costs in calls per "
-                             "verdict (d = change against no remedy)."),
-    "juries": ("Juries", "Majority votes of k samples of one judge (homogeneous) or of several judges: observed "
-                         "accuracy beside the prediction under independence and the ρ-corrected prediction "
-                         "(ρ = error correlation between jurors)."),
-    "flask": ("FLASK criteria", "Per-criterion calls and the verdict aggregated over criteria."),
-    "geval": ("G-Eval contradictions", "Calls whose stated winner contradicts their own 1–5 scores."),
-    "probes": ("Probes", "Controlled edits of the pairs and how often the verdict moves with them."),
-    "debate": ("Debate", "Rounds of debate and how the verdict changes across them."),
-    "rubric": ("Rubric (pointwise)", "PASS / FAIL / UNKNOWN per criterion against the human labels."),
-    "pointwise": ("Pointwise grades", "Graded pointwise verdicts against the human labels."),
-}
+#: title and one-line reading of each registered analysis (kept for templates and scripts that
+#: read it; the registry is the source)
+def further_titles() -> dict[str, tuple[str, str]]:
+    return {a.name: (a.title, a.description) for a in analyses.registered()}
 
 
-def _pointwise_mask(judgments: pd.DataFrame, items: list[Any]) -> pd.Series:
-    try:
-        from ..remedies import pointwise_mask
-    except ImportError:  # pragma: no cover - part of the package
-        v = judgments["verdict"]
-        return v.notna() & ~v.isin(["A", "B", "tie"])
-    return pointwise_mask(judgments, items)
+def analysis_tables(inp: analyses.AnalysisInput) -> dict[str, AnalysisTable]:
+    """Every registered analysis the run supports, as ``{"title", "description", "columns", "rows"}``
+    (or ``{"title", "error"}`` for one that failed: a report never fails for an analysis)."""
+    titles = further_titles()
+    out: dict[str, AnalysisTable] = {}
+    for name, t in analyses.run_analyses(inp).items():
+        title, desc = titles.get(name, (name, ""))
+        if isinstance(t, str):
+            out[name] = {"title": title, "description": desc, "error": redact(t)}
+        else:
+            out[name] = {"title": title, "description": desc, **frame_table(t)}  # type: ignore[typeddict-item]
+    return out
 
 
-def frame_table(df: pd.DataFrame) -> dict[str, Any]:
-    """A DataFrame as ``{"columns": [...], "rows": [[...], ...]}`` with JSON-ready values."""
-    return {"columns": [str(c) for c in df.columns],
-            "rows": [plain(list(r)) for r in df.itertuples(index=False, name=None)]}
-
-
-def further_tables(judgments: pd.DataFrame, items: list[Any]) -> dict[str, Any]:
-    """The run's further tables from :func:`verdictlab.remedies.extra_tables` (each as
-    :func:`frame_table`), or ``{"error": ...}`` if they could not be computed -- a report never
-    fails for them."""
-    try:
-        from ..remedies import extra_tables
-    except ImportError:  # pragma: no cover - part of the package
-        return {}
-    try:
-        tables = extra_tables(judgments, items)
-    except Exception as e:  # noqa: BLE001 - shown in the report instead of breaking it
-        return {"error": redact(f"{type(e).__name__}: {e}")}
-    return {name: frame_table(df) for name, df in tables.items()}
+def _cell_column_frames(inp: analyses.AnalysisInput) -> list[pd.DataFrame]:
+    frames = []
+    for cc in analyses.registered_cell_columns():
+        try:
+            f = cc.fn(inp)
+        except Exception:  # noqa: BLE001 - extra cell columns never break the report
+            continue
+        if f is not None and len(f):
+            frames.append(f)
+    return frames
 
 
 # -- run meta ------------------------------------------------------------------------------------
@@ -530,51 +463,79 @@ def judge_labels(judges: list[str], *, width: int = 26) -> dict[str, str]:
 
 # -- the report ----------------------------------------------------------------------------------
 
+def _check_args(unparsed: str, confidence: float) -> None:
+    if unparsed not in UNPARSED_POLICIES:
+        raise ValueError(f"unparsed must be one of {UNPARSED_POLICIES}, got {unparsed!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+
+
+def _load(store_or_run_dir: RunStore | str | Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
+                                                               list[Any], dict[str, Any]]:
+    own = not isinstance(store_or_run_dir, RunStore)
+    store = open_store(store_or_run_dir) if own else store_or_run_dir
+    try:
+        judgments = store.judgments()
+        if "decoding" in judgments.columns:
+            judgments["decoding"] = judgments["decoding"].fillna("free")
+        return judgments, store.attempts(), store.items_frame(), list(store.items()), run_meta(store, judgments)
+    finally:
+        if own:
+            store.close()
+
+
+def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataFrame | None,
+           items_frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The cells: reliability figures, agreement, region, best mark, sentence, extra columns."""
+    by = cell_columns(judgments)
+    if frame is None:
+        frame = (reliability_frame(judgments, unparsed=inp.unparsed, confidence=inp.confidence,
+                                   n_bootstrap=inp.n_bootstrap, seed=inp.seed, by=by)
+                 if len(judgments) else pd.DataFrame(columns=by))
+    frame = frame.copy()
+    if len(frame):
+        region = failure_region(frame["C"].to_numpy(float), frame["phi"].to_numpy(float),
+                                c_high=DEFAULT_C_HIGH, phi_low=DEFAULT_PHI_LOW)
+        frame["region"] = np.where(np.asarray(region) == "undefined", None, region)
+    cells = cells_from_frame(frame)
+    if len(judgments):
+        its = items_frame if items_frame is not None and "response_a" in items_frame.columns else None
+        _attach(cells, agreement_by_cell(judgments, unparsed=inp.unparsed, items=its, by=by), under="agreement")
+    for f in _cell_column_frames(inp):
+        _attach(cells, f, under=None)
+    mark_best(cells)
+    for c in cells:
+        c["sentence"] = cell_sentence(c)
+    return cells
+
+
 def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = "exclude",
                  confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0,
-                 max_broken_items: int = 300,
-                 frame: pd.DataFrame | None = None) -> dict[str, Any]:
-    """Everything a report shows, as a JSON-ready dict.
+                 max_broken_items: int = 300, frame: pd.DataFrame | None = None,
+                 expected_reps: int | None = None) -> Report:
+    """Everything a report shows, as a typed :class:`~verdictlab.report.model.Report`.
 
     Parameters
     ----------
     store_or_run_dir : an open :class:`RunStore` or a run directory holding ``run.sqlite``.
     unparsed : ``"exclude"`` (default; unparsed verdicts are left out and counted) or ``"wrong"``.
+        Applies to every figure: the cells and every registered analysis.
     confidence : level of the intervals (Wilson for proportions, pair-level bootstrap for T).
     n_bootstrap : bootstrap resamples for the T interval.
     seed : bootstrap seed.
     max_broken_items : at most this many "items that break the judge" are kept.
     frame : a precomputed reliability frame (skips :func:`verdictlab.stats.reliability`).
+    expected_reps : R for the expected figures (``analyses.expected``); default the cell's own.
     """
-    if unparsed not in UNPARSED_POLICIES:
-        raise ValueError(f"unparsed must be one of {UNPARSED_POLICIES}, got {unparsed!r}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    own = not isinstance(store_or_run_dir, RunStore)
-    store = open_store(store_or_run_dir) if own else store_or_run_dir
-    try:
-        all_judgments = store.judgments()
-        attempts = store.attempts()
-        items = store.items_frame()
-        item_objects = store.items()
-        meta = run_meta(store, all_judgments)
-    finally:
-        if own:
-            store.close()
+    _check_args(unparsed, confidence)
+    all_judgments, attempts, items_frame, item_objects, meta = _load(store_or_run_dir)
+    inp = analyses.AnalysisInput(all_judgments, items=item_objects, items_frame=items_frame, unparsed=unparsed,
+                                 confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
+                                 extra={"expected_reps": expected_reps} if expected_reps else {})
     # pairwise figures only see pairwise rows; pointwise (rubric / graded) items get their own tables
-    point = _pointwise_mask(all_judgments, item_objects)
+    point = inp.point_mask
     judgments = all_judgments[~point] if point.any() else all_judgments
-    if frame is None:
-        frame = (reliability_frame(judgments, unparsed=unparsed, confidence=confidence,
-                                   n_bootstrap=n_bootstrap, seed=seed)
-                 if len(judgments) else pd.DataFrame(columns=list(CELL_KEY)))
-    cells = cells_from_frame(frame)
-    if len(judgments):
-        _attach_agreement(cells, agreement_frame(judgments, unparsed=unparsed, items=items))
-    thresholds = region_thresholds()
-    for c in cells:
-        c["region"] = classify_region(c.get("C"), c.get("phi"), **thresholds)
-    mark_best(cells)
+    cells = _cells(judgments, inp, frame, items_frame)
     meta["engine"] = (engine_accounting(attempts, all_judgments) if len(all_judgments) or len(attempts)
                       else [])
     parse_counts = (all_judgments["parse_status"].value_counts(dropna=False) if len(all_judgments)
@@ -587,21 +548,14 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = "ex
     labels = judge_labels(sorted({str(c["judge"]) for c in cells} | set(meta.get("judges", []))))
     for c in cells:
         c["judge_label"] = labels.get(str(c["judge"]), str(c["judge"]))
-    return {
-        "schema_version": REPORT_SCHEMA_VERSION,
-        "judge_labels": labels,
-        "run": meta,
-        "unparsed": unparsed,
-        "confidence": confidence,
-        "n_bootstrap": n_bootstrap,
-        "seed": seed,
-        "cells": cells,
-        "region_thresholds": thresholds,
-        "format_dispersion": format_dispersion(cells),
-        "checklist": validation_checklist(cells, judgments),
-        "broken_items": broken_items(judgments, items, unparsed=unparsed, limit=max_broken_items),
-        "extra_tables": further_tables(all_judgments, item_objects) if len(all_judgments) else {},
-    }
+    checklist: list[CheckItem] = validation_checklist(cells, judgments)  # type: ignore[assignment]
+    return Report(
+        run=meta, unparsed=unparsed, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
+        cells=cells, judge_labels=labels, region_thresholds=region_thresholds(),
+        format_dispersion=format_dispersion(cells), checklist=checklist,
+        broken_items=broken_items(judgments, items_frame, unparsed=unparsed, limit=max_broken_items),
+        extra_tables=analysis_tables(inp) if len(all_judgments) else {},
+    )
 
 
 #: keys of :func:`build_report` that ``verdictlab report --json`` prints (the stable JSON schema)
@@ -611,16 +565,16 @@ JSON_KEYS: tuple[str, ...] = ("schema_version", "run", "unparsed", "cells")
 def report_json(report: Mapping[str, Any]) -> dict[str, Any]:
     """The stable JSON document: ``{"schema_version", "run", "unparsed", "cells"}``.
 
-    ``run`` carries the key-free meta, the engine accounting, the interval settings and the
-    validation checklist and the further analyses (``run.analyses``: remedies, juries, ...); each cell carries its figures (fractions in [0, 1], ``null`` when
-    undefined), intervals (``X_lo``/``X_hi``), Ns and, when available, ``agreement``."""
+    ``run`` carries the key-free meta, the engine accounting, the interval settings, the validation
+    checklist, the format dispersion and the registered analyses (``run.analyses[name]``: title,
+    description, columns, rows); each cell carries its figures (fractions in [0, 1], ``null`` when
+    undefined), intervals (``X_lo``/``X_hi``), Ns, region, sentence and, when available, ``agreement``
+    and the columns of registered cell-column analyses."""
     run = dict(report["run"])
     run["intervals"] = {"confidence": report.get("confidence"), "n_bootstrap": report.get("n_bootstrap"),
                         "seed": report.get("seed")}
     run["checklist"] = report.get("checklist", [])
     run["format_dispersion"] = report.get("format_dispersion", [])
-    # remedies, juries, FLASK criteria, G-Eval contradictions, probes, debate, rubric agreement:
-    # each {"columns": [...], "rows": [[...]]}, present only when the run supports it
     run["analyses"] = report.get("extra_tables", {})
     return plain({"schema_version": report["schema_version"], "run": run, "unparsed": report["unparsed"],
                   "cells": report["cells"]})

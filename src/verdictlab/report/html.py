@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .build import FURTHER_TABLES
 from .terminal import interval, num, pct, single_rep_note
 
 TEMPLATE = "report.html.j2"
@@ -62,18 +61,19 @@ def script_hash() -> str:
 
 
 def _cell_sentences(cells: list[Mapping[str, Any]]) -> list[str | None]:
-    """One plain sentence per cell from :mod:`verdictlab.report.verdicts_text` (written by the
-    protocols helper), or ``None`` where it is unavailable."""
-    try:
-        from .verdicts_text import cell_sentence
-    except ImportError:  # pragma: no cover - module is part of the package
-        return [None] * len(cells)
+    """The plain sentence of each cell: the one the report carries (``cell["sentence"]``, from
+    :func:`verdictlab.stats.readings.cell_sentence`), else the same rule applied to the cell."""
+    from ..stats.readings import cell_sentence
+
     out: list[str | None] = []
     for c in cells:
-        try:
-            out.append(cell_sentence(c))
-        except Exception:  # noqa: BLE001 - a sentence is a nicety; never break the report for it
-            out.append(None)
+        s = c.get("sentence")
+        if s is None:
+            try:
+                s = cell_sentence(c)
+            except Exception:  # noqa: BLE001 - a sentence is a nicety; never break the report for it
+                s = None
+        out.append(s)
     return out
 
 
@@ -128,7 +128,8 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
         cells=cells,
         agr_fields=agr_fields,
         jl=report.get("judge_labels") or {},
-        further_titles=FURTHER_TABLES,
+        further_titles={n: (t.get("title", n), t.get("description", ""))
+                        for n, t in (report.get("extra_tables") or {}).items()},
         single_rep=single_rep_note(cells),
         plots=plots,
         audit=_audit(report),

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..stats.regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, failure_region
+
 OKABE_ITO: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
                               "#F0E442", "#000000")
 MARKERS: tuple[str, ...] = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
@@ -144,8 +146,8 @@ def plot_factors(cells: Cells, ax: Any = None) -> Any:
     return ax
 
 
-def plot_regions(cells: Cells, ax: Any = None, *, c_threshold: float = 0.9,
-                 phi_threshold: float = 0.1) -> Any:
+def plot_regions(cells: Cells, ax: Any = None, *, c_threshold: float = DEFAULT_C_HIGH,
+                 phi_threshold: float = DEFAULT_PHI_LOW) -> Any:
     """Consistency C against flip rate φ, split into the four failure regions."""
     from matplotlib.patches import Rectangle
 
@@ -283,7 +285,8 @@ def _jname(c: Mapping[str, Any]) -> str:
     return str(c.get("judge_label") or c["judge"])
 
 
-def readings(cells: Cells, *, c_threshold: float = 0.9, phi_threshold: float = 0.1) -> dict[str, str]:
+def readings(cells: Cells, *, c_threshold: float = DEFAULT_C_HIGH,
+             phi_threshold: float = DEFAULT_PHI_LOW) -> dict[str, str]:
     """A short plain-language reading of each plot, computed from the cells."""
     out: dict[str, str] = {}
     names = _labels(cells)
@@ -310,9 +313,8 @@ def readings(cells: Cells, *, c_threshold: float = 0.9, phi_threshold: float = 0
     pts = _defined(cells, "C", "phi")
     counts: dict[str, int] = {}
     for c in pts:
-        consistent, fair = c["C"] >= c_threshold, c["phi"] <= phi_threshold
-        name = ("trustworthy" if consistent and fair else "noisy-but-fair" if fair else
-                "confidently-biased" if consistent else "chaos")
+        # the cell's own region (the report's, from stats), else the same stats rule
+        name = c.get("region") or str(failure_region(c["C"], c["phi"], c_high=c_threshold, phi_low=phi_threshold))
         counts[name] = counts.get(name, 0) + 1
     out["regions"] = (
         f"Cells with C ≥ {c_threshold:g} and φ ≤ {phi_threshold:g} are trustworthy; consistent but "
@@ -395,7 +397,7 @@ def figures(report: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
     """``[(name, title, figure)]`` for every plot that applies to the report's cells."""
     plt = _mpl()
     cells = report["cells"]
-    th = report.get("region_thresholds") or {"c_threshold": 0.9, "phi_threshold": 0.1}
+    th = report.get("region_thresholds") or {"c_threshold": DEFAULT_C_HIGH, "phi_threshold": DEFAULT_PHI_LOW}
     out: list[tuple[str, str, Any]] = []
     specs: list[tuple[str, str, Callable[[Any], Any]]] = [
         ("ceiling", "Accuracy ceiling", lambda ax: plot_ceiling(cells, ax)),

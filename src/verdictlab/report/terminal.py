@@ -6,9 +6,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from ..stats.readings import T_BANDS, t_band
+from ..stats.regions import PARADOX_BIAS, PARADOX_RETEST
 from .build import AGREEMENT_FIELDS
 
 
@@ -36,19 +39,20 @@ def _fig(cell: Mapping[str, Any], name: str, *, style: str = "") -> Text:
     return t
 
 
+_T_STYLES = ("bold green", "green", "yellow", "dark_orange", "red")
+
+
 def _t_style(t: float | None) -> str:
-    """Shading like the paper's Table 1 (>= 70 / 60-70 / 50-60 / 40-50 / < 40)."""
-    if t is None:
-        return "dim"
-    if t >= 0.7:
-        return "bold green"
-    if t >= 0.6:
-        return "green"
-    if t >= 0.5:
-        return "yellow"
-    if t >= 0.4:
-        return "dark_orange"
-    return "red"
+    """Shading like the paper's Table 1, by the bands of :data:`verdictlab.stats.readings.T_BANDS`
+    (>= 70 / 60-70 / 50-60 / 40-50 / < 40)."""
+    band = t_band(t)
+    return "dim" if band is None else _T_STYLES[min(band, len(T_BANDS))]
+
+
+def _run_text(value: Any) -> Text:
+    """Run-supplied text (judge ids, dataset and protocol names, errors) as plain text: never read as
+    rich markup, so a dataset named ``[/bold]x`` prints as it is."""
+    return Text(str(value))
 
 
 def _jl(row: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> str:
@@ -80,7 +84,7 @@ def figures_table(cells: list[dict[str, Any]], *, title: str) -> Table:
         unparsed = (f"{pct(c.get('parse_failure_rate'))}%\n{c.get('n_unparsed', 0)}/{c.get('n_judgments', 0)}"
                     if c.get("parse_failure_rate") is not None else "—")
         tbl.add_row(
-            str(ds), _jl(c), str(c["protocol"]) + (f" [{c['step']}]" if c.get("step") else ""),
+            _run_text(ds), _run_text(_jl(c)), _run_text(str(c["protocol"]) + (f" [{c['step']}]" if c.get("step") else "")),
             f"{c['temperature']:g}" if c.get("temperature") is not None else "—",
             pairs, _fig(c, "C"), pct(c.get("self_consistency")), _fig(c, "phi"), _fig(c, "A"),
             pct(c.get("A_dec")), pct(c.get("A_max")), pct(c.get("capability_gap")),
@@ -100,8 +104,8 @@ def agreement_table(cells: list[dict[str, Any]]) -> Table | None:
     tbl = Table(title="Agreement with labels and bias", title_justify="left", header_style="bold",
                 caption="exact match (tie-excluded), Cohen κ, Krippendorff α and κ deflation (= exact − κ) on "
                         "(pair, order) units (N units); position bias = |share first-shown won − ½| on parsed A/B "
-                        "judgments (N pos.); retest = α over repetitions; paradox = retest > 0.95 with position "
-                        "bias > 0.10; verb. r = Pearson r of length difference with verdict",
+                        f"judgments (N pos.); retest = α over repetitions; paradox = retest > {PARADOX_RETEST:g} with "
+                        f"position bias > {PARADOX_BIAS:g}; verb. r = Pearson r of length difference with verdict",
                 caption_justify="left")
     short = {"exact_match": "exact", "kappa": "κ", "alpha": "α", "kappa_deflation": "κ defl.",
              "position_bias": "pos. bias", "test_retest": "retest", "consistency_bias_paradox": "paradox",
@@ -126,7 +130,8 @@ def agreement_table(cells: list[dict[str, Any]]) -> Table | None:
                 vals.append(num(v, digits=3))
             else:
                 vals.append("—" if v is None else str(v))
-        tbl.add_row(str(c["dataset"]), _jl(c), str(c["protocol"]), f"{c['temperature']:g}", *vals)
+        tbl.add_row(_run_text(c["dataset"]), _run_text(_jl(c)), _run_text(c["protocol"]), f"{c['temperature']:g}",
+                    *vals)
     return tbl
 
 
@@ -138,11 +143,11 @@ def engine_table(engine: list[dict[str, Any]], labels: Mapping[str, str] | None 
                  "parse failed", "repaired", "fallback", "last error"):
         tbl.add_column(name, overflow="fold", justify="left" if name in ("judge", "last error") else "right")
     for e in engine:
-        tbl.add_row(_jl(e, labels), str(e["trials"]), str(e.get("attempts", "—")),
+        tbl.add_row(_run_text(_jl(e, labels)), str(e["trials"]), str(e.get("attempts", "—")),
                     str(e.get("ok_first_try", "—")), str(e.get("retried_then_ok", "—")),
                     Text(str(e.get("failed_for_good", 0)), style="red" if e.get("failed_for_good") else ""),
                     str(e.get("parse_failures", 0)), str(e.get("parse_repaired", 0)),
-                    str(e.get("parse_fallback", 0)), str(e.get("last_error") or "—"))
+                    str(e.get("parse_fallback", 0)), _run_text(e.get("last_error") or "—"))
     return tbl
 
 
@@ -153,7 +158,7 @@ def checklist_table(checklist: list[dict[str, Any]]) -> Table:
     tbl.add_column("this run", overflow="fold")
     for item in checklist:
         mark = Text("PASS", style="bold green") if item["passed"] else Text("FAIL", style="bold red")
-        tbl.add_row(mark, item["check"], item["detail"])
+        tbl.add_row(mark, _run_text(item["check"]), _run_text(item["detail"]))
     return tbl
 
 
@@ -184,12 +189,26 @@ def single_rep_note(cells: list[dict[str, Any]]) -> str:
             "by construction and says nothing about reproducibility; run ≥ 3 repetitions to measure it.")
 
 
+def analyses_lines(report: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(line, style)``: the registered analyses of the report by name with their row counts, and one
+    line per analysis that could not be computed."""
+    extra = report.get("extra_tables") or {}
+    out: list[tuple[str, str]] = []
+    for name, t in extra.items():
+        if t.get("error"):
+            out.append((f"{t.get('title') or name} could not be computed: {t['error']}", "red"))
+    names = [f"{k} ({len(v.get('rows') or [])} rows)" for k, v in extra.items() if not v.get("error")]
+    if names:
+        out.append(("Further analyses in --html and --json (run.analyses): " + ", ".join(names) + ".", ""))
+    return out
+
+
 def render_terminal(report: Mapping[str, Any], console: Console | None = None) -> None:
     """Print the report: figures per cell, agreement/bias, engine accounting, checklist."""
     console = console or Console()
     run = report["run"]
     cells = report["cells"]
-    console.print(f"[bold]verdictlab report[/bold] — {run.get('run_dir', '')}  "
+    console.print(f"[bold]verdictlab report[/bold] — {escape(str(run.get('run_dir', '')))}  "
                   f"({run.get('n_judgments', 0)} judgments, {len(cells)} cells)", highlight=False)
     if not cells:
         console.print("No judgments in this run yet.")
@@ -197,13 +216,13 @@ def render_terminal(report: Mapping[str, Any], console: Console | None = None) -
     labels = report.get("judge_labels") or {}
     shortened = {j: lab for j, lab in labels.items() if j != lab}
     if shortened:
-        console.print("Judges: " + "; ".join(f"{lab} = {j}" for j, lab in shortened.items()), highlight=False,
-                      style="dim")
+        console.print(_run_text("Judges: " + "; ".join(f"{lab} = {j}" for j, lab in shortened.items())),
+                      highlight=False, style="dim")
     console.print(figures_table(cells, title="Reliability per cell (judge × protocol × dataset × temperature)"))
-    console.print(policy_line(report), style="dim", highlight=False)
+    console.print(_run_text(policy_line(report)), style="dim", highlight=False)
     single = single_rep_note(cells)
     if single:
-        console.print(single, style="yellow", highlight=False)
+        console.print(_run_text(single), style="yellow", highlight=False)
     agr = agreement_table(cells)
     if agr is not None:
         console.print(agr)
@@ -214,20 +233,17 @@ def render_terminal(report: Mapping[str, Any], console: Console | None = None) -
         for name in ("dataset", "judge", "temp", "ΔT_fmt", "T_min (protocol)", "T_max (protocol)"):
             tbl.add_column(name, overflow="fold")
         for d in fd:
-            tbl.add_row(str(d["dataset"]), _jl(d, labels), f"{d['temperature']:g}", pct(d.get("delta_T_fmt")),
-                        f"{pct(d.get('T_min'))} ({d.get('protocol_min') or '—'})",
-                        f"{pct(d.get('T_max'))} ({d.get('protocol_max') or '—'})")
+            tbl.add_row(_run_text(d["dataset"]), _run_text(_jl(d, labels)), f"{d['temperature']:g}",
+                        pct(d.get("delta_T_fmt")),
+                        _run_text(f"{pct(d.get('T_min'))} ({d.get('protocol_min') or '—'})"),
+                        _run_text(f"{pct(d.get('T_max'))} ({d.get('protocol_max') or '—'})"))
         console.print(tbl)
     eng = engine_table(run.get("engine", []), labels)
     if eng is not None:
         console.print(eng)
     console.print(checklist_table(report.get("checklist", [])))
-    extra = report.get("extra_tables") or {}
-    if extra.get("error"):
-        console.print(f"Further tables could not be computed: {extra['error']}", style="red", highlight=False)
-    names = [f"{k} ({len(v['rows'])} rows)" for k, v in extra.items() if k != "error"]
-    if names:
-        console.print("Further analyses in --html: " + ", ".join(names) + ".", highlight=False)
+    for line, style in analyses_lines(report):
+        console.print(_run_text(line), style=style, highlight=False)
     bi = report.get("broken_items") or {}
     if bi.get("n_total"):
         console.print(f"{bi['n_total']} (pair × cell) combinations break the judge: {bi['n_flipped']} flipped "

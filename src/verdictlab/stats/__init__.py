@@ -29,7 +29,7 @@ from .bias import (
     shown_first_won_from_verdicts,
     verbosity_bias,
 )
-from .by_cell import AGREEMENT_COLUMNS, agreement_by_cell
+from .by_cell import AGREEMENT_COLUMNS, MODAL_COLUMNS, agreement_by_cell, modal_verdicts
 from .calibration import Calibration, CalibrationBin, Recalibration, calibration, recalibrate
 from .classes import CLASS_COLUMNS, class_figures, macro_f1_score, per_class_scores
 from .compare import paired_mcnemar
@@ -42,7 +42,7 @@ from .jury import (
     observed_majority_accuracy,
 )
 from .ppi import LabelBudget, MeanEstimate, classical_mean, judge_mean, label_budget, ppi_mean
-from .regions import REGIONS, failure_region, format_dispersion, rank_shifts
+from .regions import REGIONS, best_in_group, failure_region, format_dispersion, rank_shifts, region_thresholds
 from .reliability import RELIABILITY_COLUMNS, accuracy_ceiling, reliability, trust_rate
 from .selective import SelectiveResult, selective_threshold
 from .significance import McNemar, holm_adjust, kendall, mcnemar_exact, spearman
@@ -78,6 +78,10 @@ __all__ = [
     "RELIABILITY_COLUMNS",
     "accuracy_ceiling",
     "agreement_by_cell",
+    "best_in_group",
+    "modal_verdicts",
+    "region_thresholds",
+    "MODAL_COLUMNS",
     "anova_eta_squared",
     "bootstrap_interval",
     "class_figures",
