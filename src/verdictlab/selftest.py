@@ -1,0 +1,248 @@
+"""A self-test of the auditor: run the whole pipeline on simulated judges with biases planted at known
+strengths and check that the figures recover them (``verdictlab selftest``).
+
+The run is an ordinary run (datasets -> probes -> grid -> engine -> store -> stats/analyses): a
+generated pairs file (responses of equal length, gold labels), its ``padding`` and ``anchoring`` probes,
+and a multi-response file (three systems per question, equal lengths, gold scores), judged by five
+simulated judges -- each with one planted property (:mod:`verdictlab.judges.sim` documents the knobs
+and their expected figures) -- with the ``direct`` protocol, both orders and two repetitions.
+
+Rows (planted -> what recovers it):
+
+=====================  =========================================  ==========================================
+property               judge (others at 0; skill 0.8)            recovered as
+=====================  =========================================  ==========================================
+accuracy               skill S = 0.8 -> A = S + (1 - S)/2 = 0.9     A (pair bootstrap interval)
+position bias          position_lock B -> phi = B                  phi (Wilson over pairs)
+noise                  noise N -> C = p^2 + (1-p)^2, p = 1 - N/2   N = 1 - sqrt(2C - 1) (Wilson on C)
+verbosity bias         verbosity V, padding probe                  relative rise toward the padded side
+anchoring              anchoring G, anchoring probe                susceptibility (shift / room to move)
+self-preference        self_pref P, family alpha                   harm = P(own | own wrong) - P(other | other wrong)
+non-transitive share   skill 0.8 on 3-system items:                share of non-transitive triples (Wilson)
+                       q = 0.9 per pair, q^2 (1-q) + (1-q)^2 q
+=====================  =========================================  ==========================================
+
+A row passes when the planted value lies inside the recovered interval.  Intervals are Bonferroni-
+adjusted (each at 1 - 0.05/k for k rows), so a correct auditor fails some row with probability at most
+5 % for a new ``seed``; with the default seed the outcome is fixed (the simulated judge is hash-seeded).
+Units that are not independent are not counted twice: the self-preference and anchoring rows use
+one order per item where the verdict of the other order is a copy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+SYSTEMS = ("alpha-7b", "bravo-7b", "gamma-7b")
+PREFIX = "selftest-sim"
+PLANTED = {"skill": 0.8, "position_lock": 0.3, "noise": 0.2, "verbosity": 0.4, "anchoring": 0.3, "self_pref": 0.35}
+
+
+@dataclass(frozen=True)
+class SelftestRow:
+    property: str
+    planted: float
+    recovered: float
+    lo: float
+    hi: float
+    passed: bool
+    judge: str
+    how: str
+
+
+def judges(seed: int) -> dict[str, str]:
+    """Role -> simulated judge id (one planted property each)."""
+    s = PLANTED["skill"]
+    return {
+        "plain": f"{PREFIX}:skill={s},seed={seed}",
+        "position": f"{PREFIX}:skill={s},position_lock={PLANTED['position_lock']},seed={seed + 1}",
+        "noise": f"{PREFIX}:skill={s},noise={PLANTED['noise']},seed={seed + 2}",
+        "verbosity": f"{PREFIX}:skill={s},verbosity={PLANTED['verbosity']},seed={seed + 3}",
+        "anchoring": f"{PREFIX}:skill={s},anchoring={PLANTED['anchoring']},seed={seed + 4}",
+        "self": f"{PREFIX}:skill={s},self_pref={PLANTED['self_pref']},family=alpha,seed={seed + 5}",
+    }
+
+
+# -- the item view bridge ----------------------------------------------------------------------------
+_ITEMS: dict[tuple[str, str], Any] = {}
+
+
+def item_view(item: Any, order: str) -> dict[str, Any]:
+    """What a pair shows, for the simulated judge's planted biases: shown lengths, shown authoring
+    systems (``model_a``/``model_b`` fields or meta) and the item meta."""
+    first, second = item.shown(order)
+    ma = getattr(item, "model_a", None) or item.meta.get("model_a")
+    mb = getattr(item, "model_b", None) or item.meta.get("model_b")
+    return {"shown_chars": [len(first), len(second)], "shown_models": [ma, mb] if order == "AB" else [mb, ma],
+            "item_meta": dict(item.meta)}
+
+
+def _make_selftest_sim(judge_id: str, spec: str) -> Any:
+    """``selftest-sim:SPEC`` = ``sim:SPEC`` that fills in ``metadata["item_view"]`` from the selftest's
+    own item table when the caller did not pass one (so the planted verbosity, self-preference and
+    anchoring act whatever the engine version)."""
+    from .judges.base import JudgeRequest, JudgeResponse
+    from .judges.sim import SimJudge
+
+    class _SelftestSim(SimJudge):
+        async def generate(self, request: JudgeRequest) -> JudgeResponse:
+            meta = request.metadata
+            item = _ITEMS.get((str(meta.get("dataset")), str(meta.get("item_id"))))
+            if "item_view" not in meta and item is not None and hasattr(item, "shown"):
+                meta = {**meta, "item_view": item_view(item, str(meta.get("order", "AB")))}
+                request = dataclasses.replace(request, metadata=meta)
+            return await super().generate(request)
+
+    return _SelftestSim(judge_id, spec)
+
+
+def write_datasets(root: Path, *, n_pairs: int, n_questions: int, seed: int) -> tuple[Path, Path]:
+    """The generated sources: ``pairs.jsonl`` (equal-length responses) and ``systems.jsonl``."""
+    rng = np.random.default_rng(seed)
+    pairs = root / "pairs.jsonl"
+    with pairs.open("w", encoding="utf-8") as fh:
+        for i in range(n_pairs):
+            fh.write(json.dumps({"item_id": f"p{i:04d}", "question": f"Question {i:04d}?",
+                                 "response_a": f"Answer {i:04d}, version one.",
+                                 "response_b": f"Answer {i:04d}, version two.",
+                                 "label": "A" if rng.random() < 0.5 else "B"}) + "\n")
+    systems = root / "systems.jsonl"
+    with systems.open("w", encoding="utf-8") as fh:
+        for i in range(n_questions):
+            scores = rng.permutation(len(SYSTEMS)).tolist()
+            fh.write(json.dumps({"item_id": f"q{i:04d}", "question": f"Task {i:04d}?",
+                                 "responses": {s: f"Reply from {s} to task {i:04d}." for s in SYSTEMS},
+                                 "scores": dict(zip(SYSTEMS, scores, strict=True))}) + "\n")
+    return pairs, systems
+
+
+def build_config(pairs: Path, systems: Path, *, seed: int) -> Any:
+    from .config import RunConfig
+
+    return RunConfig.model_validate({
+        "name": "selftest",
+        "datasets": [{"name": "jsonl", "path": str(pairs), "dataset": "pairs"},
+                     {"name": "jsonl", "path": str(pairs), "dataset": "pairs", "probe": "padding"},
+                     {"name": "jsonl", "path": str(pairs), "dataset": "pairs", "probe": "anchoring"},
+                     {"name": "multi-jsonl", "path": str(systems), "dataset": "systems"}],
+        "judges": [{"id": j, "concurrency": 64} for j in judges(seed).values()],
+        "protocols": ["direct"], "repetitions": 2, "temperatures": [0.0], "cache": "off", "seed": seed,
+    })
+
+
+def _row(prop: str, planted: float, est: float, lo: float, hi: float, judge: str, how: str) -> SelftestRow:
+    ok = bool(np.isfinite(lo) and np.isfinite(hi) and lo - 1e-12 <= planted <= hi + 1e-12)
+    return SelftestRow(prop, float(planted), float(est), float(lo), float(hi), ok, judge, how)
+
+
+def _cell(df: pd.DataFrame, judge: str, dataset: str) -> pd.DataFrame:
+    return df[(df["judge"] == judge) & (df["dataset"] == dataset)]
+
+
+def _reliability_rows(j: pd.DataFrame, ids: dict[str, str], conf: float, n_boot: int, seed: int) -> list[SelftestRow]:
+    from .stats import reliability
+
+    rel = reliability(j[j["dataset"] == "pairs"], confidence=conf, n_bootstrap=n_boot, seed=seed).set_index("judge")
+    s, b, n = PLANTED["skill"], PLANTED["position_lock"], PLANTED["noise"]
+    plain, pos, noi = rel.loc[ids["plain"]], rel.loc[ids["position"]], rel.loc[ids["noise"]]
+    # noise: C = p^2 + (1-p)^2 with p = 1 - N/2  =>  N = 1 - sqrt(2C - 1) (decreasing in C)
+    inv = (lambda c: 1.0 - math.sqrt(max(2.0 * c - 1.0, 0.0)))  # noqa: E731
+    return [
+        _row("accuracy", s + (1 - s) / 2, plain["A"], plain["A_boot_lo"], plain["A_boot_hi"], ids["plain"],
+             "A = S + (1 - S)/2; pair-bootstrap interval"),
+        _row("position bias", b, pos["phi"], pos["phi_lo"], pos["phi_hi"], ids["position"],
+             "phi (position flip rate) = position_lock; Wilson over pairs"),
+        _row("noise", n, inv(noi["C"]), inv(noi["C_hi"]), inv(noi["C_lo"]), ids["noise"],
+             "N = 1 - sqrt(2C - 1) with R = 2; Wilson interval of C mapped through it"),
+    ]
+
+
+def _shift_row(prop: str, j: pd.DataFrame, items: list[Any], judge: str, probe_ds: str, conf: float,
+               n_boot: int, seed: int) -> SelftestRow:
+    from .stats.stability import anchoring_shift
+
+    side = {it.item_id: it.meta.get("probe_side") for it in items if it.dataset == probe_ds}
+    keys = ["item_id", "order", "rep"]
+    m = _cell(j, judge, probe_ds).merge(_cell(j, judge, "pairs"), on=keys, suffixes=("_p", "_b"))
+    m = m[(m["order"] == "AB") & (m["rep"] == 0)]        # one verdict per item: the units are independent
+    r = anchoring_shift(m["verdict_b"], m["verdict_p"], m["item_id"].map(side), m["item_id"], n_boot=n_boot,
+                        seed=seed, confidence=conf)
+    planted = PLANTED["verbosity" if prop == "verbosity bias" else "anchoring"]
+    return _row(prop, planted, r.susceptibility, r.susceptibility_lo, r.susceptibility_hi, judge,
+                f"(s_probe - s_base)/(1 - s_base) on the {probe_ds.split('+')[1]} probe; item bootstrap")
+
+
+def _selfpref_row(j: pd.DataFrame, items: list[Any], judge: str, conf: float) -> SelftestRow:
+    from .analyses.self_preference import selfpref_table
+
+    one = _cell(j, judge, "systems")
+    one = one[(one["order"] == "AB") & (one["rep"] == 0)]
+    t = selfpref_table(one, [it for it in items if it.dataset == "systems"], confidence=conf)
+    r = t.iloc[0]
+    return _row("self-preference", PLANTED["self_pref"], r["harm"], r["harm_lo"], r["harm_hi"], judge,
+                "harm = P(own | own wrong) - P(other | other wrong); Newcombe interval")
+
+
+def _transitivity_row(j: pd.DataFrame, items: list[Any], judge: str, conf: float) -> SelftestRow:
+    from .analyses.transitivity import multi_rows
+    from .stats.transitivity import pair_outcomes, transitivity
+
+    rows = multi_rows(_cell(j, judge, "systems"), items)
+    res = transitivity(pair_outcomes(rows), confidence=conf)
+    q = PLANTED["skill"] + (1 - PLANTED["skill"]) / 2
+    return _row("non-transitive share", q * q * (1 - q) + (1 - q) ** 2 * q, res.share, res.low, res.high, judge,
+                "each pair right w.p. q = 0.9: a triple cycles w.p. q^2(1-q) + (1-q)^2 q; Wilson over items")
+
+
+def evaluate(judgments: pd.DataFrame, items: list[Any], *, seed: int, n_boot: int = 2000,
+             familywise: float = 0.05) -> list[SelftestRow]:
+    """Planted vs recovered rows from a finished selftest run (module docstring)."""
+    ids = judges(seed)
+    k = 7
+    conf = 1.0 - familywise / k
+    rows = _reliability_rows(judgments, ids, conf, n_boot, seed)
+    rows.append(_shift_row("verbosity bias", judgments, items, ids["verbosity"], "pairs+padding", conf, n_boot, seed))
+    rows.append(_shift_row("anchoring", judgments, items, ids["anchoring"], "pairs+anchoring", conf, n_boot, seed))
+    rows.append(_selfpref_row(judgments, items, ids["self"], conf))
+    rows.append(_transitivity_row(judgments, items, ids["plain"], conf))
+    return rows
+
+
+def run_selftest(*, n_pairs: int = 400, n_questions: int = 300, seed: int = 7, n_boot: int = 2000,
+                 workdir: str | Path | None = None, progress: bool = False) -> list[SelftestRow]:
+    """Generate the sources, run the grid through the engine into a run dir, and evaluate."""
+    from .engine import prepare_run, run_config
+    from .judges import register_judge
+    from .store import open_store
+
+    register_judge(PREFIX, _make_selftest_sim, description="simulated judge of verdictlab selftest")
+    with tempfile.TemporaryDirectory(prefix="verdictlab-selftest-") as tmp:
+        root = Path(workdir) if workdir is not None else Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        pairs, systems = write_datasets(root, n_pairs=n_pairs, n_questions=n_questions, seed=seed)
+        config = build_config(pairs, systems, seed=seed)
+        _ITEMS.clear()
+        _ITEMS.update({(ds, str(i)): it for (ds, i), it in prepare_run(config).items.items()})
+        try:
+            summary = run_config(config, root / "run", progress=progress)
+        finally:
+            _ITEMS.clear()
+        if summary.stopped:
+            raise RuntimeError(f"selftest run stopped early: {summary.stopped}")
+        with open_store(root / "run") as store:
+            judgments, items = store.judgments(), store.items()
+    return evaluate(judgments, items, seed=seed, n_boot=n_boot)
+
+
+def rows_json(rows: list[SelftestRow]) -> dict[str, Any]:
+    return {"rows": [{k: v for k, v in asdict(r).items()} for r in rows],
+            "passed": all(r.passed for r in rows)}

@@ -1,0 +1,59 @@
+"""`verdictlab selftest` recovers every planted property (part of the test suite; ~10-40 s)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from verdictlab.cli import selftest_cmd
+from verdictlab.selftest import item_view, judges
+
+KEYS = {"property", "planted", "recovered", "lo", "hi", "passed"}
+
+
+@pytest.mark.slow
+def test_selftest_json_recovers_every_planted_property():
+    app = typer.Typer()
+    selftest_cmd.register(app)
+    app.command("noop")(lambda: None)
+    res = CliRunner().invoke(app, ["selftest", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    props = [r["property"] for r in out["rows"]]
+    assert props == ["accuracy", "position bias", "noise", "verbosity bias", "anchoring", "self-preference",
+                     "non-transitive share"]
+    for r in out["rows"]:
+        assert set(r) >= KEYS and r["passed"], r
+        assert r["lo"] <= r["recovered"] <= r["hi"]
+    assert out["passed"] and out["elapsed_s"] < 120
+
+
+def test_item_view_follows_the_shown_order():
+    from verdictlab.items import PairItem
+
+    it = PairItem(item_id="1", dataset="d", question="?", response_a="long answer", response_b="short",
+                  meta={"model_a": "alpha-7b", "model_b": "bravo-7b", "anchor_side": "B"})
+    assert item_view(it, "AB") == {"shown_chars": [11, 5], "shown_models": ["alpha-7b", "bravo-7b"],
+                                   "item_meta": it.meta}
+    assert item_view(it, "BA")["shown_models"] == ["bravo-7b", "alpha-7b"]
+    assert item_view(it, "BA")["shown_chars"] == [5, 11]
+
+
+def test_a_judge_without_the_planted_bias_fails_its_row():
+    # negative control: every judge answers the gold label in both orders, so phi = 0 and C = 1:
+    # the position-bias row (planted 0.3) and the noise row (planted 0.2) must fail.
+    import pandas as pd
+
+    from verdictlab.selftest import _reliability_rows
+
+    ids = judges(7)
+    rows = [{"judge": jid, "protocol": "direct", "dataset": "pairs", "temperature": 0.0, "item_id": f"p{i}",
+             "order": o, "rep": rep, "step": "", "verdict": "AB"[i % 2], "label": "AB"[i % 2]}
+            for jid in ids.values() for i in range(80) for o in ("AB", "BA") for rep in (0, 1)]
+    out = {r.property: r for r in _reliability_rows(pd.DataFrame(rows), ids, 0.99, 200, 0)}
+    assert not out["position bias"].passed and out["position bias"].recovered == 0
+    assert not out["noise"].passed and out["noise"].recovered == 0
+    assert not out["accuracy"].passed and out["accuracy"].recovered == 1
