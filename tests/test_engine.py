@@ -81,6 +81,7 @@ class ScriptJudge(JudgeAPI):
     peak number of calls in flight."""
 
     provider = "script"
+    needs_gold_label = True     # test hook: the caller fills in request.gold_label (shown terms)
 
     def __init__(self, judge_id: str, spec: str) -> None:
         super().__init__(judge_id, model=spec)
@@ -111,7 +112,7 @@ register_judge("script", ScriptJudge)
 
 def correct(request: JudgeRequest, attempt: int) -> JudgeResponse:
     """Always answers the gold label in shown terms."""
-    return JudgeResponse(text=request.metadata["label_shown"], tokens_in=10, tokens_out=1)
+    return JudgeResponse(text=request.gold_label, tokens_in=10, tokens_out=1)
 
 
 SCRIPTS["correct"] = correct
@@ -397,7 +398,8 @@ def test_request_and_p_a_mapping(tmp_path: Path) -> None:
     for r in judge.requests:
         item = its[(r.metadata["dataset"], r.metadata["item_id"])]
         flipped = {"A": "B", "B": "A"}[item.label]
-        assert r.metadata["label_shown"] == (item.label if r.metadata["order"] == "AB" else flipped)
+        assert r.gold_label == (item.label if r.metadata["order"] == "AB" else flipped)
+        assert "label_shown" not in r.metadata and "label" not in r.metadata   # not in production metadata
     # per-trial seeds: reproducible and different across repetitions and orders
     seeds = {r.metadata["trial_id"]: r.seed for r in judge.requests}
     assert all(seeds[t.trial_id] == derived_seed(11, t.trial_id) for t in trials)
@@ -469,7 +471,7 @@ def test_token_budget(tmp_path: Path) -> None:
 # -- cache ------------------------------------------------------------------------------------------
 def counting(request: JudgeRequest, attempt: int) -> JudgeResponse:
     counting.n += 1  # type: ignore[attr-defined]
-    return JudgeResponse(text=request.metadata["label_shown"] + f" #{counting.n}",  # type: ignore[attr-defined]
+    return JudgeResponse(text=request.gold_label + f" #{counting.n}",  # type: ignore[attr-defined]
                          tokens_in=1, tokens_out=1)
 
 
@@ -623,7 +625,7 @@ def test_resume_refuses_changed_items(tmp_path: Path) -> None:
 
 def test_rate_limit_buckets_get_requests_and_token_estimates(tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    import verdictlab.engine as engine_mod
+    import verdictlab.engine.caller as engine_mod
 
     taken: list[tuple[float, float]] = []
 

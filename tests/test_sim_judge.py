@@ -19,8 +19,10 @@ from verdictlab.protocols import PAIRWISE_IDS, get_protocol
 def _request(item_id: str, order: str, rep: int, *, protocol: str = "vf-json", label: str | None = "A",
              temperature: float = 0.7, dataset: str = "toy") -> JudgeRequest:
     meta = {"dataset": dataset, "item_id": item_id, "protocol": protocol, "order": order,
-            "temperature": temperature, "rep": rep, "step": "", "label_shown": to_shown(label, order)}
-    return JudgeRequest(messages=({"role": "user", "content": "q"},), temperature=temperature, metadata=meta)
+            "temperature": temperature, "rep": rep, "step": ""}
+    # the gold label reaches the simulated judge through its declared test hook, not the metadata
+    return JudgeRequest(messages=({"role": "user", "content": "q"},), temperature=temperature, metadata=meta,
+                        gold_label=to_shown(label, order))
 
 
 def _simulate(judge_id: str, *, n_pairs: int, reps: int, protocol: str = "vf-json",

@@ -17,12 +17,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .vocab import LABELS, ORDERS, swap
+
 Label = Literal["A", "B", "tie"]
 Verdict = Literal["A", "B", "tie"]
 Order = Literal["AB", "BA"]
-
-LABELS: tuple[str, ...] = ("A", "B", "tie")
-ORDERS: tuple[str, ...] = ("AB", "BA")
 
 _LABEL_ALIASES = {
     "a": "A",
@@ -84,6 +83,8 @@ class PairItem(BaseModel):
     reference: str | None = None
     category: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
+    model_a: str | None = None       # authoring system of response_a (None = unknown)
+    model_b: str | None = None       # authoring system of response_b
 
     @field_validator("label", mode="before")
     @classmethod
@@ -101,9 +102,9 @@ class PairItem(BaseModel):
 
     def shown(self, order: str) -> tuple[str, str]:
         """The two responses as shown to the judge: ``(first, second)`` for ``order``."""
-        if order == "AB":
+        if order == ORDERS[0]:
             return self.response_a, self.response_b
-        if order == "BA":
+        if order == ORDERS[1]:
             return self.response_b, self.response_a
         raise ValueError(f"order must be 'AB' or 'BA', got {order!r}")
 
@@ -145,16 +146,15 @@ def make_pair_item(record: dict[str, Any], *, path: str | None = None, row: int 
 
 
 def to_canonical(shown_verdict: str | None, order: str) -> str | None:
-    """Map a verdict given in *shown* terms (``A`` = first shown) back to canonical terms."""
-    if shown_verdict is None or shown_verdict == "tie":
-        return shown_verdict
-    if order == "AB":
-        return shown_verdict
-    if order == "BA":
-        return {"A": "B", "B": "A"}[shown_verdict]
-    raise ValueError(f"order must be 'AB' or 'BA', got {order!r}")
+    """Map a verdict given in *shown* terms (``A`` = first shown) back to canonical terms
+    (:func:`verdictlab.vocab.swap`)."""
+    return swap(shown_verdict, order)
 
 
 def to_shown(canonical_verdict: str | None, order: str) -> str | None:
-    """Inverse of :func:`to_canonical` (the map is its own inverse)."""
-    return to_canonical(canonical_verdict, order)
+    """Inverse of :func:`to_canonical` (the map is its own inverse; :func:`verdictlab.vocab.swap`)."""
+    return swap(canonical_verdict, order)
+
+
+__all__ = ["LABELS", "ORDERS", "ItemError", "Label", "Order", "PairItem", "PointItem", "Verdict",
+           "make_pair_item", "normalise_label", "to_canonical", "to_shown"]

@@ -6,6 +6,11 @@ Tables
 ``items``      the items of the run (so reports can show question and responses).
 ``attempts``   one row per call attempt (engine outcome accounting: ok / retry / failed).
 ``meta``       key -> JSON value: schema version, config, versions, judge parameters.
+``cache``      response cache of the engine: request hash -> the judge's response (JSON).
+
+This module holds all of verdictlab's SQL.  The judgment columns are defined once, in
+:mod:`verdictlab.judgment`; a store written before a column existed gets it added on open
+(``decoding``, default ``free``).
 
 Verdicts are always stored in canonical terms; ``order`` says how they were shown.
 Results are committed in small transactions so a killed run loses at most the calls in flight.
@@ -23,44 +28,18 @@ from typing import Any
 import pandas as pd
 
 from .items import PairItem, PointItem
+from .judgment import (
+    JUDGMENT_COLUMN_NAMES,
+    JUDGMENT_COLUMNS,
+    Judgment,
+    JudgmentError,
+    as_row_values,
+    pandas_dtype,
+)
+from .vocab import DEFAULT_DECODING, PARSE_STATUSES
 
 SCHEMA_VERSION = 1
 STORE_FILENAME = "run.sqlite"
-
-PARSE_STATUSES: tuple[str, ...] = ("ok", "repaired", "fallback", "failed")
-
-# (name, SQL type, description) -- the stable judgment schema, documented in the README.
-JUDGMENT_COLUMNS: tuple[tuple[str, str, str], ...] = (
-    ("trial_id", "TEXT", "sha1 of the trial key"),
-    ("judge", "TEXT", "judge id, e.g. 'sim:skill=0.8,...' or 'llamacpp:smollm2-135m'"),
-    ("dataset", "TEXT", "dataset name"),
-    ("item_id", "TEXT", "item id within the dataset"),
-    ("protocol", "TEXT", "protocol id (direct, vf-json, ...)"),
-    ("order", "TEXT", "'AB' shows response_a first, 'BA' shows response_b first"),
-    ("temperature", "REAL", "sampling temperature"),
-    ("rep", "INTEGER", "repetition index, 0-based"),
-    ("step", "TEXT", "criterion / round for multi-call protocols, '' otherwise"),
-    ("label", "TEXT", "gold label in canonical terms: A, B, tie or NULL"),
-    ("category", "TEXT", "item category, if any"),
-    ("raw_output", "TEXT", "the judge's raw text"),
-    ("verdict", "TEXT", "parsed verdict in canonical terms: A, B, tie or NULL (unparsed)"),
-    ("shown_first_won", "INTEGER", "1 if the first-shown response won, 0 if the second, NULL otherwise"),
-    ("parse_status", "TEXT", "ok | repaired | fallback | failed"),
-    ("parse_detail", "TEXT", "what the parser did or why it failed"),
-    ("fallback_rule", "TEXT", "the rule that produced a fallback verdict, if any"),
-    ("scores", "TEXT", "JSON object of protocol scores (e.g. score_a, score_b)"),
-    ("p_a", "REAL", "P(canonical A wins) from token log-probabilities, if available"),
-    ("latency_s", "REAL", "wall time of the successful call"),
-    ("tokens_in", "INTEGER", "prompt tokens"),
-    ("tokens_out", "INTEGER", "completion tokens"),
-    ("cost_usd", "REAL", "cost of the call(s) in US dollars"),
-    ("attempts", "INTEGER", "number of call attempts made"),
-    ("error", "TEXT", "last error if the trial failed for good"),
-    ("cache_hit", "INTEGER", "1 if served from the response cache"),
-    ("prompt_hash", "TEXT", "sha1 of the full request (messages + parameters)"),
-    ("created_at", "REAL", "unix time the row was written"),
-)
-JUDGMENT_COLUMN_NAMES: tuple[str, ...] = tuple(c[0] for c in JUDGMENT_COLUMNS)
 
 _DDL = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -72,6 +51,9 @@ CREATE TABLE IF NOT EXISTS judgments (
     {", ".join(f'"{n}" {t}' + (" PRIMARY KEY" if n == "trial_id" else "") for n, t, _ in JUDGMENT_COLUMNS)}
 );
 CREATE INDEX IF NOT EXISTS judgments_cell ON judgments (judge, protocol, dataset, temperature);
+CREATE TABLE IF NOT EXISTS cache (
+    key TEXT PRIMARY KEY, judge TEXT NOT NULL, response TEXT NOT NULL, created_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS attempts (
     id INTEGER PRIMARY KEY AUTOINCREMENT, trial_id TEXT NOT NULL, judge TEXT NOT NULL,
     attempt INTEGER NOT NULL, outcome TEXT NOT NULL, error_kind TEXT, error TEXT,
@@ -98,12 +80,21 @@ class RunStore:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.executescript(_DDL)
+        self._add_missing_columns()
         version = self.get_meta("schema_version")
         if version is None:
             self.set_meta("schema_version", SCHEMA_VERSION)
         elif int(version) > SCHEMA_VERSION:
             raise StoreError(f"{self.path}: schema version {version} is newer than this verdictlab "
                              f"({SCHEMA_VERSION}); upgrade verdictlab")
+
+    def _add_missing_columns(self) -> None:
+        """Columns added to the schema after a store was written (additive, with their default)."""
+        have = {r[1] for r in self.conn.execute('PRAGMA table_info("judgments")')}
+        for name, sql_type, _ in JUDGMENT_COLUMNS:
+            if name not in have:
+                default = f" DEFAULT '{DEFAULT_DECODING}'" if name == "decoding" else ""
+                self.conn.execute(f'ALTER TABLE judgments ADD COLUMN "{name}" {sql_type}{default}')
 
     # -- meta ---------------------------------------------------------------------------------
     def set_meta(self, key: str, value: Any) -> None:
@@ -151,53 +142,94 @@ class RunStore:
     def done_trial_ids(self) -> set[str]:
         return {r[0] for r in self.conn.execute("SELECT trial_id FROM judgments")}
 
-    def add_judgments(self, rows: Sequence[dict[str, Any]]) -> int:
-        """Insert judgment rows in one transaction; rows whose trial is already stored are
-        ignored (never duplicated).  Returns the number of rows inserted."""
+    def add_judgments(self, rows: Sequence[Judgment | dict[str, Any]]) -> int:
+        """Insert judgment rows (:class:`~verdictlab.judgment.Judgment` or column dicts) in one
+        transaction; rows whose trial is already stored are ignored (never duplicated).  Returns the
+        number of rows inserted."""
         if not rows:
             return 0
-        cols = JUDGMENT_COLUMN_NAMES
         now = time.time()
-        values = []
-        for r in rows:
-            unknown = set(r) - set(cols)
-            if unknown:
-                raise StoreError(f"unknown judgment column(s): {sorted(unknown)}")
-            rec = dict(r)
-            rec.setdefault("created_at", now)
-            if isinstance(rec.get("scores"), dict):
-                rec["scores"] = json.dumps(rec["scores"], sort_keys=True)
-            for b in ("shown_first_won", "cache_hit"):
-                if isinstance(rec.get(b), bool):
-                    rec[b] = int(rec[b])
-            ps = rec.get("parse_status")
-            if ps is not None and ps not in PARSE_STATUSES:
-                raise StoreError(f"parse_status must be one of {PARSE_STATUSES}, got {ps!r}")
-            values.append(tuple(rec.get(c) for c in cols))
-        placeholders = ", ".join("?" for _ in cols)
-        collist = ", ".join(f'"{c}"' for c in cols)
+        try:
+            values = [as_row_values(r, now=now) for r in rows]
+        except JudgmentError as exc:
+            raise StoreError(str(exc)) from None
         with self.transaction():
             before = self.conn.total_changes
-            self.conn.executemany(f"INSERT INTO judgments ({collist}) VALUES ({placeholders}) "
-                                  "ON CONFLICT(trial_id) DO NOTHING", values)
+            self.conn.executemany(_INSERT_JUDGMENT, values)
             return self.conn.total_changes - before
+
+    def delete_failed(self, trial_ids: Iterable[str]) -> int:
+        """Remove the rows of these trials whose calls failed for good (``error`` set; unparseable
+        answers are kept) so they are judged again.  Returns how many were removed."""
+        wanted = set(trial_ids)
+        failed = [r[0] for r in self.conn.execute("SELECT trial_id FROM judgments WHERE error IS NOT NULL")
+                  if r[0] in wanted]
+        if failed:
+            with self.transaction() as conn:
+                conn.executemany("DELETE FROM judgments WHERE trial_id = ?", [(t,) for t in failed])
+        return len(failed)
+
+    def prior_spend(self) -> tuple[int, int, float]:
+        """``(calls, tokens, dollars)`` spent by earlier sessions (attempts made; tokens and cost of
+        rows not served from the cache) -- what a resumed run's budget starts from."""
+        calls = int(self.conn.execute("SELECT COUNT(*) FROM attempts").fetchone()[0])
+        tok, usd = self.conn.execute(
+            "SELECT COALESCE(SUM(COALESCE(tokens_in, 0) + COALESCE(tokens_out, 0)), 0), "
+            "COALESCE(SUM(cost_usd), 0) FROM judgments WHERE COALESCE(cache_hit, 0) = 0").fetchone()
+        return calls, int(tok), float(usd)
+
+    def stored_item_data(self) -> Iterable[tuple[str, str, str]]:
+        """``(dataset, item_id, JSON)`` of every stored item (to check a resumed run's items)."""
+        return self.conn.execute("SELECT dataset, item_id, data FROM items")
+
+    # -- response cache ------------------------------------------------------------------------
+    def cache_get(self, key: str) -> str | None:
+        """The cached response (JSON text) for a request hash, or None."""
+        row = self.conn.execute("SELECT response FROM cache WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def cache_put(self, entries: Sequence[tuple[str, str, str, float]]) -> None:
+        """Store ``(key, judge, response JSON, created_at)`` entries in one transaction."""
+        if entries:
+            with self.transaction() as conn:
+                conn.executemany("INSERT OR REPLACE INTO cache(key, judge, response, created_at) "
+                                 "VALUES (?, ?, ?, ?)", entries)
+
+    def write_batch(self, *, judgments: Sequence[Judgment | dict[str, Any]] = (),
+                    attempts: Sequence[dict[str, Any]] = (),
+                    cache: Sequence[tuple[str, str, str, float]] = ()) -> int:
+        """Attempts, cache entries and judgments of one writer flush, in one transaction (one
+        commit instead of three).  Returns the number of judgments inserted."""
+        if not (judgments or attempts or cache):
+            return 0
+        now = time.time()
+        try:
+            values = [as_row_values(r, now=now) for r in judgments]
+        except JudgmentError as exc:
+            raise StoreError(str(exc)) from None
+        with self.transaction() as conn:
+            if attempts:
+                conn.executemany(_INSERT_ATTEMPT, [_attempt_values(r, now) for r in attempts])
+            if cache:
+                conn.executemany("INSERT OR REPLACE INTO cache(key, judge, response, created_at) "
+                                 "VALUES (?, ?, ?, ?)", cache)
+            before = conn.total_changes
+            if values:
+                conn.executemany(_INSERT_JUDGMENT, values)
+            return conn.total_changes - before
 
     def add_attempts(self, rows: Sequence[dict[str, Any]]) -> None:
         if not rows:
             return
         now = time.time()
         with self.transaction():
-            self.conn.executemany(
-                "INSERT INTO attempts(trial_id, judge, attempt, outcome, error_kind, error, latency_s, "
-                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(r["trial_id"], r["judge"], r["attempt"], r["outcome"], r.get("error_kind"),
-                  r.get("error"), r.get("latency_s"), r.get("created_at", now)) for r in rows])
+            self.conn.executemany(_INSERT_ATTEMPT, [_attempt_values(r, now) for r in rows])
 
     def judgments(self) -> pd.DataFrame:
         """All judgments as a DataFrame with the stable column set and dtypes."""
         df = pd.read_sql_query("SELECT * FROM judgments", self.conn)
         if df.empty:
-            df = pd.DataFrame({c: pd.Series(dtype=_pandas_dtype(t)) for c, t, _ in JUDGMENT_COLUMNS})
+            df = pd.DataFrame({c: pd.Series(dtype=pandas_dtype(t)) for c, t, _ in JUDGMENT_COLUMNS})
         return df[list(JUDGMENT_COLUMN_NAMES)]
 
     def attempts(self) -> pd.DataFrame:
@@ -232,10 +264,21 @@ class _Transaction:
         self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
 
 
-def _pandas_dtype(sql_type: str) -> str:
-    return {"TEXT": "object", "REAL": "float64", "INTEGER": "Int64"}[sql_type]
+_INSERT_JUDGMENT = (f"INSERT INTO judgments ({', '.join(f'{chr(34)}{c}{chr(34)}' for c in JUDGMENT_COLUMN_NAMES)}) "
+                    f"VALUES ({', '.join('?' for _ in JUDGMENT_COLUMN_NAMES)}) ON CONFLICT(trial_id) DO NOTHING")
+_INSERT_ATTEMPT = ("INSERT INTO attempts(trial_id, judge, attempt, outcome, error_kind, error, latency_s, "
+                   "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+def _attempt_values(r: dict[str, Any], now: float) -> tuple[Any, ...]:
+    return (r["trial_id"], r["judge"], r["attempt"], r["outcome"], r.get("error_kind"), r.get("error"),
+            r.get("latency_s"), r.get("created_at", now))
 
 
 def open_store(run_dir: str | Path) -> RunStore:
     """Open an existing run directory (error if it holds no run store)."""
     return RunStore(run_dir, create=False)
+
+
+__all__ = ["JUDGMENT_COLUMNS", "JUDGMENT_COLUMN_NAMES", "PARSE_STATUSES", "SCHEMA_VERSION", "STORE_FILENAME",
+           "RunStore", "StoreError", "open_store"]

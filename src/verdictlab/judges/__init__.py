@@ -1,6 +1,7 @@
 """Judge backends by id prefix.  ``make_judge("sim:skill=0.8,...")``."""
 
 from .base import (
+    JUDGES,
     JudgeAPI,
     JudgeCallError,
     JudgeConfigError,
@@ -13,14 +14,22 @@ from .base import (
     register_judge,
 )
 
-register_judge("sim", "verdictlab.judges.sim:make_sim_judge")
-register_judge("llamacpp", "verdictlab.judges.llamacpp:make_llamacpp_judge")
-register_judge("openai", "verdictlab.judges.openai_api:make_openai_judge")
-register_judge("openai-compatible", "verdictlab.judges.openai_api:make_openai_compatible_judge")
-register_judge("anthropic", "verdictlab.judges.anthropic_api:make_anthropic_judge")
-register_judge("vllm", "verdictlab.judges.vllm_offline:make_vllm_judge")
+register_judge("sim", "verdictlab.judges.sim:make_sim_judge",
+               description="simulated judge: set accuracy, position bias, noise (tests, planning)")
+register_judge("llamacpp", "verdictlab.judges.llamacpp:make_llamacpp_judge",
+               description="embedded local GGUF model (llama-cpp-python)", extra="local")
+register_judge("openai", "verdictlab.judges.openai_api:make_openai_judge",
+               description="OpenAI chat completions", extra="openai")
+register_judge("openai-compatible", "verdictlab.judges.openai_api:make_openai_compatible_judge",
+               description="any OpenAI-compatible server (vLLM, llama.cpp server, Ollama, hosted)",
+               extra="openai")
+register_judge("anthropic", "verdictlab.judges.anthropic_api:make_anthropic_judge",
+               description="Anthropic messages API", extra="anthropic")
+register_judge("vllm", "verdictlab.judges.vllm_offline:make_vllm_judge",
+               description="vLLM offline batch generation on a GPU")
 
 __all__ = [
+    "JUDGES",
     "JudgeAPI",
     "JudgeCallError",
     "JudgeConfigError",

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from .._registry import MissingExtraError, Registry
+
 
 class RetryKind(StrEnum):
     RATE_LIMIT = "rate_limit"      # 429 / provider rate limit: retry after backoff or Retry-After
@@ -61,9 +63,10 @@ class JudgeRequest:
     """One call to a judge.
 
     ``messages`` are chat messages (``{"role", "content"}``).  ``metadata`` carries the trial key
-    (judge, dataset, item_id, protocol, order, temperature, rep, step) and, for the simulated
-    judge only, ``label_shown`` (the gold label in *shown* terms) -- real backends ignore it and
-    it is never part of the request hash.
+    (judge, dataset, item_id, protocol, order, temperature, rep, step, decoding) and ``trial_id``.
+    ``gold_label`` is the item's gold label in *shown* terms, filled in only for a backend that
+    declares :attr:`JudgeAPI.needs_gold_label` (the simulated judge, test judges); it is None for
+    every real backend and never part of the request hash.
     ``verdict_choices`` lists the verdict tokens a label-only protocol expects (e.g. ("A", "B")),
     so a backend with log-probabilities can return their probabilities.
     """
@@ -78,6 +81,9 @@ class JudgeRequest:
     verdict_choices: tuple[str, ...] = ()
     params: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    gold_label: Any = None
+    decoding: str = "free"          # free | constrained (verdictlab.vocab.Decoding)
+    output_format: Any = None       # for constrained decoding: the protocol's output format (issue 17)
 
     def request_hash(self, *, provider: str, model: str, rep: int | None = None) -> str:
         """sha1 of everything that can change the answer: provider, model, messages, every
@@ -89,6 +95,8 @@ class JudgeRequest:
             "stop": list(self.stop), "logprobs": self.logprobs, "top_logprobs": self.top_logprobs,
             "verdict_choices": list(self.verdict_choices), "params": self.params, "rep": rep,
         }
+        if self.decoding != "free":      # free requests keep the hashes (cache keys) they always had
+            payload["decoding"] = self.decoding
         return hashlib.sha1(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -119,6 +127,9 @@ class JudgeAPI:
     provider: str = "base"
     max_concurrency: int | None = None
     supports_logprobs: bool = False
+    # test hook: a simulated backend that answers from the gold label says so here, and only then
+    # does the caller fill in JudgeRequest.gold_label (shown terms); real backends never see it
+    needs_gold_label: bool = False
 
     def __init__(self, judge_id: str, model: str) -> None:
         self.judge_id = judge_id
@@ -137,17 +148,18 @@ class JudgeAPI:
 
 # -- registry -----------------------------------------------------------------------------------
 JudgeFactory = Callable[[str, str], JudgeAPI]
-_REGISTRY: dict[str, str | JudgeFactory] = {}
+JUDGES: Registry[JudgeFactory] = Registry("judge provider")
 
 
-def register_judge(prefix: str, factory: str | JudgeFactory) -> None:
+def register_judge(prefix: str, factory: str | JudgeFactory, *, description: str = "",
+                   extra: str | None = None) -> None:
     """Register a backend for ids ``PREFIX:SPEC``.  ``factory`` is a callable
     ``(judge_id, spec) -> JudgeAPI`` or a lazy ``"module:attr"`` string."""
-    _REGISTRY[prefix] = factory
+    JUDGES.register(prefix, factory, description=description, extra=extra)
 
 
 def judge_prefixes() -> list[str]:
-    return sorted(_REGISTRY)
+    return JUDGES.names()
 
 
 def make_judge(judge_id: str) -> JudgeAPI:
@@ -156,14 +168,11 @@ def make_judge(judge_id: str) -> JudgeAPI:
     if not sep:
         raise JudgeConfigError(f"judge id {judge_id!r} must look like PROVIDER:SPEC "
                                f"(known providers: {', '.join(judge_prefixes())})")
-    factory = _REGISTRY.get(prefix)
-    if factory is None:
+    if prefix not in JUDGES:
         raise JudgeConfigError(f"unknown judge provider {prefix!r} in {judge_id!r} "
                                f"(known: {', '.join(judge_prefixes())})")
-    if isinstance(factory, str):
-        import importlib
-
-        mod, _, attr = factory.partition(":")
-        factory = getattr(importlib.import_module(mod), attr)
-        _REGISTRY[prefix] = factory
-    return factory(judge_id, spec)  # type: ignore[operator]
+    try:
+        factory = JUDGES.get(prefix)
+    except MissingExtraError as exc:
+        raise JudgeConfigError(f"judge {judge_id!r}: {exc}") from None
+    return factory(judge_id, spec)

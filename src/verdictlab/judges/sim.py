@@ -23,7 +23,8 @@ Per *call* (drawn from seed, dataset, item, protocol, order, temperature, repeti
 
 The output is the requested protocol's well-formed rendering
 (``get_protocol(request.metadata["protocol"]).render(verdict)``).  The gold label is read from
-``request.metadata["label_shown"]`` (shown terms) -- only this judge ever looks at it.
+``request.gold_label`` (shown terms), which the caller fills in only for backends that declare
+``needs_gold_label`` -- only this judge ever looks at it.
 
 Large-sample expectations with R repetitions per order (no malformed outputs): per (pair, order) a
 call returns the preferred verdict with probability p = 1 - N/2, so
@@ -87,6 +88,7 @@ class SimJudge(JudgeAPI):
     provider = "sim"
     max_concurrency = None
     supports_logprobs = False
+    needs_gold_label = True      # the caller fills in request.gold_label (shown terms) for this judge
 
     def __init__(self, judge_id: str, spec: str) -> None:
         super().__init__(judge_id, model=f"sim({spec})")
@@ -127,24 +129,23 @@ class SimJudge(JudgeAPI):
         from ..protocols import get_protocol
 
         t0 = time.perf_counter()
-        meta = request.metadata
+        meta = {**request.metadata, "label_shown": request.gold_label}
         try:
             protocol = get_protocol(meta["protocol"])
         except KeyError as exc:
             raise JudgeCallError(f"sim judge: unknown or missing protocol ({exc})", RetryDecision.fatal()) from None
         verdict, how = self.decide(meta)
-        point = getattr(protocol, "sim_verdict", None)
-        if point is not None and verdict is not None:
+        if verdict is not None:
             # pointwise protocols (rubric, pointwise) answer in their own vocabulary: right about
-            # the item with probability skill (fixed per item and step), a coin under noise
+            # the item with probability skill (fixed per item and step), a coin under noise;
+            # pairwise protocols' sim_verdict hook returns None and the A/B verdict stands
             u_item, u_pick, _, _ = _uniforms("sim-point", self.params.seed, meta.get("dataset", ""),
                                              meta.get("item_id", ""), meta.get("step", ""))
             correct = (verdict == "A") if how == "noise" else u_item < self.params.skill
-            verdict = point(meta.get("label_shown"), correct=correct, u=u_pick)
+            verdict = protocol.sim_verdict(meta.get("label_shown"), correct=correct, u=u_pick) or verdict
         if verdict is None:
             u = _uniforms("sim-malformed", self.params.seed, meta.get("item_id"), meta.get("rep"))[0]
-            render_bad = getattr(protocol, "render_malformed", None)
-            text = render_bad(u) if render_bad else "The response is"
+            text = protocol.render_malformed(u)
         else:
             text = protocol.render(verdict, rationale=f"Response {verdict} is the better answer ({how}).")
         if self.params.latency > 0:

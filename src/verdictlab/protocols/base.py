@@ -2,7 +2,7 @@
 
 A protocol builds chat messages for an item shown in a given order and parses the raw output
 into a :class:`ParseResult`.  Parse results are in *shown* terms ("A" = the response shown
-first); the engine maps them to canonical terms with :func:`verdictlab.items.to_canonical`.
+first); the engine maps them to canonical terms with :func:`verdictlab.vocab.swap`.
 
 Parse statuses
 --------------
@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..vocab import DECISIVE, PARSE_STATUSES
+
 
 @dataclass(frozen=True)
 class ParseResult:
@@ -27,7 +29,7 @@ class ParseResult:
     fallback_rule: str | None = None
 
     def __post_init__(self) -> None:
-        if self.status not in ("ok", "repaired", "fallback", "failed"):
+        if self.status not in PARSE_STATUSES:
             raise ValueError(f"bad parse status {self.status!r}")
         if self.status == "failed" and self.verdict is not None:
             raise ValueError("a failed parse carries no verdict")
@@ -47,12 +49,26 @@ class Template:
 
 
 class Protocol:
-    """Base class.  ``id`` is the protocol id used in configs, columns and reports."""
+    """Base class.  ``id`` is the protocol id used in configs, columns and reports.
+
+    A subclass implements :meth:`messages` and :meth:`parse`.  Every optional hook is declared here
+    with the default that means "not used", so callers never probe with ``hasattr``:
+
+    * :attr:`wants_token_logprobs` -- ask backends that have them for top log-probabilities;
+    * :meth:`parse_response` -- parse with the whole response (log-probabilities), not only its text;
+    * :meth:`output_format` -- the format constrained decoding enforces (None: not constrainable);
+    * :meth:`steps`, :meth:`max_tokens`, :meth:`stop`.
+
+    The simulated judge's hooks (:meth:`render`, :meth:`render_malformed`, :meth:`sim_verdict`) say
+    how a well-formed or malformed answer of this protocol looks; only :mod:`verdictlab.judges.sim`
+    calls them.
+    """
 
     id: str = "base"
     allows_tie: bool = False
     label_only: bool = False          # True when the answer is a single verdict token (direct)
-    verdict_choices: tuple[str, ...] = ("A", "B")
+    verdict_choices: tuple[str, ...] = DECISIVE
+    wants_token_logprobs: bool = False
 
     def steps(self, item: Any) -> tuple[str, ...]:
         """Step names for multi-call protocols; ``("",)`` for single-call ones."""
@@ -64,10 +80,28 @@ class Protocol:
     def parse(self, text: str) -> ParseResult:
         raise NotImplementedError
 
+    def parse_response(self, response: Any) -> ParseResult:
+        """Parse a whole :class:`~verdictlab.judges.base.JudgeResponse`; by default its text."""
+        return self.parse(response.text)
+
+    def output_format(self) -> Any:
+        """The :class:`~verdictlab.output_format.OutputFormat` constrained decoding enforces, or None
+        when this protocol cannot be constrained."""
+        return None
+
+    # -- simulated judge hooks ---------------------------------------------------------------------
     def render(self, verdict: str, *, rationale: str = "", scores: dict[str, Any] | None = None) -> str:
-        """Produce a well-formed output carrying ``verdict`` (shown terms); used by the
-        simulated judge so it speaks every protocol's format."""
+        """A well-formed output carrying ``verdict`` (shown terms), for the simulated judge."""
         raise NotImplementedError
+
+    def render_malformed(self, u: float = 0.0) -> str:
+        """An output of this protocol's style without a readable verdict, for the simulated judge."""
+        return "The response is"
+
+    def sim_verdict(self, label: Any, *, correct: bool, u: float) -> str | None:
+        """For protocols with their own verdict vocabulary (pointwise): the simulated judge's answer
+        given the gold ``label``; None for pairwise protocols (they answer A / B)."""
+        return None
 
     def max_tokens(self) -> int:
         return 256

@@ -1,0 +1,150 @@
+"""Preparing a run: load and validate every dataset, build the protocols, expand the trial grid,
+and estimate what the run would cost (:class:`~verdictlab.engine.summary.Plan`)."""
+
+from __future__ import annotations
+
+import collections
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import RunConfig
+from ..design import Trial, expand_grid
+from ..items import PairItem, PointItem
+from ..judges.base import JudgeAPI
+from ..limits import PriceTable, default_price_table
+from ..protocols.base import Protocol
+from .caller import estimate_tokens
+from .summary import EngineError, JudgePlan, Plan
+
+Item = PairItem | PointItem
+
+
+@dataclass
+class PreparedRun:
+    config: RunConfig
+    items: dict[tuple[str, str], Item]
+    loads: list[Any]                       # DatasetLoad per dataset
+    protocols: dict[str, Protocol]
+    trials: list[Trial]
+    trials_by_judge: dict[str, int]
+
+
+def load_items(config: RunConfig) -> tuple[dict[tuple[str, str], Item], list[Any]]:
+    """Load and validate every dataset of ``config`` (all of them, before anything is judged)."""
+    from ..datasets import get_loader, load_dataset
+
+    items: dict[tuple[str, str], Item] = {}
+    loads = []
+    seen: dict[str, str] = {}
+    for i, spec in enumerate(config.datasets):
+        opts = dict(spec.options)
+        try:
+            loader = get_loader(spec.name)
+        except KeyError as exc:
+            raise EngineError(f"{config.source or '<config>'}: field 'datasets.{i}.name': {exc.args[0]}") from None
+        if "seed" not in opts:
+            try:
+                params = inspect.signature(loader).parameters
+                if "seed" in params or any(p.kind is p.VAR_KEYWORD for p in params.values()):
+                    opts["seed"] = config.seed
+            except (TypeError, ValueError):
+                pass
+        load = load_dataset(spec.name, path=config.resolved_path(spec), **opts)
+        if load.name in seen:
+            raise EngineError(f"{config.source or '<config>'}: field 'datasets.{i}': dataset name "
+                              f"{load.name!r} is also produced by datasets entry {seen[load.name]}; "
+                              "give one a different name")
+        seen[load.name] = str(i)
+        if not load.items:
+            raise EngineError(f"dataset {load.name!r} ({load.source}) has no items")
+        for it in load.items:
+            if it.dataset != load.name:
+                it = it.model_copy(update={"dataset": load.name})
+            items[(load.name, it.item_id)] = it
+        loads.append(load)
+    return items, loads
+
+
+def build_trials(config: RunConfig, items: Mapping[tuple[str, str], Item],
+                 protocols: Mapping[str, Protocol]) -> list[Trial]:
+    """Expand the grid (repetitions back to back).  Multi-step protocols get one trial per step;
+    datasets of pointwise items are shown in one order only (order is meaningless for them)."""
+    by_dataset: dict[str, list[Item]] = collections.defaultdict(list)
+    for (ds, _), it in items.items():
+        by_dataset[ds].append(it)
+    trials: list[Trial] = []
+    for judge in config.judge_ids():
+        for ds, ds_items in by_dataset.items():
+            pointwise = all(isinstance(it, PointItem) for it in ds_items)
+            orders = list(config.orders[:1]) if pointwise else list(config.orders)
+            for pid in config.protocols:
+                proto = protocols[pid]
+                groups: dict[tuple[str, ...], list[str]] = collections.defaultdict(list)
+                for it in ds_items:
+                    groups[tuple(proto.steps(it)) or ("",)].append(it.item_id)
+                for steps, ids in groups.items():
+                    trials.extend(expand_grid(judges=[judge], items_by_dataset={ds: ids}, protocols=[pid],
+                                              orders=orders, temperatures=config.temperatures,
+                                              repetitions=config.repetitions,
+                                              steps_by_protocol={pid: steps}))
+    return trials
+
+
+def prepare_run(config: RunConfig) -> PreparedRun:
+    from ..protocols import get_protocol
+
+    items, loads = load_items(config)
+    protocols: dict[str, Protocol] = {}
+    for i, pid in enumerate(config.protocols):
+        try:
+            protocols[pid] = get_protocol(pid)
+        except (KeyError, ValueError) as exc:
+            raise EngineError(f"{config.source or '<config>'}: field 'protocols.{i}': "
+                              f"{exc.args[0] if exc.args else exc}") from None
+    # fail early if a protocol cannot render a dataset's items
+    firsts: dict[str, Item] = {}
+    for (ds, _), it in items.items():
+        firsts.setdefault(ds, it)
+    for pid, proto in protocols.items():
+        for ds, it in firsts.items():
+            try:
+                for step in proto.steps(it) or ("",):
+                    proto.messages(it, config.orders[0], step=step)
+            except Exception as exc:
+                raise EngineError(f"protocol {pid!r} cannot present items of dataset {ds!r} "
+                                  f"({type(exc).__name__}: {exc})") from None
+    trials = build_trials(config, items, protocols)
+    counts = collections.Counter(t.judge for t in trials)
+    return PreparedRun(config, items, loads, protocols, trials, dict(counts))
+
+
+def make_plan(prepared: PreparedRun, done: set[str], judges: Mapping[str, JudgeAPI],
+              prices: PriceTable | None = None) -> Plan:
+    prices = prices or default_price_table()
+    cfg = prepared.config
+    specs = {j.id: j for j in cfg.judges}
+    per: dict[str, dict[str, int]] = {j: {"n": 0, "done": 0, "tin": 0, "tout": 0} for j in cfg.judge_ids()}
+    chars_cache: dict[tuple[str, str, str, str, str], int] = {}
+    for t in prepared.trials:
+        acc = per[t.judge]
+        acc["n"] += 1
+        if t.trial_id in done:
+            acc["done"] += 1
+            continue
+        key = (t.dataset, t.item_id, t.protocol, t.order, t.step)
+        if key not in chars_cache:
+            msgs = prepared.protocols[t.protocol].messages(prepared.items[(t.dataset, t.item_id)], t.order,
+                                                           step=t.step)
+            chars_cache[key] = estimate_tokens(msgs)
+        acc["tin"] += chars_cache[key]
+        acc["tout"] += int(specs[t.judge].params.get("max_tokens") or prepared.protocols[t.protocol].max_tokens())
+    plans = []
+    for jid, acc in per.items():
+        judge = judges[jid]
+        cost = prices.cost(judge.provider, judge.model, acc["tin"], acc["tout"])
+        plans.append(JudgePlan(jid, acc["n"], acc["done"], acc["n"] - acc["done"], acc["tin"], acc["tout"], cost))
+    n = len(prepared.trials)
+    n_done = sum(p.n_done for p in plans)
+    return Plan(n_trials=n, n_done=n_done, n_remaining=n - n_done, judges=plans)

@@ -1,0 +1,200 @@
+"""``run_config``: run (or resume) a :class:`~verdictlab.config.RunConfig` into a run directory --
+one process per run dir (:class:`RunLock`), items checked against what the store already judged,
+the budget continued from earlier sessions, SIGTERM and Ctrl-C stopping cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.metadata
+import platform
+import signal
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from .. import __version__
+from ..config import RunConfig
+from ..judges.base import JudgeAPI
+from ..limits import Budget, PriceTable, default_price_table
+from ..store import RunStore
+from .prepare import Item, PreparedRun, make_plan, prepare_run
+from .runner import run_trials
+from .summary import EngineError, RunSummary
+
+
+def library_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"verdictlab": __version__, "python": platform.python_version(),
+                                  "platform": platform.platform()}
+    for dist in ("llama_cpp_python", "numpy", "pandas", "pydantic", "openai", "anthropic", "vllm"):
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
+               plan_only: bool = False, retry_failed: bool = False) -> RunSummary:
+    """Run (or resume) ``config`` into ``run_dir``.  With ``plan_only`` nothing is called: the
+    returned summary carries a :class:`Plan` (counts, token and cost estimate).  ``retry_failed``
+    judges again the trials whose calls failed for good in an earlier session."""
+    from ..judges import make_judge
+
+    run_dir = Path(run_dir)
+    prepared = prepare_run(config)          # all datasets loaded and validated first
+    judges = {spec.id: make_judge(spec.id) for spec in config.judges}
+    prices = default_price_table()
+    if config.budget.max_usd is not None and not plan_only:
+        unpriced = [jid for jid, j in judges.items() if prices.cost(j.provider, j.model, 1, 1) is None]
+        if unpriced:
+            raise EngineError(f"budget.max_usd is set but no price is known for {', '.join(unpriced)}, so the "
+                              "dollar budget could not be enforced; add the model to a price file "
+                              "(VERDICTLAB_PRICES) or use max_calls / max_tokens instead")
+    summary = RunSummary(run_dir=run_dir, n_trials=len(prepared.trials))
+
+    if plan_only:
+        store_path = run_dir / "run.sqlite"
+        done: set[str] = set()
+        if store_path.exists():
+            with RunStore(run_dir) as st:
+                done = st.done_trial_ids()
+        summary.plan = make_plan(prepared, done, judges, prices)
+        summary.n_skipped = summary.plan.n_done
+        asyncio.run(_close_judges(judges))
+        return summary
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    lock = RunLock(run_dir)
+    store = RunStore(run_dir)
+    try:
+        _check_items_unchanged(store, prepared.items)
+        store.write_items(prepared.items.values())
+        _write_meta(store, config, prepared, judges)
+        calls, tok, usd = store.prior_spend()
+        b = config.budget
+        budget = Budget(b.max_calls, b.max_tokens, b.max_usd, calls=calls, tokens=tok, usd=usd)
+        done = store.done_trial_ids()
+        summary.n_skipped = sum(1 for t in prepared.trials if t.trial_id in done)
+        started = time.time()
+        try:
+            summary = asyncio.run(_run_main(prepared, store, judges, budget, prices, summary, progress,
+                                            retry_failed))
+        except KeyboardInterrupt:
+            summary.stopped = "interrupted"
+        sessions = store.get_meta("sessions", []) or []
+        sessions.append({"started_at": started, "finished_at": time.time(), **summary.as_dict()})
+        store.set_meta("sessions", sessions)
+    finally:
+        store.close()
+        lock.release()
+    return summary
+
+
+def _check_items_unchanged(store: RunStore, items: Mapping[tuple[str, str], Item]) -> None:
+    """Refuse to resume when an item already in the store now has different content: its stored
+    judgments would describe other text than the new ones."""
+    changed = []
+    for ds, iid, data in store.stored_item_data():
+        new = items.get((ds, iid))
+        if new is not None and new.model_dump_json() != data:
+            changed.append(f"{ds}/{iid}")
+    if changed:
+        raise EngineError(f"{store.run_dir}: {len(changed)} item(s) changed since they were judged in this run "
+                          f"(first: {changed[0]}); judge the new data in another run dir, or start over "
+                          "with --fresh --force")
+
+
+class RunLock:
+    """An exclusive lock on a run directory for one ``run`` session, so two processes never judge
+    the same trials at once.  ``flock`` locks die with their process, so a killed run leaves no
+    stale lock behind."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / "run.lock"
+        self._fh = self.path.open("a+")
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: no advisory lock
+            return
+        try:
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._fh.close()
+            raise EngineError(f"{run_dir} is in use by another 'verdictlab run' (lock {self.path}); "
+                              "wait for it to finish or stop it first") from None
+
+    def release(self) -> None:
+        self._fh.close()   # closing the file drops the lock
+
+    def __enter__(self) -> RunLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str, JudgeAPI], budget: Budget,
+                    prices: PriceTable, summary: RunSummary, progress: bool,
+                    retry_failed: bool = False) -> RunSummary:
+    cfg = prepared.config
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    stopped_by: list[str] = []
+
+    def _on_term() -> None:
+        stopped_by.append("terminated")
+        if main is not None:
+            main.cancel()
+
+    _no_signals = (NotImplementedError, RuntimeError, ValueError)   # not main thread / Windows
+    with contextlib.suppress(*_no_signals):
+        loop.add_signal_handler(signal.SIGTERM, _on_term)
+    try:
+        await run_trials(prepared.trials, store=store, items=prepared.items, judges=judges,
+                         protocols=prepared.protocols, judge_specs={j.id: j for j in cfg.judges},
+                         cache=cfg.cache, seed=cfg.seed, budget=budget, prices=prices, progress=progress,
+                         summary=summary, retry_failed=retry_failed)
+    except asyncio.CancelledError:
+        # Ctrl-C (asyncio.run cancels the main task) or SIGTERM: run_trials has flushed what
+        # was finished; calls in flight are simply redone on resume.
+        summary.stopped = stopped_by[0] if stopped_by else "interrupted"
+    finally:
+        with contextlib.suppress(*_no_signals):
+            loop.remove_signal_handler(signal.SIGTERM)
+        await _close_judges(judges)
+    return summary
+
+
+async def _close_judges(judges: Mapping[str, JudgeAPI]) -> None:
+    for j in judges.values():
+        with contextlib.suppress(Exception):   # closing is best effort
+            await j.aclose()
+
+
+def _write_meta(store: RunStore, config: RunConfig, prepared: PreparedRun, judges: Mapping[str, JudgeAPI]) -> None:
+    previous = store.get_meta("config")
+    current = config.public_dict()
+    if previous is not None and previous != current:
+        history = store.get_meta("config_history", []) or []
+        history.append(previous)
+        store.set_meta("config_history", history)
+    store.set_meta("config", current)
+    store.set_meta("run_name", config.name)
+    store.set_meta("versions", library_versions())
+    store.set_meta("judges", {jid: j.describe() for jid, j in judges.items()})
+    store.set_meta("generation", {
+        j.id: {"concurrency": j.concurrency, "requests_per_minute": j.requests_per_minute,
+               "tokens_per_minute": j.tokens_per_minute, "timeout_s": j.timeout_s,
+               "max_retries": j.max_retries, "backoff_base_s": j.backoff_base_s,
+               "backoff_cap_s": j.backoff_cap_s, "params": j.params,
+               "seed": j.params.get("seed", f"derived per trial from run seed {config.seed}")}
+        for j in config.judges})
+    store.set_meta("protocols", {pid: {"class": type(p).__name__, "label_only": p.label_only,
+                                       "verdict_choices": list(p.verdict_choices),
+                                       "max_tokens": p.max_tokens(), "stop": list(p.stop())}
+                                 for pid, p in prepared.protocols.items()})
+    store.set_meta("datasets", [ld.summary() for ld in prepared.loads])
+    store.set_meta("n_trials", len(prepared.trials))
+    if store.get_meta("created_at") is None:
+        store.set_meta("created_at", time.time())

@@ -1,0 +1,96 @@
+"""What a run reports: :class:`RunSummary` (one session), :class:`Plan` (what a run would do) and
+:class:`EngineError` (the run cannot start)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class EngineError(RuntimeError):
+    """The run cannot start (bad dataset, unknown protocol or judge, ...)."""
+
+
+# -- results -------------------------------------------------------------------------------------
+@dataclass
+class JudgePlan:
+    judge: str
+    n_trials: int
+    n_done: int
+    n_remaining: int
+    est_tokens_in: int
+    est_tokens_out_max: int
+    est_cost_usd: float | None
+
+
+@dataclass
+class Plan:
+    """What a run would do: trial counts and a rough token / cost estimate (prompt chars / 4 for
+    input; the max_tokens ceiling for output, so cost is an upper-bound estimate)."""
+
+    n_trials: int
+    n_done: int
+    n_remaining: int
+    judges: list[JudgePlan] = field(default_factory=list)
+
+    @property
+    def est_tokens_in(self) -> int:
+        return sum(j.est_tokens_in for j in self.judges)
+
+    @property
+    def est_tokens_out_max(self) -> int:
+        return sum(j.est_tokens_out_max for j in self.judges)
+
+    @property
+    def est_cost_usd(self) -> float | None:
+        costs = [j.est_cost_usd for j in self.judges if j.n_remaining]
+        return None if any(c is None for c in costs) else float(sum(costs))  # type: ignore[arg-type]
+
+    def lines(self) -> list[str]:
+        out = [f"trials: {self.n_trials}  done: {self.n_done}  remaining: {self.n_remaining}"]
+        for j in self.judges:
+            cost = "unknown (no price for this model)" if j.est_cost_usd is None else f"${j.est_cost_usd:.4f}"
+            out.append(f"  {j.judge}: {j.n_remaining} of {j.n_trials} remaining, "
+                       f"~{j.est_tokens_in:,} prompt tokens, <= {j.est_tokens_out_max:,} output tokens, "
+                       f"cost <= {cost}")
+        total = self.est_cost_usd
+        out.append(f"estimated tokens: ~{self.est_tokens_in:,} in, <= {self.est_tokens_out_max:,} out; "
+                   f"estimated cost: {'unknown' if total is None else f'<= ${total:.4f}'}")
+        return out
+
+
+@dataclass
+class RunSummary:
+    """What one ``run`` session did."""
+
+    run_dir: Path
+    n_trials: int = 0          # trials in the grid
+    n_skipped: int = 0         # already in the store when the session started
+    n_written: int = 0         # rows written by this session
+    n_failed: int = 0          # of which: calls failed for good (verdict NULL, error set)
+    n_parse_failed: int = 0    # of which: answered but unparseable (verdict NULL)
+    n_cache_hits: int = 0      # of which: served from the response cache
+    calls: int = 0             # judge calls made (attempts, retries included)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    elapsed_s: float = 0.0
+    stopped: str | None = None  # why the session stopped early (budget, interrupted, failing judge)
+    n_retried_failed: int = 0  # failed rows removed at the start to be judged again (--retry-failed)
+    plan: Plan | None = None
+
+    @property
+    def n_remaining(self) -> int:
+        return max(0, self.n_trials - self.n_skipped - self.n_written)
+
+    @property
+    def complete(self) -> bool:
+        return self.n_remaining == 0
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["run_dir"] = str(self.run_dir)
+        d["n_remaining"] = self.n_remaining
+        d.pop("plan", None)
+        return d

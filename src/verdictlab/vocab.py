@@ -1,0 +1,199 @@
+"""The domain words of verdictlab, once: presentation order, verdict, parse status, unparsed policy,
+decoding mode, the cell key, and the one AB/BA swap rule.
+
+Every other module takes these names from here instead of spelling the strings.  The enums are
+``StrEnum``: a member *is* its string (``Order.BA == "BA"``), so frames, JSON and SQLite see plain
+text; the tuples below are the same values for ``isin`` / validation.
+
+Terms
+-----
+*Canonical* terms are the dataset's order: ``A`` = ``response_a``.  *Shown* terms are what the judge
+saw: ``A`` = the response shown first.  Order ``AB`` shows ``response_a`` first, ``BA`` shows
+``response_b`` first, so for ``BA`` the two terms differ by swapping ``A`` and ``B``; ``tie`` and
+``None`` (no verdict) are the same in both.  :func:`swap` is that map; it is its own inverse, so it
+turns shown verdicts into canonical ones and back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class Order(StrEnum):
+    """Presentation order of a pair: ``AB`` shows response_a first, ``BA`` shows response_b first."""
+
+    AB = "AB"
+    BA = "BA"
+
+
+class Verdict(StrEnum):
+    """A verdict or a label: ``A``, ``B`` or ``tie`` (``None`` = no verdict / unlabelled)."""
+
+    A = "A"
+    B = "B"
+    TIE = "tie"
+
+
+class ParseStatus(StrEnum):
+    """How a verdict was read from the judge's output (see :mod:`verdictlab.protocols.base`)."""
+
+    OK = "ok"                # the output matched the format exactly
+    REPAIRED = "repaired"    # a documented repair step recovered an unambiguous verdict
+    FALLBACK = "fallback"    # a named fallback rule produced the verdict
+    FAILED = "failed"        # no verdict; nothing is ever guessed
+
+
+class UnparsedPolicy(StrEnum):
+    """How unparsed verdicts count in the figures: left out (and counted) or counted as wrong."""
+
+    EXCLUDE = "exclude"
+    WRONG = "wrong"
+
+
+class Decoding(StrEnum):
+    """How the judge's output was decoded: ``free`` text, or ``constrained`` to the protocol's format
+    (a grammar / JSON schema)."""
+
+    FREE = "free"
+    CONSTRAINED = "constrained"
+
+
+ORDERS: tuple[str, ...] = (Order.AB.value, Order.BA.value)
+VERDICTS: tuple[str, ...] = (Verdict.A.value, Verdict.B.value, Verdict.TIE.value)
+LABELS: tuple[str, ...] = VERDICTS
+DECISIVE: tuple[str, ...] = (Verdict.A.value, Verdict.B.value)     # a winner was named
+PARSE_STATUSES: tuple[str, ...] = tuple(s.value for s in ParseStatus)
+UNPARSED_POLICIES: tuple[str, ...] = tuple(p.value for p in UnparsedPolicy)
+DEFAULT_UNPARSED: str = UnparsedPolicy.EXCLUDE.value
+DECODINGS: tuple[str, ...] = tuple(d.value for d in Decoding)
+DEFAULT_DECODING: str = Decoding.FREE.value
+
+_SWAPPED = {"A": "B", "B": "A"}
+
+
+def check_order(order: str) -> str:
+    """``order`` itself if it is ``AB`` or ``BA``; ``ValueError`` otherwise."""
+    if order != "AB" and order != "BA":
+        raise ValueError(f"order must be 'AB' or 'BA', got {order!r}")
+    return str(order)
+
+
+def swap(verdict: str | None, order: str) -> str | None:
+    """Map a verdict between shown and canonical terms for ``order`` (the map is its own inverse).
+
+    ``AB``: unchanged.  ``BA``: ``A`` <-> ``B``.  ``tie`` and ``None`` are unchanged in both orders;
+    any other value is returned as is (pointwise protocols carry their own vocabulary).
+    """
+    if order == "AB":
+        return verdict
+    if order == "BA":
+        return verdict if verdict is None else _SWAPPED.get(verdict, verdict)
+    raise ValueError(f"order must be 'AB' or 'BA', got {order!r}")
+
+
+def first_shown(order: str) -> str:
+    """The canonical side shown first: ``A`` for ``AB``, ``B`` for ``BA``."""
+    return "A" if check_order(order) == "AB" else "B"
+
+
+def shown_first_won(shown_verdict: str | None) -> int | None:
+    """From a verdict in *shown* terms: 1 if the first-shown response won, 0 if the second, None for
+    ``tie`` and no verdict."""
+    if shown_verdict == "A":
+        return 1
+    if shown_verdict == "B":
+        return 0
+    return None
+
+
+def canonical_first_won(verdict: str | None, order: str) -> int | None:
+    """Like :func:`shown_first_won`, from a verdict in *canonical* terms shown in ``order``."""
+    return shown_first_won(swap(verdict, order))
+
+
+def check_unparsed(policy: str) -> str:
+    """``policy`` if it is a known unparsed policy; ``ValueError`` naming the choices otherwise."""
+    if policy not in UNPARSED_POLICIES:
+        raise ValueError(f"unparsed must be one of {UNPARSED_POLICIES}, got {policy!r}")
+    return str(policy)
+
+
+def check_decoding(decoding: str) -> str:
+    if decoding not in DECODINGS:
+        raise ValueError(f"decoding must be one of {DECODINGS}, got {decoding!r}")
+    return str(decoding)
+
+
+# -- the cell --------------------------------------------------------------------------------------
+CELL_KEY: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
+"""The columns that name a cell in today's figures (frames group by these)."""
+
+CELL_KEY_WITH_DECODING: tuple[str, ...] = (*CELL_KEY, "decoding")
+"""The same plus the decoding factor (issue 17); a frame without a ``decoding`` column is ``free``."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class CellKey:
+    """One ``(judge, protocol, dataset, temperature, decoding)`` combination: the unit of the
+    reliability figures.  ``decoding`` defaults to ``free`` (every run before issue 17)."""
+
+    judge: str
+    protocol: str
+    dataset: str
+    temperature: float
+    decoding: str = DEFAULT_DECODING
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> CellKey:
+        """The cell of a judgment row, a trial key or a figure record (any mapping with the fields;
+        a missing or empty ``decoding`` is ``free``)."""
+        return cls(str(row["judge"]), str(row["protocol"]), str(row["dataset"]), float(row["temperature"]),
+                   str(row.get("decoding") or DEFAULT_DECODING))
+
+    def as_tuple(self, *, decoding: bool = False) -> tuple[Any, ...]:
+        """``(judge, protocol, dataset, temperature)`` in :data:`CELL_KEY` order (plus ``decoding``)."""
+        base = (self.judge, self.protocol, self.dataset, self.temperature)
+        return (*base, self.decoding) if decoding else base
+
+    def as_dict(self, *, decoding: bool = True) -> dict[str, Any]:
+        d: dict[str, Any] = {"judge": self.judge, "protocol": self.protocol, "dataset": self.dataset,
+                             "temperature": self.temperature}
+        if decoding:
+            d["decoding"] = self.decoding
+        return d
+
+    def label(self) -> str:
+        """Short human-readable name: ``judge / protocol / dataset / T=0.7`` (+ decoding if not free)."""
+        s = f"{self.judge} / {self.protocol} / {self.dataset} / T={self.temperature:g}"
+        return s if self.decoding == DEFAULT_DECODING else f"{s} / {self.decoding}"
+
+
+__all__ = [
+    "CELL_KEY",
+    "CELL_KEY_WITH_DECODING",
+    "DECISIVE",
+    "DECODINGS",
+    "DEFAULT_DECODING",
+    "DEFAULT_UNPARSED",
+    "LABELS",
+    "ORDERS",
+    "PARSE_STATUSES",
+    "UNPARSED_POLICIES",
+    "VERDICTS",
+    "CellKey",
+    "Decoding",
+    "Order",
+    "ParseStatus",
+    "UnparsedPolicy",
+    "Verdict",
+    "canonical_first_won",
+    "check_decoding",
+    "check_order",
+    "check_unparsed",
+    "first_shown",
+    "shown_first_won",
+    "swap",
+]
