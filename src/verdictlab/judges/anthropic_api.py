@@ -12,6 +12,16 @@ them is answered without, and a note says so.  Other ``params`` (``top_p``, ``to
 Errors map by class and status like the OpenAI backend: ``RateLimitError`` -> rate_limit with
 ``Retry-After``; 5xx (including 529 overloaded), 408, 409, connection errors and timeouts ->
 transient; other 4xx -> fatal.  ``max_retries=0``: the engine owns retries.
+
+Constrained decoding (``request.decoding == "constrained"``): a forced tool call.  The request
+carries one tool, ``record_verdict``, whose ``input_schema`` is the protocol format's fields in order
+(:meth:`~verdictlab.output_format.OutputFormat.json_schema`: the verdict an ``enum`` of the allowed
+labels, the rationale a string), and ``tool_choice = {"type": "tool", "name": "record_verdict"}`` so
+the model must answer through it; stop sequences are left out (they would cut the tool input).  The
+tool input is written back into the protocol's own format (JSON object, XML block or bare label)
+*unvalidated* (:meth:`~verdictlab.output_format.OutputFormat.render_values`), so the protocol's
+parser judges it and a value outside the labels fails to parse instead of being coerced.  Every
+protocol with an output format is constrainable this way; the mechanism is in each call's notes.
 """
 
 from __future__ import annotations
@@ -21,11 +31,15 @@ import re
 import time
 from typing import Any
 
+from ..output_format import OutputFormat
 from ..prices import PriceTable, default_price_table
 from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
 from .openai_api import fast_http_client, missing_sdk, redact, sdk_decision, sdk_kwargs
 
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
+TOOL_NAME = "record_verdict"
+MECHANISM_TOOL = (f"forced tool use: tool_choice {{type: tool, name: {TOOL_NAME}}} with input_schema = the "
+                  "format's fields (verdict an enum of the allowed labels); tool input rendered into the format")
 MAX_TEMPERATURE = 1.0
 
 
@@ -70,7 +84,18 @@ class AnthropicJudge(JudgeAPI):
     def describe(self) -> dict[str, Any]:
         return {"judge": self.judge_id, "provider": self.provider, "model": self.model,
                 "base_url": self.base_url or "https://api.anthropic.com", "key_env": self.key_env,
-                "timeout_s": self.timeout_s, "transport": self.transport}
+                "timeout_s": self.timeout_s, "transport": self.transport,
+                "constrained_mechanism": MECHANISM_TOOL}
+
+    def constraint_mechanism(self, fmt: OutputFormat | None) -> str | None:
+        return None if fmt is None else f"{MECHANISM_TOOL} ({fmt.kind})"
+
+    @staticmethod
+    def _constrain(fmt: OutputFormat, p: dict[str, Any]) -> None:
+        p["tools"] = [{"name": TOOL_NAME, "description": "Record the verdict on the two responses.",
+                       "input_schema": fmt.json_schema()}]
+        p["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
+        p.pop("stop_sequences", None)
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -107,6 +132,12 @@ class AnthropicJudge(JudgeAPI):
                  if k not in ("logprobs", "top_logprobs", "timeout_s", "max_tokens", "seed")}
         if extra:
             p["extra_body"] = extra
+        if request.decoding == "constrained":
+            if request.output_format is None:
+                raise JudgeCallError(f"{self.judge_id}: constrained decoding requested for a protocol without an "
+                                     "output format; not sent unconstrained", RetryDecision.fatal())
+            self._constrain(request.output_format, p)
+            notes.append(f"constrained: {MECHANISM_TOOL} ({request.output_format.kind})")
         return p, notes
 
     async def generate(self, request: JudgeRequest) -> JudgeResponse:
@@ -127,7 +158,7 @@ class AnthropicJudge(JudgeAPI):
         blocks = getattr(resp, "content", None)
         if blocks is None:
             raise JudgeCallError(f"anthropic {self.model}: response without content", RetryDecision.transient())
-        text = "".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", None) == "text")
+        text = _text_of(blocks, request.output_format if request.decoding == "constrained" else None, notes)
         if not text and getattr(resp, "stop_reason", None) == "max_tokens":
             notes.append(f"empty output: the token limit ({request.max_tokens}) was used up")
         usage = getattr(resp, "usage", None)
@@ -137,6 +168,20 @@ class AnthropicJudge(JudgeAPI):
         cost = prices.cost(self.provider, self.model, tin, tout) if usage is not None else None
         return JudgeResponse(text=text, tokens_in=tin, tokens_out=tout, cost_usd=cost, latency_s=latency,
                              notes=notes)
+
+
+def _text_of(blocks: Any, fmt: OutputFormat | None, notes: list[str]) -> str:
+    """The answer text: the text blocks, or under constrained decoding the forced tool call's input
+    rendered into the format (unvalidated; the protocol's parser judges it)."""
+    if fmt is not None:
+        for b in blocks:
+            if getattr(b, "type", None) == "tool_use" and getattr(b, "name", None) == TOOL_NAME:
+                values = getattr(b, "input", None)
+                if isinstance(values, dict):
+                    return fmt.render_values(values)
+        notes.append("constrained call returned no record_verdict tool input")
+        return ""
+    return "".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", None) == "text")
 
 
 def anthropic_decision(exc: BaseException) -> RetryDecision:

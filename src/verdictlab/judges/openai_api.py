@@ -22,6 +22,21 @@ The SDK runs with ``max_retries=0``: the engine owns retries.  SDK exceptions ma
 ``RateLimitError`` -> rate_limit (with ``Retry-After``), ``InternalServerError`` / 408 / 409 /
 ``APIConnectionError`` / ``APITimeoutError`` / an unreadable body -> transient, other 4xx -> fatal.
 
+Constrained decoding (``request.decoding == "constrained"`` with ``request.output_format``; the
+mechanism is recorded per call in the notes and by :meth:`OpenAIJudge.constraint_mechanism`):
+
+* JSON protocols: ``response_format = {"type": "json_schema", "json_schema": {"name": "verdict",
+  "strict": true, "schema": ...}}`` -- the format's fields in their order, the verdict an ``enum``
+  of the allowed labels, no other properties (OpenAI structured outputs; vLLM, llama.cpp server and
+  SGLang accept the same field);
+* label-only and XML protocols: only on a server that advertises guided decoding, declared in the
+  judge id (``openai-compatible:MODEL@URL#guided=vllm``): vLLM ``guided_choice`` (the labels) and
+  ``guided_regex`` (:meth:`~verdictlab.output_format.OutputFormat.regex`) sent in ``extra_body``;
+* anything else is *not constrainable* for this judge: :meth:`constraint_mechanism` returns
+  ``None`` so the engine records it and never runs those trials free; a constrained request that
+  reaches :meth:`generate` anyway fails (fatal), it is never sent unconstrained.  A server that
+  rejects ``response_format`` fails the call the same way (the parameter is never dropped).
+
 Parameters the model rejects (HTTP 400 naming ``param`` = ``temperature``, ``seed``, ``stop``,
 ``logprobs``...; e.g. reasoning models and temperature) are dropped, the call is retried once per
 parameter, and the response carries a note saying so.  The judge remembers the rejection so later
@@ -43,6 +58,7 @@ from collections.abc import Iterable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from ..output_format import OutputFormat
 from ..prices import PriceTable, default_price_table
 from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
 
@@ -56,6 +72,10 @@ REASONING_MODEL = re.compile(r"^(o1|o3|o4|gpt-5)(?![\w.]*-chat)", re.IGNORECASE)
 DROPPABLE_PARAMS = ("temperature", "top_p", "seed", "stop", "logprobs", "top_logprobs",
                     "presence_penalty", "frequency_penalty", "max_tokens")
 DEFAULT_TOP_LOGPROBS = 5
+GUIDED_KINDS: tuple[str | None, ...] = (None, "vllm")
+MECHANISM_JSON_SCHEMA = "response_format json_schema (strict; verdict an enum of the allowed labels)"
+MECHANISM_GUIDED_CHOICE = "vLLM guided_choice over the allowed labels (extra_body)"
+MECHANISM_GUIDED_REGEX = "vLLM guided_regex of the whole format (extra_body)"
 # reasoning models spend hidden reasoning tokens from the same limit: a 2-token limit meant for a
 # one-letter verdict would leave them no room to answer at all
 REASONING_MIN_TOKENS = 1024
@@ -226,8 +246,12 @@ class OpenAIJudge(JudgeAPI):
     def __init__(self, judge_id: str, model: str, *, provider: str = "openai", base_url: str | None = None,
                  key_env: str | None = OPENAI_KEY_ENV, key_env_fallbacks: tuple[str, ...] = (),
                  require_key: bool = True, timeout_s: float = 120.0,
-                 prices: PriceTable | None = None, http_client: Any = None) -> None:
+                 prices: PriceTable | None = None, http_client: Any = None, guided: str | None = None) -> None:
         super().__init__(judge_id, model)
+        if guided not in GUIDED_KINDS:
+            raise JudgeConfigError(f"judge {judge_id!r}: guided must be one of "
+                                   f"{', '.join(str(g) for g in GUIDED_KINDS if g)}, got {guided!r}")
+        self.guided = guided
         self.provider = provider
         self.base_url = base_url
         self.key_env = key_env
@@ -293,7 +317,39 @@ class OpenAIJudge(JudgeAPI):
             "timeout_s": self.timeout_s,
             "transport": self.transport,
             "dropped_params": sorted(self._dropped),
+            "guided_decoding": self.guided,
+            "constrained_mechanisms": {kind: self.constraint_mechanism(OutputFormat(kind=kind)) or "not constrainable"
+                                       for kind in ("label", "json", "xml")},
         }
+
+    # -- constrained decoding ---------------------------------------------------------------------
+    def constraint_mechanism(self, fmt: OutputFormat | None) -> str | None:
+        """The exact mechanism that constrains ``fmt`` on this server, or ``None`` (not constrainable)."""
+        if fmt is None:
+            return None
+        if fmt.kind == "json":
+            return MECHANISM_JSON_SCHEMA
+        if self.guided == "vllm":
+            return MECHANISM_GUIDED_CHOICE if fmt.kind == "label" else MECHANISM_GUIDED_REGEX
+        return None
+
+    def _constrain(self, request: JudgeRequest, p: dict[str, Any], extra: dict[str, Any]) -> str:
+        """Add the constraint of ``request.output_format`` to the body; return the mechanism."""
+        fmt = request.output_format
+        mechanism = self.constraint_mechanism(fmt)
+        if fmt is None or mechanism is None:
+            raise JudgeCallError(f"{self.judge_id}: protocol format {fmt.kind if fmt else 'none'!r} is not "
+                                 f"constrainable on this server (json_schema covers JSON protocols; label/XML "
+                                 f"need guided decoding, '#guided=vllm'); not sent unconstrained",
+                                 RetryDecision.fatal())
+        if mechanism == MECHANISM_JSON_SCHEMA:
+            p["response_format"] = {"type": "json_schema",
+                                    "json_schema": {"name": "verdict", "strict": True, "schema": fmt.json_schema()}}
+        elif mechanism == MECHANISM_GUIDED_CHOICE:
+            extra["guided_choice"] = list(fmt.choices)
+        else:
+            extra["guided_regex"] = fmt.regex()
+        return mechanism
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -332,6 +388,8 @@ class OpenAIJudge(JudgeAPI):
             p["timeout"] = float(request.params["timeout_s"])
         extra = {k: v for k, v in request.params.items()
                  if k not in ("logprobs", "top_logprobs", "timeout_s", "max_tokens", "seed")}
+        if request.decoding == "constrained":
+            notes.append(f"constrained: {self._constrain(request, p, extra)}")
         if extra:
             p["extra_body"] = extra
         for name in sorted(self._dropped):
@@ -550,20 +608,23 @@ def make_openai_compatible_judge(judge_id: str, spec: str) -> OpenAIJudge:
                                f"ending in #key_env=MY_KEY_VARIABLE)")
     model, url = m.group("model"), m.group("url")
     key_env: str | None = None
+    guided: str | None = None
     if "#" in url:
         url, frag = url.split("#", 1)
         for part in frag.split("&"):
             k, _, v = part.partition("=")
             if k == "key_env" and v:
                 key_env = v
+            elif k == "guided" and v:
+                guided = v
             else:
                 raise JudgeConfigError(f"judge id {judge_id!r}: unknown URL fragment option {k!r} "
-                                       f"(only key_env=NAME)")
+                                       f"(key_env=NAME, guided=vllm)")
     if key_env is not None:
         return OpenAIJudge(judge_id, model, provider="openai-compatible", base_url=url, key_env=key_env,
-                           require_key=True)
+                           require_key=True, guided=guided)
     return OpenAIJudge(judge_id, model, provider="openai-compatible", base_url=url,
-                       key_env=GENERIC_KEY_ENV, require_key=False)
+                       key_env=GENERIC_KEY_ENV, require_key=False, guided=guided)
 
 
 __all__ = ["OpenAIJudge", "choice_probs_from_top_logprobs", "make_openai_compatible_judge",

@@ -14,6 +14,11 @@ differ only in the output format they ask for:
 
 "A" is always the response shown first.  None of them allows a tie.  Parsing rules are in
 :mod:`verdictlab.protocols.parsing`.
+
+Constrained decoding: :meth:`PairwiseProtocol.output_format` describes each format as fixed text,
+a rationale slot and the verdict slot (:class:`verdictlab.output_format.OutputFormat`), the exact
+shape the strict parsers accept.  The rationale slot is capped at ``CONSTRAINED_TEXT_TOKENS``
+(24 tokens verdict-first, 48 reasoning-first -- about the 30 words the instruction allows).
 """
 
 from __future__ import annotations
@@ -27,11 +32,14 @@ from xml.sax.saxutils import escape
 
 import yaml
 
+from ..output_format import Kind, OutputFormat
 from .base import ParseResult, Protocol, Template
 from .parsing import parse_json, parse_label, parse_xml
 
 PAIRWISE_IDS: tuple[str, ...] = ("direct", "vf-json", "vf-xml", "cot-json", "cot-xml")
 _TEMPLATE_KEYS = ("system", "user", "instruction", "max_tokens", "stop")
+#: token cap of the rationale slot under constrained decoding, by verdict_first
+CONSTRAINED_TEXT_TOKENS: dict[bool, int] = {True: 24, False: 48}
 
 
 def _read_yaml(path: str | Path | None) -> dict[str, Any]:
@@ -117,6 +125,14 @@ class PairwiseProtocol(Protocol):
 
     def stop(self) -> tuple[str, ...]:
         return self.template.stop
+
+    def output_format(self) -> OutputFormat:
+        """This format as fixed text, rationale slot and verdict slot (constrained decoding)."""
+        if self.label_only:
+            return OutputFormat(kind="label", fields=("winner",), choices=self.verdict_choices)
+        kind: Kind = "json" if self.fmt == "json" else "xml"
+        return OutputFormat(kind=kind, fields=self.fields, choices=self.verdict_choices,
+                            text_max_tokens=CONSTRAINED_TEXT_TOKENS[self.verdict_first])
 
     # -- reading --------------------------------------------------------------------------------
     def parse(self, text: str) -> ParseResult:

@@ -38,6 +38,13 @@ The reply speaks the format the prompt asks for, read from the LAST template the
   ``<reasoning>..</reasoning><result>PASS|FAIL</result>``;
 * otherwise one letter (or, with ``reply_format`` json/xml, a verdict-first object / block).
 
+Constrained decoding is honoured like a real server: ``response_format`` ``json_schema`` gets a JSON
+object with exactly the schema's properties in their order (an ``enum`` property is the verdict and
+gets one of its values; other strings a sentence); vLLM's ``guided_choice`` gets one of the choices;
+``guided_regex`` gets the prompt's format (the XML / JSON template it shows).  A constrained reply is
+never ``truncated`` (the format is forced; counted as ``constrained``), and a model matching
+``reject_response_format_models`` answers 400 (``param: response_format``) to a request that sets it.
+
 ``stop`` sequences cut the reply the way a real server does.  With ``logprobs`` the first token
 carries the verdict distribution (letter replies) and every score digit is its own token whose
 ``top_logprobs`` put ``logprob_top`` on the digit, 2/3 of the rest on the next digit up and 1/3 on
@@ -102,6 +109,7 @@ class FakeConfig:
     persuadable_models: tuple[str, ...] = ()   # adopt "The other judge chose X" (debate rebuttals)
     p_contradict: float = 0.0         # scored replies: the named winner gets the LOWER score
     truncate_at: float = 0.5          # a truncated reply keeps this fraction of its characters
+    reject_response_format_models: tuple[str, ...] = ()   # answer 400 to response_format (no structured outputs)
 
     def __post_init__(self) -> None:
         self.update({"winner_policy": self.winner_policy, "winner_by_model": self.winner_by_model})
@@ -223,6 +231,29 @@ def shown_responses(prompt: str, labels: tuple[str, str] = ("A", "B")) -> tuple[
         out.append(body.split("\n\n", 1)[0].strip())
         pos = i + len(h)
     return out[0], out[1]
+
+
+def constrained_shape(body: dict[str, Any]) -> _Shape | None:
+    """The reply shape a constrained request forces (``response_format`` json_schema, vLLM
+    ``guided_choice``), or ``None``."""
+    rf = body.get("response_format")
+    if isinstance(rf, dict) and rf.get("type") == "json_schema":
+        schema = (rf.get("json_schema") or {}).get("schema") or {}
+        props = schema.get("properties") or {}
+        fields = []
+        labels: tuple[str, str] = ("A", "B")
+        for key, spec in props.items():
+            enum = spec.get("enum") if isinstance(spec, dict) else None
+            if enum and len(enum) >= 2:
+                labels = (str(enum[0]), str(enum[1]))
+                fields.append((key, "verdict"))
+            else:
+                fields.append((key, "text"))
+        return _Shape("json", tuple(fields), labels)
+    choices = body.get("guided_choice")
+    if isinstance(choices, list) and len(choices) >= 2:
+        return _Shape("letter", labels=(str(choices[0]), str(choices[1])))
+    return None
 
 
 class _Handler:
@@ -429,6 +460,13 @@ class _Handler:
             return _error(400, "Unsupported parameter: 'temperature' is not supported with this model.",
                           "invalid_request_error", param="temperature", code="unsupported_parameter")
 
+        if "response_format" in body and any(fnmatch.fnmatchcase(model, p)
+                                             for p in cfg.reject_response_format_models):
+            self.stats["rejected_response_format"] += 1
+            return _error(400, "Invalid parameter: 'response_format' of type 'json_schema' is not supported with "
+                               "this model.", "invalid_request_error", param="response_format",
+                          code="invalid_parameter")
+
         # faults: one draw per request, deterministic in (seed, prompt, how often it was seen)
         attempt_key = f"{model}\x1e{prompt}\x1e{body.get('temperature')}"
         nth = self._seen["attempt:" + attempt_key]
@@ -469,12 +507,18 @@ class _Handler:
             self.stats["malformed"] += 1
             return 200, {}, b"<html>upstream proxy error: not json"
 
-        shape = self._shape(prompt)
+        forced = constrained_shape(body)
+        shape = forced or self._shape(prompt)
+        if forced is None and body.get("guided_regex"):
+            forced = shape
         verdict, u = self._verdict(body, prompt, model, shape.labels)
         contradict = (cfg.p_contradict > 0 and any(r == "score0" for _, r in shape.fields)
                       and _unit(cfg.seed, "contradict", prompt) < cfg.p_contradict)
         content = self._content(shape, verdict, u, contradict)
         fmt = shape.kind
+        if forced is not None:
+            self.stats["constrained"] += 1
+            fault = None if fault == "truncated" else fault
         if fault == "truncated":
             self.stats["truncated"] += 1
             if fmt == "letter":
