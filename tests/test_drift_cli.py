@@ -97,4 +97,4 @@ def test_series_flags_the_first_shifted_run(tmp_path: Path):
 
 def test_missing_run_dir_is_a_clear_error(tmp_path: Path):
     res = CliRunner().invoke(_app(), ["drift", str(tmp_path / "nope"), str(tmp_path / "nope2")])
-    assert res.exit_code == 2 and "run store" in res.output
+    assert res.exit_code == 5 and "nope" in res.output     # EXIT_STORE (docs/errors.md)

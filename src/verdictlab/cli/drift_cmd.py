@@ -203,11 +203,9 @@ def drift(
     html: Annotated[Path | None, typer.Option("--html", help="Write a drift page (HTML) to this file.")] = None,
 ) -> None:
     """Did the judge's verdicts change between runs, by how much, and is the replacement equivalent?"""
-    from rich.console import Console
-
     from ..store import StoreError
+    from ._errors import EXIT_STORE, EXIT_USAGE, fail, say
 
-    err = Console(stderr=True)
     if margin <= 0 or not 0 < alpha < 0.5 or n_boot < 1 or baseline < 1:
         raise typer.BadParameter("need --margin > 0, 0 < --alpha < 0.5, --n-boot >= 1 and --baseline >= 1")
     try:
@@ -217,9 +215,10 @@ def drift(
         else:
             rep = pair_report(run_dirs, judge_a=judge_a, judge_b=judge_b, margin=margin, alpha=alpha,
                               n_boot=n_boot, seed=seed, unparsed=unparsed.value)
-    except (DriftError, StoreError, ValueError) as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None
+    except StoreError as e:
+        fail(str(e), EXIT_STORE)
+    except (DriftError, ValueError) as e:
+        fail(str(e), EXIT_USAGE)
     if html is not None:
         from ..drift_page import render_drift_html
 
@@ -231,7 +230,7 @@ def drift(
     else:
         _print_series(rep)
     if html is not None and not as_json:
-        err.print(f"drift page written to {html}")
+        say(f"drift page written to {html}")
 
 
 def register(app: typer.Typer) -> None:

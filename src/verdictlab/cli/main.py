@@ -51,6 +51,7 @@ COMMAND_MODULES = (
     "validate_cmd",  # validate (issue 12)
     "plan_labels_cmd",  # plan-labels (issue 12)
     "drift_cmd",     # drift (issue 14)
+    "selftest_cmd",  # selftest (issue 14)
 )
 
 @app.callback()
