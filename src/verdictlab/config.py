@@ -9,6 +9,7 @@ A run config is a small YAML file::
     orders: [AB, BA]
     temperatures: [0.0]
     repetitions: 5
+    decoding: [free]        # or [free, constrained]: constrained decoding as a factor (issue 17)
     budget: {max_calls: null, max_tokens: null, max_usd: null}
     cache: auto
     seed: 42
@@ -138,6 +139,9 @@ class RunConfig(BaseModel):
     orders: list[Literal["AB", "BA"]] = Field(default_factory=lambda: ["AB", "BA"], min_length=1)
     temperatures: list[float] = Field(default_factory=lambda: [0.0], min_length=1)
     repetitions: int = Field(default=3, ge=1)
+    # decoding modes to run: 'free' (the model writes its answer) and/or 'constrained' (the format is
+    # forced by the backend's mechanism; see verdictlab.output_format); part of the trial key and the cell
+    decoding: list[Literal["free", "constrained"]] = Field(default_factory=lambda: ["free"], min_length=1)
     budget: BudgetSpec = Field(default_factory=BudgetSpec)
     cache: CachePolicy = "auto"
     seed: int = 42
@@ -173,7 +177,7 @@ class RunConfig(BaseModel):
     @model_validator(mode="after")
     def _unique(self) -> RunConfig:
         for field, values in (("judges", [j.id for j in self.judges]), ("protocols", self.protocols),
-                              ("orders", list(self.orders))):
+                              ("orders", list(self.orders)), ("decoding", list(self.decoding))):
             dup = sorted({v for v in values if values.count(v) > 1})
             if dup:
                 raise ValueError(f"{field} contain duplicates: {', '.join(dup)}")
