@@ -118,9 +118,11 @@ def write_batch(batch: ImportBatch, run_dir: str | Path, *, replace: bool = Fals
     if not batch.judgments:
         raise ItemError("no judgments found to import", path=batch.source)
     check_batch(batch)
-    # created_at left unset so the store stamps the write time
-    rows = [{k: v for k, v in r.items() if k in JUDGMENT_COLUMN_NAMES and not (k == "created_at" and v is None)}
-            for r in batch.judgments]
+    # rows are passed on as they are (no copy: imports are large); created_at left unset (None) so
+    # the store stamps the write time; the source-row marker is only for the checks above
+    for r in batch.judgments:
+        r.pop("_row", None)
+    rows = batch.judgments
     items = unique_items(batch)
     with RunStore(run_dir) as store:
         plan = plan_reimport(store, rows, items)

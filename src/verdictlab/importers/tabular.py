@@ -55,6 +55,8 @@ _RULES = {
 
 
 def _float(v: Any, *, path: str, row: int, field: str) -> float:
+    if type(v) is float and math.isfinite(v):
+        return v
     if isinstance(v, bool):
         raise ItemError(f"must be a number, got {v!r}", path=path, row=row, field=field)
     try:
@@ -99,13 +101,14 @@ def read_rows(p: Path) -> list[tuple[int, dict[str, Any]]]:
 
 @dataclass(frozen=True)
 class _Spec:
-    """What holds for every row of one file."""
+    """What holds for every row of one file (source column names resolved once: rows are many)."""
 
     src: str
     name: str
     field_map: dict[str, str]
     defaults: dict[str, Any]
     verdicts: str
+    detail: str = ""       # "imported from NAME row "
 
     def col(self, rec: dict[str, Any], name: str) -> tuple[str, Any]:
         """(source column name, value or None)."""
@@ -118,8 +121,10 @@ class _Spec:
 
 def _key(spec: _Spec, rec: dict[str, Any], row: int) -> dict[str, Any]:
     vals: dict[str, Any] = {}
+    fm = spec.field_map
     for name in KEY_COLUMNS:
-        srcname, v = spec.col(rec, name)
+        srcname = fm.get(name, name)
+        v = rec.get(srcname)
         if v is None:
             if spec.defaults.get(name) is None:
                 hint = "" if name == "item_id" else f" (or give it for the whole file: --{name})"
@@ -129,28 +134,36 @@ def _key(spec: _Spec, rec: dict[str, Any], row: int) -> dict[str, Any]:
         vals[name] = v
     for name in ("item_id", "judge", "protocol", "dataset"):
         v = vals[name]
-        if isinstance(v, bool) or (isinstance(v, str) and not v.strip()):
+        if type(v) is not str:
+            if isinstance(v, bool):
+                raise spec.err("must not be empty", row, name)
+            vals[name] = str(v)
+        elif not v.strip():
             raise spec.err("must not be empty", row, name)
-        vals[name] = str(v)
     if vals["order"] not in ORDERS:
         raise spec.err(f"order must be 'AB' or 'BA', got {vals['order']!r}", row, "order")
-    vals["rep"] = _int(vals["rep"], path=spec.src, row=row, field=spec.field_map.get("rep", "rep"))
-    if vals["rep"] < 0:
+    rep = vals["rep"]
+    if type(rep) is not int:
+        rep = vals["rep"] = _int(rep, path=spec.src, row=row, field=fm.get("rep", "rep"))
+    if rep < 0:
         raise spec.err("must be >= 0", row, "rep")
-    vals["temperature"] = _float(vals["temperature"], path=spec.src, row=row,
-                                 field=spec.field_map.get("temperature", "temperature"))
+    t = vals["temperature"]
+    if type(t) is not float or not math.isfinite(t):
+        vals["temperature"] = _float(t, path=spec.src, row=row, field=fm.get("temperature", "temperature"))
     return vals
 
 
 def _optional(spec: _Spec, rec: dict[str, Any], row: int) -> dict[str, Any]:
     extra: dict[str, Any] = {}
+    fm = spec.field_map
     for name in TEXT_OPTIONAL:
-        v = spec.col(rec, name)[1]
+        v = rec.get(fm.get(name, name))
         if v is not None:
-            extra[name] = str(v)
+            extra[name] = v if type(v) is str else str(v)
     for names, conv in ((FLOAT_OPTIONAL, _float), (INT_OPTIONAL, _int)):
         for name in names:
-            srcname, v = spec.col(rec, name)
+            srcname = fm.get(name, name)
+            v = rec.get(srcname)
             if v is not None:
                 extra[name] = conv(v, path=spec.src, row=row, field=srcname)
     if extra.get("p_a") is not None and not 0.0 <= extra["p_a"] <= 1.0:
@@ -182,13 +195,15 @@ def _judgment(spec: _Spec, rec: dict[str, Any], row: int) -> tuple[dict[str, Any
     label = _verdict_word(raw_label, what="label", path=spec.src, row=row, field=label_src)
     extra = _optional(spec, rec, row)
     status = _parse_status(spec, rec, row, verdict)
-    detail = extra.pop("parse_detail", None) or f"imported from {Path(spec.src).name} row {row}"
+    detail = extra.pop("parse_detail", None) or f"{spec.detail}{row}"
     if spec.verdicts == "positional" and raw_verdict is not None:
         detail += f"; positional verdict {shown!r} shown {key['order']} -> canonical {verdict!r}"
     r = judgment_row(**key, verdict=verdict, label=label, step=extra.pop("step", ""),
                      category=extra.pop("category", None), raw_output=extra.pop("raw_output", None),
                      parse_status=status, parse_detail=detail, **extra)
     r["_row"] = row
+    if not isinstance(rec.get(spec.field_map.get("question", "question")), str):
+        return r, None      # no item texts in this row (the common case for big judgment logs)
     texts = {name: spec.col(rec, name)[1] for name in ITEM_COLUMNS}
     if not all(isinstance(t, str) for t in texts.values()):
         return r, None
@@ -220,6 +235,7 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
         raise ItemError(f"--map names unknown judgment column(s) {sorted(unknown_targets)}; known: "
                         f"{sorted(KNOWN)}", path=str(p), field=sorted(unknown_targets)[0])
     spec = _Spec(src=str(p), name=p.name, field_map=field_map, verdicts=verdicts,
+                 detail=f"imported from {p.name} row ",
                  defaults={"judge": judge, "protocol": protocol, "dataset": dataset,
                            "temperature": temperature, "rep": rep, "order": order})
     rows = read_rows(p)
