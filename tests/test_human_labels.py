@@ -183,3 +183,19 @@ def test_reliability_figure_and_decoding_key() -> None:
     assert len([ax for ax in fig.axes if ax.get_visible()]) == 2
     # free-only runs keep the report's four-column cell key
     assert "decoding" not in human_label_rows(validate_cells(df)).columns
+
+
+def test_hostile_names_print_plainly(tmp_path: Path) -> None:
+    # a judge id with rich markup and an escape sequence is printed literally, never interpreted
+    df = _sample_frame(n_lab=40, n_unl=40)
+    df["judge"] = "[/bold]x\x1b[2J"
+    from verdictlab.store import RunStore
+
+    store = RunStore(tmp_path / "run")
+    rows = df.assign(trial_id=[f"t{i}" for i in range(len(df))], parse_status="ok").to_dict("records")
+    store.add_judgments(rows)
+    store.close()
+    for cmd in (["validate", str(tmp_path / "run")], ["plan-labels", str(tmp_path / "run"), "--halfwidth", "0.1"]):
+        res = CliRunner().invoke(_app(), cmd)
+        assert res.exit_code == 0, res.output
+        assert "[/bold]x\\x1b[2J" in res.output.replace("\n", "") and "\x1b[2J" not in res.output

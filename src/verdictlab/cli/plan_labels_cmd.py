@@ -41,9 +41,11 @@ def plan_labels(
     """Human labels needed for an interval of ±HALFWIDTH: humans only, PPI++, PPI++ with Neyman strata."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from ..analyses.human_labels import budget_cells
-    from .validate_cmd import check_options, load_judgments
+    from ._errors import plain
+    from .validate_cmd import cell_name, check_options, load_judgments
 
     check_options(unparsed, ("--halfwidth", halfwidth), ("--confidence", confidence))
     if strata < 2:
@@ -65,14 +67,13 @@ def plan_labels(
         t.add_column(col, overflow="fold")
     for c in cells:
         b, k = c.budget, c.cell
-        t.add_row(f"{k['judge']} · {k['protocol']} · {k['dataset']} · T={k['temperature']:g}", c.quantity,
+        t.add_row(Text(cell_name(k)), c.quantity,
                   str(b.n_pilot), str(b.n_unlabelled), _n(b.human_only), _n(b.ppi), _n(b.ppi_stratified),
                   _alloc(b))
     console.print(t)
     for c in cells:
         for r in c.budget.reasons:
-            console.print(f"{c.cell['judge']} · {c.cell['protocol']} · {c.cell['dataset']}: {r}",
-                          markup=False, highlight=False)
+            console.print(plain(f"{cell_name(c.cell)}: {r}"), markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,7 +17,8 @@ from typing import Annotated, Any
 
 import typer
 
-EXIT_USAGE, EXIT_INPUT, EXIT_STORE = 2, 3, 5
+from ._errors import EXIT_INPUT, EXIT_STORE, fail, plain
+
 _LABEL_WORDS = {"a": "A", "b": "B", "tie": "tie", "pass": "PASS", "fail": "FAIL", "unknown": "UNKNOWN"}
 
 
@@ -87,20 +88,17 @@ def load_judgments(run_dir: Path, human: Path | None) -> Any:
         with open_store(run_dir) as store:
             judgments = store.judgments()
     except StoreError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(EXIT_STORE) from None
+        fail(e, EXIT_STORE)
     if human is None:
         return judgments
     try:
         labels = read_human_labels(human)
     except HumanLabelError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(EXIT_INPUT) from None
+        fail(e, EXIT_INPUT)
     unknown = unknown_item_ids(judgments, labels)
     if unknown:
         shown = ", ".join(repr(u) for u in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
-        typer.echo(f"error: {human}: {len(unknown)} item_id(s) not in the run {run_dir}: {shown}", err=True)
-        raise typer.Exit(EXIT_INPUT)
+        fail(f"{human}: {len(unknown)} item_id(s) not in the run {run_dir}: {shown}", EXIT_INPUT)
     return apply_human_labels(judgments, labels)
 
 
@@ -123,9 +121,16 @@ def _est(e: Any) -> str:
     return f"{e.value:.3f} [{e.lo:.3f}, {e.hi:.3f}]"
 
 
-def _cell_name(v: Any) -> str:
-    c = v.cell
-    return f"{c['judge']} · {c['protocol']} · {c['dataset']} · T={c['temperature']:g}"
+def cell_name(cell: dict[str, Any]) -> str:
+    """A cell as one plain line (run strings never reach rich markup: see cli._errors.plain)."""
+    dec = f" · {cell['decoding']}" if "decoding" in cell else ""
+    return plain(f"{cell['judge']} · {cell['protocol']} · {cell['dataset']} · T={cell['temperature']:g}{dec}")
+
+
+def _cell_name(v: Any) -> Any:
+    from rich.text import Text
+
+    return Text(cell_name(v.cell))
 
 
 def _estimates_table(cells: list[Any], confidence: float) -> Any:
@@ -224,7 +229,7 @@ def validate(
         if v.reference is not None and v.reference.value is not None:
             why = f"all-label human estimate {_est(v.reference)}" + (f"; {why}" if why else "")
         if why:
-            console.print(f"{_cell_name(v)}: {why}", markup=False, highlight=False)
+            console.print(plain(f"{cell_name(v.cell)}: {why}"), markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:
