@@ -95,3 +95,14 @@ def test_self_preference_table_from_items_meta():
     # a judge of another family has no own-vs-other pair here
     assert selfpref_table(j.assign(judge="openai:claude-x"), items).empty
     assert np.isfinite(r.harm_lo)
+
+
+def test_ranking_figure_renders_from_the_report_shape():
+    multis = [MultiItem(item_id=f"q{i}", dataset="d", question="?", responses={s: s for s in "xyz"},
+                        scores={"x": 3, "y": 2, "z": 1}) for i in range(4)]
+    items = expand_pairs(multis)
+    bt = ranking_analysis(AnalysisInput(_judge(items, {"x": 3, "y": 2, "z": 1}), items=items, n_bootstrap=20))
+    from verdictlab.analyses.transitivity import ranking_figure
+
+    fig = ranking_figure({"columns": list(bt.columns), "rows": bt.to_numpy().tolist()})
+    assert len(fig.axes) == 1 and [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["z", "y", "x"]

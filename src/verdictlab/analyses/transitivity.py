@@ -93,6 +93,34 @@ def transitivity_tables(rows: pd.DataFrame, *, extra: Mapping[str, Any] | None =
             pd.DataFrame(ranks, columns=list(RANKING_COLUMNS)))
 
 
+def ranking_figure(table: Mapping[str, Any] | pd.DataFrame, *, max_panels: int = 6) -> Any:
+    """The Bradley-Terry ranking plot: per cell, each system's strength with its bootstrap interval
+    (best at the top).  ``table`` is the ``bt_ranking`` table as a frame or as the report holds it
+    (``{"columns", "rows"}``).  Renders only (matplotlib Figure)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    df = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table["rows"], columns=table["columns"])
+    cells = list(df.groupby(CELL, sort=True))[:max_panels]
+    fig, axes = plt.subplots(1, max(len(cells), 1), figsize=(4.2 * max(len(cells), 1), 0.5 + 0.45 * max(
+        (len(g) for _, g in cells), default=3)), squeeze=False)
+    for ax, (key, g) in zip(axes[0], cells, strict=False):
+        g = g.sort_values("strength")
+        y = np.arange(len(g))
+        lo = (g["strength"] - g["lo"]).clip(lower=0).fillna(0)
+        hi = (g["hi"] - g["strength"]).clip(lower=0).fillna(0)
+        ax.errorbar(g["strength"], y, xerr=[lo, hi], fmt="o", capsize=3)
+        ax.set_yticks(y)
+        ax.set_yticklabels([str(s)[:24] for s in g["system"]])
+        ax.axvline(0, color="#999", lw=0.8)
+        ax.set_xlabel("Bradley-Terry strength (log scale)")
+        ax.set_title(f"{str(key[0])[:28]}\n{key[1]} · {key[2]}", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def _run(inp: AnalysisInput) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     rows = multi_rows(inp.pairs, inp.items if inp.items is not None else inp.items_frame)
     if rows.empty:
