@@ -127,9 +127,10 @@ def test_validate_cli(run_dir: Path) -> None:
     res = CliRunner().invoke(_app(), ["validate", str(run_dir), "--keep-labels", "40"])
     assert res.exit_code == 0, res.output
     assert "PPI++" in res.output and "ECE" in res.output and "all-label human estimate" in res.output
-    res = CliRunner().invoke(_app(), ["validate", str(run_dir), "--json"])
+    res = CliRunner().invoke(_app(), ["validate", str(run_dir), "--json", "--plots", str(run_dir / "plots")])
     assert res.exit_code == 0, res.output
-    cell = json.loads(res.output)["cells"][0]
+    assert (run_dir / "plots" / "reliability.svg").stat().st_size > 0
+    cell = json.loads(res.stdout)["cells"][0]
     assert cell["quantity"] == "win_rate_A" and cell["ppi"]["value"] is None and cell["ppi"]["reason"]
 
 

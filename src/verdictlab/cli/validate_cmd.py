@@ -184,6 +184,24 @@ def _cells_json(cells: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _write_plots(cells: list[Any], out_dir: Path) -> None:
+    from ..analyses.human_labels import reliability_figure, reliability_rows
+
+    bins = reliability_rows(cells)
+    if bins.empty:
+        typer.echo("no reliability diagram: no cell has calibration bins (see the reasons)", err=True)
+        return
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        fig = reliability_figure(bins)
+        for fmt in ("png", "svg"):
+            fig.savefig(out_dir / f"reliability.{fmt}", format=fmt, dpi=130,
+                        metadata={"Date": None} if fmt == "svg" else None)
+    except OSError as e:
+        fail(f"{out_dir}: cannot write the plots: {e.strerror or e}", EXIT_INPUT)
+    typer.echo(plain(f"reliability diagram written to {out_dir}/reliability.png and .svg"), err=True)
+
+
 def validate(
     run_dir: Annotated[Path, typer.Argument(help="Run directory holding run.sqlite.")],
     human: Annotated[Path | None, typer.Option(
@@ -200,6 +218,9 @@ def validate(
     bins: Annotated[int, typer.Option(help="Bins of the reliability diagram / ECE.")] = 15,
     seed: Annotated[int, typer.Option(help="Seed of the folds, splits and --keep-labels.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    plots: Annotated[Path | None, typer.Option(
+        "--plots", help="Write the reliability diagram as reliability.png and .svg into this directory.")
+    ] = None,
 ) -> None:
     """Human-label-corrected estimates (PPI++), calibration and a certified selective threshold."""
     from rich.console import Console
@@ -215,6 +236,8 @@ def validate(
     judgments = load_judgments(run_dir, human)
     cells = validate_cells(judgments, unparsed=unparsed, confidence=confidence, target=target_agreement,
                            delta=delta, keep_labels=keep_labels, seed=seed, n_bins=bins)
+    if plots is not None:
+        _write_plots(cells, plots)
     if as_json:
         typer.echo(json.dumps({"cells": _cells_json(cells)}, indent=2, allow_nan=False, default=str))
         return
