@@ -145,3 +145,44 @@ def test_debate_cli_and_run_refusal(tmp_path: Path) -> None:
     # `verdictlab run` refuses the debate protocol instead of running it as one call
     res = CliRunner().invoke(app, ["run", str(cfg)])
     assert res.exit_code != 0 and "verdictlab debate" in res.output
+
+
+class Flaky(Scripted):
+    """Fails its first call with a transient error, then follows the script."""
+
+    def __init__(self, judge_id: str, script: dict[str, str]) -> None:
+        super().__init__(judge_id, script)
+        self.failed = False
+
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:
+        from verdictlab.judges.base import JudgeCallError, RetryDecision
+
+        if not self.failed:
+            self.failed = True
+            raise JudgeCallError("503 upstream busy", RetryDecision.transient())
+        return await super().generate(request)
+
+
+def test_debate_calls_go_through_the_caller(tmp_path: Path) -> None:
+    """Issue 10: debate turns are judge calls like any other -- typed retries, attempt accounting and
+    the run budget apply (the debate used to have its own retry loop and skip all of them)."""
+    from verdictlab.limits import Budget
+
+    a, b = Flaky("s:one", {"round-1": "A"}), Scripted("s:two", {"round-1": "A"})
+    with RunStore(tmp_path / "run") as store:
+        n = asyncio.run(run_debate_async([ITEM], [a, b], store, DebateSettings(orders=("AB",))))
+        att = store.attempts()
+        df = store.judgments().set_index(["judge", "step"])
+    assert n == 1
+    # judge one: a retry then ok (2 attempts); judge two: ok at once -> 3 attempt rows in all
+    assert sorted(att["outcome"]) == ["ok", "ok", "retry"]
+    assert att.loc[att["outcome"] == "retry", "error_kind"].tolist() == ["transient"]
+    assert df.loc[("s:one", "round-1"), "attempts"] == 2 and df.loc[("s:two", "round-1"), "attempts"] == 1
+    # a budget of one call: the second debater's turn cannot start, so the debate is not stored
+    # (it is redone on resume) and nothing beyond the budget is called
+    c, d = Scripted("s:one", {"round-1": "A"}), Scripted("s:two", {"round-1": "A"})
+    with RunStore(tmp_path / "run2") as store:
+        n = asyncio.run(run_debate_async([ITEM], [c, d], store, DebateSettings(orders=("AB",), concurrency=1),
+                                         budget=Budget(max_calls=1)))
+        assert n == 0 and store.count() == 0
+    assert len(c.seen) + len(d.seen) == 1

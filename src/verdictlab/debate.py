@@ -42,11 +42,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .config import JudgeSpec
 from .design import trial_id
-from .items import PairItem, to_canonical, to_shown
-from .judges.base import JudgeAPI, JudgeCallError, JudgeRequest
+from .engine.caller import CallResult, JudgeCaller, RunControl
+from .items import PairItem
+from .judges.base import JudgeAPI, JudgeRequest
+from .judgment import Judgment, from_shown
+from .limits import Budget
 from .protocols.base import ParseResult, Protocol
 from .protocols.parsing import parse_json
+from .vocab import ORDERS, swap
 
 FALLBACKS: tuple[str, ...] = ("none", "previous", "paper")
 FINAL_RULES: tuple[str, ...] = ("tie", "first-judge")
@@ -124,16 +129,22 @@ class DebateSettings:
     final_rule: str = "tie"
     stop_on_agreement: bool = True
     temperature: float = 0.0
-    orders: tuple[str, ...] = ("AB", "BA")
+    orders: tuple[str, ...] = ORDERS
     repetitions: int = 1
     max_retries: int = 3
     concurrency: int = 4
+    backoff_base_s: float = 0.05
+    backoff_cap_s: float = 2.0
+    timeout_s: float = 120.0
+    cache: str = "off"        # "auto": serve temperature-0 turns from the run's response cache
 
     def __post_init__(self) -> None:
         if self.rounds < 1:
             raise ValueError("rounds must be >= 1")
         if self.fallback not in FALLBACKS:
             raise ValueError(f"fallback must be one of {FALLBACKS}, got {self.fallback!r}")
+        if self.cache not in ("off", "auto", "on"):
+            raise ValueError(f"cache must be off, auto or on, got {self.cache!r}")
         if self.final_rule not in FINAL_RULES:
             raise ValueError(f"final_rule must be one of {FINAL_RULES}, got {self.final_rule!r}")
 
@@ -142,72 +153,59 @@ def debate_judge_id(judges: Sequence[str]) -> str:
     return f"debate({judges[0]} | {judges[1]})"
 
 
-async def _call(judge: JudgeAPI, request: JudgeRequest, retries: int) -> tuple[Any, int, str | None]:
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            return await judge.generate(request), attempt, None
-        except JudgeCallError as exc:
-            if not exc.decision.retry or attempt > retries:
-                from .engine import redact
-
-                return None, attempt, redact(str(exc), limit=300)
-            await asyncio.sleep(min(2.0, 0.05 * 2 ** attempt) if exc.decision.retry_after_s is None
-                                else exc.decision.retry_after_s)
+def _debaters(judges: Sequence[JudgeAPI], store: Any, s: DebateSettings, writer: Any,
+              budget: Budget | None) -> list[JudgeCaller]:
+    """One :class:`~verdictlab.engine.caller.JudgeCaller` per debater: every debate call goes through
+    the caller (cache, limits, retries, timeout, budget, attempts, scrubbing), like a grid run's."""
+    budget = budget or Budget()
+    control = RunControl()
+    return [JudgeCaller(j, JudgeSpec(id=j.judge_id, concurrency=max(1, s.concurrency), max_retries=s.max_retries,
+                                     backoff_base_s=s.backoff_base_s, backoff_cap_s=s.backoff_cap_s,
+                                     timeout_s=s.timeout_s),
+                        budget=budget, log=writer, cache=store, control=control)
+            for j in judges]
 
 
-async def _debate_one(item: PairItem, order: str, rep: int, judges: Sequence[JudgeAPI], s: DebateSettings,
-                      protocol: DebateProtocol) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    latest: list[tuple[str, str] | None] = [None, None]    # (argument, shown verdict) per judge
-    verdicts: list[str | None] = [None, None]                # shown terms
-    from_fallback = [False, False]
-    rounds_used = 0
-    for k in range(1, s.rounds + 1):
-        rounds_used = k
-        step = f"round-{k}"
-        reqs = []
-        for i, judge in enumerate(judges):
-            opp = latest[1 - i] if k > 1 else None
-            msgs = protocol.messages(item, order, opponent=opp, own=latest[i] if k > 1 else None, turn=True)
-            meta = {"judge": judge.judge_id, "dataset": item.dataset, "item_id": item.item_id,
-                    "protocol": PROTOCOL_ID, "order": order, "temperature": s.temperature, "rep": rep,
-                    "step": step, "label_shown": to_shown(item.label, order)}
-            reqs.append(JudgeRequest(messages=tuple(msgs), temperature=s.temperature,
-                                     max_tokens=protocol.max_tokens(), stop=protocol.stop(), metadata=meta))
-        results = await asyncio.gather(*(_call(j, r, s.max_retries) for j, r in zip(judges, reqs, strict=True)))
-        new_latest = list(latest)
-        for i, ((resp, attempts, error), judge) in enumerate(zip(results, judges, strict=True)):
-            text = resp.text if resp is not None else None
-            parsed = protocol.parse(text) if text is not None else ParseResult(None, "failed", "no answer: the call failed")
-            verdict, status, rule, detail = parsed.verdict, parsed.status, parsed.fallback_rule, parsed.detail
-            used_fallback = False
-            if verdict is None and s.fallback != "none":
-                if k == 1 and s.fallback == "paper":
-                    verdict, rule = "A", "first-shown"
-                elif k > 1 and verdicts[i] is not None:
-                    verdict, rule = verdicts[i], "previous-round"
-                if verdict is not None:
-                    status, used_fallback = "fallback", True
-                    detail = f"{detail}; fallback: {rule}"
-            verdicts[i] = verdict
-            from_fallback[i] = used_fallback
-            new_latest[i] = (_rationale(text), verdict) if verdict is not None else new_latest[i]
-            rows.append({"trial_id": trial_id(judge.judge_id, item.dataset, item.item_id, PROTOCOL_ID, order,
-                                              s.temperature, rep, step),
-                         "judge": judge.judge_id, "dataset": item.dataset, "item_id": item.item_id,
-                         "protocol": PROTOCOL_ID, "order": order, "temperature": s.temperature, "rep": rep,
-                         "step": step, "label": item.label, "category": item.category, "raw_output": text,
-                         "verdict": to_canonical(verdict, order),
-                         "shown_first_won": None if verdict is None else int(verdict == "A"),
-                         "parse_status": status, "parse_detail": detail, "fallback_rule": rule,
-                         "latency_s": getattr(resp, "latency_s", None), "tokens_in": getattr(resp, "tokens_in", None),
-                         "tokens_out": getattr(resp, "tokens_out", None), "cost_usd": getattr(resp, "cost_usd", None),
-                         "attempts": attempts, "error": error, "cache_hit": 0})
-        latest = new_latest
-        if s.stop_on_agreement and verdicts[0] is not None and verdicts[0] == verdicts[1]:
-            break
+def _turn_row(item: PairItem, order: str, rep: int, s: DebateSettings, judge_id: str, step: str,
+              result: CallResult | None, turn: tuple[str | None, str, str | None, str], prompt_hash: str) -> Judgment:
+    verdict, status, rule, detail = turn
+    resp = result.response if result is not None else None
+    return from_shown(shown_verdict=verdict, order=order, judge=judge_id, dataset=item.dataset, item_id=item.item_id,
+                      protocol=PROTOCOL_ID, temperature=s.temperature, rep=rep, step=step, label=item.label,
+                      category=item.category, raw_output=resp.text if resp is not None else None,
+                      parse_status=status, parse_detail=detail, fallback_rule=rule,
+                      latency_s=resp.latency_s if resp is not None else None,
+                      tokens_in=resp.tokens_in if resp is not None else None,
+                      tokens_out=resp.tokens_out if resp is not None else None,
+                      cost_usd=result.cost_usd if result is not None and resp is not None else None,
+                      attempts=result.attempts if result is not None else 0,
+                      error=result.error if result is not None else "not called: the run stopped (budget)",
+                      cache_hit=int(bool(result and result.cache_hit)), prompt_hash=prompt_hash)
+
+
+def _read_turn(protocol: DebateProtocol, text: str | None, k: int, previous: str | None,
+               s: DebateSettings) -> tuple[tuple[str | None, str, str | None, str], bool]:
+    """((shown verdict, parse status, fallback rule, detail), whether a fallback gave the verdict)."""
+    parsed = protocol.parse(text) if text is not None else ParseResult(None, "failed", "no answer: the call failed")
+    verdict, status, rule, detail = parsed.verdict, parsed.status, parsed.fallback_rule, parsed.detail
+    if verdict is None and s.fallback != "none":
+        if k == 1 and s.fallback == "paper":
+            verdict, rule = "A", "first-shown"
+        elif k > 1 and previous is not None:
+            verdict, rule = previous, "previous-round"
+        if verdict is not None:
+            detail = f"{detail}; fallback: {rule}"
+            return (verdict, "fallback", rule, detail), True
+    return (verdict, status, rule, detail), False
+
+
+async def _ask(caller: JudgeCaller, request: JudgeRequest, tid: str, rep: int, cache: str) -> CallResult | None:
+    use = cache == "on" or (cache == "auto" and request.temperature == 0.0)
+    return await caller.call(request, trial_id=tid, cache_key=caller.cache_key(request, rep) if use else None)
+
+
+def _final(verdicts: list[str | None], from_fallback: list[bool], s: DebateSettings) -> tuple[str | None, str, bool]:
+    """(final shown verdict, how it was reached, whether it depends on a fallback verdict)."""
     v0, v1 = verdicts
     if v0 is not None and v0 == v1:
         final, how = v0, "agreement"
@@ -220,25 +218,68 @@ async def _debate_one(item: PairItem, order: str, rep: int, judges: Sequence[Jud
     # the final rests on both last verdicts, except when the first judge's verdict decides alone
     rests_on_second = how == "agreement" or (s.final_rule == "tie" and v1 is not None)
     depends = final is not None and (from_fallback[0] or (from_fallback[1] and rests_on_second))
-    fj = debate_judge_id([j.judge_id for j in judges])
-    rows.append({"trial_id": trial_id(fj, item.dataset, item.item_id, PROTOCOL_ID, order, s.temperature, rep, ""),
-                 "judge": fj, "dataset": item.dataset, "item_id": item.item_id, "protocol": PROTOCOL_ID,
-                 "order": order, "temperature": s.temperature, "rep": rep, "step": "", "label": item.label,
-                 "category": item.category, "raw_output": None, "verdict": to_canonical(final, order),
-                 "shown_first_won": None if final not in ("A", "B") else int(final == "A"),
-                 "parse_status": "failed" if final is None else ("fallback" if depends else "ok"),
-                 "parse_detail": f"{how} after {rounds_used} round(s)",
-                 "fallback_rule": "depends-on-fallback" if depends else None,
-                 "scores": json.dumps({"rounds": rounds_used, "agreed": how == "agreement"}),
-                 "cost_usd": 0.0, "attempts": 0, "cache_hit": 0})
+    return final, how, depends
+
+
+async def _debate_one(item: PairItem, order: str, rep: int, callers: Sequence[JudgeCaller], s: DebateSettings,
+                      protocol: DebateProtocol) -> list[Judgment]:
+    rows: list[Judgment] = []
+    latest: list[tuple[str, str] | None] = [None, None]    # (argument, shown verdict) per judge
+    verdicts: list[str | None] = [None, None]                # shown terms
+    from_fallback = [False, False]
+    rounds_used = 0
+    for k in range(1, s.rounds + 1):
+        rounds_used = k
+        step = f"round-{k}"
+        reqs, tids = [], []
+        for i, c in enumerate(callers):
+            jid = c.judge.judge_id
+            msgs = protocol.messages(item, order, opponent=latest[1 - i] if k > 1 else None,
+                                     own=latest[i] if k > 1 else None, turn=True)
+            tid = trial_id(jid, item.dataset, item.item_id, PROTOCOL_ID, order, s.temperature, rep, step)
+            meta = {"judge": jid, "dataset": item.dataset, "item_id": item.item_id, "protocol": PROTOCOL_ID,
+                    "order": order, "temperature": s.temperature, "rep": rep, "step": step, "trial_id": tid}
+            reqs.append(JudgeRequest(messages=tuple(msgs), temperature=s.temperature, max_tokens=protocol.max_tokens(),
+                                     stop=protocol.stop(), metadata=meta,
+                                     gold_label=swap(item.label, order) if c.judge.needs_gold_label else None))
+            tids.append(tid)
+        results = await asyncio.gather(*(_ask(c, r, t, rep, s.cache) for c, r, t in zip(callers, reqs, tids, strict=True)))
+        if any(r is None for r in results):      # the run stopped (budget): this debate is redone on resume
+            return []
+        new_latest = list(latest)
+        for i, (result, caller) in enumerate(zip(results, callers, strict=True)):
+            text = result.response.text if result is not None and result.response is not None else None
+            turn, used_fallback = _read_turn(protocol, text, k, verdicts[i], s)
+            verdicts[i] = turn[0]
+            from_fallback[i] = used_fallback
+            new_latest[i] = (_rationale(text), turn[0]) if turn[0] is not None else new_latest[i]
+            rows.append(_turn_row(item, order, rep, s, caller.judge.judge_id, step, result, turn,
+                                  caller.prompt_hash(reqs[i])))
+        latest = new_latest
+        if s.stop_on_agreement and verdicts[0] is not None and verdicts[0] == verdicts[1]:
+            break
+    final, how, depends = _final(verdicts, from_fallback, s)
+    fj = debate_judge_id([c.judge.judge_id for c in callers])
+    rows.append(from_shown(shown_verdict=final, order=order, judge=fj, dataset=item.dataset, item_id=item.item_id,
+                           protocol=PROTOCOL_ID, temperature=s.temperature, rep=rep, step="", label=item.label,
+                           category=item.category, raw_output=None,
+                           parse_status="failed" if final is None else ("fallback" if depends else "ok"),
+                           parse_detail=f"{how} after {rounds_used} round(s)",
+                           fallback_rule="depends-on-fallback" if depends else None,
+                           scores=json.dumps({"rounds": rounds_used, "agreed": how == "agreement"}),
+                           cost_usd=0.0, attempts=0, cache_hit=0))
     return rows
 
 
 async def run_debate_async(items: Sequence[PairItem], judges: Sequence[JudgeAPI], store: Any,
-                           settings: DebateSettings = DebateSettings()) -> int:
+                           settings: DebateSettings = DebateSettings(), *, budget: Budget | None = None) -> int:
     """Debate every item in every order and repetition; write the rows to ``store`` (a
     :class:`~verdictlab.store.RunStore`).  Debates whose final row is already stored are skipped
-    (resume).  Returns the number of debates run."""
+    (resume).  Every call goes through a :class:`~verdictlab.engine.caller.JudgeCaller`, so
+    ``budget`` (calls, tokens, dollars) applies and attempts are recorded.  Returns the number of
+    debates run."""
+    from .engine.runner import Writer
+
     if len(judges) != 2:
         raise ValueError("a debate needs exactly two judges")
     if judges[0].judge_id == judges[1].judge_id:
@@ -246,19 +287,26 @@ async def run_debate_async(items: Sequence[PairItem], judges: Sequence[JudgeAPI]
     protocol = DebateProtocol()
     fj = debate_judge_id([j.judge_id for j in judges])
     done = store.done_trial_ids()
+    writer = Writer(store, flush_rows=10**9)
+    callers = _debaters(judges, store, settings, writer, budget)
     sem = asyncio.Semaphore(settings.concurrency)
     n = 0
 
     async def one(item: PairItem, order: str, rep: int) -> None:
         nonlocal n
         async with sem:
-            rows = await _debate_one(item, order, rep, judges, settings, protocol)
-        store.add_judgments(rows)
-        n += 1
+            rows = await _debate_one(item, order, rep, callers, settings, protocol)
+        for r in rows:
+            writer.add_row(r)
+        writer.flush()
+        n += bool(rows)
 
     tasks = [one(it, o, r) for it in items for o in settings.orders for r in range(settings.repetitions)
              if trial_id(fj, it.dataset, it.item_id, PROTOCOL_ID, o, settings.temperature, r, "") not in done]
-    await asyncio.gather(*tasks)
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        writer.flush()
     return n
 
 
