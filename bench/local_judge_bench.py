@@ -1,6 +1,14 @@
 """Speed of the embedded local judge (llamacpp:smollm2-135m) on the demo protocols.
 
-For each protocol it judges a few demo pairs in both orders with R repetitions back to back (the
+Two comparisons (``--compare``):
+
+``decoding`` (default; issue 17) -- judgments/s per protocol with FREE decoding and with CONSTRAINED
+decoding (the default ``slots`` mechanism: fixed format text supplied, rationale sampled and capped,
+verdict scored over the labels in one pass; ``--grammar`` adds the GBNF-grammar mechanism), the cost
+of each constrained judgment relative to a free ``direct`` one (the aim: verdict-first constrained
+<= 1.5x), and how many outputs each mode left unparsed.  Prefix reuse on, as in a run.
+
+``reuse`` -- for each protocol it judges a few demo pairs in both orders with R repetitions back to back (the
 engine's trial order), twice in the same process:
 
 * baseline -- prefix reuse OFF: the KV cache is cleared before every call, so every call reads its
@@ -12,7 +20,8 @@ It prints prompt tokens/s (prompt tokens submitted / wall time) and judgments/s 
 ratio reuse / baseline.  Ratios, not absolute numbers, are the result: the machine and its load
 change the absolute speed.
 
-    .venv/bin/python bench/local_judge_bench.py [--pairs 2] [--repetitions 3] [--protocols direct,vf-json]
+    .venv/bin/python bench/local_judge_bench.py [--compare decoding|reuse] [--grammar] [--pairs 2]
+        [--repetitions 3] [--protocols direct,vf-json] [--temperature 0.7]
 """
 
 from __future__ import annotations
@@ -21,17 +30,24 @@ import argparse
 import asyncio
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=2)
     ap.add_argument("--repetitions", type=int, default=3)
-    ap.add_argument("--temperature", type=float, default=0.0,
-                    help="0 (default) keeps outputs identical in both modes, so only prompt reading differs")
+    ap.add_argument("--compare", choices=("decoding", "reuse"), default="decoding")
+    ap.add_argument("--grammar", action="store_true", help="decoding: also time the GBNF-grammar mechanism")
+    ap.add_argument("--temperature", type=float, default=None,
+                    help="default 0.7 for decoding (the demo's), 0 for reuse (identical outputs in both "
+                         "modes, so only prompt reading differs)")
     ap.add_argument("--rounds", type=int, default=2, help="timed rounds per mode; the fastest counts")
     ap.add_argument("--protocols", default="direct,vf-json,vf-xml,cot-json,cot-xml")
     args = ap.parse_args(argv)
+    if args.temperature is None:
+        args.temperature = 0.7 if args.compare == "decoding" else 0.0
 
     from verdictlab.datasets import load_dataset
     from verdictlab.judges import JudgeConfigError, JudgeRequest, make_judge
@@ -45,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     items = load_dataset("demo", pairs=args.pairs).items
     protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
 
-    def requests(pid: str) -> list[JudgeRequest]:
+    def requests(pid: str, decoding: str = "free") -> list[JudgeRequest]:
         p = get_protocol(pid)
         out = []
         for it in items:
@@ -54,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
                     out.append(JudgeRequest(
                         messages=tuple(p.messages(it, order)), temperature=args.temperature,
                         max_tokens=p.max_tokens(), stop=p.stop(), seed=rep, logprobs=p.label_only,
-                        verdict_choices=p.verdict_choices,
+                        verdict_choices=p.verdict_choices, decoding=decoding,
+                        output_format=p.output_format() if decoding == "constrained" else None,
                         metadata={"dataset": "demo", "item_id": it.item_id, "protocol": pid, "order": order,
                                   "temperature": args.temperature, "rep": rep, "step": ""}))
         return out
@@ -76,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
 
     # load the model and warm up outside the timings
     asyncio.run(measure(requests(protocols[0])[:1], True))
+    if args.compare == "decoding":
+        return compare_decoding(args, judge, items, protocols, requests, get_protocol)
     print(f"llamacpp:smollm2-135m, {len(items)} pairs x 2 orders x {args.repetitions} repetitions per protocol, "
           f"T={args.temperature:g}, threads={judge.n_threads}")
     header = (f"{'protocol':<9} {'calls':>5} {'prompt tok/s':>13} {'(reuse)':>9} {'judgments/s':>12} "
@@ -91,6 +110,50 @@ def main(argv: list[str] | None = None) -> int:
     print("prompt tok/s = prompt tokens submitted / wall time (with reuse most of them are not re-read); "
           "out tokens differing between modes would mean the timings compare different outputs")
     judge.reuse_prefix = True
+    return 0
+
+
+def compare_decoding(args: argparse.Namespace, judge: Any, items: list[Any], protocols: list[str],
+                     requests: Callable[[str, str], list[Any]], get_protocol: Callable[[str], Any]) -> int:
+    """Free vs constrained judgments/s per protocol (prefix reuse on, the fastest of --rounds)."""
+    import os
+
+    async def timed(reqs: list[Any]) -> tuple[float, int]:
+        judge.reuse_prefix = True
+        judge.llama().reset()
+        t0 = time.perf_counter()
+        unparsed = 0
+        for r in reqs:
+            resp = await judge.generate(r)
+            unparsed += get_protocol(r.metadata["protocol"]).parse(resp.text).verdict is None
+        return time.perf_counter() - t0, unparsed
+
+    def best(reqs: list[Any]) -> tuple[float, int]:
+        return min(asyncio.run(timed(reqs)) for _ in range(max(1, args.rounds)))
+
+    mechanisms = ["slots", "grammar"] if args.grammar else ["slots"]
+    print(f"llamacpp:smollm2-135m, {len(items)} pairs x 2 orders x {args.repetitions} repetitions per protocol, "
+          f"T={args.temperature:g}, threads={judge.n_threads}, load average {os.getloadavg()[0]:.1f}")
+    header = f"{'protocol':<9} {'mode':<21} {'calls':>5} {'judgments/s':>12} {'s/judgment':>11} " \
+             f"{'x free direct':>14} {'unparsed':>9}"
+    print(header)
+    print("-" * len(header))
+    base: float | None = None
+    for pid in protocols:
+        for mode in ["free", *(f"constrained/{m}" for m in mechanisms)]:
+            decoding, _, how = mode.partition("/")
+            judge.constrain_with = how or "slots"
+            reqs = requests(pid, decoding)
+            secs, unparsed = best(reqs)
+            per = secs / len(reqs)
+            if pid == "direct" and mode == "free":
+                base = per
+            rel = f"{per / base:.2f}x" if base else "n/a"
+            print(f"{pid:<9} {mode:<21} {len(reqs):>5} {len(reqs) / secs:>12.2f} {per:>11.3f} {rel:>14} "
+                  f"{unparsed:>4}/{len(reqs):<4}")
+    judge.constrain_with = "slots"
+    print("x free direct = seconds per judgment / seconds per free `direct` judgment (aim for verdict-first "
+          "constrained: <= 1.5x); unparsed = outputs without a readable verdict")
     return 0
 
 

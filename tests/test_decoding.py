@@ -329,3 +329,12 @@ def test_reading_says_when_the_constraint_added_unparsed_outputs_and_when_t_move
     assert "noisy: C 0.30" in decoding_reading({**row, "C_constrained": 0.3})
     assert np.isnan(decoding_effect(_frame(), n_bootstrap=0).iloc[0]["dT_lo"])
     json.dumps(decoding_effect(_frame(), n_bootstrap=10).iloc[0].to_dict(), default=str)
+
+
+def test_registered_analysis_gives_the_table_and_skips_single_mode_runs() -> None:
+    from verdictlab.analyses import AnalysisInput, registered
+
+    fn = {a.name: a for a in registered()}["decoding"].fn
+    out = fn(AnalysisInput(judgments=_frame(), n_bootstrap=50))
+    assert out is not None and len(out) == 1 and out.iloc[0]["dT"] == pytest.approx(-4 / 9)
+    assert fn(AnalysisInput(judgments=_frame().query("decoding == 'free'"))) is None
