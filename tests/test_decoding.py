@@ -338,3 +338,22 @@ def test_registered_analysis_gives_the_table_and_skips_single_mode_runs() -> Non
     out = fn(AnalysisInput(judgments=_frame(), n_bootstrap=50))
     assert out is not None and len(out) == 1 and out.iloc[0]["dT"] == pytest.approx(-4 / 9)
     assert fn(AnalysisInput(judgments=_frame().query("decoding == 'free'"))) is None
+
+
+def test_constraint_table_marks_what_a_judge_cannot_constrain(monkeypatch) -> None:
+    from verdictlab.output_format import constrainable, constraint_table
+
+    _key(monkeypatch)
+    protocols = {pid: get_protocol(pid) for pid in ("direct", "vf-json", "vf-xml")}
+
+    class NoMechanism:      # a backend without constraint_mechanism: never run constrained
+        pass
+
+    judges = {"sim:": make_judge("sim:"), "oa": make_judge("openai-compatible:m@http://127.0.0.1:9/v1"),
+              "x": NoMechanism()}
+    table = constraint_table(judges, protocols)
+    assert all(constrainable(table, "sim:", p) for p in protocols)
+    assert constrainable(table, "oa", "vf-json") and not constrainable(table, "oa", "vf-xml")
+    assert table["oa"]["direct"] == "not constrainable: oa has no mechanism for label output"
+    assert not any(constrainable(table, "x", p) for p in protocols)
+    assert not constrainable(table, "unknown", "direct")

@@ -184,4 +184,36 @@ class OutputFormat:
         return "\n".join(rules) + "\n"
 
 
-__all__ = ["OutputFormat", "Segment", "DECODING_MODES"]
+
+
+NOT_CONSTRAINABLE = "not constrainable"
+
+
+def constraint_table(judges: dict[str, Any], protocols: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """``{judge id: {protocol id: mechanism | "not constrainable: why"}}`` -- how each judge would
+    constrain each protocol's format.  A protocol without an output format, or a judge that cannot
+    constrain it (its ``constraint_mechanism(fmt)`` returns ``None`` or it has none), is "not
+    constrainable": the engine runs no constrained trial for it (never silently free) and stores this
+    table in the run's meta (``decoding_mechanisms``) for the report."""
+    out: dict[str, dict[str, str]] = {}
+    for jid, judge in judges.items():
+        row: dict[str, str] = {}
+        how = getattr(judge, "constraint_mechanism", None)
+        for pid, protocol in protocols.items():
+            get_fmt = getattr(protocol, "output_format", None)
+            fmt = get_fmt() if callable(get_fmt) else None
+            if fmt is None:
+                row[pid] = f"{NOT_CONSTRAINABLE}: protocol {pid!r} declares no output format"
+                continue
+            mech = how(fmt) if callable(how) else None
+            row[pid] = mech if mech else f"{NOT_CONSTRAINABLE}: {jid} has no mechanism for {fmt.kind} output"
+        out[jid] = row
+    return out
+
+
+def constrainable(table: dict[str, dict[str, str]], judge: str, protocol: str) -> bool:
+    """Whether ``table`` (from :func:`constraint_table`) lets ``judge`` run ``protocol`` constrained."""
+    return not table.get(judge, {}).get(protocol, NOT_CONSTRAINABLE).startswith(NOT_CONSTRAINABLE)
+
+
+__all__ = ["OutputFormat", "Segment", "DECODING_MODES", "NOT_CONSTRAINABLE", "constraint_table", "constrainable"]
