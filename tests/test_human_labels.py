@@ -176,14 +176,32 @@ def test_reliability_figure_and_decoding_key() -> None:
     assert [v.cell["decoding"] for v in cells] == ["constrained", "free"]  # free and constrained never mixed
     assert list(human_label_rows(cells)["decoding"]) == ["constrained", "free"]
     bins = reliability_rows(cells)
-    assert "decoding" in bins.columns and bins["n"].sum() == 160
+    assert bins["n"].sum() == 160
     from verdictlab.analyses.human_labels import reliability_figure
 
     table = {"columns": list(bins.columns), "rows": bins.to_numpy().tolist()}
     fig = reliability_figure(table)
     assert len([ax for ax in fig.axes if ax.get_visible()]) == 2
-    # free-only runs keep the report's four-column cell key
-    assert "decoding" not in human_label_rows(validate_cells(df)).columns
+    # a run without the column is all 'free'; a pair label from another vocabulary is an error
+    assert human_label_rows(validate_cells(df))["decoding"].tolist() == ["free"]
+    with pytest.raises(ValueError, match="not a pair label"):
+        validate_cells(df.assign(label=df["label"].where(df["label"].isna(), "PASS")))
+
+
+def test_rubric_steps_are_separate_accuracy_cells() -> None:
+    rng = np.random.default_rng(4)
+    rows: list[dict] = []
+    for i in range(60):
+        for crit in ("correct", "complete"):
+            ok = rng.random() < 0.6
+            for r in _rows(str(i), ("PASS" if ok else "FAIL") if i < 30 else None,
+                           ["PASS" if rng.random() < (0.85 if ok else 0.2) else "FAIL" for _ in range(2)],
+                           protocol="rubric"):
+                rows.append({**r, "step": crit})
+    rows += [{**r, "step": "fluency"} for r in _rows("p", "A", ["A", "B"])]  # pair step rows: left out
+    cells = validate_cells(pd.DataFrame(rows))
+    assert [(v.cell["step"], v.quantity, v.n_labelled) for v in cells] == [
+        ("complete", "accuracy", 30), ("correct", "accuracy", 30)]
 
 
 def test_hostile_names_print_plainly(tmp_path: Path) -> None:

@@ -35,11 +35,14 @@ from ..stats.calibration import Calibration, Recalibration, calibration, recalib
 from ..stats.ppi import LabelBudget, MeanEstimate, classical_mean, judge_mean, label_budget, ppi_mean
 from ..stats.selective import SelectiveResult, selective_threshold
 
-__all__ = ["CELL", "CellBudget", "CellValidation", "budget_cells", "apply_human_labels", "cell_notes", "human_label_rows", "reliability_rows",
+__all__ = ["CELL", "KEY", "CellBudget", "CellValidation", "budget_cells", "apply_human_labels", "cell_notes", "human_label_rows", "reliability_rows",
            "reliability_figure", "unknown_item_ids", "validate_cells",
            "HUMAN_LABEL_COLUMNS", "RELIABILITY_BIN_COLUMNS"]
 
 CELL: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
+#: the key of a result: the cell, its decoding ('free' unless constrained) and its step ('' for one-call
+#: protocols; rubric criteria of point items keep theirs, pair step rows are left out)
+KEY: tuple[str, ...] = (*CELL, "decoding", "step")
 
 _PAIR_VOTES = {"A": 1.0, "B": 0.0, "tie": 0.5}
 _POINT_VOTES = {"PASS": 1.0, "FAIL": 0.0, "UNKNOWN": 0.5}
@@ -76,15 +79,26 @@ class CellValidation:
 
 
 def _cell_dict(key: tuple[Any, ...]) -> dict[str, Any]:
-    return dict(zip((*CELL, "decoding")[:len(key)], key, strict=True))
+    return dict(zip(KEY, key, strict=True))
 
 
-def _cell_columns(df: pd.DataFrame) -> list[str]:
-    """The cell key columns, with ``decoding`` when the run has constrained rows (free-only runs keep the
-    four-column key of the report's cells)."""
-    if "decoding" in df.columns and (df["decoding"].fillna("free") != "free").any():
-        return [*CELL, "decoding"]
-    return list(CELL)
+def _keyed(judgments: pd.DataFrame) -> pd.DataFrame:
+    """The judgments with ``decoding`` ('free' when absent) and ``step`` ('' when absent) filled in."""
+    df = judgments.copy()
+    df["decoding"] = df["decoding"].fillna("free").astype(str) if "decoding" in df else "free"
+    df["step"] = df["step"].fillna("").astype(str) if "step" in df else ""
+    return df
+
+
+def _groups(judgments: pd.DataFrame) -> list[tuple[tuple[Any, ...], pd.DataFrame, str]]:
+    """(key, rows, kind) per result: pair rows of one-call protocols and PASS/FAIL point rows."""
+    out = []
+    for key, rows in _keyed(judgments).groupby(list(KEY), sort=True, dropna=False):
+        kind = _kind_of(rows)
+        if kind is None or (kind == "pair" and key[-1] != ""):
+            continue
+        out.append((tuple(key), rows, kind))
+    return out
 
 
 def _normalise_point(value: Any) -> str | None:
@@ -120,6 +134,10 @@ def _outcomes(labels: pd.Series, kind: str) -> tuple[np.ndarray, np.ndarray]:
     UNKNOWN)."""
     if kind == "pair":
         norm = labels.where(labels.notna(), None)
+        odd = norm.notna() & ~norm.isin(["A", "B", "tie"])
+        if odd.any():
+            raise ValueError(f"item {labels.index[odd.to_numpy()][0]!r}: human label {norm[odd].iloc[0]!r} is not "
+                             "a pair label (A, B or tie)")
         y = norm.map(_PAIR_OUTCOME)
     else:
         norm = labels.map(_normalise_point)
@@ -220,15 +238,8 @@ def validate_cells(judgments: pd.DataFrame, *, unparsed: str = "exclude", confid
         raise ValueError(f"unparsed must be 'exclude' or 'wrong', got {unparsed!r}")
     if judgments.empty:
         return []
-    df = judgments[judgments["step"].fillna("").astype(str) == ""] if "step" in judgments else judgments
-    out: list[CellValidation] = []
-    for key, rows in df.groupby(_cell_columns(df), sort=True, dropna=False):
-        kind = _kind_of(rows)
-        if kind is None:
-            continue
-        out.append(_cell(tuple(key), rows, kind, unparsed=unparsed, confidence=confidence, target=target,
-                         delta=delta, keep_labels=keep_labels, seed=seed, n_bins=n_bins))
-    return out
+    return [_cell(key, rows, kind, unparsed=unparsed, confidence=confidence, target=target, delta=delta,
+                  keep_labels=keep_labels, seed=seed, n_bins=n_bins) for key, rows, kind in _groups(judgments)]
 
 
 @dataclass(frozen=True)
@@ -251,17 +262,13 @@ def budget_cells(judgments: pd.DataFrame, *, halfwidth: float, confidence: float
     labels would be drawn from)."""
     if judgments.empty:
         return []
-    df = judgments[judgments["step"].fillna("").astype(str) == ""] if "step" in judgments else judgments
     out = []
-    for key, rows in df.groupby(_cell_columns(df), sort=True, dropna=False):
-        kind = _kind_of(rows)
-        if kind is None:
-            continue
+    for key, rows, kind in _groups(judgments):
         items, _ = _item_frame(rows, kind, unparsed)
         y, excluded = _outcomes(items["label"], kind)
         p = items["p"].to_numpy(dtype=float)
         lab = ~np.isnan(y)
-        out.append(CellBudget(tuple(key), "win_rate_A" if kind == "pair" else "accuracy",
+        out.append(CellBudget(key, "win_rate_A" if kind == "pair" else "accuracy",
                               label_budget(y[lab], p[lab], p[~excluded], halfwidth=halfwidth,
                                            confidence=confidence, n_strata=n_strata)))
     return out
@@ -270,12 +277,12 @@ def budget_cells(judgments: pd.DataFrame, *, halfwidth: float, confidence: float
 # ---- flat tables for the report ---------------------------------------------------------------------
 
 HUMAN_LABEL_COLUMNS: tuple[str, ...] = (
-    *CELL, "quantity", "confidence_source", "n_labelled", "n_unlabelled",
+    *KEY, "quantity", "confidence_source", "n_labelled", "n_unlabelled",
     "judge_only", "judge_only_lo", "judge_only_hi", "human_only", "human_only_lo", "human_only_hi",
     "ppi", "ppi_lo", "ppi_hi", "lam", "ess", "ece", "ece_platt", "ece_isotonic", "brier",
     "threshold", "coverage", "test_agreement", "test_coverage", "notes")
 
-RELIABILITY_BIN_COLUMNS: tuple[str, ...] = (*CELL, "bin_lo", "bin_hi", "n", "mean_confidence", "accuracy")
+RELIABILITY_BIN_COLUMNS: tuple[str, ...] = (*KEY, "bin_lo", "bin_hi", "n", "mean_confidence", "accuracy")
 
 
 def cell_notes(v: CellValidation) -> str:
@@ -297,23 +304,19 @@ def human_label_rows(cells: list[CellValidation]) -> pd.DataFrame:
     rows = []
     for v in cells:
         s = v.selective
-        rows.append((*v.key[:len(CELL)], v.quantity, v.source, v.n_labelled, v.n_unlabelled,
+        rows.append((*v.key, v.quantity, v.source, v.n_labelled, v.n_unlabelled,
                      v.judge.value, v.judge.lo, v.judge.hi, v.human.value, v.human.lo, v.human.hi,
                      v.ppi.value, v.ppi.lo, v.ppi.hi, v.ppi.lam, v.ppi.ess,
                      v.calibration.ece, _after(v.platt), _after(v.isotonic), v.calibration.brier,
                      s.threshold, s.coverage, s.test_agreement, s.test_coverage, cell_notes(v)))
     frame = pd.DataFrame(rows, columns=list(HUMAN_LABEL_COLUMNS))
-    if any(len(v.key) > len(CELL) for v in cells):
-        frame.insert(len(CELL), "decoding", [v.cell.get("decoding", "free") for v in cells])
     return frame.astype(object).where(frame.notna(), None)
 
 
 def reliability_rows(cells: list[CellValidation]) -> pd.DataFrame:
     """Reliability-diagram bins per cell (non-empty bins of the judge's top-label confidence)."""
-    rows = [(*v.key[:len(CELL)], v.cell.get("decoding", "free"), b.lo, b.hi, b.n, b.mean_confidence,
-             b.accuracy) for v in cells for b in v.calibration.bins]
-    frame = pd.DataFrame(rows, columns=[*CELL, "decoding", *RELIABILITY_BIN_COLUMNS[len(CELL):]])
-    return frame if any(len(v.key) > len(CELL) for v in cells) else frame.drop(columns="decoding")
+    rows = [(*v.key, b.lo, b.hi, b.n, b.mean_confidence, b.accuracy) for v in cells for b in v.calibration.bins]
+    return pd.DataFrame(rows, columns=list(RELIABILITY_BIN_COLUMNS))
 
 
 def reliability_figure(table: Mapping[str, Any], *, max_panels: int = 12) -> Any:
@@ -328,7 +331,7 @@ def reliability_figure(table: Mapping[str, Any], *, max_panels: int = 12) -> Any
     import matplotlib.pyplot as plt
 
     frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table["rows"], columns=table["columns"])
-    keys = [c for c in (*CELL, "decoding") if c in frame.columns]
+    keys = [c for c in KEY if c in frame.columns]
     groups = list(frame.groupby(keys, sort=True))[:max_panels]
     ncol = min(3, max(len(groups), 1))
     nrow = max(1, -(-len(groups) // ncol))
@@ -343,7 +346,8 @@ def reliability_figure(table: Mapping[str, Any], *, max_panels: int = 12) -> Any
                    alpha=0.8, edgecolors="white")
         ax.plot(g["mean_confidence"], g["accuracy"], color="#0072B2", lw=1)
         k = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
-        ax.set_title(f"{str(k['judge'])[:28]}\n{k['protocol']} · {k['dataset']} · T={k['temperature']}",
+        extra = "".join(f" · {k[c]}" for c in ("decoding", "step") if k.get(c) not in (None, "", "free"))
+        ax.set_title(f"{str(k['judge'])[:28]}\n{k['protocol']} · {k['dataset']} · T={k['temperature']}{extra}",
                      fontsize=8)
         ax.set_xlim(0.45, 1.02)
         ax.set_ylim(-0.02, 1.02)

@@ -123,8 +123,8 @@ def _est(e: Any) -> str:
 
 def cell_name(cell: dict[str, Any]) -> str:
     """A cell as one plain line (run strings never reach rich markup: see cli._errors.plain)."""
-    dec = f" · {cell['decoding']}" if "decoding" in cell else ""
-    return plain(f"{cell['judge']} · {cell['protocol']} · {cell['dataset']} · T={cell['temperature']:g}{dec}")
+    extra = "".join(f" · {cell[c]}" for c in ("decoding", "step") if cell.get(c) not in (None, "", "free"))
+    return plain(f"{cell['judge']} · {cell['protocol']} · {cell['dataset']} · T={cell['temperature']:g}{extra}")
 
 
 def _cell_name(v: Any) -> Any:
