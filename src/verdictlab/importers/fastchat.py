@@ -29,6 +29,8 @@ from ..items import ItemError
 from ._batch import ImportBatch, judgment_row
 
 WINNERS = ("model_1", "model_2", "tie", "error")
+RULE = ("fastchat: g1 showed model_1 first, g2 model_2 first; g1_winner/g2_winner name MODELS (model_1, "
+        "model_2, tie), mapped to the canonical side (response_a = alphabetically first model); error -> unparsed")
 
 
 def _files(p: Path) -> list[Path]:
@@ -50,7 +52,7 @@ def import_fastchat(path: str | Path, *, judge: str | None = None, protocol: str
         raise ItemError("file not found", path=str(p))
     name = dataset or "mt-bench"
     judgments: list[dict[str, Any]] = []
-    notes: list[str] = []
+    notes: list[str] = [f"verdict rule: {RULE}"]
     for f in _files(p):
         src = str(f)
         n_err = 0

@@ -91,6 +91,43 @@ def _rating_scores(step: dict[str, Any]) -> str | None:
     return json.dumps({k: step.get(k) for k in ("score_1", "score_2")}, ensure_ascii=False)
 
 
+RULE = ("llmbar: swap = False -> order AB, swap = True -> order BA; winner '1' -> A, '2' -> B, both already "
+        "in the original numbering (last element of 'results'); null -> unparsed")
+
+
+def _last_step(rec: dict[str, Any], *, src: str, row: int) -> dict[str, Any]:
+    results = rec.get("results")
+    if not isinstance(results, list) or not results:
+        raise ItemError("missing or empty 'results' list", path=src, row=row, field="results")
+    last = results[-1]
+    if not isinstance(last, dict) or not any(k in last for k, _ in ORDERS):
+        raise ItemError("last element of 'results' has neither 'swap = False' nor 'swap = True'",
+                        path=src, row=row, field="results")
+    return last
+
+
+def _game_verdict(last: dict[str, Any], key: str, *, src: str, row: int) -> tuple[Any, str | None]:
+    """(raw winner, canonical verdict) of one order's game."""
+    game = last[key]
+    if not isinstance(game, dict) or "winner" not in game:
+        raise ItemError(f"'{key}' has no 'winner'", path=src, row=row, field="results")
+    w = game["winner"]
+    if w is not None and str(w) not in WINNERS:
+        raise ItemError(f"'{key}' winner must be '1', '2' or null, got {w!r}", path=src,
+                        row=row, field="results")
+    return w, None if w is None else WINNERS[str(w)]
+
+
+def _file_names(f: Path, judge: str | None, protocol: str | None, split: str | None) -> tuple[str, str, str]:
+    info = parse_result_path(f)
+    j, proto, sp = judge or info.get("judge"), protocol or info.get("protocol"), split or info.get("split")
+    for what, val in (("judge", j), ("protocol", proto), ("split", sp)):
+        if not val:
+            raise ItemError(f"cannot tell the {what} from the file name; pass --{what}", path=str(f),
+                            field=what)
+    return str(j), str(proto), str(sp)
+
+
 def import_llmbar(path: str | Path, *, judge: str | None = None, protocol: str | None = None,
                   dataset: str | None = None, split: str | None = None,
                   temperature: float = 0.0, rep: int = 0, **options: Any) -> ImportBatch:
@@ -102,45 +139,25 @@ def import_llmbar(path: str | Path, *, judge: str | None = None, protocol: str |
     name = dataset or "llmbar"
     judgments: list[dict[str, Any]] = []
     items: list[PairItem] = []
-    notes: list[str] = []
+    notes: list[str] = [f"verdict rule: {RULE}"]
     for f in result_files(p):
         src = str(f)
-        info = parse_result_path(f)
-        j = judge or info.get("judge")
-        proto = protocol or info.get("protocol")
-        sp = split or info.get("split")
-        for what, val in (("judge", j), ("protocol", proto), ("split", sp)):
-            if not val:
-                raise ItemError(f"cannot tell the {what} from the file name; pass --{what}", path=src,
-                                field=what)
+        j, proto, sp = _file_names(f, judge, protocol, split)
         rows = read_records(f)
         file_items = records_to_items(rows, split=sp, path=src, dataset=name)
         items.extend(file_items)
         n_failed = 0
         for (row, rec), item in zip(rows, file_items, strict=True):
-            results = rec.get("results")
-            if not isinstance(results, list) or not results:
-                raise ItemError("missing or empty 'results' list", path=src, row=row, field="results")
-            last = results[-1]
-            if not isinstance(last, dict) or not any(k in last for k, _ in ORDERS):
-                raise ItemError("last element of 'results' has neither 'swap = False' nor 'swap = True'",
-                                path=src, row=row, field="results")
+            last = _last_step(rec, src=src, row=row)
             for key, order in ORDERS:
                 if key not in last:
                     continue
-                game = last[key]
-                if not isinstance(game, dict) or "winner" not in game:
-                    raise ItemError(f"'{key}' has no 'winner'", path=src, row=row, field="results")
-                w = game["winner"]
-                if w is not None and str(w) not in WINNERS:
-                    raise ItemError(f"'{key}' winner must be '1', '2' or null, got {w!r}", path=src,
-                                    row=row, field="results")
-                verdict = None if w is None else WINNERS[str(w)]
+                w, verdict = _game_verdict(last, key, src=src, row=row)
                 n_failed += verdict is None
                 judgments.append(judgment_row(
                     judge=j, dataset=name, item_id=item.item_id, protocol=proto, order=order,
                     temperature=temperature, rep=rep, verdict=verdict, label=item.label,
-                    category=item.category, raw_output=_raw_output(game.get("completion"))
+                    category=item.category, raw_output=_raw_output(last[key].get("completion"))
                     or _rating_scores(last),
                     parse_detail=(f"LLMBar winner {w!r} ({key}; already in original numbering)"
                                   if verdict else f"LLMBar recorded no winner ({key})")))
