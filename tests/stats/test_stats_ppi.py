@@ -117,6 +117,24 @@ def test_budget_human_only_by_hand() -> None:
     assert b.ppi is not None and b.ppi <= 385
 
 
+def test_budget_neyman_by_hand() -> None:
+    # pilot: 10 items at judge confidence 0.1 (1 of them A), 10 at 0.9 (5 A); pool: 50 + 50 items.
+    # Quantile strata of the pooled predictions: 4 and 3 strata leave empty ones, 2 strata split at 0.5.
+    # Within a stratum the prediction is constant, so s_k = sd(y_k): sqrt(0.1*0.9) = 0.3, sqrt(0.25) = 0.5;
+    # W = (0.5, 0.5); sum W s = 0.4; target var = (0.05/1.96)^2 = 6.5078e-4
+    # n = ceil(0.16 / 6.5078e-4) = ceil(245.86) = 246; n_k = 246 * W_k s_k / 0.4 = 92.25 -> 93, 153.75 -> 154
+    # humans only: var(y) = 0.3*0.7 = 0.21 -> ceil(0.21 / 6.5078e-4) = ceil(322.69) = 323
+    y = np.r_[1, np.zeros(9), np.ones(5), np.zeros(5)]
+    f = np.r_[np.full(10, 0.1), np.full(10, 0.9)]
+    fu = np.r_[np.full(50, 0.1), np.full(50, 0.9)]
+    b = label_budget(y, f, fu, halfwidth=0.05)
+    assert b.strata_edges == (0.5,)
+    assert b.allocation == (93, 154) and b.ppi_stratified == 247
+    assert b.human_only == 323
+    # every count exceeds the 100-item pool: said, not hidden
+    assert sum("more than the pool's 100 items" in r for r in b.reasons) == 3
+
+
 def test_budget_ppi_and_neyman_with_a_good_judge() -> None:
     rng = np.random.default_rng(7)
     n, big_n = 300, 20000
