@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,7 @@ from verdictlab.cli import plan_labels_cmd, validate_cmd
 from verdictlab.stats import classical_mean, ppi_mean
 
 
-def _rows(item: str, label: str | None, verdicts: list[str | None], p_a: list[float | None] | None = None,
+def _rows(item: str, label: str | None, verdicts: Sequence[str | None], p_a: Sequence[float | None] | None = None,
           judge: str = "j", protocol: str = "direct") -> list[dict]:
     p = p_a or [None] * len(verdicts)
     return [{"judge": judge, "protocol": protocol, "dataset": "d", "temperature": 0.0, "item_id": item,
@@ -67,6 +68,7 @@ def test_cell_figures_match_the_stats_functions() -> None:
     f, fu = items.loc[lab, "p"].to_numpy(), items.loc[~lab, "p"].to_numpy()
     assert v.ppi.value == pytest.approx(ppi_mean(y, f, fu).value)
     assert v.human.value == pytest.approx(classical_mean(y).value)
+    assert v.ppi.halfwidth is not None and v.human.halfwidth is not None
     assert v.ppi.halfwidth < v.human.halfwidth
     assert v.calibration.ece is not None and v.isotonic.after is not None
     table = human_label_rows([v])

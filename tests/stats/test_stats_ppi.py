@@ -49,6 +49,7 @@ def test_ppi_plus_plus_by_hand() -> None:
     human = classical_mean(Y)
     # human-only: 0.5 +- z * 0.5/sqrt(10) = 0.5 +- 0.3099
     assert human.halfwidth == pytest.approx(Z95 * 0.5 / math.sqrt(10))
+    assert est.halfwidth is not None and human.halfwidth is not None
     assert est.halfwidth < human.halfwidth
 
 
@@ -87,7 +88,9 @@ def test_ppi_plus_plus_never_much_wider_than_human_only() -> None:
     y = (rng.random(200) < 0.5).astype(float)
     est = ppi_mean(y, rng.random(200), rng.random(2000))
     assert est.lam is not None and est.lam < 0.2
-    assert est.halfwidth <= classical_mean(y).halfwidth * 1.02
+    hw_ppi, hw_human = est.halfwidth, classical_mean(y).halfwidth
+    assert hw_ppi is not None and hw_human is not None
+    assert hw_ppi <= hw_human * 1.02
 
 
 def test_edge_cases_give_none_with_reason() -> None:

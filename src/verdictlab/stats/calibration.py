@@ -136,7 +136,7 @@ class Recalibration:
 
 def _logit(p: np.ndarray) -> np.ndarray:
     q = np.clip(p, 1e-6, 1.0 - 1e-6)
-    return np.log(q / (1.0 - q))
+    return np.asarray(np.log(q / (1.0 - q)), dtype=float)
 
 
 def _fit_predict(method: str, c_train: np.ndarray, y_train: np.ndarray, c_test: np.ndarray) -> np.ndarray:

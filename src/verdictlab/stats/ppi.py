@@ -204,7 +204,7 @@ class LabelBudget:
 def _ppi_var_per_n(n: np.ndarray, var_y: float, cov: float, var_f: float, big_n: int) -> np.ndarray:
     """Variance of the PPI++ mean with n labels and N unlabelled items, lam optimal (clipped) for each n."""
     lam = np.clip(cov / ((1.0 + n / big_n) * var_f), 0.0, 1.0)
-    return lam**2 * var_f / big_n + (var_y - 2.0 * lam * cov + lam**2 * var_f) / n
+    return np.asarray(lam**2 * var_f / big_n + (var_y - 2.0 * lam * cov + lam**2 * var_f) / n, dtype=float)
 
 
 def _ppi_budget(y: np.ndarray, f: np.ndarray, fu: np.ndarray, target_var: float,
