@@ -1,14 +1,17 @@
 """`verdictlab demo`: audit the embedded local judge on the packaged demo pairs.
 
 Runs every pairwise protocol (direct, vf-json, vf-xml, cot-json, cot-xml) in both orders with
-several repetitions at a temperature above 0 through the normal engine, so the run lands in a
-normal run store (``runs/demo`` by default) and resumes if interrupted or rerun.  Then it prints
-the reliability table and one plain sentence per protocol on what the figures say
-(:mod:`verdictlab.report.verdicts_text`).
+several repetitions at a temperature above 0, with FREE and with CONSTRAINED decoding (issue 17:
+the format forced around the verdict, the verdict scored over the labels), through the normal engine,
+so the run lands in a normal run store (``runs/demo`` by default) and resumes if interrupted or
+rerun.  Then it prints the reliability table (one row per protocol x decoding), one plain sentence
+per row (:mod:`verdictlab.report.verdicts_text`) and the free-vs-constrained table with a one-line
+reading per protocol (:func:`verdictlab.stats.decoding.decoding_effect`).
 
-Defaults (16 of the 28 pairs, 3 repetitions, temperature 0.7: 480 judgments) keep the first run
-under ten minutes on two CPU cores with the 135M-parameter embedded model (12 pairs took 3.4 min on
-an idle 2-core machine); ``--pairs 28`` uses every pair.
+Defaults: 12 of the 28 pairs, 2 repetitions, temperature 0.7, both decoding modes: 480 judgments,
+the same count the free-only demo ran (16 pairs x 3 repetitions) -- pairs and repetitions were cut so
+the two modes fit in about the same time on two CPU cores; ``--pairs 28 --repetitions 3`` for more,
+``--decoding free`` for the old free-only run.
 """
 
 from __future__ import annotations
@@ -18,30 +21,32 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 DEMO_JUDGE = "llamacpp:smollm2-135m"
 DEMO_PROTOCOLS = ("direct", "vf-json", "vf-xml", "cot-json", "cot-xml")
-DEFAULT_PAIRS = 16
-DEFAULT_REPETITIONS = 3
+DEMO_DECODINGS = ("free", "constrained")
+DEFAULT_PAIRS = 12
+DEFAULT_REPETITIONS = 2
 DEFAULT_TEMPERATURE = 0.7
 
 
 def demo_config(*, pairs: int = DEFAULT_PAIRS, repetitions: int = DEFAULT_REPETITIONS,
                 temperature: float = DEFAULT_TEMPERATURE, judge: str = DEMO_JUDGE,
-                protocols: tuple[str, ...] | list[str] = DEMO_PROTOCOLS, seed: int = 42) -> Any:
+                protocols: tuple[str, ...] | list[str] = DEMO_PROTOCOLS, seed: int = 42,
+                decodings: tuple[str, ...] | list[str] = DEMO_DECODINGS) -> Any:
     """The demo's :class:`~verdictlab.config.RunConfig`, built in code."""
     from ..config import RunConfig
 
-    return RunConfig(name="demo", datasets=[{"name": "demo", "pairs": int(pairs)}],
-                     judges=[{"id": judge, "concurrency": 1 if judge.startswith("llamacpp:") else 8}],
-                     protocols=list(protocols), orders=["AB", "BA"], temperatures=[float(temperature)],
-                     repetitions=int(repetitions), seed=seed)
+    return RunConfig.model_validate({
+        "name": "demo", "datasets": [{"name": "demo", "pairs": int(pairs)}],
+        "judges": [{"id": judge, "concurrency": 1 if judge.startswith("llamacpp:") else 8}],
+        "protocols": list(protocols), "orders": ["AB", "BA"], "temperatures": [float(temperature)],
+        "repetitions": int(repetitions), "seed": seed, "decoding": list(decodings)})
 
 
 def print_results(run_dir: Path, *, console: Any, n_bootstrap: int = 500) -> list[tuple[str, str]]:
     """Print the figures table and one sentence per protocol; return the sentences."""
-    from ..report.verdicts_text import protocol_sentences
-
     try:
         from ..report import build_report
         from ..report.terminal import figures_table, policy_line
@@ -59,27 +64,104 @@ def print_results(run_dir: Path, *, console: Any, n_bootstrap: int = 500) -> lis
         cells = frame.to_dict("records")
     else:
         rep = build_report(run_dir, n_bootstrap=n_bootstrap)
-        cells = rep["cells"]
-        console.print(figures_table(cells, title="Reliability per protocol (C, φ, A, T in %; "
-                                                 "95% intervals in brackets)"))
+        cells = _sorted(rep["cells"])
+        console.print(figures_table(_mode_in_protocol(cells), title="Reliability per protocol and decoding "
+                                                                    "(C, φ, A, T in %; 95% intervals in brackets)"))
         console.print(policy_line(rep), style="dim", highlight=False)
+    cells = _sorted(_with_parse_failures(run_dir, cells))
+    sentences = cell_sentences(cells)
+    console.print("\n[bold]What the figures say[/bold]")
+    for label, sentence in sentences:
+        console.print(f"  [bold]{escape(label)}[/bold]: {escape(sentence)}", highlight=False)
+    print_decoding_effect(run_dir, console=console, n_bootstrap=n_bootstrap)
+    return sentences
+
+
+def _sorted(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    order = {p: i for i, p in enumerate(DEMO_PROTOCOLS)}
+    return sorted(cells, key=lambda c: (order.get(str(c.get("protocol")), 99), str(c.get("protocol")),
+                                        str(c.get("decoding") or "free") != "free"))
+
+
+def _mode_in_protocol(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For the figures table: the protocol column names the decoding mode when the run has two."""
+    if len({str(c.get("decoding") or "free") for c in cells}) < 2:
+        return cells
+    return [{**c, "protocol": f"{c.get('protocol')} · {c.get('decoding') or 'free'}"} for c in cells]
+
+
+def cell_sentences(cells: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """``(label, sentence)`` per cell; the label names the decoding mode when the run has two."""
+    from ..report.verdicts_text import protocol_sentences
+
+    sentences = protocol_sentences(cells)
+    if len({str(c.get("decoding") or "free") for c in cells}) < 2:
+        return sentences
+    return [(f"{label} ({c.get('decoding') or 'free'})", text)
+            for (label, text), c in zip(sentences, cells, strict=True)]
+
+
+def _with_parse_failures(run_dir: Path, cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Cells with the commonest parse-failure reason of their (judge, protocol, dataset, temperature,
+    decoding) added (a nicety: never fails the demo)."""
     try:
         from ..report.verdicts_text import top_parse_failures
         from ..store import RunStore
 
         with RunStore(run_dir) as st:
-            reasons = top_parse_failures(st.judgments())
-        cells = [{**c, "top_parse_failure": reasons.get((c.get("judge"), c.get("protocol"), c.get("dataset"),
-                                                         c.get("temperature")))} for c in cells]
+            df = st.judgments()
+        modes = df["decoding"].fillna("free") if "decoding" in df.columns else None
+        reasons: dict[tuple[Any, ...], str] = {}
+        for mode in (["free"] if modes is None else sorted(set(modes))):
+            part = df if modes is None else df[modes == mode]
+            reasons.update({(*k, mode): v for k, v in top_parse_failures(part).items()})
+        return [{**c, "top_parse_failure": reasons.get((c.get("judge"), c.get("protocol"), c.get("dataset"),
+                                                        c.get("temperature"), c.get("decoding") or "free"))}
+                for c in cells]
     except Exception:  # noqa: BLE001 - the reasons are a nicety; never fail the demo over them
-        pass
-    order = {p: i for i, p in enumerate(DEMO_PROTOCOLS)}
-    cells = sorted(cells, key=lambda c: (order.get(str(c.get("protocol")), 99), str(c.get("protocol"))))
-    sentences = protocol_sentences(cells)
-    console.print("\n[bold]What the figures say[/bold]")
-    for label, sentence in sentences:
-        console.print(f"  [bold]{label}[/bold]: {sentence}", highlight=False)
-    return sentences
+        return cells
+
+
+def print_decoding_effect(run_dir: Path, *, console: Any, n_bootstrap: int = 500) -> Any:
+    """The free-vs-constrained table and one reading per protocol (nothing when one mode only)."""
+    from rich.table import Table
+
+    from ..stats.decoding import decoding_effect
+    from ..store import RunStore
+
+    with RunStore(run_dir) as st:
+        df = st.judgments()
+    effect = decoding_effect(df, n_bootstrap=n_bootstrap)
+    if effect.empty:
+        return effect
+    tbl = Table(title="Free vs constrained decoding (same pairs; Δ = constrained − free, 95% paired bootstrap "
+                      "intervals; figures in %)", title_justify="left", header_style="bold")
+    for name in ("protocol", "pairs", "unparsed free → constr.", "ΔC", "Δφ", "ΔA", "ΔT", "T free → constr."):
+        tbl.add_column(name, justify="left" if name == "protocol" else "right")
+    for r in effect.to_dict("records"):
+        tbl.add_row(escape(str(r["protocol"])), str(r["n_pairs"]),
+                    f"{_pct(r['unparsed_free'])} → {_pct(r['unparsed_constrained'])}",
+                    *(_delta(r, f) for f in ("C", "phi", "A", "T")),
+                    f"{_pct(r['T_free'])} → {_pct(r['T_constrained'])}")
+    console.print(tbl)
+    for r in effect.to_dict("records"):
+        console.print(f"  [bold]{escape(str(r['protocol']))}[/bold]: {escape(str(r['reading']))}", highlight=False)
+    mechanisms = sorted({str(m) for m in effect["mechanism"].dropna()})
+    for m in mechanisms:
+        console.print(f"  constrained by: {escape(m)}", style="dim", highlight=False)
+    return effect
+
+
+def _pct(v: Any) -> str:
+    return "—" if v is None or v != v else f"{100 * float(v):.0f}"
+
+
+def _delta(r: dict[str, Any], f: str) -> str:
+    d, lo, hi = r[f"d{f}"], r[f"d{f}_lo"], r[f"d{f}_hi"]
+    if d is None or d != d:
+        return "—"
+    ci = "" if lo != lo else f" [{100 * lo:+.0f}, {100 * hi:+.0f}]"
+    return f"{100 * d:+.0f}{ci}"
 
 
 def demo(
@@ -91,6 +173,8 @@ def demo(
     temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature.")] = DEFAULT_TEMPERATURE,
     judge: Annotated[str, typer.Option(help="Judge id to audit.")] = DEMO_JUDGE,
     protocols: Annotated[str, typer.Option(help="Comma-separated protocol ids.")] = ",".join(DEMO_PROTOCOLS),
+    decoding: Annotated[str, typer.Option(help="Comma-separated decoding modes: free, constrained.")]
+    = ",".join(DEMO_DECODINGS),
     no_progress: Annotated[bool, typer.Option("--no-progress", help="Do not show a progress bar.")] = False,
     bootstrap: Annotated[int, typer.Option(min=0, help="Bootstrap resamples for the T interval.")] = 500,
 ) -> None:
@@ -105,16 +189,18 @@ def demo(
     wide = Console(width=max(Console().width, 150))
     err = Console(stderr=True, soft_wrap=True)
     plist = [p.strip() for p in protocols.split(",") if p.strip()]
+    dlist = [d.strip() for d in decoding.split(",") if d.strip()]
     try:
         cfg = demo_config(pairs=pairs, repetitions=repetitions, temperature=temperature, judge=judge,
-                          protocols=plist)
+                          protocols=plist, decodings=dlist)
     except ValueError as exc:
         err.print(f"[red]error[/red]: {exc}", highlight=False)
         raise typer.Exit(2) from None
-    n_trials = min(pairs, 28) * len(plist) * 2 * repetitions
-    out.print(f"[bold]verdictlab demo[/bold]: judge {judge} on {min(pairs, 28)} demo pairs x {len(plist)} "
-              f"protocols x 2 orders x {repetitions} repetitions at temperature {temperature:g} "
-              f"= {n_trials} judgments -> {run_dir}", highlight=False)
+    n_trials = min(pairs, 28) * len(plist) * 2 * repetitions * len(dlist)
+    out.print(f"[bold]verdictlab demo[/bold]: judge {escape(judge)} on {min(pairs, 28)} demo pairs x {len(plist)} "
+              f"protocols x 2 orders x {repetitions} repetitions x {len(dlist)} decoding modes "
+              f"({escape(', '.join(dlist))}) at temperature {temperature:g} = {n_trials} judgments -> "
+              f"{escape(str(run_dir))}", highlight=False)
     t0 = time.perf_counter()
     try:
         summary = run_config(cfg, run_dir, progress=not no_progress)
