@@ -71,6 +71,9 @@ def test_cell_figures_match_the_stats_functions() -> None:
     assert v.ppi.halfwidth is not None and v.human.halfwidth is not None
     assert v.ppi.halfwidth < v.human.halfwidth
     assert v.calibration.ece is not None and v.isotonic.after is not None
+    # P(A) judge: the vote share across the 4 votes is calibrated as well
+    assert v.vote_calibration is not None and v.vote_calibration.ece is not None
+    assert v.vote_calibration.ece != v.calibration.ece
     table = human_label_rows([v])
     assert table.loc[0, "ppi"] == pytest.approx(v.ppi.value) and table.loc[0, "quantity"] == "win_rate_A"
     bins = reliability_rows([v])
@@ -96,6 +99,7 @@ def test_point_items_give_system_accuracy() -> None:
         rows += _rows(str(i), ("PASS" if ok else "FAIL") if i < 30 else None, verdicts, protocol="rubric")
     (v,) = validate_cells(pd.DataFrame(rows))
     assert v.quantity == "accuracy" and v.source == "votes" and (v.n_labelled, v.n_unlabelled) == (30, 50)
+    assert v.vote_calibration is None  # votes are already the confidence
     assert v.ppi.value is not None and 0.4 < v.ppi.value < 1.0
 
 

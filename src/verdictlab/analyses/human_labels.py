@@ -9,7 +9,8 @@ Per cell (judge x protocol x dataset x temperature) and per quantity:
 
 The judge's prediction for an item is its P(A) (the ``p_a`` column, mean over orders and repetitions)
 where the judge gives one, else the vote share across orders and repetitions (A = 1, B = 0, tie = 1/2;
-PASS = 1, FAIL = 0, UNKNOWN = 1/2).  Unparsed votes never enter the share; an item with no parsed vote is
+PASS = 1, FAIL = 0, UNKNOWN = 1/2).  For judges that give P(A) the vote share is calibrated too
+(``vote_calibration``, column ``ece_votes``).  Unparsed votes never enter the share; an item with no parsed vote is
 left out under ``unparsed="exclude"`` and predicted 1/2 (no decision) under ``unparsed="wrong"``.
 
 Items with a human label are the labelled set, the others the unlabelled set.  For each cell: the
@@ -72,6 +73,8 @@ class CellValidation:
     isotonic: Recalibration
     selective: SelectiveResult
     notes: tuple[str, ...] = ()
+    #: for judges that give P(A): calibration of the vote share across orders and repetitions too
+    vote_calibration: Calibration | None = None
 
     @property
     def cell(self) -> dict[str, Any]:
@@ -124,7 +127,7 @@ def _item_frame(rows: pd.DataFrame, kind: str, unparsed: str) -> tuple[pd.DataFr
     none = p.isna()
     if unparsed == "wrong":
         p = p.fillna(0.5)
-    out = pd.DataFrame({"p": p, "from_p_a": from_p_a, "label": g["label"]})
+    out = pd.DataFrame({"p": p, "votes": g["v_mean"], "from_p_a": from_p_a, "label": g["label"]})
     n_none = int(none.sum())
     return (out[~none] if unparsed == "exclude" else out), n_none
 
@@ -200,7 +203,16 @@ def _cell(key: tuple[Any, ...], rows: pd.DataFrame, kind: str, *, unparsed: str,
         platt=recalibrate(conf[decided], correct[decided], method="platt", seed=seed, n_bins=n_bins),
         isotonic=recalibrate(conf[decided], correct[decided], method="isotonic", seed=seed, n_bins=n_bins),
         selective=selective_threshold(conf, correct, target=target, delta=delta, seed=seed),
-        notes=tuple(notes))
+        notes=tuple(notes),
+        vote_calibration=_vote_calibration(items, labelled, y, n_bins) if items["from_p_a"].any() else None)
+
+
+def _vote_calibration(items: pd.DataFrame, labelled: np.ndarray, y: np.ndarray, n_bins: int) -> Calibration:
+    """Calibration of the vote share (top label) on the labelled items that have parsed votes."""
+    votes = items["votes"].to_numpy(dtype=float)[labelled]
+    ok = ~np.isnan(votes) & (votes != 0.5)
+    conf, correct = _top_label(votes[ok], y[ok])
+    return calibration(conf, correct, n_bins=n_bins)
 
 
 def _kind_of(rows: pd.DataFrame) -> str | None:
@@ -279,7 +291,7 @@ def budget_cells(judgments: pd.DataFrame, *, halfwidth: float, confidence: float
 HUMAN_LABEL_COLUMNS: tuple[str, ...] = (
     *KEY, "quantity", "confidence_source", "n_labelled", "n_unlabelled",
     "judge_only", "judge_only_lo", "judge_only_hi", "human_only", "human_only_lo", "human_only_hi",
-    "ppi", "ppi_lo", "ppi_hi", "lam", "ess", "ece", "ece_platt", "ece_isotonic", "brier",
+    "ppi", "ppi_lo", "ppi_hi", "lam", "ess", "ece", "ece_platt", "ece_isotonic", "brier", "ece_votes",
     "threshold", "coverage", "test_agreement", "test_coverage", "notes")
 
 RELIABILITY_BIN_COLUMNS: tuple[str, ...] = (*KEY, "bin_lo", "bin_hi", "n", "mean_confidence", "accuracy")
@@ -308,6 +320,7 @@ def human_label_rows(cells: list[CellValidation]) -> pd.DataFrame:
                      v.judge.value, v.judge.lo, v.judge.hi, v.human.value, v.human.lo, v.human.hi,
                      v.ppi.value, v.ppi.lo, v.ppi.hi, v.ppi.lam, v.ppi.ess,
                      v.calibration.ece, _after(v.platt), _after(v.isotonic), v.calibration.brier,
+                     None if v.vote_calibration is None else v.vote_calibration.ece,
                      s.threshold, s.coverage, s.test_agreement, s.test_coverage, cell_notes(v)))
     frame = pd.DataFrame(rows, columns=list(HUMAN_LABEL_COLUMNS))
     return frame.astype(object).where(frame.notna(), None)

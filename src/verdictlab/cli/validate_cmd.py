@@ -160,13 +160,15 @@ def _calibration_table(cells: list[Any], target: float, delta: float) -> Any:
 
     t = Table(title=f"Calibration (top-label) and selective evaluation: agreement ≥ {target:g} "
                     f"with probability ≥ {1 - delta:g}")
-    for col in ("cell", "confidence", "ECE", "MCE", "Brier", "ECE Platt", "ECE isotonic", "selective"):
+    for col in ("cell", "confidence", "ECE", "MCE", "Brier", "ECE Platt", "ECE isotonic", "ECE votes",
+                "selective"):
         t.add_column(col, overflow="fold")
     for v in cells:
         c = v.calibration
         t.add_row(_cell_name(v), v.source, _fmt(c.ece), _fmt(c.mce), _fmt(c.brier),
                   _fmt(None if v.platt.after is None else v.platt.after.ece),
-                  _fmt(None if v.isotonic.after is None else v.isotonic.after.ece), _selective_text(v.selective))
+                  _fmt(None if v.isotonic.after is None else v.isotonic.after.ece),
+                  _fmt(None if v.vote_calibration is None else v.vote_calibration.ece), _selective_text(v.selective))
     return t
 
 
