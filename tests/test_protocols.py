@@ -28,7 +28,7 @@ def test_registry_lists_the_five_pairwise_protocols_first() -> None:
 def test_register_protocol_accepts_callables_and_lazy_strings(monkeypatch) -> None:
     from verdictlab.protocols import registry
 
-    monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))
+    monkeypatch.setattr(registry.PROTOCOLS, "_entries", dict(registry.PROTOCOLS._entries))
     monkeypatch.setattr(registry, "_DEFAULT_INSTANCES", dict(registry._DEFAULT_INSTANCES))
 
     class Echo(Protocol):
@@ -41,7 +41,8 @@ def test_register_protocol_accepts_callables_and_lazy_strings(monkeypatch) -> No
     assert isinstance(get_protocol("echo-test"), Echo)
     assert get_protocol("echo-test", flavour=1).options == {"flavour": 1}
     register_protocol("lazy-test", "verdictlab.judges.sim:SimParams")   # resolved on first use only
-    assert "lazy-test" in protocol_ids() and registry._FACTORIES["lazy-test"] == "verdictlab.judges.sim:SimParams"
+    assert "lazy-test" in protocol_ids()
+    assert registry.PROTOCOLS.entry("lazy-test").target == "verdictlab.judges.sim:SimParams"   # not imported yet
 
 
 def test_messages_show_the_order_and_share_system_and_user_template() -> None:

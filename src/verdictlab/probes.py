@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from .datasets.registry import DatasetLoad
+from .datasets.load import DatasetLoad
 from .items import PairItem, PointItem
 
 PROBES: tuple[str, ...] = ("padding", "injection", "labels", "granularity", "anchoring", "paraphrase")

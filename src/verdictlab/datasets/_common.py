@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..items import ItemError, PairItem, PointItem
-from .registry import DatasetLoad
+from .load import DatasetLoad
 
 TIE_POLICIES = ("keep", "drop")
 

@@ -88,7 +88,8 @@ def build_trials(config: RunConfig, items: Mapping[tuple[str, str], Item],
                     trials.extend(expand_grid(judges=[judge], items_by_dataset={ds: ids}, protocols=[pid],
                                               orders=orders, temperatures=config.temperatures,
                                               repetitions=config.repetitions,
-                                              steps_by_protocol={pid: steps}))
+                                              steps_by_protocol={pid: steps},
+                                              decodings=tuple(config.decoding)))
     return trials
 
 

@@ -5,6 +5,7 @@ the budget continued from earlier sessions, SIGTERM and Ctrl-C stopping cleanly.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import importlib.metadata
 import platform
@@ -13,7 +14,6 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from .. import __version__
 from ..config import RunConfig
 from ..judges.base import JudgeAPI
 from ..limits import Budget, PriceTable, default_price_table
@@ -24,9 +24,11 @@ from .summary import EngineError, RunSummary
 
 
 def library_versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {"verdictlab": __version__, "python": platform.python_version(),
+    out: dict[str, str | None] = {"verdictlab": None, "python": platform.python_version(),
                                   "platform": platform.platform()}
-    for dist in ("llama_cpp_python", "numpy", "pandas", "pydantic", "openai", "anthropic", "vllm"):
+    # the installed distribution's version (pyproject's), read here rather than imported from the
+    # package __init__, which imports the engine (an import cycle)
+    for dist in ("verdictlab", "llama_cpp_python", "numpy", "pandas", "pydantic", "openai", "anthropic", "vllm"):
         try:
             out[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
@@ -44,6 +46,7 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
     run_dir = Path(run_dir)
     prepared = prepare_run(config)          # all datasets loaded and validated first
     judges = {spec.id: make_judge(spec.id) for spec in config.judges}
+    mechanisms = _keep_constrainable(prepared, judges)
     prices = default_price_table()
     if config.budget.max_usd is not None and not plan_only:
         unpriced = [jid for jid, j in judges.items() if prices.cost(j.provider, j.model, 1, 1) is None]
@@ -71,6 +74,8 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
         _check_items_unchanged(store, prepared.items)
         store.write_items(prepared.items.values())
         _write_meta(store, config, prepared, judges)
+        if mechanisms is not None:
+            store.set_meta("decoding_mechanisms", mechanisms)
         calls, tok, usd = store.prior_spend()
         b = config.budget
         budget = Budget(b.max_calls, b.max_tokens, b.max_usd, calls=calls, tokens=tok, usd=usd)
@@ -89,6 +94,21 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
         store.close()
         lock.release()
     return summary
+
+
+def _keep_constrainable(prepared: PreparedRun, judges: Mapping[str, JudgeAPI]) -> dict[str, dict[str, str]] | None:
+    """With constrained decoding in the config: drop the constrained trials of (judge, protocol) pairs
+    that cannot be constrained (never run them silently free) and return the mechanism table for the
+    run's meta (``decoding_mechanisms``); None when the config runs free decoding only."""
+    if "constrained" not in prepared.config.decoding:
+        return None
+    from ..output_format import constrainable, constraint_table
+
+    mechs = constraint_table(dict(judges), dict(prepared.protocols))
+    prepared.trials = [t for t in prepared.trials
+                       if t.decoding == "free" or constrainable(mechs, t.judge, t.protocol)]
+    prepared.trials_by_judge = dict(collections.Counter(t.judge for t in prepared.trials))
+    return mechs
 
 
 def _check_items_unchanged(store: RunStore, items: Mapping[tuple[str, str], Item]) -> None:

@@ -14,41 +14,33 @@ judgments), ``pandalm``, ``judgebench``, ``inspect`` (inspect_ai logs), ``csv`` 
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .._registry import Registry
 from ..items import PairItem, PointItem
 from ._batch import ImportBatch, ImportResult, judgment_row, shown_first_won, write_batch
 
 Importer = Callable[..., ImportBatch]
-_IMPORTERS: dict[str, str | Importer] = {}
-_DESCRIPTIONS: dict[str, str] = {}
+IMPORTERS: Registry[Importer] = Registry("import format")
 
 
-def register_importer(name: str, importer: str | Importer, description: str = "") -> None:
-    _IMPORTERS[name] = importer
-    _DESCRIPTIONS[name] = description
+def register_importer(name: str, importer: str | Importer, description: str = "", *,
+                      extra: str | None = None) -> None:
+    IMPORTERS.register(name, importer, description=description, extra=extra)
 
 
 def importer_names() -> list[str]:
-    return sorted(_IMPORTERS)
+    return IMPORTERS.names()
 
 
 def describe_importers() -> dict[str, str]:
-    return {n: _DESCRIPTIONS.get(n, "") for n in importer_names()}
+    return IMPORTERS.describe()
 
 
 def get_importer(name: str) -> Importer:
-    imp = _IMPORTERS.get(name)
-    if imp is None:
-        raise KeyError(f"unknown import format {name!r}; known: {', '.join(importer_names())}")
-    if isinstance(imp, str):
-        mod, _, attr = imp.partition(":")
-        imp = getattr(importlib.import_module(mod), attr)
-        _IMPORTERS[name] = imp
-    return imp
+    return IMPORTERS.get(name)
 
 
 def attach_items(batch: ImportBatch, items: list[PairItem | PointItem]) -> ImportBatch:
@@ -111,6 +103,7 @@ register_importer("parquet", "verdictlab.importers.tabular:import_parquet",
                   "Parquet, one judgment per row (same columns as csv)")
 
 __all__ = [
+    "IMPORTERS",
     "ImportBatch",
     "ImportResult",
     "attach_items",

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..design import trial_id
 from ..items import ItemError, PairItem, PointItem
-from ..store import JUDGMENT_COLUMN_NAMES, RunStore
+from ..judgment import judgment_dict
+from ..store import RunStore
+from ..vocab import canonical_first_won, check_order
 from ._reimport import ReimportError, plan_reimport, replace_judgments
 
 
@@ -44,11 +45,9 @@ class ImportResult:
 
 
 def shown_first_won(verdict: str | None, order: str) -> int | None:
-    """1 if the first-shown response won, 0 if the second did, None for ties and unparsed."""
-    if verdict not in ("A", "B"):
-        return None
-    first = "A" if order == "AB" else "B"
-    return int(verdict == first)
+    """1 if the first-shown response won, 0 if the second did, None for ties and unparsed
+    (:func:`verdictlab.vocab.canonical_first_won`)."""
+    return canonical_first_won(verdict, check_order(order))
 
 
 def judgment_row(*, judge: str, dataset: str, item_id: str, protocol: str, order: str,
@@ -56,31 +55,16 @@ def judgment_row(*, judge: str, dataset: str, item_id: str, protocol: str, order
                  step: str = "", category: str | None = None, raw_output: str | None = None,
                  parse_status: str | None = None, parse_detail: str | None = None,
                  **extra: Any) -> dict[str, Any]:
-    """One complete judgment row.  ``parse_status`` defaults to 'ok' for a verdict and 'failed'
-    (verdict NULL) when the source recorded no parseable verdict."""
-    if order not in ("AB", "BA"):
-        raise ValueError(f"order must be 'AB' or 'BA', got {order!r}")
-    if verdict not in (None, "A", "B", "tie"):
-        raise ValueError(f"verdict must be A, B, tie or null, got {verdict!r}")
-    if parse_status is None:
-        parse_status = "ok" if verdict is not None else "failed"
-    if parse_status == "failed" and verdict is not None:
-        raise ValueError("a failed parse has no verdict")
-    row: dict[str, Any] = {c: None for c in JUDGMENT_COLUMN_NAMES}
-    row.update({
-        "trial_id": trial_id(judge, dataset, str(item_id), protocol, order, float(temperature),
-                             int(rep), step or ""),
-        "judge": judge, "dataset": dataset, "item_id": str(item_id), "protocol": protocol,
-        "order": order, "temperature": float(temperature), "rep": int(rep), "step": step or "",
-        "label": label, "category": category, "raw_output": raw_output, "verdict": verdict,
-        "shown_first_won": shown_first_won(verdict, order), "parse_status": parse_status,
-        "parse_detail": parse_detail, "attempts": 1, "cache_hit": 0,
-    })
-    for k, v in extra.items():
-        if k not in row:
-            raise ValueError(f"unknown judgment column {k!r}")
-        row[k] = v
-    return row
+    """One complete judgment row (a dict of every column), built by
+    :func:`verdictlab.judgment.make_judgment`.  ``verdict`` is in canonical terms; ``parse_status``
+    defaults to 'ok' for a verdict and 'failed' (verdict NULL) when the source recorded no parseable
+    verdict.  Bad order, verdict, status or column names raise ``ValueError``."""
+    extra.setdefault("attempts", 1)
+    extra.setdefault("cache_hit", 0)
+    return judgment_dict(judge=judge, dataset=dataset, item_id=str(item_id), protocol=protocol, order=order,
+                         temperature=float(temperature), rep=int(rep), step=step or "", verdict=verdict,
+                         label=label, category=category, raw_output=raw_output, parse_status=parse_status,
+                         parse_detail=parse_detail, **extra)
 
 
 def check_batch(batch: ImportBatch) -> None:

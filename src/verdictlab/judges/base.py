@@ -138,6 +138,12 @@ class JudgeAPI:
     async def generate(self, request: JudgeRequest) -> JudgeResponse:  # pragma: no cover
         raise NotImplementedError
 
+    def constraint_mechanism(self, fmt: Any) -> str | None:
+        """How this backend would constrain its output to ``fmt`` (an
+        :class:`~verdictlab.output_format.OutputFormat`), or None when it cannot (the default):
+        then no constrained trial is run for it, never a silently free one."""
+        return None
+
     def describe(self) -> dict[str, Any]:
         """Public, key-free description of the backend for the audit trail."""
         return {"judge": self.judge_id, "provider": self.provider, "model": self.model}

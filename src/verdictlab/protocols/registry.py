@@ -15,49 +15,44 @@ options (e.g. ``max_tokens=8``).  Registering an id again replaces the earlier f
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .._registry import Registry
 from .base import Protocol
 from .pairwise import PAIRWISE_IDS, PairwiseProtocol
 
 ProtocolFactory = Callable[..., Protocol]
-_FACTORIES: dict[str, str | ProtocolFactory] = {}
+PROTOCOLS: Registry[ProtocolFactory] = Registry("protocol")
 _DEFAULT_INSTANCES: dict[str, Protocol] = {}
 
 
-def register_protocol(protocol_id: str, factory: str | ProtocolFactory) -> None:
+def register_protocol(protocol_id: str, factory: str | ProtocolFactory, *, description: str = "") -> None:
     """Register ``factory`` (callable or ``"module:attr"``) under ``protocol_id``."""
     if not protocol_id or not isinstance(protocol_id, str):
         raise ValueError("protocol id must be a non-empty string")
-    _FACTORIES[protocol_id] = factory
+    PROTOCOLS.register(protocol_id, factory, description=description)
     _DEFAULT_INSTANCES.pop(protocol_id, None)
 
 
 def protocol_ids() -> list[str]:
     """Registered protocol ids, the five pairwise ones first."""
-    rest = sorted(p for p in _FACTORIES if p not in PAIRWISE_IDS)
-    return [p for p in PAIRWISE_IDS if p in _FACTORIES] + rest
+    rest = sorted(p for p in PROTOCOLS.names() if p not in PAIRWISE_IDS)
+    return [p for p in PAIRWISE_IDS if p in PROTOCOLS] + rest
 
 
 def _factory(protocol_id: str) -> ProtocolFactory:
-    factory = _FACTORIES.get(protocol_id)
-    if factory is None:
+    if protocol_id not in PROTOCOLS:
         raise KeyError(f"unknown protocol {protocol_id!r}; known: {', '.join(protocol_ids())}")
-    if isinstance(factory, str):
-        mod, _, attr = factory.partition(":")
-        factory = getattr(importlib.import_module(mod), attr)
-        _FACTORIES[protocol_id] = factory
-    return factory
+    return PROTOCOLS.get(protocol_id)
 
 
 def get_protocol(protocol_id: str, *, template_path: str | Path | None = None, **options: Any) -> Protocol:
     """The protocol ``protocol_id``; with ``template_path`` (a YAML file) or options, a fresh
     instance using them, else the shared default instance."""
-    if protocol_id not in _FACTORIES and "@" in protocol_id and template_path is None:
+    if protocol_id not in PROTOCOLS and "@" in protocol_id and template_path is None:
         # "ID@ARG": protocol ID with ARG as its template_path (a wording / rubric / criteria file,
         # or a protocol-specific spec such as pointwise@0-2); one shared instance per full id
         base, _, arg = protocol_id.partition("@")
