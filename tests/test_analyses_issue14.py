@@ -72,6 +72,7 @@ def test_judge_family_from_ids():
     assert judge_family("openai:gpt-4o-mini") == "gpt"
     assert judge_family("anthropic:claude-3-5-haiku") == "claude"
     assert judge_family("openai-compatible:meta-llama/Llama-3-8B") == "llama"
+    assert judge_family("sim:skill=0.8,seed=1") is None
 
 
 def test_self_preference_table_from_items_meta():

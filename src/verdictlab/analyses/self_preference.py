@@ -36,6 +36,8 @@ def judge_family(judge_id: str) -> str | None:
     if m:
         return m.group(1).strip().lower()
     model = judge_id.split(":", 1)[-1].rsplit("/", 1)[-1].lower()
+    if "=" in model:        # a key=value spec (sim judges) names no model; only family= does
+        return None
     m = re.match(r"[a-z]+", model)
     return m.group(0) if m else None
 
