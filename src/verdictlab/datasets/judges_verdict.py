@@ -21,6 +21,7 @@ grades seen.  A grade outside the scale is an error naming file, row and field.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..items import ItemError, PointItem
@@ -51,6 +52,65 @@ def _grade(value: Any, *, path: str, row: int, field: str) -> float | int | str:
     raise ItemError(f"grade must be a number or a label, got {value!r}", path=path, row=row, field=field)
 
 
+def _row_text(rec: dict[str, Any], pick: Callable[[str], str | None], *, src: str, row: int,
+              index: int, field_map: dict[str, str]) -> dict[str, Any]:
+    """question, response, reference, item_id and category of one row, each type-checked."""
+    out: dict[str, Any] = {}
+    for key in ("question", "response"):
+        f = pick(key)
+        if f is None:
+            raise ItemError(f"missing required field (looked for {list(ALIASES[key])})", path=src,
+                            row=row, field=field_map.get(key, key))
+        if not isinstance(rec[f], str):
+            raise ItemError(f"must be a string, got {type(rec[f]).__name__}", path=src, row=row, field=f)
+        out[key] = rec[f]
+    f = pick("reference")
+    out["reference"] = rec[f] if f is not None else None
+    if out["reference"] is not None and not isinstance(out["reference"], str):
+        raise ItemError("must be a string", path=src, row=row, field=f)
+    f = pick("item_id")
+    out["item_id"] = str(rec[f]) if f is not None else str(index)
+    f = pick("category")
+    out["category"] = str(rec[f]) if f is not None else None
+    return out
+
+
+def _row_label(rec: dict[str, Any], pick: Callable[[str], str | None], *, src: str, row: int,
+               meta: dict[str, Any]) -> float | int | str | None:
+    """The row's grade: its label field, else the majority of its annotator votes (recorded in meta)."""
+    f_label = pick("label")
+    f_votes = pick("votes")
+    if f_label is not None:
+        return _grade(rec[f_label], path=src, row=row, field=f_label)
+    if f_votes is None:
+        raise ItemError(f"no grade found (looked for {list(ALIASES['label'] + ALIASES['votes'])})",
+                        path=src, row=row, field="label")
+    raw = rec[f_votes]
+    if not isinstance(raw, list) or not raw:
+        raise ItemError("must be a non-empty list of annotator grades", path=src, row=row,
+                        field=f_votes)
+    votes = [_grade(v, path=src, row=row, field=f_votes) for v in raw]
+    meta["votes"] = votes
+    label = majority(votes)
+    if label is None:
+        meta["no_majority"] = True
+    return label
+
+
+def _scale(staged: list[tuple[int, dict[str, Any]]], scale: list[Any] | None, *, src: str,
+           field_map: dict[str, str]) -> tuple[Any, ...]:
+    """The given scale (every grade must be on it), else the grades seen, numbers first."""
+    if scale is None:
+        return tuple(sorted({o["label"] for _, o in staged if o["label"] is not None},
+                            key=lambda g: (1, 0.0, g) if isinstance(g, str) else (0, float(g), "")))
+    scale_t = tuple(scale)
+    for row, o in staged:
+        if o["label"] is not None and o["label"] not in scale_t:
+            raise ItemError(f"grade {o['label']!r} is not on the scale {list(scale_t)}", path=src,
+                            row=row, field=field_map.get("label", "label"))
+    return scale_t
+
+
 def load_judges_verdict(path: str | None = None, *, hub: str | None = None, split: str = "train",
                         scale: list[Any] | None = None, field_map: dict[str, str] | None = None,
                         dataset: str | None = None, limit: int | None = None,
@@ -66,54 +126,13 @@ def load_judges_verdict(path: str | None = None, *, hub: str | None = None, spli
                 return field_map[key] if field_map[key] in rec else None
             return first_present(rec, ALIASES[key])
 
-        out: dict[str, Any] = {}
-        for key in ("question", "response"):
-            f = pick(key)
-            if f is None:
-                raise ItemError(f"missing required field (looked for {list(ALIASES[key])})", path=src,
-                                row=row, field=field_map.get(key, key))
-            if not isinstance(rec[f], str):
-                raise ItemError(f"must be a string, got {type(rec[f]).__name__}", path=src, row=row, field=f)
-            out[key] = rec[f]
-        f = pick("reference")
-        out["reference"] = rec[f] if f is not None else None
-        if out["reference"] is not None and not isinstance(out["reference"], str):
-            raise ItemError("must be a string", path=src, row=row, field=f)
-        f = pick("item_id")
-        out["item_id"] = str(rec[f]) if f is not None else str(index)
-        f = pick("category")
-        out["category"] = str(rec[f]) if f is not None else None
+        out = _row_text(rec, pick, src=src, row=row, index=index, field_map=field_map)
         meta: dict[str, Any] = {"source": "judges-verdict", "row": row}
-        f_label = pick("label")
-        f_votes = pick("votes")
-        if f_label is not None:
-            out["label"] = _grade(rec[f_label], path=src, row=row, field=f_label)
-        elif f_votes is not None:
-            raw = rec[f_votes]
-            if not isinstance(raw, list) or not raw:
-                raise ItemError("must be a non-empty list of annotator grades", path=src, row=row,
-                                field=f_votes)
-            votes = [_grade(v, path=src, row=row, field=f_votes) for v in raw]
-            meta["votes"] = votes
-            out["label"] = majority(votes)
-            if out["label"] is None:
-                meta["no_majority"] = True
-        else:
-            raise ItemError(f"no grade found (looked for {list(ALIASES['label'] + ALIASES['votes'])})",
-                            path=src, row=row, field="label")
+        out["label"] = _row_label(rec, pick, src=src, row=row, meta=meta)
         out["meta"] = meta
         staged.append((row, out))
 
-    grades = sorted({o["label"] for _, o in staged if o["label"] is not None},
-                    key=lambda g: (1, 0.0, g) if isinstance(g, str) else (0, float(g), ""))
-    if scale is None:
-        scale_t = tuple(grades)
-    else:
-        scale_t = tuple(scale)
-        for row, o in staged:
-            if o["label"] is not None and o["label"] not in scale_t:
-                raise ItemError(f"grade {o['label']!r} is not on the scale {list(scale_t)}", path=src,
-                                row=row, field=field_map.get("label", "label"))
+    scale_t = _scale(staged, scale, src=src, field_map=field_map)
     items: list[PointItem] = []
     for row, o in staged:
         try:

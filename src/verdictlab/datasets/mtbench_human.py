@@ -45,17 +45,9 @@ def pair_item_id(question_id: Any, model_a: str, model_b: str, turn: int) -> str
     return f"{question_id}-{a}-vs-{b}-t{int(turn)}"
 
 
-def load_mtbench_human(path: str | None = None, *, hub: str | None = None, split: str = "human",
-                       vote_rule: str = "majority", tie_policy: str = "keep",
-                       dataset: str | None = None, limit: int | None = None,
-                       **options: Any) -> DatasetLoad:
-    check_no_options("mtbench-human", options)
-    check_tie_policy(tie_policy)
-    if vote_rule not in VOTE_RULES:
-        raise ItemError(f"vote_rule must be one of {list(VOTE_RULES)}, got {vote_rule!r}",
-                        field="vote_rule")
-    src, rows = source_rows(path, hub, loader="mtbench-human", split=split)
-    name = dataset or "mtbench-human"
+def _group_rows(rows: list[tuple[int, dict[str, Any]]], *, src: str
+                ) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+    """Validate each vote row and group the rows by the pair they vote on."""
     groups: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
     for row, rec in rows:
         qid = get_field(rec, "question_id", path=src, row=row)
@@ -71,6 +63,45 @@ def load_mtbench_human(path: str | None = None, *, hub: str | None = None, split
             raise ItemError(f"must be one of {sorted(WINNERS)}, got {winner!r}", path=src, row=row,
                             field="winner")
         groups[pair_item_id(qid, ma, mb, turn)].append((row, rec))
+    return groups
+
+
+def _member_votes(members: list[tuple[int, dict[str, Any]]], model_a: str) -> tuple[list[str], list[Any]]:
+    """Each member row's vote in canonical terms ('A' = the sorted-first model) and its judge."""
+    votes: list[str] = []
+    judges: list[Any] = []
+    for _, rec in members:
+        w = WINNERS[rec["winner"]]
+        if w == "tie":
+            votes.append("tie")
+        else:
+            winner_model = rec[w]
+            votes.append("A" if winner_model == model_a else "B")
+        judges.append(rec.get("judge"))
+    return votes, judges
+
+
+def _vote_label(votes: list[str], vote_rule: str) -> tuple[str | None, bool]:
+    """The item label under ``vote_rule`` and whether the votes were split (no majority / not unanimous)."""
+    if vote_rule == "majority":
+        label = majority(votes)
+        return ("tie", True) if label is None else (label, False)
+    label = votes[0] if all(v == votes[0] for v in votes) else None
+    return label, label is None
+
+
+def load_mtbench_human(path: str | None = None, *, hub: str | None = None, split: str = "human",
+                       vote_rule: str = "majority", tie_policy: str = "keep",
+                       dataset: str | None = None, limit: int | None = None,
+                       **options: Any) -> DatasetLoad:
+    check_no_options("mtbench-human", options)
+    check_tie_policy(tie_policy)
+    if vote_rule not in VOTE_RULES:
+        raise ItemError(f"vote_rule must be one of {list(VOTE_RULES)}, got {vote_rule!r}",
+                        field="vote_rule")
+    src, rows = source_rows(path, hub, loader="mtbench-human", split=split)
+    name = dataset or "mtbench-human"
+    groups = _group_rows(rows, src=src)
 
     items: list[PairItem] = []
     dropped: list[dict[str, Any]] = []
@@ -90,24 +121,9 @@ def load_mtbench_human(path: str | None = None, *, hub: str | None = None, split
             if len(seq) < turn:
                 raise ItemError(f"has fewer than {turn} turn(s) for turn {turn}", path=src, row=row,
                                 field=field)
-        votes: list[str] = []
-        judges: list[Any] = []
-        for _, rec in members:
-            w = WINNERS[rec["winner"]]
-            if w == "tie":
-                votes.append("tie")
-            else:
-                winner_model = rec[w]
-                votes.append("A" if winner_model == model_a else "B")
-            judges.append(rec.get("judge"))
-        if vote_rule == "majority":
-            label = majority(votes)
-            if label is None:
-                label = "tie"
-                n_split += 1
-        else:
-            label = votes[0] if all(v == votes[0] for v in votes) else None
-            n_split += label is None
+        votes, judges = _member_votes(members, model_a)
+        label, was_split = _vote_label(votes, vote_rule)
+        n_split += was_split
         if label == "tie" and tie_policy == "drop":
             dropped.append({"row": row, "item_id": item_id, "reason": "tie label"})
             continue
@@ -124,4 +140,4 @@ def load_mtbench_human(path: str | None = None, *, hub: str | None = None, split
     what = "no strict majority (labelled tie)" if vote_rule == "majority" else "not unanimous (label null)"
     notes = [f"{len(rows)} vote(s) aggregated into {len(groups)} item(s) with vote_rule={vote_rule}",
              f"{n_split} item(s) {what}", f"tie_policy={tie_policy}"]
-    return finish(name, items, source=src, dropped=dropped, notes=notes, limit=limit)
+    return finish(name, list(items), source=src, dropped=dropped, notes=notes, limit=limit)
