@@ -56,6 +56,23 @@ def test_homogeneous_jury_by_hand() -> None:
     # independence: 3 p^2 (1-p) + p^3 = (735 + 343) / 1728; negative rho is clipped to 0
     assert t.loc[3, "predicted_independent"] == pytest.approx(1078 / 1728)
     assert t.loc[3, "predicted_rho"] == pytest.approx(1078 / 1728)
+    # effective jurors K / (1 + (K - 1) rho) with the row's own rho: 3 / (1 - 2 * 0.0285714) = 3.1818...
+    assert t.loc[3, "k_effective"] == pytest.approx(3 / (1 + 2 * t.loc[3, "rho"]))
+
+
+def test_homogeneous_jury_follows_the_unparsed_policy() -> None:
+    """The same votes under unparsed="exclude" (the report's default policy), by hand:
+    K=3: juries with a verdict p1 right, p2 right, p3 wrong -> 2/3 (p4 has none: counted, left out);
+    p_single on parsed votes: rights 3 + 2 + 1 + 1 of 3 + 3 + 3 + 1 votes -> 7/10;
+    rho on units every juror answered (p1..p3): S = (3, 2, 1), p = 6/9, Var(S) = 2/3 = k p (1-p) -> rho 0,
+    so k_effective = 3."""
+    df = pd.DataFrame(_rows("j", {"p1": ["A", "A", "A"], "p2": ["A", "A", "B"], "p3": ["B", "B", "A"],
+                                  "p4": ["A", None, None]}))
+    t = homogeneous_jury_table(df, judge="j", temperature=0.7, unparsed="exclude").set_index("k")
+    assert t.loc[1, "accuracy"] == pytest.approx(3 / 4)
+    assert t.loc[3, "accuracy"] == pytest.approx(2 / 3) and t.loc[3, "n_no_verdict"] == 1
+    assert t.loc[3, "p_single"] == pytest.approx(7 / 10)
+    assert t.loc[3, "rho"] == pytest.approx(0.0, abs=1e-12) and t.loc[3, "k_effective"] == pytest.approx(3.0)
 
 
 def test_heterogeneous_jury_by_hand() -> None:

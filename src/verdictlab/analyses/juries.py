@@ -15,7 +15,8 @@ The vote rule (:func:`vote_counts`, normative)
   jury's verdict is ``tie``; ``"none"`` -- no verdict (``status = "split"``).  Either way the status
   says ``split`` so it is counted.
 
-Figures (:func:`jury_table`): observed majority accuracy for K = 1, 3, 5, ... beside the independence
+Figures (:func:`jury_table`): observed majority accuracy for K = 1, 3, 5, ... (with ``k_effective``, the
+effective number of independent jurors K / (1 + (K - 1) rho)) beside the independence
 prediction (binomial for homogeneous, Poisson-binomial for heterogeneous juries) and the
 rho-corrected beta-binomial prediction from :mod:`verdictlab.stats`, rho being the error correlation
 estimated from the vote matrix.  A jury verdict ``tie`` earns ``tie_credit`` (default 1/2, like an
@@ -99,6 +100,7 @@ class JuryRow:
     rho: float                # error correlation from the vote matrix
     predicted_independent: float
     predicted_rho: float
+    k_effective: float = float("nan")  # effective independent jurors k / (1 + (k - 1) rho)
 
 
 JURY_COLUMNS: tuple[str, ...] = tuple(JuryRow.__dataclass_fields__)
@@ -122,6 +124,13 @@ def _juror_accuracy(votes: pd.DataFrame | pd.Series, labels: pd.Series, unparsed
     if unparsed == "exclude":
         right = right[votes.notna().to_numpy()]
     return float(right.mean()) if right.size else float("nan")
+
+
+def _k_effective(k: int, rho: float) -> float:
+    """:func:`verdictlab.stats.jury.effective_jurors` of the row's k and its own rho."""
+    from ..stats.jury import effective_jurors
+
+    return effective_jurors(k, rho)
 
 
 def _predictions(p: float | Sequence[float], k: int, rho: float) -> tuple[float, float]:
@@ -185,7 +194,8 @@ def homogeneous_jury_table(judgments: pd.DataFrame, *, judge: str, temperature: 
                                                     tie_credit=tie_credit, unparsed=unparsed)
         p = _juror_accuracy(sub, labels, unparsed)
         ind, cor = _predictions(p, k, rho)
-        rows.append(JuryRow("homogeneous", judge, k, len(sub), n_ok, n_split, n_none, acc, p, rho, ind, cor))
+        rows.append(JuryRow("homogeneous", judge, k, len(sub), n_ok, n_split, n_none, acc, p, rho, ind, cor,
+                            _k_effective(k, rho)))
     return pd.DataFrame([r.__dict__ for r in rows], columns=list(JURY_COLUMNS))
 
 
@@ -215,7 +225,7 @@ def heterogeneous_jury_table(judgments: pd.DataFrame, *, judges: Sequence[str], 
         ps = [_juror_accuracy(sub[j], labels, unparsed) for j in sub.columns]
         ind, cor = _predictions(ps if k > 1 else ps[0], k, rho)
         rows.append(JuryRow("heterogeneous", " | ".join(sub.columns), k, len(sub), n_ok, n_split, n_none, acc,
-                            float(np.mean(ps)), rho, ind, cor))
+                            float(np.mean(ps)), rho, ind, cor, _k_effective(k, rho)))
     return pd.DataFrame([r.__dict__ for r in rows], columns=list(JURY_COLUMNS))
 
 

@@ -40,20 +40,25 @@ import numpy as np
 import pandas as pd
 
 from ..design import trial_id
-from ..store import JUDGMENT_COLUMN_NAMES
+from ..judgment import JUDGMENT_COLUMN_NAMES, judgment_frame
+from ..vocab import DECISIVE, DEFAULT_DECODING, PARSE_STATUSES, VERDICTS, Order, Verdict, first_shown
 from . import AnalysisInput, register
 from .juries import default_quorum, vote_counts
 
-#: key columns beyond the classic trial key that a judgment row may carry (``decoding``: issue 17);
-#: derived rows keep them, so remedies never mix free and constrained decoding
-_EXTRA_KEYS: tuple[str, ...] = tuple(c for c in ("decoding",) if c in JUDGMENT_COLUMN_NAMES)
+#: key columns beyond the classic trial key (``decoding``: issue 17); derived rows keep them, so
+#: remedies never mix free and constrained decoding
+_EXTRA_KEYS: tuple[str, ...] = ("decoding",)
 PAIR_KEY: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "temperature", "rep", "step", *_EXTRA_KEYS)
 UNIT_KEY: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "order", "temperature", "step",
                              *_EXTRA_KEYS)
 DEFAULT_REMEDIES: tuple[str, ...] = ("both-orders", "order-average", "majority@3")
+BOTH_ORDERS_VOTE = "both-orders-vote"
+#: the remedies the report shows: the defaults plus JudgeBench's both-orders vote
+#: (:mod:`verdictlab.analyses.remedy_vote`)
+REPORT_REMEDIES: tuple[str, ...] = ("both-orders", BOTH_ORDERS_VOTE, "order-average", "majority@3")
 _MAJ_RE = re.compile(r"^majority@(\d+)$")
-_WORST = {"ok": 0, "repaired": 1, "fallback": 2, "failed": 3}
-_STATUS = np.array(["ok", "repaired", "fallback", "failed"], dtype=object)
+_WORST = {status: i for i, status in enumerate(PARSE_STATUSES)}   # ok < repaired < fallback < failed
+_STATUS = np.array(PARSE_STATUSES, dtype=object)
 
 
 def _prep(judgments: pd.DataFrame) -> pd.DataFrame:
@@ -62,28 +67,27 @@ def _prep(judgments: pd.DataFrame) -> pd.DataFrame:
         if c not in df.columns:
             df[c] = None
     df["step"] = df["step"].fillna("").astype(str)
-    if "decoding" in df.columns:
-        df["decoding"] = df["decoding"].fillna("free").astype(str)
+    df["decoding"] = df["decoding"].fillna(DEFAULT_DECODING).astype(str)
     return df
 
 
 def _finish(df: pd.DataFrame) -> pd.DataFrame:
     if len(df):
-        df["trial_id"] = [trial_id(j, d, i, p, o, t, r, s) for j, d, i, p, o, t, r, s in
+        df["trial_id"] = [trial_id(j, d, i, p, o, t, r, s, decoding=dec) for j, d, i, p, o, t, r, s, dec in
                           zip(df["judge"], df["dataset"], df["item_id"], df["protocol"], df["order"],
-                              df["temperature"], df["rep"], df["step"], strict=True)]
-    return df[list(JUDGMENT_COLUMN_NAMES)].reset_index(drop=True)
+                              df["temperature"], df["rep"], df["step"], df["decoding"], strict=True)]
+    return judgment_frame(df).reset_index(drop=True)
 
 
 def _empty() -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series(dtype=object) for c in JUDGMENT_COLUMN_NAMES})
+    return judgment_frame(pd.DataFrame({c: pd.Series(dtype=object) for c in JUDGMENT_COLUMN_NAMES}))
 
 
 def _paired(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """AB and BA rows of the pair keys judged in both orders, aligned row by row."""
     key = list(PAIR_KEY)
-    ab = df[df["order"] == "AB"].drop_duplicates(key).set_index(key)
-    ba = df[df["order"] == "BA"].drop_duplicates(key).set_index(key)
+    ab = df[df["order"] == Order.AB].drop_duplicates(key).set_index(key)
+    ba = df[df["order"] == Order.BA].drop_duplicates(key).set_index(key)
     common = ab.index.intersection(ba.index)
     return ab.loc[common], ba.loc[common]
 
@@ -91,7 +95,7 @@ def _paired(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 def _rows_for_both(ab: pd.DataFrame, ba: pd.DataFrame, verdict: np.ndarray, status: np.ndarray,
                    detail: np.ndarray, protocol_suffix: str, p_a: np.ndarray | None = None) -> pd.DataFrame:
     out = []
-    for rows, order in ((ab, "AB"), (ba, "BA")):
+    for rows, order in ((ab, Order.AB.value), (ba, Order.BA.value)):
         r = rows.reset_index().copy()
         r["order"] = order
         r["protocol"] = r["protocol"].astype(str) + protocol_suffix
@@ -102,8 +106,8 @@ def _rows_for_both(ab: pd.DataFrame, ba: pd.DataFrame, verdict: np.ndarray, stat
         r["raw_output"] = None
         r["scores"] = None
         r["p_a"] = p_a if p_a is not None else np.nan
-        first = "A" if order == "AB" else "B"
-        sfw = np.where(pd.Series(verdict).isin(["A", "B"]), (pd.Series(verdict) == first).astype(float), np.nan)
+        first = first_shown(order)
+        sfw = np.where(pd.Series(verdict).isin(DECISIVE), (pd.Series(verdict) == first).astype(float), np.nan)
         r["shown_first_won"] = sfw
         out.append(r)
     return pd.concat(out, ignore_index=True)
@@ -118,7 +122,7 @@ def both_orders(judgments: pd.DataFrame) -> pd.DataFrame:
     va, vb = ab["verdict"].astype(object).to_numpy(), ba["verdict"].astype(object).to_numpy()
     parsed = pd.notna(va) & pd.notna(vb)
     agree = parsed & (va == vb)
-    verdict = np.where(agree, va, np.where(parsed, "tie", None)).astype(object)
+    verdict = np.where(agree, va, np.where(parsed, Verdict.TIE.value, None)).astype(object)
     worst = np.maximum(ab["parse_status"].map(_WORST).fillna(3).to_numpy(int),
                        ba["parse_status"].map(_WORST).fillna(3).to_numpy(int))
     status = _STATUS[np.where(parsed, worst, 3)]
@@ -136,7 +140,7 @@ def order_average(judgments: pd.DataFrame) -> pd.DataFrame:
     if ab.empty:
         return _empty()
     p = (ab["p_a"].to_numpy(float) + ba["p_a"].to_numpy(float)) / 2.0
-    verdict = np.where(p > 0.5, "A", np.where(p < 0.5, "B", "tie")).astype(object)
+    verdict = np.where(p > 0.5, Verdict.A.value, np.where(p < 0.5, Verdict.B.value, Verdict.TIE.value)).astype(object)
     status = np.full(len(p), "ok", dtype=object)
     detail = np.array([f"mean P(A) over both orders = {x:.3f}" for x in p], dtype=object)
     return _finish(_rows_for_both(ab, ba, verdict, status, detail, "+order-average", p_a=p))
@@ -154,7 +158,7 @@ def majority_at_k(judgments: pd.DataFrame, *, k: int = 3, quorum: int | None = N
     df["_block"] = df["rep"] // k
     keys = [*UNIT_KEY, "_block"]
     v = df["verdict"].astype(object)
-    for x in ("A", "B", "tie"):
+    for x in VERDICTS:
         df[f"_n_{x}"] = (v == x).astype(int)
     df["_n"] = 1
     num_cols = ["tokens_in", "tokens_out", "cost_usd", "latency_s", "attempts"]
@@ -180,8 +184,9 @@ def majority_at_k(judgments: pd.DataFrame, *, k: int = 3, quorum: int | None = N
     g["fallback_rule"] = None
     g["raw_output"] = None
     g["p_a"] = np.nan
-    first = np.where(g["order"] == "AB", "A", "B")
-    g["shown_first_won"] = np.where(pd.Series(verdict).isin(["A", "B"]).to_numpy(), (verdict == first).astype(float), np.nan)
+    first = np.where(g["order"] == Order.AB, Verdict.A.value, Verdict.B.value)
+    g["shown_first_won"] = np.where(pd.Series(verdict).isin(DECISIVE).to_numpy(), (verdict == first).astype(float),
+                                    np.nan)
     return _finish(g)
 
 
@@ -192,12 +197,17 @@ def derive(judgments: pd.DataFrame, remedy: str, *, quorum: int | None = None, t
         m = _MAJ_RE.match(part)
         if part == "both-orders":
             out = both_orders(out)
+        elif part == BOTH_ORDERS_VOTE:
+            from .remedy_vote import both_orders_vote
+
+            out = both_orders_vote(out)
         elif part == "order-average":
             out = order_average(out)
         elif m:
             out = majority_at_k(out, k=int(m.group(1)), quorum=quorum, tie_rule=tie_rule)
         else:
-            raise ValueError(f"unknown remedy {part!r}; known: both-orders, order-average, majority@K")
+            raise ValueError(f"unknown remedy {part!r}; known: both-orders, {BOTH_ORDERS_VOTE}, order-average, "
+                             "majority@K")
     return out
 
 
@@ -313,7 +323,7 @@ def pointwise_mask(judgments: pd.DataFrame, items: Sequence[object] | None = Non
                                                                    strict=True)], index=judgments.index)
         return pd.Series(False, index=judgments.index)
     v = judgments["verdict"]
-    return v.notna() & ~v.isin(["A", "B", "tie"])
+    return v.notna() & ~v.isin(VERDICTS)
 
 
 
@@ -340,5 +350,5 @@ def remedies_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
     """:func:`remedy_table` over the run's pairwise rows (multi-call protocols by their aggregate)."""
     if inp.pairs.empty:
         return None
-    return remedy_table(single_verdict_rows(inp.pairs), unparsed=inp.unparsed, confidence=inp.confidence,
-                        seed=inp.seed)
+    return remedy_table(single_verdict_rows(inp.pairs), remedies=REPORT_REMEDIES, unparsed=inp.unparsed,
+                        confidence=inp.confidence, seed=inp.seed)

@@ -1,0 +1,238 @@
+"""The report only renders: every number in ``report --json`` is the value the public stats / analysis
+function returns for the same policy (issue 10 item 5), on several simulated runs with ties (labels and
+judge verdicts), unparsed outputs and one-order pairs, under both unparsed policies.  Plus the
+regression tests of the three inconsistencies the issue names."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from verdictlab import analyses
+from verdictlab.analyses.juries import jury_table
+from verdictlab.analyses.remedies import REPORT_REMEDIES, remedy_table, single_verdict_rows
+from verdictlab.report import build_report, report_json
+from verdictlab.report._synthetic import write_synthetic_run
+from verdictlab.report.build import cell_columns, frame_table
+from verdictlab.stats import (
+    agreement_by_cell,
+    best_in_group,
+    failure_region,
+    format_dispersion,
+    modal_verdicts,
+    reliability,
+)
+from verdictlab.stats.readings import cell_sentence, validation_checklist
+
+RUNS: dict[str, dict[str, Any]] = {
+    # two datasets, two temperatures, some unparsed outputs, label ties (every 11th item)
+    "grid": dict(datasets=("d1", "d2"), protocols=("direct", "vf-json"), temperatures=(0.0, 0.7), n_items=12,
+                 repetitions=3, seed=11, fail_rate=0.08),
+    # judge ties (q measured), many unparsed outputs, a third of the pairs judged in one order only
+    "ties": dict(datasets=("d1",), protocols=("direct", "cot-json", "vf-xml"), temperatures=(0.7,), n_items=14,
+                 repetitions=3, seed=5, judge_tie_rate=0.12, one_order_share=0.3, fail_rate=0.15),
+    # two repetitions (split modes), heavy parse failures, half the pairs in one order
+    "sparse": dict(datasets=("d1",), protocols=("direct",), temperatures=(0.0,), n_items=10, repetitions=2,
+                   seed=2, fail_rate=0.3, one_order_share=0.5, judges=("sim:steady", "sim:biased", "sim:x")),
+}
+POLICIES = ("exclude", "wrong")
+N_BOOT, SEED, CONF = 40, 9, 0.9
+
+
+def _same(got: Any, want: Any, where: str) -> None:
+    """A JSON value equals the function's value (NaN / NA <-> null; numbers to 1e-12)."""
+    if want is None or want is pd.NA or (isinstance(want, float) and math.isnan(want)):
+        assert got is None, f"{where}: {got!r} != undefined"
+        return
+    if isinstance(want, bool | np.bool_):
+        assert got is bool(want), f"{where}: {got!r} != {want!r}"
+    elif isinstance(want, int | float | np.integer | np.floating):
+        assert got is not None and abs(float(got) - float(want)) <= 1e-12, f"{where}: {got!r} != {want!r}"
+    else:
+        assert got == want, f"{where}: {got!r} != {want!r}"
+
+
+def _key(rec: dict[str, Any], cols: list[str]) -> tuple[Any, ...]:
+    return tuple(float(rec[c]) if c == "temperature" else rec[c] for c in cols)
+
+
+@pytest.fixture(scope="module", params=sorted(RUNS))
+def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    d = tmp_path_factory.mktemp(request.param) / "run"
+    st = write_synthetic_run(d, **RUNS[request.param])
+    st.close()
+    from verdictlab.store import open_store
+
+    with open_store(d) as s:
+        return d, (s.judgments(), s.items_frame(), list(s.items()))
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_every_json_number_is_the_public_functions_value(run: tuple[Path, Any], policy: str) -> None:
+    run_dir, (j, items_frame, items) = run
+    if "decoding" in j.columns:
+        j = j.assign(decoding=j["decoding"].fillna("free"))
+    doc = report_json(build_report(run_dir, unparsed=policy, confidence=CONF, n_bootstrap=N_BOOT, seed=SEED))
+    json.dumps(doc, allow_nan=False)
+    assert doc["unparsed"] == policy
+    by = cell_columns(j)
+    ref = reliability(j, unparsed=policy, q="auto", confidence=CONF, n_bootstrap=N_BOOT, seed=SEED, by=by)
+    keys = [c for c in (*by, "step") if c in ref.columns]
+    cells = {_key(c, keys): c for c in doc["cells"]}
+    assert len(cells) == len(ref) == len(doc["cells"])
+    # the cell figures: every column of stats.reliability
+    for rec in ref.to_dict(orient="records"):
+        cell = cells[_key(rec, keys)]
+        for col, want in rec.items():
+            _same(cell[col], want, f"{policy} cell {_key(rec, keys)} {col}")
+        region = failure_region(rec["C"], rec["phi"])
+        _same(cell["region"], None if region == "undefined" else region, "region")
+        assert cell["sentence"] == cell_sentence(cell)
+    # agreement and bias: every column of stats.agreement_by_cell
+    agr = agreement_by_cell(j, unparsed=policy, items=items_frame, by=by)
+    for rec in agr.to_dict(orient="records"):
+        cell = cells[_key(rec, keys)]
+        for col, want in rec.items():
+            if col not in keys:
+                _same(cell["agreement"][col], want, f"{policy} agreement {col}")
+    # best of the dataset
+    best = best_in_group(ref, by="dataset", value="T")
+    for rec, b in zip(ref.to_dict(orient="records"), best, strict=True):
+        assert cells[_key(rec, keys)]["best_T_in_dataset"] is bool(b)
+    # format dispersion: stats.format_dispersion of the same cells
+    fd_by = ["judge", "dataset", "temperature"] + [c for c in ("step", "decoding") if c in ref.columns]
+    fd = format_dispersion(ref, by=fd_by)
+    got_fd = {_key(r, fd_by): r for r in doc["run"]["format_dispersion"]}
+    assert len(got_fd) == len(fd)
+    for rec in fd.to_dict(orient="records"):
+        row = got_fd[_key(rec, fd_by)]
+        for col, want in rec.items():
+            _same(row[col], want, f"{policy} format_dispersion {col}")
+    # checklist and the broken-items counts (stats.modal_verdicts)
+    assert doc["run"]["checklist"] == validation_checklist(doc["cells"], j)
+    mv = modal_verdicts(j, unparsed=policy, by=["judge", "protocol", "dataset", "temperature", "step"])
+    pair = mv.groupby(["judge", "protocol", "dataset", "temperature", "step", "item_id"])
+    flipped = pair["order_invariant"].agg(lambda s: bool((s == False).any()))  # noqa: E712
+    unstable = pair["consistent"].agg(lambda s: bool((~s).any()))
+    rep = build_report(run_dir, unparsed=policy, confidence=CONF, n_bootstrap=0, seed=SEED)
+    assert rep.broken_items["n_flipped"] == int(flipped.sum())
+    assert rep.broken_items["n_unstable"] == int(unstable.sum())
+    assert rep.broken_items["n_total"] == int((flipped | unstable).sum())
+    # every registered analysis: the table its public function gives under the same policy
+    inp = analyses.AnalysisInput(j, items=items, items_frame=items_frame, unparsed=policy, confidence=CONF,
+                                 n_bootstrap=N_BOOT, seed=SEED)
+    tables = doc["run"]["analyses"]
+    assert {"remedies", "juries"} <= set(tables)
+    for name, table in tables.items():
+        assert "error" not in table, (name, table.get("error"))
+        want = frame_table(analyses.get(name)(inp))  # type: ignore[arg-type]
+        assert table["columns"] == want["columns"] and table["rows"] == want["rows"], name
+    # ... and those functions called directly, the way a script would
+    direct = frame_table(remedy_table(single_verdict_rows(inp.pairs), remedies=REPORT_REMEDIES, unparsed=policy,
+                                      confidence=CONF, seed=SEED))
+    assert tables["remedies"]["rows"] == direct["rows"]
+    juries = frame_table(jury_table(inp.pairs[inp.pairs["step"].fillna("") == ""], unparsed=policy))
+    assert tables["juries"]["rows"] == juries["rows"]
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_the_none_row_of_every_remedy_table_is_its_cell(run: tuple[Path, Any], policy: str) -> None:
+    run_dir, _ = run
+    doc = report_json(build_report(run_dir, unparsed=policy, n_bootstrap=0))
+    cells = {(c["judge"], c["protocol"], c["dataset"], c["temperature"]): c for c in doc["cells"]}
+    t = doc["run"]["analyses"]["remedies"]
+    cols = t["columns"]
+    none_rows = [dict(zip(cols, r, strict=True)) for r in t["rows"] if r[cols.index("remedy")] == "none"]
+    assert len(none_rows) == len(cells)
+    for row in none_rows:
+        cell = cells[(row["judge"], row["protocol"], row["dataset"], row["temperature"])]
+        for name in ("A", "phi", "C", "T", "tie_rate", "n_pairs", "n_labelled_pairs"):
+            _same(row[name], cell[name], f"{policy} remedies none {name}")
+
+
+# -- regression tests of the inconsistencies issue 10 names ------------------------------------------
+
+def test_unparsed_wrong_reaches_the_remedy_table(tmp_path: Path) -> None:
+    """`report RUN --json --unparsed wrong` on a run with unparsed outputs gave a cell T of 0.268 while
+    run.analyses.remedies, row remedy = none, gave 0.563 (the exclude value): the further tables
+    never received the policy.  Now the none row is the cell under either policy, and the policy moves
+    both (unparsed outputs counted as wrong lower T)."""
+    write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct",), temperatures=(0.0,),
+                        judges=("sim:steady",), n_items=16, fail_rate=0.3, seed=4).close()
+    t_by_policy = {}
+    for policy in POLICIES:
+        res = CliRunner().invoke(app_(), ["report", str(tmp_path / "run"), "--json", "--unparsed", policy,
+                                          "--bootstrap", "0"])
+        assert res.exit_code == 0, res.output
+        doc = json.loads(res.stdout)
+        (cell,) = doc["cells"]
+        t = doc["run"]["analyses"]["remedies"]
+        none = [dict(zip(t["columns"], r, strict=True)) for r in t["rows"]
+                if r[t["columns"].index("remedy")] == "none"]
+        assert len(none) == 1 and none[0]["T"] == pytest.approx(cell["T"], abs=1e-12)
+        t_by_policy[policy] = cell["T"]
+    assert t_by_policy["wrong"] < t_by_policy["exclude"]
+
+
+def app_() -> Any:
+    from verdictlab.cli.main import app
+
+    return app
+
+
+def test_report_and_stats_format_dispersion_agree() -> None:
+    """report/build.py had its own format_dispersion: on cells where one of two protocols has no T it
+    said Δ 0.0 / 1 protocol where stats said None / 2 (or the reverse).  Both now count the protocols
+    run (2), the ones with a T (1), and give no spread from a single protocol."""
+    from verdictlab.report.build import format_dispersion as report_fd
+
+    cells = [{"judge": "j", "protocol": "direct", "dataset": "d", "temperature": 0.0, "T": 0.4},
+             {"judge": "j", "protocol": "vf-json", "dataset": "d", "temperature": 0.0, "T": None}]
+    (row,) = report_fd(cells)
+    (ref,) = format_dispersion(pd.DataFrame(cells).astype({"T": float})).to_dict(orient="records")
+    assert row["n_protocols"] == ref["n_protocols"] == 2
+    assert row["n_protocols_with_T"] == ref["n_protocols_with_T"] == 1
+    assert row["delta_T_fmt"] is None and math.isnan(ref["delta_T_fmt"])
+    assert row["T_min"] == row["T_max"] == ref["T_min"] == 0.4 and row["protocol_min"] == "direct"
+    assert row["T_by_protocol"] == {"direct": 0.4, "vf-json": None}
+
+
+def test_sentence_never_contradicts_the_region() -> None:
+    """One cell was region "noisy-but-fair" in the plot and "Trustworthy … repeatable" in the sentence
+    beside it: the sentence had its own thresholds (C >= 0.5 and T >= 0.6 sufficed).  Worked example:
+    C = 0.8 < 0.9 (not reproducible enough), phi = 0.05 <= 0.2, A = 0.9 with interval [0.8, 0.96]
+    (better than chance), T = 0.8 * (0.9 - 0.05 / 2) = 0.70 >= 0.6."""
+    cell = {"protocol": "direct", "judge": "j", "dataset": "d", "temperature": 0.7, "n_pairs": 40,
+            "n_order_pairs": 40, "repetitions": 3, "n_judgments": 240, "n_unparsed": 0,
+            "parse_failure_rate": 0.0, "C": 0.8, "phi": 0.05, "A": 0.9, "A_lo": 0.8, "A_hi": 0.96, "T": 0.70}
+    assert failure_region(cell["C"], cell["phi"]) == "noisy-but-fair"
+    s = cell_sentence(cell)
+    assert not s.startswith("Trustworthy") and "region noisy-but-fair" in s
+    assert s.startswith("Better than chance but not trustworthy: re-asking changes its verdict too often")
+    # the same figures with C = 0.95 are in the trustworthy region, and only then is it said
+    s = cell_sentence({**cell, "C": 0.95, "T": 0.83})
+    assert s.startswith("Trustworthy") and "region trustworthy" in s
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_report_sentences_and_plot_regions_agree(run: tuple[Path, Any], policy: str) -> None:
+    from verdictlab.report.plots import readings
+
+    rep = build_report(run[0], unparsed=policy, n_bootstrap=0)
+    for c in rep.cells:
+        assert c["sentence"].startswith("Trustworthy") <= (c["region"] == "trustworthy")
+        assert c["region"] is None or f"region {c['region']}" in c["sentence"]
+    counts: dict[str, int] = {}
+    for c in rep.cells:
+        if c["region"] and c.get("C") is not None and c.get("phi") is not None:
+            counts[c["region"]] = counts.get(c["region"], 0) + 1
+    text = readings(rep.cells, **rep.region_thresholds)["regions"]
+    for name, n in counts.items():
+        assert f"{n} {name}" in text
