@@ -12,7 +12,7 @@ against an unparsed one counts as a change).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -35,6 +35,7 @@ STABILITY_COLUMNS: tuple[str, ...] = (
 
 def _probe_datasets(items: Sequence[Any] | pd.DataFrame) -> dict[str, tuple[str, str | None, dict[str, Any]]]:
     """probe dataset -> (probe, base dataset, {item_id: meta}) for the anchoring / paraphrase probes."""
+    recs: Iterable[tuple[Any, Any, Any]]
     if isinstance(items, pd.DataFrame):
         recs = zip(items["dataset"], items["item_id"], items["meta"], strict=True)
     else:

@@ -27,7 +27,7 @@ Loaders
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -85,7 +85,7 @@ class MultiItem(BaseModel):
         return None
 
 
-def _label(scores: dict[str, float] | None, a: str, b: str) -> str | None:
+def _label(scores: dict[str, float] | None, a: str, b: str) -> Literal["A", "B", "tie"] | None:
     if scores is None or a not in scores or b not in scores:
         return None
     if scores[a] == scores[b]:

@@ -76,7 +76,9 @@ def unit_frame(judgments: pd.DataFrame, *, by: Sequence[str] = CELL, unparsed: s
     out["mode"] = pd.Series(m).map(_MODE).astype(object).where(m >= 0, None).to_numpy()
     out["N"] = u["N"].astype(bool)
     lab = u["pair_label"][u["unit_pair"]]
-    out["label"] = np.where(lab == 0, "A", np.where(lab == 1, "B", None))
+    labels = np.full(len(lab), None, dtype=object)
+    labels[lab == 0], labels[lab == 1] = "A", "B"
+    out["label"] = labels
     # under "exclude" a unit without a parsed verdict is not in the table; under "wrong" its mode
     # is the unparsed code, which never equals a label: wrong
     out["correct"] = np.where(lab >= 0, (m == lab).astype(float), np.nan)

@@ -83,7 +83,10 @@ def family_side(model_a: Any, model_b: Any, family: str, *, system_family: dict[
 
     a = np.array([of(s) for s in pd.Series(model_a, dtype=object)], dtype=bool)
     b = np.array([of(s) for s in pd.Series(model_b, dtype=object)], dtype=bool)
-    return np.where(a & ~b, "A", np.where(b & ~a, "B", None)).astype(object)
+    out = np.full(len(a), None, dtype=object)
+    out[a & ~b] = "A"
+    out[b & ~a] = "B"
+    return out
 
 
 @dataclass(frozen=True)
