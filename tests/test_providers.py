@@ -251,7 +251,7 @@ def test_missing_sdk_gives_install_hint(server, key_env, monkeypatch) -> None:
 
 
 def test_redact_and_retry_after_parsing() -> None:
-    assert redact(f"bad key {KEY} here", [KEY]) == "bad key *** here"
+    assert redact(f"bad key {KEY} here", [KEY]) == "bad key [redacted] here"   # one scrubber, one mask
     leaked = f"sk-{uuid.uuid4().hex}"  # generated: no key-shaped literal in the repo
     assert leaked[:15] not in redact(f"key {leaked} leaked")
     assert retry_after_seconds({"retry-after-ms": "1500"}) == 1.5

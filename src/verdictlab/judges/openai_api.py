@@ -58,6 +58,7 @@ from collections.abc import Iterable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from .._redact import redact_text
 from ..output_format import OutputFormat
 from ..prices import PriceTable, default_price_table
 from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
@@ -82,16 +83,10 @@ REASONING_MIN_TOKENS = 1024
 
 
 # -- shared helpers (also used by the anthropic and vllm backends) --------------------------------
-_KEYLIKE = re.compile(r"\b(sk|key|rk|pk)-[A-Za-z0-9_\-]{8,}")
-
-
 def redact(text: object, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with every secret value and anything shaped like an API key replaced by ``***``."""
-    s = str(text)
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            s = s.replace(secret, "***")
-    return _KEYLIKE.sub(lambda m: m.group(1) + "-***", s)
+    """``text`` with every secret value and anything shaped like an API key masked (the one scrubber,
+    :func:`verdictlab._redact.redact_text`)."""
+    return redact_text(text, secrets)
 
 
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
@@ -479,6 +474,11 @@ class OpenAIJudge(JudgeAPI):
         status = getattr(exc, "status_code", None)
         what = type(exc).__name__ + (f" (HTTP {status})" if status else "")
         msg = getattr(exc, "message", None) or str(exc)
+        refused = _connection_refused(exc)
+        if refused:
+            # the SDK's aiohttp path reports a refused connection as a timeout: name what happened
+            url = self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+            what, msg = "connection refused", f"cannot connect to {url} ({refused})"
         return JudgeCallError(redact(f"{self.provider} {self.model}: {what}: {msg}"[:500],
                                      [self._secret()]), decision)
 
@@ -527,6 +527,18 @@ class OpenAIJudge(JudgeAPI):
             notes.append("log-probabilities were requested but the server returned none")
         return JudgeResponse(text=text, tokens_in=tin, tokens_out=tout, cost_usd=cost, latency_s=latency,
                              choice_probs=choice_probs, top_logprobs=top_list, notes=notes)
+
+
+def _connection_refused(exc: BaseException) -> str | None:
+    """The refused-connection error in ``exc``'s cause chain, as text, or ``None``."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, ConnectionRefusedError):
+            return str(e)
+        e = e.__cause__ or e.__context__
+    return None
 
 
 def _int_or_none(v: Any) -> int | None:

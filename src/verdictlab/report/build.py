@@ -18,7 +18,6 @@ Everything in the report is JSON-ready: fractions in [0, 1], ``None`` for undefi
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .. import analyses
+from .._redact import redact_value
 from ..stats import agreement_by_cell, best_in_group, failure_region, modal_verdicts, reliability
 from ..stats import format_dispersion as stats_format_dispersion
 from ..stats.readings import cell_sentence, validation_checklist
@@ -50,27 +50,8 @@ __all__ = ["AGREEMENT_FIELDS", "CELL_KEY", "REPORT_SCHEMA_VERSION", "Report", "b
 
 # -- secrets ----------------------------------------------------------------------------------
 
-_SECRET_KEY = re.compile(r"(api[_-]?key|secret|passw|authoriz|credential|bearer|access[_-]?token|"
-                         r"auth[_-]?token|session[_-]?token|^token$|private[_-]?key)", re.IGNORECASE)
-_SECRET_VALUE = re.compile(r"(sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,}|hf_[A-Za-z0-9]{8,}|"
-                           r"gsk_[A-Za-z0-9]{8,}|AIza[0-9A-Za-z_\-]{20,}|"
-                           r"(?i:bearer)\s+[A-Za-z0-9._\-]{8,})")
-REDACTED = "[redacted]"
-
-
-def redact(value: Any) -> Any:
-    """Drop secret-looking keys and mask secret-looking strings, recursively.
-
-    Keys named like ``api_key``, ``secret``, ``password``, ``authorization``, ``token`` are dropped;
-    strings that look like provider keys (``sk-...``, ``hf_...``, ``Bearer ...``) are masked.
-    """
-    if isinstance(value, Mapping):
-        return {str(k): redact(v) for k, v in value.items() if not _SECRET_KEY.search(str(k))}
-    if isinstance(value, list | tuple):
-        return [redact(v) for v in value]
-    if isinstance(value, str):
-        return _SECRET_VALUE.sub(REDACTED, value)
-    return value
+# the one scrubber (verdictlab._redact): secret-named keys dropped, secret-looking strings masked
+redact = redact_value
 
 
 # -- JSON-ready values --------------------------------------------------------------------------
