@@ -19,7 +19,8 @@ adaptive design only skips calls that cannot change them:
   reach the target half-width at the fewest expected calls (delta method for T = C (A − q phi)).  The
   stopping rule uses the pilot's variances only, never the running estimate, so the final estimate is
   a fixed-n estimate given n (a two-stage design in the manner of Stein's); :func:`adaptive_reliability`
-  gives its intervals by a pair-level bootstrap.  ``bench/cost_bench.py`` measures their coverage.
+  gives its intervals by a pair-level BCa bootstrap (percentile bounds undercovered a small C).
+  ``bench/cost_bench.py`` measures their coverage.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,7 +36,7 @@ import pandas as pd
 from scipy import stats as _st
 
 from ._frame import safe_div
-from .intervals import percentile_bounds
+from ._pair_bootstrap import bca_pair_bootstrap
 from .reliability import DEFAULT_BY, reliability, unit_table
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "adaptive_reliability",
     "c_pair_draw",
     "calls_to_decide",
+    "check_targets",
     "mode_decided",
     "pair_rank",
     "plan_adaptive",
@@ -170,6 +172,18 @@ def _cov(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.cov(x[ok], y[ok], ddof=1)[0, 1]) if ok.sum() > 1 else 0.0
 
 
+def check_targets(targets: Mapping[str, float]) -> None:
+    """Precision targets name figures of :data:`FIGURES` with half-widths in (0, 1)."""
+    unknown = set(targets) - set(FIGURES)
+    if unknown:
+        raise ValueError(f"precision targets must name {FIGURES}; got {sorted(unknown)}")
+    if not targets:
+        raise ValueError("precision needs at least one target half-width (e.g. T: 0.03)")
+    for name, h in targets.items():
+        if isinstance(h, bool) or not (isinstance(h, int | float) and 0 < h < 1):
+            raise ValueError(f"precision target for {name} must be a half-width in (0, 1), got {h!r}")
+
+
 def plan_adaptive(pilot: pd.DataFrame, *, targets: Mapping[str, float], reps: int, pool_pairs: int,
                   confidence: float = 0.95, q: float = 0.5,
                   fractions: Iterable[float] = tuple(np.linspace(0.05, 1.0, 20))) -> AdaptivePlan:
@@ -181,14 +195,7 @@ def plan_adaptive(pilot: pd.DataFrame, *, targets: Mapping[str, float], reps: in
     Var(phi) = v_p/n, Var(A) = v_a/n.  For each f on a grid, the smallest n with z·SD ≤ target for
     every named figure; the plan takes the f with the fewest expected calls
     2 (n_pilot R + (n − n_pilot)(f·calls_c + (1 − f)·calls_mode))."""
-    unknown = set(targets) - set(FIGURES)
-    if unknown:
-        raise ValueError(f"precision targets must name {FIGURES}; got {sorted(unknown)}")
-    if not targets:
-        raise ValueError("precision needs at least one target half-width (e.g. T: 0.03)")
-    for name, h in targets.items():
-        if not (isinstance(h, int | float) and 0 < h < 1):
-            raise ValueError(f"precision target for {name} must be a half-width in (0, 1), got {h!r}")
+    check_targets(targets)
     pp = _pilot_pairs(pilot, reps)
     if len(pp) < 10:
         raise ValueError(f"the pilot has {len(pp)} pair(s); at least 10 are needed to plan the design")
@@ -206,18 +213,9 @@ def plan_adaptive(pilot: pd.DataFrame, *, targets: Mapping[str, float], reps: in
     units_per_pair = float(pp["units"].mean())
 
     def n_needed(f: float) -> float:
-        need = []
-        for name, h in targets.items():
-            if name == "C":
-                var1 = v_c / f
-            elif name == "phi":
-                var1 = v_p
-            elif name == "A":
-                var1 = v_a
-            else:
-                var1 = (D * D * v_c / f + C * C * v_g + 2 * C * D * cov_cg) if np.isfinite(D) else np.inf
-            need.append((z / h) ** 2 * max(var1, 0.0))
-        return max(need)
+        var_t = (D * D * v_c / f + C * C * v_g + 2 * C * D * cov_cg) if np.isfinite(D) else np.inf
+        var1 = {"C": v_c / f, "phi": v_p, "A": v_a, "T": var_t}
+        return max((z / h) ** 2 * max(var1[name], 0.0) for name, h in targets.items())
 
     best: tuple[float, float, float] | None = None   # (calls, n, f)
     for f in fractions:
@@ -247,7 +245,7 @@ def adaptive_reliability(judgments: pd.DataFrame, *, c_pairs: Collection[tuple[s
 
     phi and A come from every pair's modes (decided modes equal the full-R modes); C from the units of
     the C pairs only (``c_pairs``: ``(dataset, item_id)`` tuples); T = C (A − q phi).  Intervals: a
-    pair-level percentile bootstrap (pairs resampled within the cell, the C pairs among them as drawn).
+    pair-level BCa bootstrap (pairs resampled within the cell, the C pairs among them as drawn).
     Returns the cell keys, ``n_pairs``, ``n_c_pairs``, ``n_judgments`` and each figure with
     ``_lo``/``_hi``."""
     full = reliability(judgments, unparsed=unparsed, q=q, confidence=confidence, n_bootstrap=0, by=by)
@@ -293,28 +291,26 @@ def adaptive_reliability(judgments: pd.DataFrame, *, c_pairs: Collection[tuple[s
     return out[keys + [c for c in out.columns if c not in keys]]
 
 
+def _figures(q: float) -> Callable[[np.ndarray], np.ndarray]:
+    def fn(S: np.ndarray) -> np.ndarray:
+        C = S[:, 0] / S[:, 1]
+        phi = S[:, 2] / S[:, 3]
+        A = S[:, 4] / S[:, 5]
+        return np.column_stack([C, phi, A, C * (A - q * phi)])
+    return fn
+
+
 def _bootstrap(stats: np.ndarray, pair_cell: np.ndarray, G: int, q: float, n_boot: int, seed: int,
                confidence: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """BCa bounds of C, phi, A, T per cell over resampled pairs."""
     out = {k: (np.full(G, np.nan), np.full(G, np.nan)) for k in FIGURES}
     if n_boot <= 0:
         return out
     seeds = np.random.SeedSequence(seed).spawn(max(G, 1))
     for g in range(G):
         rows = np.flatnonzero(pair_cell == g)
-        n = len(rows)
-        if n < 2:
-            continue
-        rng = np.random.default_rng(seeds[g])
-        draw = rng.integers(0, n, size=(n_boot, n))
-        W = np.bincount((draw + (np.arange(n_boot) * n)[:, None]).ravel(),
-                        minlength=n_boot * n).reshape(n_boot, n).astype(float)
-        S = W @ stats[rows]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            C = S[:, 0] / S[:, 1]
-            phi = S[:, 2] / S[:, 3]
-            A = S[:, 4] / S[:, 5]
-            T = C * (A - q * phi)
-        lo, hi = percentile_bounds(np.column_stack([C, phi, A, T]), confidence=confidence, axis=0)
+        lo, hi = bca_pair_bootstrap(stats[rows], _figures(q), n_boot=n_boot,
+                                    rng=np.random.default_rng(seeds[g]), confidence=confidence)
         for k, name in enumerate(FIGURES):
             out[name][0][g] = lo[k]
             out[name][1][g] = hi[k]
