@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import importlib.util
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,35 +114,39 @@ class VLLMJudge(JudgeAPI):
     async def _batcher(self) -> None:
         assert self._queue is not None
         while True:
-            first = await self._queue.get()
-            batch = [first]
-            deadline = asyncio.get_running_loop().time() + self.batch_window_s
-            while len(batch) < self.batch_size:
-                timeout = deadline - asyncio.get_running_loop().time()
-                if timeout <= 0:
-                    break
-                try:
-                    batch.append(await asyncio.wait_for(self._queue.get(), timeout))
-                except TimeoutError:
-                    break
+            batch = await self._collect_batch(self._queue)
             live = [p for p in batch if not p.future.done()]
-            if not live:
-                continue
+            if live:
+                await self._run_live(live)
+
+    async def _collect_batch(self, queue: asyncio.Queue[_Pending]) -> list[_Pending]:
+        """Wait for one request, then gather more for up to ``batch_window_s`` or ``batch_size``."""
+        batch = [await queue.get()]
+        deadline = asyncio.get_running_loop().time() + self.batch_window_s
+        while len(batch) < self.batch_size:
+            timeout = deadline - asyncio.get_running_loop().time()
+            if timeout <= 0:
+                break
             try:
-                results = await asyncio.to_thread(self._run_batch, [p.request for p in live])
-                self.batches_run += 1
-                for p, res in zip(live, results, strict=True):
-                    if not p.future.done():
-                        p.future.set_result(res)
-            except JudgeConfigError as exc:
-                for p in live:
-                    if not p.future.done():
-                        p.future.set_exception(JudgeCallError(str(exc), RetryDecision.fatal()))
-            except Exception as exc:  # noqa: BLE001 - a failed batch fails its calls, retryably
-                for p in live:
-                    if not p.future.done():
-                        p.future.set_exception(JudgeCallError(f"vllm batch failed: {type(exc).__name__}: "
-                                                              f"{str(exc)[:300]}", RetryDecision.transient()))
+                batch.append(await asyncio.wait_for(queue.get(), timeout))
+            except TimeoutError:
+                break
+        return batch
+
+    async def _run_live(self, live: list[_Pending]) -> None:
+        """Run one batch and settle each caller's future: a result, or the batch's error for all."""
+        try:
+            results = await asyncio.to_thread(self._run_batch, [p.request for p in live])
+            self.batches_run += 1
+            for p, res in zip(live, results, strict=True):
+                if not p.future.done():
+                    p.future.set_result(res)
+        except JudgeConfigError as exc:
+            config_detail = str(exc)
+            _fail_all(live, lambda: JudgeCallError(config_detail, RetryDecision.fatal()))
+        except Exception as exc:  # noqa: BLE001 - a failed batch fails its calls, retryably
+            detail = f"vllm batch failed: {type(exc).__name__}: {str(exc)[:300]}"
+            _fail_all(live, lambda: JudgeCallError(detail, RetryDecision.transient()))
 
     async def generate(self, request: JudgeRequest) -> JudgeResponse:
         if self._queue is None:
@@ -159,6 +164,13 @@ class VLLMJudge(JudgeAPI):
                 await self._worker
             self._worker = None
         self._queue = None
+
+
+def _fail_all(live: list[_Pending], error: Callable[[], JudgeCallError]) -> None:
+    """Fail every still-waiting call with its own copy of the batch's error."""
+    for p in live:
+        if not p.future.done():
+            p.future.set_exception(error())
 
 
 def _parse_value(v: str) -> Any:

@@ -59,6 +59,58 @@ def anova_eta_squared(frame: pd.DataFrame, *, response: str, factors: Sequence[s
     return out
 
 
+def _balanced_cells(data: pd.DataFrame, facets: list[str]) -> tuple[np.ndarray, list[int], int]:
+    """Cell index of every row, the facet sizes and the replicates per cell r (the same in every
+    cell, else ValueError: the G-study needs a fully crossed, balanced design)."""
+    codes = []
+    sizes = []
+    for f in facets:
+        c, u = pd.factorize(data[f], sort=True)
+        codes.append(c)
+        sizes.append(len(u))
+    cell = np.ravel_multi_index(codes, sizes)
+    n_cells = int(np.prod(sizes))
+    cnt = np.bincount(cell, minlength=n_cells)
+    r = int(cnt[0]) if n_cells else 0
+    if r < 1 or (cnt != r).any():
+        raise ValueError("g_study: design is not fully crossed and balanced "
+                         f"(cells have between {cnt.min()} and {cnt.max()} observations)")
+    return cell, sizes, r
+
+
+def _mean_squares(Y: np.ndarray, sizes: list[int], r: int, subsets: list[tuple[int, ...]]
+                  ) -> tuple[dict[tuple[int, ...], float], dict[tuple[int, ...], float]]:
+    """Effect mean square and degrees of freedom of every facet subset, from the cell means Y."""
+    m = len(sizes)
+    ms: dict[tuple[int, ...], float] = {}
+    dfs: dict[tuple[int, ...], float] = {}
+    for s in subsets:
+        others = tuple(a for a in range(m) if a not in s)
+        Z = Y.mean(axis=others, keepdims=True) if others else Y.copy()
+        for a in s:
+            Z = Z - Z.mean(axis=a, keepdims=True)
+        ss = r * float(np.prod([sizes[a] for a in others])) * float((Z**2).sum())
+        df = float(np.prod([sizes[a] - 1 for a in s]))
+        dfs[s] = df
+        ms[s] = ss / df if df > 0 else float("nan")
+    return ms, dfs
+
+
+def _solve_components(ms: dict[tuple[int, ...], float], ms_e: float, sizes: list[int], r: int,
+                      subsets: list[tuple[int, ...]]) -> dict[tuple[int, ...], float]:
+    """Raw (possibly negative) variance components from the expected-mean-square equations,
+    solved from the highest-order interaction down."""
+    m = len(sizes)
+    raw: dict[tuple[int, ...], float] = {}
+    for s in sorted(subsets, key=len, reverse=True):
+        acc = ms[s] - ms_e
+        for t in subsets:
+            if len(t) > len(s) and set(s) <= set(t):
+                acc -= r * raw[t] * float(np.prod([sizes[a] for a in range(m) if a not in t]))
+        raw[s] = acc / (r * float(np.prod([sizes[a] for a in range(m) if a not in s])))
+    return raw
+
+
 def g_study(frame: pd.DataFrame, *, response: str, facets: Sequence[str]) -> pd.DataFrame:
     """Variance components of a fully crossed random-effects design (G-study, ANOVA estimators).
 
@@ -85,47 +137,20 @@ def g_study(frame: pd.DataFrame, *, response: str, facets: Sequence[str]) -> pd.
     facets = [f for f in facets if f not in single]  # one level: no variance to attribute
     if not facets:
         raise ValueError("g_study: every facet has a single level")
-    codes = []
-    sizes = []
-    for f in facets:
-        c, u = pd.factorize(data[f], sort=True)
-        codes.append(c)
-        sizes.append(len(u))
-    cell = np.ravel_multi_index(codes, sizes)
+    cell, sizes, r = _balanced_cells(data, facets)
     n_cells = int(np.prod(sizes))
-    cnt = np.bincount(cell, minlength=n_cells)
-    r = int(cnt[0]) if n_cells else 0
-    if r < 1 or (cnt != r).any():
-        raise ValueError("g_study: design is not fully crossed and balanced "
-                         f"(cells have between {cnt.min()} and {cnt.max()} observations)")
     y = data[response].to_numpy(float)
     sums = np.bincount(cell, weights=y, minlength=n_cells)
     Y = (sums / r).reshape(sizes)
     ss_within = float(((y - Y.ravel()[cell]) ** 2).sum())
     m = len(facets)
     subsets = [s for order in range(1, m + 1) for s in combinations(range(m), order)]
-    ms: dict[tuple[int, ...], float] = {}
-    dfs: dict[tuple[int, ...], float] = {}
-    for s in subsets:
-        others = tuple(a for a in range(m) if a not in s)
-        Z = Y.mean(axis=others, keepdims=True) if others else Y.copy()
-        for a in s:
-            Z = Z - Z.mean(axis=a, keepdims=True)
-        ss = r * float(np.prod([sizes[a] for a in others])) * float((Z**2).sum())
-        df = float(np.prod([sizes[a] - 1 for a in s]))
-        dfs[s] = df
-        ms[s] = ss / df if df > 0 else float("nan")
+    ms, dfs = _mean_squares(Y, sizes, r, subsets)
     full = tuple(range(m))
     df_e = float(n_cells * (r - 1))
     # with r = 1 the error is confounded with the full interaction, whose row carries it
     ms_e = ss_within / df_e if r > 1 else 0.0
-    raw: dict[tuple[int, ...], float] = {}
-    for s in sorted(subsets, key=len, reverse=True):
-        acc = ms[s] - ms_e
-        for t in subsets:
-            if len(t) > len(s) and set(s) <= set(t):
-                acc -= r * raw[t] * float(np.prod([sizes[a] for a in range(m) if a not in t]))
-        raw[s] = acc / (r * float(np.prod([sizes[a] for a in range(m) if a not in s])))
+    raw = _solve_components(ms, ms_e, sizes, r, subsets)
     rows = []
     for s in subsets:
         name = _label(tuple(facets[a] for a in s))
