@@ -64,8 +64,9 @@ def both_orders_vote(judgments: pd.DataFrame) -> pd.DataFrame:
     worst = np.maximum(ab["parse_status"].map(_RANK).fillna(3).to_numpy(int),
                        ba["parse_status"].map(_RANK).fillna(3).to_numpy(int))
     status = np.where(n_unparsed > 0, "fallback", _STATUS[np.minimum(worst, 2)]).astype(object)
-    rule = np.where(n_unparsed == 2, f"{REMEDY}: both orders unparsed -> tie",
-                    np.where(n_unparsed == 1, f"{REMEDY}: 1 of 2 orders unparsed, the other decides", None))
+    rules = np.array([None, f"{REMEDY}: 1 of 2 orders unparsed, the other decides",
+                      f"{REMEDY}: both orders unparsed -> tie"], dtype=object)
+    rule = rules[n_unparsed]
     detail = np.array([f"votes AB={x if isinstance(x, str) else 'unparsed'} "
                        f"BA={y if isinstance(y, str) else 'unparsed'} -> {v}"
                        for x, y, v in zip(va, vb, verdict, strict=True)], dtype=object)
