@@ -70,16 +70,16 @@ def load_arena(path: str | None = None, *, hub: str | None = None, split: str = 
         if label == "tie" and tie_policy == "drop":
             dropped.append({"row": row, "item_id": str(qid), "reason": "tie label"})
             continue
+        model_a = get_str(rec, "model_a", path=src, row=row, default=None)
+        model_b = get_str(rec, "model_b", path=src, row=row, default=None)
         items.append(make_pair_item(
             {"item_id": qid, "dataset": name,
              "question": format_turns(users_a, n_turns, speaker="User"),
              "response_a": format_turns(answers_a, n_turns, speaker="Assistant"),
              "response_b": format_turns(answers_b, n_turns, speaker="Assistant"),
-             "label": label, "category": rec.get("language") or None,
+             "label": label, "category": rec.get("language") or None, "model_a": model_a, "model_b": model_b,
              "meta": {"source": "chatbot_arena_conversations", "question_id": qid, "winner": winner,
-                      "model_a": get_str(rec, "model_a", path=src, row=row, default=None),
-                      "model_b": get_str(rec, "model_b", path=src, row=row, default=None),
-                      "turns": n_turns, "row": row}},
+                      "model_a": model_a, "model_b": model_b, "turns": n_turns, "row": row}},
             path=src, row=row))
         kept_rows.append(row)
     check_unique(items, path=src, rows=kept_rows)

@@ -132,7 +132,7 @@ def load_mtbench_human(path: str | None = None, *, hub: str | None = None, split
              "question": format_turns(users, turn, speaker="User"),
              "response_a": format_turns(answers_a, turn, speaker="Assistant"),
              "response_b": format_turns(answers_b, turn, speaker="Assistant"),
-             "label": label, "category": f"turn-{turn}",
+             "label": label, "category": f"turn-{turn}", "model_a": model_a, "model_b": model_b,
              "meta": {"source": "mt_bench_human_judgments", "question_id": qid, "turn": turn,
                       "model_a": model_a, "model_b": model_b, "votes": votes, "judges": judges,
                       "rows": [r for r, _ in members]}},

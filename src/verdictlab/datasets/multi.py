@@ -105,7 +105,7 @@ def expand_pairs(items: list[MultiItem], *, seed: int = 42) -> list[PairItem]:
             out.append(PairItem(item_id=f"{it.item_id}{PAIR_ID_SEP}{a}{PAIR_ID_SEP}{b}", dataset=it.dataset,
                                 question=it.question, response_a=it.responses[a], response_b=it.responses[b],
                                 label=_label(scores, a, b), reference=it.reference, category=it.category,
-                                meta=meta))
+                                meta=meta, model_a=a, model_b=b))
     return out
 
 
