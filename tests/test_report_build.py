@@ -243,3 +243,48 @@ def test_json_carries_the_further_analyses_under_run(tmp_path):
     table = analyses["remedies"]
     assert table["columns"] and table["rows"]
     assert all(len(r) == len(table["columns"]) for r in table["rows"])
+
+
+def test_single_order_cells_need_both_orders(tmp_path: Path) -> None:
+    """With one presentation order the first-shown share is the share of one canonical side (position
+    and quality confounded): such a cell shows no position bias but "needs both orders", and the
+    checklist's position-bias line cannot pass (issue 11 item 4 wording)."""
+    from verdictlab.report._synthetic import write_synthetic_run
+
+    st = write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct", "vf-json"),
+                             temperatures=(0.0,), judges=("sim:steady",), n_items=8, one_order_share=1.0)
+    doc = report_json(build_report(st, n_bootstrap=0))
+    assert len(doc["cells"]) == 2
+    for cell in doc["cells"]:
+        assert cell["phi"] is None and cell["n_order_pairs"] == 0
+        assert cell["agreement"]["position_bias"] is None and cell["agreement"]["share_first_won"] is None
+        assert cell["agreement"]["position_bias_note"] == "needs both orders"
+    checks = {c["check"]: c for c in doc["run"]["checklist"]}
+    assert checks["Both presentation orders run (position swap)"]["passed"] is False
+    pos = checks["Position bias checked even where test–retest is high"]
+    assert pos["passed"] is False and pos["detail"].startswith("needs both orders: 2 of 2 cells ran one order only")
+
+
+def test_cell_columns_of_registered_analyses_reach_the_cells(tmp_path: Path) -> None:
+    """A registered cell-column analysis adds its columns to the matching cells (JSON cells[i].X), and
+    the renderers list them under "More figures per cell"."""
+    from verdictlab import analyses
+    from verdictlab.report import render_html, render_markdown
+    from verdictlab.report._synthetic import write_synthetic_run
+    from verdictlab.report.build import extra_cell_fields
+
+    @analyses.register_cell_columns("_test_cols", columns=("T_expected",))
+    def _cols(inp: analyses.AnalysisInput) -> pd.DataFrame:
+        keys = inp.pairs[["judge", "protocol", "dataset", "temperature"]].drop_duplicates()
+        return keys.assign(T_expected=0.625)  # the synthetic run has no p_a: no real expected figures
+
+    try:
+        st = write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct",), temperatures=(0.0,),
+                                 judges=("sim:steady",), n_items=6)
+        rep = build_report(st, n_bootstrap=0)
+    finally:
+        analyses._CELL_COLUMNS.pop("_test_cols", None)
+    (cell,) = report_json(rep)["cells"]
+    assert cell["T_expected"] == 0.625
+    assert ("T_expected", "T expected") in extra_cell_fields(rep.cells)
+    assert "More figures per cell" in render_html(rep, embed_plots=False) and render_markdown(rep)

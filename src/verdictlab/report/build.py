@@ -160,6 +160,30 @@ AGREEMENT_FIELDS: tuple[tuple[str, str], ...] = (
 )
 
 
+#: Cell columns from registered cell-column analyses (and the decoding mode) that the renderers show
+#: when a cell has them, with their table labels.
+EXTRA_CELL_FIELDS: tuple[tuple[str, str], ...] = (
+    ("decoding", "decoding"),
+    ("A_3class", "A 3-class"),
+    ("macro_f1", "macro F1"),
+    ("C_expected", "C expected"),
+    ("phi_expected", "φ expected"),
+    ("A_expected", "A expected"),
+    ("T_expected", "T expected"),
+)
+
+
+def extra_cell_fields(cells: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """The :data:`EXTRA_CELL_FIELDS` some cell has a value for (``decoding`` only when a cell is not
+    ``free``)."""
+    out = []
+    for k, lab in EXTRA_CELL_FIELDS:
+        vals = [c.get(k) for c in cells if c.get(k) is not None]
+        if vals and (k != "decoding" or any(v != "free" for v in vals)):
+            out.append((k, lab))
+    return out
+
+
 def region_thresholds() -> dict[str, float]:
     """Thresholds of the failure regions (the defaults of :func:`verdictlab.stats.failure_region`)."""
     return dict(DEFAULT_REGION_THRESHOLDS)

@@ -13,6 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..stats.readings import t_band
+from ..stats.regions import PARADOX_BIAS, PARADOX_RETEST
+from .build import extra_cell_fields
 from .terminal import interval, num, pct, single_rep_note
 
 TEMPLATE = "report.html.j2"
@@ -32,8 +35,20 @@ def _env() -> Any:
     env.filters["sortval"] = lambda x: "" if x is None else (f"{x:.6f}" if isinstance(x, float) else str(x))
     env.filters["pretty"] = lambda x: json.dumps(x, indent=2, ensure_ascii=False, sort_keys=True, default=str)
     env.filters["cellfmt"] = _cellfmt
+    env.filters["tclass"] = _t_class
     env.globals["interval"] = interval
+    env.globals["paradox_retest"] = f"{PARADOX_RETEST:g}"
+    env.globals["paradox_bias"] = f"{PARADOX_BIAS:g}"
     return env
+
+
+_T_CLASSES = ("t70", "t60", "t50", "t40", "t00")
+
+
+def _t_class(t: float | None) -> str:
+    """CSS class of T's band (:data:`verdictlab.stats.readings.T_BANDS`, like the paper's Table 1)."""
+    band = t_band(t)
+    return "" if band is None else _T_CLASSES[min(band, len(_T_CLASSES) - 1)]
 
 
 _COUNT_COLUMNS = {"k", "new_calls", "calls_per_verdict", "extra_calls_per_verdict", "rounds", "round"}
@@ -127,6 +142,7 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
         run=report["run"],
         cells=cells,
         agr_fields=agr_fields,
+        extra_fields=extra_cell_fields(cells),
         jl=report.get("judge_labels") or {},
         further_titles={n: (t.get("title", n), t.get("description", ""))
                         for n, t in (report.get("extra_tables") or {}).items()},

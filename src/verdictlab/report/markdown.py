@@ -68,7 +68,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
                          md_escape(c["protocol"]), f"{c['temperature']:g}",
                          num(a.get("exact_match"), digits=3), num(a.get("kappa"), digits=3),
                          num(a.get("alpha"), digits=3), num(a.get("kappa_deflation"), digits=3),
-                         num(a.get("position_bias"), digits=3), num(a.get("test_retest"), digits=3),
+                         (md_escape(a["position_bias_note"]) if a.get("position_bias") is None
+                          and a.get("position_bias_note") else num(a.get("position_bias"), digits=3)),
+                         num(a.get("test_retest"), digits=3),
                          "—" if paradox is None else ("**yes**" if paradox else "no"),
                          str(a.get("n_agreement_units", "—"))])
         lines += ["### Agreement with labels and bias", ""]

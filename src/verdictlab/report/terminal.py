@@ -12,7 +12,7 @@ from rich.text import Text
 
 from ..stats.readings import T_BANDS, t_band
 from ..stats.regions import PARADOX_BIAS, PARADOX_RETEST
-from .build import AGREEMENT_FIELDS
+from .build import AGREEMENT_FIELDS, extra_cell_fields
 
 
 def pct(x: float | None, *, digits: int = 1) -> str:
@@ -124,7 +124,9 @@ def agreement_table(cells: list[dict[str, Any]]) -> Table | None:
             v = a.get(k)
             if k == "consistency_bias_paradox" and (a.get("test_retest") is None or a.get("position_bias") is None):
                 v = None  # undefined inputs: neither yes nor no
-            if isinstance(v, bool):
+            if k == "position_bias" and v is None and a.get("position_bias_note"):
+                vals.append(Text(str(a["position_bias_note"]), style="dim"))
+            elif isinstance(v, bool):
                 vals.append(Text("YES", style="bold red") if v else Text("no"))
             elif isinstance(v, float):
                 vals.append(num(v, digits=3))
@@ -132,6 +134,27 @@ def agreement_table(cells: list[dict[str, Any]]) -> Table | None:
                 vals.append("—" if v is None else str(v))
         tbl.add_row(_run_text(c["dataset"]), _run_text(_jl(c)), _run_text(c["protocol"]), f"{c['temperature']:g}",
                     *vals)
+    return tbl
+
+
+def extra_table(cells: list[dict[str, Any]]) -> Table | None:
+    """Cell columns added by registered analyses (A 3-class, macro F1, expected figures) and the
+    decoding mode, where some cell has them."""
+    fields = extra_cell_fields(cells)
+    if not fields:
+        return None
+    tbl = Table(title="More figures per cell", title_justify="left", header_style="bold")
+    for name in ("dataset", "judge", "protocol", "temp"):
+        tbl.add_column(name, overflow="fold")
+    for _, lab in fields:
+        tbl.add_column(lab, justify="right")
+    for c in cells:
+        vals: list[Text | str] = []
+        for k, _ in fields:
+            v = c.get(k)
+            vals.append(_fig(c, k) if isinstance(v, float) else _run_text("—" if v is None else v))
+        tbl.add_row(_run_text(c["dataset"]), _run_text(_jl(c)), _run_text(c["protocol"]),
+                    f"{c['temperature']:g}", *vals)
     return tbl
 
 
@@ -223,9 +246,9 @@ def render_terminal(report: Mapping[str, Any], console: Console | None = None) -
     single = single_rep_note(cells)
     if single:
         console.print(_run_text(single), style="yellow", highlight=False)
-    agr = agreement_table(cells)
-    if agr is not None:
-        console.print(agr)
+    for tbl in (extra_table(cells), agreement_table(cells)):
+        if tbl is not None:
+            console.print(tbl)
     fd = [d for d in report.get("format_dispersion", []) if d.get("n_protocols", 0) > 1]
     if fd:
         tbl = Table(title="Format dispersion ΔT_fmt = T_max − T_min over protocols", title_justify="left",

@@ -17,6 +17,7 @@ __all__ = ["agreement_by_cell", "AGREEMENT_COLUMNS", "MODAL_COLUMNS", "modal_ver
 AGREEMENT_COLUMNS: tuple[str, ...] = (
     "n_agreement_units", "exact_match", "n_exact_match", "kappa", "alpha", "kappa_deflation",
     "n_judge_A_label_B", "n_judge_B_label_A", "position_bias", "share_first_won", "n_position",
+    "position_bias_note",
     "test_retest", "n_retest_units", "consistency_bias_paradox", "verbosity_bias", "n_verbosity",
 )
 
@@ -37,7 +38,9 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = "exclude",
       under ``unparsed="wrong"`` an unparsed one, is a category of its own that matches no label.
     * both disagreement counts on tie-excluded units: ``n_judge_A_label_B``, ``n_judge_B_label_A``.
     * ``position_bias`` = |share of decided judgments won by the first-shown response - 1/2| over all
-      parsed A/B judgments (``n_position``), ``share_first_won``.
+      parsed A/B judgments (``n_position``), ``share_first_won``.  A cell whose judgments were not shown
+      in both orders has NaN for both and ``position_bias_note`` = ``"needs both orders"`` (with one
+      order the first-shown share is the share of one canonical side: position and quality confounded).
     * ``test_retest``: Krippendorff alpha over repetitions (:func:`test_retest`), ``n_retest_units``;
       ``consistency_bias_paradox`` = test_retest > ``retest_threshold`` and position_bias >
       ``bias_threshold``.
@@ -96,9 +99,14 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = "exclude",
     first_won = decided & (((rv == 0) & order_ab) | ((rv == 1) & ~order_ab))
     n_pos = np.bincount(rc[decided], minlength=G).astype(float)
     share = safe_div(np.bincount(rc[first_won], minlength=G), n_pos)
+    # with one presentation order the first-shown share is the share of one canonical side: position
+    # and quality are confounded, so a cell that did not run both orders has no position bias
+    one_order = _single_order_cells(rc, order_ab, G)
+    share = np.where(one_order, np.nan, share)
     out["position_bias"] = np.abs(share - 0.5)
     out["share_first_won"] = share
     out["n_position"] = n_pos.astype(np.int64)
+    out["position_bias_note"] = np.where(one_order, NEEDS_BOTH_ORDERS, None).astype(object)
 
     # ---- test-retest and paradox -----------------------------------------------------------------
     if "rep" in judgments.columns:
@@ -134,6 +142,17 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = "exclude",
     out["n_verbosity"] = nvb
     out["unparsed_policy"] = unparsed
     return out
+
+
+#: what a single-order cell shows instead of a position bias (and the checklist says)
+NEEDS_BOTH_ORDERS = "needs both orders"
+
+
+def _single_order_cells(row_cell: np.ndarray, order_ab: np.ndarray, G: int) -> np.ndarray:
+    """True for the cells whose judgments were not shown in both orders (AB and BA)."""
+    n_ab = np.bincount(row_cell[order_ab], minlength=G) if len(row_cell) else np.zeros(G, dtype=np.int64)
+    n_ba = np.bincount(row_cell[~order_ab], minlength=G) if len(row_cell) else np.zeros(G, dtype=np.int64)
+    return (n_ab == 0) | (n_ba == 0)
 
 
 def _kappa(cm: np.ndarray) -> np.ndarray:

@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from .by_cell import NEEDS_BOTH_ORDERS
 from .regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, PARADOX_BIAS, PARADOX_RETEST, failure_region
 
 __all__ = ["CHANCE_MARGIN", "DETERMINISTIC_C", "MIN_BENCHMARKS", "MIN_PARSED_SHARE", "MIN_REPETITIONS",
@@ -254,6 +255,12 @@ def _check_orders(judgments: pd.DataFrame, cell_key: Sequence[str]) -> dict[str,
 
 
 def _check_position(cells: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    one_order = [c for c in cells if (c.get("agreement") or {}).get("position_bias_note") == NEEDS_BOTH_ORDERS]
+    if one_order:
+        # never PASS while a cell ran one order only (its position bias is confounded with quality)
+        return {"check": "Position bias checked even where test–retest is high", "passed": False,
+                "detail": f"{NEEDS_BOTH_ORDERS}: {len(one_order)} of {len(cells)} cells ran one order only, "
+                          f"e.g. {_fmt_key(_cell_key(one_order[0]))}"}
     have_agreement = any("agreement" in c for c in cells)
     pb = [(c.get("agreement") or {}).get("position_bias") for c in cells]
     n_pb = sum(p is not None for p in pb)
