@@ -127,6 +127,31 @@ class BudgetSpec(BaseModel):
     max_usd: float | None = Field(default=None, ge=0)
 
 
+class PrecisionSpec(BaseModel):
+    """``precision:`` -- an adaptive design (issue 13): target half-widths for any of C, phi, A, T at
+    ``confidence``, a pilot of ``pilot_pairs`` pairs at full R (``repetitions``, also written
+    ``{max: R}``).  See :mod:`verdictlab.engine.adaptive`."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    C: float | None = Field(default=None, gt=0, lt=1)
+    phi: float | None = Field(default=None, gt=0, lt=1)
+    A: float | None = Field(default=None, gt=0, lt=1)
+    T: float | None = Field(default=None, gt=0, lt=1)
+    confidence: float = Field(default=0.95, gt=0, lt=1)
+    pilot_pairs: int = Field(default=100, ge=10)
+
+    @model_validator(mode="after")
+    def _some_target(self) -> PrecisionSpec:
+        if not self.targets():
+            raise ValueError("precision needs at least one target half-width among C, phi, A, T (e.g. T: 0.03)")
+        return self
+
+    def targets(self) -> dict[str, float]:
+        return {k: float(v) for k, v in (("C", self.C), ("phi", self.phi), ("A", self.A), ("T", self.T))
+                if v is not None}
+
+
 class RunConfig(BaseModel):
     """A validated run config.  ``source`` is the YAML file it came from (if any)."""
 
@@ -142,6 +167,8 @@ class RunConfig(BaseModel):
     # decoding modes to run: 'free' (the model writes its answer) and/or 'constrained' (the format is
     # forced by the backend's mechanism; see verdictlab.output_format); part of the trial key and the cell
     decoding: list[Literal["free", "constrained"]] = Field(default_factory=lambda: ["free"], min_length=1)
+    # an adaptive design instead of the full grid (issue 13); repetitions is then the R estimated
+    precision: PrecisionSpec | None = None
     budget: BudgetSpec = Field(default_factory=BudgetSpec)
     cache: CachePolicy = "auto"
     seed: int = 42
@@ -152,6 +179,16 @@ class RunConfig(BaseModel):
     def _name(cls, v: str) -> str:
         if "/" in v or "\\" in v or v in (".", ".."):
             raise ValueError("name must not contain path separators (it names the default run dir)")
+        return v
+
+    @field_validator("repetitions", mode="before")
+    @classmethod
+    def _reps(cls, v: Any) -> Any:
+        # ``repetitions: {max: 10}``: the R of the fixed design an adaptive run estimates
+        if isinstance(v, dict):
+            if set(v) != {"max"}:
+                raise ValueError("repetitions must be a number or {max: N}")
+            return v["max"]
         return v
 
     @field_validator("cache", mode="before")

@@ -11,12 +11,12 @@ import asyncio
 import collections
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..design import Trial
 from .caller import JudgeCaller, RunControl
 
-JudgeOne = Callable[[Trial, "Lane"], Awaitable[None]]
+JudgeOne = Callable[[Trial, "Lane"], Awaitable[Any]]   # returns the written row (or None)
 
 
 @dataclass

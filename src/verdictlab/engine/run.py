@@ -18,6 +18,7 @@ from ..config import RunConfig
 from ..judges.base import JudgeAPI
 from ..limits import Budget, PriceTable, default_price_table
 from ..store import RunStore
+from .adaptive import AdaptiveDesign, AdaptiveExecutor
 from .prepare import Item, PreparedRun, make_plan, prepare_run
 from .runner import run_trials
 from .summary import EngineError, RunSummary
@@ -170,11 +171,12 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
     _no_signals = (NotImplementedError, RuntimeError, ValueError)   # not main thread / Windows
     with contextlib.suppress(*_no_signals):
         loop.add_signal_handler(signal.SIGTERM, _on_term)
+    adaptive = _adaptive_executor(prepared, store)
     try:
         await run_trials(prepared.trials, store=store, items=prepared.items, judges=judges,
                          protocols=prepared.protocols, judge_specs={j.id: j for j in cfg.judges},
                          cache=cfg.cache, seed=cfg.seed, budget=budget, prices=prices, progress=progress,
-                         summary=summary, retry_failed=retry_failed)
+                         summary=summary, retry_failed=retry_failed, executor=adaptive)
     except asyncio.CancelledError:
         # Ctrl-C (asyncio.run cancels the main task) or SIGTERM: run_trials has flushed what
         # was finished; calls in flight are simply redone on resume.
@@ -183,7 +185,20 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
         with contextlib.suppress(*_no_signals):
             loop.remove_signal_handler(signal.SIGTERM)
         await _close_judges(judges)
+        if adaptive is not None:
+            summary.n_not_needed = adaptive.n_not_needed
     return summary
+
+
+def _adaptive_executor(prepared: PreparedRun, store: RunStore) -> AdaptiveExecutor | None:
+    """The adaptive executor when the config asks for a precision (issue 13), else None."""
+    cfg = prepared.config
+    if cfg.precision is None:
+        return None
+    design = AdaptiveDesign(targets=cfg.precision.targets(), reps=cfg.repetitions,
+                            confidence=cfg.precision.confidence, pilot_pairs=cfg.precision.pilot_pairs,
+                            seed=cfg.seed)
+    return AdaptiveExecutor(design, store=store, items=prepared.items, all_trials=prepared.trials)
 
 
 async def _close_judges(judges: Mapping[str, JudgeAPI]) -> None:

@@ -164,7 +164,8 @@ class _Session:
         self.writer.add_row(row)
         self.bar.advance(s)
 
-    async def judge_one(self, trial: Trial, lane: Lane) -> None:
+    async def judge_one(self, trial: Trial, lane: Lane) -> Judgment | None:
+        """Judge one trial; returns the row written (None when the call did not finish: stopped)."""
         item = self.items[(trial.dataset, trial.item_id)]
         protocol = self.protocols[trial.protocol]
         tid = trial.trial_id
@@ -172,16 +173,19 @@ class _Session:
             request = self.builders[trial.judge].build(trial, item, protocol, tid)
         except Exception as exc:   # one item the protocol cannot present must not sink the run
             err = f"protocol {trial.protocol!r} could not present this item: {type(exc).__name__}: {exc}"
-            self.record(failed_judgment(trial, item, tid=tid, attempts=0,
-                                        error=redact_text(err, limit=ERROR_LIMIT)), lane)
-            return
+            row = failed_judgment(trial, item, tid=tid, attempts=0, error=redact_text(err, limit=ERROR_LIMIT))
+            self.record(row, lane)
+            return row
         caller = lane.caller
         prompt_hash = caller.prompt_hash(request)
         use_cache = self.cache == "on" or (self.cache == "auto" and trial.temperature == 0.0)
         result = await caller.call(request, trial_id=tid,
                                    cache_key=caller.cache_key(request, trial.rep) if use_cache else None)
-        if result is not None:
-            self.record(judgment_for(trial, item, protocol, result, tid=tid, prompt_hash=prompt_hash), lane)
+        if result is None:
+            return None
+        row = judgment_for(trial, item, protocol, result, tid=tid, prompt_hash=prompt_hash)
+        self.record(row, lane)
+        return row
 
 
 def _lanes(judges: Mapping[str, JudgeAPI], judge_specs: Mapping[str, JudgeSpec], *, store: RunStore,

@@ -78,11 +78,12 @@ class RunSummary:
     elapsed_s: float = 0.0
     stopped: str | None = None  # why the session stopped early (budget, interrupted, failing judge)
     n_retried_failed: int = 0  # failed rows removed at the start to be judged again (--retry-failed)
+    n_not_needed: int = 0      # trials an adaptive design chose not to run (precision reached without them)
     plan: Plan | None = None
 
     @property
     def n_remaining(self) -> int:
-        return max(0, self.n_trials - self.n_skipped - self.n_written)
+        return max(0, self.n_trials - self.n_skipped - self.n_written - self.n_not_needed)
 
     @property
     def complete(self) -> bool:
