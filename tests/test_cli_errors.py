@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import stat
 from pathlib import Path
@@ -219,25 +220,70 @@ def test_item11_review_and_csv_export_escape_formulas(tmp_path: Path) -> None:
 
 
 # -- item 5 / must-be-true 4: a read-only run directory ----------------------------------------------
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions; covered by the immutable test")
-def test_item5_read_only_run_dir(tmp_path: Path, good_run: Path) -> None:
-    ro = tmp_path / "archived"
+def _archive(src: Path, parent: Path) -> Path:
+    ro = parent / "archived"
     ro.mkdir()
-    (ro / "run.sqlite").write_bytes((good_run / "run.sqlite").read_bytes())
-    for p in (ro / "run.sqlite", ro):
-        p.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    (ro / "run.sqlite").write_bytes((src / "run.sqlite").read_bytes())
+    (ro / "run.sqlite").chmod(0o444)
+    ro.chmod(0o555)
+    return ro
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions; see the setpriv variant")
+def test_item5_read_only_run_dir(tmp_path: Path, good_run: Path) -> None:
+    ro = _archive(good_run, tmp_path)
     try:
-        _check_read_only_commands(ro, tmp_path)
+        before = sorted(p.name for p in ro.iterdir())
+        for argv in (["report", str(ro)], ["report", str(ro), "--json"], ["compare", str(ro)],
+                     ["export", str(ro), "--out", str(tmp_path / "j.parquet")],
+                     ["review", str(ro), "--out", str(tmp_path / "r.csv")]):
+            r = runner.invoke(app, argv)
+            assert r.exit_code == 0, (argv, r.output, r.stderr)
+        r = runner.invoke(app, ["export", str(ro)])            # default target inside the read-only dir
+        assert r.exit_code == EXIT_INPUT and "--out" in r.stderr
+        assert sorted(p.name for p in ro.iterdir()) == before  # nothing written beside the store
     finally:
         ro.chmod(stat.S_IRWXU)
 
 
-def _check_read_only_commands(ro: Path, tmp: Path) -> None:
-    before = sorted(p.name for p in ro.iterdir())
-    for argv in (["report", str(ro)], ["report", str(ro), "--json"], ["compare", str(ro)],
-                 ["export", str(ro), "--out", str(tmp / "j.parquet")], ["review", str(ro), "--out", str(tmp / "r.csv")]):
-        r = runner.invoke(app, argv)
-        assert r.exit_code == 0, (argv, r.output, r.stderr)
-    r = runner.invoke(app, ["export", str(ro)])               # default target inside the read-only dir
-    assert r.exit_code == EXIT_INPUT and "--out" in r.stderr
-    assert sorted(p.name for p in ro.iterdir()) == before     # nothing written beside the store
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root + setpriv")
+def test_item5_read_only_run_dir_as_an_unprivileged_user(good_run: Path) -> None:
+    """The issue's case, for real: an archived run that the user cannot write ('unable to open database
+    file' before).  The CLI runs as uid 65534 (nobody) against a root-owned 0555 directory."""
+    import subprocess
+    import sys
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="vl-ro-"))
+    try:
+        base.chmod(0o755)
+        ro = _archive(good_run, base)
+        out = base / "out"
+        out.mkdir()
+        out.chmod(0o777)
+        before = sorted(p.name for p in ro.iterdir())
+        exe = [sys.executable, "-m", "verdictlab.cli.main"]
+        asuser = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        for argv, code in ((["report", str(ro), "--json"], 0), (["compare", str(ro)], 0),
+                           (["export", str(ro), "--out", str(out / "j.parquet")], 0),
+                           (["review", str(ro), "--out", str(out / "r.csv")], 0),
+                           (["export", str(ro)], EXIT_INPUT)):
+            p = subprocess.run([*asuser, *exe, *argv], capture_output=True, text=True, cwd=base, timeout=120,
+                               env={**os.environ, "HOME": str(out), "MPLCONFIGDIR": str(out / "mpl")})
+            assert p.returncode == code, (argv, p.stdout[-500:], p.stderr[-500:])
+            assert "Traceback" not in p.stderr
+            if code:
+                assert p.stderr.startswith("error: ") and "choose a place you can write" in p.stderr
+        assert sorted(p.name for p in ro.iterdir()) == before     # nothing written beside the store
+        assert (out / "j.parquet").stat().st_size > 0
+    finally:
+        if (base / "archived").exists():
+            (base / "archived").chmod(0o755)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_garbage_store_error_names_the_file(tmp_path: Path) -> None:
+    (tmp_path / "run.sqlite").write_bytes(b"not sqlite at all" * 64)
+    r = runner.invoke(app, ["report", str(tmp_path)])
+    assert r.exit_code == EXIT_STORE
+    assert r.stderr.strip() == f"error: {tmp_path / 'run.sqlite'}: not a readable run store (file is not a database)"

@@ -79,7 +79,7 @@ def test_cli_report_table_and_missing_run(monkeypatch: pytest.MonkeyPatch, synth
     assert res.exit_code == 0, res.output
     assert "Reliability per cell" in res.stdout
     res = CliRunner().invoke(app, ["report", str(tmp_path / "nowhere")])
-    assert res.exit_code == 2 and "no run store" in res.output
+    assert res.exit_code == 5 and "no run store" in res.output     # store problem (docs/errors.md)
 
 
 def test_cli_json_with_real_stats_matches_reliability(synthetic_run: Path) -> None:

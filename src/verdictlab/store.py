@@ -69,22 +69,29 @@ class StoreError(RuntimeError):
 class RunStore:
     """SQLite store of one run.  Safe to reopen; a second open resumes."""
 
-    def __init__(self, run_dir: str | Path, *, create: bool = True) -> None:
+    def __init__(self, run_dir: str | Path, *, create: bool = True, read_only: bool = False) -> None:
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / STORE_FILENAME
-        if not self.path.exists() and not create:
+        self.read_only = read_only
+        if not self.path.is_file() and (not create or read_only):
             raise StoreError(f"{self.path}: no run store here (expected {STORE_FILENAME})")
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
-                                    check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.executescript(_DDL)
-        self._add_missing_columns()
-        version = self.get_meta("schema_version")
-        if version is None:
-            self.set_meta("schema_version", SCHEMA_VERSION)
-        elif int(version) > SCHEMA_VERSION:
+        try:
+            if read_only:
+                self.conn = _connect_read_only(self.path)
+            else:
+                self.run_dir.mkdir(parents=True, exist_ok=True)
+                self.conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
+                                            check_same_thread=False)
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=NORMAL")
+                self.conn.executescript(_DDL)
+                self._add_missing_columns()
+            version = self.get_meta("schema_version")
+            if version is None and not read_only:
+                self.set_meta("schema_version", SCHEMA_VERSION)
+        except sqlite3.DatabaseError as exc:      # garbage, truncated, not SQLite, or a locked/full disk
+            raise StoreError(f"{self.path}: not a readable run store ({exc})") from None
+        if version is not None and int(version) > SCHEMA_VERSION:
             raise StoreError(f"{self.path}: schema version {version} is newer than this verdictlab "
                              f"({SCHEMA_VERSION}); upgrade verdictlab")
 
@@ -230,6 +237,9 @@ class RunStore:
         df = pd.read_sql_query("SELECT * FROM judgments", self.conn)
         if df.empty:
             df = pd.DataFrame({c: pd.Series(dtype=pandas_dtype(t)) for c, t, _ in JUDGMENT_COLUMNS})
+        for name, sql_type, _ in JUDGMENT_COLUMNS:     # an older store opened read-only lacks newer columns
+            if name not in df.columns:
+                df[name] = DEFAULT_DECODING if name == "decoding" else pd.Series(dtype=pandas_dtype(sql_type))
         return df[list(JUDGMENT_COLUMN_NAMES)]
 
     def attempts(self) -> pd.DataFrame:
@@ -275,9 +285,31 @@ def _attempt_values(r: dict[str, Any], now: float) -> tuple[Any, ...]:
             r.get("latency_s"), r.get("created_at", now))
 
 
-def open_store(run_dir: str | Path) -> RunStore:
-    """Open an existing run directory (error if it holds no run store)."""
-    return RunStore(run_dir, create=False)
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """Open ``path`` without writing anything: ``mode=ro``; where SQLite cannot even create its
+    shared-memory file (a read-only mount or folder), ``immutable=1`` -- unless a non-empty ``-wal``
+    file holds changes not yet merged into the database, which an immutable open would not see."""
+    uri = path.resolve().as_uri()
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise StoreError(f"{path}: holds changes in {wal.name} that cannot be merged on a read-only "
+                         "location; copy the run directory somewhere writable and open the copy")
+    conn = sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+    conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    return conn
+
+
+def open_store(run_dir: str | Path, *, read_only: bool = True) -> RunStore:
+    """Open an existing run directory (error if it holds no run store).  Read-only by default:
+    reading a run (report, export, review, compare) writes nothing, so an archived run on a
+    read-only mount can be reported; ``read_only=False`` opens it for writing."""
+    return RunStore(run_dir, create=False, read_only=read_only)
 
 
 __all__ = ["JUDGMENT_COLUMNS", "JUDGMENT_COLUMN_NAMES", "PARSE_STATUSES", "SCHEMA_VERSION", "STORE_FILENAME",
