@@ -79,7 +79,7 @@ def parse_grade(text: str) -> ParseResult:
             return ParseResult(None, "failed", f"score value {obj2['score']!r} is not a grade")
         return ParseResult(g, "repaired", "non-conforming object; score field read", scores={"score": obj2["score"]})
     hits = _SCORE_FIELD.findall(body)
-    grades = {grade_text(a or b or c) for a, b, c in hits} - {None}
+    grades = {g for a, b, c in hits if (g := grade_text(a or b or c)) is not None}
     if len(grades) == 1:
         g = grades.pop()
         return ParseResult(g, "repaired", "score read from a truncated / non-JSON reply")
