@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 
+import pandas as pd
 import pytest
 
 from verdictlab.config import config_from_dict
@@ -66,3 +67,29 @@ def test_precision_config_errors():
     with pytest.raises(Exception, match="repetitions must be a number or"):
         config_from_dict({"name": "x", "datasets": [{"name": "demo"}], "judges": ["sim:skill=0.8"],
                           "protocols": ["direct"], "repetitions": {"min": 3}})
+
+
+def test_report_cells_take_the_adaptive_figures(tmp_path):
+    from verdictlab.stats.adaptive import with_adaptive_figures
+
+    _pairs(tmp_path / "pairs.jsonl", n=150)
+    cfg = _config(tmp_path / "pairs.jsonl", precision={"T": 0.08, "pilot_pairs": 40})
+    run_config(cfg, tmp_path / "run", progress=False)
+    with RunStore(tmp_path / "run") as st:
+        meta, frame = st.get_meta(META_KEY), st.judgments()
+    fixed = reliability(frame, n_bootstrap=0)
+    out = with_adaptive_figures(fixed, meta, frame, n_bootstrap=200).iloc[0]
+    label = next(iter(meta["cells"]))
+    own = adaptive_reliability(frame, c_pairs=c_pairs_of_frame(meta, frame)[label], n_bootstrap=200).iloc[0]
+    assert out["design"] == "adaptive"
+    assert out["C"] == pytest.approx(own["C"]) and out["T"] == pytest.approx(own["T"])
+    assert out["phi"] == pytest.approx(fixed.iloc[0]["phi"])   # modes are decided: phi as stored
+    assert pd.isna(out["T_joint"]) and pd.isna(out["self_consistency"])
+    plain = with_adaptive_figures(fixed, None, frame)
+    assert (plain["design"] == "fixed").all() and plain.iloc[0]["C"] == fixed.iloc[0]["C"]
+
+
+def c_pairs_of_frame(meta, frame):
+    from verdictlab.stats.adaptive import c_pairs_from
+
+    return c_pairs_from(meta, frame)

@@ -34,7 +34,15 @@ import pandas as pd
 from ..design import Trial
 from ..items import PairItem, PointItem
 from ..judgment import Judgment
-from ..stats.adaptive import AdaptivePlan, c_pair_draw, check_targets, pair_rank, plan_adaptive, unit_done
+from ..stats.adaptive import (
+    AdaptivePlan,
+    c_pair_draw,
+    c_pairs_from,
+    check_targets,
+    pair_rank,
+    plan_adaptive,
+    unit_done,
+)
 from ..store import RunStore
 from .caller import RunControl
 from .executor import Lane
@@ -210,27 +218,8 @@ class _CellRunner:
 
 
 def c_pairs_of(store: RunStore) -> dict[str, set[tuple[str, str]]] | None:
-    """The C pairs of every cell of an adaptive run, re-derived from the stored plans and the seed
-    (``{cell label: {(dataset, item_id), ...}}``); None for a run without an adaptive design."""
-    meta = store.get_meta(META_KEY)
-    if not meta:
-        return None
-    design = meta.get("design", {})
-    seed = int(design.get("seed", 42))
-    frame = store.judgments()
-    out: dict[str, set[tuple[str, str]]] = {}
-    for label, plan in (meta.get("cells") or {}).items():
-        key = plan["cell"]
-        dataset = key["dataset"]
-        sel = ((frame["judge"] == key["judge"]) & (frame["protocol"] == key["protocol"])
-               & (frame["dataset"] == dataset) & (frame["temperature"].astype(float) == float(key["temperature"])))
-        if "decoding" in frame.columns:
-            sel &= frame["decoding"].fillna("free") == key["decoding"]
-        items = sorted(set(frame.loc[sel, "item_id"]), key=lambda i: pair_rank(seed, dataset, i))
-        pilot = set(items[:int(plan.get("pilot_pairs", 0))])
-        out[label] = {(dataset, i) for i in items
-                      if i in pilot or c_pair_draw(seed, dataset, i) < float(plan["c_fraction"])}
-    return out
+    """The C pairs of every cell of an adaptive run (see :func:`verdictlab.stats.adaptive.c_pairs_from`)."""
+    return c_pairs_from(store.get_meta(META_KEY), store.judgments())
 
 
 __all__ = ["META_KEY", "AdaptiveDesign", "AdaptiveExecutor", "c_pairs_of", "cell_key"]

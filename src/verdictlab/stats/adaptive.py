@@ -30,6 +30,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,7 +42,10 @@ from .reliability import DEFAULT_BY, reliability, unit_table
 
 __all__ = [
     "AdaptivePlan",
+    "adaptive_cells",
+    "with_adaptive_figures",
     "adaptive_reliability",
+    "c_pairs_from",
     "c_pair_draw",
     "calls_to_decide",
     "check_targets",
@@ -235,6 +239,93 @@ def plan_adaptive(pilot: pd.DataFrame, *, targets: Mapping[str, float], reps: in
         calls_per_mode_unit=calls_mode, calls_per_c_unit=calls_c, fixed_n_pairs=int(min(fixed_n, pool_pairs)),
         fixed_calls=int(round(units_per_pair * min(fixed_n, pool_pairs) * reps)), reachable=reachable,
         targets=dict(targets), pilot_figures={"C": C, "phi": phi, "A": A, "T": C * D})
+
+
+def c_pairs_from(design_meta: Mapping[str, Any] | None,
+                 judgments: pd.DataFrame) -> dict[str, set[tuple[str, str]]] | None:
+    """The C pairs of every cell of an adaptive run, re-derived from its stored plans (the run meta
+    ``adaptive_design``) and the seed: the pilot pairs (the first ``pilot_pairs`` judged pairs in the
+    seeded order) and every judged pair whose draw is below the cell's C fraction.  ``{cell label:
+    {(dataset, item_id), ...}}``; None for a run without an adaptive design."""
+    if not design_meta:
+        return None
+    seed = int((design_meta.get("design") or {}).get("seed", 42))
+    out: dict[str, set[tuple[str, str]]] = {}
+    for label, plan in (design_meta.get("cells") or {}).items():
+        key = plan["cell"]
+        dataset = key["dataset"]
+        sel = _cell_rows(judgments, key)
+        items = sorted(set(judgments.loc[sel, "item_id"]), key=lambda i: pair_rank(seed, dataset, i))
+        pilot = set(items[:int(plan.get("pilot_pairs", 0))])
+        out[label] = {(dataset, i) for i in items
+                      if i in pilot or c_pair_draw(seed, dataset, i) < float(plan["c_fraction"])}
+    return out
+
+
+def _cell_rows(judgments: pd.DataFrame, key: Mapping[str, Any]) -> pd.Series:
+    sel = ((judgments["judge"] == key["judge"]) & (judgments["protocol"] == key["protocol"])
+           & (judgments["dataset"] == key["dataset"])
+           & (judgments["temperature"].astype(float) == float(key["temperature"])))
+    if "decoding" in judgments.columns:
+        sel &= judgments["decoding"].fillna("free") == key.get("decoding", "free")
+    if "step" in judgments.columns and key.get("step"):
+        sel &= judgments["step"].fillna("") == key["step"]
+    return sel
+
+
+def adaptive_cells(design_meta: Mapping[str, Any] | None, judgments: pd.DataFrame, *, unparsed: str = "exclude",
+                   confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0,
+                   by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame | None:
+    """:func:`adaptive_reliability` for every cell of an adaptive run (None for a run without one):
+    the figures that replace the fixed-design C and T of those cells (truncated units would look
+    consistent to :func:`verdictlab.stats.reliability`)."""
+    c_pairs = c_pairs_from(design_meta, judgments)
+    if not c_pairs:
+        return None
+    frames = []
+    for label, plan in (design_meta or {}).get("cells", {}).items():
+        rows = judgments[_cell_rows(judgments, plan["cell"])]
+        if rows.empty:
+            continue
+        fig = adaptive_reliability(rows, c_pairs=c_pairs[label], unparsed=unparsed, confidence=confidence,
+                                   n_bootstrap=n_bootstrap, seed=seed, by=by)
+        frames.append(fig.assign(design="adaptive"))
+    return pd.concat(frames, ignore_index=True) if frames else None
+
+
+#: the fixed-design figures an adaptive cell replaces (the others -- phi, A, A_dec, ... -- hold as they are)
+REPLACED = ("C", "C_lo", "C_hi", "T", "T_lo", "T_hi")
+#: figures the adaptive design does not estimate (they need every repetition of every unit)
+UNDEFINED = ("self_consistency", "T_joint", "C_boot_lo", "C_boot_hi")
+
+
+def with_adaptive_figures(cells: pd.DataFrame, design_meta: Mapping[str, Any] | None, judgments: pd.DataFrame,
+                          *, unparsed: str = "exclude", confidence: float = 0.95, n_bootstrap: int = 1000,
+                          seed: int = 0) -> pd.DataFrame:
+    """``cells`` (a :func:`verdictlab.stats.reliability` frame) with the cells of an adaptive design
+    carrying the adaptive C and T (and their intervals), the figures it cannot estimate set to NaN, and
+    a ``design`` column ('adaptive' | 'fixed').  Unchanged (plus ``design``) for a run without one."""
+    out = cells.copy()
+    out["design"] = "fixed"
+    by = [c for c in DEFAULT_BY if c in cells.columns]
+    ad = adaptive_cells(design_meta, judgments, unparsed=unparsed, confidence=confidence,
+                        n_bootstrap=n_bootstrap, seed=seed, by=by)
+    if ad is None or out.empty:
+        return out
+    idx = out.set_index(by).index
+    for _, row in ad.iterrows():
+        key = tuple(row[c] for c in by)
+        hit = idx == key if len(by) > 1 else idx == key[0]
+        if not np.any(hit):
+            continue
+        for col in REPLACED:
+            out.loc[hit, col] = row[col]
+        for col in UNDEFINED:
+            if col in out.columns:
+                out.loc[hit, col] = np.nan
+        out.loc[hit, "design"] = "adaptive"
+        out.loc[hit, "n_c_pairs"] = row["n_c_pairs"]
+    return out
 
 
 def adaptive_reliability(judgments: pd.DataFrame, *, c_pairs: Collection[tuple[str, str]],
