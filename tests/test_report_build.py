@@ -283,7 +283,7 @@ def test_cell_columns_of_registered_analyses_reach_the_cells(tmp_path: Path) -> 
                                  judges=("sim:steady",), n_items=6)
         rep = build_report(st, n_bootstrap=0)
     finally:
-        analyses._CELL_COLUMNS.pop("_test_cols", None)
+        analyses.CELL_COLUMNS.unregister("_test_cols")
     (cell,) = report_json(rep)["cells"]
     assert cell["T_expected"] == 0.625
     assert ("T_expected", "T expected") in extra_cell_fields(rep.cells)

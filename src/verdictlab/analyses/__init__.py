@@ -17,7 +17,8 @@ Adding an analysis touches one module and its test::
                         n_bootstrap=inp.n_bootstrap, seed=inp.seed)
 
 Every public module of this package (a name without a leading underscore) is imported by
-:func:`registered` (no list to edit).  An analysis returns a DataFrame (empty or ``None`` = the run
+:func:`registered` (no list to edit).  The entries live in :data:`ANALYSES` and :data:`CELL_COLUMNS`,
+instances of the one registry mechanism (:class:`verdictlab._registry.Registry`).  An analysis returns a DataFrame (empty or ``None`` = the run
 does not support it: left out of the report).  A second kind, :func:`register_cell_columns`, adds
 columns to the report's cells (one row per cell key, merged into each cell dict).
 """
@@ -33,11 +34,12 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["Analysis", "AnalysisInput", "CellColumns", "register", "register_cell_columns", "registered",
+from .._registry import Registry
+from ..vocab import UNPARSED_POLICIES
+
+__all__ = ["ANALYSES", "CELL_COLUMNS", "Analysis", "AnalysisInput", "CellColumns", "register", "register_cell_columns", "registered",
            "registered_cell_columns", "run_analyses", "extra_tables", "UNPARSED_POLICIES"]
 
-#: the unparsed policies (as :func:`verdictlab.stats.reliability` takes them)
-UNPARSED_POLICIES: tuple[str, ...] = ("exclude", "wrong")
 DEBATE_PROTOCOL = "debate"
 
 
@@ -123,8 +125,9 @@ class CellColumns:
     columns: tuple[str, ...] = ()
 
 
-_ANALYSES: dict[str, Analysis] = {}
-_CELL_COLUMNS: dict[str, CellColumns] = {}
+#: the registered analyses and cell-column analyses (the one registry mechanism, :mod:`verdictlab._registry`)
+ANALYSES: Registry[Analysis] = Registry("analysis")
+CELL_COLUMNS: Registry[CellColumns] = Registry("cell-column analysis")
 _LOADED = False
 
 
@@ -135,7 +138,8 @@ def register(name: str, *, title: str, description: str = "", order: int = 100) 
         raise ValueError("an analysis needs a non-empty name")
 
     def deco(fn: AnalysisFn) -> AnalysisFn:
-        _ANALYSES[name] = Analysis(name=name, title=title, description=description, fn=fn, order=order)
+        ANALYSES.register(name, Analysis(name=name, title=title, description=description, fn=fn, order=order),
+                          description=title)
         return fn
 
     return deco
@@ -146,7 +150,8 @@ def register_cell_columns(name: str, *, columns: Sequence[str] = ()) -> Callable
     every matching report cell (``columns`` documents which)."""
 
     def deco(fn: AnalysisFn) -> AnalysisFn:
-        _CELL_COLUMNS[name] = CellColumns(name=name, fn=fn, columns=tuple(columns))
+        CELL_COLUMNS.register(name, CellColumns(name=name, fn=fn, columns=tuple(columns)),
+                              description=", ".join(columns))
         return fn
 
     return deco
@@ -173,21 +178,19 @@ def _load_all() -> list[str]:
 def registered() -> list[Analysis]:
     """Every registered analysis, in report order (``order``, then name)."""
     _load_all()
-    return sorted(_ANALYSES.values(), key=lambda a: (a.order, a.name))
+    return sorted((ANALYSES.get(n) for n in ANALYSES.names()), key=lambda a: (a.order, a.name))
 
 
 def registered_cell_columns() -> list[CellColumns]:
+    """Every registered cell-column analysis, by name."""
     _load_all()
-    return [_CELL_COLUMNS[k] for k in sorted(_CELL_COLUMNS)]
+    return [CELL_COLUMNS.get(n) for n in CELL_COLUMNS.names()]
 
 
 def get(name: str) -> Analysis:
-    """The analysis registered as ``name``."""
+    """The analysis registered as ``name`` (``KeyError`` naming the known ones otherwise)."""
     _load_all()
-    try:
-        return _ANALYSES[name]
-    except KeyError:
-        raise KeyError(f"unknown analysis {name!r}; known: {', '.join(sorted(_ANALYSES))}") from None
+    return ANALYSES.get(name)
 
 
 def run_analyses(inp: AnalysisInput, names: Sequence[str] | None = None) -> dict[str, pd.DataFrame | str]:
