@@ -118,42 +118,51 @@ def compare_decoding(args: argparse.Namespace, judge: Any, items: list[Any], pro
     """Free vs constrained judgments/s per protocol (prefix reuse on, the fastest of --rounds)."""
     import os
 
-    async def timed(reqs: list[Any]) -> tuple[float, int]:
+    async def timed(reqs: list[Any]) -> tuple[float, int, int]:
         judge.reuse_prefix = True
         judge.llama().reset()
         t0 = time.perf_counter()
-        unparsed = 0
+        unparsed = tokens_out = 0
         for r in reqs:
             resp = await judge.generate(r)
             unparsed += get_protocol(r.metadata["protocol"]).parse(resp.text).verdict is None
-        return time.perf_counter() - t0, unparsed
-
-    def best(reqs: list[Any]) -> tuple[float, int]:
-        return min(asyncio.run(timed(reqs)) for _ in range(max(1, args.rounds)))
+            tokens_out += resp.tokens_out or 0
+        return time.perf_counter() - t0, unparsed, tokens_out
 
     mechanisms = ["slots", "grammar"] if args.grammar else ["slots"]
     print(f"llamacpp:smollm2-135m, {len(items)} pairs x 2 orders x {args.repetitions} repetitions per protocol, "
           f"T={args.temperature:g}, threads={judge.n_threads}, load average {os.getloadavg()[0]:.1f}")
     header = f"{'protocol':<9} {'mode':<21} {'calls':>5} {'judgments/s':>12} {'s/judgment':>11} " \
-             f"{'x free direct':>14} {'unparsed':>9}"
+             f"{'x free direct':>14} {'out tok/call':>13} {'unparsed':>9}"
     print(header)
     print("-" * len(header))
+    modes = ["free", *(f"constrained/{m}" for m in mechanisms)]
     base: float | None = None
     for pid in protocols:
-        for mode in ["free", *(f"constrained/{m}" for m in mechanisms)]:
-            decoding, _, how = mode.partition("/")
-            judge.constrain_with = how or "slots"
-            reqs = requests(pid, decoding)
-            secs, unparsed = best(reqs)
-            per = secs / len(reqs)
+        # modes interleaved round by round (the fastest round counts), so a load change on a shared
+        # machine hits every mode alike
+        best: dict[str, tuple[float, int, int]] = {}
+        n_calls = 0
+        for _ in range(max(1, args.rounds)):
+            for mode in modes:
+                decoding, _, how = mode.partition("/")
+                judge.constrain_with = how or "slots"
+                reqs = requests(pid, decoding)
+                n_calls = len(reqs)
+                got = asyncio.run(timed(reqs))
+                best[mode] = min(best.get(mode, got), got)
+        for mode in modes:
+            secs, unparsed, tokens_out = best[mode]
+            per = secs / n_calls
             if pid == "direct" and mode == "free":
                 base = per
             rel = f"{per / base:.2f}x" if base else "n/a"
-            print(f"{pid:<9} {mode:<21} {len(reqs):>5} {len(reqs) / secs:>12.2f} {per:>11.3f} {rel:>14} "
-                  f"{unparsed:>4}/{len(reqs):<4}")
+            print(f"{pid:<9} {mode:<21} {n_calls:>5} {n_calls / secs:>12.2f} {per:>11.3f} {rel:>14} "
+                  f"{tokens_out / n_calls:>13.1f} {unparsed:>4}/{n_calls:<4}", flush=True)
     judge.constrain_with = "slots"
-    print("x free direct = seconds per judgment / seconds per free `direct` judgment (aim for verdict-first "
-          "constrained: <= 1.5x); unparsed = outputs without a readable verdict")
+    print(f"x free direct = seconds per judgment / seconds per free `direct` judgment (aim for verdict-first "
+          f"constrained: <= 1.5x); unparsed = outputs without a readable verdict; load average now "
+          f"{os.getloadavg()[0]:.1f}")
     return 0
 
 

@@ -357,3 +357,38 @@ def test_constraint_table_marks_what_a_judge_cannot_constrain(monkeypatch) -> No
     assert table["oa"]["direct"] == "not constrainable: oa has no mechanism for label output"
     assert not any(constrainable(table, "x", p) for p in protocols)
     assert not constrainable(table, "unknown", "direct")
+
+
+def test_template_file_errors_are_one_line_without_the_file_text(tmp_path) -> None:
+    """Issue 16 item (H16's request): a user template file is read through guards.read_yaml_file."""
+    from verdictlab.protocols.pairwise import load_pairwise_template
+
+    with pytest.raises(ValueError, match="protocol template not found"):
+        load_pairwise_template("direct", tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("system: [unclosed\nsecret line that must not be echoed\n", encoding="utf-8")
+    with pytest.raises(ValueError) as exc:
+        load_pairwise_template("direct", bad)
+    assert "secret line" not in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_a_refused_connection_is_named_not_reported_as_a_timeout(monkeypatch) -> None:
+    """Issue 16 item 12 (H16's request, openai_api.py is H17's): a server that refuses the connection."""
+    import socket
+
+    from verdictlab.judges.base import JudgeCallError
+
+    monkeypatch.delenv("VERDICTLAB_API_KEY", raising=False)
+    with socket.socket() as s:          # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    judge = make_judge(f"openai-compatible:m@http://127.0.0.1:{port}/v1")
+
+    async def one():
+        try:
+            return await judge.generate(JudgeRequest(messages=({"role": "user", "content": "x"},)))
+        finally:
+            await judge.aclose()
+
+    with pytest.raises(JudgeCallError, match=rf"connection refused: cannot connect to http://127.0.0.1:{port}/v1"):
+        asyncio.run(one())

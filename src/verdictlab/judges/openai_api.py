@@ -176,16 +176,28 @@ def sdk_kwargs(method: Any, params: dict[str, Any]) -> dict[str, Any]:
 TRANSPORT_ENV = "VERDICTLAB_HTTP_TRANSPORT"
 
 
-def fast_http_client(sdk: Any) -> tuple[Any, str]:
-    """The SDK's aiohttp-backed HTTP client when ``aiohttp`` is installed (it costs about half the
-    client CPU per call of the default httpx transport, which matters at hundreds of calls per
-    second), else ``None`` (the SDK's default).  ``VERDICTLAB_HTTP_TRANSPORT=httpx`` forces the
-    default, ``aiohttp`` requires aiohttp."""
+def fast_http_client(sdk: Any, base_url: str | None = None) -> tuple[Any, str]:
+    """The HTTP client to give the SDK, and its name.
+
+    ``auto`` (the default): for a plain ``http://`` base URL (a local or in-cluster server: vLLM,
+    llama.cpp, Ollama -- where hundreds of calls per second make the client's CPU the limit) the
+    lean client of :mod:`verdictlab.judges._lean_http` (the SDK's own client class with a light
+    HTTP/1.1 transport and send path); otherwise the SDK's aiohttp-backed client when ``aiohttp`` is
+    installed (about half the client CPU per call of the default httpx transport), else ``None``
+    (the SDK's default).  ``VERDICTLAB_HTTP_TRANSPORT=lean|aiohttp|httpx`` forces one."""
     choice = os.environ.get(TRANSPORT_ENV, "auto").strip().lower() or "auto"
-    if choice not in ("auto", "aiohttp", "httpx"):
-        raise JudgeConfigError(f"{TRANSPORT_ENV} must be auto, aiohttp or httpx, got {choice!r}")
+    if choice not in ("auto", "lean", "aiohttp", "httpx"):
+        raise JudgeConfigError(f"{TRANSPORT_ENV} must be auto, lean, aiohttp or httpx, got {choice!r}")
     if choice == "httpx":
         return None, "httpx"
+    if choice == "lean" or (choice == "auto" and (base_url or "").startswith("http://")):
+        from ._lean_http import lean_http_client
+
+        client = lean_http_client(sdk)
+        if client is not None:
+            return client, "lean"
+        if choice == "lean":
+            raise JudgeConfigError(f"{TRANSPORT_ENV}=lean but this SDK has no DefaultAsyncHttpxClient")
     factory = getattr(sdk, "DefaultAioHttpClient", None)
     if factory is not None and importlib.util.find_spec("aiohttp") is not None:
         try:
@@ -297,7 +309,7 @@ class OpenAIJudge(JudgeAPI):
                 kwargs["base_url"] = self.base_url
             http_client = self._http_client
             if http_client is None:
-                http_client, self.transport = fast_http_client(openai)
+                http_client, self.transport = fast_http_client(openai, self.base_url)
             if http_client is not None:
                 kwargs["http_client"] = http_client
             self._client = openai.AsyncOpenAI(**kwargs)
@@ -372,13 +384,7 @@ class OpenAIJudge(JudgeAPI):
             p["seed"] = int(request.seed)
         if request.stop:
             p["stop"] = list(request.stop)[:4]
-        want_logprobs = request.logprobs or (bool(request.verdict_choices)
-                                             and request.params.get("logprobs", True) is not False)
-        if want_logprobs:
-            p["logprobs"] = True
-            k = request.top_logprobs or (DEFAULT_TOP_LOGPROBS if request.verdict_choices else 0)
-            if k:
-                p["top_logprobs"] = min(int(k), 20)
+        p.update(_logprob_params(request))
         if request.params.get("timeout_s"):
             p["timeout"] = float(request.params["timeout_s"])
         extra = {k: v for k, v in request.params.items()
@@ -527,6 +533,19 @@ class OpenAIJudge(JudgeAPI):
             notes.append("log-probabilities were requested but the server returned none")
         return JudgeResponse(text=text, tokens_in=tin, tokens_out=tout, cost_usd=cost, latency_s=latency,
                              choice_probs=choice_probs, top_logprobs=top_list, notes=notes)
+
+
+def _logprob_params(request: JudgeRequest) -> dict[str, Any]:
+    """``logprobs`` / ``top_logprobs`` for ``request`` (asked for label-only protocols unless the
+    judge's params say ``logprobs: false``)."""
+    want = request.logprobs or (bool(request.verdict_choices) and request.params.get("logprobs", True) is not False)
+    if not want:
+        return {}
+    out: dict[str, Any] = {"logprobs": True}
+    k = request.top_logprobs or (DEFAULT_TOP_LOGPROBS if request.verdict_choices else 0)
+    if k:
+        out["top_logprobs"] = min(int(k), 20)
+    return out
 
 
 def _connection_refused(exc: BaseException) -> str | None:

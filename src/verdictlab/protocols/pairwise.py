@@ -17,8 +17,11 @@ differ only in the output format they ask for:
 
 Constrained decoding: :meth:`PairwiseProtocol.output_format` describes each format as fixed text,
 a rationale slot and the verdict slot (:class:`verdictlab.output_format.OutputFormat`), the exact
-shape the strict parsers accept.  The rationale slot is capped at ``CONSTRAINED_TEXT_TOKENS``
-(24 tokens verdict-first, 48 reasoning-first -- about the 30 words the instruction allows).
+shape the strict parsers accept.  The rationale slot is capped at ``CONSTRAINED_TEXT_TOKENS``:
+12 tokens verdict-first (the "one short sentence" after a verdict already scored: every sampled token
+costs a forward pass, and bench/local_judge_bench.py holds a constrained verdict-first judgment to
+about 1.5x a free ``direct`` one), 48 reasoning-first (about the 30 words the instruction allows,
+read before the verdict is scored).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from .parsing import parse_json, parse_label, parse_xml
 PAIRWISE_IDS: tuple[str, ...] = ("direct", "vf-json", "vf-xml", "cot-json", "cot-xml")
 _TEMPLATE_KEYS = ("system", "user", "instruction", "max_tokens", "stop")
 #: token cap of the rationale slot under constrained decoding, by verdict_first
-CONSTRAINED_TEXT_TOKENS: dict[bool, int] = {True: 24, False: 48}
+CONSTRAINED_TEXT_TOKENS: dict[bool, int] = {True: 12, False: 48}
 
 
 def _read_yaml(path: str | Path | None) -> dict[str, Any]:
@@ -47,11 +50,14 @@ def _read_yaml(path: str | Path | None) -> dict[str, Any]:
         text = resources.files("verdictlab.protocols").joinpath("templates/pairwise.yaml").read_text("utf-8")
         source = "package templates/pairwise.yaml"
     else:
-        p = Path(path)
-        if not p.is_file():
-            raise FileNotFoundError(f"protocol template file not found: {p}")
-        text = p.read_text("utf-8")
-        source = str(p)
+        from ..guards import read_yaml_file
+
+        # one-line errors (missing file, invalid YAML with line and column, no echoed file lines)
+        data = read_yaml_file(path, what="protocol template") or {}
+        source = str(path)
+        if not isinstance(data, dict):
+            raise ValueError(f"{source}: a template file must be a YAML mapping")
+        return data
     data = yaml.safe_load(text) or {}
     if not isinstance(data, dict):
         raise ValueError(f"{source}: a template file must be a YAML mapping")
