@@ -207,7 +207,12 @@ def loads_json(text: str | bytes, *, max_depth: int | None = None) -> Any:
         raise
     except ValueError as exc:            # e.g. an integer of more than 4300 digits
         raise GuardError(f"invalid JSON ({exc})") from None
-    check_depth(obj, max_depth=limit)
+    # depth cannot exceed the number of '[' and '{' (in strings too): count them (fast, exact bound)
+    # and walk the parsed value only when that bound is over the limit
+    opener_count = text.count("[") + text.count("{") if isinstance(text, str) else \
+        text.count(b"[") + text.count(b"{")
+    if opener_count > limit:
+        check_depth(obj, max_depth=limit)
     return obj
 
 

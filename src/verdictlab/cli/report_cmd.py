@@ -31,6 +31,9 @@ def report(
     confidence: Annotated[float, typer.Option(help="Confidence level of the intervals.")] = 0.95,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the T interval.")] = 1000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    expected_reps: Annotated[int | None, typer.Option(
+        "--expected-reps", min=1, help="R for the expected figures from token probabilities "
+                                       "(default: each cell's own repetitions).")] = None,
 ) -> None:
     """Reliability per cell (judge × protocol × dataset × temperature): C, φ, A, A_max, T with intervals."""
     from rich.console import Console
@@ -50,7 +53,7 @@ def report(
         raise typer.BadParameter(f"--bootstrap must be >= 0, got {bootstrap}")
     try:
         rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
-                           seed=seed)
+                           seed=seed, expected_reps=expected_reps)
     except StoreError as e:
         fail(e, EXIT_STORE)
     if as_json and markdown:

@@ -76,12 +76,15 @@ def read_records(path: str | Path) -> Rows:
 def json_lines(text: str, *, path: str) -> Rows:
     """The records of a JSON Lines text (lines from :func:`split_lines`; blank lines skipped; each
     line one JSON object), as ``(line number, record)``."""
+    from ..guards import limits
+
+    max_depth = limits().max_depth       # read once per file, not per line
     rows: Rows = []
     for lineno, line in split_lines(text):
         if not line.strip():
             continue
         try:
-            rec = parse_json(line, path=path, row=lineno)
+            rec = parse_json(line, path=path, row=lineno, max_depth=max_depth)
         except json.JSONDecodeError as exc:
             raise ItemError(f"invalid JSON: {json_error(exc)}", path=path, row=lineno) from None
         if not isinstance(rec, dict):
@@ -90,7 +93,7 @@ def json_lines(text: str, *, path: str) -> Rows:
     return rows
 
 
-def parse_json(text: str, *, path: str | None, row: int | None) -> Any:
+def parse_json(text: str, *, path: str | None, row: int | None, max_depth: int | None = None) -> Any:
     """One JSON value from a user's file, within the input limits (:func:`verdictlab.guards.loads_json`:
     no NaN/Infinity, no number that overflows, nesting depth limited).  Malformed JSON raises
     :class:`json.JSONDecodeError` (the caller words it); a limit -> :class:`ItemError` naming the
@@ -98,7 +101,7 @@ def parse_json(text: str, *, path: str | None, row: int | None) -> Any:
     from ..guards import GuardError, loads_json
 
     try:
-        return loads_json(text)
+        return loads_json(text, max_depth=max_depth)
     except GuardError as exc:
         raise ItemError(str(exc), path=path, row=row, field=_offending_field(text)) from None
 
