@@ -92,7 +92,7 @@ def test_pandalm_reproduction_three_class_figures(shared_data, tmp_path):
             "B": [("2", 400), ("1", 50), ("Tie", 22)],          # 472 B
             "tie": [("Tie", 40), ("1", 40), ("garbage", 25)]}   # 105 tie
     queue = {lab: [v for v, n in plan[lab] for _ in range(n)] for lab in plan}
-    recs = [{"idx": int(idx), "gpt-3.5-turbo_result": queue[lab].pop(0)} for idx, lab in gold.items()]
+    recs = [{"idx": int(idx), "gpt-3.5-turbo_result": queue[str(lab)].pop(0)} for idx, lab in gold.items()]
     src = write_json(tmp_path / "gpt-3.5-turbo.json", recs)
     res = write_batch(import_pandalm(src, items_path=str(testset)), tmp_path / "run")
     assert res.n_rows == 999 and res.n_items == 999
@@ -242,3 +242,24 @@ def test_bad_options(tmp_path):
         import_table(src, verdicts="shown")
     with pytest.raises(ItemError, match="order must be 'AB' or 'BA'"):
         import_table(src, order="ab")
+
+
+def test_cli_pandalm_and_judgebench(tmp_path):
+    from typer.testing import CliRunner
+
+    from verdictlab.cli.main import app
+
+    runner = CliRunner()
+    r = runner.invoke(app, ["import", "pandalm", str(_panda_file(tmp_path)), "--items-path",
+                            str(_testset(tmp_path)), "--run-dir", str(tmp_path / "p"), "--garbage", "unparsed"])
+    assert r.exit_code == 0, r.output
+    assert "imported 5 new judgment(s)" in r.output and "1 unparsed" in r.output
+    assert "'garbage' -> unparsed" in r.output                  # the verdict rule, printed and stored
+    with open_store(tmp_path / "p") as store:
+        assert "'garbage' -> unparsed" in store.get_meta("imports")[0]["notes"][0]
+    r = runner.invoke(app, ["import", "judgebench", str(_judgebench_file(tmp_path)), "--run-dir", str(tmp_path / "j")])
+    assert r.exit_code == 0, r.output
+    assert "judge=gpt-4o-2024-05-13 protocol=arena_hard dataset=judgebench" in r.output
+    r = runner.invoke(app, ["import", "pandalm", str(_panda_file(tmp_path)), "--run-dir", str(tmp_path / "q"),
+                            "--garbage", "maybe"])
+    assert r.exit_code == 3 and "garbage must be one of" in r.output
