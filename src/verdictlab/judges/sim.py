@@ -1,7 +1,9 @@
 """Simulated judge with a set accuracy, position bias, noise and malformed-output rate.
 
-Id: ``sim:skill=S,position_lock=B,noise=N[,malformed=M][,seed=K][,latency=SECONDS]``
-(defaults: skill 0.8, position_lock 0, noise 0, malformed 0, seed 0, latency 0).
+Id: ``sim:skill=S,position_lock=B,noise=N[,malformed=M][,forced_first=F][,seed=K][,latency=SECONDS]``
+``[,verbosity=V][,self_pref=P,family=NAME][,anchoring=G]``
+(defaults: skill 0.8, position_lock 0, noise 0, malformed 0, forced_first 0.5, seed 0, latency 0,
+verbosity 0, self_pref 0, family none, anchoring 0).
 
 Behaviour (normative; tests pin it)
 -----------------------------------
@@ -21,10 +23,36 @@ Per *call* (drawn from seed, dataset, item, protocol, order, temperature, repeti
 * with probability ``M`` the output is malformed: text in the protocol's style that carries no
   readable verdict (e.g. truncated before the winner field).
 
+Constrained decoding (``request.decoding == "constrained"``; the knob is ``F = forced_first``):
+the format is forced, so no output is malformed.  A call that *would* have been malformed under free
+decoding (the same draw, ``u < M``) becomes a forced verdict: with probability ``F`` the response
+shown first (a guess driven by position), otherwise the call's own verdict (preference or noise).
+Every other call returns exactly the verdict it returns free.  So with ``M = 1, F = 1`` every
+constrained verdict is "shown first": C = 1, phi = 1, A = 1/2, T = 0 (forcing the format hides a
+guess); with ``F = 0`` the constrained run equals a free run of the same judge with ``M = 0``.  The
+mechanism is recorded per call in the notes (``MECHANISM``).
+
 The output is the requested protocol's well-formed rendering
 (``get_protocol(request.metadata["protocol"]).render(verdict)``).  The gold label is read from
 ``request.gold_label`` (shown terms), which the caller fills in only for backends that declare
 ``needs_gold_label`` -- only this judge ever looks at it.
+
+Planted biases (issue 14; what ``verdictlab selftest`` recovers).  They act on a pair that is not
+position-locked, through per-pair draws made from the *base* dataset name (the same draw on a probed
+copy of the pair), and need the item view the caller gives this judge (``metadata["item_view"]``:
+shown lengths, shown authoring systems, item meta); without it they are inert.  Precedence:
+anchoring, then self-preference, then verbosity; noise still replaces the verdict afterwards.
+
+* ``anchoring=G``: on an item whose meta names ``anchor_side`` (the ``anchoring`` probe), with
+  probability G the judge prefers the anchored side.  With B = N = 0 the relative shift toward the
+  anchor, (s_probe - s_base) / (1 - s_base) with s the share of verdicts for the anchored side, is G.
+* ``self_pref=P, family=NAME``: on a pair where exactly one shown response's system name contains
+  NAME (case-insensitive), with probability P the judge prefers that (its own family's) response.
+  With B = N = 0: P(picks own | own wrong) = P + (1 - P)(1 - S)/2 and P(picks other | other wrong) =
+  (1 - P)(1 - S)/2, so their difference (the *harm*) is P.
+* ``verbosity=V``: on a pair whose shown responses differ in length, with probability V the judge
+  prefers the longer one.  On the padding probe over pairs of equal length, with B = N = 0 the
+  relative rise (s_probe - s_base) / (1 - s_base) of the share of verdicts for the padded side is V.
 
 Large-sample expectations with R repetitions per order (no malformed outputs): per (pair, order) a
 call returns the preferred verdict with probability p = 1 - N/2, so
@@ -40,9 +68,14 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..items import to_canonical, to_shown
+from ..output_format import OutputFormat
 from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
 
-_PARAMS = {"skill": 0.8, "position_lock": 0.0, "noise": 0.0, "malformed": 0.0, "seed": 0, "latency": 0.0}
+_PARAMS = {"skill": 0.8, "position_lock": 0.0, "noise": 0.0, "malformed": 0.0, "forced_first": 0.5, "seed": 0,
+           "latency": 0.0, "verbosity": 0.0, "self_pref": 0.0, "family": "", "anchoring": 0.0}
+_RATES = ("skill", "position_lock", "noise", "malformed", "forced_first", "verbosity", "self_pref", "anchoring")
+MECHANISM = ("simulated constraint: no malformed output; a would-be-malformed call gives the first-shown "
+             "response with probability forced_first, else its own verdict")
 
 
 def _uniforms(*parts: Any) -> list[float]:
@@ -58,8 +91,13 @@ class SimParams:
     position_lock: float = 0.0
     noise: float = 0.0
     malformed: float = 0.0
+    forced_first: float = 0.5
     seed: int = 0
     latency: float = 0.0
+    verbosity: float = 0.0
+    self_pref: float = 0.0
+    family: str = ""
+    anchoring: float = 0.0
 
     @classmethod
     def parse(cls, spec: str) -> SimParams:
@@ -70,17 +108,22 @@ class SimParams:
             if not sep or key not in _PARAMS:
                 raise JudgeConfigError(f"sim judge: bad parameter {part!r}; expected key=value with keys "
                                        f"{', '.join(_PARAMS)}")
+            if key == "family":
+                values[key] = raw.strip().lower()
+                continue
             try:
                 values[key] = int(raw) if key == "seed" else float(raw)
             except ValueError:
                 raise JudgeConfigError(f"sim judge: {key} must be a number, got {raw!r}") from None
         p = cls(**values)
-        for key in ("skill", "position_lock", "noise", "malformed"):
+        for key in _RATES:
             v = getattr(p, key)
             if not 0.0 <= v <= 1.0:
                 raise JudgeConfigError(f"sim judge: {key} must be in [0, 1], got {v}")
         if p.latency < 0:
             raise JudgeConfigError(f"sim judge: latency must be >= 0, got {p.latency}")
+        if p.self_pref > 0 and not p.family:
+            raise JudgeConfigError("sim judge: self_pref needs family=NAME (the judge's own model family)")
         return p
 
 
@@ -105,8 +148,32 @@ class SimJudge(JudgeAPI):
             return locked, label_canonical
         return locked, random_pick
 
-    def decide(self, meta: dict[str, Any]) -> tuple[str | None, str]:
-        """``(shown verdict or None when malformed, how)`` for one call described by ``meta``."""
+    def planted_bias(self, base: str, item_id: str, order: str, view: dict[str, Any] | None,
+                     preferred: str, how: str) -> tuple[str, str]:
+        """The planted anchoring / self-preference / verbosity biases (module docstring): the
+        canonical preferred verdict and how it was reached, given the caller's item view."""
+        p = self.params
+        if not view or not (p.anchoring or p.self_pref or p.verbosity):
+            return preferred, how
+        u_anchor, u_self, u_verb, _ = _uniforms("sim-bias", p.seed, base, item_id)
+        anchor = (view.get("item_meta") or {}).get("anchor_side")
+        if anchor in ("A", "B") and u_anchor < p.anchoring:
+            return anchor, "anchored"
+        models = [str(m or "").lower() for m in view.get("shown_models") or ()]
+        own = [bool(p.family) and p.family in m for m in models]
+        if len(own) == 2 and own[0] != own[1] and u_self < p.self_pref:
+            return to_canonical("A" if own[0] else "B", order) or preferred, "self-preference"
+        chars: list[int] = list(view.get("shown_chars") or ())
+        if len(chars) == 2 and chars[0] != chars[1] and u_verb < p.verbosity:
+            return to_canonical("A" if chars[0] > chars[1] else "B", order) or preferred, "verbosity"
+        return preferred, how
+
+    def constraint_mechanism(self, fmt: OutputFormat | None) -> str | None:
+        return None if fmt is None else MECHANISM
+
+    def decide(self, meta: dict[str, Any], *, constrained: bool = False) -> tuple[str | None, str]:
+        """``(shown verdict or None when malformed, how)`` for one call described by ``meta``;
+        ``constrained`` applies the constrained-decoding knob (module docstring)."""
         p = self.params
         order = meta.get("order", "AB")
         dataset, item_id = str(meta.get("dataset", "")), str(meta.get("item_id", ""))
@@ -114,15 +181,22 @@ class SimJudge(JudgeAPI):
         # a probed dataset ("<base>+padding", ...) is the same pairs: the preference is drawn from the
         # base dataset's name, so the simulated judge is blind to probes (a bias of 0 by construction)
         locked, preferred = self.pair_preference(dataset.split("+", 1)[0], item_id, label)
-        verdict = "A" if locked else to_shown(preferred, order)
         how = "position-locked" if locked else "preference"
-        u_noise, u_coin, u_bad, _ = _uniforms("sim-call", p.seed, dataset, item_id, meta.get("protocol", ""),
+        if not locked:
+            preferred, how = self.planted_bias(dataset.split("+", 1)[0], item_id, order,
+                                               meta.get("item_view"), preferred, how)
+        verdict = "A" if locked else to_shown(preferred, order)
+        u_noise, u_coin, u_bad, u_force = _uniforms("sim-call", p.seed, dataset, item_id, meta.get("protocol", ""),
                                               order, meta.get("temperature", 0.0), meta.get("rep", 0),
                                               meta.get("step", ""))
         if u_noise < p.noise:
             verdict, how = ("A" if u_coin < 0.5 else "B"), "noise"
         if u_bad < p.malformed:
-            return None, "malformed"
+            if not constrained:
+                return None, "malformed"
+            if u_force < p.forced_first:
+                return "A", "forced: shown first"
+            return verdict, f"forced: {how}"
         return verdict, how
 
     async def generate(self, request: JudgeRequest) -> JudgeResponse:
@@ -134,7 +208,8 @@ class SimJudge(JudgeAPI):
             protocol = get_protocol(meta["protocol"])
         except KeyError as exc:
             raise JudgeCallError(f"sim judge: unknown or missing protocol ({exc})", RetryDecision.fatal()) from None
-        verdict, how = self.decide(meta)
+        constrained = request.decoding == "constrained"
+        verdict, how = self.decide(meta, constrained=constrained)
         if verdict is not None:
             # pointwise protocols (rubric, pointwise) answer in their own vocabulary: right about
             # the item with probability skill (fixed per item and step), a coin under noise;
@@ -151,9 +226,11 @@ class SimJudge(JudgeAPI):
         if self.params.latency > 0:
             await asyncio.sleep(self.params.latency)
         prompt_chars = sum(len(m.get("content", "")) for m in request.messages)
+        notes = ["simulated judge; token counts are chars/4 estimates"]
+        if constrained:
+            notes.append(f"constrained: {MECHANISM}")
         return JudgeResponse(text=text, tokens_in=max(1, prompt_chars // 4), tokens_out=max(1, len(text) // 4),
-                             cost_usd=0.0, latency_s=time.perf_counter() - t0,
-                             notes=["simulated judge; token counts are chars/4 estimates"])
+                             cost_usd=0.0, latency_s=time.perf_counter() - t0, notes=notes)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "params": asdict(self.params)}
