@@ -189,6 +189,9 @@ def _finite_float(text: str) -> float:
     return value
 
 
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
+
+
 def loads_json(text: str | bytes, *, max_depth: int | None = None) -> Any:
     """``json.loads`` for data a user supplied: ``NaN`` / ``Infinity`` and numbers that overflow
     to infinity are refused (they are not JSON, and a NaN in a record would be stored as NULL),
@@ -197,7 +200,7 @@ def loads_json(text: str | bytes, *, max_depth: int | None = None) -> Any:
     :class:`GuardError` for the rest."""
     limit = limits().max_depth if max_depth is None else max_depth
     try:
-        obj = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+        obj = _DECODER.decode(text.decode("utf-8") if isinstance(text, bytes) else text)
     except RecursionError:
         raise GuardError(f"nested more than {limit} levels deep (raise the limit with "
                          f"{_ENV['max_depth']})") from None

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..guards import GuardError, limits, loads_json, nesting_depth
 from ..items import ItemError, PairItem, PointItem
 from .load import DatasetLoad
 
@@ -76,8 +77,6 @@ def read_records(path: str | Path) -> Rows:
 def json_lines(text: str, *, path: str) -> Rows:
     """The records of a JSON Lines text (lines from :func:`split_lines`; blank lines skipped; each
     line one JSON object), as ``(line number, record)``."""
-    from ..guards import limits
-
     max_depth = limits().max_depth       # read once per file, not per line
     rows: Rows = []
     for lineno, line in split_lines(text):
@@ -98,8 +97,6 @@ def parse_json(text: str, *, path: str | None, row: int | None, max_depth: int |
     no NaN/Infinity, no number that overflows, nesting depth limited).  Malformed JSON raises
     :class:`json.JSONDecodeError` (the caller words it); a limit -> :class:`ItemError` naming the
     offending top-level field."""
-    from ..guards import GuardError, loads_json
-
     try:
         return loads_json(text, max_depth=max_depth)
     except GuardError as exc:
@@ -108,8 +105,6 @@ def parse_json(text: str, *, path: str | None, row: int | None, max_depth: int |
 
 def _offending_field(text: str) -> str | None:
     """The top-level key of a JSON object whose value is too deep or holds a non-finite number."""
-    from ..guards import limits, nesting_depth
-
     try:
         doc = json.loads(text)
     except (ValueError, RecursionError):
