@@ -59,7 +59,8 @@ def vote_counts(counts: np.ndarray, *, quorum: int | np.ndarray, tie_rule: str =
     top = c.max(axis=1)
     n_top = (c == top[:, None]).sum(axis=1)
     winner = np.asarray(_VALUES, dtype=object)[c.argmax(axis=1)]
-    verdict = np.where(n_top == 1, winner, "tie" if tie_rule == "tie" else None).astype(object)
+    verdict = np.full(len(c), "tie" if tie_rule == "tie" else None, dtype=object)
+    verdict[n_top == 1] = winner[n_top == 1]
     status = np.where(n_top == 1, "ok", "split").astype(object)
     no_q = n_parsed < np.asarray(quorum)
     verdict[no_q] = None

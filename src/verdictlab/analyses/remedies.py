@@ -122,7 +122,9 @@ def both_orders(judgments: pd.DataFrame) -> pd.DataFrame:
     va, vb = ab["verdict"].astype(object).to_numpy(), ba["verdict"].astype(object).to_numpy()
     parsed = pd.notna(va) & pd.notna(vb)
     agree = parsed & (va == vb)
-    verdict = np.where(agree, va, np.where(parsed, Verdict.TIE.value, None)).astype(object)
+    verdict = np.full(len(va), None, dtype=object)
+    verdict[parsed] = Verdict.TIE.value
+    verdict[agree] = va[agree]
     worst = np.maximum(ab["parse_status"].map(_WORST).fillna(3).to_numpy(int),
                        ba["parse_status"].map(_WORST).fillna(3).to_numpy(int))
     status = _STATUS[np.where(parsed, worst, 3)]
@@ -317,7 +319,7 @@ def pointwise_mask(judgments: pd.DataFrame, items: Sequence[object] | None = Non
     if items is not None:
         from ..items import PointItem
 
-        point = {(it.dataset, str(it.item_id)) for it in items if isinstance(it, PointItem)}  # type: ignore[attr-defined]
+        point = {(it.dataset, str(it.item_id)) for it in items if isinstance(it, PointItem)}
         if point:
             return pd.Series([(d, str(i)) in point for d, i in zip(judgments["dataset"], judgments["item_id"],
                                                                    strict=True)], index=judgments.index)

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -50,7 +51,7 @@ def _make_items(rng: np.random.Generator, datasets: Sequence[str], n_items: int,
     items: list[PairItem] = []
     for ds in datasets:
         for i in range(n_items):
-            label = "A" if rng.random() < 0.5 else "B"
+            label: Literal["A", "B", "tie"] = "A" if rng.random() < 0.5 else "B"
             if i % 11 == 10:
                 label = "tie"
             q = f"Question {i} of {ds}: which answer is better?"

@@ -425,7 +425,7 @@ def run_meta(store: RunStore, judgments: pd.DataFrame) -> dict[str, Any]:
     show (judges, datasets, protocols, temperatures, counts) and the versions of this report."""
     import platform
 
-    from .. import __version__ as vl_version  # type: ignore[attr-defined]
+    from .. import __version__ as vl_version
 
     meta = redact(store.all_meta())
     out: dict[str, Any] = {"run_dir": str(store.run_dir), "meta": plain(meta)}
@@ -478,7 +478,7 @@ def _check_args(unparsed: str, confidence: float) -> None:
 def _load(store_or_run_dir: RunStore | str | Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
                                                                list[Any], dict[str, Any]]:
     own = not isinstance(store_or_run_dir, RunStore)
-    store = open_store(store_or_run_dir) if own else store_or_run_dir
+    store = store_or_run_dir if isinstance(store_or_run_dir, RunStore) else open_store(store_or_run_dir)
     try:
         judgments = store.judgments()
         if "decoding" in judgments.columns:

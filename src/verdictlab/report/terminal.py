@@ -119,7 +119,7 @@ def agreement_table(cells: list[dict[str, Any]]) -> Table | None:
         tbl.add_column(short.get(k, k), justify="right")
     for c in rows:
         a = c["agreement"]
-        vals = []
+        vals: list[Text | str] = []
         for k, _ in present + [(k, k) for k in extra]:
             v = a.get(k)
             if k == "consistency_bias_paradox" and (a.get("test_retest") is None or a.get("position_bias") is None):

@@ -106,7 +106,9 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = "exclude",
     out["position_bias"] = np.abs(share - 0.5)
     out["share_first_won"] = share
     out["n_position"] = n_pos.astype(np.int64)
-    out["position_bias_note"] = np.where(one_order, NEEDS_BOTH_ORDERS, None).astype(object)
+    note = np.full(G, None, dtype=object)
+    note[one_order] = NEEDS_BOTH_ORDERS
+    out["position_bias_note"] = note
 
     # ---- test-retest and paradox -----------------------------------------------------------------
     if "rep" in judgments.columns:

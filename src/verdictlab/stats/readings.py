@@ -283,7 +283,7 @@ def validation_checklist(cells: Sequence[Mapping[str, Any]], judgments: pd.DataF
     """The minimum validation protocol, line by line, with pass/fail for this run: ``cells`` are the
     report's cell dicts (figures of :func:`reliability`, ``agreement`` of :func:`agreement_by_cell`),
     ``judgments`` the pairwise rows they stand on."""
-    reps = [c.get("repetitions") for c in cells if c.get("repetitions") is not None]
+    reps = [int(c["repetitions"]) for c in cells if c.get("repetitions") is not None]
     min_rep = min(reps) if reps else 0
     datasets = sorted({str(c["dataset"]) for c in cells})
     failed = [c for c in cells if (c.get("parse_failure_rate") or 0) > 0]
