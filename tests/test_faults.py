@@ -72,7 +72,9 @@ def test_full_run_with_20pct_faults_loses_and_duplicates_nothing(tmp_path: Path)
         r = subprocess.run(cli("run", cfg, "-o", out, "--no-progress"), env=env(), capture_output=True,
                            text=True, timeout=180)
         stats = srv.stats
-    assert r.returncode == 0, r.stderr[-2000:]
+    # 0, or 4 when some trial failed for good after its one retry (docs/errors.md: incomplete run)
+    assert r.returncode in (0, 4), r.stderr[-2000:]
+    assert (r.returncode == 4) == ("incomplete run:" in r.stderr)
     # every fault kind was actually injected
     for kind in ("rate_limit", "server_error", "malformed", "hang", "truncated"):
         assert stats.get(kind, 0) > 0, (kind, stats)
@@ -169,7 +171,7 @@ def test_sigkill_at_random_points_then_resume_gives_one_row_per_trial(tmp_path: 
         # resume to the end
         r = subprocess.run(cli("run", cfg, "-o", out, "--no-progress"), env=env(), capture_output=True,
                            text=True, timeout=180)
-        assert r.returncode == 0, r.stderr[-2000:]
+        assert r.returncode in (0, 4), r.stderr[-2000:]     # 4: a trial failed for good (docs/errors.md)
 
     con = sqlite3.connect(db)
     ids = [row[0] for row in con.execute("SELECT trial_id FROM judgments")]

@@ -64,7 +64,8 @@ repetitions: 1
         r = subprocess.run(cli("run", cfg, "-o", out, "--no-progress"), env=env, capture_output=True,
                            text=True, timeout=180)
         stats = srv.stats
-    assert r.returncode == 0, r.stderr[-2000:]
+    # exit 4 (docs/errors.md): the wrong-key judge's trials failed for good, so the run is incomplete
+    assert r.returncode in (0, 4), r.stderr[-2000:]
     # the test must actually have exercised the leaky path: 401s that echoed the wrong key
     assert stats.get("unauthorized", 0) > 0 and stats.get("ok", 0) > 0
     _assert_clean("run stdout", r.stdout)
