@@ -414,6 +414,47 @@ class _Handler:
         """Return (status, headers, body), or ``None`` to hang (never answer)."""
         cfg = self.config
         path = path.split("?", 1)[0]
+        control = self._control(method, path, raw)
+        if control is not None:
+            return control
+        self.stats["requests"] += 1
+        routed = self._route(method, path, headers)
+        if routed is not None:
+            return routed
+        try:
+            body = json.loads(raw)
+            messages = body["messages"]
+            model = str(body["model"])
+            prompt = "\n".join(str(m.get("content", "")) for m in messages)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            self.stats["bad_request"] += 1
+            return _error(400, "request body must be JSON with 'model' and 'messages'",
+                          "invalid_request_error")
+
+        self.bodies.append(body)
+        rejected = self._reject(body, model)
+        if rejected is not None:
+            return rejected
+
+        # faults: one draw per request, deterministic in (seed, prompt, how often it was seen)
+        attempt_key = f"{model}\x1e{prompt}\x1e{body.get('temperature')}"
+        nth = self._seen["attempt:" + attempt_key]
+        self._seen["attempt:" + attempt_key] += 1
+        fault = self._draw_fault(attempt_key, nth)
+        delay = cfg.latency_s + (cfg.jitter_s * _unit(cfg.seed, "jitter", attempt_key, nth)
+                                 if cfg.jitter_s else 0.0)
+        if fault == "hang":
+            self.stats["hang"] += 1
+            await asyncio.sleep(cfg.hang_s)
+            return None
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if fault in ("rate_limit", "server_error", "malformed"):
+            return self._fault_response(fault, attempt_key, nth)
+        return 200, {}, json.dumps(self._completion(body, model, prompt, fault)).encode()
+
+    def _control(self, method: str, path: str, raw: bytes) -> tuple[int, dict[str, str], bytes] | None:
+        """The test-control routes under /_fake/ (no key needed); None for any other request."""
         if path == "/_fake/stats":
             return 200, {}, json.dumps(dict(self.stats)).encode()
         if path == "/_fake/reset" and method == "POST":
@@ -422,12 +463,16 @@ class _Handler:
             return 200, {}, b"{}"
         if path == "/_fake/config" and method == "POST":
             try:
-                cfg.update(json.loads(raw or b"{}"))
+                self.config.update(json.loads(raw or b"{}"))
             except (ValueError, TypeError) as exc:
                 return 400, {}, json.dumps({"error": {"message": str(exc)}}).encode()
-            return 200, {}, json.dumps(dataclasses.asdict(cfg), default=list).encode()
+            return 200, {}, json.dumps(dataclasses.asdict(self.config), default=list).encode()
+        return None
 
-        self.stats["requests"] += 1
+    def _route(self, method: str, path: str,
+               headers: dict[str, str]) -> tuple[int, dict[str, str], bytes] | None:
+        """401 for a wrong key, the model list, 404 for an unknown route; None for a chat completion."""
+        cfg = self.config
         if headers.get("authorization", "") != f"Bearer {cfg.api_key}":
             self.stats["unauthorized"] += 1
             sent = headers.get("authorization", "").removeprefix("Bearer ")
@@ -440,17 +485,11 @@ class _Handler:
         if path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions") or method != "POST":
             self.stats["not_found"] += 1
             return _error(404, f"no route {method} {path}", "invalid_request_error")
-        try:
-            body = json.loads(raw)
-            messages = body["messages"]
-            model = str(body["model"])
-            prompt = "\n".join(str(m.get("content", "")) for m in messages)
-        except (ValueError, KeyError, TypeError, AttributeError):
-            self.stats["bad_request"] += 1
-            return _error(400, "request body must be JSON with 'model' and 'messages'",
-                          "invalid_request_error")
+        return None
 
-        self.bodies.append(body)
+    def _reject(self, body: dict[str, Any], model: str) -> tuple[int, dict[str, str], bytes] | None:
+        """The 400s a real endpoint gives for a model or parameter it does not take; None if accepted."""
+        cfg = self.config
         if any(fnmatch.fnmatchcase(model, p) for p in cfg.reject_models):
             self.stats["bad_request"] += 1
             return _error(400, f"The model '{model}' cannot be used with this request.",
@@ -459,54 +498,43 @@ class _Handler:
             self.stats["rejected_temperature"] += 1
             return _error(400, "Unsupported parameter: 'temperature' is not supported with this model.",
                           "invalid_request_error", param="temperature", code="unsupported_parameter")
-
         if "response_format" in body and any(fnmatch.fnmatchcase(model, p)
                                              for p in cfg.reject_response_format_models):
             self.stats["rejected_response_format"] += 1
             return _error(400, "Invalid parameter: 'response_format' of type 'json_schema' is not supported with "
                                "this model.", "invalid_request_error", param="response_format",
                           code="invalid_parameter")
+        return None
 
-        # faults: one draw per request, deterministic in (seed, prompt, how often it was seen)
-        attempt_key = f"{model}\x1e{prompt}\x1e{body.get('temperature')}"
-        nth = self._seen["attempt:" + attempt_key]
-        self._seen["attempt:" + attempt_key] += 1
-        u = _unit(cfg.seed, "fault", attempt_key, nth)
-        fault = None
+    def _draw_fault(self, attempt_key: str, nth: int) -> str | None:
+        u = _unit(self.config.seed, "fault", attempt_key, nth)
         acc = 0.0
         for kind in FAULT_KINDS:
-            acc += float(getattr(cfg, f"p_{kind}"))
+            acc += float(getattr(self.config, f"p_{kind}"))
             if u < acc:
-                fault = kind
-                break
+                return kind
+        return None
 
-        delay = cfg.latency_s + (cfg.jitter_s * _unit(cfg.seed, "jitter", attempt_key, nth)
-                                 if cfg.jitter_s else 0.0)
-        if fault == "hang":
-            self.stats["hang"] += 1
-            await asyncio.sleep(cfg.hang_s)
-            return None
-        if delay > 0:
-            await asyncio.sleep(delay)
+    def _fault_response(self, fault: str, attempt_key: str, nth: int) -> tuple[int, dict[str, str], bytes]:
+        """The answer for a rate-limit, server-error or malformed-body fault."""
+        cfg = self.config
+        self.stats[fault] += 1
         if fault == "rate_limit":
-            self.stats["rate_limit"] += 1
-            extra = {}
-            if cfg.retry_after_s is not None:
-                extra = {"retry-after-ms": str(int(cfg.retry_after_s * 1000)),
-                         "retry-after": str(max(0, math.ceil(cfg.retry_after_s)))}
             status, hdrs, payload = _error(429, "Rate limit reached for requests (fake).", "requests",
                                            code="rate_limit_exceeded")
-            hdrs.update(extra)
+            if cfg.retry_after_s is not None:
+                hdrs.update({"retry-after-ms": str(int(cfg.retry_after_s * 1000)),
+                             "retry-after": str(max(0, math.ceil(cfg.retry_after_s)))})
             return status, hdrs, payload
         if fault == "server_error":
-            self.stats["server_error"] += 1
             status = (500, 502, 503)[int(_unit(cfg.seed, "5xx", attempt_key, nth) * 3)]
             return _error(status, "The server had an error while processing your request (fake).",
                           "server_error")
-        if fault == "malformed":
-            self.stats["malformed"] += 1
-            return 200, {}, b"<html>upstream proxy error: not json"
+        return 200, {}, b"<html>upstream proxy error: not json"
 
+    def _completion(self, body: dict[str, Any], model: str, prompt: str, fault: str | None) -> dict[str, Any]:
+        """The chat.completion object: the shaped answer, truncated by a fault, stop or max tokens."""
+        cfg = self.config
         forced = constrained_shape(body)
         shape = forced or self._shape(prompt)
         if forced is None and body.get("guided_regex"):
@@ -528,20 +556,7 @@ class _Handler:
             content = content[: int(len(content) * frac)]
         else:
             self.stats["ok"] += 1
-        finish = "stop"
-        stops = body.get("stop") or []
-        if isinstance(stops, str):
-            stops = [stops]
-        for s in stops:
-            i = content.find(s) if s else -1
-            if i >= 0:
-                content = content[:i]
-        max_toks = body.get("max_completion_tokens") or body.get("max_tokens")
-        n_out = max(1, len(content) // 4)
-        if isinstance(max_toks, int) and n_out > max_toks:
-            content = content[: max_toks * 4]
-            n_out = max_toks
-            finish = "length"
+        content, n_out, finish = _stop_and_limit(content, body)
         n_in = max(1, len(prompt) // 4)
         choice: dict[str, Any] = {"index": 0, "finish_reason": finish,
                                   "message": {"role": "assistant", "content": content, "refusal": None},
@@ -549,7 +564,7 @@ class _Handler:
         if body.get("logprobs"):
             choice["logprobs"] = self._logprobs(content, verdict, fmt, int(body.get("top_logprobs") or 0),
                                                 shape.scale)
-        resp = {
+        return {
             "id": f"chatcmpl-fake{self.stats['requests']}",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -558,7 +573,26 @@ class _Handler:
             "choices": [choice],
             "usage": {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out},
         }
-        return 200, {}, json.dumps(resp).encode()
+
+
+def _stop_and_limit(content: str, body: dict[str, Any]) -> tuple[str, int, str]:
+    """Cut ``content`` at the request's stop sequences and its token limit (4 characters a token):
+    (content, completion tokens, finish reason)."""
+    finish = "stop"
+    stops = body.get("stop") or []
+    if isinstance(stops, str):
+        stops = [stops]
+    for s in stops:
+        i = content.find(s) if s else -1
+        if i >= 0:
+            content = content[:i]
+    max_toks = body.get("max_completion_tokens") or body.get("max_tokens")
+    n_out = max(1, len(content) // 4)
+    if isinstance(max_toks, int) and n_out > max_toks:
+        content = content[: max_toks * 4]
+        n_out = max_toks
+        finish = "length"
+    return content, n_out, finish
 
 
 def _error(status: int, message: str, type_: str, *, param: str | None = None,
