@@ -224,3 +224,24 @@ def test_hostile_names_print_plainly(tmp_path: Path) -> None:
         res = CliRunner().invoke(_app(), cmd)
         assert res.exit_code == 0, res.output
         assert "[/bold]x\\x1b[2J" in res.output.replace("\n", "") and "\x1b[2J" not in res.output
+
+
+def test_human_label_files_read_by_the_package_readers(tmp_path: Path) -> None:
+    from verdictlab.cli.validate_cmd import HumanLabelError, read_human_labels
+
+    # a quoted CSV cell holding U+2028 is one cell, not a line break (str.splitlines would cut it)
+    csv_file = tmp_path / "h.csv"
+    csv_file.write_text('item_id,label,note\n1,A,"a\u2028b"\n2,b,\n', encoding="utf-8")
+    assert read_human_labels(csv_file) == {"1": "A", "2": "B"}
+    # JSON Lines with a BOM and \r\n endings; an integer id becomes a string
+    jl = tmp_path / "h.jsonl"
+    jl.write_bytes(b'\xef\xbb\xbf{"item_id": 1, "label": "PASS"}\r\n{"item_id": "x", "label": null}\r\n')
+    assert read_human_labels(jl) == {"1": "PASS", "x": None}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"item_id": "1", "label": "A"}\n{"item_id": "1", "label": "B"}\n', encoding="utf-8")
+    with pytest.raises(HumanLabelError, match="row 2.*already labelled"):
+        read_human_labels(bad)
+    nan = tmp_path / "nan.jsonl"
+    nan.write_text('{"item_id": "1", "label": NaN}\n', encoding="utf-8")
+    with pytest.raises(HumanLabelError, match="row 1"):
+        read_human_labels(nan)

@@ -10,6 +10,7 @@ selective-evaluation threshold that certifies ``--target-agreement`` with probab
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from pathlib import Path
@@ -27,25 +28,28 @@ class HumanLabelError(ValueError):
 
 
 def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(row number, record) from a CSV/TSV or JSON Lines file, through the package's readers (records split
+    on "\n" only, BOM dropped, JSON within the input limits)."""
+    from ..datasets._common import json_lines
+    from ..items import ItemError
+
     try:
         text = path.read_text(encoding="utf-8-sig")
-    except OSError as e:
-        raise HumanLabelError(f"{path}: cannot read: {e.strerror or e}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise HumanLabelError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
     if path.suffix.lower() in (".csv", ".tsv"):
-        reader = csv.DictReader(text.splitlines(), delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
-        return [(i + 2, dict(r)) for i, r in enumerate(reader)]
-    out = []
-    for i, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise HumanLabelError(f"{path}, row {i}: not valid JSON ({e.msg})") from None
-        if not isinstance(rec, dict):
-            raise HumanLabelError(f"{path}, row {i}: expected a JSON object with item_id and label")
-        out.append((i, rec))
-    return out
+        reader = csv.DictReader(io.StringIO(text, newline=""),
+                                delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+        out = []
+        for rec in reader:
+            if None in rec:
+                raise HumanLabelError(f"{path}, row {reader.line_num}: more fields than the header")
+            out.append((reader.line_num, dict(rec)))
+        return out
+    try:
+        return [(row, dict(rec)) for row, rec in json_lines(text, path=str(path))]
+    except ItemError as e:
+        raise HumanLabelError(str(e)) from None
 
 
 def _label(value: Any, where: str) -> str | None:
