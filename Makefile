@@ -4,10 +4,17 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.verdictlab-installed
 
-# Portable llama.cpp build: a native build can crash ("Illegal instruction") on CPUs that
-# advertise AMX.  Set LLAMA_CMAKE_ARGS yourself to opt into AVX-512.
+# llama-cpp-python build options (the README's set-up without make gives the same list; a test keeps
+# the two equal).
+# - Portable CPU code: a native build can crash ("Illegal instruction") on CPUs that advertise AMX.
+#   Set LLAMA_CMAKE_ARGS yourself to opt into AVX-512.
+# - Only what verdictlab loads (libllama + libggml): no multimodal library (LLAVA_BUILD=OFF: mtmd/clip),
+#   no "common" helper library (cmake/llama-cpp-no-common.cmake); tests, examples, tools and the
+#   server are off already when llama.cpp is vendored, and stated here so that stays true.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF \
-	-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+	-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF \
+	-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
+	-DLLAMA_BUILD_SERVER=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/cmake/llama-cpp-no-common.cmake
 
 .PHONY: demo test lint setup clean bench browser
 
