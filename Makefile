@@ -35,6 +35,7 @@ test: $(STAMP) browser
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python bench/stats_bench.py
