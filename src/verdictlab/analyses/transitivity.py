@@ -121,7 +121,18 @@ def ranking_figure(table: Mapping[str, Any] | pd.DataFrame, *, max_panels: int =
     return fig
 
 
+_LAST: list[Any] = []   # [inp, result]: the two registered tables share one fit per report
+
+
 def _run(inp: AnalysisInput) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    if _LAST and _LAST[0] is inp:
+        return _LAST[1]
+    res = _compute(inp)
+    _LAST[:] = [inp, res]
+    return res
+
+
+def _compute(inp: AnalysisInput) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     rows = multi_rows(inp.pairs, inp.items if inp.items is not None else inp.items_frame)
     if rows.empty:
         return None
