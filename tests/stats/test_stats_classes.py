@@ -137,3 +137,17 @@ def test_registered_as_report_cell_columns():
         assert got is not None
         assert got["macro_f1"].tolist() == pytest.approx(want["macro_f1"].tolist())
         assert "confidence" not in got.columns
+
+
+def test_cell_columns_split_by_decoding():
+    """Free and constrained cells of one protocol get their own A_3class / macro_f1 (H17's report)."""
+    from verdictlab.analyses import AnalysisInput, registered_cell_columns
+
+    free = frame(SIX).assign(decoding="free")
+    constrained = frame(SIX).assign(decoding="constrained", verdict=[r[3] for r in SIX])   # always right
+    fn = {c.name: c for c in registered_cell_columns()}["classes"].fn
+    got = fn(AnalysisInput(pd.concat([free, constrained], ignore_index=True), n_bootstrap=0))
+    assert got is not None
+    got = got.set_index("decoding")
+    assert got.loc["free", "macro_f1"] == pytest.approx(59 / 90)
+    assert got.loc["constrained", "macro_f1"] == pytest.approx(1.0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..stats.repeats import repeat_consistency
+from ..vocab import CELL_KEY, CELL_KEY_WITH_DECODING, DEFAULT_DECODING
 from . import AnalysisInput, register
 
 
@@ -18,5 +19,9 @@ def grader_consistency(inp: AnalysisInput) -> pd.DataFrame | None:
     points = inp.points
     if points.empty:
         return None
-    out = repeat_consistency(points, unparsed=inp.unparsed, confidence=inp.confidence)
+    by = CELL_KEY
+    if "decoding" in points.columns:
+        points = points.assign(decoding=points["decoding"].fillna(DEFAULT_DECODING))
+        by = CELL_KEY_WITH_DECODING
+    out = repeat_consistency(points, unparsed=inp.unparsed, confidence=inp.confidence, by=by)
     return out if (out["n_units"] > 0).any() else None
