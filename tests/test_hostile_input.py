@@ -231,3 +231,33 @@ def _read_records(p: Path) -> None:
     from verdictlab.datasets._common import read_records
 
     read_records(p)
+
+
+# -- item 4 (second half): a huge response that flips in four cells --------------------------------
+def test_item4_huge_flipping_response_keeps_the_html_report_small(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from verdictlab.cli.main import app
+    from verdictlab.store import open_store
+
+    big = "x" * 2_000_000           # the issue had 50 MB; 2 MB shows the same thing in a test's time
+    (tmp_path / "pairs.jsonl").write_text(json.dumps({**PAIR, "response_a": big}) + "\n")
+    cfg = _yaml(tmp_path, "name: big\ndatasets: [{name: jsonl, path: pairs.jsonl}]\n"
+                          "judges: ['sim:skill=0.5,position_lock=1.0,seed=1']\nprotocols: [direct, vf-json]\n"
+                          "temperatures: [0.0, 0.5]\nrepetitions: 1\n")
+    rd = tmp_path / "run"
+    runner = CliRunner()
+    assert runner.invoke(app, ["run", str(cfg), "--run-dir", str(rd), "--no-progress"]).exit_code == 0
+    r = runner.invoke(app, ["report", str(rd), "--html", "--bootstrap", "0"])
+    assert r.exit_code == 0, r.output
+    html = (rd / "report.html").read_text()
+    # four cells flip: the item is shown four times, each time cut to 20,000 characters
+    assert html.count("more characters in run.sqlite") >= 4
+    assert len(html.encode()) < 1_500_000, len(html.encode())
+    with open_store(rd) as st:                   # the store keeps the whole text
+        assert len(st.items()[0].response_a) == len(big)
+    monkeypatch.setenv("VERDICTLAB_HTML_MAX_BYTES", "1000")
+    r = runner.invoke(app, ["report", str(rd), "--html", "--bootstrap", "0"])
+    assert r.exit_code == 3
+    assert "more than the limit of 1,000 (raise it with VERDICTLAB_HTML_MAX_BYTES, or use --json)" in r.stderr

@@ -129,6 +129,44 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
             plots.append({"name": name, "title": ptitle, "src": figure_data_uri(fig, fmt=plot_format),
                           "reading": read.get(name, "")})
             plt.close(fig)
+    from ..guards import limits
+
+    lim = limits()
+    report = _cut_long_text(report, lim.html_max_output_chars)
+    html = _render(report, plots, title)
+    rows = list((report.get("broken_items") or {}).get("rows") or [])
+    while len(html.encode("utf-8")) > lim.html_max_bytes and rows:     # shed the audit rows, flipped first kept
+        rows = rows[: len(rows) // 2]
+        report = {**report, "broken_items": {**report["broken_items"], "rows": rows, "n_shown": len(rows)}}
+        html = _render(report, plots, title)
+    size = len(html.encode("utf-8"))
+    if size > lim.html_max_bytes:
+        from ..guards import GuardError, env_name
+
+        raise GuardError(f"the HTML report would be {size:,} bytes, more than the limit of {lim.html_max_bytes:,} "
+                         f"(raise it with {env_name('html_max_bytes')}, or use --json)")
+    if out is not None:
+        p = Path(out)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(html, encoding="utf-8")
+    return html
+
+
+def _cut_long_text(value: Any, limit: int) -> Any:
+    """A copy of the report with every string longer than ``limit`` characters cut, saying how much
+    was left out (the store keeps every text whole; VERDICTLAB_HTML_MAX_OUTPUT_CHARS raises it)."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return value
+        return value[:limit] + f" … [{len(value) - limit:,} more characters in run.sqlite]"
+    if isinstance(value, Mapping):
+        return {k: _cut_long_text(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cut_long_text(v, limit) for v in value]
+    return value
+
+
+def _render(report: Mapping[str, Any], plots: list[dict[str, str]], title: str | None) -> str:
     cells = report["cells"]
     agr_fields: list[tuple[str, str]] = []
     if any(c.get("agreement") for c in cells):
@@ -136,7 +174,7 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
 
         agr_fields = [(k, lab) for k, lab in AGREEMENT_FIELDS if any(k in (c.get("agreement") or {}) for c in cells)]
     bi = report.get("broken_items") or {"rows": []}
-    html = _env().get_template(TEMPLATE).render(
+    return _env().get_template(TEMPLATE).render(
         title=title or f"verdictlab report — {Path(str(report['run'].get('run_dir', 'run'))).name}",
         report=report,
         run=report["run"],
@@ -157,8 +195,4 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
         confidence=report.get("confidence", 0.95),
         script_hash=script_hash(),
     )
-    if out is not None:
-        p = Path(out)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(html, encoding="utf-8")
-    return html
+
