@@ -392,3 +392,36 @@ def test_a_refused_connection_is_named_not_reported_as_a_timeout(monkeypatch) ->
 
     with pytest.raises(JudgeCallError, match=rf"connection refused: cannot connect to http://127.0.0.1:{port}/v1"):
         asyncio.run(one())
+
+
+def test_engine_never_runs_a_not_constrainable_protocol_free(monkeypatch, tmp_path) -> None:
+    """Through the engine: a plain OpenAI-compatible server constrains the JSON protocol with
+    response_format but cannot constrain `direct`: those constrained trials are not run (not run free)
+    and the run's meta says why; every constrained vf-json row names its mechanism."""
+    from verdictlab.config import RunConfig
+    from verdictlab.engine import run_config
+    from verdictlab.store import RunStore
+    from verdictlab.testing.fake_openai import FakeConfig, FakeOpenAIServer
+
+    key = _key(monkeypatch)
+    with FakeOpenAIServer(FakeConfig(api_key=key, p_truncated=1.0, truncate_at=0.1)) as srv:
+        jid = f"openai-compatible:fake-judge@{srv.base_url}"
+        cfg = RunConfig.model_validate({
+            "name": "t", "datasets": [{"name": "demo", "pairs": 4}], "judges": [jid],
+            "protocols": ["direct", "vf-json"], "temperatures": [0.0], "repetitions": 1,
+            "decoding": ["free", "constrained"]})
+        summary = run_config(cfg, tmp_path / "run", progress=False)
+    with RunStore(tmp_path / "run") as st:
+        df = st.judgments()
+        mechs = st.get_meta("decoding_mechanisms")
+    # 4 pairs x 2 orders: direct free, vf-json free, vf-json constrained (direct constrained not run)
+    assert summary.n_written == 24 and len(df) == 24
+    assert set(zip(df["protocol"], df["decoding"], strict=True)) == {
+        ("direct", "free"), ("vf-json", "free"), ("vf-json", "constrained")}
+    assert mechs[jid]["direct"].startswith("not constrainable")
+    assert mechs[jid]["vf-json"].startswith("response_format json_schema")
+    forced = df[df["decoding"] == "constrained"]
+    assert forced["verdict"].notna().all() and (forced["parse_status"] == "ok").all()
+    assert forced["parse_detail"].str.contains("constrained: response_format json_schema").all()
+    free = df[(df["decoding"] == "free") & (df["protocol"] == "vf-json")]
+    assert free["verdict"].isna().all()          # the truncation fault hits free replies only
