@@ -184,18 +184,17 @@ def demo(
     from ..engine import EngineError, run_config
     from ..items import ItemError
     from ..judges.base import JudgeConfigError
+    from ._errors import EXIT_INPUT, EXIT_USAGE, fail
 
     out = Console(soft_wrap=True)
     wide = Console(width=max(Console().width, 150))
-    err = Console(stderr=True, soft_wrap=True)
     plist = [p.strip() for p in protocols.split(",") if p.strip()]
     dlist = [d.strip() for d in decoding.split(",") if d.strip()]
     try:
         cfg = demo_config(pairs=pairs, repetitions=repetitions, temperature=temperature, judge=judge,
                           protocols=plist, decodings=dlist)
     except ValueError as exc:
-        err.print(f"[red]error[/red]: {exc}", highlight=False)
-        raise typer.Exit(2) from None
+        fail(exc, EXIT_USAGE)
     n_trials = min(pairs, 28) * len(plist) * 2 * repetitions * len(dlist)
     out.print(f"[bold]verdictlab demo[/bold]: judge {escape(judge)} on {min(pairs, 28)} demo pairs x {len(plist)} "
               f"protocols x 2 orders x {repetitions} repetitions x {len(dlist)} decoding modes "
@@ -205,8 +204,7 @@ def demo(
     try:
         summary = run_config(cfg, run_dir, progress=not no_progress)
     except (ItemError, EngineError, JudgeConfigError) as exc:
-        err.print(f"[red]error[/red]: {exc}", highlight=False)
-        raise typer.Exit(2) from None
+        fail(exc, EXIT_INPUT)
     out.print(f"{summary.n_written} judged now, {summary.n_skipped} reused from the store, "
               f"{summary.n_parse_failed} unreadable, {summary.n_failed} failed calls "
               f"({time.perf_counter() - t0:.1f}s)", highlight=False)
