@@ -144,33 +144,36 @@ def series_report(run_dirs: list[Path], *, judge: str | None, chart: str, baseli
             "baseline_runs": baseline, "unparsed": unparsed, "charts": charts}
 
 
+def _f(v: Any, spec: str = ".3f") -> str:
+    return "–" if v is None else format(v, spec)
+
+
 def _print_pair(rep: dict[str, Any]) -> None:
-    from rich import box
     from rich.console import Console
-    from rich.table import Table
 
-    t = Table(box=box.SIMPLE_HEAD, pad_edge=False,
-              title=f"Drift: {' vs '.join(rep['runs'])} (margin ±{rep['margin']:g}, Holm over {len(rep['cells'])})")
-    for c in ("a → b", "cell", "N", "κ", "flip", "A a/b", "ΔA [95%]", "ΔT", "McNemar p (Holm)", "equivalent"):
-        t.add_column(c, overflow="fold")
-
-    def f(v: Any, spec: str = ".3f") -> str:
-        return "–" if v is None else format(v, spec)
-
+    con = Console(highlight=False)
+    con.print(f"Drift: {' vs '.join(rep['runs'])} (margin ±{rep['margin']:g}; McNemar Holm-adjusted over "
+              f"{len(rep['cells'])} cells)", markup=False)
+    pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in rep["cells"]:
-        t.add_row(f"{r['judge_a']} → {r['judge_b']}", f"{r['protocol']} · {r['dataset']} · T={r['temperature']:g}",
-                  str(r["n_units"]), f(r["kappa"]), f(r["flip_rate"]), f"{f(r['A_a'])}/{f(r['A_b'])}",
-                  f"{f(r['delta_A'], '+.3f')} [{f(r['delta_A_lo'], '+.3f')}, {f(r['delta_A_hi'], '+.3f')}]",
-                  f(r["delta_T"], "+.3f"), f"{f(r['mcnemar_p'], '.3g')} ({f(r['mcnemar_p_holm'], '.3g')})",
-                  r["equivalent"])
-    con = Console()
-    con.print(t)
+        pairs.setdefault((r["judge_a"], r["judge_b"]), []).append(r)
+    for (ja, jb), rows in pairs.items():
+        con.print(f"a = {ja}\nb = {jb}", markup=False)
+        for r in rows:
+            con.print(f"  {r['protocol']} · {r['dataset']} · T={r['temperature']:g}: {r['n_units']} units, "
+                      f"κ {_f(r['kappa'], '.2f')}, flip rate {_f(r['flip_rate'], '.3f')} "
+                      f"[{_f(r['flip_lo'], '.3f')}, {_f(r['flip_hi'], '.3f')}]\n"
+                      f"    A {_f(r['A_a'])} → {_f(r['A_b'])}, ΔA {_f(r['delta_A'], '+.3f')} "
+                      f"[{_f(r['delta_A_lo'], '+.3f')}, {_f(r['delta_A_hi'], '+.3f')}], ΔT {_f(r['delta_T'], '+.3f')} "
+                      f"[{_f(r['delta_T_lo'], '+.3f')}, {_f(r['delta_T_hi'], '+.3f')}]\n"
+                      f"    McNemar p {_f(r['mcnemar_p'], '.3g')} (Holm {_f(r['mcnemar_p_holm'], '.3g')}); "
+                      f"equivalent within ±{rep['margin']:g}: {r['equivalent']}", markup=False)
     for r in rep["ranking_change"]:
         if r["n_protocols"] >= 2:
             con.print(f"protocol ranking by {r['figure']} ({r['dataset']}, T={r['temperature']:g}): "
-                      f"{' > '.join(r['ranking_a'])}  →  {' > '.join(r['ranking_b'])}  (τ = {f(r['tau'], '.2f')}"
-                      f"{', top changed' if r['top_changed'] else ''})")
-    con.print(rep["equivalence"])
+                      f"{' > '.join(r['ranking_a'])}  →  {' > '.join(r['ranking_b'])}  (τ = {_f(r['tau'], '.2f')}"
+                      f"{', top changed' if r['top_changed'] else ''})", markup=False)
+    con.print(rep["equivalence"], markup=False)
 
 
 def _print_series(rep: dict[str, Any]) -> None:
