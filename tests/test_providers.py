@@ -394,7 +394,7 @@ def test_vllm_batches_requests_and_maps_outputs() -> None:
 
 
 # -- both HTTP transports behave the same ------------------------------------------------------------
-@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp", "lean"])
 def test_transports_map_faults_identically(server, key_env, monkeypatch, transport) -> None:
     if transport == "aiohttp":
         pytest.importorskip("aiohttp")
