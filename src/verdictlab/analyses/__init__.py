@@ -35,7 +35,7 @@ from typing import Any
 import pandas as pd
 
 from .._registry import Registry
-from ..vocab import UNPARSED_POLICIES
+from ..vocab import DEFAULT_UNPARSED, UNPARSED_POLICIES
 
 __all__ = ["ANALYSES", "CELL_COLUMNS", "Analysis", "AnalysisInput", "CellColumns", "register", "register_cell_columns", "registered",
            "registered_cell_columns", "run_analyses", "extra_tables", "UNPARSED_POLICIES"]
@@ -54,7 +54,7 @@ class AnalysisInput:
     judgments: pd.DataFrame
     items: Sequence[Any] | None = None
     items_frame: pd.DataFrame | None = None
-    unparsed: str = "exclude"
+    unparsed: str = DEFAULT_UNPARSED
     confidence: float = 0.95
     n_bootstrap: int = 1000
     seed: int = 0
@@ -212,7 +212,7 @@ def run_analyses(inp: AnalysisInput, names: Sequence[str] | None = None) -> dict
     return out
 
 
-def extra_tables(judgments: pd.DataFrame, items: Sequence[Any] | None = None, *, unparsed: str = "exclude",
+def extra_tables(judgments: pd.DataFrame, items: Sequence[Any] | None = None, *, unparsed: str = DEFAULT_UNPARSED,
                  confidence: float = 0.95, n_bootstrap: int = 0, seed: int = 0) -> dict[str, pd.DataFrame]:
     """Every analysis table the run supports, by name, empty ones left out (the tables of
     :func:`run_analyses` without the ones that failed; an analysis that raises raises here)."""

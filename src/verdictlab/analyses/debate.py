@@ -9,12 +9,13 @@ import json
 import numpy as np
 import pandas as pd
 
+from ..vocab import DEFAULT_UNPARSED, ParseStatus, UnparsedPolicy, check_unparsed
 from . import DEBATE_PROTOCOL, AnalysisInput, register
 
 PROTOCOL_ID = DEBATE_PROTOCOL
 
 
-def debate_summary(judgments: pd.DataFrame, *, unparsed: str = "exclude") -> pd.DataFrame:
+def debate_summary(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED) -> pd.DataFrame:
     """Per debate (pair of judges, temperature): round-1 accuracy (each debater and their mean), final
     accuracy (a final ``tie`` scores 1/2), rounds used, share of debates ending in agreement, fallback
     rows, and finals depending on a fallback.
@@ -22,8 +23,7 @@ def debate_summary(judgments: pd.DataFrame, *, unparsed: str = "exclude") -> pd.
     Unparsed verdicts follow the cell figures' policy: ``"exclude"`` (default) leaves unparsed round-1
     verdicts and finals without a verdict out of the accuracies (finals without a verdict are counted,
     ``n_final_no_verdict``); ``"wrong"`` counts them as wrong."""
-    if unparsed not in ("exclude", "wrong"):
-        raise ValueError(f"unparsed must be one of ('exclude', 'wrong'), got {unparsed!r}")
+    check_unparsed(unparsed)
     d = judgments[judgments["protocol"] == PROTOCOL_ID].copy()
     d["step"] = d["step"].fillna("")
     finals = d[d["step"] == ""]
@@ -35,13 +35,13 @@ def debate_summary(judgments: pd.DataFrame, *, unparsed: str = "exclude") -> pd.
         rounds = rounds[[k in keys for k in zip(rounds["dataset"], rounds["item_id"], rounds["order"], rounds["rep"],
                                                  strict=True)]]
         r1 = rounds[(rounds["step"] == "round-1") & rounds["label"].isin(["A", "B"])]
-        if unparsed == "exclude":
+        if unparsed == UnparsedPolicy.EXCLUDE:
             r1 = r1[r1["verdict"].notna()]
         r1_acc = r1.groupby("judge").apply(lambda g: float((g["verdict"] == g["label"]).mean()), include_groups=False)
         fl = f[lab]
         fv = fl["verdict"]
         score = np.where(fv == fl["label"], 1.0, np.where(fv == "tie", 0.5, 0.0))
-        has = fv.notna().to_numpy() if unparsed == "exclude" else np.ones(len(fv), dtype=bool)
+        has = fv.notna().to_numpy() if unparsed == UnparsedPolicy.EXCLUDE else np.ones(len(fv), dtype=bool)
         sc = [json.loads(x) if isinstance(x, str) else {} for x in f["scores"]]
         out.append({
             "debate": fj, "temperature": temp, "n_debates": len(f), "n_labelled": int(lab.sum()),
@@ -53,8 +53,8 @@ def debate_summary(judgments: pd.DataFrame, *, unparsed: str = "exclude") -> pd.
             "n_final_tie": int((f["verdict"] == "tie").sum()),
             "mean_rounds": float(np.mean([s.get("rounds", np.nan) for s in sc])) if sc else np.nan,
             "agreement_rate": float(np.mean([bool(s.get("agreed")) for s in sc])) if sc else np.nan,
-            "n_round_rows": len(rounds), "n_round_fallbacks": int((rounds["parse_status"] == "fallback").sum()),
-            "n_round_failed": int((rounds["parse_status"] == "failed").sum()),
+            "n_round_rows": len(rounds), "n_round_fallbacks": int((rounds["parse_status"] == ParseStatus.FALLBACK).sum()),
+            "n_round_failed": int((rounds["parse_status"] == ParseStatus.FAILED).sum()),
             "n_final_depending_on_fallback": int((f["fallback_rule"] == "depends-on-fallback").sum()),
         })
     return pd.DataFrame(out)

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..vocab import DEFAULT_UNPARSED, Order, ParseStatus, Verdict
 from . import AnalysisInput, register
 from .juries import default_quorum, vote_counts
 from .remedies import _EXTRA_KEYS, _empty, _finish, _prep
@@ -67,7 +68,7 @@ def aggregate_criteria(judgments: pd.DataFrame, *, quorum: int | None = None, ti
     n_crit = g["_n"].to_numpy()
     q = np.array([quorum or default_quorum(int(n)) for n in n_crit])
     verdict, status = vote_counts(counts, quorum=q, tie_rule="none" if tie_rule == "priority" else tie_rule)
-    pstatus = np.where(pd.isna(verdict), "failed", "ok").astype(object)
+    pstatus = np.where(pd.isna(verdict), ParseStatus.FAILED.value, ParseStatus.OK.value).astype(object)
     fallback = np.full(len(g), None, dtype=object)
     if tie_rule == "priority" and (status == "split").any():
         # the most important criterion whose verdict is one of the tied top values
@@ -80,7 +81,7 @@ def aggregate_criteria(judgments: pd.DataFrame, *, quorum: int | None = None, ti
             key = tuple(g.loc[i, _AGG_KEY])
             pick = next((x for x in lookup.get(key, []) if x in values), None)
             if pick is not None:
-                verdict[i], pstatus[i], fallback[i] = pick, "fallback", "criterion-priority"
+                verdict[i], pstatus[i], fallback[i] = pick, ParseStatus.FALLBACK.value, "criterion-priority"
     g["verdict"] = verdict
     g["parse_status"] = pstatus
     g["fallback_rule"] = fallback
@@ -93,13 +94,13 @@ def aggregate_criteria(judgments: pd.DataFrame, *, quorum: int | None = None, ti
     g["raw_output"] = None
     g["prompt_hash"] = None
     g["p_a"] = np.nan
-    first = np.where(g["order"] == "AB", "A", "B")
+    first = np.where(g["order"] == Order.AB, Verdict.A.value, Verdict.B.value)
     is_ab = pd.Series(verdict).isin(["A", "B"]).to_numpy()
     g["shown_first_won"] = np.where(is_ab, (verdict == first).astype(float), np.nan)
     return _finish(g)
 
 
-def flask_table(judgments: pd.DataFrame, *, tie_rule: str = "tie", unparsed: str = "exclude",
+def flask_table(judgments: pd.DataFrame, *, tie_rule: str = "tie", unparsed: str = DEFAULT_UNPARSED,
                 confidence: float = 0.95, n_bootstrap: int = 0, seed: int = 0) -> pd.DataFrame:
     """Reliability per criterion and for the aggregate, with calls per evaluation.
 

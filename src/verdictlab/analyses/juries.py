@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..vocab import UnparsedPolicy
 from . import AnalysisInput, register
 
 TIE_RULES: tuple[str, ...] = ("tie", "none")
@@ -109,11 +110,11 @@ _UNIT = ["dataset", "item_id", "protocol", "order", "step"]
 
 
 def _jury_accuracy(counts: np.ndarray, labels: np.ndarray, *, quorum: int, tie_rule: str,
-                   tie_credit: float, unparsed: str = "wrong") -> tuple[float, int, int, int]:
+                   tie_credit: float, unparsed: str = UnparsedPolicy.WRONG.value) -> tuple[float, int, int, int]:
     verdict, status = vote_counts(counts, quorum=quorum, tie_rule=tie_rule)
     correct = (verdict == labels).astype(float)
     correct[verdict == "tie"] = tie_credit
-    if unparsed == "exclude":
+    if unparsed == UnparsedPolicy.EXCLUDE:
         correct = correct[pd.notna(verdict)]
     return (float(correct.mean()) if len(correct) else float("nan"), int((status == "ok").sum()),
             int((status == "split").sum()), int((verdict == None).sum()))  # noqa: E711
@@ -122,7 +123,7 @@ def _jury_accuracy(counts: np.ndarray, labels: np.ndarray, *, quorum: int, tie_r
 def _juror_accuracy(votes: pd.DataFrame | pd.Series, labels: pd.Series, unparsed: str) -> float:
     """Mean single-juror accuracy: unparsed votes wrong (``"wrong"``) or left out (``"exclude"``)."""
     right = votes.eq(labels, axis=0).to_numpy(dtype=float)
-    if unparsed == "exclude":
+    if unparsed == UnparsedPolicy.EXCLUDE:
         right = right[votes.notna().to_numpy()]
     return float(right.mean()) if right.size else float("nan")
 
@@ -160,12 +161,12 @@ def _vote_matrix(frame: pd.DataFrame, seat: str) -> tuple[pd.DataFrame, pd.Serie
     return mat, labels
 
 
-def _rho(mat: pd.DataFrame, labels: pd.Series, unparsed: str = "wrong") -> float:
+def _rho(mat: pd.DataFrame, labels: pd.Series, unparsed: str = UnparsedPolicy.WRONG.value) -> float:
     from .. import stats
 
     # "wrong": an unparsed vote is an error, as in the juror accuracies p (no unit is dropped);
     # "exclude": units with an unparsed vote are left out
-    if unparsed == "exclude":
+    if unparsed == UnparsedPolicy.EXCLUDE:
         keep = mat.notna().all(axis=1)
         mat, labels = mat[keep], labels[keep]
     correct = mat.eq(labels, axis=0).astype(float)
@@ -175,7 +176,7 @@ def _rho(mat: pd.DataFrame, labels: pd.Series, unparsed: str = "wrong") -> float
 def homogeneous_jury_table(judgments: pd.DataFrame, *, judge: str, temperature: float,
                            sizes: Sequence[int] = (1, 3, 5), protocol: str | None = None,
                            quorum: int | None = None, tie_rule: str = "tie",
-                           tie_credit: float = 0.5, unparsed: str = "wrong") -> pd.DataFrame:
+                           tie_credit: float = 0.5, unparsed: str = UnparsedPolicy.WRONG.value) -> pd.DataFrame:
     """Juries of K samples of one judge at one temperature (its repetitions 0..K-1)."""
     f = judgments[(judgments["judge"] == judge) & np.isclose(judgments["temperature"].astype(float), temperature)]
     if protocol is not None:
@@ -203,7 +204,7 @@ def homogeneous_jury_table(judgments: pd.DataFrame, *, judge: str, temperature: 
 def heterogeneous_jury_table(judgments: pd.DataFrame, *, judges: Sequence[str], temperature: float,
                              rep: int = 0, protocol: str | None = None, quorum: int | None = None,
                              tie_rule: str = "tie", tie_credit: float = 0.5,
-                             unparsed: str = "wrong") -> pd.DataFrame:
+                             unparsed: str = UnparsedPolicy.WRONG.value) -> pd.DataFrame:
     """Juries of the first K of ``judges`` (one vote each: repetition ``rep``), K = 1, 3, 5, ...
     up to the panel size; the independence prediction is Poisson-binomial over their accuracies."""
     f = judgments[judgments["judge"].isin(list(judges)) & np.isclose(judgments["temperature"].astype(float), temperature)
@@ -231,7 +232,7 @@ def heterogeneous_jury_table(judgments: pd.DataFrame, *, judges: Sequence[str], 
 
 
 def jury_table(judgments: pd.DataFrame, *, sizes: Sequence[int] = (1, 3, 5), quorum: int | None = None,
-               tie_rule: str = "tie", tie_credit: float = 0.5, unparsed: str = "wrong") -> pd.DataFrame:
+               tie_rule: str = "tie", tie_credit: float = 0.5, unparsed: str = UnparsedPolicy.WRONG.value) -> pd.DataFrame:
     """Every homogeneous jury the run supports (per judge, protocol and temperature with at least 3
     repetitions), and one heterogeneous jury per (protocol, temperature) when there are >= 3 judges."""
     frames = []

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..probes import META_AWARE_PROTOCOLS
+from ..vocab import DEFAULT_UNPARSED, UnparsedPolicy, check_unparsed
 from . import AnalysisInput, register
 
 _UNPARSED = "\x00unparsed"
@@ -33,13 +34,12 @@ PROBE_TABLE_COLUMNS: tuple[str, ...] = (
 
 
 def probe_table(judgments: pd.DataFrame, items: list[Any] | pd.DataFrame, *,
-                unparsed: str = "exclude") -> pd.DataFrame:
+                unparsed: str = DEFAULT_UNPARSED) -> pd.DataFrame:
     """Each probe's figures beside the unperturbed dataset (see the module docstring).
 
     ``items`` are the run's items (``RunStore.items()``, or ``RunStore.items_frame()``); only
     datasets whose items carry ``meta["probe"]`` are probes.  ``unparsed``: see the module docstring."""
-    if unparsed not in ("exclude", "wrong"):
-        raise ValueError(f"unparsed must be one of ('exclude', 'wrong'), got {unparsed!r}")
+    check_unparsed(unparsed)
     if isinstance(items, pd.DataFrame):
         metas = {(d, str(i)): (m if isinstance(m, dict) else {}) for d, i, m in
                  zip(items["dataset"], items["item_id"], items["meta"], strict=True)}
@@ -58,7 +58,7 @@ def probe_table(judgments: pd.DataFrame, items: list[Any] | pd.DataFrame, *,
         if p.empty or b.empty:
             continue
         m = p.merge(b, on=_MATCH, suffixes=("_p", "_b"))
-        if unparsed == "exclude":
+        if unparsed == UnparsedPolicy.EXCLUDE:
             m = m[m["verdict_p"].notna() & m["verdict_b"].notna()]
         else:
             m = m.assign(verdict_p=m["verdict_p"].astype(object).where(m["verdict_p"].notna(), _UNPARSED),

@@ -41,7 +41,17 @@ import pandas as pd
 
 from ..design import trial_id
 from ..judgment import JUDGMENT_COLUMN_NAMES, judgment_frame
-from ..vocab import DECISIVE, DEFAULT_DECODING, PARSE_STATUSES, VERDICTS, Order, Verdict, first_shown
+from ..vocab import (
+    DECISIVE,
+    DEFAULT_DECODING,
+    DEFAULT_UNPARSED,
+    PARSE_STATUSES,
+    VERDICTS,
+    Order,
+    ParseStatus,
+    Verdict,
+    first_shown,
+)
 from . import AnalysisInput, register
 from .juries import default_quorum, vote_counts
 
@@ -128,7 +138,7 @@ def both_orders(judgments: pd.DataFrame) -> pd.DataFrame:
     worst = np.maximum(ab["parse_status"].map(_WORST).fillna(3).to_numpy(int),
                        ba["parse_status"].map(_WORST).fillna(3).to_numpy(int))
     status = _STATUS[np.where(parsed, worst, 3)]
-    status = np.where(parsed & (status == "failed"), "ok", status)
+    status = np.where(parsed & (status == ParseStatus.FAILED), ParseStatus.OK.value, status)
     detail = np.where(agree, "both orders agree", np.where(parsed, "orders disagree -> tie",
                                                             "unparsed in at least one order"))
     return _finish(_rows_for_both(ab, ba, verdict, status, detail, "+both-orders"))
@@ -143,7 +153,7 @@ def order_average(judgments: pd.DataFrame) -> pd.DataFrame:
         return _empty()
     p = (ab["p_a"].to_numpy(float) + ba["p_a"].to_numpy(float)) / 2.0
     verdict = np.where(p > 0.5, Verdict.A.value, np.where(p < 0.5, Verdict.B.value, Verdict.TIE.value)).astype(object)
-    status = np.full(len(p), "ok", dtype=object)
+    status = np.full(len(p), ParseStatus.OK.value, dtype=object)
     detail = np.array([f"mean P(A) over both orders = {x:.3f}" for x in p], dtype=object)
     return _finish(_rows_for_both(ab, ba, verdict, status, detail, "+order-average", p_a=p))
 
@@ -176,7 +186,7 @@ def majority_at_k(judgments: pd.DataFrame, *, k: int = 3, quorum: int | None = N
     counts = g[["_n_A", "_n_B", "_n_tie"]].to_numpy()
     verdict, vstatus = vote_counts(counts, quorum=quorum or default_quorum(k), tie_rule=tie_rule)
     g["verdict"] = verdict
-    g["parse_status"] = np.where(pd.isna(verdict), "failed", "ok")
+    g["parse_status"] = np.where(pd.isna(verdict), ParseStatus.FAILED.value, ParseStatus.OK.value)
     n_parsed = counts.sum(axis=1)
     g["parse_detail"] = [f"{s}: {n}/{k} votes parsed" for s, n in zip(vstatus, n_parsed, strict=True)]
     g["scores"] = [json.dumps({"votes_A": int(a), "votes_B": int(b), "votes_tie": int(t), "unparsed": int(k - a - b - t),
@@ -237,7 +247,7 @@ REMEDY_TABLE_COLUMNS: tuple[str, ...] = (
 
 
 def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_REMEDIES,
-                 unparsed: str = "exclude", confidence: float = 0.95, n_bootstrap: int = 0,
+                 unparsed: str = DEFAULT_UNPARSED, confidence: float = 0.95, n_bootstrap: int = 0,
                  seed: int = 0) -> pd.DataFrame:
     """How each remedy moves A, phi, C, T and the tie rate, per cell, beside the base protocol.
 

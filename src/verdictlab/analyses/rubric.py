@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..protocols.pointwise import grade_text
 from ..protocols.rubric import human_label, normalise_result
+from ..vocab import DEFAULT_UNPARSED, UnparsedPolicy, check_unparsed
 from . import AnalysisInput, register
 
 #: the category an unparsed verdict becomes under ``unparsed="wrong"`` (matches no human label)
@@ -23,8 +24,7 @@ UNPARSED = "unparsed"
 
 
 def _check(unparsed: str) -> None:
-    if unparsed not in ("exclude", "wrong"):
-        raise ValueError(f"unparsed must be one of ('exclude', 'wrong'), got {unparsed!r}")
+    check_unparsed(unparsed)
 
 
 _GROUP = ["judge", "dataset", "protocol", "temperature", "step"]
@@ -35,7 +35,7 @@ def _num(values: pd.Series) -> pd.Series:
 
 
 def pointwise_agreement(judgments: pd.DataFrame, *, scale: Sequence[Any] | None = None,
-                        unparsed: str = "exclude") -> pd.DataFrame:
+                        unparsed: str = DEFAULT_UNPARSED) -> pd.DataFrame:
     """Exact match, kappa (plain and quadratic-weighted) and Spearman between judge and human grades.
 
     One row per (judge, dataset, protocol, temperature, step).  Rows with a missing human label are
@@ -55,7 +55,7 @@ def pointwise_agreement(judgments: pd.DataFrame, *, scale: Sequence[Any] | None 
         ver = g["verdict"].map(grade_text)
         labelled = lab.notna()
         n_unparsed = int((labelled & ver.isna()).sum())
-        if unparsed == "wrong":
+        if unparsed == UnparsedPolicy.WRONG:
             ver = ver.astype(object).where(ver.notna(), UNPARSED)
         both = labelled & ver.notna()
         a, b = lab[both].to_numpy(dtype=object), ver[both].to_numpy(dtype=object)
@@ -63,7 +63,7 @@ def pointwise_agreement(judgments: pd.DataFrame, *, scale: Sequence[Any] | None 
         if cats is None:
             seen = sorted((set(a) | set(b)) - {UNPARSED}, key=lambda x: (_num(pd.Series([x])).iloc[0], x))
             cats = list(seen)
-        if unparsed == "wrong" and (b == UNPARSED).any():
+        if unparsed == UnparsedPolicy.WRONG and (b == UNPARSED).any():
             cats = [*cats, UNPARSED]
         n = int(both.sum())
         k = cohen_kappa(a, b, labels=cats) if n else None
@@ -80,7 +80,7 @@ def pointwise_agreement(judgments: pd.DataFrame, *, scale: Sequence[Any] | None 
 
 
 def rubric_agreement(judgments: pd.DataFrame, *, items: Sequence[Any] | None = None,
-                     unparsed: str = "exclude") -> pd.DataFrame:
+                     unparsed: str = DEFAULT_UNPARSED) -> pd.DataFrame:
     """Agreement of PASS / FAIL / UNKNOWN verdicts with human pass/fail labels.
 
     Per (judge, dataset, protocol, temperature, step): ``n`` items with a human PASS/FAIL label;
@@ -109,7 +109,7 @@ def rubric_agreement(judgments: pd.DataFrame, *, items: Sequence[Any] | None = N
         human_pf = g["_human"].isin(["PASS", "FAIL"])
         judge = g["_judge"]
         pf = judge.isin(["PASS", "FAIL"])
-        both = human_pf & (pf | judge.isna()) if unparsed == "wrong" else human_pf & pf
+        both = human_pf & (pf | judge.isna()) if unparsed == UnparsedPolicy.WRONG else human_pf & pf
         h = g.loc[both, "_human"].to_numpy(dtype=object)
         j = judge[both].astype(object).where(judge[both].notna(), UNPARSED).to_numpy(dtype=object)
         n_both = int(both.sum())

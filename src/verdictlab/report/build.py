@@ -33,6 +33,7 @@ from ..stats import format_dispersion as stats_format_dispersion
 from ..stats.readings import cell_sentence, validation_checklist
 from ..stats.regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, REGIONS
 from ..store import RunStore, open_store
+from ..vocab import DEFAULT_UNPARSED, ORDERS, ParseStatus
 from .model import REPORT_SCHEMA_VERSION, AnalysisTable, BrokenItems, CheckItem, DispersionRow, Report
 
 CELL_KEY: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
@@ -247,9 +248,9 @@ def engine_accounting(attempts: pd.DataFrame, judgments: pd.DataFrame) -> list[d
     for judge in judges:
         j = judgments[judgments["judge"] == judge]
         row: dict[str, Any] = {"judge": judge, "trials": int(len(j))}
-        row["parse_failures"] = int((j["parse_status"] == "failed").sum())
-        row["parse_repaired"] = int((j["parse_status"] == "repaired").sum())
-        row["parse_fallback"] = int((j["parse_status"] == "fallback").sum())
+        row["parse_failures"] = int((j["parse_status"] == ParseStatus.FAILED).sum())
+        row["parse_repaired"] = int((j["parse_status"] == ParseStatus.REPAIRED).sum())
+        row["parse_fallback"] = int((j["parse_status"] == ParseStatus.FALLBACK).sum())
         a = attempts[attempts["judge"] == judge] if not attempts.empty else attempts
         if a is not None and not a.empty:
             a = a.sort_values(["trial_id", "attempt", "id"] if "id" in a.columns else ["trial_id", "attempt"])
@@ -269,7 +270,7 @@ def engine_accounting(attempts: pd.DataFrame, judgments: pd.DataFrame) -> list[d
             row["error_kinds"] = dict(Counter(kinds)) if len(kinds) else {}
         else:
             att = pd.to_numeric(j["attempts"], errors="coerce")
-            err = j["error"].notna() & j["verdict"].isna() & (j["parse_status"] != "failed")
+            err = j["error"].notna() & j["verdict"].isna() & (j["parse_status"] != ParseStatus.FAILED)
             row["source"] = "judgments table"
             row["attempts"] = int(att.fillna(1).sum()) if len(j) else 0
             row["ok_first_try"] = int(((att.fillna(1) <= 1) & ~err).sum())
@@ -304,13 +305,13 @@ def _pair_flags(judgments: pd.DataFrame, key: list[str], unparsed: str) -> pd.Da
     g = mv.groupby(key, sort=False, dropna=False)
     flags = g.agg(flipped=("flip", "any"), unstable=("unstable", "any"))
     modes = mv.pivot_table(index=key, columns="order", values="mode", aggfunc="first", dropna=False)
-    for o in ("AB", "BA"):
+    for o in ORDERS:
         flags[f"modal_{o}"] = modes[o].reindex(flags.index) if o in modes.columns else None
     return flags.reset_index()
 
 
 def _raw_view(recs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    order_view: dict[str, list[dict[str, Any]]] = {"AB": [], "BA": []}
+    order_view: dict[str, list[dict[str, Any]]] = {o: [] for o in ORDERS}
     for rec in recs:
         raw = rec.get("raw_output")
         raw = "" if raw is None or (isinstance(raw, float) and math.isnan(raw)) else str(raw)
@@ -323,7 +324,7 @@ def _raw_view(recs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return order_view
 
 
-def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, unparsed: str = "exclude",
+def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED,
                  limit: int = 300) -> BrokenItems:
     """Pairs whose verdict flipped under the swap or was unstable across repetitions, with the
     question, both responses and every raw output (parsed or not), per order.
@@ -514,7 +515,7 @@ def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataF
     return cells
 
 
-def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = "exclude",
+def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEFAULT_UNPARSED,
                  confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0,
                  max_broken_items: int = 300, frame: pd.DataFrame | None = None,
                  expected_reps: int | None = None) -> Report:

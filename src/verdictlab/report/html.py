@@ -15,6 +15,7 @@ from typing import Any
 
 from ..stats.readings import t_band
 from ..stats.regions import PARADOX_BIAS, PARADOX_RETEST
+from ..vocab import ParseStatus
 from .build import extra_cell_fields
 from .terminal import interval, num, pct, single_rep_note
 
@@ -96,7 +97,7 @@ def _audit(report: Mapping[str, Any]) -> dict[str, Any]:
     run = report["run"]
     counts = run.get("parse_status_counts", {})
     total = sum(counts.values())
-    failed = counts.get("failed", 0)
+    failed = counts.get(ParseStatus.FAILED.value, 0)
     parsed = total - failed
     cells = report["cells"]
     return {

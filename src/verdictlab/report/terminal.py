@@ -12,6 +12,7 @@ from rich.text import Text
 
 from ..stats.readings import T_BANDS, t_band
 from ..stats.regions import PARADOX_BIAS, PARADOX_RETEST
+from ..vocab import UnparsedPolicy
 from .build import AGREEMENT_FIELDS, extra_cell_fields
 
 
@@ -193,7 +194,7 @@ def policy_line(report: Mapping[str, Any], *, legend: bool = True) -> str:
     n_j = sum(c.get("n_judgments") or 0 for c in cells)
     n_u = sum(c.get("n_unparsed") or 0 for c in cells)
     policy = report["unparsed"]
-    how = ("excluded from every figure (and counted)" if policy == "exclude"
+    how = ("excluded from every figure (and counted)" if policy == UnparsedPolicy.EXCLUDE
            else "counted as wrong verdicts")
     return (f"Unparsed verdicts: {how} [--unparsed {policy}]; {n_u} of {n_j} judgments unparsed. "
             f"Figures in %; brackets are {conf:.0%} intervals (Wilson for proportions, pair-level "

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..vocab import DEFAULT_UNPARSED, Order
 from ._frame import safe_div
 from .agreement import alpha_from_unit_counts, test_retest
 from .regions import PARADOX_BIAS, PARADOX_RETEST
@@ -25,7 +26,7 @@ AGREEMENT_COLUMNS: tuple[str, ...] = (
 _K = 5
 
 
-def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = "exclude",
+def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED,
                       by: Sequence[str] = DEFAULT_BY, items: pd.DataFrame | None = None,
                       retest_threshold: float = PARADOX_RETEST, bias_threshold: float = PARADOX_BIAS) -> pd.DataFrame:
     """Per cell (same cells and keys as :func:`reliability`):
@@ -92,7 +93,7 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = "exclude",
     # ---- position bias (row level) -------------------------------------------------------------
     rc, rv = u["row_cell"], u["row_vcode"]
     if len(judgments):
-        order_ab = judgments["order"].astype("object").to_numpy() == "AB"
+        order_ab = judgments["order"].astype("object").to_numpy() == Order.AB.value
     else:
         order_ab = np.zeros(0, dtype=bool)
     decided = rv <= 1
@@ -188,7 +189,7 @@ MODAL_COLUMNS: tuple[str, ...] = ("item_id", "order", "mode", "consistent", "n_v
 _MODE_NAMES = np.array(["A", "B", "tie", "unparsed"], dtype=object)
 
 
-def modal_verdicts(judgments: pd.DataFrame, *, unparsed: str = "exclude",
+def modal_verdicts(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED,
                    by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """The modal verdict m(i,o) of every (cell, pair, order) unit, by the rules of :func:`reliability`.
 
@@ -204,7 +205,7 @@ def modal_verdicts(judgments: pd.DataFrame, *, unparsed: str = "exclude",
     out = cells.iloc[u["unit_cell"]].reset_index(drop=True)
     rows = u["pair_row"][up]
     out["item_id"] = judgments["item_id"].to_numpy()[rows] if len(rows) else np.zeros(0, dtype=object)
-    out["order"] = np.where(uo == 0, "AB", "BA").astype(object)
+    out["order"] = np.where(uo == 0, Order.AB.value, Order.BA.value).astype(object)
     out["mode"] = np.where(m < 0, "split", _MODE_NAMES[np.maximum(m, 0)]).astype(object)
     out["consistent"] = u["N"].astype(bool)
     out["n_verdicts"] = u["total"].astype(np.int64)

@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..vocab import ORDERS, ParseStatus
 from .by_cell import NEEDS_BOTH_ORDERS
 from .regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, PARADOX_BIAS, PARADOX_RETEST, failure_region
 
@@ -103,7 +104,7 @@ def top_parse_failures(judgments: Any) -> dict[tuple[Any, ...], str]:
     judgments frame (``parse_detail`` with the quoted output excerpt cut off), with its count."""
     if judgments is None or len(judgments) == 0 or "parse_detail" not in judgments:
         return {}
-    failed = judgments[judgments["parse_status"] == "failed"]
+    failed = judgments[judgments["parse_status"] == ParseStatus.FAILED]
     if failed.empty:
         return {}
     reasons = failed["parse_detail"].fillna("").astype(str).str.split(" | ", regex=False).str[0]
@@ -247,7 +248,7 @@ def _check_orders(judgments: pd.DataFrame, cell_key: Sequence[str]) -> dict[str,
         both, detail = False, "no judgments"
     else:
         orders = judgments.groupby(list(cell_key), dropna=False)["order"].agg(lambda s: set(s.dropna()))
-        lacking = [k for k, v in orders.items() if v != {"AB", "BA"}]
+        lacking = [k for k, v in orders.items() if v != set(ORDERS)]
         both = not lacking
         detail = ("every cell ran both orders (AB and BA)" if both else
                   f"{len(lacking)} of {len(orders)} cells lack an order, e.g. {_fmt_key(lacking[0])}")
