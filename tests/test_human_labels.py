@@ -245,3 +245,9 @@ def test_human_label_files_read_by_the_package_readers(tmp_path: Path) -> None:
     nan.write_text('{"item_id": "1", "label": NaN}\n', encoding="utf-8")
     with pytest.raises(HumanLabelError, match="row 1"):
         read_human_labels(nan)
+
+
+def test_no_human_labels_no_work() -> None:
+    df = _sample_frame(n_lab=0, n_unl=50)
+    assert validate_cells(df) == []
+    assert budget_cells(df, halfwidth=0.05)[0].budget.human_only is None  # the pilot is empty: said why

@@ -248,8 +248,8 @@ def validate_cells(judgments: pd.DataFrame, *, unparsed: str = "exclude", confid
     (system accuracy).  Rows of multi-call steps (``step`` not empty) and graded verdicts are left out."""
     if unparsed not in ("exclude", "wrong"):
         raise ValueError(f"unparsed must be 'exclude' or 'wrong', got {unparsed!r}")
-    if judgments.empty:
-        return []
+    if judgments.empty or not judgments["label"].notna().any():
+        return []  # no human label anywhere: nothing to validate against (and no per-cell work)
     return [_cell(key, rows, kind, unparsed=unparsed, confidence=confidence, target=target, delta=delta,
                   keep_labels=keep_labels, seed=seed, n_bins=n_bins) for key, rows, kind in _groups(judgments)]
 
