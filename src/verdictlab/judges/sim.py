@@ -1,9 +1,14 @@
 """Simulated judge with a set accuracy, position bias, noise and malformed-output rate.
 
 Id: ``sim:skill=S,position_lock=B,noise=N[,malformed=M][,forced_first=F][,seed=K][,latency=SECONDS]``
-``[,verbosity=V][,self_pref=P,family=NAME][,anchoring=G]``
+``[,verbosity=V][,self_pref=P,family=NAME][,anchoring=G][,probs=0|1]``
 (defaults: skill 0.8, position_lock 0, noise 0, malformed 0, forced_first 0.5, seed 0, latency 0,
-verbosity 0, self_pref 0, family none, anchoring 0).
+verbosity 0, self_pref 0, family none, anchoring 0, probs 0).
+
+Verdict probabilities (``probs=1``): for label-only protocols every response also carries the exact
+distribution of that call's verdict (``choice_probs``, stored as P(A)): the preferred side with
+probability 1 - N/2, the other with N/2 -- what a judge with token log-probabilities reports, so the
+sampling-free figures (:mod:`verdictlab.stats.expected`) can be checked against this model's closed form.
 
 Behaviour (normative; tests pin it)
 -----------------------------------
@@ -72,7 +77,7 @@ from ..output_format import OutputFormat
 from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
 
 _PARAMS = {"skill": 0.8, "position_lock": 0.0, "noise": 0.0, "malformed": 0.0, "forced_first": 0.5, "seed": 0,
-           "latency": 0.0, "verbosity": 0.0, "self_pref": 0.0, "family": "", "anchoring": 0.0}
+           "latency": 0.0, "verbosity": 0.0, "self_pref": 0.0, "family": "", "anchoring": 0.0, "probs": 0}
 _RATES = ("skill", "position_lock", "noise", "malformed", "forced_first", "verbosity", "self_pref", "anchoring")
 MECHANISM = ("simulated constraint: no malformed output; a would-be-malformed call gives the first-shown "
              "response with probability forced_first, else its own verdict")
@@ -98,6 +103,7 @@ class SimParams:
     self_pref: float = 0.0
     family: str = ""
     anchoring: float = 0.0
+    probs: int = 0
 
     @classmethod
     def parse(cls, spec: str) -> SimParams:
@@ -112,7 +118,7 @@ class SimParams:
                 values[key] = raw.strip().lower()
                 continue
             try:
-                values[key] = int(raw) if key == "seed" else float(raw)
+                values[key] = int(raw) if key in ("seed", "probs") else float(raw)
             except ValueError:
                 raise JudgeConfigError(f"sim judge: {key} must be a number, got {raw!r}") from None
         p = cls(**values)
@@ -122,6 +128,8 @@ class SimParams:
                 raise JudgeConfigError(f"sim judge: {key} must be in [0, 1], got {v}")
         if p.latency < 0:
             raise JudgeConfigError(f"sim judge: latency must be >= 0, got {p.latency}")
+        if p.probs not in (0, 1):
+            raise JudgeConfigError(f"sim judge: probs must be 0 or 1, got {p.probs}")
         if p.self_pref > 0 and not p.family:
             raise JudgeConfigError("sim judge: self_pref needs family=NAME (the judge's own model family)")
         return p
@@ -167,6 +175,21 @@ class SimJudge(JudgeAPI):
         if len(chars) == 2 and chars[0] != chars[1] and u_verb < p.verbosity:
             return to_canonical("A" if chars[0] > chars[1] else "B", order) or preferred, "verbosity"
         return preferred, how
+
+    def verdict_probabilities(self, meta: dict[str, Any]) -> dict[str, float]:
+        """The exact distribution of one call's shown verdict over A/B (``probs=1``): the preferred
+        side (first shown when the pair is position-locked) with probability 1 - noise/2, the other
+        with noise/2.  Malformed outputs do not change it (they hide the verdict, not move it)."""
+        p = self.params
+        order = meta.get("order", "AB")
+        dataset, item_id = str(meta.get("dataset", "")), str(meta.get("item_id", ""))
+        base = dataset.split("+", 1)[0]
+        locked, preferred = self.pair_preference(base, item_id, to_canonical(meta.get("label_shown"), order))
+        if not locked:
+            preferred, _ = self.planted_bias(base, item_id, order, meta.get("item_view"), preferred, "preference")
+        shown = "A" if locked else (to_shown(preferred, order) or "A")
+        other = "B" if shown == "A" else "A"
+        return {shown: 1.0 - p.noise / 2, other: p.noise / 2}
 
     def constraint_mechanism(self, fmt: OutputFormat | None) -> str | None:
         return None if fmt is None else MECHANISM
@@ -229,8 +252,9 @@ class SimJudge(JudgeAPI):
         notes = ["simulated judge; token counts are chars/4 estimates"]
         if constrained:
             notes.append(f"constrained: {MECHANISM}")
+        probs = self.verdict_probabilities(meta) if self.params.probs and protocol.label_only else None
         return JudgeResponse(text=text, tokens_in=max(1, prompt_chars // 4), tokens_out=max(1, len(text) // 4),
-                             cost_usd=0.0, latency_s=time.perf_counter() - t0, notes=notes)
+                             cost_usd=0.0, latency_s=time.perf_counter() - t0, notes=notes, choice_probs=probs)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "params": asdict(self.params)}
