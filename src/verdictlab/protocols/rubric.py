@@ -56,15 +56,15 @@ def _read_criteria(path: str | None) -> dict[str, Any]:
     if path is None:
         text = resources.files("verdictlab.protocols.rubrics").joinpath("pointwise_default.yaml").read_text("utf-8")
         where = "package rubrics/pointwise_default.yaml"
-    else:
-        p = Path(path)
-        if not p.is_file():
-            raise CriteriaError(f"{p}: criteria file not found")
-        text, where = p.read_text("utf-8"), str(p)
-    try:
         data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise CriteriaError(f"{where}: invalid YAML ({exc})") from None
+    else:
+        from ..guards import YamlFileError, read_yaml_file
+
+        where = str(path)
+        try:    # one line: missing file, invalid YAML with line and column, never the file's text
+            data = read_yaml_file(path, what="criteria file") or {}
+        except YamlFileError as exc:
+            raise CriteriaError(str(exc)) from None
     crits = data.get("criteria") if isinstance(data, dict) else None
     if not isinstance(crits, list) or not crits:
         raise CriteriaError(f"{where}: field 'criteria' must be a non-empty list")

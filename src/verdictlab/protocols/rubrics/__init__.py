@@ -53,13 +53,13 @@ def _package_family(family: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=32)
 def _user_file(path: str) -> dict[str, Any]:
+    from ...guards import YamlFileError, read_yaml_file
+
     p = Path(path)
-    if not p.is_file():
-        raise RubricError(f"{p}: rubric file not found")
-    try:
-        data = yaml.safe_load(p.read_text("utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise RubricError(f"{p}: invalid YAML ({exc})") from None
+    try:    # one line: missing file, invalid YAML with line and column, never the file's text
+        data = read_yaml_file(p, what="rubric file") or {}
+    except YamlFileError as exc:
+        raise RubricError(str(exc)) from None
     if not isinstance(data, dict):
         raise RubricError(f"{p}: a rubric file must be a YAML mapping")
     unknown = set(data) - {"family", "description", "geval", "flask", "rubric"}
