@@ -86,3 +86,13 @@ def test_edge_cases_give_none_with_reason() -> None:
         calibration([0.5, 1.2], [1, 0])
     with pytest.raises(ValueError):
         calibration([0.5, 0.7], [1, 2])
+
+
+def test_without_scikit_learn_recalibration_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "sklearn" else real(name, *a))
+    rec = recalibrate(CONF, CORRECT)
+    assert rec.after is None and "verdictlab[labels]" in str(rec.reason)
+    assert rec.before.ece == pytest.approx(0.10)  # calibration itself needs no scikit-learn

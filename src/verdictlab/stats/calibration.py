@@ -178,6 +178,12 @@ def recalibrate(confidence: Sequence[float] | np.ndarray, correct: Sequence[floa
     model fitted on the other folds, then :func:`calibration` is computed on the out-of-fold values."""
     if method not in ("platt", "isotonic"):
         raise ValueError(f"method must be 'platt' or 'isotonic', got {method!r}")
+    import importlib.util
+
+    if importlib.util.find_spec("sklearn") is None:
+        before = calibration(confidence, correct, n_bins=n_bins, strategy=strategy)
+        return Recalibration(method, n_folds, before, None, None,
+                             "recalibration needs scikit-learn: pip install 'verdictlab[labels]'")
     if n_folds < 2:
         raise ValueError(f"n_folds must be >= 2, got {n_folds}")
     c, y = _arrays(confidence, correct)
