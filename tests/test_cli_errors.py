@@ -287,3 +287,18 @@ def test_garbage_store_error_names_the_file(tmp_path: Path) -> None:
     r = runner.invoke(app, ["report", str(tmp_path)])
     assert r.exit_code == EXIT_STORE
     assert r.stderr.strip() == f"error: {tmp_path / 'run.sqlite'}: not a readable run store (file is not a database)"
+
+
+def test_item6_dataset_named_like_markup_reaches_the_terminal_report(tmp_path: Path) -> None:
+    _pairs(tmp_path / "pairs.jsonl")
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text("name: t\ndatasets: [{name: jsonl, path: pairs.jsonl, dataset: '[/bold]x'}]\n"
+                   "judges: ['sim:skill=0.9,seed=1', 'sim:skill=0.6,seed=2']\nprotocols: [direct]\nrepetitions: 1\n")
+    rd = tmp_path / "run"
+    r = runner.invoke(app, ["run", str(cfg), "--run-dir", str(rd), "--no-progress"])
+    assert r.exit_code == 0, r.output + r.stderr
+    for argv in (["report", str(rd), "--bootstrap", "0"], ["compare", str(rd)], ["report", str(rd), "--markdown"]):
+        r = runner.invoke(app, argv)
+        assert r.exit_code == 0 and "Traceback" not in r.output + r.stderr, (argv, r.output, r.stderr)
+        shown = "\\[/bold\\]x" if "--markdown" in argv else "[/bold]x"   # Markdown escapes the brackets
+        assert shown in r.output, (argv, r.output)
