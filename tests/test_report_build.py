@@ -288,3 +288,11 @@ def test_cell_columns_of_registered_analyses_reach_the_cells(tmp_path: Path) -> 
     assert cell["T_expected"] == 0.625
     assert ("T_expected", "T expected") in extra_cell_fields(rep.cells)
     assert "More figures per cell" in render_html(rep, embed_plots=False) and render_markdown(rep)
+
+
+def test_protocol_label_names_step_and_a_non_free_decoding() -> None:
+    from verdictlab.report.terminal import protocol_label
+
+    assert protocol_label({"protocol": "vf-json", "decoding": "free"}) == "vf-json"
+    assert protocol_label({"protocol": "vf-json", "decoding": "constrained"}) == "vf-json (constrained)"
+    assert protocol_label({"protocol": "flask", "step": "accuracy"}) == "flask [accuracy]"

@@ -17,7 +17,7 @@ from ..stats.readings import t_band
 from ..stats.regions import PARADOX_BIAS, PARADOX_RETEST
 from ..vocab import ParseStatus
 from .build import extra_cell_fields
-from .terminal import interval, num, pct, single_rep_note
+from .terminal import interval, num, pct, protocol_label, single_rep_note
 
 TEMPLATE = "report.html.j2"
 
@@ -37,6 +37,7 @@ def _env() -> Any:
     env.filters["pretty"] = lambda x: json.dumps(x, indent=2, ensure_ascii=False, sort_keys=True, default=str)
     env.filters["cellfmt"] = _cellfmt
     env.filters["tclass"] = _t_class
+    env.filters["protocol_label"] = protocol_label
     env.globals["interval"] = interval
     env.globals["paradox_retest"] = f"{PARADOX_RETEST:g}"
     env.globals["paradox_bias"] = f"{PARADOX_BIAS:g}"

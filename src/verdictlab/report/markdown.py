@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .terminal import interval, num, pct, policy_line, single_rep_note
+from .terminal import interval, num, pct, policy_line, protocol_label, single_rep_note
 
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "`": "\\`", "*": "\\*", "_": "\\_",
             "[": "\\[", "]": "\\]", "\n": " ", "\r": " "}
@@ -45,7 +45,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     for c in cells:
         star = " ★" if c.get("best_T_in_dataset") else ""
         rows.append([md_escape(c["dataset"]), md_escape(c.get("judge_label") or c["judge"]),
-                     md_escape(c["protocol"]) + (f" [{md_escape(c['step'])}]" if c.get("step") else ""),
+                     md_escape(protocol_label(c)),
                      f"{c['temperature']:g}", f"{c.get('n_pairs')} ({c.get('n_labelled_pairs')} lab.)",
                      _fig(c, "C"), _fig(c, "phi"), _fig(c, "A"), pct(c.get("A_max")), _fig(c, "T") + star,
                      pct(c.get("T_joint")),

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from ..stats.readings import T_BANDS, t_band
 from ..stats.regions import PARADOX_BIAS, PARADOX_RETEST
-from ..vocab import UnparsedPolicy
+from ..vocab import DEFAULT_DECODING, UnparsedPolicy
 from .build import AGREEMENT_FIELDS, extra_cell_fields
 
 
@@ -56,6 +56,18 @@ def _run_text(value: Any) -> Text:
     return Text(str(value))
 
 
+def protocol_label(cell: Mapping[str, Any]) -> str:
+    """The protocol of a cell as tables show it: with its step (``flask [accuracy]``) and a decoding
+    mode other than ``free`` (``vf-json (constrained)``)."""
+    label = str(cell["protocol"])
+    if cell.get("step"):
+        label += f" [{cell['step']}]"
+    dec = cell.get("decoding")
+    if dec and dec != DEFAULT_DECODING and str(dec) not in label:  # (callers may have named it already)
+        label += f" ({dec})"
+    return label
+
+
 def _jl(row: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> str:
     """The short display name of a row's judge."""
     if row.get("judge_label"):
@@ -85,7 +97,7 @@ def figures_table(cells: list[dict[str, Any]], *, title: str) -> Table:
         unparsed = (f"{pct(c.get('parse_failure_rate'))}%\n{c.get('n_unparsed', 0)}/{c.get('n_judgments', 0)}"
                     if c.get("parse_failure_rate") is not None else "—")
         tbl.add_row(
-            _run_text(ds), _run_text(_jl(c)), _run_text(str(c["protocol"]) + (f" [{c['step']}]" if c.get("step") else "")),
+            _run_text(ds), _run_text(_jl(c)), _run_text(protocol_label(c)),
             f"{c['temperature']:g}" if c.get("temperature") is not None else "—",
             pairs, _fig(c, "C"), pct(c.get("self_consistency")), _fig(c, "phi"), _fig(c, "A"),
             pct(c.get("A_dec")), pct(c.get("A_max")), pct(c.get("capability_gap")),
