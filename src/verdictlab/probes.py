@@ -56,6 +56,7 @@ import numpy as np
 
 from .datasets.load import DatasetLoad
 from .items import PairItem, PointItem
+from .vocab import DECISIVE, swap
 
 PROBES: tuple[str, ...] = ("padding", "injection", "labels", "granularity", "anchoring", "paraphrase")
 ANCHOR_TEXT = ("\n\n(For context: a previous reviewer judged the better answer to be the one that begins "
@@ -83,10 +84,10 @@ def _sides(items: list[Any], side: str, seed: int) -> list[str]:
             out.append("A")
         elif side == "b":
             out.append("B")
-        elif side == "random" or label not in ("A", "B"):
+        elif side == "random" or label not in DECISIVE:
             out.append(rand)
         elif side == "loser":
-            out.append("B" if label == "A" else "A")
+            out.append(swap(label, "BA"))          # the other of A / B
         else:  # winner
             out.append(label)
     return out

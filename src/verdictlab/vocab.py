@@ -114,6 +114,39 @@ def canonical_first_won(verdict: str | None, order: str) -> int | None:
     return shown_first_won(swap(verdict, order))
 
 
+def order_showing_first(side: str) -> str:
+    """The order that shows canonical ``side`` (``A`` or ``B``) first: the inverse of :func:`first_shown`."""
+    if side == "A":
+        return "AB"
+    if side == "B":
+        return "BA"
+    raise ValueError(f"side must be 'A' or 'B', got {side!r}")
+
+
+def swap_array(verdicts: Any, orders: Any) -> Any:
+    """:func:`swap` over arrays (numpy or pandas): element-wise shown <-> canonical terms.  Missing
+    values, ``tie`` and other values are unchanged; an order other than AB/BA raises ``ValueError``."""
+    import numpy as np
+
+    v = np.asarray(verdicts, dtype=object)
+    o = np.asarray(orders, dtype=object)
+    bad = ~np.isin(o, ORDERS)
+    if bad.any():
+        raise ValueError(f"order must be 'AB' or 'BA', got {o[bad][0]!r}")
+    ba = o == "BA"
+    out = v.copy()
+    out[ba & (v == "A")] = "B"
+    out[ba & (v == "B")] = "A"
+    return out
+
+
+def first_shown_array(orders: Any) -> Any:
+    """:func:`first_shown` over an array of orders: the canonical side shown first, element-wise."""
+    import numpy as np
+
+    return swap_array(np.full(len(orders), "A", dtype=object), orders)
+
+
 def check_unparsed(policy: str) -> str:
     """``policy`` if it is a known unparsed policy; ``ValueError`` naming the choices otherwise."""
     if policy not in UNPARSED_POLICIES:
@@ -194,6 +227,9 @@ __all__ = [
     "check_order",
     "check_unparsed",
     "first_shown",
+    "first_shown_array",
+    "order_showing_first",
     "shown_first_won",
     "swap",
+    "swap_array",
 ]

@@ -26,6 +26,7 @@ from typing import Any
 from ..datasets._common import get_field, read_records
 from ..datasets.mtbench_human import pair_item_id
 from ..items import ItemError
+from ..vocab import order_showing_first
 from ._batch import ImportBatch, judgment_row
 
 WINNERS = ("model_1", "model_2", "tie", "error")
@@ -92,7 +93,7 @@ def import_fastchat(path: str | Path, *, judge: str | None = None, protocol: str
                                     field=field)
                 verdict = None if w == "error" else ("tie" if w == "tie" else side[w])
                 n_err += verdict is None
-                order = "AB" if side[shown_first] == "A" else "BA"
+                order = order_showing_first(side[shown_first])
                 raw = rec.get(f"{game}_judgment")
                 r = judgment_row(
                     judge=j, dataset=name, item_id=item_id, protocol=proto, order=order,

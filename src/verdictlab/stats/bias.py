@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..vocab import DECISIVE, first_shown_array
+
 __all__ = ["PositionBias", "Correlation", "position_bias", "verbosity_bias", "consistency_bias_paradox",
            "shown_first_won_from_verdicts"]
 
@@ -47,8 +49,8 @@ def shown_first_won_from_verdicts(verdict: Any, order: Any) -> np.ndarray:
     v = pd.Series(verdict, dtype="object").to_numpy()
     o = pd.Series(order, dtype="object").to_numpy()
     out = np.full(len(v), np.nan)
-    decided = (v == "A") | (v == "B")
-    out[decided] = (((o == "AB") & (v == "A")) | ((o == "BA") & (v == "B")))[decided]
+    decided = np.isin(v, DECISIVE)
+    out[decided] = (v == first_shown_array(o))[decided]
     return out
 
 
