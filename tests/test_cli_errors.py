@@ -302,3 +302,37 @@ def test_item6_dataset_named_like_markup_reaches_the_terminal_report(tmp_path: P
         assert r.exit_code == 0 and "Traceback" not in r.output + r.stderr, (argv, r.output, r.stderr)
         shown = "\\[/bold\\]x" if "--markdown" in argv else "[/bold]x"   # Markdown escapes the brackets
         assert shown in r.output, (argv, r.output)
+
+
+@pytest.mark.parametrize("headroom_pages", [3, 60])     # full while writing the items / while judging
+def test_item7_full_disk_is_one_line_exit_5_and_the_run_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                headroom_pages: int) -> None:
+    """SQLite's max_page_count makes the store "full" (SQLITE_FULL, the error a full disk gives)."""
+    import verdictlab.store as store_mod
+
+    with (tmp_path / "pairs.jsonl").open("w") as fh:
+        for i in range(150):
+            fh.write(json.dumps({"item_id": f"i{i}", "question": "q" * 500, "response_a": "a" * 500,
+                                 "response_b": "b", "label": "A"}) + "\n")
+    cfg = _config(tmp_path, extra="repetitions: 2\n").read_text().replace("repetitions: 1\n", "")
+    (tmp_path / "audit.yaml").write_text(cfg)
+    original = store_mod.RunStore.__init__
+
+    def small_disk(self: store_mod.RunStore, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+        if not self.read_only:
+            pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
+            self.conn.execute(f"PRAGMA max_page_count={pages + headroom_pages}")
+
+    monkeypatch.setattr(store_mod.RunStore, "__init__", small_disk)
+    argv = ["run", str(tmp_path / "audit.yaml"), "--run-dir", str(tmp_path / "run"), "--no-progress"]
+    r = runner.invoke(app, argv)
+    assert r.exit_code == EXIT_STORE and "Traceback" not in r.output + r.stderr
+    assert r.stderr.strip() == "error: run store: database or disk is full; free some space, then rerun (a run resumes)"
+    monkeypatch.setattr(store_mod.RunStore, "__init__", original)        # space freed
+    r = runner.invoke(app, argv)
+    assert r.exit_code == 0, r.output + r.stderr
+    con = sqlite3.connect(tmp_path / "run" / "run.sqlite")
+    n, distinct = con.execute("SELECT COUNT(*), COUNT(DISTINCT trial_id) FROM judgments").fetchone()
+    con.close()
+    assert n == distinct == 150 * 2 * 2

@@ -271,7 +271,10 @@ class _Transaction:
         return self.conn
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
-        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        if exc_type is None:
+            self.conn.execute("COMMIT")
+        elif self.conn.in_transaction:    # SQLite may have rolled back already (disk full): keep that error
+            self.conn.execute("ROLLBACK")
 
 
 _INSERT_JUDGMENT = (f"INSERT INTO judgments ({', '.join(f'{chr(34)}{c}{chr(34)}' for c in JUDGMENT_COLUMN_NAMES)}) "
