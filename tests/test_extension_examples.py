@@ -1,0 +1,184 @@
+"""One small example of each extension point, added the way docs/architecture.md says.
+
+Each block below is what a contributor writes: the new code (in the package it would be ONE new
+module: judges/<name>.py, protocols/<name>.py, stats/<name>.py, analyses/<name>.py or
+importers/<name>.py) plus its registration through the public registry, and a test.  Nothing else in
+the package is edited -- the engine, store and report pick the new thing up by name.  The toy judge
+always picks the response shown first; the toy protocol asks for "1" or "2"; the toy statistic is the
+share of decisive verdicts won by the first-shown response; the toy analysis shows it per cell; the
+toy importer reads a two-column TSV log.  Together they run through the real engine, store and report.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from verdictlab.analyses import ANALYSES, AnalysisInput, register
+from verdictlab.config import config_from_dict
+from verdictlab.engine import run_config
+from verdictlab.importers import IMPORTERS, ImportBatch, import_into, judgment_row, register_importer
+from verdictlab.items import PairItem
+from verdictlab.judges import JUDGES, JudgeAPI, JudgeRequest, JudgeResponse, make_judge, register_judge
+from verdictlab.protocols import ParseResult, Protocol, get_protocol
+from verdictlab.protocols.registry import PROTOCOLS, register_protocol
+from verdictlab.report import build_report, report_json
+from verdictlab.store import open_store
+from verdictlab.vocab import CELL_KEY, first_shown, swap
+
+
+# -- 1. a provider (judges/<name>.py + one register_judge line) ------------------------------------
+class FirstShownJudge(JudgeAPI):
+    """Answers "1" to every request: a judge with total position bias, no network, no key."""
+
+    provider = "toy"
+
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:
+        prompt = "".join(m["content"] for m in request.messages)
+        return JudgeResponse(text="1", tokens_in=len(prompt) // 4, tokens_out=1, cost_usd=0.0, latency_s=0.0)
+
+
+def make_first_shown_judge(judge_id: str, spec: str) -> FirstShownJudge:
+    return FirstShownJudge(judge_id, spec or "first-shown")
+
+
+# -- 2. a protocol (protocols/<name>.py + one register_protocol line) -------------------------------
+class OneOrTwoProtocol(Protocol):
+    """Shows the two responses as 1 and 2 and reads a bare "1" / "2" (verdict in SHOWN terms)."""
+
+    id = "toy-1or2"
+    label_only = True
+
+    def messages(self, item: Any, order: str, *, step: str = "") -> list[dict[str, str]]:
+        first, second = ((item.response_a, item.response_b) if first_shown(order) == "A"
+                         else (item.response_b, item.response_a))
+        return [{"role": "system", "content": "Answer with 1 or 2 only."},
+                {"role": "user", "content": f"{item.question}\n\n1: {first}\n\n2: {second}\n\nBetter:"}]
+
+    def parse(self, text: str) -> ParseResult:
+        answer = text.strip()
+        if answer in ("1", "2"):
+            return ParseResult("A" if answer == "1" else "B", "ok")
+        return ParseResult(None, "failed", f"expected 1 or 2, got {answer[:20]!r}")
+
+    def render(self, verdict: str, *, rationale: str = "", scores: dict[str, Any] | None = None) -> str:
+        return "1" if verdict == "A" else "2"
+
+    def max_tokens(self) -> int:
+        return 2
+
+
+def make_one_or_two(*, template_path: str | None = None, **options: Any) -> OneOrTwoProtocol:
+    return OneOrTwoProtocol()
+
+
+# -- 3. a statistic (stats/<name>.py, exported from stats/__init__; a pure function) -----------------
+def first_shown_win_share(judgments: pd.DataFrame) -> tuple[float, int]:
+    """Share of decisive parsed verdicts won by the response shown first, and the N it stands on.
+
+    Reads the stored ``shown_first_won`` column (1 / 0 / missing for tie or unparsed); NaN with N = 0
+    when no verdict was decisive."""
+    won = pd.to_numeric(judgments["shown_first_won"], errors="coerce").to_numpy(float)
+    won = won[~np.isnan(won)]
+    return (float(won.mean()) if len(won) else float("nan")), int(len(won))
+
+
+# -- 4. an analysis (analyses/<name>.py; the package imports every public module itself) ------------
+def first_shown_table(inp: AnalysisInput) -> pd.DataFrame | None:
+    rows = []
+    for key, cell in inp.pairs.groupby(list(CELL_KEY), sort=True):
+        share, n = first_shown_win_share(cell)
+        rows.append({**dict(zip(CELL_KEY, key, strict=True)), "first_shown_share": share, "n": n})
+    return pd.DataFrame(rows) if rows else None
+
+
+# -- 5. an importer (importers/<name>.py + one register_importer line) ------------------------------
+def import_toy_tsv(path: str | Path, *, judge: str = "toy-log", **options: Any) -> ImportBatch:
+    """A log with lines ``item_id<TAB>winner`` (canonical A/B, both orders not known: shown AB)."""
+    rows, items = [], []
+    for line in Path(path).read_text().splitlines():
+        item_id, winner = line.split("\t")
+        items.append(PairItem(item_id=item_id, dataset="toy", question=f"q{item_id}", response_a="a",
+                              response_b="b", label="A"))
+        rows.append(judgment_row(judge=judge, dataset="toy", item_id=item_id, protocol="imported", order="AB",
+                                 temperature=0.0, rep=0, verdict=winner, label="A", raw_output=line))
+    return ImportBatch(format="toy-tsv", source=str(path), judgments=rows, items=items)
+
+
+@pytest.fixture
+def registered() -> Iterator[None]:
+    """Register the five toys the public way, and take them out again (the registries are global)."""
+    register_judge("toy", make_first_shown_judge, description="always picks the response shown first")
+    register_protocol("toy-1or2", make_one_or_two, description="answer 1 or 2")
+    register("toy_first_shown", title="First-shown wins (toy)",
+             description="share of decisive verdicts won by the response shown first")(first_shown_table)
+    register_importer("toy-tsv", import_toy_tsv, "item_id<TAB>winner lines")
+    yield
+    JUDGES.unregister("toy")
+    PROTOCOLS.unregister("toy-1or2")
+    ANALYSES.unregister("toy_first_shown")
+    IMPORTERS.unregister("toy-tsv")
+
+
+def test_statistic_known_value() -> None:
+    # shown_first_won = 1, 1, 0, missing (tie), 1: decisive 4, won first 3 -> 3/4 = 0.75, N = 4
+    frame = pd.DataFrame({"shown_first_won": [1, 1, 0, None, 1]})
+    assert first_shown_win_share(frame) == (0.75, 4)
+    share, n = first_shown_win_share(pd.DataFrame({"shown_first_won": [None, None]}))
+    assert math.isnan(share) and n == 0
+
+
+def test_protocol_parses_in_shown_terms() -> None:
+    p = OneOrTwoProtocol()
+    assert p.parse(" 1\n") == ParseResult("A", "ok")
+    assert p.parse("2").verdict == "B"
+    assert p.parse("both").status == "failed"            # never guessed
+    item = PairItem(item_id="x", dataset="d", question="Q?", response_a="alpha", response_b="beta", label="A")
+    assert "1: beta" in p.messages(item, "BA")[1]["content"]  # BA shows response_b first
+
+
+def test_toys_run_through_engine_store_report_and_import(tmp_path: Path, registered: None) -> None:
+    assert isinstance(make_judge("toy:x"), FirstShownJudge)
+    assert isinstance(get_protocol("toy-1or2"), OneOrTwoProtocol)
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps({"item_id": i, "question": f"q{i}", "response_a": f"a{i}",
+                                        "response_b": f"b{i}", "label": "AB"[i % 2]}) + "\n" for i in range(4)))
+    cfg = config_from_dict({"name": "toy", "datasets": [{"name": "jsonl", "path": "pairs.jsonl"}],
+                            "judges": ["toy:first"], "protocols": ["toy-1or2"], "orders": ["AB", "BA"],
+                            "temperatures": [0.0], "repetitions": 1}, source=tmp_path / "cfg.yaml")
+    run_config(cfg, tmp_path / "run", progress=False)
+
+    store = open_store(tmp_path / "run")
+    try:
+        judgments = store.judgments()
+    finally:
+        store.close()
+    assert len(judgments) == 8                                        # 4 pairs x 2 orders
+    # the judge always answered "1": canonical verdict = the side shown first (A in AB, B in BA)
+    expected = [swap("A", o) for o in judgments["order"]]
+    assert list(judgments["verdict"]) == expected
+    assert first_shown_win_share(judgments) == (1.0, 8)
+
+    table = report_json(build_report(tmp_path / "run", n_bootstrap=50))["run"]["analyses"]
+    toy = table["toy_first_shown"]
+    assert toy["title"] == "First-shown wins (toy)"
+    row = dict(zip(toy["columns"], toy["rows"][0], strict=True))
+    assert row["judge"] == "toy:first" and row["first_shown_share"] == 1.0 and row["n"] == 8
+
+    log = tmp_path / "log.tsv"
+    log.write_text("1\tA\n2\tB\n")
+    result = import_into("toy-tsv", log, run_dir=tmp_path / "imported")
+    assert (result.n_rows, result.n_inserted) == (2, 2)
+    store = open_store(tmp_path / "imported")
+    try:
+        imported = store.judgments().sort_values("item_id")
+    finally:
+        store.close()
+    assert list(imported["verdict"]) == ["A", "B"] and list(imported["judge"]) == ["toy-log"] * 2
