@@ -107,3 +107,30 @@ def test_ranking_figure_renders_from_the_report_shape():
 
     fig = ranking_figure({"columns": list(bt.columns), "rows": bt.to_numpy().tolist()})
     assert len(fig.axes) == 1 and [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["z", "y", "x"]
+
+
+def test_report_figures_draw_the_ranking_when_the_run_has_one():
+    from verdictlab.report import plots as P
+
+    multis = [MultiItem(item_id=f"q{i}", dataset="d", question="?", responses={s: s for s in "xyz"},
+                        scores={"x": 3, "y": 2, "z": 1}) for i in range(4)]
+    items = expand_pairs(multis)
+    bt = ranking_analysis(AnalysisInput(_judge(items, {"x": 3, "y": 2, "z": 1}), items=items, n_bootstrap=20))
+    table = {"columns": list(bt.columns), "rows": bt.to_numpy().tolist()}
+    names = [n for n, _, _ in P.figures({"cells": [], "format_dispersion": [], "extra_tables": {"bt_ranking": table}})]
+    assert "ranking" in names
+    assert "ranking" not in [n for n, _, _ in P.figures({"cells": [], "format_dispersion": []})]
+
+
+def test_generic_probe_table_does_not_call_anchoring_ignored():
+    from verdictlab.analyses.probes import probe_table
+    from verdictlab.datasets.registry import DatasetLoad
+    from verdictlab.probes import anchoring_probe
+
+    base = [PairItem(item_id=str(i), dataset="b", question="?", response_a="x", response_b="y", label="A")
+            for i in range(2)]
+    probe = anchoring_probe(DatasetLoad(name="b", items=list(base), seed=1)).items
+    rows = [{"judge": "j", "protocol": "direct", "temperature": 0.0, "dataset": it.dataset, "item_id": it.item_id,
+             "order": "AB", "rep": 0, "step": "", "verdict": "A", "label": "A"} for it in [*base, *probe]]
+    t = probe_table(pd.DataFrame(rows), [*base, *probe])
+    assert list(t["probe"]) == ["anchoring"] and t["note"].iloc[0] == ""

@@ -80,7 +80,7 @@ def probe_table(judgments: pd.DataFrame, items: list[Any] | pd.DataFrame, *,
                 rec.update(moved_toward=float(toward.mean()), moved_away=float(away.mean()),
                            bias=float(toward.mean() - away.mean()), side_share_base=float((vb == side).mean()),
                            side_share_probe=float((vp == side).mean()))
-            elif not str(proto).startswith(META_AWARE_PROTOCOLS):
+            elif probe in ("labels", "granularity") and not str(proto).startswith(META_AWARE_PROTOCOLS):
                 rec["note"] = f"protocol {proto!r} ignores the {probe} probe (its prompt does not change)"
             rows.append(rec)
     return pd.DataFrame(rows, columns=list(PROBE_TABLE_COLUMNS))

@@ -418,6 +418,32 @@ def figures(report: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
         fig, ax = plt.subplots(figsize=(7.4, 4.2), layout="constrained")
         plot_judge_spread(cells, ax)
         out.append(("spread", "Per-judge spread of T", fig))
+    bt = (report.get("extra_tables") or {}).get("bt_ranking")
+    if bt and bt.get("rows"):
+        from ..analyses.transitivity import ranking_figure
+
+        out.append(("ranking", "Transitivity: Bradley-Terry ranking of systems", ranking_figure(bt)))
+    out += analysis_figures(report)
+    return out
+
+
+def analysis_figures(report: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
+    """``[(name, title, figure)]`` of the registered analyses that draw one (``register(...,
+    figure=fn)``), for each analysis table of the report that has rows; a figure that fails is left out."""
+    from .. import analyses
+
+    tables = report.get("extra_tables") or {}
+    out: list[tuple[str, str, Any]] = []
+    for a in analyses.registered():
+        t = tables.get(a.name)
+        if a.figure is None or not t or t.get("error") or not t.get("rows"):
+            continue
+        try:
+            fig = a.figure(t)
+        except Exception:  # noqa: BLE001 - a figure is a nicety; never break the report for it
+            continue
+        if fig is not None:
+            out.append((a.name, a.figure_title or a.title, fig))
     return out
 
 
