@@ -108,3 +108,25 @@ def test_dollar_signs_in_names_do_not_break_plots(tmp_path: Path) -> None:
     report = {"cells": cells, "format_dispersion": [{"n_protocols_with_T": 2}]}
     paths = P.write_plots(report, tmp_path, formats=("png",))
     assert len(paths) == 6
+
+
+def test_a_registered_analysis_can_draw_its_table() -> None:
+    """register(..., figure=fn): the report's figures include fn(table) for an analysis table with rows."""
+    from verdictlab import analyses
+
+    drawn: list[dict] = []
+
+    def fig(table):  # type: ignore[no-untyped-def]
+        drawn.append(table)
+        import matplotlib.pyplot as plt
+
+        return plt.figure()
+
+    analyses.register("_test_fig", title="Test figure", figure=fig)(lambda inp: None)
+    try:
+        report = {"cells": [], "extra_tables": {"_test_fig": {"columns": ["x"], "rows": [[1.0]]}}}
+        names = [(n, t) for n, t, _ in P.analysis_figures(report)]
+        assert names == [("_test_fig", "Test figure")] and drawn[0]["rows"] == [[1.0]]
+        assert P.analysis_figures({"cells": [], "extra_tables": {"_test_fig": {"columns": ["x"], "rows": []}}}) == []
+    finally:
+        analyses.ANALYSES.unregister("_test_fig")

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -98,6 +98,8 @@ class AnalysisInput:
 
 
 AnalysisFn = Callable[[AnalysisInput], "pd.DataFrame | None"]
+#: draws an analysis' report table (``{"columns": [...], "rows": [[...]], ...}``) as a matplotlib figure
+FigureFn = Callable[[Mapping[str, Any]], Any]
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,8 @@ class Analysis:
     description: str
     fn: AnalysisFn
     order: int = 100
+    figure: FigureFn | None = None
+    figure_title: str = ""
 
     def __call__(self, inp: AnalysisInput) -> pd.DataFrame | None:
         return self.fn(inp)
@@ -131,15 +135,20 @@ CELL_COLUMNS: Registry[CellColumns] = Registry("cell-column analysis")
 _LOADED = False
 
 
-def register(name: str, *, title: str, description: str = "", order: int = 100) -> Callable[[AnalysisFn], AnalysisFn]:
+def register(name: str, *, title: str, description: str = "", order: int = 100, figure: FigureFn | None = None,
+             figure_title: str = "") -> Callable[[AnalysisFn], AnalysisFn]:
     """Decorator: register ``fn(inp: AnalysisInput) -> DataFrame | None`` as analysis ``name``.
-    Registering a name again replaces the earlier one."""
+
+    ``figure`` (optional): ``figure(table) -> matplotlib Figure`` drawn from the analysis' report table
+    (``{"columns", "rows"}``, as in the JSON); the HTML report and ``--plots`` show it under
+    ``figure_title`` (default: the title) whenever the table has rows.  Registering a name again
+    replaces the earlier one."""
     if not name or not isinstance(name, str):
         raise ValueError("an analysis needs a non-empty name")
 
     def deco(fn: AnalysisFn) -> AnalysisFn:
-        ANALYSES.register(name, Analysis(name=name, title=title, description=description, fn=fn, order=order),
-                          description=title)
+        ANALYSES.register(name, Analysis(name=name, title=title, description=description, fn=fn, order=order,
+                                         figure=figure, figure_title=figure_title or title), description=title)
         return fn
 
     return deco
