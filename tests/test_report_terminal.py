@@ -125,3 +125,13 @@ def test_single_repetition_warning() -> None:
     # one of two cells was run once: its C = 100% is by construction
     assert single_rep_note([{"repetitions": 1}, {"repetitions": 3}]).startswith("1 of 2 cells have a single")
     assert single_rep_note([{"repetitions": 3}]) == ""
+
+
+def test_decoding_line_names_what_could_not_be_constrained() -> None:
+    from verdictlab.report.terminal import decoding_line
+
+    run = {"meta": {"decoding_mechanisms": {"sim:x": {"direct": "sim: forced label", "vf-json": "sim: json schema"},
+                                            "openai:m": {"vf-xml": "not constrainable: no XML grammar"}}}}
+    assert decoding_line(run) == ("Constrained decoding: 2 of 3 judge × protocol pairs constrained; not "
+                                  "constrainable, so not run constrained: openai:m × vf-xml (no XML grammar).")
+    assert decoding_line({"meta": {}}) == ""

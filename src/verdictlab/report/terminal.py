@@ -225,6 +225,18 @@ def single_rep_note(cells: list[dict[str, Any]]) -> str:
             "by construction and says nothing about reproducibility; run ≥ 3 repetitions to measure it.")
 
 
+def decoding_line(run: Mapping[str, Any]) -> str:
+    """One line on constrained decoding from the run's meta (``decoding_mechanisms``: judge -> protocol ->
+    mechanism or "not constrainable: why"); empty when the run used free decoding only."""
+    table = (run.get("meta") or {}).get("decoding_mechanisms") or {}
+    pairs = [(j, p, str(m)) for j, protos in table.items() if isinstance(protos, Mapping) for p, m in protos.items()]
+    if not pairs:
+        return ""
+    skipped = [f"{j} × {p} ({m.split(':', 1)[-1].strip()})" for j, p, m in pairs if m.startswith("not constrainable")]
+    line = f"Constrained decoding: {len(pairs) - len(skipped)} of {len(pairs)} judge × protocol pairs constrained"
+    return line + (f"; not constrainable, so not run constrained: {'; '.join(skipped)}." if skipped else ".")
+
+
 def analyses_lines(report: Mapping[str, Any]) -> list[tuple[str, str]]:
     """``(line, style)``: the registered analyses of the report by name with their row counts, and one
     line per analysis that could not be computed."""
@@ -237,6 +249,23 @@ def analyses_lines(report: Mapping[str, Any]) -> list[tuple[str, str]]:
     if names:
         out.append(("Further analyses in --html and --json (run.analyses): " + ", ".join(names) + ".", ""))
     return out
+
+
+def dispersion_table(rows: list[dict[str, Any]], labels: Mapping[str, str]) -> Table | None:
+    """ΔT_fmt per judge and dataset, where more than one protocol was run."""
+    fd = [d for d in rows if d.get("n_protocols", 0) > 1]
+    if not fd:
+        return None
+    tbl = Table(title="Format dispersion ΔT_fmt = T_max − T_min over protocols", title_justify="left",
+                header_style="bold")
+    for name in ("dataset", "judge", "temp", "ΔT_fmt", "T_min (protocol)", "T_max (protocol)"):
+        tbl.add_column(name, overflow="fold")
+    for d in fd:
+        tbl.add_row(_run_text(d["dataset"]), _run_text(_jl(d, labels)), f"{d['temperature']:g}",
+                    pct(d.get("delta_T_fmt")),
+                    _run_text(f"{pct(d.get('T_min'))} ({d.get('protocol_min') or '—'})"),
+                    _run_text(f"{pct(d.get('T_max'))} ({d.get('protocol_max') or '—'})"))
+    return tbl
 
 
 def render_terminal(report: Mapping[str, Any], console: Console | None = None) -> None:
@@ -262,22 +291,16 @@ def render_terminal(report: Mapping[str, Any], console: Console | None = None) -
     for tbl in (extra_table(cells), agreement_table(cells)):
         if tbl is not None:
             console.print(tbl)
-    fd = [d for d in report.get("format_dispersion", []) if d.get("n_protocols", 0) > 1]
-    if fd:
-        tbl = Table(title="Format dispersion ΔT_fmt = T_max − T_min over protocols", title_justify="left",
-                    header_style="bold")
-        for name in ("dataset", "judge", "temp", "ΔT_fmt", "T_min (protocol)", "T_max (protocol)"):
-            tbl.add_column(name, overflow="fold")
-        for d in fd:
-            tbl.add_row(_run_text(d["dataset"]), _run_text(_jl(d, labels)), f"{d['temperature']:g}",
-                        pct(d.get("delta_T_fmt")),
-                        _run_text(f"{pct(d.get('T_min'))} ({d.get('protocol_min') or '—'})"),
-                        _run_text(f"{pct(d.get('T_max'))} ({d.get('protocol_max') or '—'})"))
-        console.print(tbl)
+    fdt = dispersion_table(report.get("format_dispersion", []), labels)
+    if fdt is not None:
+        console.print(fdt)
     eng = engine_table(run.get("engine", []), labels)
     if eng is not None:
         console.print(eng)
     console.print(checklist_table(report.get("checklist", [])))
+    dec = decoding_line(run)
+    if dec:
+        console.print(_run_text(dec), style="dim", highlight=False)
     for line, style in analyses_lines(report):
         console.print(_run_text(line), style=style, highlight=False)
     bi = report.get("broken_items") or {}
