@@ -89,12 +89,21 @@ def _bad_inputs(tmp: Path, good_run: Path) -> list[tuple[str, list[str], int]]:
         ("import garbage", ["import", "jsonl", str(tmp / "deep.jsonl"), "--run-dir", str(tmp / "r5")], None),
         ("debate bad config", ["debate", str(tmp / "broken.yaml")], EXIT_INPUT),
     ]
-    for cmd in (["report"], ["export"], ["review"], ["compare"], ["report", "--json"]):
+    (tmp / "human.csv").write_bytes(b"item_id,label\ni0,A,B,extra\n\xff\n")
+    cases += [       # the other helpers' commands go through the same error path
+        ("drift garbage stores", ["drift", str(garbage), str(truncated)], None),
+        ("validate garbage labels", ["validate", str(good_run), "--human", str(tmp / "human.csv")], None),
+        ("plan-labels no store", ["plan-labels", str(tmp / "nowhere"), "--halfwidth", "0.05"], None),
+        ("demo --run-dir is a file", ["demo", "--run-dir", str(tmp / "afile"), "--pairs", "1"], None),
+        ("datasets show unknown loader", ["datasets", "show", "nosuch"], EXIT_INPUT),
+    ]
+    for cmd in (["report"], ["export"], ["review"], ["compare"], ["report", "--json"], ["validate"],
+                ["plan-labels", "--halfwidth", "0.05"]):
         cases += [
-            (f"{cmd[0]} no store", [*cmd, str(tmp / "nowhere")], EXIT_STORE),
-            (f"{cmd[0]} garbage store", [*cmd, str(garbage)], EXIT_STORE),
-            (f"{cmd[0]} truncated store", [*cmd, str(truncated)], EXIT_STORE),
-            (f"{cmd[0]} file as run dir", [*cmd, str(tmp / "afile")], EXIT_STORE),
+            (f"{cmd[0]} no store", [cmd[0], str(tmp / "nowhere"), *cmd[1:]], EXIT_STORE),
+            (f"{cmd[0]} garbage store", [cmd[0], str(garbage), *cmd[1:]], EXIT_STORE),
+            (f"{cmd[0]} truncated store", [cmd[0], str(truncated), *cmd[1:]], EXIT_STORE),
+            (f"{cmd[0]} file as run dir", [cmd[0], str(tmp / "afile"), *cmd[1:]], EXIT_STORE),
         ]
     cases += [
         ("report --html into a missing folder", ["report", str(good_run), "--html", str(tmp / "no" / "r.html")],
