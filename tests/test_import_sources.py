@@ -155,6 +155,15 @@ def test_judgebench_second_game_mapped_back_to_canonical(tmp_path):
     assert json.loads(r["raw_output"]) == {"response": "game 1 of 0"}
     assert "mapped back" in batch.notes[0] and "shown BA" in batch.judgments[1]["parse_detail"]
     assert [it.category for it in batch.items] == ["mmlu-pro-law"] * 5
+    assert batch.items[0].meta["response_model"] == "gpt-4o-2024-05-13"
+    # judge and response model from the file name when the records do not carry them
+    bare = [json.loads(line) for line in _judgebench_file(tmp_path).read_text().splitlines()]
+    for rec in bare:
+        del rec["response_model"]
+    named = write_jsonl(tmp_path / JB_NAME.replace("gpt-4o-2024-05-13.jsonl", "claude-x.jsonl"), bare)
+    b2 = import_judgebench(named)
+    assert b2.judgments[0]["judge"] == "claude-x"
+    assert b2.items[0].meta["response_model"] == "gpt-4o-2024-05-13"
 
 
 def test_judgebench_score_is_both_orders_vote_accuracy(tmp_path):

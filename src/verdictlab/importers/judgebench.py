@@ -22,7 +22,8 @@ JudgeBench's own score combines the two games with its vote rule -- the remedy `
 accuracy; the stored per-order rows also give C, phi and position bias.
 
 judge = ``judge_model`` (record, else file name), protocol = ``judge_name`` (record, else file name,
-else ``judgebench``); ``--judge`` / ``--protocol`` override.  Items and ids are those of the
+else ``judgebench``); ``--judge`` / ``--protocol`` override.  The response model (record, else file
+name) goes into each item's ``meta["response_model"]``.  Items and ids are those of the
 ``judgebench`` loader (dataset ``judgebench``, item ``pair_id``, category ``source``).
 """
 
@@ -75,7 +76,7 @@ def _raw(game: dict[str, Any]) -> str | None:
     return json.dumps(j, ensure_ascii=False)
 
 
-def _item(rec: dict[str, Any], name: str, *, src: str, row: int) -> PairItem:
+def _item(rec: dict[str, Any], name: str, *, src: str, row: int, response_model: str | None = None) -> PairItem:
     raw_label = get_field(rec, "label", path=src, row=row)
     if raw_label not in LABELS:
         raise ItemError(f"label must be one of {sorted(LABELS)}, got {raw_label!r}", path=src, row=row,
@@ -87,7 +88,7 @@ def _item(rec: dict[str, Any], name: str, *, src: str, row: int) -> PairItem:
          "response_b": get_str(rec, "response_B", path=src, row=row),
          "label": LABELS[raw_label], "category": rec.get("source") or None,
          "meta": {"source": "judgebench", "pair_id": pair_id, "original_id": rec.get("original_id"),
-                  "response_model": rec.get("response_model")}}, path=src, row=row)
+                  "response_model": rec.get("response_model") or response_model}}, path=src, row=row)
 
 
 def _games(rec: dict[str, Any], *, src: str, row: int) -> list[dict[str, Any]]:
@@ -116,7 +117,7 @@ def import_judgebench(path: str | Path, *, judge: str | None = None, protocol: s
         if not j:
             raise ItemError("no judge_model in the record or the file name; pass --judge", path=src, row=row,
                             field="judge_model")
-        item = _item(rec, name, src=src, row=row)
+        item = _item(rec, name, src=src, row=row, response_model=info.get("response_model"))
         items.append(item)
         for k, (game, order) in enumerate(zip(_games(rec, src=src, row=row), ("AB", "BA"), strict=True)):
             field = f"judgments[{k}].decision"
