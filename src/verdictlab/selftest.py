@@ -79,10 +79,12 @@ _ITEMS: dict[tuple[str, str], Any] = {}
 def item_view(item: Any, order: str) -> dict[str, Any]:
     """What a pair shows, for the simulated judge's planted biases: shown lengths, shown authoring
     systems (``model_a``/``model_b`` fields or meta) and the item meta."""
+    from .vocab import Order
+
     first, second = item.shown(order)
     ma = getattr(item, "model_a", None) or item.meta.get("model_a")
     mb = getattr(item, "model_b", None) or item.meta.get("model_b")
-    return {"shown_chars": [len(first), len(second)], "shown_models": [ma, mb] if order == "AB" else [mb, ma],
+    return {"shown_chars": [len(first), len(second)], "shown_models": [ma, mb] if order == Order.AB else [mb, ma],
             "item_meta": dict(item.meta)}
 
 

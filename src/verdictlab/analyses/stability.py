@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..stats.stability import anchoring_shift, change_vs_noise, repetition_disagreement
+from ..vocab import UnparsedPolicy, check_unparsed
 from . import AnalysisInput, register
 
 _MATCH = ["judge", "protocol", "temperature", "item_id", "order", "rep", "step"]
@@ -74,8 +75,7 @@ def _paraphrase_row(g: pd.DataFrame, base_cell: pd.DataFrame, confidence: float)
 def stability_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame, *, unparsed: str = "exclude",
                     confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
     """One row per anchoring / paraphrase probe cell (module docstring)."""
-    if unparsed not in ("exclude", "wrong"):
-        raise ValueError(f"unparsed must be one of ('exclude', 'wrong'), got {unparsed!r}")
+    check_unparsed(unparsed)
     df = judgments.assign(step=judgments["step"].fillna("").astype(str), item_id=judgments["item_id"].astype(str))
     rows = []
     for ds, (probe, base, metas) in sorted(_probe_datasets(items).items()):
@@ -83,7 +83,7 @@ def stability_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame
         if p.empty or b.empty:
             continue
         m = p.merge(b, on=_MATCH, suffixes=("_p", "_b"))
-        if unparsed == "exclude":
+        if unparsed == UnparsedPolicy.EXCLUDE:
             m = m[m["verdict_p"].notna() & m["verdict_b"].notna()]
         else:
             m = m.assign(verdict_p=m["verdict_p"].astype(object).where(m["verdict_p"].notna(), _UNPARSED),

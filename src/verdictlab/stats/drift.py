@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
+from ..vocab import DECISIVE, VERDICTS, Order
 from .agreement import cohen_kappa
 from .intervals import percentile_bounds, wilson_bounds
 from .reliability import unit_table
@@ -54,7 +55,7 @@ __all__ = ["DRIFT_COLUMNS", "EQUIVALENCE", "unit_frame", "drift_pair", "equivale
 
 CELL: tuple[str, ...] = ("protocol", "dataset", "temperature")
 EQUIVALENCE: tuple[str, ...] = ("yes", "no", "inconclusive")
-_MODE = {0: "A", 1: "B", 2: "tie"}
+_MODE = dict(enumerate(VERDICTS))   # unit_table mode codes 0, 1, 2
 DRIFT_COLUMNS: tuple[str, ...] = (
     *CELL, "n_units", "n_items", "n_labelled_units", "kappa", "n_kappa", "flip_rate", "flip_lo", "flip_hi",
     "A_a", "A_b", "T_a", "T_b", "only_a", "only_b", "mcnemar_p", "mcnemar_p_holm", "delta_A", "delta_A_lo",
@@ -71,13 +72,13 @@ def unit_frame(judgments: pd.DataFrame, *, by: Sequence[str] = CELL, unparsed: s
     out = cells.iloc[u["unit_cell"]].reset_index(drop=True)
     rows = u["pair_row"][u["unit_pair"]]
     out["item_id"] = judgments["item_id"].to_numpy()[rows].astype(str)
-    out["order"] = np.where(u["unit_order"] == 0, "AB", "BA")
+    out["order"] = np.where(u["unit_order"] == 0, Order.AB.value, Order.BA.value)
     m = u["mode"]
     out["mode"] = pd.Series(m).map(_MODE).astype(object).where(m >= 0, None).to_numpy()
     out["N"] = u["N"].astype(bool)
     lab = u["pair_label"][u["unit_pair"]]
     labels = np.full(len(lab), None, dtype=object)
-    labels[lab == 0], labels[lab == 1] = "A", "B"
+    labels[lab == 0], labels[lab == 1] = DECISIVE
     out["label"] = labels
     # under "exclude" a unit without a parsed verdict is not in the table; under "wrong" its mode
     # is the unparsed code, which never equals a label: wrong
@@ -91,7 +92,7 @@ def _pair_stats(u: pd.DataFrame, items: np.ndarray, n_items: int) -> np.ndarray:
     code = items
     def s(x: np.ndarray) -> np.ndarray:
         return np.bincount(code, weights=np.asarray(x, dtype=float), minlength=n_items)
-    ab = u["order"].to_numpy() == "AB"
+    ab = u["order"].to_numpy() == Order.AB.value
     mode = u["mode"].to_numpy(object)
     m_ab = np.full(n_items, None, dtype=object)
     m_ba = np.full(n_items, None, dtype=object)

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
+from ..vocab import DECISIVE
 from ._frame import require_columns
 from .intervals import wilson_bounds
 from .significance import mcnemar_exact
@@ -122,12 +123,12 @@ def self_preference(units: pd.DataFrame, *, confidence: float = 0.95) -> SelfPre
     mode = units["mode"].to_numpy(object)
     own = units["own_side"].to_numpy(object)
     lab = units["label"].to_numpy(object)
-    ok = np.isin(own, ["A", "B"]) & np.isin(mode, ["A", "B"])
+    ok = np.isin(own, DECISIVE) & np.isin(mode, DECISIVE)
     picked_own = mode == own
     n = int(ok.sum())
     k = int((picked_own & ok).sum())
     lo, hi = wilson_bounds(k, n, confidence=confidence)
-    labelled = ok & np.isin(lab, ["A", "B"])
+    labelled = ok & np.isin(lab, DECISIVE)
     gold_own = lab == own
     n_lab = int(labelled.sum())
     judge_lab = float((picked_own & labelled).sum() / n_lab) if n_lab else float("nan")

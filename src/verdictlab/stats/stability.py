@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..vocab import DECISIVE
 from .intervals import percentile_bounds, wilson_bounds
 from .selfpref import newcombe_difference, two_proportion_test
 
@@ -53,7 +54,7 @@ def anchoring_shift(verdict_base: Any, verdict_probe: Any, side: Any, item: Any,
     vb = pd.Series(verdict_base, dtype=object).to_numpy()
     vp = pd.Series(verdict_probe, dtype=object).to_numpy()
     sd = pd.Series(side, dtype=object).to_numpy()
-    keep = pd.notna(vb) & pd.notna(vp) & np.isin(sd, ["A", "B"])
+    keep = pd.notna(vb) & pd.notna(vp) & np.isin(sd, DECISIVE)
     codes, uniq = pd.factorize(pd.Series(item, dtype=object)[keep], sort=True)
     nb = (vb[keep] == sd[keep]).astype(float)
     npr = (vp[keep] == sd[keep]).astype(float)
