@@ -46,6 +46,7 @@ from .jury import (
 from .ppi import LabelBudget, MeanEstimate, classical_mean, judge_mean, label_budget, ppi_mean
 from .regions import REGIONS, best_in_group, failure_region, format_dispersion, rank_shifts, region_thresholds
 from .reliability import RELIABILITY_COLUMNS, accuracy_ceiling, reliability, trust_rate
+from .repeats import REPEAT_COLUMNS, repeat_consistency
 from .selective import SelectiveResult, selective_threshold
 from .selfpref import SelfPreference, newcombe_difference, self_preference, two_proportion_test  # issue 14
 from .significance import McNemar, holm_adjust, kendall, mcnemar_exact, spearman
@@ -97,6 +98,7 @@ __all__ = [
     "McNemar",
     "PositionBias",
     "REGIONS",
+    "REPEAT_COLUMNS",
     "RELIABILITY_COLUMNS",
     "accuracy_ceiling",
     "agreement_by_cell",
@@ -130,6 +132,7 @@ __all__ = [
     "position_bias",
     "rank_shifts",
     "reliability",
+    "repeat_consistency",
     "shown_first_won_from_verdicts",
     "spearman",
     "test_retest",
