@@ -44,6 +44,15 @@ RUNS: dict[str, dict[str, Any]] = {
 }
 POLICIES = ("exclude", "wrong")
 N_BOOT, SEED, CONF = 40, 9, 0.9
+_REPORTS: dict[tuple[str, str], Any] = {}
+
+
+def _report(run_dir: Path, policy: str) -> Any:
+    """The report of a run under a policy (built once per module: building is the slow part)."""
+    key = (str(run_dir), policy)
+    if key not in _REPORTS:
+        _REPORTS[key] = build_report(run_dir, unparsed=policy, confidence=CONF, n_bootstrap=N_BOOT, seed=SEED)
+    return _REPORTS[key]
 
 
 def _same(got: Any, want: Any, where: str) -> None:
@@ -79,7 +88,8 @@ def test_every_json_number_is_the_public_functions_value(run: tuple[Path, Any], 
     run_dir, (j, items_frame, items) = run
     if "decoding" in j.columns:
         j = j.assign(decoding=j["decoding"].fillna("free"))
-    doc = report_json(build_report(run_dir, unparsed=policy, confidence=CONF, n_bootstrap=N_BOOT, seed=SEED))
+    rep = _report(run_dir, policy)
+    doc = report_json(rep)
     json.dumps(doc, allow_nan=False)
     assert doc["unparsed"] == policy
     by = cell_columns(j)
@@ -121,7 +131,6 @@ def test_every_json_number_is_the_public_functions_value(run: tuple[Path, Any], 
     pair = mv.groupby(["judge", "protocol", "dataset", "temperature", "step", "item_id"])
     flipped = pair["order_invariant"].agg(lambda s: bool((s == False).any()))  # noqa: E712
     unstable = pair["consistent"].agg(lambda s: bool((~s).any()))
-    rep = build_report(run_dir, unparsed=policy, confidence=CONF, n_bootstrap=0, seed=SEED)
     assert rep.broken_items["n_flipped"] == int(flipped.sum())
     assert rep.broken_items["n_unstable"] == int(unstable.sum())
     assert rep.broken_items["n_total"] == int((flipped | unstable).sum())
@@ -145,7 +154,7 @@ def test_every_json_number_is_the_public_functions_value(run: tuple[Path, Any], 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_the_none_row_of_every_remedy_table_is_its_cell(run: tuple[Path, Any], policy: str) -> None:
     run_dir, _ = run
-    doc = report_json(build_report(run_dir, unparsed=policy, n_bootstrap=0))
+    doc = report_json(_report(run_dir, policy))
     cells = {(c["judge"], c["protocol"], c["dataset"], c["temperature"]): c for c in doc["cells"]}
     t = doc["run"]["analyses"]["remedies"]
     cols = t["columns"]
@@ -225,7 +234,7 @@ def test_sentence_never_contradicts_the_region() -> None:
 def test_report_sentences_and_plot_regions_agree(run: tuple[Path, Any], policy: str) -> None:
     from verdictlab.report.plots import readings
 
-    rep = build_report(run[0], unparsed=policy, n_bootstrap=0)
+    rep = _report(run[0], policy)
     for c in rep.cells:
         assert c["sentence"].startswith("Trustworthy") <= (c["region"] == "trustworthy")
         assert c["region"] is None or f"region {c['region']}" in c["sentence"]
