@@ -6,6 +6,7 @@ import json
 import random
 from math import comb
 
+import numpy as np
 import pytest
 
 from verdictlab.config import config_from_dict
@@ -56,3 +57,63 @@ def test_sim_expected_figures_equal_the_closed_form(tmp_path):
         n_lab += 1
     assert out["phi_expected"] == pytest.approx(1 - inv / len(rows))
     assert out["A_expected"] == pytest.approx(correct / n_lab)
+
+
+@pytest.mark.model
+def test_embedded_judge_sampled_run_falls_inside_expected_intervals(tmp_path):
+    """The embedded judge at temperature 1 with the verdict scored from its logits (constrained
+    ``direct``: the verdict is sampled from the model's own probabilities over the labels): a sampled
+    run of R = 10 falls inside the intervals of the expected figures computed from its P(A)."""
+    pytest.importorskip("llama_cpp")
+    from verdictlab.stats import reliability
+
+    demo = __import__("importlib.resources").resources.files("verdictlab").joinpath("data/demo.jsonl")
+    lines = demo.read_text().splitlines()[:14]
+    (tmp_path / "demo.jsonl").write_text("\n".join(lines) + "\n")
+    cfg = config_from_dict({"name": "e", "datasets": [{"name": "jsonl", "path": str(tmp_path / "demo.jsonl")}],
+                            "judges": ["llamacpp:smollm2-135m"], "protocols": ["direct"], "temperatures": [1.0],
+                            "repetitions": 10, "decoding": ["constrained"]})
+    s = run_config(cfg, tmp_path / "run", progress=False)
+    assert s.complete
+    with RunStore(tmp_path / "run") as st:
+        frame = st.judgments()
+    assert frame["p_a"].notna().all()
+    sampled = reliability(frame, n_bootstrap=0).iloc[0]
+    exp = expected_reliability(frame, repetitions=10, confidence=0.99, n_bootstrap=2000, seed=1).iloc[0]
+    # The expected figures' intervals are over pairs: they leave out the draw noise of one sampled run.
+    # This judge is nearly degenerate (first shown wins: every pair's expected A is ~1/2 and its flip
+    # probability ~0.99), so those intervals are a few points wide and a sampled run can sit outside
+    # them while being exactly as predicted.  The check is therefore against the predicted
+    # distribution of the *sampled* figures: 10 draws per unit from the judge's own P(A); and the
+    # closed form must be that distribution's mean.
+    units = frame.groupby(["item_id", "order"], sort=True)["p_a"].mean().reset_index()
+    pred = _predicted_sampled(units, reps=10, n_sim=4000)
+    for name in ("C", "phi", "A"):
+        lo, hi = np.quantile(pred[name], [0.005, 0.995])
+        assert lo <= sampled[name] <= hi, (name, sampled[name], lo, hi)
+        assert abs(pred[name].mean() - exp[f"{name}_expected"]) < 0.02   # the closed form is that mean
+
+
+def _predicted_sampled(units, *, reps: int, n_sim: int) -> dict[str, np.ndarray]:
+    """Sampled C, phi, A of n_sim simulated runs with R draws per unit from its P(A) (labels from the
+    demo file), vectorised; split modes count as in ``reliability``."""
+    import importlib.resources
+
+    labels = {}
+    for line in importlib.resources.files("verdictlab").joinpath("data/demo.jsonl").read_text().splitlines():
+        if line.strip():
+            rec = json.loads(line)
+            labels[rec["item_id"]] = rec["label"]
+    rng = np.random.default_rng(7)
+    p = units["p_a"].to_numpy()
+    a_count = (rng.random((n_sim, len(p), reps)) < p[None, :, None]).sum(axis=2)
+    N = (a_count == 0) | (a_count == reps)
+    mode = np.where(2 * a_count > reps, 0, np.where(2 * a_count < reps, 1, -1))
+    lab = np.array([0 if labels[i] == "A" else 1 for i in units["item_id"]])
+    correct = mode == lab[None, :]
+    ab = (units["order"] == "AB").to_numpy()
+    items = units["item_id"].to_numpy()
+    m_ab = mode[:, ab][:, np.argsort(items[ab])]
+    m_ba = mode[:, ~ab][:, np.argsort(items[~ab])]
+    flip = ~((m_ab == m_ba) & (m_ab >= 0))
+    return {"C": N.mean(axis=1), "phi": flip.mean(axis=1), "A": correct.mean(axis=1)}
