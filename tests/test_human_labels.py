@@ -251,3 +251,12 @@ def test_no_human_labels_no_work() -> None:
     df = _sample_frame(n_lab=0, n_unl=50)
     assert validate_cells(df) == []
     assert budget_cells(df, halfwidth=0.05)[0].budget.human_only is None  # the pilot is empty: said why
+
+
+def test_registered_with_the_reliability_figure() -> None:
+    from verdictlab import analyses
+    from verdictlab.analyses.human_labels import reliability_figure
+
+    a = analyses.get("human_labels_reliability")
+    assert a.figure is reliability_figure and "reliability" in a.figure_title.lower()
+    assert analyses.get("human_labels").title.startswith("Human labels")

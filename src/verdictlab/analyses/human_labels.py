@@ -35,19 +35,20 @@ import pandas as pd
 from ..stats.calibration import Calibration, Recalibration, calibration, recalibrate
 from ..stats.ppi import LabelBudget, MeanEstimate, classical_mean, judge_mean, label_budget, ppi_mean
 from ..stats.selective import SelectiveResult, selective_threshold
+from ..vocab import CELL_KEY, DECISIVE, DEFAULT_DECODING, DEFAULT_UNPARSED, VERDICTS, Verdict, check_unparsed
 
 __all__ = ["CELL", "KEY", "CellBudget", "CellValidation", "budget_cells", "apply_human_labels", "cell_notes", "human_label_rows", "reliability_rows",
            "reliability_figure", "unknown_item_ids", "validate_cells",
            "HUMAN_LABEL_COLUMNS", "RELIABILITY_BIN_COLUMNS"]
 
-CELL: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
+CELL: tuple[str, ...] = CELL_KEY
 #: the key of a result: the cell, its decoding ('free' unless constrained) and its step ('' for one-call
 #: protocols; rubric criteria of point items keep theirs, pair step rows are left out)
 KEY: tuple[str, ...] = (*CELL, "decoding", "step")
 
-_PAIR_VOTES = {"A": 1.0, "B": 0.0, "tie": 0.5}
+_PAIR_VOTES = {Verdict.A.value: 1.0, Verdict.B.value: 0.0, Verdict.TIE.value: 0.5}
 _POINT_VOTES = {"PASS": 1.0, "FAIL": 0.0, "UNKNOWN": 0.5}
-_PAIR_OUTCOME = {"A": 1.0, "B": 0.0}
+_PAIR_OUTCOME = dict(zip(DECISIVE, (1.0, 0.0), strict=True))
 _POINT_OUTCOME = {"PASS": 1.0, "FAIL": 0.0}
 
 
@@ -88,7 +89,7 @@ def _cell_dict(key: tuple[Any, ...]) -> dict[str, Any]:
 def _keyed(judgments: pd.DataFrame) -> pd.DataFrame:
     """The judgments with ``decoding`` ('free' when absent) and ``step`` ('' when absent) filled in."""
     df = judgments.copy()
-    df["decoding"] = df["decoding"].fillna("free").astype(str) if "decoding" in df else "free"
+    df["decoding"] = df["decoding"].fillna(DEFAULT_DECODING).astype(str) if "decoding" in df else DEFAULT_DECODING
     df["step"] = df["step"].fillna("").astype(str) if "step" in df else ""
     return df
 
@@ -129,7 +130,7 @@ def _item_frame(rows: pd.DataFrame, kind: str, unparsed: str) -> tuple[pd.DataFr
         p = p.fillna(0.5)
     out = pd.DataFrame({"p": p, "votes": g["v_mean"], "from_p_a": from_p_a, "label": g["label"]})
     n_none = int(none.sum())
-    return (out[~none] if unparsed == "exclude" else out), n_none
+    return (out[~none] if unparsed == DEFAULT_UNPARSED else out), n_none
 
 
 def _outcomes(labels: pd.Series, kind: str) -> tuple[np.ndarray, np.ndarray]:
@@ -137,7 +138,7 @@ def _outcomes(labels: pd.Series, kind: str) -> tuple[np.ndarray, np.ndarray]:
     UNKNOWN)."""
     if kind == "pair":
         norm = labels.where(labels.notna(), None)
-        odd = norm.notna() & ~norm.isin(["A", "B", "tie"])
+        odd = norm.notna() & ~norm.isin(VERDICTS)
         if odd.any():
             raise ValueError(f"item {labels.index[odd.to_numpy()][0]!r}: human label {norm[odd].iloc[0]!r} is not "
                              "a pair label (A, B or tie)")
@@ -177,11 +178,11 @@ def _cell(key: tuple[Any, ...], rows: pd.DataFrame, kind: str, *, unparsed: str,
         notes.append("every judged item has a human label: PPI++ needs items without one "
                      "(validate --keep-labels K shows what K labels would give)")
     if excluded.any():
-        word = "tie" if kind == "pair" else "UNKNOWN"
+        word = Verdict.TIE.value if kind == "pair" else "UNKNOWN"
         notes.append(f"{int(excluded.sum())} human {word} label(s) left out: neither outcome")
     if n_none:
         notes.append(f"{n_none} item(s) without a parsed verdict "
-                     + ("left out" if unparsed == "exclude" else "predicted 1/2 (unparsed = wrong)"))
+                     + ("left out" if unparsed == DEFAULT_UNPARSED else "predicted 1/2 (unparsed = wrong)"))
     y, f, fu = y_all[labelled], p_all[labelled], p_all[unlabelled]
     conf, correct = _top_label(f, y)
     decided = f != 0.5
@@ -221,8 +222,8 @@ def _kind_of(rows: pd.DataFrame) -> str | None:
         lab = rows["label"].dropna()
         if lab.empty:
             return None
-        return "pair" if lab.isin(["A", "B", "tie"]).all() else "point"
-    if v.isin(["A", "B", "tie"]).all():
+        return "pair" if lab.isin(VERDICTS).all() else "point"
+    if v.isin(VERDICTS).all():
         return "pair"
     return "point" if v.map(_normalise_point).notna().all() else None
 
@@ -241,13 +242,12 @@ def unknown_item_ids(judgments: pd.DataFrame, human: Mapping[str, Any]) -> list[
     return [i for i in human if i not in known]
 
 
-def validate_cells(judgments: pd.DataFrame, *, unparsed: str = "exclude", confidence: float = 0.95,
+def validate_cells(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED, confidence: float = 0.95,
                    target: float = 0.9, delta: float = 0.1, keep_labels: int | None = None, seed: int = 0,
                    n_bins: int = 15) -> list[CellValidation]:
     """One :class:`CellValidation` per cell of pair items (win rate of A) and of PASS/FAIL point items
     (system accuracy).  Rows of multi-call steps (``step`` not empty) and graded verdicts are left out."""
-    if unparsed not in ("exclude", "wrong"):
-        raise ValueError(f"unparsed must be 'exclude' or 'wrong', got {unparsed!r}")
+    check_unparsed(unparsed)
     if judgments.empty or not judgments["label"].notna().any():
         return []  # no human label anywhere: nothing to validate against (and no per-cell work)
     return [_cell(key, rows, kind, unparsed=unparsed, confidence=confidence, target=target, delta=delta,
@@ -268,7 +268,7 @@ class CellBudget:
 
 
 def budget_cells(judgments: pd.DataFrame, *, halfwidth: float, confidence: float = 0.95, n_strata: int = 4,
-                 unparsed: str = "exclude") -> list[CellBudget]:
+                 unparsed: str = DEFAULT_UNPARSED) -> list[CellBudget]:
     """:func:`verdictlab.stats.label_budget` per cell: pilot = items with a human outcome (their labels and
     the judge's predictions), pool = the judge's predictions on every judged item of the cell (the items
     labels would be drawn from)."""
@@ -403,7 +403,7 @@ def _register() -> None:
     @register("human_labels_reliability", title="Human labels: reliability diagram bins",
               description=("Per cell and confidence bin: the judge's mean top-label confidence and how often "
                            "its verdict matches the human label; a calibrated judge sits on the diagonal."),
-              order=91)
+              order=91, figure=reliability_figure, figure_title="Human labels: reliability diagram")
     def human_labels_reliability(inp: AnalysisInput) -> pd.DataFrame | None:
         bins = reliability_rows(_cells_for(inp))
         return bins if len(bins) else None

@@ -111,8 +111,12 @@ def check_options(unparsed: str, *fractions: tuple[str, float]) -> None:
     for name, value in fractions:
         if not 0 < value < 1:
             raise typer.BadParameter(f"{name} must be in (0, 1), got {value}")
-    if unparsed not in ("exclude", "wrong"):
-        raise typer.BadParameter(f"--unparsed must be 'exclude' or 'wrong', got {unparsed!r}")
+    from ..vocab import check_unparsed
+
+    try:
+        check_unparsed(unparsed)
+    except ValueError as e:
+        raise typer.BadParameter(f"--{e}") from None
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
