@@ -83,6 +83,92 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
         return d, (s.judgments(), s.items_frame(), list(s.items()))
 
 
+def _check_cells(doc: dict[str, Any], ref: pd.DataFrame, keys: list[str], policy: str) -> None:
+    """Every column of stats.reliability, the region, the best mark and the sentence of each cell."""
+    cells = {_key(c, keys): c for c in doc["cells"]}
+    assert len(cells) == len(ref) == len(doc["cells"])
+    for rec in ref.to_dict(orient="records"):
+        cell = cells[_key(rec, keys)]
+        for col, want in rec.items():
+            _same(cell[col], want, f"{policy} cell {_key(rec, keys)} {col}")
+        region = failure_region(rec["C"], rec["phi"])
+        _same(cell["region"], None if region == "undefined" else region, "region")
+        assert cell["sentence"] == cell_sentence(cell)
+    best = best_in_group(ref, by="dataset", value="T")
+    for rec, b in zip(ref.to_dict(orient="records"), best, strict=True):
+        assert cells[_key(rec, keys)]["best_T_in_dataset"] is bool(b)
+
+
+def _check_agreement(doc: dict[str, Any], agr: pd.DataFrame, keys: list[str], policy: str) -> None:
+    """Every column of stats.agreement_by_cell under cells[i].agreement."""
+    cells = {_key(c, keys): c for c in doc["cells"]}
+    for rec in agr.to_dict(orient="records"):
+        cell = cells[_key(rec, keys)]
+        for col, want in rec.items():
+            if col not in keys:
+                _same(cell["agreement"][col], want, f"{policy} agreement {col}")
+
+
+def _check_dispersion(doc: dict[str, Any], ref: pd.DataFrame, policy: str) -> None:
+    """run.format_dispersion = stats.format_dispersion of the same cells."""
+    fd_by = ["judge", "dataset", "temperature"] + [c for c in ("step", "decoding") if c in ref.columns]
+    fd = format_dispersion(ref, by=fd_by)
+    got_fd = {_key(r, fd_by): r for r in doc["run"]["format_dispersion"]}
+    assert len(got_fd) == len(fd)
+    for rec in fd.to_dict(orient="records"):
+        row = got_fd[_key(rec, fd_by)]
+        for col, want in rec.items():
+            _same(row[col], want, f"{policy} format_dispersion {col}")
+
+
+def _check_broken(rep: Any, j: pd.DataFrame, policy: str) -> None:
+    """The broken-items counts from stats.modal_verdicts (P = 0 flipped, N = 0 unstable)."""
+    mv = modal_verdicts(j, unparsed=policy, by=["judge", "protocol", "dataset", "temperature", "step"])
+    pair = mv.groupby(["judge", "protocol", "dataset", "temperature", "step", "item_id"])
+    flipped = pair["order_invariant"].agg(lambda s: bool((s == False).any()))  # noqa: E712
+    unstable = pair["consistent"].agg(lambda s: bool((~s).any()))
+    assert rep.broken_items["n_flipped"] == int(flipped.sum())
+    assert rep.broken_items["n_unstable"] == int(unstable.sum())
+    assert rep.broken_items["n_total"] == int((flipped | unstable).sum())
+
+
+def _check_analyses(doc: dict[str, Any], inp: analyses.AnalysisInput, policy: str) -> None:
+    """Every run.analyses table is its registered function's table under the same policy; remedies and
+    juries also as a script would call the public functions."""
+    tables = doc["run"]["analyses"]
+    assert {"remedies", "juries"} <= set(tables)
+    for name, table in tables.items():
+        assert "error" not in table, (name, table.get("error"))
+        want = frame_table(analyses.get(name)(inp))  # type: ignore[arg-type]
+        assert table["columns"] == want["columns"] and table["rows"] == want["rows"], name
+    direct = frame_table(remedy_table(single_verdict_rows(inp.pairs), remedies=REPORT_REMEDIES, unparsed=policy,
+                                      confidence=CONF, seed=SEED))
+    assert tables["remedies"]["rows"] == direct["rows"]
+    juries = frame_table(jury_table(inp.pairs[inp.pairs["step"].fillna("") == ""], unparsed=policy))
+    assert tables["juries"]["rows"] == juries["rows"]
+
+
+def _check_cell_columns(doc: dict[str, Any], inp: analyses.AnalysisInput, ref: pd.DataFrame, keys: list[str],
+                        policy: str) -> set[str]:
+    """Columns merged into the cells by registered cell-column analyses equal their function's values;
+    returns the names of those columns."""
+    added: set[str] = set()
+    for cc in analyses.registered_cell_columns():
+        frame = cc.fn(inp)
+        if frame is None or frame.empty:
+            continue
+        shared = [c for c in keys if c in frame.columns]
+        for rec in frame.to_dict(orient="records"):
+            match = [c for c in doc["cells"] if _key(c, shared) == _key(rec, shared)]
+            for col, want in rec.items():
+                if col in shared or col in ref.columns:
+                    continue
+                added.add(col)
+                for cell in match:
+                    _same(cell[col], want, f"{policy} {cc.name} {col}")
+    return added
+
+
 @pytest.mark.parametrize("policy", POLICIES)
 def test_every_json_number_is_the_public_functions_value(run: tuple[Path, Any], policy: str) -> None:
     run_dir, (j, items_frame, items) = run
@@ -95,60 +181,19 @@ def test_every_json_number_is_the_public_functions_value(run: tuple[Path, Any], 
     by = cell_columns(j)
     ref = reliability(j, unparsed=policy, q="auto", confidence=CONF, n_bootstrap=N_BOOT, seed=SEED, by=by)
     keys = [c for c in (*by, "step") if c in ref.columns]
-    cells = {_key(c, keys): c for c in doc["cells"]}
-    assert len(cells) == len(ref) == len(doc["cells"])
-    # the cell figures: every column of stats.reliability
-    for rec in ref.to_dict(orient="records"):
-        cell = cells[_key(rec, keys)]
-        for col, want in rec.items():
-            _same(cell[col], want, f"{policy} cell {_key(rec, keys)} {col}")
-        region = failure_region(rec["C"], rec["phi"])
-        _same(cell["region"], None if region == "undefined" else region, "region")
-        assert cell["sentence"] == cell_sentence(cell)
-    # agreement and bias: every column of stats.agreement_by_cell
-    agr = agreement_by_cell(j, unparsed=policy, items=items_frame, by=by)
-    for rec in agr.to_dict(orient="records"):
-        cell = cells[_key(rec, keys)]
-        for col, want in rec.items():
-            if col not in keys:
-                _same(cell["agreement"][col], want, f"{policy} agreement {col}")
-    # best of the dataset
-    best = best_in_group(ref, by="dataset", value="T")
-    for rec, b in zip(ref.to_dict(orient="records"), best, strict=True):
-        assert cells[_key(rec, keys)]["best_T_in_dataset"] is bool(b)
-    # format dispersion: stats.format_dispersion of the same cells
-    fd_by = ["judge", "dataset", "temperature"] + [c for c in ("step", "decoding") if c in ref.columns]
-    fd = format_dispersion(ref, by=fd_by)
-    got_fd = {_key(r, fd_by): r for r in doc["run"]["format_dispersion"]}
-    assert len(got_fd) == len(fd)
-    for rec in fd.to_dict(orient="records"):
-        row = got_fd[_key(rec, fd_by)]
-        for col, want in rec.items():
-            _same(row[col], want, f"{policy} format_dispersion {col}")
-    # checklist and the broken-items counts (stats.modal_verdicts)
+    _check_cells(doc, ref, keys, policy)
+    _check_agreement(doc, agreement_by_cell(j, unparsed=policy, items=items_frame, by=by), keys, policy)
+    _check_dispersion(doc, ref, policy)
     assert doc["run"]["checklist"] == validation_checklist(doc["cells"], j)
-    mv = modal_verdicts(j, unparsed=policy, by=["judge", "protocol", "dataset", "temperature", "step"])
-    pair = mv.groupby(["judge", "protocol", "dataset", "temperature", "step", "item_id"])
-    flipped = pair["order_invariant"].agg(lambda s: bool((s == False).any()))  # noqa: E712
-    unstable = pair["consistent"].agg(lambda s: bool((~s).any()))
-    assert rep.broken_items["n_flipped"] == int(flipped.sum())
-    assert rep.broken_items["n_unstable"] == int(unstable.sum())
-    assert rep.broken_items["n_total"] == int((flipped | unstable).sum())
-    # every registered analysis: the table its public function gives under the same policy
+    _check_broken(rep, j, policy)
     inp = analyses.AnalysisInput(j, items=items, items_frame=items_frame, unparsed=policy, confidence=CONF,
                                  n_bootstrap=N_BOOT, seed=SEED)
-    tables = doc["run"]["analyses"]
-    assert {"remedies", "juries"} <= set(tables)
-    for name, table in tables.items():
-        assert "error" not in table, (name, table.get("error"))
-        want = frame_table(analyses.get(name)(inp))  # type: ignore[arg-type]
-        assert table["columns"] == want["columns"] and table["rows"] == want["rows"], name
-    # ... and those functions called directly, the way a script would
-    direct = frame_table(remedy_table(single_verdict_rows(inp.pairs), remedies=REPORT_REMEDIES, unparsed=policy,
-                                      confidence=CONF, seed=SEED))
-    assert tables["remedies"]["rows"] == direct["rows"]
-    juries = frame_table(jury_table(inp.pairs[inp.pairs["step"].fillna("") == ""], unparsed=policy))
-    assert tables["juries"]["rows"] == juries["rows"]
+    _check_analyses(doc, inp, policy)
+    added = _check_cell_columns(doc, inp, ref, keys, policy)
+    # no number in a cell comes from anywhere else
+    covered = set(ref.columns) | added | {"agreement", "region", "sentence", "best_T_in_dataset", "judge_label"}
+    for cell in doc["cells"]:
+        assert set(cell) <= covered, set(cell) - covered
 
 
 @pytest.mark.parametrize("policy", POLICIES)
