@@ -345,3 +345,21 @@ def test_item7_full_disk_is_one_line_exit_5_and_the_run_resumes(tmp_path: Path, 
     n, distinct = con.execute("SELECT COUNT(*), COUNT(DISTINCT trial_id) FROM judgments").fetchone()
     con.close()
     assert n == distinct == 150 * 2 * 2
+
+
+# -- item 2: a NaN temperature from an import is refused (the report could not be built afterwards) -----
+def test_item2_nan_temperature_in_imports_is_refused(tmp_path: Path) -> None:
+    rec = {"judge": "j:x", "item_id": "i1", "protocol": "direct", "order": "AB", "verdict": "A", "rep": 0,
+           "dataset": "d"}
+    (tmp_path / "nan.jsonl").write_text(json.dumps(rec)[:-1] + ', "temperature": NaN}\n')
+    r = runner.invoke(app, ["import", "jsonl", str(tmp_path / "nan.jsonl"), "--run-dir", str(tmp_path / "r1")])
+    assert r.exit_code == EXIT_INPUT and "row 1, field 'temperature'" in r.stderr
+    (tmp_path / "ok.jsonl").write_text(json.dumps(rec) + "\n")
+    r = runner.invoke(app, ["import", "jsonl", str(tmp_path / "ok.jsonl"), "--run-dir", str(tmp_path / "r2"),
+                            "--temperature", "nan"])
+    assert r.exit_code == EXIT_INPUT and "temperature" in r.stderr and "finite" in r.stderr
+    (tmp_path / "t.csv").write_text("judge,item_id,protocol,order,verdict,temperature,rep,dataset\n"
+                                    "j:x,i1,direct,AB,A,nan,0,d\n")
+    r = runner.invoke(app, ["import", "csv", str(tmp_path / "t.csv"), "--run-dir", str(tmp_path / "r3")])
+    assert r.exit_code == EXIT_INPUT and "row 2, field 'temperature': must be a finite number" in r.stderr
+    assert not (tmp_path / "r3" / "run.sqlite").exists()          # nothing half-written
