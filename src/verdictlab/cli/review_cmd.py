@@ -45,11 +45,45 @@ def _reasoning(raw: Any) -> str:
     return text
 
 
+def _pair_kind(rec: dict[str, Any], verdict: Any, include_unparsed: bool) -> tuple[str | None, Any]:
+    """(kind of disagreement or None, human label) for a pairwise row."""
+    human = rec.get("label")
+    if human not in ("A", "B"):
+        return None, human
+    if verdict is None:
+        return ("unparsed" if include_unparsed else None), human
+    return ("wrong_winner" if verdict != human else None), human
+
+
+def _point_kind(item: Any, rec: dict[str, Any], verdict: Any, step: str,
+                include_unparsed: bool) -> tuple[str | None, Any]:
+    """(kind of disagreement or None, human label) for a rubric or graded pointwise row."""
+    from ..protocols.pointwise import grade_text
+    from ..protocols.rubric import RESULTS, human_label
+
+    if verdict in RESULTS or str(rec.get("protocol", "")).startswith("rubric"):
+        human = human_label(item, step)
+        if human not in ("PASS", "FAIL"):
+            return None, human
+        if verdict is None:
+            return ("unparsed" if include_unparsed else None), human
+        if verdict == "UNKNOWN":
+            return "judge_unknown", human
+        if verdict != human:
+            return ("judge_passed_human_failed" if verdict == "PASS" else "judge_failed_human_passed"), human
+        return None, human
+    human = grade_text(item.label)
+    if human is None:
+        return None, human
+    if verdict is None:
+        return ("unparsed" if include_unparsed else None), human
+    return ("grade_mismatch" if grade_text(verdict) != human else None), human
+
+
 def review_frame(judgments: pd.DataFrame, items: list[Any], *, include_unparsed: bool = False) -> pd.DataFrame:
     """Disagreement rows (columns :data:`REVIEW_COLUMNS`) from a judgments frame and the run's items."""
     from ..items import PairItem
-    from ..protocols.pointwise import grade_text
-    from ..protocols.rubric import RESULTS, human_critique, human_label
+    from ..protocols.rubric import human_critique
 
     by_id = {(it.dataset, str(it.item_id)): it for it in items}
     rows = []
@@ -58,31 +92,10 @@ def review_frame(judgments: pd.DataFrame, items: list[Any], *, include_unparsed:
         step = rec.get("step") or ""
         verdict = rec.get("verdict")
         verdict = None if verdict is None or (isinstance(verdict, float) and verdict != verdict) else verdict
-        kind = None
         if isinstance(item, PairItem) or item is None:
-            human = rec.get("label")
-            if human in ("A", "B"):
-                if verdict is None:
-                    kind = "unparsed" if include_unparsed else None
-                elif verdict != human:
-                    kind = "wrong_winner"
+            kind, human = _pair_kind(rec, verdict, include_unparsed)
         else:
-            if verdict in RESULTS or str(rec.get("protocol", "")).startswith("rubric"):
-                human = human_label(item, step)
-                if human in ("PASS", "FAIL"):
-                    if verdict is None:
-                        kind = "unparsed" if include_unparsed else None
-                    elif verdict == "UNKNOWN":
-                        kind = "judge_unknown"
-                    elif verdict != human:
-                        kind = "judge_passed_human_failed" if verdict == "PASS" else "judge_failed_human_passed"
-            else:
-                human = grade_text(item.label)
-                if human is not None:
-                    if verdict is None:
-                        kind = "unparsed" if include_unparsed else None
-                    elif grade_text(verdict) != human:
-                        kind = "grade_mismatch"
+            kind, human = _point_kind(item, rec, verdict, step, include_unparsed)
         if kind is None:
             continue
         is_pair = isinstance(item, PairItem)
@@ -93,7 +106,8 @@ def review_frame(judgments: pd.DataFrame, items: list[Any], *, include_unparsed:
             "judge_reasoning": _reasoning(rec.get("raw_output")),
             "human_critique": human_critique(item, step) if item is not None else "",
             "question": getattr(item, "question", None), "response": getattr(item, "response", None),
-            "response_a": item.response_a if is_pair else None, "response_b": item.response_b if is_pair else None,
+            "response_a": item.response_a if is_pair else None,  # type: ignore[union-attr]
+            "response_b": item.response_b if is_pair else None,  # type: ignore[union-attr]
             "reference": getattr(item, "reference", None), "parse_status": rec.get("parse_status"),
             "raw_output": rec.get("raw_output"),
         })
