@@ -134,21 +134,33 @@ def print_decoding_effect(run_dir: Path, *, console: Any, n_bootstrap: int = 500
     effect = decoding_effect(df, n_bootstrap=n_bootstrap)
     if effect.empty:
         return effect
+    order = {p: i for i, p in enumerate(DEMO_PROTOCOLS)}
+    effect = effect.sort_values("protocol", key=lambda col: col.map(lambda p: order.get(p, 99)), kind="stable")
     tbl = Table(title="Free vs constrained decoding (same pairs; Δ = constrained − free, 95% paired bootstrap "
                       "intervals; figures in %)", title_justify="left", header_style="bold")
-    for name in ("protocol", "pairs", "unparsed free → constr.", "ΔC", "Δφ", "ΔA", "ΔT", "T free → constr."):
+    for name in ("protocol", "pairs", "unparsed free → constr.", "ΔC", "Δφ", "ΔA", "ΔT", "T free → constr.",
+                 "constr. C / φ / A"):
         tbl.add_column(name, justify="left" if name == "protocol" else "right")
     for r in effect.to_dict("records"):
         tbl.add_row(escape(str(r["protocol"])), str(r["n_pairs"]),
                     f"{_pct(r['unparsed_free'])} → {_pct(r['unparsed_constrained'])}",
                     *(_delta(r, f) for f in ("C", "phi", "A", "T")),
-                    f"{_pct(r['T_free'])} → {_pct(r['T_constrained'])}")
+                    f"{_pct(r['T_free'])} → {_pct(r['T_constrained'])}",
+                    " / ".join(_pct(r[f"{f}_constrained"]) for f in ("C", "phi", "A")))
     console.print(tbl)
     for r in effect.to_dict("records"):
         console.print(f"  [bold]{escape(str(r['protocol']))}[/bold]: {escape(str(r['reading']))}", highlight=False)
-    mechanisms = sorted({str(m) for m in effect["mechanism"].dropna()})
-    for m in mechanisms:
-        console.print(f"  constrained by: {escape(m)}", style="dim", highlight=False)
+    # one line per mechanism, the output kinds it covered in brackets ("... (label, json, xml)")
+    kinds: dict[str, list[str]] = {}
+    for m in effect["mechanism"].dropna().astype(str):
+        base, sep, kind = m.rpartition(" (")
+        name, k = (base, kind.rstrip(")")) if sep else (m, "")
+        if k and k not in kinds.setdefault(name, []):
+            kinds[name].append(k)
+        kinds.setdefault(name, [])
+    for name, ks in kinds.items():
+        console.print(f"  constrained by: {escape(name)}" + (f" ({', '.join(ks)})" if ks else ""),
+                      style="dim", highlight=False)
     return effect
 
 
@@ -187,7 +199,7 @@ def demo(
     from ._errors import EXIT_INPUT, EXIT_USAGE, fail
 
     out = Console(soft_wrap=True)
-    wide = Console(width=max(Console().width, 150))
+    wide = Console(width=max(Console().width, 180))
     plist = [p.strip() for p in protocols.split(",") if p.strip()]
     dlist = [d.strip() for d in decoding.split(",") if d.strip()]
     try:

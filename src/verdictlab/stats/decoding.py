@@ -132,7 +132,8 @@ def decoding_reading(row: dict[str, object] | pd.Series) -> str:
         parts.append(f"the forced verdicts are right {a1:.0%} of the time (phi {phi1:.2f}, C {c1:.2f})")
     dt, lo, hi = f("dT"), f("dT_lo"), f("dT_hi")
     if np.isnan(dt):
-        parts.append("T undefined in one mode")
+        which = "free" if np.isnan(f("T_free")) else "constrained"
+        parts.append(f"no T {which} (too few readable verdicts in both orders), so no dT")
     else:
         sig = "" if np.isnan(lo) or lo <= 0 <= hi else " (interval excludes 0)"
         parts.append(f"dT {dt:+.2f} [{lo:+.2f}, {hi:+.2f}]{sig}")
