@@ -194,3 +194,14 @@ def test_ppi_plus_plus_coverage_and_gain_in_simulation() -> None:
         ratio.append(est.halfwidth / hw)
     assert covered / reps >= 0.86
     assert float(np.mean(ratio)) < 0.9
+
+
+def test_budget_from_the_pool_size_alone() -> None:
+    # only N given: the pool is the pilot's predictions repeated (10 -> 100 = ten copies), so the figures
+    # equal those of an explicit pool of ten copies, and a reason says it was assumed
+    b_n = label_budget(Y, YHAT, 100, halfwidth=0.05)
+    b_pool = label_budget(Y, YHAT, np.tile(YHAT, 10), halfwidth=0.05)
+    assert (b_n.human_only, b_n.ppi, b_n.ppi_stratified) == (b_pool.human_only, b_pool.ppi, b_pool.ppi_stratified)
+    assert b_n.n_unlabelled == 100 and any("assumed" in r for r in b_n.reasons)
+    with pytest.raises(ValueError, match=">= 0"):
+        label_budget(Y, YHAT, -1, halfwidth=0.05)

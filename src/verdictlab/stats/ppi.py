@@ -296,8 +296,18 @@ def _budget_notes(have_strata: bool, strat: tuple[int, tuple[int, ...]] | None, 
     return notes
 
 
+def _pool(yhat_unlabelled: Sequence[float] | np.ndarray | int, fv: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The pool's predictions, and whether they were assumed from the pilot (only N was given)."""
+    if isinstance(yhat_unlabelled, int | np.integer):
+        n_pool = int(yhat_unlabelled)
+        if n_pool < 0:
+            raise ValueError(f"the number of unlabelled items must be >= 0, got {n_pool}")
+        return (np.resize(fv, n_pool) if fv.size else np.empty(0)), True
+    return _vector(yhat_unlabelled, "yhat_unlabelled"), False
+
+
 def label_budget(y: Sequence[float] | np.ndarray, yhat: Sequence[float] | np.ndarray,
-                 yhat_unlabelled: Sequence[float] | np.ndarray, *, halfwidth: float,
+                 yhat_unlabelled: Sequence[float] | np.ndarray | int, *, halfwidth: float,
                  confidence: float = 0.95, n_strata: int = 4) -> LabelBudget:
     """Human labels needed for an interval of half-width ``halfwidth`` on the mean human outcome.
 
@@ -305,13 +315,17 @@ def label_budget(y: Sequence[float] | np.ndarray, yhat: Sequence[float] | np.nda
     on the unlabelled pool ``yhat_unlabelled``: variances are estimated on the pilot (ddof=0), the
     pool's size N and strata shares from ``yhat_unlabelled``.  Human-only: n = ceil(z^2 var(y) / h^2).
     PPI++: the smallest n with z^2 Var_ppi(n) <= h^2 (lam optimal for each n, N fixed).  Stratified:
-    :func:`_stratified_budget` on up to ``n_strata`` quantile strata of the judge's predictions."""
+    :func:`_stratified_budget` on up to ``n_strata`` quantile strata of the judge's predictions.
+
+    ``yhat_unlabelled`` may be just the number N of unlabelled items: the pool is then assumed to look like
+    the pilot (its predictions repeated to length N), and a reason says so."""
     z = _z(confidence)
     if not halfwidth > 0:
         raise ValueError(f"halfwidth must be > 0, got {halfwidth!r}")
-    yv, fv, fu = _vector(y, "y"), _vector(yhat, "yhat"), _vector(yhat_unlabelled, "yhat_unlabelled")
+    yv, fv = _vector(y, "y"), _vector(yhat, "yhat")
     if yv.size != fv.size:
         raise ValueError(f"y and yhat must have the same length, got {yv.size} and {fv.size}")
+    fu, assumed = _pool(yhat_unlabelled, fv)
     empty = LabelBudget(float(halfwidth), confidence, int(yv.size), int(fu.size), human_only=None, ppi=None,
                         ppi_stratified=None, allocation=None, strata_edges=None)
     problem = _label_problem(yv)
@@ -321,7 +335,8 @@ def label_budget(y: Sequence[float] | np.ndarray, yhat: Sequence[float] | np.nda
         return replace(empty, reasons=(f"pilot: {problem}",))
     target_var = (halfwidth / z) ** 2
     n_human = max(math.ceil(float(yv.var()) / target_var), 1)
-    reasons: list[str] = []
+    reasons: list[str] = (["pool: only its size was given; its judge predictions are assumed to look like the "
+                           "pilot's"] if assumed else [])
     n_ppi = _ppi_budget(yv, fv, fu, target_var, n_human)
     if n_ppi is None:
         reasons.append("ppi: the judge's predictions are constant; they cannot reduce the labels needed")
