@@ -170,6 +170,10 @@ def test_plan_labels_cli(run_dir: Path) -> None:
     b = json.loads(res.output)["cells"][0]
     # human-only by hand: ceil(1.96^2 var(y) / 0.05^2) with var(y) of the pilot (<= 0.25 -> <= 385)
     assert 0 < b["human_only"] <= 385 and b["ppi"] <= b["human_only"]
+    res = CliRunner().invoke(_app(), ["plan-labels", str(run_dir), "--halfwidth", "0.05", "--pool", "5000", "--json"])
+    big = json.loads(res.output)["cells"][0]
+    # a larger pool: the same humans-only count, PPI++ no worse (the judge's part of the variance shrinks)
+    assert big["n_unlabelled"] == 5000 and big["human_only"] == b["human_only"] and big["ppi"] <= b["ppi"]
     res = CliRunner().invoke(_app(), ["plan-labels", str(tmp_path_missing := run_dir / "nope"), "--halfwidth", "0.03"])
     assert res.exit_code == 5 and str(tmp_path_missing) in res.output
 

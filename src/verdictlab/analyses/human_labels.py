@@ -268,10 +268,10 @@ class CellBudget:
 
 
 def budget_cells(judgments: pd.DataFrame, *, halfwidth: float, confidence: float = 0.95, n_strata: int = 4,
-                 unparsed: str = DEFAULT_UNPARSED) -> list[CellBudget]:
+                 unparsed: str = DEFAULT_UNPARSED, pool: int | None = None) -> list[CellBudget]:
     """:func:`verdictlab.stats.label_budget` per cell: pilot = items with a human outcome (their labels and
     the judge's predictions), pool = the judge's predictions on every judged item of the cell (the items
-    labels would be drawn from)."""
+    labels would be drawn from), or with ``pool=N`` just its size (assumed to look like the pilot)."""
     if judgments.empty:
         return []
     out = []
@@ -281,7 +281,8 @@ def budget_cells(judgments: pd.DataFrame, *, halfwidth: float, confidence: float
         p = items["p"].to_numpy(dtype=float)
         lab = ~np.isnan(y)
         out.append(CellBudget(key, "win_rate_A" if kind == "pair" else "accuracy",
-                              label_budget(y[lab], p[lab], p[~excluded], halfwidth=halfwidth,
+                              label_budget(y[lab], p[lab], p[~excluded] if pool is None else pool,
+                                           halfwidth=halfwidth,
                                            confidence=confidence, n_strata=n_strata)))
     return out
 

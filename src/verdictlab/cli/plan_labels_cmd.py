@@ -35,6 +35,9 @@ def plan_labels(
     ] = None,
     confidence: Annotated[float, typer.Option(help="Confidence level of the interval.")] = 0.95,
     strata: Annotated[int, typer.Option(help="Most judge-confidence strata for the Neyman allocation.")] = 4,
+    pool: Annotated[int | None, typer.Option(
+        help="Plan for a pool of this many judged items (default: the run's), assumed to look like the pilot.")
+    ] = None,
     unparsed: Annotated[str, typer.Option(help="Unparsed verdicts: 'exclude' or 'wrong'.")] = "exclude",
     as_json: Annotated[bool, typer.Option("--json", help="Print the budgets as JSON.")] = False,
 ) -> None:
@@ -50,9 +53,11 @@ def plan_labels(
     check_options(unparsed, ("--halfwidth", halfwidth), ("--confidence", confidence))
     if strata < 2:
         raise typer.BadParameter(f"--strata must be >= 2, got {strata}")
+    if pool is not None and pool < 2:
+        raise typer.BadParameter(f"--pool must be >= 2, got {pool}")
     judgments = load_judgments(run_dir, human)
     cells = budget_cells(judgments, halfwidth=halfwidth, confidence=confidence, n_strata=strata,
-                         unparsed=unparsed)
+                         unparsed=unparsed, pool=pool)
     if as_json:
         rows = [{"cell": c.cell, "quantity": c.quantity, **asdict(c.budget)} for c in cells]
         typer.echo(json.dumps({"cells": rows}, indent=2, allow_nan=False, default=str))
