@@ -86,7 +86,7 @@ def test_cli_table_and_json(tmp_path) -> None:
     table = runner.invoke(app, ["compare", str(tmp_path / "run"), "--all-pairs"])
     assert table.exit_code == 0 and "McNemar" in table.output and "j1" in table.output
     missing = runner.invoke(app, ["compare", str(tmp_path / "nope")])
-    assert missing.exit_code == 2
+    assert missing.exit_code == 5      # store problem (docs/errors.md)
 
 
 def test_cli_two_runs_same_judge_are_kept_apart(tmp_path) -> None:

@@ -5,17 +5,34 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from typing import Annotated, Any
 
 import typer
+from typer._click.exceptions import ClickException
 from typer.core import TyperGroup
 
-from ._errors import handle
+from ._errors import EXIT_INTERRUPTED, handle, say
 
 
 class _OneErrorPath(TyperGroup):
     """Every exception a command lets escape becomes one plain line and a documented exit code
-    (:mod:`verdictlab.cli._errors`); usage errors and explicit exits pass through."""
+    (:mod:`verdictlab.cli._errors`); a usage error is one plain line too (exit 2)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs.get("standalone_mode", True):
+            return super().main(*args, **kwargs)
+        try:
+            code = super().main(*args, **{**kwargs, "standalone_mode": False})
+        except ClickException as exc:
+            if type(exc).__name__ != "NoArgsIsHelpError":       # bare `verdictlab`: help was printed
+                ctx = getattr(exc, "ctx", None)
+                hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+                say(f"error: {exc.format_message()}{hint}")
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            sys.exit(EXIT_INTERRUPTED)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: Any) -> Any:    # a click Context (typer vendors click)
         try:
