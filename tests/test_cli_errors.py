@@ -363,3 +363,13 @@ def test_item2_nan_temperature_in_imports_is_refused(tmp_path: Path) -> None:
     r = runner.invoke(app, ["import", "csv", str(tmp_path / "t.csv"), "--run-dir", str(tmp_path / "r3")])
     assert r.exit_code == EXIT_INPUT and "row 2, field 'temperature': must be a finite number" in r.stderr
     assert not (tmp_path / "r3" / "run.sqlite").exists()          # nothing half-written
+
+
+def test_usage_errors_are_one_plain_line(tmp_path: Path) -> None:
+    for argv, text in ((["report", str(tmp_path), "--bogus"], "error: No such option: --bogus (see 'verdictlab report --help')"),
+                       (["report"], "error: Missing argument 'run_dir'. (see 'verdictlab report --help')"),
+                       (["nosuch"], "error: No such command 'nosuch'. (see 'verdictlab --help')"),
+                       (["report", "data[v2]", "--confidence", "2"],
+                        "error: Invalid value: --confidence must be in (0, 1), got 2.0 (see 'verdictlab report --help')")):
+        r = runner.invoke(app, argv)
+        assert r.exit_code == EXIT_USAGE and r.stderr.strip() == text, (argv, r.stderr)
