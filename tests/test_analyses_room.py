@@ -1,0 +1,57 @@
+"""The analyses room: built-in analyses are registered with a title, take the figure policy, and the
+old homes of their tables still resolve to them."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from verdictlab import analyses
+
+BUILT_IN = ("remedies", "juries", "flask", "geval", "probes", "debate", "rubric", "pointwise")
+
+
+def test_built_in_analyses_are_registered_with_titles() -> None:
+    names = [a.name for a in analyses.registered()]
+    assert set(BUILT_IN) <= set(names)
+    for name in BUILT_IN:
+        a = analyses.get(name)
+        assert a.title and a.description
+    # report order: the built-ins in the order the report always showed them
+    order = [n for n in names if n in BUILT_IN]
+    assert order == list(BUILT_IN)
+    with pytest.raises(KeyError, match="unknown analysis 'nope'; known: "):
+        analyses.get("nope")
+
+
+def test_analysis_input_checks_and_splits() -> None:
+    rows = pd.DataFrame({"judge": "j", "dataset": "d", "item_id": ["1", "2", "3"], "protocol": ["direct", "debate", "rubric"],
+                         "order": "AB", "temperature": 0.0, "rep": 0, "step": "", "label": ["A", "A", "PASS"],
+                         "verdict": ["A", "B", "PASS"]})
+    inp = analyses.AnalysisInput(rows, unparsed="wrong", confidence=0.9, n_bootstrap=5, seed=3)
+    assert inp.policy == {"unparsed": "wrong", "confidence": 0.9, "n_bootstrap": 5, "seed": 3}
+    assert list(inp.pairs["item_id"]) == ["1"] and list(inp.debate["item_id"]) == ["2"]
+    assert list(inp.points["item_id"]) == ["3"]  # a verdict outside A / B / tie: a pointwise row
+    with pytest.raises(ValueError, match="unparsed"):
+        analyses.AnalysisInput(rows, unparsed="guess")
+    with pytest.raises(ValueError, match="confidence"):
+        analyses.AnalysisInput(rows, confidence=1.0)
+
+
+def test_old_homes_resolve_to_the_analyses() -> None:
+    from verdictlab import jury, probes, remedies
+    from verdictlab.analyses import flask, geval, juries, rubric
+    from verdictlab.analyses import probes as aprobes
+    from verdictlab.analyses import remedies as aremedies
+    from verdictlab.protocols import flask as pflask
+    from verdictlab.protocols import geval as pgeval
+    from verdictlab.protocols import pointwise as ppointwise
+
+    assert pflask.aggregate_criteria is flask.aggregate_criteria and pflask.flask_table is flask.flask_table
+    assert pgeval.contradiction_table is geval.contradiction_table
+    assert ppointwise.rubric_agreement is rubric.rubric_agreement
+    assert ppointwise.pointwise_agreement is rubric.pointwise_agreement
+    assert probes.probe_table is aprobes.probe_table
+    assert remedies.remedy_table is aremedies.remedy_table and jury.jury_table is juries.jury_table
+    with pytest.raises(AttributeError):
+        pflask.no_such_name  # noqa: B018
