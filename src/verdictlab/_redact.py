@@ -32,9 +32,19 @@ _SECRET_KEY = re.compile(r"(api[_-]?key|secret|passw|authoriz|credential|bearer|
 _SECRET_ENV_NAMES = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 
 
+_ENV_CACHE: list[Any] = [None, []]     # [snapshot of the environment, its secret values]
+
+
 def _env_secrets() -> list[str]:
-    return [v for k, v in os.environ.items()
-            if v and len(v) >= 8 and any(s in k.upper() for s in _SECRET_ENV_NAMES)]
+    """Values (8+ characters) of environment variables named like a secret; recomputed only when the
+    environment changed (a comparison of its raw mapping, about a microsecond)."""
+    data = getattr(os.environ, "_data", None)
+    if data is not None and _ENV_CACHE[0] == data:
+        return list(_ENV_CACHE[1])
+    found = [v for k, v in os.environ.items()
+             if v and len(v) >= 8 and any(s in k.upper() for s in _SECRET_ENV_NAMES)]
+    _ENV_CACHE[0], _ENV_CACHE[1] = (dict(data) if data is not None else None), found
+    return list(found)
 
 
 def redact_text(text: object, secrets: Iterable[str | None] = (), *, limit: int | None = None,
@@ -55,6 +65,25 @@ def redact_text(text: object, secrets: Iterable[str | None] = (), *, limit: int 
     return s
 
 
+# key shapes and bearer tokens in one pass, not "name: value" prose
+_SHAPES = re.compile("|".join(p.pattern for p, _ in _VALUE_PATTERNS[:4]))
+_SHAPE_MARKERS = ("bearer", "sk-", "pk-", "rk-", "sess-", "key-", "hf_", "gsk_", "aiza")
+
+
+def redact_answer(text: str) -> str:
+    """A judge's answer with secrets masked: values of secret-named environment variables and
+    provider-key shapes (``sk-...``, ``Bearer ...``).  Unlike :func:`redact_text` it leaves prose such
+    as "secret: the answer" alone, so a verdict text is only changed where it carries a credential."""
+    s = text
+    for v in _env_secrets():
+        if v in s:
+            s = s.replace(v, REDACTED)
+    low = s.lower()
+    if any(m in low for m in _SHAPE_MARKERS):    # the regex only where a key shape can start
+        s = _SHAPES.sub(REDACTED, s)
+    return s
+
+
 def is_secret_key(name: str) -> bool:
     """True for mapping keys that name a secret (``api_key``, ``Authorization``, ``token``...)."""
     return bool(_SECRET_KEY.search(name))
@@ -71,4 +100,4 @@ def redact_value(value: Any) -> Any:
     return value
 
 
-__all__ = ["REDACTED", "is_secret_key", "redact_text", "redact_value"]
+__all__ = ["REDACTED", "is_secret_key", "redact_answer", "redact_text", "redact_value"]

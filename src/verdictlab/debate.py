@@ -39,9 +39,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from .config import JudgeSpec
 from .design import trial_id
 from .engine.caller import CallResult, JudgeCaller, RunControl
@@ -324,39 +321,9 @@ def run_debate(items: Sequence[PairItem], judge_ids: Sequence[str], run_dir: Any
 
 
 # -- figures ----------------------------------------------------------------------------------------------
-def debate_summary(judgments: pd.DataFrame) -> pd.DataFrame:
-    """Per debate (pair of judges, temperature): round-1 accuracy (each debater and their mean), final
-    accuracy (a final ``tie`` scores 1/2, a final without verdict is counted apart), rounds used,
-    share of debates ending in agreement, fallback rows, and finals depending on a fallback."""
-    d = judgments[judgments["protocol"] == PROTOCOL_ID].copy()
-    d["step"] = d["step"].fillna("")
-    finals = d[d["step"] == ""]
-    out = []
-    for (fj, temp), f in finals.groupby(["judge", "temperature"]):
-        lab = f["label"].isin(["A", "B"])
-        keys = set(zip(f["dataset"], f["item_id"], f["order"], f["rep"], strict=True))
-        rounds = d[(d["step"] != "") & (d["temperature"] == temp)]
-        rounds = rounds[[k in keys for k in zip(rounds["dataset"], rounds["item_id"], rounds["order"], rounds["rep"],
-                                                 strict=True)]]
-        r1 = rounds[(rounds["step"] == "round-1") & rounds["label"].isin(["A", "B"])]
-        r1_acc = r1.groupby("judge").apply(lambda g: float((g["verdict"] == g["label"]).mean()), include_groups=False)
-        fl = f[lab]
-        fv = fl["verdict"]
-        score = np.where(fv == fl["label"], 1.0, np.where(fv == "tie", 0.5, 0.0))
-        has = fv.notna().to_numpy()
-        sc = [json.loads(x) if isinstance(x, str) else {} for x in f["scores"]]
-        out.append({
-            "debate": fj, "temperature": temp, "n_debates": len(f), "n_labelled": int(lab.sum()),
-            "round1_accuracy": float(r1_acc.mean()) if len(r1_acc) else np.nan,
-            "round1_accuracy_by_judge": {k: round(v, 4) for k, v in r1_acc.items()},
-            "final_accuracy": float(score[has].mean()) if has.any() else np.nan,
-            "final_minus_round1": (float(score[has].mean()) - float(r1_acc.mean())) if has.any() and len(r1_acc) else np.nan,
-            "n_final_no_verdict": int((~has).sum()),
-            "n_final_tie": int((f["verdict"] == "tie").sum()),
-            "mean_rounds": float(np.mean([s.get("rounds", np.nan) for s in sc])) if sc else np.nan,
-            "agreement_rate": float(np.mean([bool(s.get("agreed")) for s in sc])) if sc else np.nan,
-            "n_round_rows": len(rounds), "n_round_fallbacks": int((rounds["parse_status"] == "fallback").sum()),
-            "n_round_failed": int((rounds["parse_status"] == "failed").sum()),
-            "n_final_depending_on_fallback": int((f["fallback_rule"] == "depends-on-fallback").sum()),
-        })
-    return pd.DataFrame(out)
+def debate_summary(judgments: Any, *, unparsed: str = "exclude") -> Any:
+    """Round-1 vs final figures of the debates in ``judgments``: the registered analysis
+    :func:`verdictlab.analyses.debate.debate_summary` (it takes the unparsed policy like every figure)."""
+    from .analyses.debate import debate_summary as summary
+
+    return summary(judgments, unparsed=unparsed)

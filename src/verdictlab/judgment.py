@@ -134,9 +134,11 @@ def make_judgment(*, judge: str, dataset: str, item_id: str, protocol: str, orde
         raise JudgmentError(f"parse_status must be one of {PARSE_STATUSES}, got {parse_status!r}")
     if parse_status == "failed" and verdict is not None:
         raise JudgmentError("a failed parse has no verdict")
-    for derived in ("trial_id", "shown_first_won"):
-        if derived in columns:
-            raise JudgmentError(f"{derived} is derived from the trial key and verdict; do not pass it")
+    for name in columns:
+        if name in ("trial_id", "shown_first_won"):
+            raise JudgmentError(f"{name} is derived from the trial key and verdict; do not pass it")
+        if name not in _NAME_SET:
+            raise JudgmentError(f"unknown judgment column {name!r}")
     try:
         return Judgment(
             trial_id=_trial_id(judge, dataset, item_id, protocol, order, temperature, rep, step,
@@ -167,9 +169,10 @@ def as_row_values(row: Judgment | Mapping[str, Any], *, now: float) -> tuple[Any
         if row.created_at is None:
             row.created_at = now
         return _VALUES(row)
-    unknown = set(row) - _NAME_SET
-    if unknown:
-        raise JudgmentError(f"unknown judgment column(s): {sorted(unknown)}")
+    if len(row) != len(_NAME_SET) or row.keys() != _NAME_SET:
+        unknown = set(row) - _NAME_SET
+        if unknown:
+            raise JudgmentError(f"unknown judgment column(s): {sorted(unknown)}")
     rec = dict(row)
     if rec.get("created_at") is None:
         rec["created_at"] = now
@@ -183,10 +186,13 @@ def as_row_values(row: Judgment | Mapping[str, Any], *, now: float) -> tuple[Any
     ps = rec.get("parse_status")
     if ps is not None and ps not in PARSE_STATUSES:
         raise JudgmentError(f"parse_status must be one of {PARSE_STATUSES}, got {ps!r}")
+    if len(rec) == len(_NAME_SET):          # a complete row (judgment_dict's): one itemgetter call
+        return _GET_ALL(rec)
     return tuple(rec.get(c) for c in JUDGMENT_COLUMN_NAMES)
 
 
 _NAME_SET = frozenset(JUDGMENT_COLUMN_NAMES)
+_GET_ALL = operator.itemgetter(*JUDGMENT_COLUMN_NAMES)
 
 
 def judgment_frame(records: Iterable[Mapping[str, Any]] | Any) -> Any:

@@ -165,6 +165,37 @@ class RunStore:
             self.conn.executemany(_INSERT_JUDGMENT, values)
             return self.conn.total_changes - before
 
+    def stored_content(self, trial_ids: Sequence[str], columns: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        """``{trial_id: (values of columns)}`` for the stored ones of ``trial_ids`` (importers compare a
+        re-import with what is stored)."""
+        bad = [c for c in columns if c not in JUDGMENT_COLUMN_NAMES]
+        if bad:
+            raise StoreError(f"unknown judgment column(s): {bad}")
+        cols = ", ".join(f'j."{c}"' for c in columns)
+        out: dict[str, tuple[Any, ...]] = {}
+        with self.transaction() as conn:
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS _wanted_ids (trial_id TEXT PRIMARY KEY)")
+            conn.execute("DELETE FROM _wanted_ids")
+            conn.executemany("INSERT OR IGNORE INTO _wanted_ids (trial_id) VALUES (?)", [(t,) for t in trial_ids])
+            for row in conn.execute(f"SELECT j.trial_id, {cols} FROM judgments j JOIN _wanted_ids USING (trial_id)"):
+                out[row[0]] = tuple(row[1:])
+            conn.execute("DELETE FROM _wanted_ids")
+        return out
+
+    def replace_judgments(self, rows: Sequence[Judgment | dict[str, Any]]) -> int:
+        """Insert or overwrite these judgment rows (every column but ``trial_id``), in one
+        transaction -- only for an explicit ``import --replace``.  Returns the number of rows."""
+        if not rows:
+            return 0
+        now = time.time()
+        try:
+            values = [as_row_values(r, now=now) for r in rows]
+        except JudgmentError as exc:
+            raise StoreError(str(exc)) from None
+        with self.transaction() as conn:
+            conn.executemany(_UPSERT_JUDGMENT, values)
+        return len(values)
+
     def delete_failed(self, trial_ids: Iterable[str]) -> int:
         """Remove the rows of these trials whose calls failed for good (``error`` set; unparseable
         answers are kept) so they are judged again.  Returns how many were removed."""
@@ -279,6 +310,9 @@ class _Transaction:
 
 _INSERT_JUDGMENT = (f"INSERT INTO judgments ({', '.join(f'{chr(34)}{c}{chr(34)}' for c in JUDGMENT_COLUMN_NAMES)}) "
                     f"VALUES ({', '.join('?' for _ in JUDGMENT_COLUMN_NAMES)}) ON CONFLICT(trial_id) DO NOTHING")
+_UPSERT_JUDGMENT = (_INSERT_JUDGMENT.replace(" ON CONFLICT(trial_id) DO NOTHING", "")
+                    + " ON CONFLICT(trial_id) DO UPDATE SET "
+                    + ", ".join(f'"{c}" = excluded."{c}"' for c in JUDGMENT_COLUMN_NAMES if c != "trial_id"))
 _INSERT_ATTEMPT = ("INSERT INTO attempts(trial_id, judge, attempt, outcome, error_kind, error, latency_s, "
                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
 

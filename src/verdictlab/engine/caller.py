@@ -12,7 +12,8 @@ through :meth:`JudgeCaller.call`, which owns, for one judge:
 * the run budget (calls, tokens, dollars): a call is reserved before it starts; once the budget
   is spent the caller stops the run cleanly (:class:`RunControl`);
 * attempt accounting: one attempt row (ok / retry / failed) per call made;
-* secret scrubbing: every error text passes :func:`verdictlab._redact.redact_text`.
+* secret scrubbing: every error text and every answer passes :func:`verdictlab._redact.redact_text`
+  (:func:`sanitized` also drops absurd token counts and costs before they are counted or stored).
 
 The caller knows nothing of trials, protocols or stores: it takes a built
 :class:`~verdictlab.judges.base.JudgeRequest` and returns a :class:`CallResult`.  Where attempts and
@@ -23,13 +24,15 @@ come from is a :class:`ResponseCache` (the store).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import math
 import random
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .._redact import redact_text
+from .._redact import redact_answer, redact_text
 from ..config import JudgeSpec
 from ..judges.base import JudgeAPI, JudgeCallError, JudgeRequest, JudgeResponse, RetryDecision
 from ..limits import Budget, PriceTable, TokenBucket, backoff_delay, default_price_table
@@ -109,6 +112,33 @@ def response_from_json(s: str) -> JudgeResponse:
                          cost_usd=d.get("cost_usd"), latency_s=d.get("latency_s"),
                          choice_probs=d.get("choice_probs"), top_logprobs=d.get("top_logprobs"),
                          notes=list(d.get("notes") or []))
+
+
+_MAX_COUNT = 2**53
+
+
+def _sane_count(name: str, value: Any, notes: list[str]) -> int | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_COUNT):
+        return value
+    notes.append(f"usage {name}={str(value)[:20]} ignored (not a sane token count)")
+    return None
+
+
+def sanitized(resp: JudgeResponse) -> JudgeResponse:
+    """What a server sent, made safe to count and store: secrets in the text masked (the one
+    scrubber), token counts that are not integers in [0, 2**53) dropped with a note, a non-finite
+    cost dropped.  A response that needs none of it is returned as is."""
+    notes = list(resp.notes)
+    tin = _sane_count("tokens_in", resp.tokens_in, notes)
+    tout = _sane_count("tokens_out", resp.tokens_out, notes)
+    cost = resp.cost_usd
+    if cost is not None and not (isinstance(cost, int | float) and math.isfinite(cost)):
+        notes.append(f"cost {str(cost)[:20]} ignored (not a finite number)")
+        cost = None
+    text = redact_answer(resp.text) if resp.text else resp.text
+    if text == resp.text and len(notes) == len(resp.notes):
+        return resp
+    return dataclasses.replace(resp, text=text, tokens_in=tin, tokens_out=tout, cost_usd=cost, notes=notes)
 
 
 def estimate_tokens(messages: Any) -> int:
@@ -192,7 +222,7 @@ class JudgeCaller:
         if cache_key:
             hit = self.cached(cache_key)
             if hit is not None:
-                return CallResult(hit, attempts=0, cache_hit=True, cost_usd=0.0)
+                return CallResult(sanitized(hit), attempts=0, cache_hit=True, cost_usd=0.0)
         async with self._slots:
             return await self._call_with_retries(request, trial_id, cache_key)
 
@@ -251,6 +281,7 @@ class JudgeCaller:
 
     def _succeeded(self, resp: JudgeResponse, trial_id: str, attempt: int, latency: float,
                    cache_key: str | None) -> CallResult:
+        resp = sanitized(resp)
         cost = self.cost_of(resp)
         self.budget.charge((resp.tokens_in or 0) + (resp.tokens_out or 0), cost)
         spend = self.spend

@@ -99,9 +99,14 @@ def prepare_run(config: RunConfig) -> PreparedRun:
     items, loads = load_items(config)
     protocols: dict[str, Protocol] = {}
     for i, pid in enumerate(config.protocols):
+        base, arg = config.resolve_protocol_arg(pid)   # ID@ARG: a file ARG resolves next to the config
         try:
-            protocols[pid] = get_protocol(pid)
-        except (KeyError, ValueError) as exc:
+            if arg is None:
+                protocols[pid] = get_protocol(pid)
+            else:
+                protocols[pid] = get_protocol(base, template_path=arg)
+                protocols[pid].id = pid                # the stored protocol id stays as written
+        except (KeyError, ValueError, OSError) as exc:
             raise EngineError(f"{config.source or '<config>'}: field 'protocols.{i}': "
                               f"{exc.args[0] if exc.args else exc}") from None
     # fail early if a protocol cannot render a dataset's items

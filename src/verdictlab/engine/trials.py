@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping
+from typing import Any
 
 from .._redact import redact_text
 from ..config import JudgeSpec
@@ -73,9 +74,12 @@ class RequestBuilder:
         """The request of ``trial`` (may raise if the protocol cannot present ``item``)."""
         messages = tuple(dict(m) for m in protocol.messages(item, trial.order, step=trial.step))
         use_logprobs = bool((protocol.label_only or protocol.wants_token_logprobs) and self.judge.supports_logprobs)
-        gold = None
-        if self.judge.needs_gold_label:
+        gold, extra = None, dict[str, Any]()
+        if self.judge.needs_gold_label:      # simulated / test judges only: real backends never see these
             gold = swap(item.label, trial.order) if isinstance(item, PairItem) else item.label
+            extra = {"protocol_instance": protocol}
+            if isinstance(item, PairItem):
+                extra["item_view"] = item_view(item, trial.order)
         return JudgeRequest(
             messages=messages, temperature=trial.temperature,
             max_tokens=int(self.max_tokens or protocol.max_tokens()),
@@ -83,9 +87,19 @@ class RequestBuilder:
             stop=tuple(protocol.stop()), logprobs=use_logprobs,
             top_logprobs=max(5, len(protocol.verdict_choices)) if use_logprobs else 0,
             verdict_choices=tuple(protocol.verdict_choices) if protocol.label_only else (), params=self.params,
-            metadata={**trial.key(), "trial_id": tid}, gold_label=gold, decoding=trial.decoding,
+            metadata={**trial.key(), "trial_id": tid, **extra}, gold_label=gold, decoding=trial.decoding,
             output_format=protocol.output_format() if trial.decoding != "free" else None,
         )
+
+
+def item_view(item: PairItem, order: str) -> dict[str, Any]:
+    """What a pair shows, for the simulated judge's planted biases (issue 14): shown lengths, shown
+    authoring systems and the item meta.  Sent only to judges that declare ``needs_gold_label``."""
+    first, second = item.shown(order)
+    ma = item.model_a or item.meta.get("model_a")
+    mb = item.model_b or item.meta.get("model_b")
+    return {"shown_chars": [len(first), len(second)],
+            "shown_models": [ma, mb] if order == "AB" else [mb, ma], "item_meta": dict(item.meta)}
 
 
 def _item_label(item: Item) -> str | None:

@@ -228,7 +228,9 @@ class SimJudge(JudgeAPI):
         t0 = time.perf_counter()
         meta = {**request.metadata, "label_shown": request.gold_label}
         try:
-            protocol = get_protocol(meta["protocol"])
+            # the run's own protocol instance (a test hook the caller fills for this judge: an ID@FILE
+            # override resolves next to the config, not in the working directory), else by id
+            protocol = meta.get("protocol_instance") or get_protocol(meta["protocol"])
         except KeyError as exc:
             raise JudgeCallError(f"sim judge: unknown or missing protocol ({exc})", RetryDecision.fatal()) from None
         constrained = request.decoding == "constrained"
