@@ -152,6 +152,17 @@ class PrecisionSpec(BaseModel):
                 if v is not None}
 
 
+class RaySpec(BaseModel):
+    """``ray:`` -- settings of the Ray executor: a cluster ``address`` (None: start a local one),
+    ``workers`` (actors judging chunks; default the cluster's CPUs), ``chunk_size`` (trials per chunk)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    address: str | None = None
+    workers: int | None = Field(default=None, ge=1)
+    chunk_size: int | None = Field(default=None, ge=1)
+
+
 class RunConfig(BaseModel):
     """A validated run config.  ``source`` is the YAML file it came from (if any)."""
 
@@ -169,6 +180,9 @@ class RunConfig(BaseModel):
     decoding: list[Literal["free", "constrained"]] = Field(default_factory=lambda: ["free"], min_length=1)
     # an adaptive design instead of the full grid (issue 13); repetitions is then the R estimated
     precision: PrecisionSpec | None = None
+    # where trials run: 'local' (asyncio in this process) or 'ray' (a Ray cluster; issue 15)
+    executor: Literal["local", "ray"] = "local"
+    ray: RaySpec = Field(default_factory=lambda: RaySpec())
     budget: BudgetSpec = Field(default_factory=BudgetSpec)
     cache: CachePolicy = "auto"
     seed: int = 42

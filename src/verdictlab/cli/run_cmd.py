@@ -22,6 +22,20 @@ from ._errors import (
 )
 
 
+def _with_executor(cfg: Any, executor: str | None, ray_address: str | None) -> Any:
+    """The config with ``--executor`` / ``--ray-address`` applied."""
+    if executor is not None and executor not in ("local", "ray"):
+        fail(f"--executor must be 'local' or 'ray', got {executor!r}", EXIT_USAGE)
+    if ray_address is not None and (executor or cfg.executor) != "ray":
+        fail("--ray-address needs --executor ray (or executor: ray in the config)", EXIT_USAGE)
+    update: dict[str, Any] = {}
+    if executor is not None:
+        update["executor"] = executor
+    if ray_address is not None:
+        update["ray"] = cfg.ray.model_copy(update={"address": ray_address})
+    return cfg.model_copy(update=update) if update else cfg
+
+
 def _remove_store(run_dir: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         p = run_dir / (STORE_FILENAME + suffix)
@@ -41,6 +55,10 @@ def run(
     retry_failed: Annotated[bool, typer.Option("--retry-failed",
                                                help="Judge again the trials whose calls failed for good "
                                                     "(errors, not unparseable answers).")] = False,
+    executor: Annotated[str | None, typer.Option("--executor", help="Where trials run: local (default) or "
+                                                                   "ray (overrides the config's executor).")] = None,
+    ray_address: Annotated[str | None, typer.Option("--ray-address", help="With --executor ray: the address of "
+                                                                          "a running Ray cluster.")] = None,
 ) -> None:
     """Run an audit.  Resumes by default: trials already in the store are skipped.
 
@@ -53,6 +71,7 @@ def run(
         cfg = load_config(config)
     except ConfigError as exc:
         fail(exc, EXIT_INPUT)
+    cfg = _with_executor(cfg, executor, ray_address)
     rd = run_dir if run_dir is not None else Path("runs") / cfg.name
     _check_run_dir(rd, given=run_dir is not None)
     if fresh and (rd / STORE_FILENAME).exists() and not plan:

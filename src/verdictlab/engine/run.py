@@ -13,6 +13,7 @@ import signal
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ..config import RunConfig
 from ..judges.base import JudgeAPI
@@ -172,11 +173,12 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
     with contextlib.suppress(*_no_signals):
         loop.add_signal_handler(signal.SIGTERM, _on_term)
     adaptive = _adaptive_executor(prepared, store)
+    executor = adaptive if adaptive is not None else _ray_executor(cfg)
     try:
         await run_trials(prepared.trials, store=store, items=prepared.items, judges=judges,
                          protocols=prepared.protocols, judge_specs={j.id: j for j in cfg.judges},
                          cache=cfg.cache, seed=cfg.seed, budget=budget, prices=prices, progress=progress,
-                         summary=summary, retry_failed=retry_failed, executor=adaptive)
+                         summary=summary, retry_failed=retry_failed, executor=executor)
     except asyncio.CancelledError:
         # Ctrl-C (asyncio.run cancels the main task) or SIGTERM: run_trials has flushed what
         # was finished; calls in flight are simply redone on resume.
@@ -188,6 +190,16 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
         if adaptive is not None:
             summary.n_not_needed = adaptive.n_not_needed
     return summary
+
+
+def _ray_executor(cfg: RunConfig) -> Any:
+    """The Ray executor when the config asks for it (issue 15), else None (the local executor)."""
+    if cfg.executor != "ray":
+        return None
+    from .ray_executor import RayExecutor
+
+    return RayExecutor(address=cfg.ray.address, workers=cfg.ray.workers, chunk_size=cfg.ray.chunk_size,
+                       seed=cfg.seed, cache=cfg.cache)
 
 
 def _adaptive_executor(prepared: PreparedRun, store: RunStore) -> AdaptiveExecutor | None:

@@ -249,8 +249,11 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
             session = _Session(items=items, protocols=protocols, builders=builders, cache=cache, writer=writer,
                                summary=summary, control=control, bar=bar,
                                max_consecutive_failures=max_consecutive_failures)
-            await (executor or LocalExecutor()).execute({j: ln for j, ln in lanes.items() if ln.trials},
-                                                        session.judge_one, control)
+            executor = executor or LocalExecutor()
+            attach = getattr(executor, "attach", None)
+            if attach is not None:   # an executor that judges elsewhere records through the session
+                attach(session)
+            await executor.execute({j: ln for j, ln in lanes.items() if ln.trials}, session.judge_one, control)
     finally:
         flusher.cancel()
         with contextlib.suppress(asyncio.CancelledError):

@@ -118,7 +118,7 @@ def unit_table(judgments: pd.DataFrame, *, unparsed: str = "exclude",
         judgments = judgments.assign(step=judgments["step"].astype("object").fillna(""))  # NULL = ''
     n_rows = len(judgments)
     cell, cell_frame = group_codes(judgments, keys)
-    item, _ = pd.factorize(judgments["item_id"], use_na_sentinel=False)
+    item, _ = pd.factorize(judgments["item_id"], sort=True, use_na_sentinel=False)  # order-free: same figures whatever the row order
     item = item.astype(np.int64)
     order = order_codes(judgments["order"]) if n_rows else np.zeros(0, dtype=np.int64)
     vcode = verdict_codes(judgments["verdict"]) if n_rows else np.zeros(0, dtype=np.int64)

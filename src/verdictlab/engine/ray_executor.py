@@ -1,0 +1,365 @@
+"""The Ray executor: the same run on a Ray cluster (``executor: ray`` / ``--executor ray``).
+
+How a run is split
+------------------
+The driver (the ``verdictlab run`` process) keeps the run store, the writer, the progress bar and the
+summary.  Per judge, the trials still to do are cut into chunks; a pool of Ray actors
+(:class:`_JudgeWorker`, ``workers`` of them, restarted by Ray when they die) judges chunks and returns
+their rows.  Results come back chunk by chunk, as they finish, to the driver's one writer, which commits
+them in small transactions -- exactly as the local executor's rows.
+
+* **Every call goes through a** :class:`~verdictlab.engine.caller.JudgeCaller` inside the worker: typed
+  retries, timeout, attempt accounting and secret scrubbing as everywhere.  Attempts and new cache
+  entries travel back with the rows and are written by the driver.
+* **Cache**: the driver looks the cache up before dispatching; cached trials are answered on the driver
+  (no remote call), so workers never need the store.
+* **Rate limits hold for the whole cluster** by static partition: each of the W workers gets 1/W of the
+  judge's ``requests_per_minute`` / ``tokens_per_minute`` (and of its ``concurrency``).
+* **The run budget holds for the whole cluster** through a ledger actor (:class:`_BudgetLedger`) that
+  owns the one :class:`~verdictlab.limits.Budget`: workers take calls from it in small leases (8 calls)
+  before making them, so no more calls than ``max_calls`` are ever made; tokens and dollars are charged
+  back after every call and a lease is refused once any cap is reached (overshoot is bounded by the
+  calls already leased, at most 8 per worker).  Unused leases are handed back.
+* **Faults**: actors are created with ``max_restarts=-1`` and ``max_task_retries=-1``: a worker killed
+  mid-chunk is restarted and the chunk judged again; the driver ignores a second row for a trial it
+  already recorded, and the store is unique on ``trial_id``, so nothing is lost or written twice.  A
+  killed driver is a killed run: rerunning the command resumes from the store like the local executor.
+* **Same answers**: a trial's request (seed included) is built the same way on a worker as locally, so a
+  deterministic judge writes the same judgments with either executor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..config import JudgeSpec
+from ..design import Trial
+from ..items import PairItem, PointItem
+from ..judgment import Judgment
+from ..limits import Budget, TokenBucket
+from .caller import JudgeCaller, RunControl
+from .executor import Lane
+
+Item = PairItem | PointItem
+LEASE = 8
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:  # pragma: no cover - exercised only without the extra
+        raise RuntimeError("the Ray executor needs Ray: pip install 'verdictlab[ray]'") from None
+    return ray
+
+
+# -- worker side -----------------------------------------------------------------------------------
+class LeasedBudget(Budget):
+    """A worker's view of the cluster budget: calls come from the ledger in leases of ``LEASE``;
+    tokens and dollars are charged back to it.  Used from one worker thread."""
+
+    def __init__(self, ledger: Any, ray: Any) -> None:
+        super().__init__()
+        self._ledger, self._ray = ledger, ray
+        self._leased = 0
+        self._reason: str | None = None
+
+    @property
+    def exhausted_reason(self) -> str | None:
+        return self._reason
+
+    def try_reserve(self) -> bool:
+        if self._leased == 0:
+            granted, reason = self._ray.get(self._ledger.lease.remote(LEASE))
+            self._leased += int(granted)
+            if not granted:
+                self._reason = reason
+                return False
+        self._leased -= 1
+        self.calls += 1
+        return True
+
+    def charge(self, tokens: int | None, cost_usd: float | None) -> None:
+        super().charge(tokens, cost_usd)
+        self._ledger.charge.remote(tokens, cost_usd)
+
+    def hand_back(self) -> None:
+        if self._leased:
+            self._ray.get(self._ledger.give_back.remote(self._leased))
+            self._leased = 0
+
+
+class _Collector:
+    """The worker's CallLog: attempts and cache entries travel back to the driver."""
+
+    def __init__(self) -> None:
+        self.attempts: list[dict[str, Any]] = []
+        self.cache: list[tuple[str, str, str]] = []
+
+    def add_attempt(self, row: dict[str, Any]) -> None:
+        self.attempts.append(row)
+
+    def add_cache_entry(self, key: str, judge: str, response_json: str) -> None:
+        self.cache.append((key, judge, response_json))
+
+
+def _item_from(data: dict[str, Any]) -> Item:
+    kind = data.pop("__kind__", "pair")
+    return PointItem(**data) if kind == "point" else PairItem(**data)
+
+
+def _item_payload(item: Item) -> dict[str, Any]:
+    return {**item.model_dump(), "__kind__": "point" if isinstance(item, PointItem) else "pair"}
+
+
+async def judge_chunk(payload: dict[str, Any], *, judge: Any, ledger: Any, ray: Any) -> dict[str, Any]:
+    """Judge one chunk through a :class:`JudgeCaller` (the worker's body; also callable in-process)."""
+    from ..protocols import get_protocol
+    from .trials import RequestBuilder, failed_judgment, judgment_for
+
+    spec = JudgeSpec(**payload["spec"])
+    collector = _Collector()
+    budget = LeasedBudget(ledger, ray)
+    control = RunControl()
+    share = max(1, int(payload["workers"]))
+
+    def bucket(rate: float) -> TokenBucket:
+        return TokenBucket(rate / share)
+
+    caller = JudgeCaller(judge, spec, budget=budget, log=collector, cache=None, control=control,
+                         bucket_factory=bucket, backoff_base_s=payload.get("backoff_base_s"),
+                         backoff_cap_s=payload.get("backoff_cap_s"))
+    builder = RequestBuilder(judge, spec, seed=int(payload["seed"]))
+    protocols = {pid: get_protocol(pid) for pid in payload["protocols"]}
+    items = {(d["dataset"], d["item_id"]): _item_from(dict(d)) for d in payload["items"]}
+    rows: list[dict[str, Any]] = []
+
+    async def one(t: dict[str, Any]) -> None:
+        trial = Trial(**t)
+        item, protocol, tid = items[(trial.dataset, trial.item_id)], protocols[trial.protocol], trial.trial_id
+        try:
+            request = builder.build(trial, item, protocol, tid)
+        except Exception as exc:  # noqa: BLE001 - recorded like the local executor does
+            rows.append(failed_judgment(trial, item, tid=tid, attempts=0, error=(
+                f"protocol {trial.protocol!r} could not present this item: {type(exc).__name__}")).as_dict())
+            return
+        use_cache = payload["cache"] == "on" or (payload["cache"] == "auto" and trial.temperature == 0.0)
+        result = await caller.call(request, trial_id=tid,
+                                   cache_key=caller.cache_key(request, trial.rep) if use_cache else None)
+        if result is not None:
+            rows.append(judgment_for(trial, item, protocol, result, tid=tid,
+                                     prompt_hash=caller.prompt_hash(request)).as_dict())
+
+    try:
+        await asyncio.gather(*(one(t) for t in payload["trials"]))
+    finally:
+        budget.hand_back()
+    spend = caller.spend
+    return {"rows": rows, "attempts": collector.attempts, "cache": collector.cache,
+            "spend": {"calls": spend.calls, "tokens_in": spend.tokens_in, "tokens_out": spend.tokens_out,
+                      "cost_usd": spend.cost_usd},
+            "stopped": control.reasons}
+
+
+class _JudgeWorkerImpl:
+    """The actor body: judges chunks, one judge instance per worker thread (clients are loop-bound)."""
+
+    def __init__(self, ledger: Any) -> None:
+        self.ledger = ledger
+        self._local = threading.local()
+
+    def _judge(self, judge_id: str) -> Any:
+        from ..judges import make_judge
+
+        cache = getattr(self._local, "judges", None)
+        if cache is None:
+            cache = self._local.judges = {}
+        if judge_id not in cache:
+            cache[judge_id] = make_judge(judge_id)
+        return cache[judge_id]
+
+    def judge_chunk(self, payload: dict[str, Any]) -> dict[str, Any]:
+        import ray
+
+        loop = getattr(self._local, "loop", None)
+        if loop is None:
+            loop = self._local.loop = asyncio.new_event_loop()
+        return loop.run_until_complete(judge_chunk(payload, judge=self._judge(payload["judge"]),
+                                                   ledger=self.ledger, ray=ray))
+
+    def pid(self) -> int:
+        import os
+
+        return os.getpid()
+
+
+class _BudgetLedgerImpl:
+    """The cluster's one budget (an actor): hands out call leases, takes charges back."""
+
+    def __init__(self, max_calls: int | None, max_tokens: int | None, max_usd: float | None,
+                 calls: int, tokens: int, usd: float) -> None:
+        self.budget = Budget(max_calls, max_tokens, max_usd, calls=calls, tokens=tokens, usd=usd)
+
+    def lease(self, n: int) -> tuple[int, str | None]:
+        granted = 0
+        while granted < n and self.budget.try_reserve():
+            granted += 1
+        return granted, (None if granted else self.budget.exhausted_reason)
+
+    def give_back(self, n: int) -> None:
+        for _ in range(n):
+            self.budget.release()
+
+    def charge(self, tokens: int | None, usd: float | None) -> None:
+        self.budget.charge(tokens, usd)
+
+    def state(self) -> dict[str, Any]:
+        return {"calls": self.budget.calls, "tokens": self.budget.tokens, "usd": self.budget.usd}
+
+
+# -- driver side -----------------------------------------------------------------------------------
+@dataclasses.dataclass
+class _Pending:
+    lane: Lane
+    chunk: list[Trial]
+
+
+class RayExecutor:
+    """Schedules each lane's trials as chunks on a pool of Ray actors (module docstring).
+
+    ``address``: a running cluster (``ray.init(address=...)``); None starts a local one unless Ray is
+    already initialised.  ``workers``: actors in the pool (default: the cluster's CPUs, at least 1).
+    ``chunk_size``: trials per chunk (default: twice a worker's concurrency share, at least 16)."""
+
+    needs_session = True
+
+    def __init__(self, *, address: str | None = None, workers: int | None = None, chunk_size: int | None = None,
+                 seed: int = 42, cache: str = "auto", worker_options: Mapping[str, Any] | None = None) -> None:
+        self.address = address
+        self.workers = workers
+        self.chunk_size = chunk_size
+        self.seed = seed
+        self.cache = cache
+        self.worker_options = dict(worker_options or {})
+        self.session: Any = None
+        self.actors: list[Any] = []
+        self.ledger: Any = None
+
+    def attach(self, session: Any) -> None:
+        """The runner hands over its session (items, protocols, builders, writer, record)."""
+        self.session = session
+
+    # -- cluster ---------------------------------------------------------------------------------
+    def _start(self, budget: Budget) -> Any:
+        ray = import_ray()
+        if not ray.is_initialized():
+            ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
+                     ignore_reinit_error=True)
+        n = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        ledger_cls = ray.remote(num_cpus=0)(_BudgetLedgerImpl)
+        self.ledger = ledger_cls.remote(budget.max_calls, budget.max_tokens, budget.max_usd,
+                                        budget.calls, budget.tokens, budget.usd)
+        opts = {"num_cpus": 0, "max_restarts": -1, "max_task_retries": -1, "max_concurrency": 2,
+                **self.worker_options}
+        worker_cls = ray.remote(**opts)(_JudgeWorkerImpl)
+        self.actors = [worker_cls.remote(self.ledger) for _ in range(n)]
+        return ray
+
+    def _payload(self, lane: Lane, chunk: Sequence[Trial]) -> dict[str, Any]:
+        s = self.session
+        spec = lane.caller.spec
+        n = len(self.actors)
+        spec_d = spec.model_dump()
+        spec_d["concurrency"] = max(1, lane.caller.concurrency // n)
+        items = {(t.dataset, t.item_id): s.items[(t.dataset, t.item_id)] for t in chunk}
+        return {"judge": lane.caller.judge.judge_id, "spec": spec_d, "seed": self.seed, "cache": self.cache,
+                "protocols": sorted({t.protocol for t in chunk}), "workers": n,
+                "items": [_item_payload(it) for it in items.values()],
+                "trials": [dataclasses.asdict(t) for t in chunk],
+                "backoff_base_s": lane.caller.backoff_base_s, "backoff_cap_s": lane.caller.backoff_cap_s}
+
+    # -- run -------------------------------------------------------------------------------------
+    async def execute(self, lanes: Mapping[str, Lane], judge_one: Callable[..., Any], control: RunControl) -> None:
+        if self.session is None:
+            raise RuntimeError("RayExecutor needs the runner's session (run_trials attaches it)")
+        budget = next(iter(lanes.values())).caller.budget if lanes else Budget()
+        ray = self._start(budget)
+        try:
+            remote = await self._answer_cached_here(lanes, judge_one)
+            await self._dispatch(ray, remote, control)
+        finally:
+            if self.ledger is not None:
+                state = await self.ledger.state.remote()
+                budget.calls, budget.tokens, budget.usd = state["calls"], state["tokens"], state["usd"]
+            for lane in lanes.values():
+                lane.trials.clear()
+
+    async def _answer_cached_here(self, lanes: Mapping[str, Lane],
+                                  judge_one: Callable[..., Any]) -> list[tuple[Lane, list[Trial]]]:
+        """Trials whose answer is cached are judged on the driver; the rest are returned in chunks."""
+        s = self.session
+        out: list[tuple[Lane, list[Trial]]] = []
+        for jid, lane in lanes.items():
+            todo: list[Trial] = []
+            builder = s.builders[jid]
+            for t in lane.trials:
+                use_cache = self.cache == "on" or (self.cache == "auto" and t.temperature == 0.0)
+                if use_cache:
+                    try:
+                        req = builder.build(t, s.items[(t.dataset, t.item_id)], s.protocols[t.protocol], t.trial_id)
+                    except Exception:  # noqa: BLE001 - the worker records the failure
+                        req = None
+                    if req is not None and lane.caller.cached(lane.caller.cache_key(req, t.rep)) is not None:
+                        await judge_one(t, lane)
+                        continue
+                todo.append(t)
+            size = self.chunk_size or max(16, 2 * max(1, lane.caller.concurrency // max(1, len(self.actors))))
+            out += [(lane, todo[i:i + size]) for i in range(0, len(todo), size)]
+        return out
+
+    async def _dispatch(self, ray: Any, chunks: list[tuple[Lane, list[Trial]]], control: RunControl) -> None:
+        queue = collections.deque(chunks)
+        idle = collections.deque(a for a in self.actors for _ in range(2))   # two chunks per actor
+        running: dict[asyncio.Future[Any], tuple[Any, _Pending]] = {}
+        seen: set[str] = set()
+        while queue or running:
+            while queue and idle and not control.stopped:
+                lane, chunk = queue.popleft()
+                if lane.halted:
+                    continue
+                actor = idle.popleft()
+                ref = actor.judge_chunk.remote(self._payload(lane, chunk))
+                running[asyncio.ensure_future(ref)] = (actor, _Pending(lane, chunk))
+            if not running:
+                break
+            done, _ = await asyncio.wait(list(running), return_when=asyncio.FIRST_COMPLETED)
+            for fut in done:
+                actor, pending = running.pop(fut)
+                idle.append(actor)
+                self._record(fut.result(), pending.lane, seen, control)
+
+    def _record(self, result: dict[str, Any], lane: Lane, seen: set[str], control: RunControl) -> None:
+        s = self.session
+        for a in result["attempts"]:
+            s.writer.add_attempt(a)
+        for key, judge, resp in result["cache"]:
+            s.writer.add_cache_entry(key, judge, resp)
+        spend = s.summary
+        spend.calls += result["spend"]["calls"]
+        spend.tokens_in += result["spend"]["tokens_in"]
+        spend.tokens_out += result["spend"]["tokens_out"]
+        spend.cost_usd += result["spend"]["cost_usd"]
+        for d in result["rows"]:
+            if d["trial_id"] in seen:
+                continue
+            seen.add(d["trial_id"])
+            s.record(Judgment(**d), lane)
+        for reason in result["stopped"]:
+            control.halt(reason)
+
+
+__all__ = ["LeasedBudget", "RayExecutor", "import_ray", "judge_chunk"]
