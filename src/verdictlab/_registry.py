@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -100,7 +100,7 @@ class Registry(Generic[T]):
         e = self.entry(name)
         if isinstance(e.target, str):
             e.target = load_target(e.target, what=f"{self.kind} {name!r}", extra=e.extra)
-        return e.target
+        return cast(T, e.target)
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries

@@ -235,7 +235,7 @@ async def _exchange(pool: _Pool, request: Any, httpx: Any) -> _Answer:
 def _transport_class(httpx: Any) -> type:
     """The lean transport class for one HTTP library (``httpx`` or ``httpx2``)."""
 
-    class LeanTransport(httpx.AsyncBaseTransport):  # type: ignore[misc, name-defined]
+    class LeanTransport(httpx.AsyncBaseTransport):
         def __init__(self, **fallback_kwargs: Any) -> None:
             self._pool = _Pool()
             self._fallback: Any = None
@@ -262,7 +262,7 @@ def _client_class(httpx: Any, client_base: type, transport_cls: type) -> type:
     """The SDK's client class with the lean send path, for one HTTP library."""
     default = httpx.USE_CLIENT_DEFAULT if hasattr(httpx, "USE_CLIENT_DEFAULT") else None
 
-    class LeanClient(client_base):  # type: ignore[misc, valid-type]
+    class LeanClient(client_base):
         """The SDK's default async client, sending plain requests straight to the lean transport."""
 
         def __init__(self, **kwargs: Any) -> None:
