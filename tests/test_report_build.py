@@ -296,3 +296,14 @@ def test_protocol_label_names_step_and_a_non_free_decoding() -> None:
     assert protocol_label({"protocol": "vf-json", "decoding": "free"}) == "vf-json"
     assert protocol_label({"protocol": "vf-json", "decoding": "constrained"}) == "vf-json (constrained)"
     assert protocol_label({"protocol": "flask", "step": "accuracy"}) == "flask [accuracy]"
+
+
+def test_broken_items_keep_decoding_modes_apart() -> None:
+    """One pair judged free (A, A in both orders) and constrained (B, B in both orders): each decoding is
+    its own cell, so neither is unstable or flipped -- mixing them would make both orders 'unstable'."""
+    rows = [{"judge": "j", "protocol": "vf-json", "dataset": "d", "temperature": 0.0, "step": "", "item_id": "p",
+             "order": order, "rep": rep, "verdict": v, "label": "A", "category": None, "raw_output": "x",
+             "parse_status": "ok", "parse_detail": None, "decoding": dec}
+            for dec, v in (("free", "A"), ("constrained", "B")) for order in ("AB", "BA") for rep in range(2)]
+    bi = broken_items(pd.DataFrame(rows), pd.DataFrame())
+    assert bi["n_total"] == 0

@@ -123,8 +123,9 @@ def _check_dispersion(doc: dict[str, Any], ref: pd.DataFrame, policy: str) -> No
 
 def _check_broken(rep: Any, j: pd.DataFrame, policy: str) -> None:
     """The broken-items counts from stats.modal_verdicts (P = 0 flipped, N = 0 unstable)."""
-    mv = modal_verdicts(j, unparsed=policy, by=["judge", "protocol", "dataset", "temperature", "step"])
-    pair = mv.groupby(["judge", "protocol", "dataset", "temperature", "step", "item_id"])
+    by = ["judge", "protocol", "dataset", "temperature", "step", *(["decoding"] if "decoding" in j.columns else [])]
+    mv = modal_verdicts(j, unparsed=policy, by=by)
+    pair = mv.groupby([*by, "item_id"])
     flipped = pair["order_invariant"].agg(lambda s: bool((s == False).any()))  # noqa: E712
     unstable = pair["consistent"].agg(lambda s: bool((~s).any()))
     assert rep.broken_items["n_flipped"] == int(flipped.sum())
@@ -184,7 +185,7 @@ def test_every_json_number_is_the_public_functions_value(run: tuple[Path, Any], 
     _check_cells(doc, ref, keys, policy)
     _check_agreement(doc, agreement_by_cell(j, unparsed=policy, items=items_frame, by=by), keys, policy)
     _check_dispersion(doc, ref, policy)
-    assert doc["run"]["checklist"] == validation_checklist(doc["cells"], j)
+    assert doc["run"]["checklist"] == validation_checklist(doc["cells"], j, cell_key=by)
     _check_broken(rep, j, policy)
     inp = analyses.AnalysisInput(j, items=items, items_frame=items_frame, unparsed=policy, confidence=CONF,
                                  n_bootstrap=N_BOOT, seed=SEED)

@@ -344,7 +344,9 @@ def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, unparsed: str 
     j = judgments.copy()
     j["step"] = j["step"].fillna("") if "step" in j.columns else ""
     j = j.sort_values(["rep"], kind="stable")
-    key = ["judge", "protocol", "dataset", "temperature", "step", "item_id"]
+    # a unit is (cell, item, order): with a decoding column, free and constrained verdicts are other cells
+    key = ["judge", "protocol", "dataset", "temperature", "step",
+           *(["decoding"] if "decoding" in j.columns else []), "item_id"]
     flags = _pair_flags(j, key, unparsed)
     flagged = flags[flags["flipped"] | flags["unstable"]].copy()
     if flagged.empty:
@@ -554,7 +556,8 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
     labels = judge_labels(sorted({str(c["judge"]) for c in cells} | set(meta.get("judges", []))))
     for c in cells:
         c["judge_label"] = labels.get(str(c["judge"]), str(c["judge"]))
-    checklist: list[CheckItem] = validation_checklist(cells, judgments)  # type: ignore[assignment]
+    checklist: list[CheckItem] = validation_checklist(  # type: ignore[assignment]
+        cells, judgments, cell_key=cell_columns(judgments))
     return Report(
         run=meta, unparsed=unparsed, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
         cells=cells, judge_labels=labels, region_thresholds=region_thresholds(),
