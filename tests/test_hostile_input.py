@@ -261,3 +261,44 @@ def test_item4_huge_flipping_response_keeps_the_html_report_small(tmp_path: Path
     r = runner.invoke(app, ["report", str(rd), "--html", "--bootstrap", "0"])
     assert r.exit_code == 3
     assert "more than the limit of 1,000 (raise it with VERDICTLAB_HTML_MAX_BYTES, or use --json)" in r.stderr
+
+
+# -- item 10: a template override file --------------------------------------------------------------
+def _template_run(tmp_path: Path, template_text: str | None, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    from typer.testing import CliRunner
+
+    from verdictlab.cli.main import app
+
+    cfg_dir = tmp_path / "cfg"
+    cfg_dir.mkdir(exist_ok=True)
+    (cfg_dir / "pairs.jsonl").write_text(json.dumps(PAIR) + "\n")
+    if template_text is not None:
+        (cfg_dir / "wording.yaml").write_text(template_text)
+    cfg = _yaml(cfg_dir, "name: tpl\ndatasets: [{name: jsonl, path: pairs.jsonl}]\njudges: ['sim:skill=0.9,seed=1']\n"
+                         "protocols: ['direct@wording.yaml']\nrepetitions: 1\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(exist_ok=True)
+    monkeypatch.chdir(elsewhere)                 # the working directory is NOT the config's folder
+    r = CliRunner().invoke(app, ["run", str(cfg), "--run-dir", str(tmp_path / "run"), "--no-progress"])
+    return r.exit_code, r.stderr + r.output
+
+
+def test_item10_template_override_resolves_against_the_config_folder(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out = _template_run(tmp_path, "instruction: 'Answer with A or B only, please.'\n", monkeypatch)
+    assert code == 0, out
+    from verdictlab.store import open_store
+
+    with open_store(tmp_path / "run") as st:
+        assert set(st.judgments()["protocol"]) == {"direct@wording.yaml"}     # the id stays as written
+
+
+def test_item10_broken_or_missing_template_is_one_line_without_the_file_text(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    secretish = "sk-test-template-line-never-echoed"
+    code, out = _template_run(tmp_path, f"system: {secretish}\nuser: [unclosed\n", monkeypatch)
+    assert code == 3 and "Traceback" not in out
+    assert "wording.yaml, line 3, column 1: invalid YAML" in out and secretish not in out
+    (tmp_path / "cfg" / "wording.yaml").unlink()
+    code, out = _template_run(tmp_path, None, monkeypatch)
+    assert code == 3 and "Traceback" not in out and "wording.yaml: protocol template not found" in out

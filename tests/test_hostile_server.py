@@ -72,11 +72,6 @@ def _run(tmp: Path, base_url: str, key: str, monkeypatch: pytest.MonkeyPatch, *,
     return runner.invoke(app, ["run", str(cfg), "--run-dir", str(rd), "--no-progress"]), rd
 
 
-PENDING_CALLER = pytest.mark.xfail(reason="needs the response sanitising step in engine/caller.py (asked of R1)",
-                                   strict=False)
-
-
-@PENDING_CALLER
 def test_item3_usage_1e300_is_stored_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     key = f"sk-test-{uuid.uuid4()}"
     with _Server("A", {"prompt_tokens": 10, "completion_tokens": 1e300, "total_tokens": 1e300}) as srv:
@@ -92,7 +87,6 @@ def test_item3_usage_1e300_is_stored_not_a_crash(tmp_path: Path, monkeypatch: py
         assert r2.exit_code == 0 and "0 trials judged this run, 4 already done" in r2.output
 
 
-@PENDING_CALLER
 def test_item9_a_key_echoed_in_a_completion_is_masked_before_storage(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     key = f"sk-test-{uuid.uuid4()}"
