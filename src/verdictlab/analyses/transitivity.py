@@ -152,7 +152,9 @@ def transitivity_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
 
 @register("bt_ranking", order=71, title="Bradley-Terry ranking",
           description="Strength of each system (log scale, mean 0) with bootstrap intervals over items, and "
-                      "its rank with the bootstrap range of ranks (1 = strongest).")
+                      "its rank with the bootstrap range of ranks (1 = strongest).",
+          figure=ranking_figure,
+          figure_title="Transitivity: Bradley-Terry ranking of systems")
 def ranking_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
     res = _run(inp)
     return None if res is None else res[1]

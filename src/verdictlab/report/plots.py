@@ -418,11 +418,6 @@ def figures(report: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
         fig, ax = plt.subplots(figsize=(7.4, 4.2), layout="constrained")
         plot_judge_spread(cells, ax)
         out.append(("spread", "Per-judge spread of T", fig))
-    bt = (report.get("extra_tables") or {}).get("bt_ranking")
-    if bt and bt.get("rows"):
-        from ..analyses.transitivity import ranking_figure
-
-        out.append(("ranking", "Transitivity: Bradley-Terry ranking of systems", ranking_figure(bt)))
     out += analysis_figures(report)
     return out
 
