@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..items import ItemError, PairItem, PointItem
-from ..judgment import JUDGMENT_COLUMN_NAMES, as_row_values
 from ..store import RunStore
 
 #: the judgment columns compared on re-import (besides the trial key, which is the trial_id)
@@ -34,7 +32,6 @@ CONTENT_COLUMNS: tuple[str, ...] = (
     "latency_s", "tokens_in", "tokens_out", "cost_usd", "error",
 )
 _KEY_SHOWN = ("judge", "dataset", "item_id", "protocol", "order", "temperature", "rep", "step")
-_CHUNK = 900   # SQLite's default limit on host parameters is 999
 
 
 class ReimportError(ItemError):
@@ -89,14 +86,8 @@ def _describe(row: dict[str, Any], stored: dict[str, Any]) -> str:
 
 
 def _stored_rows(store: RunStore, trial_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    cols = ", ".join(f'"{c}"' for c in CONTENT_COLUMNS)
-    out: dict[str, dict[str, Any]] = {}
-    for start in range(0, len(trial_ids), _CHUNK):
-        chunk = trial_ids[start:start + _CHUNK]
-        q = f"SELECT trial_id, {cols} FROM judgments WHERE trial_id IN ({', '.join('?' * len(chunk))})"
-        for rec in store.conn.execute(q, tuple(chunk)):
-            out[rec[0]] = dict(zip(CONTENT_COLUMNS, rec[1:], strict=True))
-    return out
+    return {tid: dict(zip(CONTENT_COLUMNS, values, strict=True))
+            for tid, values in store.stored_content(trial_ids, CONTENT_COLUMNS).items()}
 
 
 def _changed_items(store: RunStore, items: Sequence[PairItem | PointItem]) -> list[str]:
@@ -135,13 +126,4 @@ def plan_reimport(store: RunStore, rows: Sequence[dict[str, Any]],
 
 def replace_judgments(store: RunStore, rows: Sequence[dict[str, Any]]) -> int:
     """Overwrite the stored judgments of ``rows``' trials with ``rows`` (one transaction)."""
-    if not rows:
-        return 0
-    now = time.time()
-    values = [as_row_values(r, now=now) for r in rows]
-    cols = ", ".join(f'"{c}"' for c in JUDGMENT_COLUMN_NAMES)
-    sets = ", ".join(f'"{c}" = excluded."{c}"' for c in JUDGMENT_COLUMN_NAMES if c != "trial_id")
-    with store.transaction() as conn:
-        conn.executemany(f"INSERT INTO judgments ({cols}) VALUES ({', '.join('?' * len(JUDGMENT_COLUMN_NAMES))}) "
-                         f"ON CONFLICT(trial_id) DO UPDATE SET {sets}", values)
-    return len(rows)
+    return store.replace_judgments(rows)
