@@ -373,3 +373,20 @@ def test_usage_errors_are_one_plain_line(tmp_path: Path) -> None:
                         "error: Invalid value: --confidence must be in (0, 1), got 2.0 (see 'verdictlab report --help')")):
         r = runner.invoke(app, argv)
         assert r.exit_code == EXIT_USAGE and r.stderr.strip() == text, (argv, r.stderr)
+
+
+def test_the_installed_entry_point_prints_one_line_and_only_debug_shows_a_traceback(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "deep.jsonl").write_text('{"a": ' + "[" * 5000 + "]" * 5000 + "}\n")
+    argv = [sys.executable, "-m", "verdictlab.cli.main", "datasets", "validate", "jsonl", "--path",
+            str(tmp_path / "deep.jsonl")]
+    env = {k: v for k, v in os.environ.items() if k != "VERDICTLAB_DEBUG"}
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == EXIT_INPUT and p.stdout == ""
+    assert p.stderr == f"error: {tmp_path / 'deep.jsonl'}, row 1: nested more than 64 levels deep " \
+                       "(raise the limit with VERDICTLAB_MAX_DEPTH)\n"
+    p = subprocess.run([*argv[:3], "--debug", *argv[3:]], capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == EXIT_INPUT and "Traceback (most recent call last)" in p.stderr
+    assert p.stderr.rstrip().splitlines()[-1].startswith("error: ")

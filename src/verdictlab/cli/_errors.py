@@ -55,9 +55,21 @@ def say(message: object, *, err: bool = True) -> None:
 
 
 def fail(message: object, code: int = EXIT_INPUT) -> NoReturn:
-    """Print ``error: MESSAGE`` as one plain line on stderr and exit with ``code``."""
+    """Print ``error: MESSAGE`` as one plain line on stderr and exit with ``code``.  Called while
+    handling an exception and with ``--debug``, the traceback of that exception comes first."""
+    current = sys.exc_info()[1]
+    if current is not None and debug_enabled(_root_debug_flag()):
+        traceback.print_exception(current, file=sys.stderr)
     say(f"error: {message}")
     raise typer.Exit(code)
+
+
+def _root_debug_flag() -> bool:
+    """``--debug`` as given to the root command (``verdictlab --debug ...``), if a command is running."""
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    return bool(ctx is not None and ctx.find_root().params.get("debug"))
 
 
 def debug_enabled(flag: bool = False) -> bool:
@@ -125,4 +137,5 @@ def handle(exc: BaseException, *, debug: bool = False) -> NoReturn:
     code, message = classify(exc)
     if debug_enabled(debug):
         traceback.print_exception(exc, file=sys.stderr)
-    fail(message, code)
+    say(f"error: {message}")
+    raise typer.Exit(code)
