@@ -9,7 +9,8 @@ import typer
 from typer.testing import CliRunner
 
 from verdictlab.cli import selftest_cmd
-from verdictlab.selftest import item_view, judges
+from verdictlab.engine.trials import item_view
+from verdictlab.selftest import judges
 
 KEYS = {"property", "planted", "recovered", "lo", "hi", "passed"}
 

@@ -31,7 +31,6 @@ one order per item where the verdict of the other order is a copy.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import tempfile
@@ -43,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 SYSTEMS = ("alpha-7b", "bravo-7b", "gamma-7b")
-PREFIX = "selftest-sim"
+PREFIX = "sim"
 PLANTED = {"skill": 0.8, "position_lock": 0.3, "noise": 0.2, "verbosity": 0.4, "anchoring": 0.3, "self_pref": 0.35}
 
 
@@ -70,41 +69,6 @@ def judges(seed: int) -> dict[str, str]:
         "anchoring": f"{PREFIX}:skill={s},anchoring={PLANTED['anchoring']},seed={seed + 4}",
         "self": f"{PREFIX}:skill={s},self_pref={PLANTED['self_pref']},family=alpha,seed={seed + 5}",
     }
-
-
-# -- the item view bridge ----------------------------------------------------------------------------
-_ITEMS: dict[tuple[str, str], Any] = {}
-
-
-def item_view(item: Any, order: str) -> dict[str, Any]:
-    """What a pair shows, for the simulated judge's planted biases: shown lengths, shown authoring
-    systems (``model_a``/``model_b`` fields or meta) and the item meta."""
-    from .vocab import Order
-
-    first, second = item.shown(order)
-    ma = getattr(item, "model_a", None) or item.meta.get("model_a")
-    mb = getattr(item, "model_b", None) or item.meta.get("model_b")
-    return {"shown_chars": [len(first), len(second)], "shown_models": [ma, mb] if order == Order.AB else [mb, ma],
-            "item_meta": dict(item.meta)}
-
-
-def _make_selftest_sim(judge_id: str, spec: str) -> Any:
-    """``selftest-sim:SPEC`` = ``sim:SPEC`` that fills in ``metadata["item_view"]`` from the selftest's
-    own item table when the caller did not pass one (so the planted verbosity, self-preference and
-    anchoring act whatever the engine version)."""
-    from .judges.base import JudgeRequest, JudgeResponse
-    from .judges.sim import SimJudge
-
-    class _SelftestSim(SimJudge):
-        async def generate(self, request: JudgeRequest) -> JudgeResponse:
-            meta = request.metadata
-            item = _ITEMS.get((str(meta.get("dataset")), str(meta.get("item_id"))))
-            if "item_view" not in meta and item is not None and hasattr(item, "shown"):
-                meta = {**meta, "item_view": item_view(item, str(meta.get("order", "AB")))}
-                request = dataclasses.replace(request, metadata=meta)
-            return await super().generate(request)
-
-    return _SelftestSim(judge_id, spec)
 
 
 def write_datasets(root: Path, *, n_pairs: int, n_questions: int, seed: int) -> tuple[Path, Path]:
@@ -222,22 +186,14 @@ def evaluate(judgments: pd.DataFrame, items: list[Any], *, seed: int, n_boot: in
 def run_selftest(*, n_pairs: int = 400, n_questions: int = 300, seed: int = 7, n_boot: int = 2000,
                  workdir: str | Path | None = None, progress: bool = False) -> list[SelftestRow]:
     """Generate the sources, run the grid through the engine into a run dir, and evaluate."""
-    from .engine import prepare_run, run_config
-    from .judges import register_judge
+    from .engine import run_config
     from .store import open_store
 
-    register_judge(PREFIX, _make_selftest_sim, description="simulated judge of verdictlab selftest")
     with tempfile.TemporaryDirectory(prefix="verdictlab-selftest-") as tmp:
         root = Path(workdir) if workdir is not None else Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
         pairs, systems = write_datasets(root, n_pairs=n_pairs, n_questions=n_questions, seed=seed)
-        config = build_config(pairs, systems, seed=seed)
-        _ITEMS.clear()
-        _ITEMS.update({(ds, str(i)): it for (ds, i), it in prepare_run(config).items.items()})
-        try:
-            summary = run_config(config, root / "run", progress=progress)
-        finally:
-            _ITEMS.clear()
+        summary = run_config(build_config(pairs, systems, seed=seed), root / "run", progress=progress)
         if summary.stopped:
             raise RuntimeError(f"selftest run stopped early: {summary.stopped}")
         with open_store(root / "run") as store:
