@@ -247,8 +247,13 @@ def _transport_class(httpx: Any) -> type:
                     self._fallback = httpx.AsyncHTTPTransport(**self._fallback_kwargs)
                 return await self._fallback.handle_async_request(request)
             answer = await _exchange(self._pool, request, httpx)
-            return httpx.Response(answer.status, headers=answer.headers, content=answer.body,
-                                  extensions={"http_version": b"HTTP/1.1", "reason_phrase": answer.reason})
+            # the body is complete: a byte stream marked as read (Response(content=...) would re-encode
+            # it and walk the content decoders, several times the cost)
+            response = httpx.Response(answer.status, headers=answer.headers, stream=httpx.ByteStream(answer.body),
+                                      extensions={"http_version": b"HTTP/1.1", "reason_phrase": answer.reason})
+            if not _ENCODED.search(answer.headers):
+                response._content = answer.body
+            return response
 
         async def aclose(self) -> None:
             self._pool.close()
@@ -256,6 +261,30 @@ def _transport_class(httpx: Any) -> type:
                 await self._fallback.aclose()
 
     return LeanTransport
+
+
+def _plain_request(client: Any, httpx: Any, method: str, url: Any, content: bytes, headers: Any, timeout: Any,
+                   extensions: Any) -> Any:
+    """A request with a bytes body built as the library's ``build_request`` would (client headers
+    merged, Host and Content-Length added, the timeout as an extension), without re-parsing the URL
+    or re-encoding the body."""
+    ext = {} if extensions is None else dict(extensions)
+    if "timeout" not in ext:
+        ext["timeout"] = (client.timeout if timeout is None else httpx.Timeout(timeout)).as_dict()
+    hdrs = client._merge_headers(headers)
+    auto = []
+    if "Host" not in hdrs:
+        auto.append((b"Host", url.netloc))
+    if "Content-Length" not in hdrs and "Transfer-Encoding" not in hdrs:
+        auto.append((b"Content-Length", str(len(content)).encode("ascii")))
+    request = httpx.Request.__new__(httpx.Request)
+    request.method = method.upper()
+    request.url = url
+    request.headers = httpx.Headers(auto + hdrs.raw) if auto else hdrs
+    request.extensions = ext
+    request.stream = httpx.ByteStream(content)
+    request._content = content
+    return request
 
 
 def _client_class(httpx: Any, client_base: type, transport_cls: type) -> type:
@@ -270,6 +299,21 @@ def _client_class(httpx: Any, client_base: type, transport_cls: type) -> type:
             super().__init__(**kwargs)
             self._lean_transport = kwargs["transport"]
             self._urls: dict[str, Any] = {}
+
+        def build_request(self, method: str, url: Any, *, content: Any = None, data: Any = None, files: Any = None,
+                          json: Any = None, params: Any = None, headers: Any = None, cookies: Any = None,
+                          timeout: Any = default, extensions: Any = None) -> Any:
+            """The SDK's request as built, for a plain-http bytes body, without re-parsing its URL and
+            re-encoding its body (the same method, URL, headers, Host and Content-Length as the
+            library's own ``build_request``); anything else goes to the library's."""
+            merged = self._merge_url(url)
+            if (not isinstance(content, bytes) or data is not None or files or json is not None or params
+                    or cookies or self.cookies or self.params or merged.scheme != "http"):
+                return super().build_request(method, url, content=content, data=data, files=files, json=json,
+                                             params=params, headers=headers, cookies=cookies, timeout=timeout,
+                                             extensions=extensions)
+            return _plain_request(self, httpx, method, merged, content, headers,
+                                  None if timeout is default else timeout, extensions)
 
         def _merge_url(self, url: Any) -> Any:
             # the SDK posts to the same few URLs: parse each once (URL objects are immutable)
@@ -299,6 +343,18 @@ def _client_class(httpx: Any, client_base: type, transport_cls: type) -> type:
             return response
 
     return LeanClient
+
+
+class _EncodedCheck:
+    """Is the body content-encoded (gzip, ...)?  Then the library decodes it as usual."""
+
+    @staticmethod
+    def search(headers: list[tuple[bytes, bytes]]) -> bool:
+        return any(n.lower() == b"content-encoding" and v.strip().lower() not in (b"", b"identity")
+                   for n, v in headers)
+
+
+_ENCODED = _EncodedCheck()
 
 
 def _wire(request: Any) -> bytes:
