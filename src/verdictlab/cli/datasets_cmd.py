@@ -141,7 +141,7 @@ def show_cmd(
         if resp is None:
             resp = getattr(it, "response", None)
         else:
-            resp = f"A: {_short(resp, 100)}\nB: {_short(it.response_b, 100)}"  # type: ignore[union-attr]
+            resp = f"A: {_short(resp, 100)}\nB: {_short(getattr(it, 'response_b', None), 100)}"
         t.add_row(*(Text(plain_cell(c)) for c in (it.item_id, it.label, it.category or "-", _short(it.question),
                                                    resp)))
     Console(soft_wrap=True).print(t)
