@@ -90,6 +90,7 @@ class JudgeSpec(BaseModel):
     backoff_base_s: float = Field(default=0.5, gt=0)    # first retry waits up to this (x2 for rate limits)
     backoff_cap_s: float = Field(default=30.0, gt=0)    # no retry waits longer (unless Retry-After says so)
     params: dict[str, Any] = Field(default_factory=dict)
+    batch: bool = False   # OpenAI / Anthropic judges: submit the trials as batch jobs at batch prices (issue 13)
 
     @model_validator(mode="before")
     @classmethod
@@ -172,12 +173,14 @@ class RunConfig(BaseModel):
     datasets: list[DatasetSpec] = Field(min_length=1)
     judges: list[JudgeSpec] = Field(min_length=1)
     protocols: list[str] = Field(min_length=1)
-    orders: list[Literal["AB", "BA"]] = Field(default_factory=lambda: ["AB", "BA"], min_length=1)
+    orders: list[Literal["AB", "BA"]] = Field(default_factory=lambda: list[Literal["AB", "BA"]](["AB", "BA"]),
+                                              min_length=1)
     temperatures: list[float] = Field(default_factory=lambda: [0.0], min_length=1)
     repetitions: int = Field(default=3, ge=1)
     # decoding modes to run: 'free' (the model writes its answer) and/or 'constrained' (the format is
     # forced by the backend's mechanism; see verdictlab.output_format); part of the trial key and the cell
-    decoding: list[Literal["free", "constrained"]] = Field(default_factory=lambda: ["free"], min_length=1)
+    decoding: list[Literal["free", "constrained"]] = Field(
+        default_factory=lambda: list[Literal["free", "constrained"]](["free"]), min_length=1)
     # an adaptive design instead of the full grid (issue 13); repetitions is then the R estimated
     precision: PrecisionSpec | None = None
     # where trials run: 'local' (asyncio in this process) or 'ray' (a Ray cluster; issue 15)
@@ -227,8 +230,10 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="after")
     def _unique(self) -> RunConfig:
-        for field, values in (("judges", [j.id for j in self.judges]), ("protocols", self.protocols),
-                              ("orders", list(self.orders)), ("decoding", list(self.decoding))):
+        named: tuple[tuple[str, list[str]], ...] = (
+            ("judges", [j.id for j in self.judges]), ("protocols", list(self.protocols)),
+            ("orders", [str(o) for o in self.orders]), ("decoding", [str(d) for d in self.decoding]))
+        for field, values in named:
             dup = sorted({v for v in values if values.count(v) > 1})
             if dup:
                 raise ValueError(f"{field} contain duplicates: {', '.join(dup)}")

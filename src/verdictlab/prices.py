@@ -10,6 +10,9 @@ Rules
 * Local and simulated providers (``sim``, ``llamacpp``, ``vllm``) cost 0.
 * A hosted model missing from the table costs ``None`` -- *unknown*, never silently 0.
 * Model keys are exact names or glob patterns; an exact name wins, then the longest pattern.
+* Batch jobs (``batch: true`` judges, issue 13) cost ``batch_rate[provider]`` times the list price
+  (the file's ``batch_rate`` mapping; 0.5 for OpenAI and Anthropic); a provider without a batch
+  rate has no batch price (``None``).
 """
 
 from __future__ import annotations
@@ -67,11 +70,13 @@ class PriceTable:
         self._exact: dict[tuple[str, str], Price] = {}
         self._patterns: dict[str, list[tuple[str, Price]]] = {}
         self.sources: list[str] = []
+        self.batch_rates: dict[str, float] = {}
         if prices is None:
             base = default_price_table()
             self._exact = dict(base._exact)
             self._patterns = {k: list(v) for k, v in base._patterns.items()}
             self.sources = list(base.sources)
+            self.batch_rates = dict(base.batch_rates)
         else:
             self._add(prices, source)
 
@@ -120,7 +125,9 @@ class PriceTable:
             raise PriceTableError(f"{p}: field 'unit' must be 'usd_per_million_tokens', got {unit!r}")
         if "prices" not in data or not isinstance(data["prices"], Mapping):
             raise PriceTableError(f"{p}: field 'prices' is missing or not a mapping")
-        return cls(data["prices"], source=str(p))
+        table = cls(data["prices"], source=str(p))
+        table.batch_rates = _batch_rates(data.get("batch_rate"), str(p))
+        return table
 
     def merge(self, other: PriceTable | Mapping[Any, Any] | str | Path) -> PriceTable:
         """A new table: this one overridden by ``other`` (a table, mapping or file path)."""
@@ -137,6 +144,7 @@ class PriceTable:
                 for model, price in reversed(pats):
                     out._set(prov, model, price)
             out.sources.extend(t.sources)
+            out.batch_rates.update(t.batch_rates)
         return out
 
     # -- lookup -------------------------------------------------------------------------------
@@ -160,6 +168,15 @@ class PriceTable:
             return None
         return ((tokens_in or 0) * price[0] + (tokens_out or 0) * price[1]) / 1e6
 
+    def batch_cost(self, provider: str, model: str, tokens_in: int | None, tokens_out: int | None) -> float | None:
+        """Dollars for one request of a batch job: the list price times the provider's batch rate;
+        ``None`` when the model's price or the provider's batch rate is unknown."""
+        if provider in FREE_PROVIDERS:
+            return 0.0
+        rate = self.batch_rates.get(provider)
+        cost = self.cost(provider, model, tokens_in, tokens_out)
+        return None if rate is None or cost is None else cost * rate
+
     def __contains__(self, key: tuple[str, str]) -> bool:
         return self.lookup(*key) is not None
 
@@ -174,7 +191,23 @@ def packaged_price_table() -> PriceTable:
 
     text = resources.files("verdictlab").joinpath("data/prices.yaml").read_text(encoding="utf-8")
     data = yaml.safe_load(text)
-    return PriceTable(data["prices"], source="verdictlab/data/prices.yaml")
+    table = PriceTable(data["prices"], source="verdictlab/data/prices.yaml")
+    table.batch_rates = _batch_rates(data.get("batch_rate"), "verdictlab/data/prices.yaml")
+    return table
+
+
+def _batch_rates(value: Any, source: str) -> dict[str, float]:
+    """The ``batch_rate`` mapping of a price file: provider -> fraction of the list price in (0, 1]."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise PriceTableError(f"{source}: field 'batch_rate' must map providers to a fraction of the list price")
+    out: dict[str, float] = {}
+    for prov, rate in value.items():
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate <= 1:
+            raise PriceTableError(f"{source}: field 'batch_rate.{prov}': must be a number in (0, 1], got {rate!r}")
+        out[str(prov)] = float(rate)
+    return out
 
 
 @lru_cache(maxsize=8)

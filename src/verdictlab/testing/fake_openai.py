@@ -112,6 +112,9 @@ class FakeConfig:
     p_contradict: float = 0.0         # scored replies: the named winner gets the LOWER score
     truncate_at: float = 0.5          # a truncated reply keeps this fraction of its characters
     reject_response_format_models: tuple[str, ...] = ()   # answer 400 to response_format (no structured outputs)
+    batch_polls: int = 1              # batch endpoints (fake_batch.py): status requests a batch stays in progress
+    batch_fail_ids: tuple[str, ...] = ()   # custom_id patterns whose request fails inside a batch ...
+    batch_fail_times: int = 1         # ... the first this many times it is submitted
 
     def __post_init__(self) -> None:
         self.update({"winner_policy": self.winner_policy, "winner_by_model": self.winner_by_model})
@@ -266,6 +269,9 @@ class _Handler:
         self.stats: Counter[str] = Counter()
         self._seen: Counter[str] = Counter()
         self.bodies: deque[dict[str, Any]] = deque(maxlen=256)   # last request bodies, for tests
+        from .fake_batch import FakeBatches
+
+        self.batches = FakeBatches(self)                           # the batch endpoints (issue 13)
 
     # -- answer building --------------------------------------------------------------------
     def _draw(self, body: dict[str, Any], prompt: str) -> float:
@@ -420,6 +426,9 @@ class _Handler:
         if control is not None:
             return control
         self.stats["requests"] += 1
+        batch = self.batches.handle(method, path, headers, raw)
+        if batch is not None:
+            return batch
         routed = self._route(method, path, headers)
         if routed is not None:
             return routed
