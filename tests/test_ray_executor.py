@@ -75,3 +75,86 @@ def test_ray_budget_holds_for_the_whole_cluster(tmp_path, ray_cluster):
     assert s.stopped and "budget" in s.stopped
     assert n_attempts <= 50 and s.n_written <= 50
 
+
+
+def _worker_pids():
+    names = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True)
+             if a["namespace"] == "verdictlab" and a["name"].startswith("judge-worker-")]
+    return [ray.get(ray.get_actor(n, namespace="verdictlab").pid.remote(), timeout=10) for n in names]
+
+
+def test_a_killed_worker_is_restarted_and_nothing_is_lost(tmp_path, ray_cluster):
+    import os
+    import signal
+    import threading
+    import time
+
+    _pairs(tmp_path / "p.jsonl", n=30)
+    over = {"judges": ["sim:skill=0.8,position_lock=0.2,noise=0.2,seed=4,latency=0.05"], "protocols": ["direct"],
+            "temperatures": [0.7]}
+    killed: list[int] = []
+
+    def killer():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not killed:
+            time.sleep(0.5)
+            rows = 0
+            if (tmp_path / "ray" / "run.sqlite").exists():
+                with RunStore(tmp_path / "ray", read_only=True) as st:
+                    rows = len(st.judgments())
+            if rows >= 20:
+                pids = _worker_pids()
+                if pids:
+                    os.kill(pids[0], signal.SIGKILL)
+                    killed.append(pids[0])
+
+    t = threading.Thread(target=killer, daemon=True)
+    t.start()
+    s = run_config(_config(tmp_path / "p.jsonl", executor="ray", ray={"workers": 2, "chunk_size": 8}, **over),
+                   tmp_path / "ray", progress=False)
+    t.join(timeout=5)
+    assert killed, "the test never killed a worker (the run finished too fast)"
+    assert s.complete
+    local = run_config(_config(tmp_path / "p.jsonl", **over), tmp_path / "local", progress=False)
+    assert local.complete
+    rows = _rows(tmp_path / "ray")
+    assert len(rows) == 30 * 2 * 3 and rows == _rows(tmp_path / "local")
+
+
+@pytest.mark.slow
+def test_a_killed_driver_resumes(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import yaml
+
+    _pairs(tmp_path / "p.jsonl", n=30)
+    cfg = {"name": "ray", "datasets": [{"name": "jsonl", "path": str(tmp_path / "p.jsonl")}],
+           "judges": ["sim:skill=0.8,noise=0.2,seed=4,latency=0.05"], "protocols": ["direct"],
+           "temperatures": [0.7], "repetitions": 3, "executor": "ray", "ray": {"workers": 2, "chunk_size": 6}}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    cmd = [sys.executable, "-m", "verdictlab.cli.main", "run", str(tmp_path / "c.yaml"), "--run-dir",
+           str(tmp_path / "run"), "--no-progress"]
+    env = {**os.environ, "RAY_ADDRESS": "local"}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    rows = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+        if (tmp_path / "run" / "run.sqlite").exists():
+            with RunStore(tmp_path / "run", read_only=True) as st:
+                rows = len(st.judgments())
+            if rows >= 20:
+                break
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert 0 < rows < 180, rows
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with RunStore(tmp_path / "run", read_only=True) as st:
+        frame = st.judgments()
+    assert len(frame) == 180 and frame["trial_id"].is_unique

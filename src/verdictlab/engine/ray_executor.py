@@ -34,6 +34,7 @@ import asyncio
 import collections
 import dataclasses
 import threading
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -47,6 +48,7 @@ from .executor import Lane
 
 Item = PairItem | PointItem
 LEASE = 8
+NAMESPACE = "verdictlab"
 
 
 def import_ray() -> Any:
@@ -266,7 +268,10 @@ class RayExecutor:
         opts = {"num_cpus": 0, "max_restarts": -1, "max_task_retries": -1, "max_concurrency": 2,
                 **self.worker_options}
         worker_cls = ray.remote(**opts)(_JudgeWorkerImpl)
-        self.actors = [worker_cls.remote(self.ledger) for _ in range(n)]
+        tag = uuid.uuid4().hex[:8]
+        # named (namespace "verdictlab") so operators and tests can find a run's workers
+        self.actors = [worker_cls.options(name=f"judge-worker-{tag}-{i}", namespace=NAMESPACE).remote(self.ledger)
+                       for i in range(n)]
         return ray
 
     def _payload(self, lane: Lane, chunk: Sequence[Trial]) -> dict[str, Any]:
