@@ -38,6 +38,9 @@ RUNS: dict[str, dict[str, Any]] = {
     # judge ties (q measured), many unparsed outputs, a third of the pairs judged in one order only
     "ties": dict(datasets=("d1",), protocols=("direct", "cot-json", "vf-xml"), temperatures=(0.7,), n_items=14,
                  repetitions=3, seed=5, judge_tie_rate=0.12, one_order_share=0.3, fail_rate=0.15),
+    # free and constrained decoding of the same pairs: separate cells in every figure and table
+    "decoding": dict(datasets=("d1",), protocols=("direct", "vf-json"), temperatures=(0.0,), n_items=10,
+                     repetitions=3, seed=8, fail_rate=0.1, decodings=("free", "constrained")),
     # two repetitions (split modes), heavy parse failures, half the pairs in one order
     "sparse": dict(datasets=("d1",), protocols=("direct",), temperatures=(0.0,), n_items=10, repetitions=2,
                    seed=2, fail_rate=0.3, one_order_share=0.5, judges=("sim:steady", "sim:biased", "sim:x")),
@@ -201,13 +204,14 @@ def test_every_json_number_is_the_public_functions_value(run: tuple[Path, Any], 
 def test_the_none_row_of_every_remedy_table_is_its_cell(run: tuple[Path, Any], policy: str) -> None:
     run_dir, _ = run
     doc = report_json(_report(run_dir, policy))
-    cells = {(c["judge"], c["protocol"], c["dataset"], c["temperature"]): c for c in doc["cells"]}
+    key = ("judge", "protocol", "dataset", "temperature", "decoding")
+    cells = {tuple(c[k] for k in key): c for c in doc["cells"]}
     t = doc["run"]["analyses"]["remedies"]
     cols = t["columns"]
     none_rows = [dict(zip(cols, r, strict=True)) for r in t["rows"] if r[cols.index("remedy")] == "none"]
     assert len(none_rows) == len(cells)
     for row in none_rows:
-        cell = cells[(row["judge"], row["protocol"], row["dataset"], row["temperature"])]
+        cell = cells[tuple(row[k] for k in key)]
         for name in ("A", "phi", "C", "T", "tie_rate", "n_pairs", "n_labelled_pairs"):
             _same(row[name], cell[name], f"{policy} remedies none {name}")
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..vocab import DEFAULT_UNPARSED, Order, ParseStatus, Verdict
+from ..vocab import DEFAULT_DECODING, DEFAULT_UNPARSED, Order, ParseStatus, Verdict
 from . import AnalysisInput, register
 from .juries import default_quorum, vote_counts
 from .remedies import _EXTRA_KEYS, _empty, _finish, _prep
@@ -113,16 +113,19 @@ def flask_table(judgments: pd.DataFrame, *, tie_rule: str = "tie", unparsed: str
     steps = judgments[judgments["step"].fillna("").astype(str) != ""]
     if steps.empty:
         return pd.DataFrame()
+    cell = ["judge", "protocol", "dataset", "temperature"]
+    if "decoding" in steps.columns:  # free and constrained decoding are different cells, as in the report
+        steps = steps.assign(decoding=steps["decoding"].fillna(DEFAULT_DECODING).astype(str))
+        cell.append("decoding")
     kw: dict[str, Any] = {"unparsed": unparsed, "q": "auto", "confidence": confidence,
-                          "n_bootstrap": n_bootstrap, "seed": seed}
+                          "n_bootstrap": n_bootstrap, "seed": seed, "by": tuple(cell)}
     agg = aggregate_criteria(steps, tie_rule=tie_rule)
     per = reliability(steps, **kw)
     tot = reliability(agg, **kw)
     tot["step"] = ""
     out = pd.concat([tot, per], ignore_index=True)
-    calls = (steps.groupby(["judge", "dataset", "protocol", "temperature"])["step"].nunique()
-             .rename("calls_per_evaluation").reset_index())
-    return out.merge(calls, on=["judge", "dataset", "protocol", "temperature"], how="left")
+    calls = steps.groupby(cell)["step"].nunique().rename("calls_per_evaluation").reset_index()
+    return out.merge(calls, on=cell, how="left")
 
 
 @register("flask", order=30, title="FLASK criteria",

@@ -237,19 +237,25 @@ def jury_table(judgments: pd.DataFrame, *, sizes: Sequence[int] = (1, 3, 5), quo
     repetitions), and one heterogeneous jury per (protocol, temperature) when there are >= 3 judges."""
     frames = []
     base = judgments[~judgments["protocol"].astype(str).str.contains("+", regex=False)]
-    for (judge, proto, temp), g in base.groupby(["judge", "protocol", "temperature"]):
+    # free and constrained decoding are different cells (as in the report): never one jury
+    modes = ["decoding"] if "decoding" in base.columns else []
+    if modes:
+        base = base.assign(decoding=base["decoding"].fillna("free").astype(str))
+    for key, g in base.groupby(["judge", "protocol", "temperature", *modes]):
+        judge, proto, temp = key[:3]
         if g["rep"].nunique() >= 3:
             t = homogeneous_jury_table(g, judge=judge, temperature=float(temp), protocol=proto, sizes=sizes,
                                        quorum=quorum, tie_rule=tie_rule, tie_credit=tie_credit, unparsed=unparsed)
-            frames.append(t.assign(protocol=proto, temperature=float(temp)))
-    for (proto, temp), g in base.groupby(["protocol", "temperature"]):
+            frames.append(t.assign(protocol=proto, temperature=float(temp), **dict(zip(modes, key[3:], strict=True))))
+    for key, g in base.groupby(["protocol", "temperature", *modes]):
+        proto, temp = key[:2]
         judges = sorted(g["judge"].unique())
         if len(judges) >= 3:
             t = heterogeneous_jury_table(g, judges=judges, temperature=float(temp), protocol=proto,
                                          quorum=quorum, tie_rule=tie_rule, tie_credit=tie_credit, unparsed=unparsed)
-            frames.append(t.assign(protocol=proto, temperature=float(temp)))
+            frames.append(t.assign(protocol=proto, temperature=float(temp), **dict(zip(modes, key[2:], strict=True))))
     if not frames:
-        return pd.DataFrame(columns=[*JURY_COLUMNS, "protocol", "temperature"])
+        return pd.DataFrame(columns=[*JURY_COLUMNS, "protocol", "temperature", *modes])
     return pd.concat(frames, ignore_index=True)
 
 

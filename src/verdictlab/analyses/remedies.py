@@ -240,7 +240,7 @@ def derive_all(judgments: pd.DataFrame, remedies: Sequence[str] = DEFAULT_REMEDI
 
 
 REMEDY_TABLE_COLUMNS: tuple[str, ...] = (
-    "judge", "dataset", "protocol", "temperature", "step", "remedy", "derived_protocol", "n_pairs",
+    "judge", "dataset", "protocol", "temperature", "decoding", "step", "remedy", "derived_protocol", "n_pairs",
     "n_labelled_pairs", "A", "phi", "C", "T", "tie_rate", "dA", "dphi", "dT", "dtie_rate",
     "calls_per_verdict", "extra_calls_per_verdict", "new_calls", "note",
 )
@@ -271,6 +271,10 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     base["step"] = base["step"].fillna("").astype(str) if "step" in base else ""
     base = base[base["step"] == ""]   # per-criterion / per-round rows: aggregate them first
     cell = ["judge", "dataset", "protocol", "temperature"]
+    if "decoding" in base.columns:  # free and constrained decoding are different cells, as in the report
+        base["decoding"] = base["decoding"].fillna(DEFAULT_DECODING).astype(str)
+        cell.append("decoding")
+        rel_kw["by"] = ("judge", "protocol", "dataset", "temperature", "decoding")
     if base.empty:
         return pd.DataFrame(columns=list(REMEDY_TABLE_COLUMNS))
     b = reliability(base, **rel_kw)

@@ -42,6 +42,7 @@ class _Sim:
     repetitions: int
     hostile: bool
     judge_tie_rate: float
+    decoding: str = "free"
     one_order: set[str] = field(default_factory=set)
     rows: list[dict[str, object]] = field(default_factory=list)
     attempts: list[dict[str, object]] = field(default_factory=list)
@@ -109,7 +110,7 @@ def _judge_item(sim: _Sim, judge: str, protocol: str, temp: float, it: PairItem,
                 raw += " " + _PAYLOADS[rep % 3]
             if failed:
                 raw = "I cannot decide between these." + (_PAYLOADS[0] if sim.hostile else "")
-            tid = trial_id(judge, it.dataset, it.item_id, protocol, order, temp, rep)
+            tid = trial_id(judge, it.dataset, it.item_id, protocol, order, temp, rep, decoding=sim.decoding)
             n_att = 2 if rng.random() < 0.03 else 1
             sim.rows.append({
                 "trial_id": tid, "judge": judge, "dataset": it.dataset, "item_id": it.item_id,
@@ -120,7 +121,7 @@ def _judge_item(sim: _Sim, judge: str, protocol: str, temp: float, it: PairItem,
                 "parse_status": "failed" if failed else "ok",
                 "parse_detail": "no verdict found" if failed else "strict",
                 "latency_s": 0.01, "tokens_in": 120, "tokens_out": 8, "cost_usd": 0.0,
-                "attempts": n_att, "cache_hit": 0,
+                "attempts": n_att, "cache_hit": 0, "decoding": sim.decoding,
             })
             _add_attempts(sim, tid, judge, n_att)
 
@@ -130,28 +131,30 @@ def write_synthetic_run(run_dir: str | Path, *, datasets: Sequence[str] = ("llmb
                         temperatures: Sequence[float] = (0.0, 0.7), judges: Sequence[str] = tuple(_PROFILES),
                         n_items: int = 24, repetitions: int = 3, seed: int = 7,
                         hostile: bool = False, judge_tie_rate: float = 0.0, one_order_share: float = 0.0,
-                        fail_rate: float | None = None) -> RunStore:
+                        fail_rate: float | None = None, decodings: Sequence[str] = ("free",)) -> RunStore:
     """Write a synthetic run; returns the open store.  ``hostile=True`` puts HTML/script payloads
     into questions, responses, raw outputs, categories and the meta (for escaping tests).
 
     ``judge_tie_rate``: share of judgments whose verdict is ``tie`` (so q is measured);
     ``one_order_share``: share of items judged in the AB order only (one-order pairs);
-    ``fail_rate``: parse-failure rate for every judge instead of its profile's.  These draw from their
-    own random stream, so the defaults give exactly the run they always gave."""
+    ``fail_rate``: parse-failure rate for every judge instead of its profile's; ``decodings``: the
+    decoding modes, each judged like a separate run (its own draws).  These draw from their own random
+    stream (or come after the default draws), so the defaults give exactly the run they always gave."""
     sim = _Sim(rng=np.random.default_rng(seed), extra=np.random.default_rng(seed + 1_000_003),
                repetitions=repetitions, hostile=hostile, judge_tie_rate=judge_tie_rate)
     store = RunStore(run_dir)
     items = _make_items(sim.rng, datasets, n_items, hostile)
     store.write_items(items)
     sim.one_order = {it.item_id for it in items if one_order_share > 0 and sim.extra.random() < one_order_share}
-    for judge in judges:
-        skill0, bias, noise0, fail = _PROFILES.get(judge, (0.7, 0.2, 0.05, 0.02))
-        for protocol in protocols:
-            skill = min(0.98, skill0 + _PROTOCOL_SHIFT.get(protocol, 0.0))
-            for temp in temperatures:
-                for it in items:
-                    _judge_item(sim, judge, protocol, temp, it, skill=skill, bias=bias, noise=noise0 + 0.25 * temp,
-                                fail=fail if fail_rate is None else fail_rate)
+    for sim.decoding in decodings:
+        for judge in judges:
+            skill0, bias, noise0, fail = _PROFILES.get(judge, (0.7, 0.2, 0.05, 0.02))
+            for protocol in protocols:
+                skill = min(0.98, skill0 + _PROTOCOL_SHIFT.get(protocol, 0.0))
+                for temp in temperatures:
+                    for it in items:
+                        _judge_item(sim, judge, protocol, temp, it, skill=skill, bias=bias,
+                                    noise=noise0 + 0.25 * temp, fail=fail if fail_rate is None else fail_rate)
     # one trial that failed for good
     sim.attempts.append({"trial_id": "f" * 40, "judge": judges[0], "attempt": 1, "outcome": "failed",
                          "error_kind": "timeout", "error": "timed out after 60 s", "latency_s": 60.0})
