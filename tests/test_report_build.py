@@ -307,3 +307,33 @@ def test_broken_items_keep_decoding_modes_apart() -> None:
             for dec, v in (("free", "A"), ("constrained", "B")) for order in ("AB", "BA") for rep in range(2)]
     bi = broken_items(pd.DataFrame(rows), pd.DataFrame())
     assert bi["n_total"] == 0
+
+
+def test_a_failing_analysis_is_shown_not_fatal(tmp_path: Path) -> None:
+    """An analysis that raises becomes its table's error (JSON, terminal, HTML); the report still builds."""
+    import io
+
+    from rich.console import Console
+
+    from verdictlab import analyses
+    from verdictlab.report import render_html, render_terminal
+    from verdictlab.report._synthetic import write_synthetic_run
+
+    @analyses.register("_test_boom", title="Boom table", description="raises")
+    def _boom(inp: analyses.AnalysisInput) -> pd.DataFrame:
+        raise RuntimeError(f"broken with key {FAKE_KEY}")
+
+    try:
+        st = write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct",), temperatures=(0.0,),
+                                 judges=("sim:steady",), n_items=4)
+        rep = build_report(st, n_bootstrap=0)
+    finally:
+        analyses.ANALYSES.unregister("_test_boom")
+    table = report_json(rep)["run"]["analyses"]["_test_boom"]
+    assert table["title"] == "Boom table" and table["error"].startswith("RuntimeError: broken with key")
+    assert FAKE_KEY not in table["error"]  # errors go through the one scrubber
+    assert "remedies" in report_json(rep)["run"]["analyses"]  # the others are still there
+    buf = io.StringIO()
+    render_terminal(rep, Console(file=buf, width=200, color_system=None))
+    assert "Boom table could not be computed: RuntimeError" in buf.getvalue()
+    assert "This analysis could not be computed" in render_html(rep, embed_plots=False)
