@@ -50,6 +50,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +184,105 @@ def _contradicts(winner: str, s1: int | None, s2: int | None) -> bool:
             or (winner == "tie" and s1 != s2))
 
 
+def _side(idx: int) -> str:
+    return "first" if idx == 0 else "second"
+
+
+@dataclass
+class _Fields:
+    """What a reply names: the two shown scores, the winner (raw), and notes on missing scores."""
+
+    scores: list[int | None] = field(default_factory=lambda: [None, None])
+    score_notes: list[str] = field(default_factory=list)
+    winner_raw: Any = None
+    have_winner: bool = False
+
+
+def _fields_from_object(obj: dict[str, Any], strict: bool, repairs: list[str]) -> _Fields | ParseResult:
+    """The fields of a parsed JSON object; a failed ParseResult for two score fields of one response."""
+    f = _Fields()
+    keys = list(obj)
+    score_keys: dict[int, str] = {}
+    for k in keys:
+        m = _SCORE_KEY_RE.match(str(k).strip())
+        if m and m.group(1).lower() in _SUFFIX_TO_SHOWN:
+            idx = _SUFFIX_TO_SHOWN[m.group(1).lower()]
+            if idx in score_keys:
+                return ParseResult(None, "failed", f"two score fields for one response: {score_keys[idx]!r}, {k!r}")
+            score_keys[idx] = str(k)
+    for idx in (0, 1):
+        if idx in score_keys:
+            f.scores[idx] = _score_value(obj[score_keys[idx]])
+            if f.scores[idx] is None:
+                f.score_notes.append(f"score {score_keys[idx]!r} invalid ({obj[score_keys[idx]]!r})")
+        else:
+            f.score_notes.append(f"score of the {_side(idx)} response missing")
+    if "winner" in obj:
+        f.winner_raw, f.have_winner = obj["winner"], True
+    expected_shape = (len(keys) == 4 and keys[0] == "rationale" and keys[3] == "winner"
+                      and set(score_keys) == {0, 1} and set(keys[1:3]) == set(score_keys.values()))
+    if strict and not expected_shape:
+        repairs.append(f"fields {keys} instead of rationale, two scores, winner")
+    if not strict and not repairs:
+        repairs.append("object repaired")
+    return f
+
+
+def _fields_from_text(body: str, allows_tie: bool, repairs: list[str]) -> _Fields | ParseResult:
+    """Truncated or broken JSON: the complete fields read from the text; failed if none or conflicting."""
+    f = _Fields()
+    hits = _WINNER_TEXT_RE.findall(body)
+    found = {w for a, b, c in hits if (w := normalise_shown_winner(a or b or c, allows_tie=allows_tie)[0])}
+    if len(found) > 1:
+        return ParseResult(None, "failed", f"conflicting winners named: {', '.join(sorted(found))}")
+    if hits:
+        a, b, c = hits[0]
+        f.winner_raw, f.have_winner = (a or b or c), True
+    for suffix, val in _SCORE_TEXT_RE.findall(body):
+        shown = _SUFFIX_TO_SHOWN.get(suffix.lower())
+        if shown is not None and f.scores[shown] is None:
+            f.scores[shown] = _score_value(val)
+    for idx in (0, 1):
+        if f.scores[idx] is None:
+            f.score_notes.append(f"score of the {_side(idx)} response missing")
+    if not f.have_winner and None in f.scores:
+        return ParseResult(None, "failed", f"no readable JSON object or fields in {body[:40]!r}")
+    repairs.append("fields read from a non-conforming / truncated object")
+    return f
+
+
+def _drop_cut_score(text: str, f: _Fields) -> None:
+    """A reply that ends inside/at a score value which a longer valid score starts with (1 of 10, cut
+    by the token limit): that score is unreliable and treated as missing."""
+    cut = _TRAILING_SCORE_RE.search(strip_fences(text))
+    if cut and _SUFFIX_TO_SHOWN.get(cut.group(1).lower()) is not None and int(cut.group(2)) * 10 <= MAX_SCALE:
+        idx = _SUFFIX_TO_SHOWN[cut.group(1).lower()]
+        if f.scores[idx] is not None:
+            f.scores[idx] = None
+            f.score_notes.append(f"score of the {_side(idx)} response ends the reply "
+                                 f"({cut.group(2)!r} may be cut short)")
+
+
+def _winner(f: _Fields, allows_tie: bool, repairs: list[str], out_scores: dict[str, Any]) -> str | ParseResult:
+    """The named winner (normalised), else the one the two scores imply; a failed ParseResult if neither."""
+    s1, s2 = f.scores
+    if f.have_winner:
+        w, note = normalise_shown_winner(f.winner_raw, allows_tie=allows_tie)
+        if w is None:
+            return ParseResult(None, "failed", note, scores=out_scores)
+        if note == "normalised":
+            repairs.append(f"winner {f.winner_raw!r} normalised")
+        return w
+    if s1 is None or s2 is None:
+        return ParseResult(None, "failed", "; ".join(["no winner and no pair of scores", *repairs]),
+                           scores=out_scores)
+    from_scores = _verdict_from_scores(s1, s2, allows_tie)
+    if from_scores is None:
+        return ParseResult(None, "failed", "no winner and equal scores (ties not allowed)", scores=out_scores)
+    repairs.append("winner missing; read from the scores")
+    return from_scores
+
+
 def parse_geval(text: str, *, allows_tie: bool = False, on_contradiction: str = "flag") -> ParseResult:
     """Parse a G-Eval reply (see the module docstring for the rules)."""
     if on_contradiction not in CONTRADICTION_RULES:
@@ -190,94 +290,31 @@ def parse_geval(text: str, *, allows_tie: bool = False, on_contradiction: str = 
     if text is None or not text.strip():
         return ParseResult(None, "failed", "empty output")
     obj, repairs, strict, body = _extract_object(text)
-    scores: list[int | None] = [None, None]
-    score_notes: list[str] = []
-    winner_raw: Any = None
-    have_winner = False
-    if obj is not None:
-        keys = list(obj)
-        score_keys: dict[int, str] = {}
-        for k in keys:
-            m = _SCORE_KEY_RE.match(str(k).strip())
-            if m and m.group(1).lower() in _SUFFIX_TO_SHOWN:
-                idx = _SUFFIX_TO_SHOWN[m.group(1).lower()]
-                if idx in score_keys:
-                    return ParseResult(None, "failed", f"two score fields for one response: {score_keys[idx]!r}, {k!r}")
-                score_keys[idx] = str(k)
-        for idx in (0, 1):
-            if idx in score_keys:
-                scores[idx] = _score_value(obj[score_keys[idx]])
-                if scores[idx] is None:
-                    score_notes.append(f"score {score_keys[idx]!r} invalid ({obj[score_keys[idx]]!r})")
-            else:
-                score_notes.append(f"score of the {'first' if idx == 0 else 'second'} response missing")
-        if "winner" in obj:
-            winner_raw, have_winner = obj["winner"], True
-        expected_shape = (len(keys) == 4 and keys[0] == "rationale" and keys[3] == "winner"
-                          and set(score_keys) == {0, 1} and set(keys[1:3]) == set(score_keys.values()))
-        if strict and not expected_shape:
-            repairs.append(f"fields {keys} instead of rationale, two scores, winner")
-        if not strict and not repairs:
-            repairs.append("object repaired")
-    else:
-        # truncated or broken JSON: read complete fields from the text
-        hits = _WINNER_TEXT_RE.findall(body)
-        found = {normalise_shown_winner(a or b or c, allows_tie=allows_tie)[0] for a, b, c in hits}
-        found.discard(None)
-        if len(found) > 1:
-            return ParseResult(None, "failed", f"conflicting winners named: {', '.join(sorted(found))}")
-        if hits:
-            a, b, c = hits[0]
-            winner_raw, have_winner = (a or b or c), True
-        for suffix, val in _SCORE_TEXT_RE.findall(body):
-            idx = _SUFFIX_TO_SHOWN.get(suffix.lower())
-            if idx is not None and scores[idx] is None:
-                scores[idx] = _score_value(val)
-        for idx in (0, 1):
-            if scores[idx] is None:
-                score_notes.append(f"score of the {'first' if idx == 0 else 'second'} response missing")
-        if not have_winner and None in scores:
-            return ParseResult(None, "failed", f"no readable JSON object or fields in {body[:40]!r}")
-        repairs.append("fields read from a non-conforming / truncated object")
-    cut = _TRAILING_SCORE_RE.search(strip_fences(text))
-    if cut and _SUFFIX_TO_SHOWN.get(cut.group(1).lower()) is not None and int(cut.group(2)) * 10 <= MAX_SCALE:
-        # the reply ends inside/at a score value that a longer valid score starts with: unreliable
-        idx = _SUFFIX_TO_SHOWN[cut.group(1).lower()]
-        if scores[idx] is not None:
-            scores[idx] = None
-            score_notes.append(f"score of the {'first' if idx == 0 else 'second'} response ends the reply "
-                               f"({cut.group(2)!r} may be cut short)")
-    s1, s2 = scores
+    fields = (_fields_from_object(obj, strict, repairs) if obj is not None
+              else _fields_from_text(body, allows_tie, repairs))
+    if isinstance(fields, ParseResult):
+        return fields
+    _drop_cut_score(text, fields)
+    s1, s2 = fields.scores
     out_scores: dict[str, Any] = {"score_shown_first": s1, "score_shown_second": s2, "contradiction": False}
-    if score_notes:
-        repairs.extend(score_notes)
-    if have_winner:
-        w, note = normalise_shown_winner(winner_raw, allows_tie=allows_tie)
-        if w is None:
-            return ParseResult(None, "failed", note, scores=out_scores)
-        if note == "normalised":
-            repairs.append(f"winner {winner_raw!r} normalised")
-    else:
-        if s1 is None or s2 is None:
-            return ParseResult(None, "failed", "; ".join(["no winner and no pair of scores", *repairs]),
-                               scores=out_scores)
-        w = _verdict_from_scores(s1, s2, allows_tie)
-        if w is None:
-            return ParseResult(None, "failed", "no winner and equal scores (ties not allowed)", scores=out_scores)
-        repairs.append("winner missing; read from the scores")
+    repairs.extend(fields.score_notes)
+    w = _winner(fields, allows_tie, repairs, out_scores)
+    if isinstance(w, ParseResult):
+        return w
     status = "repaired" if repairs else "ok"
-    if _contradicts(w, s1, s2):
-        out_scores["contradiction"] = True
-        msg = f"winner contradicts scores (winner {w}, scores {s1} vs {s2})"
-        if on_contradiction == "fail":
-            return ParseResult(None, "failed", "; ".join([msg, *repairs]), scores=out_scores)
-        if on_contradiction == "scores":
-            v = _verdict_from_scores(s1, s2, allows_tie)  # type: ignore[arg-type]
-            if v is None:  # pragma: no cover - unequal scores always decide
-                return ParseResult(None, "failed", msg, scores=out_scores)
-            return ParseResult(v, "fallback", "; ".join([msg, "verdict taken from the scores", *repairs]),
-                               scores=out_scores, fallback_rule="scores-over-winner")
-        repairs.insert(0, msg)
+    if s1 is None or s2 is None or not _contradicts(w, s1, s2):
+        return ParseResult(w, status, "; ".join(repairs), scores=out_scores)
+    out_scores["contradiction"] = True
+    msg = f"winner contradicts scores (winner {w}, scores {s1} vs {s2})"
+    if on_contradiction == "fail":
+        return ParseResult(None, "failed", "; ".join([msg, *repairs]), scores=out_scores)
+    if on_contradiction == "scores":
+        v = _verdict_from_scores(s1, s2, allows_tie)
+        if v is None:  # pragma: no cover - unequal scores always decide
+            return ParseResult(None, "failed", msg, scores=out_scores)
+        return ParseResult(v, "fallback", "; ".join([msg, "verdict taken from the scores", *repairs]),
+                           scores=out_scores, fallback_rule="scores-over-winner")
+    repairs.insert(0, msg)
     return ParseResult(w, status, "; ".join(repairs), scores=out_scores)
 
 
@@ -301,8 +338,6 @@ def weighted_scores(text: str, top_logprobs: Sequence[dict[str, float]] | None) 
             key = "wscore_shown_first" if idx == 0 else "wscore_shown_second"
             if key not in targets.values():
                 targets[m.start(2)] = key
-    if not targets:
-        return {}
     out: dict[str, float] = {}
     cursor = 0
     for dist in top_logprobs:
@@ -311,21 +346,26 @@ def weighted_scores(text: str, top_logprobs: Sequence[dict[str, float]] | None) 
         matches = [k for k in dist if k and text.startswith(k, cursor)]
         if not matches:
             return out
-        tok = max(matches, key=len)
-        end = cursor + len(tok)
+        end = cursor + len(max(matches, key=len))
         for off in [o for o in targets if cursor <= o < end]:
-            num = den = 0.0
-            for k, lp in dist.items():
-                ks = k.strip()
-                if ks.isdigit() and len(ks) == 1 and ks != "0":
-                    p = math.exp(lp)
-                    num += p * int(ks)
-                    den += p
-            if den > 0:
-                out[targets[off]] = num / den
+            mean = _digit_mean(dist)
+            if mean is not None:
+                out[targets[off]] = mean
             del targets[off]
         cursor = end
     return out
+
+
+def _digit_mean(dist: dict[str, float]) -> float | None:
+    """sum_k p(k) * k over the tokens that are the digits 1..9, renormalised over them (None: no mass)."""
+    num = den = 0.0
+    for k, lp in dist.items():
+        ks = k.strip()
+        if ks.isdigit() and len(ks) == 1 and ks != "0":
+            p = math.exp(lp)
+            num += p * int(ks)
+            den += p
+    return num / den if den > 0 else None
 
 
 def canonical_scores(scores: dict[str, Any] | str | None, order: str) -> dict[str, Any]:
