@@ -186,6 +186,7 @@ class RunConfig(BaseModel):
     # where trials run: 'local' (asyncio in this process) or 'ray' (a Ray cluster; issue 15)
     executor: Literal["local", "ray"] = "local"
     ray: RaySpec = Field(default_factory=lambda: RaySpec())
+    batch_poll_s: float = Field(default=30.0, gt=0)   # seconds between batch status polls (batch: true judges)
     budget: BudgetSpec = Field(default_factory=BudgetSpec)
     cache: CachePolicy = "auto"
     seed: int = 42

@@ -174,6 +174,7 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
         loop.add_signal_handler(signal.SIGTERM, _on_term)
     adaptive = _adaptive_executor(prepared, store)
     executor = adaptive if adaptive is not None else _ray_executor(cfg)
+    executor = _batch_executor(cfg, judges, executor, prices)
     try:
         await run_trials(prepared.trials, store=store, items=prepared.items, judges=judges,
                          protocols=prepared.protocols, judge_specs={j.id: j for j in cfg.judges},
@@ -200,6 +201,18 @@ def _ray_executor(cfg: RunConfig) -> Any:
 
     return RayExecutor(address=cfg.ray.address, workers=cfg.ray.workers, chunk_size=cfg.ray.chunk_size,
                        seed=cfg.seed, cache=cfg.cache)
+
+
+def _batch_executor(cfg: RunConfig, judges: Mapping[str, JudgeAPI], inner: Any, prices: PriceTable) -> Any:
+    """The batch executor when a judge says ``batch: true`` (issue 13; engine/batch.py): it runs those
+    judges' trials as provider batch jobs and hands the other judges to ``inner``."""
+    batch = [j.id for j in cfg.judges if j.batch]
+    if not batch:
+        return inner
+    from .batch import BatchExecutor, check_batch_judges
+
+    check_batch_judges(judges, batch)
+    return BatchExecutor(inner=inner, poll_s=cfg.batch_poll_s, cache=cfg.cache, prices=prices)
 
 
 def _adaptive_executor(prepared: PreparedRun, store: RunStore) -> AdaptiveExecutor | None:
