@@ -337,3 +337,35 @@ def test_a_failing_analysis_is_shown_not_fatal(tmp_path: Path) -> None:
     render_terminal(rep, Console(file=buf, width=200, color_system=None))
     assert "Boom table could not be computed: RuntimeError" in buf.getvalue()
     assert "This analysis could not be computed" in render_html(rep, embed_plots=False)
+
+
+def test_reports_of_odd_stores_still_render(tmp_path: Path) -> None:
+    """A store holding a NULL temperature (old stores could) formats as "?"; a run of pointwise
+    judgments only says so instead of "No judgments"; a paraphrased item shows its original question."""
+    import io
+
+    from rich.console import Console
+
+    from verdictlab.report import render_html, render_markdown, render_terminal
+    from verdictlab.report.terminal import temp
+
+    assert temp(None) == "?" and temp(float("nan")) == "?" and temp(0.7) == "0.7"
+    rep = build_report(_tiny_store(tmp_path), n_bootstrap=0)
+    for c in rep.cells:
+        c["temperature"] = None
+    rep.broken_items["rows"][0]["original_question"] = "the question before paraphrase"
+    buf = io.StringIO()
+    render_terminal(rep, Console(file=buf, width=200, color_system=None))
+    assert "?" in buf.getvalue() and render_markdown(rep)
+    assert "Original question (before paraphrase" in render_html(rep, embed_plots=False)
+    st = RunStore(tmp_path / "points")
+    from verdictlab.items import PointItem
+
+    st.write_items([PointItem(item_id="q1", dataset="graded", question="2+2?", response="4", label="PASS")])
+    st.add_judgments([{"trial_id": trial_id("j", "graded", "q1", "rubric", "AB", 0.0, 0), "judge": "j",
+                       "dataset": "graded", "item_id": "q1", "protocol": "rubric", "order": "AB",
+                       "temperature": 0.0, "rep": 0, "step": "", "label": "PASS", "raw_output": "PASS",
+                       "verdict": "PASS", "parse_status": "ok"}])
+    buf = io.StringIO()
+    render_terminal(build_report(st, n_bootstrap=0), Console(file=buf, width=200, color_system=None))
+    assert "1 pointwise judgment(s), no pairwise cells." in buf.getvalue()

@@ -17,7 +17,7 @@ from ..stats.readings import t_band
 from ..stats.regions import PARADOX_BIAS, PARADOX_RETEST
 from ..vocab import ParseStatus
 from .build import extra_cell_fields
-from .terminal import interval, num, pct, protocol_label, single_rep_note
+from .terminal import interval, num, pct, protocol_label, single_rep_note, temp
 
 TEMPLATE = "report.html.j2"
 
@@ -38,6 +38,7 @@ def _env() -> Any:
     env.filters["cellfmt"] = _cellfmt
     env.filters["tclass"] = _t_class
     env.filters["protocol_label"] = protocol_label
+    env.filters["temp"] = temp
     env.globals["interval"] = interval
     env.globals["paradox_retest"] = f"{PARADOX_RETEST:g}"
     env.globals["paradox_bias"] = f"{PARADOX_BIAS:g}"
@@ -127,6 +128,9 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
         import matplotlib.pyplot as plt
 
         read = readings(report["cells"], **(report.get("region_thresholds") or {}))
+        # an analysis' figure is read by its description
+        read.update({n: str(t.get("description") or "") for n, t in (report.get("extra_tables") or {}).items()
+                     if n not in read})
         for name, ptitle, fig in figures(report):
             plots.append({"name": name, "title": ptitle, "src": figure_data_uri(fig, fmt=plot_format),
                           "reading": read.get(name, "")})

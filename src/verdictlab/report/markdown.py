@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .terminal import interval, num, pct, policy_line, protocol_label, single_rep_note
+from .terminal import interval, num, pct, policy_line, protocol_label, single_rep_note, temp
 
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "`": "\\`", "*": "\\*", "_": "\\_",
             "[": "\\[", "]": "\\]", "\n": " ", "\r": " "}
@@ -46,7 +46,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         star = " ★" if c.get("best_T_in_dataset") else ""
         rows.append([md_escape(c["dataset"]), md_escape(c.get("judge_label") or c["judge"]),
                      md_escape(protocol_label(c)),
-                     f"{c['temperature']:g}", f"{c.get('n_pairs')} ({c.get('n_labelled_pairs')} lab.)",
+                     temp(c.get("temperature")), f"{c.get('n_pairs')} ({c.get('n_labelled_pairs')} lab.)",
                      _fig(c, "C"), _fig(c, "phi"), _fig(c, "A"), pct(c.get("A_max")), _fig(c, "T") + star,
                      pct(c.get("T_joint")),
                      f"{pct(c.get('parse_failure_rate'))}% ({c.get('n_unparsed')}/{c.get('n_judgments')})"])
@@ -65,7 +65,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             if a.get("test_retest") is None or a.get("position_bias") is None:
                 paradox = None
             rows.append([md_escape(c["dataset"]), md_escape(c.get("judge_label") or c["judge"]),
-                         md_escape(c["protocol"]), f"{c['temperature']:g}",
+                         md_escape(c["protocol"]), temp(c.get("temperature")),
                          num(a.get("exact_match"), digits=3), num(a.get("kappa"), digits=3),
                          num(a.get("alpha"), digits=3), num(a.get("kappa_deflation"), digits=3),
                          (md_escape(a["position_bias_note"]) if a.get("position_bias") is None
@@ -84,7 +84,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines += _table(["dataset", "judge", "temp", "ΔT_fmt", "T_min (protocol)", "T_max (protocol)"],
                         [[md_escape(d["dataset"]), md_escape(report.get("judge_labels", {}).get(d["judge"],
                                                                                              d["judge"])),
-                          f"{d['temperature']:g}", pct(d["delta_T_fmt"]),
+                          temp(d.get("temperature")), pct(d["delta_T_fmt"]),
                           f"{pct(d['T_min'])} ({md_escape(d['protocol_min'])})",
                           f"{pct(d['T_max'])} ({md_escape(d['protocol_max'])})"] for d in fd],
                         ["l", "l", "r", "r", "l", "l"])

@@ -281,6 +281,12 @@ def _p(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
+def _temp(x: Any) -> str:
+    from .terminal import temp
+
+    return temp(x)
+
+
 def _jname(c: Mapping[str, Any]) -> str:
     return str(c.get("judge_label") or c["judge"])
 
@@ -308,7 +314,7 @@ def readings(cells: Cells, *, c_threshold: float = DEFAULT_C_HIGH,
         "coin-flips, A − φ/2 (horizontal). Dashed curves join points of equal T; to move up a curve a "
         "judge must get better on both axes, so a very consistent judge can still have a low T. "
         + (f"Best T: {_p(best['T'])} ({_jname(best)}, {best['protocol']}, {best['dataset']}, "
-           f"temperature {best['temperature']:g}). " if best else "")
+           f"temperature {_temp(best.get('temperature'))}). " if best else "")
         + _joint_gap(cells))
     pts = _defined(cells, "C", "phi")
     counts: dict[str, int] = {}

@@ -16,6 +16,15 @@ from ..vocab import DEFAULT_DECODING, UnparsedPolicy
 from .build import AGREEMENT_FIELDS, extra_cell_fields
 
 
+def temp(x: Any) -> str:
+    """A temperature for tables (``0.7``); ``"?"`` when the store has none (old stores could hold NULL)."""
+    try:
+        t = float(x)
+    except (TypeError, ValueError):
+        return "?"
+    return "?" if t != t else f"{t:g}"
+
+
 def pct(x: float | None, *, digits: int = 1) -> str:
     """A fraction as a percentage (``0.723 -> '72.3'``); ``None`` -> ``'—'``."""
     return "—" if x is None else f"{100 * x:.{digits}f}"
@@ -98,7 +107,7 @@ def figures_table(cells: list[dict[str, Any]], *, title: str) -> Table:
                     if c.get("parse_failure_rate") is not None else "—")
         tbl.add_row(
             _run_text(ds), _run_text(_jl(c)), _run_text(protocol_label(c)),
-            f"{c['temperature']:g}" if c.get("temperature") is not None else "—",
+            temp(c.get("temperature")),
             pairs, _fig(c, "C"), pct(c.get("self_consistency")), _fig(c, "phi"), _fig(c, "A"),
             pct(c.get("A_dec")), pct(c.get("A_max")), pct(c.get("capability_gap")),
             Text.assemble(_fig(c, "T", style=_t_style(c.get("T"))), (best, "bold")),
@@ -145,7 +154,7 @@ def agreement_table(cells: list[dict[str, Any]]) -> Table | None:
                 vals.append(num(v, digits=3))
             else:
                 vals.append("—" if v is None else str(v))
-        tbl.add_row(_run_text(c["dataset"]), _run_text(_jl(c)), _run_text(c["protocol"]), f"{c['temperature']:g}",
+        tbl.add_row(_run_text(c["dataset"]), _run_text(_jl(c)), _run_text(c["protocol"]), temp(c.get("temperature")),
                     *vals)
     return tbl
 
@@ -167,7 +176,7 @@ def extra_table(cells: list[dict[str, Any]]) -> Table | None:
             v = c.get(k)
             vals.append(_fig(c, k) if isinstance(v, float) else _run_text("—" if v is None else v))
         tbl.add_row(_run_text(c["dataset"]), _run_text(_jl(c)), _run_text(c["protocol"]),
-                    f"{c['temperature']:g}", *vals)
+                    temp(c.get("temperature")), *vals)
     return tbl
 
 
@@ -261,7 +270,7 @@ def dispersion_table(rows: list[dict[str, Any]], labels: Mapping[str, str]) -> T
     for name in ("dataset", "judge", "temp", "ΔT_fmt", "T_min (protocol)", "T_max (protocol)"):
         tbl.add_column(name, overflow="fold")
     for d in fd:
-        tbl.add_row(_run_text(d["dataset"]), _run_text(_jl(d, labels)), f"{d['temperature']:g}",
+        tbl.add_row(_run_text(d["dataset"]), _run_text(_jl(d, labels)), temp(d.get("temperature")),
                     pct(d.get("delta_T_fmt")),
                     _run_text(f"{pct(d.get('T_min'))} ({d.get('protocol_min') or '—'})"),
                     _run_text(f"{pct(d.get('T_max'))} ({d.get('protocol_max') or '—'})"))
@@ -276,7 +285,11 @@ def render_terminal(report: Mapping[str, Any], console: Console | None = None) -
     console.print(f"[bold]verdictlab report[/bold] — {escape(str(run.get('run_dir', '')))}  "
                   f"({run.get('n_judgments', 0)} judgments, {len(cells)} cells)", highlight=False)
     if not cells:
-        console.print("No judgments in this run yet.")
+        n_point = int(run.get("n_pointwise_judgments") or 0)
+        console.print(f"{n_point} pointwise judgment(s), no pairwise cells." if n_point
+                      else "No judgments in this run yet.", highlight=False)
+        for line, style in analyses_lines(report):
+            console.print(_run_text(line), style=style, highlight=False)
         return
     labels = report.get("judge_labels") or {}
     shortened = {j: lab for j, lab in labels.items() if j != lab}
