@@ -302,3 +302,17 @@ def test_item10_broken_or_missing_template_is_one_line_without_the_file_text(tmp
     (tmp_path / "cfg" / "wording.yaml").unlink()
     code, out = _template_run(tmp_path, None, monkeypatch)
     assert code == 3 and "Traceback" not in out and "wording.yaml: protocol template not found" in out
+
+
+def test_duplicate_json_key_refused_and_non_regular_csv_path(tmp_path: Path) -> None:
+    import os
+
+    p = tmp_path / "dup.jsonl"
+    p.write_text('{"item_id": "a", "question": "q", "response_a": "x", "response_b": "y", "label": "A", '
+                 '"label": "B"}\n')
+    with pytest.raises(ItemError, match=r"dup.jsonl, row 1: key 'label' is given twice in one object"):
+        load_dataset("jsonl", path=str(p))
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)                      # reading it would block forever
+    with pytest.raises(ItemError, match=r"pipe.csv: not a regular file"):
+        load_dataset("csv", path=str(fifo))

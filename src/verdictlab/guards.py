@@ -189,12 +189,22 @@ def _finite_float(text: str) -> float:
     return value
 
 
-_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):            # json.loads would silently keep the last value
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise GuardError(f"key {dup!r} is given twice in one object")
+    return obj
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys)
 
 
 def loads_json(text: str | bytes, *, max_depth: int | None = None) -> Any:
     """``json.loads`` for data a user supplied: ``NaN`` / ``Infinity`` and numbers that overflow
-    to infinity are refused (they are not JSON, and a NaN in a record would be stored as NULL),
+    to infinity are refused (they are not JSON, and a NaN in a record would be stored as NULL), so
+    is a key given twice in one object (which value was meant?),
     and so is nesting deeper than ``max_depth`` (default: the limit in force) -- also when it is
     too deep for Python's parser.  Raises :class:`json.JSONDecodeError` for malformed JSON and
     :class:`GuardError` for the rest."""

@@ -75,6 +75,8 @@ def read_csv_rows(path: str | Path, *, sep: str = ",") -> list[tuple[int, dict[s
     """Rows of a CSV (or, with ``sep="\\t"``, TSV) file as ``(line, record)``: cells are text, empty
     cells None, blank lines skipped; ``line`` is the file line the record starts on."""
     p = Path(path)
+    if not p.is_file():                  # a folder, a FIFO or a device would hang or never end
+        raise ItemError("not a regular file", path=str(p))
     text = _decode(p.read_bytes(), p)
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))   # a long response is one cell
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, strict=True)
