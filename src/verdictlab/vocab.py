@@ -94,6 +94,15 @@ def swap(verdict: str | None, order: str) -> str | None:
     raise ValueError(f"order must be 'AB' or 'BA', got {order!r}")
 
 
+def other_side(side: str) -> str:
+    """``A`` <-> ``B`` (the other response of a pair); ``ValueError`` for anything else."""
+    if side == "A":
+        return "B"
+    if side == "B":
+        return "A"
+    raise ValueError(f"side must be 'A' or 'B', got {side!r}")
+
+
 def first_shown(order: str) -> str:
     """The canonical side shown first: ``A`` for ``AB``, ``B`` for ``BA``."""
     return "A" if check_order(order) == "AB" else "B"
@@ -229,6 +238,7 @@ __all__ = [
     "first_shown",
     "first_shown_array",
     "order_showing_first",
+    "other_side",
     "shown_first_won",
     "swap",
     "swap_array",

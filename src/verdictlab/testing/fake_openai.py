@@ -77,7 +77,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..vocab import swap
+from ..vocab import other_side
 
 FAULT_KINDS: tuple[str, ...] = ("rate_limit", "server_error", "hang", "malformed", "truncated")
 WINNER_POLICIES: tuple[str, ...] = ("seeded", "first", "second", "longer", "shorter")
@@ -368,7 +368,7 @@ class _Handler:
 
     def _logprobs(self, content: str, verdict: str, fmt: str, k: int,
                   scale: tuple[int, int] = (1, 9)) -> dict[str, Any]:
-        other = swap(verdict, "BA")         # the other of A / B
+        other = other_side(verdict)
         first = content[:1] if fmt != "letter" else verdict
         top: list[tuple[str, float]]
         p = min(max(self.config.logprob_top, 1e-6), 1 - 1e-6)
