@@ -98,3 +98,30 @@ def test_stability_table_from_matched_verdicts():
     # base: label A on items 0, 2 -> s_base = .5; probe: always A (the anchor) -> s_probe = 1, shift .5, susc 1
     assert r.probe == "anchoring" and r.n_matched == 16
     assert r.anchor_share_base == 0.5 and r["shift"] == 0.5 and r.susceptibility == 1.0
+
+
+def test_paraphrased_item_shows_its_original_question_in_the_audit_trail(tmp_path: Path):
+    # a judge that flips under the reworded question: the flipped probe item is in the broken-items list,
+    # and the HTML shows the original wording under the question (issue 14 item 3)
+    from verdictlab.design import trial_id
+    from verdictlab.report import build_report, render_html
+    from verdictlab.store import RunStore
+
+    f = tmp_path / "para.jsonl"
+    f.write_text(json.dumps({"item_id": "0", "question": "Reworded <zero>?"}) + "\n")
+    base = _load(1)
+    probe = paraphrase_probe(base, file=str(f))
+    rows = []
+    for it, verdicts in ((base.items[0], ("A", "A")), (probe.items[0], ("A", "B"))):   # probe: position-following
+        for order, v in zip(("AB", "BA"), verdicts, strict=True):
+            rows.append({"trial_id": trial_id("sim:x", it.dataset, it.item_id, "direct", order, 0.0, 0),
+                         "judge": "sim:x", "dataset": it.dataset, "item_id": it.item_id, "protocol": "direct",
+                         "order": order, "temperature": 0.0, "rep": 0, "step": "", "label": it.label,
+                         "verdict": v, "parse_status": "ok", "raw_output": v})
+    with RunStore(tmp_path / "run") as s:
+        s.write_items([*base.items, *probe.items])
+        s.add_judgments(rows)
+    report = build_report(tmp_path / "run", n_bootstrap=20)
+    html = render_html(report)
+    assert "Original question (before paraphrase: file:" in html and "Q0?" in html
+    assert "Reworded &lt;zero&gt;?" in html
