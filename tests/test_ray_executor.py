@@ -158,3 +158,27 @@ def test_a_killed_driver_resumes(tmp_path):
     with RunStore(tmp_path / "run", read_only=True) as st:
         frame = st.judgments()
     assert len(frame) == 180 and frame["trial_id"].is_unique
+
+
+def test_ray_data_pipeline_on_cpu_matches_local(tmp_path, ray_cluster):
+    """The Ray Data batch-inference path (the vLLM stage's pipeline), with the simulated judge as the
+    stage on the CPU: the same judgments as the local executor."""
+    import asyncio
+
+    from verdictlab.engine import prepare_run, run_trials
+    from verdictlab.engine.ray_data import LocalJudgeStage, RayDataExecutor
+    from verdictlab.judges import make_judge
+
+    _pairs(tmp_path / "p.jsonl", n=25)
+    cfg = _config(tmp_path / "p.jsonl", judges=["sim:skill=0.7,noise=0.3,seed=2,probs=1"], protocols=["direct"])
+    run_config(cfg, tmp_path / "local", progress=False)
+    prepared = prepare_run(cfg)
+    judges = {j: make_judge(j) for j in cfg.judge_ids()}
+    with RunStore(tmp_path / "data") as store:
+        s = asyncio.run(run_trials(prepared.trials, store=store, items=prepared.items, judges=judges,
+                                   protocols=prepared.protocols, seed=cfg.seed,
+                                   executor=RayDataExecutor(stage_for=lambda jid: LocalJudgeStage, batch_size=10)))
+    assert s.complete and s.n_written == 25 * 2 * 2 * 3
+    assert _rows(tmp_path / "data") == _rows(tmp_path / "local")
+    with RunStore(tmp_path / "data") as st:
+        assert st.judgments()["p_a"].notna().all()     # P(A) travels through the pipeline

@@ -291,6 +291,16 @@ class RayExecutor:
     async def execute(self, lanes: Mapping[str, Lane], judge_one: Callable[..., Any], control: RunControl) -> None:
         if self.session is None:
             raise RuntimeError("RayExecutor needs the runner's session (run_trials attaches it)")
+        data_lanes = {j: ln for j, ln in lanes.items() if getattr(ln.caller.judge, "provider", "") == "vllm"}
+        if data_lanes:   # open-weight judges: Ray Data batch inference (engine/ray_data.py)
+            from .ray_data import RayDataExecutor
+
+            data = RayDataExecutor(seed=self.seed)
+            data.attach(self.session)
+            await data.execute(data_lanes, judge_one, control)
+            lanes = {j: ln for j, ln in lanes.items() if j not in data_lanes}
+            if not lanes:
+                return
         budget = next(iter(lanes.values())).caller.budget if lanes else Budget()
         ray = self._start(budget)
         try:
