@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..vocab import DEFAULT_DECODING, DEFAULT_UNPARSED, Order, ParseStatus, Verdict
+from ..vocab import DECISIVE, DEFAULT_DECODING, DEFAULT_UNPARSED, Order, ParseStatus, Verdict
 from . import AnalysisInput, register
 from .juries import default_quorum, vote_counts
 from .remedies import _EXTRA_KEYS, _empty, _finish, _prep
@@ -95,7 +95,7 @@ def aggregate_criteria(judgments: pd.DataFrame, *, quorum: int | None = None, ti
     g["prompt_hash"] = None
     g["p_a"] = np.nan
     first = np.where(g["order"] == Order.AB, Verdict.A.value, Verdict.B.value)
-    is_ab = pd.Series(verdict).isin(["A", "B"]).to_numpy()
+    is_ab = pd.Series(verdict).isin(DECISIVE).to_numpy()
     g["shown_first_won"] = np.where(is_ab, (verdict == first).astype(float), np.nan)
     return _finish(g)
 

@@ -18,6 +18,7 @@ import numpy as np
 from ..design import trial_id
 from ..items import PairItem
 from ..store import RunStore
+from ..vocab import DECISIVE, other_side, swap
 
 _PROFILES = {
     # judge: (skill, first-position bias, noise at T=0, parse-failure rate)
@@ -72,13 +73,13 @@ def _shown(rng: np.random.Generator, label: str | None, order: str, *, biased: b
     for tie labels; flipped with probability ``noise``."""
     if biased:
         shown = "A"
-    elif label in ("A", "B"):
-        right_shown = label if order == "AB" else ("B" if label == "A" else "A")
-        shown = right_shown if knows else ("B" if right_shown == "A" else "A")
+    elif label in DECISIVE:
+        right_shown = str(swap(label, order))  # the label in shown terms
+        shown = right_shown if knows else other_side(right_shown)
     else:
         shown = "A" if rng.random() < 0.5 else "B"
     if rng.random() < noise:
-        shown = "B" if shown == "A" else "A"
+        shown = other_side(shown)  # flipped
     return shown
 
 
@@ -99,7 +100,7 @@ def _judge_item(sim: _Sim, judge: str, protocol: str, temp: float, it: PairItem,
         biased = rng.random() < bias  # item x order: prefers whichever is shown first
         for rep in range(sim.repetitions):
             shown = _shown(rng, it.label, order, biased=biased, knows=knows, noise=noise)
-            canon = shown if order == "AB" else {"A": "B", "B": "A"}.get(shown, shown)
+            canon = str(swap(shown, order))  # shown -> canonical terms
             failed = rng.random() < fail
             if sim.judge_tie_rate > 0 and sim.extra.random() < sim.judge_tie_rate:
                 shown = canon = "tie"

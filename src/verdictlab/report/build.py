@@ -33,10 +33,11 @@ from ..stats import format_dispersion as stats_format_dispersion
 from ..stats.readings import cell_sentence, validation_checklist
 from ..stats.regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, REGIONS
 from ..store import RunStore, open_store
+from ..vocab import CELL_KEY as VOCAB_CELL_KEY
 from ..vocab import DEFAULT_UNPARSED, ORDERS, ParseStatus
 from .model import REPORT_SCHEMA_VERSION, AnalysisTable, BrokenItems, CheckItem, DispersionRow, Report
 
-CELL_KEY: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
+CELL_KEY: tuple[str, ...] = VOCAB_CELL_KEY
 UNPARSED_POLICIES: tuple[str, ...] = analyses.UNPARSED_POLICIES
 
 #: Failure-region thresholds on (C, phi), under the names the plots take: the documented defaults
