@@ -69,6 +69,7 @@ COMMAND_MODULES = (
     "plan_labels_cmd",  # plan-labels (issue 12)
     "drift_cmd",     # drift (issue 14)
     "selftest_cmd",  # selftest (issue 14)
+    "batch_cmd",     # batch export|import (issue 13)
 )
 
 @app.callback()

@@ -1,0 +1,241 @@
+"""Offline batch files (issue 13 item 5): a run's pending requests as an OpenAI batch JSONL file, and a
+results file back into judgments -- so a judge can run on the user's own GPUs (``vllm run-batch``) or
+through any OpenAI-batch-compatible service, and be audited like a live run.
+
+* :func:`export_requests` prepares the run dir exactly like ``verdictlab run`` (items, meta, item
+  checks), then writes one line per trial not yet stored, for the OpenAI-compatible judges of the
+  config: ``{"custom_id": TRIAL_ID, "method": "POST", "url": "/v1/chat/completions", "body": {...}}``.
+  The body is the judge's own ``build_params`` (the same request, seed included, the live run sends).
+  The store meta ``batch_export`` records the config the file came from.
+* :func:`import_results` reads an output file of that format (OpenAI Batch API / vLLM ``run-batch``:
+  ``{"custom_id", "response": {"status_code", "body"}, "error"}``), rebuilds each trial's request from
+  the stored config and turns the answer into a judgment through the normal path (the judge's response
+  reader, the caller's sanitiser, :func:`~verdictlab.engine.trials.judgment_for`).  The whole file is
+  checked first: a malformed line, a line without ``custom_id``, an unknown ``custom_id`` or one given
+  twice is an error naming the line, and nothing is written.  A line that reports an error (``error``
+  set, or a non-200 status) is stored as a failed row (verdict NULL, the error) -- counted, never
+  guessed; ``export --retry-failed`` writes those requests again.  A trial already stored is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..config import RunConfig, config_from_dict
+from ..design import Trial
+from ..judges.base import JudgeAPI, JudgeCallError
+from ..limits import default_price_table
+from ..store import RunStore
+from .batch import openai_body, openai_line_outcome
+from .caller import CallResult, sanitized
+from .prepare import PreparedRun, prepare_run
+from .summary import EngineError
+from .trials import RequestBuilder, failed_judgment, judgment_for
+
+EXPORT_META = "batch_export"
+EXPORTABLE = ("openai", "openai-compatible")
+
+
+class BatchFileError(ValueError):
+    """A results file cannot be imported as asked (the message names the file and line)."""
+
+
+@dataclass
+class ExportResult:
+    out: Path
+    n_written: int
+    n_done: int
+    judges: list[str]
+
+
+@dataclass
+class ImportResult:
+    n_answered: int = 0
+    n_failed: int = 0          # lines that reported an error: stored as failed rows
+    n_parse_failed: int = 0    # answered, but the verdict could not be parsed (verdict NULL)
+    n_already: int = 0         # trials already stored: skipped
+    judges: list[str] = field(default_factory=list)
+
+
+def export_judge(judge_id: str) -> JudgeAPI:
+    """An OpenAI-compatible judge that builds request bodies (no key needed: nothing is called)."""
+    from ..judges.openai_api import OpenAIJudge
+
+    provider, _, spec = judge_id.partition(":")
+    if provider not in EXPORTABLE:
+        raise EngineError(f"judge {judge_id!r}: batch files hold OpenAI chat-completions requests; provider "
+                          f"{provider!r} cannot be exported (use an openai: or openai-compatible: judge, e.g. "
+                          "openai-compatible:MODEL@http://127.0.0.1:8000/v1 for vLLM)")
+    model = spec.split("@", 1)[0].strip() if provider == "openai-compatible" else spec.strip()
+    if not model:
+        raise EngineError(f"judge id {judge_id!r}: no model name")
+    return OpenAIJudge(judge_id, model, provider=provider, require_key=False)
+
+
+def _judges(cfg: RunConfig, only: str | None) -> dict[str, JudgeAPI]:
+    ids = cfg.judge_ids()
+    if only is not None:
+        if only not in ids:
+            raise EngineError(f"--judge {only!r} is not a judge of this config (judges: {', '.join(ids)})")
+        ids = [only]
+    return {jid: export_judge(jid) for jid in ids}
+
+
+def _requests(prepared: PreparedRun, judges: dict[str, JudgeAPI],
+              trials: list[Trial]) -> Iterator[tuple[Trial, Any, Any]]:
+    """(trial, request, body) for ``trials``; a trial the protocol cannot present is skipped."""
+    cfg = prepared.config
+    specs = {j.id: j for j in cfg.judges}
+    builders = {jid: RequestBuilder(j, specs[jid], seed=cfg.seed) for jid, j in judges.items()}
+    for t in trials:
+        try:
+            req = builders[t.judge].build(t, prepared.items[(t.dataset, t.item_id)], prepared.protocols[t.protocol],
+                                          t.trial_id)
+            body, _ = openai_body(judges[t.judge], req)
+        except (JudgeCallError, ValueError, KeyError):
+            continue
+        yield t, req, body
+
+
+def export_requests(cfg: RunConfig, run_dir: str | Path, out: str | Path, *, judge: str | None = None,
+                    retry_failed: bool = False) -> ExportResult:
+    """Write the pending requests of ``cfg`` (for its OpenAI-compatible judges) to ``out`` (JSONL)."""
+    from .run import RunLock, _check_items_unchanged, _write_meta
+
+    judges = _judges(cfg, judge)
+    prepared = prepare_run(cfg)
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    out = Path(out)
+    with RunLock(run_dir), RunStore(run_dir) as store:
+        _check_items_unchanged(store, prepared.items)
+        store.write_items(prepared.items.values())
+        _write_meta(store, cfg, prepared, judges)
+        mine = [t for t in prepared.trials if t.judge in judges]
+        if retry_failed:
+            store.delete_failed(t.trial_id for t in mine)
+        done = store.done_trial_ids()
+        todo = [t for t in mine if t.trial_id not in done]
+        n = 0
+        tmp = out.with_name(out.name + ".part")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for t, _req, body in _requests(prepared, judges, todo):
+                fh.write(json.dumps({"custom_id": t.trial_id, "method": "POST", "url": "/v1/chat/completions",
+                                     "body": body}) + "\n")
+                n += 1
+        tmp.replace(out)
+        exports = store.get_meta(EXPORT_META, []) or []
+        exports.append({"file": str(out.resolve()), "judges": sorted(judges), "n_requests": n,
+                        "exported_at": time.time()})
+        store.set_meta(EXPORT_META, exports)
+    return ExportResult(out, n, len(mine) - len(todo), sorted(judges))
+
+
+def _read_results(path: Path, known: set[str]) -> dict[str, dict[str, Any]]:
+    """Every line of a results file, checked before anything is written (module docstring)."""
+    if not path.is_file():
+        raise BatchFileError(f"{path}: results file not found")
+    lines: dict[str, dict[str, Any]] = {}
+    with path.open("rb") as fh:
+        for no, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                line = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise BatchFileError(f"{path}: line {no}: not UTF-8 text") from None
+            except json.JSONDecodeError as exc:
+                raise BatchFileError(f"{path}: line {no}: not a JSON object ({exc.msg})") from None
+            if not isinstance(line, dict):
+                raise BatchFileError(f"{path}: line {no}: not a JSON object")
+            cid = line.get("custom_id")
+            if not isinstance(cid, str) or not cid:
+                raise BatchFileError(f"{path}: line {no}: field 'custom_id' is missing")
+            if cid not in known:
+                raise BatchFileError(f"{path}: line {no}: field 'custom_id': {cid[:80]!r} is not a trial of this "
+                                     "run's exported judges (a results file of another run or config?)")
+            if cid in lines:
+                raise BatchFileError(f"{path}: line {no}: field 'custom_id': {cid[:80]!r} appears twice")
+            if "response" not in line and "error" not in line:
+                raise BatchFileError(f"{path}: line {no}: neither 'response' nor 'error' (not a batch output line)")
+            lines[cid] = line
+    return lines
+
+
+def stored_config(store: RunStore) -> RunConfig:
+    """The config the run dir was exported (or run) with, from its meta."""
+    data = store.get_meta("config")
+    if not isinstance(data, dict):
+        raise EngineError(f"{store.run_dir}: no run config in this run dir; run `verdictlab batch export` first")
+    data = dict(data)
+    return config_from_dict({k: v for k, v in data.items() if k != "source"}, source=data.get("source"))
+
+
+def import_results(results: str | Path, run_dir: str | Path) -> ImportResult:
+    """Turn a batch results file into judgments of the run in ``run_dir`` (module docstring)."""
+    from .run import RunLock, _check_items_unchanged
+
+    run_dir = Path(run_dir)
+    if not (run_dir / "run.sqlite").exists():
+        raise EngineError(f"{run_dir}: no run store here; run `verdictlab batch export` into it first")
+    with RunLock(run_dir), RunStore(run_dir) as store:
+        exports = store.get_meta(EXPORT_META, []) or []
+        if not exports:
+            raise EngineError(f"{run_dir}: nothing was exported from this run dir (`verdictlab batch export`)")
+        cfg = stored_config(store)
+        judges = {jid: export_judge(jid) for jid in sorted({j for e in exports for j in e["judges"]})}
+        prepared = prepare_run(cfg)
+        _check_items_unchanged(store, prepared.items)
+        trials = {t.trial_id: t for t in prepared.trials if t.judge in judges}
+        lines = _read_results(Path(results), set(trials))
+        done = store.done_trial_ids()
+        result = ImportResult(judges=sorted(judges))
+        result.n_already = sum(1 for cid in lines if cid in done)
+        todo = [trials[cid] for cid in lines if cid not in done]
+        rows, attempts = _judgments(prepared, judges, todo, lines, result)
+        store.write_batch(judgments=rows, attempts=attempts)
+    return result
+
+
+def _judgments(prepared: PreparedRun, judges: dict[str, JudgeAPI], todo: list[Trial],
+               lines: dict[str, dict[str, Any]], result: ImportResult) -> tuple[list[Any], list[dict[str, Any]]]:
+    prices = default_price_table()
+    rows: list[Any] = []
+    attempts: list[dict[str, Any]] = []
+    for t, req, body in _requests(prepared, judges, todo):
+        judge = judges[t.judge]
+        item, protocol = prepared.items[(t.dataset, t.item_id)], prepared.protocols[t.protocol]
+        out = openai_line_outcome(lines[t.trial_id])
+        prompt_hash = req.request_hash(provider=judge.provider, model=judge.model)
+        resp = None
+        if out.error is None:
+            try:
+                resp = sanitized(judge._to_response(out.answer, req, body, [], None))  # type: ignore[attr-defined]
+            except JudgeCallError as exc:
+                out.error = f"unreadable answer in the results file: {exc}"
+        if resp is None:
+            rows.append(failed_judgment(t, item, tid=t.trial_id, error=out.error, attempts=1,
+                                        prompt_hash=prompt_hash))
+            attempts.append({"trial_id": t.trial_id, "judge": t.judge, "attempt": 1, "outcome": "failed",
+                             "error_kind": "batch-file", "error": out.error, "latency_s": None})
+            result.n_failed += 1
+            continue
+        cost = prices.batch_cost(judge.provider, judge.model, resp.tokens_in, resp.tokens_out)
+        row = judgment_for(t, item, protocol, CallResult(resp, attempts=1, cost_usd=cost), tid=t.trial_id,
+                           prompt_hash=prompt_hash)
+        rows.append(row)
+        attempts.append({"trial_id": t.trial_id, "judge": t.judge, "attempt": 1, "outcome": "ok",
+                         "latency_s": None})
+        result.n_answered += 1
+        if row.verdict is None:
+            result.n_parse_failed += 1
+    return rows, attempts
+
+
+__all__ = ["BatchFileError", "ExportResult", "ImportResult", "export_judge", "export_requests", "import_results",
+           "stored_config"]
