@@ -59,6 +59,9 @@ def run(
                                                                    "ray (overrides the config's executor).")] = None,
     ray_address: Annotated[str | None, typer.Option("--ray-address", help="With --executor ray: the address of "
                                                                           "a running Ray cluster.")] = None,
+    pilot: Annotated[bool, typer.Option("--pilot", help="With --plan and precision: in the config: judge the "
+                                                        "adaptive design's pilot first and plan from it (the "
+                                                        "run reuses it).")] = False,
 ) -> None:
     """Run an audit.  Resumes by default: trials already in the store are skipped.
 
@@ -72,6 +75,8 @@ def run(
     except ConfigError as exc:
         fail(exc, EXIT_INPUT)
     cfg = _with_executor(cfg, executor, ray_address)
+    if pilot and not plan:
+        fail("--pilot goes with --plan (it judges the adaptive design's pilot, then prints the plan)", EXIT_USAGE)
     rd = run_dir if run_dir is not None else Path("runs") / cfg.name
     _check_run_dir(rd, given=run_dir is not None)
     if fresh and (rd / STORE_FILENAME).exists() and not plan:
@@ -84,7 +89,8 @@ def run(
         except EngineError as exc:
             fail(exc, EXIT_STORE)
     try:
-        summary = run_config(cfg, rd, progress=not no_progress, plan_only=plan, retry_failed=retry_failed)
+        summary = run_config(cfg, rd, progress=not no_progress, plan_only=plan, retry_failed=retry_failed,
+                             pilot=pilot)
     except KeyboardInterrupt:      # while loading datasets / models, before any judging
         fail("interrupted before judging started; nothing was judged.", EXIT_INTERRUPTED)
 

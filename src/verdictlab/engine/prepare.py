@@ -150,7 +150,8 @@ def make_plan(prepared: PreparedRun, done: set[str], judges: Mapping[str, JudgeA
     for jid, acc in per.items():
         judge = judges[jid]
         cost = prices.cost(judge.provider, judge.model, acc["tin"], acc["tout"])
-        plans.append(JudgePlan(jid, acc["n"], acc["done"], acc["n"] - acc["done"], acc["tin"], acc["tout"], cost))
+        plans.append(JudgePlan(jid, acc["n"], acc["done"], acc["n"] - acc["done"], acc["tin"], acc["tout"], cost,
+                               prices.batch_cost(judge.provider, judge.model, acc["tin"], acc["tout"])))
     n = len(prepared.trials)
     n_done = sum(p.n_done for p in plans)
     return Plan(n_trials=n, n_done=n_done, n_remaining=n - n_done, judges=plans)

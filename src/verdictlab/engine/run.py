@@ -39,14 +39,24 @@ def library_versions() -> dict[str, str | None]:
 
 
 def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
-               plan_only: bool = False, retry_failed: bool = False) -> RunSummary:
+               plan_only: bool = False, retry_failed: bool = False, pilot: bool = False,
+               pilot_only: bool = False) -> RunSummary:
     """Run (or resume) ``config`` into ``run_dir``.  With ``plan_only`` nothing is called: the
-    returned summary carries a :class:`Plan` (counts, token and cost estimate).  ``retry_failed``
-    judges again the trials whose calls failed for good in an earlier session."""
+    returned summary carries a :class:`Plan` (counts, token and cost estimate; for a ``precision:``
+    config the adaptive design's expected calls, engine/plan_cost.py) -- unless ``pilot`` is also set:
+    then only the adaptive design's pilot trials are judged first (``pilot_only``), and the plan uses
+    them.  ``retry_failed`` judges again the trials whose calls failed for good in an earlier session."""
     from ..judges import make_judge
+
+    if plan_only and pilot and config.precision is not None:
+        run_config(config, run_dir, progress=progress, pilot_only=True)
 
     run_dir = Path(run_dir)
     prepared = prepare_run(config)          # all datasets loaded and validated first
+    if pilot_only:
+        from .plan_cost import pilot_trials
+
+        prepared.trials = pilot_trials(prepared)
     judges = {spec.id: make_judge(spec.id) for spec in config.judges}
     mechanisms = _keep_constrainable(prepared, judges)
     prices = default_price_table()
@@ -66,6 +76,7 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
                 done = st.done_trial_ids()
         summary.plan = make_plan(prepared, done, judges, prices)
         summary.n_skipped = summary.plan.n_done
+        summary.plan.notes = _adaptive_plan(prepared, run_dir, judges, prices)
         asyncio.run(_close_judges(judges))
         return summary
 
@@ -86,7 +97,7 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
         started = time.time()
         try:
             summary = asyncio.run(_run_main(prepared, store, judges, budget, prices, summary, progress,
-                                            retry_failed))
+                                            retry_failed, adaptive_ok=not pilot_only))
         except KeyboardInterrupt:
             summary.stopped = "interrupted"
         sessions = store.get_meta("sessions", []) or []
@@ -158,7 +169,7 @@ class RunLock:
 
 async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str, JudgeAPI], budget: Budget,
                     prices: PriceTable, summary: RunSummary, progress: bool,
-                    retry_failed: bool = False) -> RunSummary:
+                    retry_failed: bool = False, adaptive_ok: bool = True) -> RunSummary:
     cfg = prepared.config
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
@@ -172,7 +183,7 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
     _no_signals = (NotImplementedError, RuntimeError, ValueError)   # not main thread / Windows
     with contextlib.suppress(*_no_signals):
         loop.add_signal_handler(signal.SIGTERM, _on_term)
-    adaptive = _adaptive_executor(prepared, store)
+    adaptive = _adaptive_executor(prepared, store) if adaptive_ok else None
     executor = adaptive if adaptive is not None else _ray_executor(cfg)
     executor = _batch_executor(cfg, judges, executor, prices)
     try:
@@ -201,6 +212,20 @@ def _ray_executor(cfg: RunConfig) -> Any:
 
     return RayExecutor(address=cfg.ray.address, workers=cfg.ray.workers, chunk_size=cfg.ray.chunk_size,
                        seed=cfg.seed, cache=cfg.cache)
+
+
+def _adaptive_plan(prepared: PreparedRun, run_dir: Path, judges: Mapping[str, JudgeAPI],
+                   prices: PriceTable) -> list[str]:
+    """The adaptive design's plan lines (engine/plan_cost.py), from the pilot stored in ``run_dir``."""
+    if prepared.config.precision is None:
+        return []
+    from .plan_cost import adaptive_notes
+
+    stored = None
+    if (run_dir / "run.sqlite").exists():
+        with RunStore(run_dir) as st:
+            stored = st.judgments()
+    return adaptive_notes(prepared, stored, judges, prices)
 
 
 def _batch_executor(cfg: RunConfig, judges: Mapping[str, JudgeAPI], inner: Any, prices: PriceTable) -> Any:

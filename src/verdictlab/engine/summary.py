@@ -22,6 +22,7 @@ class JudgePlan:
     est_tokens_in: int
     est_tokens_out_max: int
     est_cost_usd: float | None
+    est_cost_batch_usd: float | None = None    # the same at batch prices (price table batch_rate; issue 13)
 
 
 @dataclass
@@ -33,6 +34,7 @@ class Plan:
     n_done: int
     n_remaining: int
     judges: list[JudgePlan] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # more plan lines (the adaptive design: engine/plan_cost.py)
 
     @property
     def est_tokens_in(self) -> int:
@@ -57,7 +59,12 @@ class Plan:
         total = self.est_cost_usd
         out.append(f"estimated tokens: ~{self.est_tokens_in:,} in, <= {self.est_tokens_out_max:,} out; "
                    f"estimated cost: {'unknown' if total is None else f'<= ${total:.4f}'}")
-        return out
+        batch = [j.est_cost_batch_usd for j in self.judges if j.n_remaining]
+        if batch and total:
+            out.append("at batch prices (batch: true on OpenAI / Anthropic judges): "
+                       + ("unknown (no batch rate for a judge's provider)" if any(c is None for c in batch)
+                          else f"<= ${sum(c or 0.0 for c in batch):.4f}"))
+        return out + self.notes
 
 
 @dataclass
