@@ -65,7 +65,7 @@ def print_results(run_dir: Path, *, console: Any, n_bootstrap: int = 500) -> lis
     else:
         rep = build_report(run_dir, n_bootstrap=n_bootstrap)
         cells = _sorted(rep["cells"])
-        console.print(figures_table(_mode_in_protocol(cells), title="Reliability per protocol and decoding "
+        console.print(figures_table(cells, title="Reliability per protocol and decoding "
                                                                     "(C, φ, A, T in %; 95% intervals in brackets)"))
         console.print(policy_line(rep), style="dim", highlight=False)
     cells = _sorted(_with_parse_failures(run_dir, cells))
@@ -81,13 +81,6 @@ def _sorted(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
     order = {p: i for i, p in enumerate(DEMO_PROTOCOLS)}
     return sorted(cells, key=lambda c: (order.get(str(c.get("protocol")), 99), str(c.get("protocol")),
                                         str(c.get("decoding") or "free") != "free"))
-
-
-def _mode_in_protocol(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """For the figures table: the protocol column names the decoding mode when the run has two."""
-    if len({str(c.get("decoding") or "free") for c in cells}) < 2:
-        return cells
-    return [{**c, "protocol": f"{c.get('protocol')} · {c.get('decoding') or 'free'}"} for c in cells]
 
 
 def cell_sentences(cells: list[dict[str, Any]]) -> list[tuple[str, str]]:
