@@ -390,3 +390,21 @@ def test_the_installed_entry_point_prints_one_line_and_only_debug_shows_a_traceb
     p = subprocess.run([*argv[:3], "--debug", *argv[3:]], capture_output=True, text=True, timeout=120, env=env)
     assert p.returncode == EXIT_INPUT and "Traceback (most recent call last)" in p.stderr
     assert p.stderr.rstrip().splitlines()[-1].startswith("error: ")
+
+
+def test_item6_escape_sequences_in_run_text_are_shown_not_obeyed(tmp_path: Path) -> None:
+    """A dataset named with ANSI/OSC escapes (clear screen, set the terminal title) must not reach the
+    terminal raw from `report`, `report --markdown` or `datasets show`."""
+    hostile = "\x1b[2J\x1b]0;pwned\x07"
+    _pairs(tmp_path / "pairs.jsonl", label="A")
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text('name: t\ndatasets: [{name: jsonl, path: pairs.jsonl, dataset: "\\e[2J\\e]0;pwned\\a"}]\n'
+                   "judges: ['sim:skill=0.9,seed=1']\nprotocols: [direct]\nrepetitions: 1\n")
+    rd = tmp_path / "run"
+    assert runner.invoke(app, ["run", str(cfg), "--run-dir", str(rd), "--no-progress"]).exit_code == 0
+    for argv in (["report", str(rd), "--bootstrap", "0"], ["report", str(rd), "--markdown"],
+                 ["datasets", "show", "jsonl", "--path", str(tmp_path / "pairs.jsonl"), "-O", f"dataset={hostile}"]):
+        r = runner.invoke(app, argv)
+        assert r.exit_code == 0, (argv, r.output, r.stderr)
+        assert "\x1b" not in r.output and "\x07" not in r.output, argv
+        assert "x1b" in r.output, (argv, r.output)          # shown as an escape (Markdown escapes it further)

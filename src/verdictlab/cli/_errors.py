@@ -19,7 +19,8 @@ import os
 import sqlite3
 import sys
 import traceback
-from typing import NoReturn
+from collections.abc import Mapping
+from typing import Any, NoReturn
 
 import typer
 
@@ -47,6 +48,26 @@ def plain(text: object) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def printable(text: object) -> str:
+    """Like :func:`plain`, but newlines are kept (multi-line table cells, reports)."""
+    return "\n".join(plain(line) for line in str(text).split("\n"))
+
+
+def printable_view(value: Any) -> Any:
+    """A copy of a report (dicts, lists, tuples of plain values) with every string made
+    :func:`printable`, for terminal and Markdown output; JSON and HTML escape on their own."""
+    if isinstance(value, str):
+        return printable(value) if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 or ord(c) in _BIDI
+                                       for c in value if c != "\n") else value
+    if isinstance(value, Mapping):       # dicts and the report's read-only mapping
+        return {k: printable_view(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [printable_view(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(printable_view(v) for v in value)
+    return value
 
 
 def say(message: object, *, err: bool = True) -> None:

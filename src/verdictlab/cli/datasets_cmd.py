@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ._errors import EXIT_INPUT, fail, plain
+from ._errors import EXIT_INPUT, fail, printable
 
 datasets_app = typer.Typer(help="Dataset loaders: list them, look at a source, validate a file.",
                            no_args_is_help=True)
@@ -48,18 +48,13 @@ def _short(text: str | None, n: int = 160) -> str:
     return t if len(t) <= n else t[: n - 1] + "…"
 
 
-def plain_cell(value: object) -> str:
-    """A table cell's text with control characters (ANSI escapes, ...) made visible; newlines kept."""
-    return "\n".join(plain(line) for line in str(value).split("\n"))
-
-
 def _print_summary(summary: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     con = Console(soft_wrap=True)
-    t = Table(title=Text(f"dataset {summary['dataset']}"), show_header=False)
+    t = Table(title=Text(printable(f"dataset {summary['dataset']}")), show_header=False)
     t.add_column("key", style="bold")
     t.add_column("value")
     for key in ("source", "n_items", "labels", "n_ties", "n_dropped", "dropped_reasons", "reordered",
@@ -73,7 +68,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
                 v = "\n".join(map(str, v)) or "-"
             elif isinstance(v, dict):
                 v = ", ".join(f"{k}: {x}" for k, x in v.items()) or "-"
-            t.add_row(key, Text(plain_cell(v)))
+            t.add_row(key, Text(printable(v)))
     con.print(t)
 
 
@@ -142,7 +137,7 @@ def show_cmd(
             resp = getattr(it, "response", None)
         else:
             resp = f"A: {_short(resp, 100)}\nB: {_short(getattr(it, 'response_b', None), 100)}"
-        t.add_row(*(Text(plain_cell(c)) for c in (it.item_id, it.label, it.category or "-", _short(it.question),
+        t.add_row(*(Text(printable(c)) for c in (it.item_id, it.label, it.category or "-", _short(it.question),
                                                    resp)))
     Console(soft_wrap=True).print(t)
 

@@ -40,7 +40,7 @@ def report(
 
     from ..report import build_report, render_html, render_markdown, render_terminal, report_json, write_plots
     from ..store import StoreError
-    from ._errors import EXIT_STORE, fail, say
+    from ._errors import EXIT_STORE, fail, printable_view, say
 
     if out is not None and not html:
         if out.suffix.lower() in (".html", ".htm"):
@@ -60,11 +60,11 @@ def report(
         raise typer.BadParameter("choose one of --json and --markdown")
     if as_json:
         typer.echo(json.dumps(report_json(rep), indent=2, ensure_ascii=False, allow_nan=False))
-    elif markdown:
-        typer.echo(render_markdown(rep))
+    elif markdown:     # run text with control characters (ANSI escapes...) shown as \x1b, not obeyed
+        typer.echo(render_markdown(printable_view(rep)))
     else:
         # piped or captured output gets a wide table instead of rich's 80-column default
-        render_terminal(rep, Console() if sys.stdout.isatty() else Console(width=180))
+        render_terminal(printable_view(rep), Console() if sys.stdout.isatty() else Console(width=180))
     if html:
         target = out or (run_dir / "report.html")
         render_html(rep, target)
