@@ -18,6 +18,7 @@ from ._errors import (
     EXIT_TERMINATED,
     EXIT_USAGE,
     fail,
+    printable,
     say,
 )
 
@@ -96,9 +97,9 @@ def run(
 
     if plan:
         assert summary.plan is not None
-        out.print(f"plan for {cfg.name!r} -> {rd}")
+        out.print(printable(f"plan for {cfg.name!r} -> {rd}"))
         for line in summary.plan.lines():
-            out.print(line)
+            out.print(printable(line))
         return
     _print_summary(out, cfg.name, rd, summary)
     if summary.stopped == "interrupted":
@@ -128,8 +129,8 @@ def _print_summary(out: Console, name: str, rd: Path, summary: Any) -> None:
     if summary.n_failed:
         out.print(f"{summary.n_failed} trials failed (no answer after retries; see the 'error' column). "
                   "Rerun with --retry-failed to try them again.", style="yellow")
-    if summary.stopped:
-        out.print(f"stopped early: {summary.stopped}. Rerun the same command to resume"
+    if summary.stopped:     # may quote a server's error text: control characters shown as escapes
+        out.print(f"stopped early: {printable(summary.stopped)}. Rerun the same command to resume"
                   + (" (after raising the budget in the config)." if "budget:" in summary.stopped
                      else "."), style="yellow")
     out.print(f"next: verdictlab report {rd}")
