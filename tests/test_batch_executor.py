@@ -158,3 +158,28 @@ def test_batch_on_a_judge_without_a_batch_api_is_refused(tmp_path: Path) -> None
     cfg = _config(tmp_path, "sim:skill=0.8")
     with pytest.raises(EngineError, match="batch: true needs an OpenAI or Anthropic judge"):
         run_config(cfg, tmp_path / "run", progress=False)
+
+
+def test_crash_between_submission_and_storing_the_id_finds_the_batch_by_key(tmp_path: Path, openai_env,
+                                                                             monkeypatch) -> None:
+    from verdictlab.engine.batch import BatchExecutor
+
+    srv = openai_env
+    cfg = _config(tmp_path, "openai:gpt-4o-mini")
+    real_save = BatchExecutor._save
+
+    def dies_before_storing_the_id(self, rec):
+        if rec["state"] == "submitted":
+            raise KeyboardInterrupt      # the provider has the batch; the store never learns its id
+        real_save(self, rec)
+
+    monkeypatch.setattr(BatchExecutor, "_save", dies_before_storing_the_id)
+    first = run_config(cfg, tmp_path / "run", progress=False)
+    assert first.stopped == "interrupted" and srv.stats["batches_created"] == 1
+    with RunStore(tmp_path / "run") as st:
+        assert [r["state"] for r in st.get_meta("batches")] == ["submitting"]
+    monkeypatch.setattr(BatchExecutor, "_save", real_save)
+    second = run_config(cfg, tmp_path / "run", progress=False)
+    n = N_ITEMS * 8
+    assert second.complete and second.n_written == n
+    assert srv.stats["batches_created"] == 1 and srv.stats["batch_lines"] == n     # found by key, not resent

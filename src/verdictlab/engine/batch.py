@@ -27,10 +27,12 @@ How one batch judge runs
    retryable error go into a follow-up batch, up to the judge's ``max_retries``; others, and those
    out of retries, are stored as failed rows (verdict NULL, the error) -- counted, never guessed.
 
-Limitation: a crash in the instant between the provider accepting a batch and the store meta write
-loses that batch's id; on resume its trials are submitted again (the first batch is then orphaned and,
-if it completes, billed).  The record is written before submission (state ``submitting``) so such
-a case is reported in the summary's stop note.
+The record is written *before* submission (state ``submitting``, with a key).  OpenAI batches carry
+that key in their ``metadata`` (``verdictlab_key``), so a crash between the provider accepting a batch
+and the meta write of its id is repaired on resume: the batch is found by its key
+(``batches.list``) and collected, not submitted again.  Anthropic batches have no metadata: there, in
+that instant only, the id is lost and the trials are submitted again on resume (the summary's stop note
+says so; the orphaned batch is billed if it completes).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from ..design import Trial
 from ..judges.base import JudgeAPI, JudgeCallError, JudgeRequest, JudgeResponse
 from ..limits import PriceTable, default_price_table
 from .caller import ERROR_LIMIT, CallResult, RunControl, response_to_json, sanitized
-from .executor import JudgeOne, Lane, LocalExecutor
+from .executor import BaseExecutor, JudgeOne, Lane, LocalExecutor
 from .summary import EngineError
 from .trials import failed_judgment, judgment_for
 
@@ -114,15 +116,22 @@ class OpenAIBatches:
     def body(self, request: JudgeRequest) -> tuple[dict[str, Any], list[str]]:
         return openai_body(self.judge, request)
 
-    async def submit(self, bodies: Sequence[tuple[str, dict[str, Any]]]) -> str:
+    async def submit(self, bodies: Sequence[tuple[str, dict[str, Any]]], key: str) -> str:
         client = self.judge._get_client()
         lines = [json.dumps({"custom_id": cid, "method": "POST", "url": "/v1/chat/completions", "body": body})
                  for cid, body in bodies]
         f = await client.files.create(file=("verdictlab-batch.jsonl", ("\n".join(lines) + "\n").encode()),
                                       purpose="batch")
         b = await client.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions",
-                                        completion_window="24h")
+                                        completion_window="24h", metadata={"verdictlab_key": key})
         return str(b.id)
+
+    async def find(self, key: str) -> str | None:
+        """The id of the batch submitted with ``key`` (its metadata), if the provider has it."""
+        async for b in self.judge._get_client().batches.list(limit=100):
+            if (getattr(b, "metadata", None) or {}).get("verdictlab_key") == key:
+                return str(b.id)
+        return None
 
     async def status(self, batch_id: str) -> tuple[bool, str]:
         b = await self.judge._get_client().batches.retrieve(batch_id)
@@ -157,7 +166,10 @@ class AnthropicBatches:
     def body(self, request: JudgeRequest) -> tuple[dict[str, Any], list[str]]:
         return anthropic_body(self.judge, request)
 
-    async def submit(self, bodies: Sequence[tuple[str, dict[str, Any]]]) -> str:
+    async def find(self, key: str) -> str | None:
+        return None                 # Message Batches carry no metadata to find a batch by
+
+    async def submit(self, bodies: Sequence[tuple[str, dict[str, Any]]], key: str) -> str:
         client = self.judge._get_client()
         b = await client.messages.batches.create(requests=[{"custom_id": cid, "params": body}
                                                            for cid, body in bodies])
@@ -217,7 +229,7 @@ class _Job:
     attempts: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
-class BatchExecutor:
+class BatchExecutor(BaseExecutor):
     """Runs the lanes of ``batch: true`` judges as batch jobs (module docstring) and hands the other
     lanes to ``inner`` (default: :class:`~verdictlab.engine.executor.LocalExecutor`).
 
@@ -237,9 +249,7 @@ class BatchExecutor:
 
     def attach(self, session: Any) -> None:
         self.session = session
-        attach = getattr(self.inner, "attach", None)
-        if attach is not None:
-            attach(session)
+        self.inner.attach(session)
 
     @staticmethod
     def is_batch(lane: Lane) -> bool:
@@ -269,16 +279,13 @@ class BatchExecutor:
         jid = lane.caller.judge.judge_id
         job = _Job(lane, batch_adapter(lane.caller.judge), {t.trial_id: t for t in lane.trials})
         lane.trials.clear()
-        open_recs = [r for r in self._records() if r["judge"] == jid and r["state"] != "collected"]
+        open_recs = [r for r in self._records() if r["judge"] == jid and r["state"] in ("submitting", "submitted")]
         in_flight: set[str] = set()
         for rec in open_recs:
             if rec["state"] == "submitting":        # crashed before the id was stored (docstring)
-                control.note(f"judge {jid!r}: a batch submission of {len(rec['trial_ids'])} request(s) was "
-                             "interrupted before its id was stored; those trials are submitted again")
-                rec["state"] = "collected"
-                self._save(rec)
-                continue
-            in_flight.update(rec["trial_ids"])
+                await self._adopt(job, rec, control)
+            if rec["state"] == "submitted":
+                in_flight.update(rec["trial_ids"])
         retry = []
         for rec in open_recs:
             if rec["state"] == "submitted":
@@ -290,6 +297,18 @@ class BatchExecutor:
             pending = []
             for rec in recs:
                 pending += await self._collect(job, rec, control)
+
+    async def _adopt(self, job: _Job, rec: dict[str, Any], control: RunControl) -> None:
+        """A record left ``submitting`` by a crash: find its batch by key, or give its trials back."""
+        found = await job.adapter.find(rec["key"])
+        if found is not None:
+            rec.update(id=found, state="submitted")
+        else:
+            control.note(f"judge {rec['judge']!r}: a batch submission of {len(rec['trial_ids'])} request(s) was "
+                         "interrupted before its id was stored and the provider cannot find it by key; those "
+                         "trials are submitted again")
+            rec["state"] = "abandoned"
+        self._save(rec)
 
     def _use_cache(self, trial: Trial) -> bool:
         return self.cache == "on" or (self.cache == "auto" and trial.temperature == 0.0)
@@ -338,7 +357,7 @@ class BatchExecutor:
                    "provider": caller.judge.provider, "id": None, "state": "submitting",
                    "trial_ids": [cid for cid, _ in chunk], "submitted_at": time.time()}
             self._save(rec)
-            batch_id = await job.adapter.submit(chunk)
+            batch_id = await job.adapter.submit(chunk, rec["key"])
             rec.update(id=batch_id, state="submitted")
             self._save(rec)
             self.n_submitted += len(chunk)

@@ -5,6 +5,7 @@ Routes (all answered from the same chat-completion logic as ``POST /v1/chat/comp
 ``POST /v1/files``                         upload a batch input file (multipart, ``purpose=batch``)
 ``GET  /v1/files/{id}/content``            a file's bytes (input, output or error JSONL)
 ``POST /v1/batches``                       create a batch from an uploaded file
+``GET  /v1/batches``                       the batches created (newest first, with their ``metadata``)
 ``GET  /v1/batches/{id}``                  its status; ``completed`` with ``output_file_id`` /
                                            ``error_file_id`` after ``batch_polls`` retrievals
 ``POST /v1/messages/batches``              an Anthropic Message Batch (key in ``x-api-key``)
@@ -98,9 +99,16 @@ class FakeBatches:
                 return _err(404, f"no file {body.get('input_file_id')!r}")
             bid = self._id("batch_")
             self.batches[bid] = {"kind": "openai", "input": body["input_file_id"], "polls": 0, "done": None,
-                                 "endpoint": body.get("endpoint"), "window": body.get("completion_window")}
+                                 "endpoint": body.get("endpoint"), "window": body.get("completion_window"),
+                                 "metadata": body.get("metadata")}
             self.h.stats["batches_created"] += 1
             return _json(200, self._openai_batch(bid))
+        if path == "/v1/batches" and method == "GET":
+            data = [self._openai_batch(b, poll=False) for b in reversed(self.batches)
+                    if self.batches[b]["kind"] == "openai"]
+            return _json(200, {"object": "list", "data": data, "has_more": False,
+                               "first_id": data[0]["id"] if data else None,
+                               "last_id": data[-1]["id"] if data else None})
         m = _BATCH.match(path)
         if m and method == "GET" and m["id"] in self.batches:
             self.batches[m["id"]]["polls"] += 1
@@ -110,12 +118,13 @@ class FakeBatches:
             return 200, {}, self.files[m["id"]]
         return _err(404, f"no route {method} {path}")
 
-    def _openai_batch(self, bid: str) -> dict[str, Any]:
+    def _openai_batch(self, bid: str, *, poll: bool = True) -> dict[str, Any]:
         b = self.batches[bid]
         out: dict[str, Any] = {"id": bid, "object": "batch", "endpoint": b["endpoint"], "input_file_id": b["input"],
                                "completion_window": b["window"], "created_at": int(time.time()),
-                               "status": "in_progress", "output_file_id": None, "error_file_id": None}
-        if b["polls"] < int(self.h.config.batch_polls):
+                               "status": "in_progress", "output_file_id": None, "error_file_id": None,
+                               "metadata": b.get("metadata")}
+        if not poll or b["polls"] < int(self.h.config.batch_polls):
             return out
         if b["done"] is None:
             b["done"] = self._run_openai(self.files[b["input"]])
