@@ -45,7 +45,7 @@ from ..stats.adaptive import (
 )
 from ..store import RunStore
 from .caller import RunControl
-from .executor import Lane
+from .executor import BaseExecutor, Lane
 
 Item = PairItem | PointItem
 JudgeOneResult = Callable[[Trial, Lane], Awaitable[Judgment | None]]
@@ -92,7 +92,7 @@ def cell_key(t: Trial) -> CellKey:
             t.step or "")
 
 
-class AdaptiveExecutor:
+class AdaptiveExecutor(BaseExecutor):
     """Runs a precision-driven design over the trials of each lane (see the module docstring).
 
     ``store`` gives the verdicts already stored (resume) and keeps the plans; ``items`` gives labels.

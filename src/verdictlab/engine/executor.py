@@ -37,12 +37,28 @@ class Lane:
 
 
 class Executor(Protocol):
-    """Runs ``judge_one`` over every lane's trials until they are done or ``control`` stops."""
+    """Runs ``judge_one`` over every lane's trials until they are done or ``control`` stops.
+
+    ``attach(session)`` is called by the runner before ``execute``: an executor that judges elsewhere
+    (a batch API, Ray workers) records its results through the session
+    (:class:`~verdictlab.engine.runner._Session`: ``record(row, lane)``, ``builders``, ``items``...)."""
+
+    def attach(self, session: Any) -> None: ...
 
     async def execute(self, lanes: Mapping[str, Lane], judge_one: JudgeOne, control: RunControl) -> None: ...
 
 
-class LocalExecutor:
+class BaseExecutor:
+    """Base class of the executors: the optional :meth:`attach` hook declared with its no-op default."""
+
+    def attach(self, session: Any) -> None:
+        return None
+
+    async def execute(self, lanes: Mapping[str, Lane], judge_one: JudgeOne, control: RunControl) -> None:
+        raise NotImplementedError
+
+
+class LocalExecutor(BaseExecutor):
     """The asyncio executor: per judge, as many workers as the caller's concurrency, each taking the
     next trial of its lane (repetitions of a trial back to back, so a local judge reuses its prompt
     cache).  Cancelling it cancels every worker."""
@@ -67,4 +83,4 @@ class LocalExecutor:
             await judge_one(trials.popleft(), lane)
 
 
-__all__ = ["Executor", "JudgeOne", "Lane", "LocalExecutor"]
+__all__ = ["BaseExecutor", "Executor", "JudgeOne", "Lane", "LocalExecutor"]

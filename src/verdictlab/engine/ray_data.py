@@ -26,7 +26,7 @@ from typing import Any
 from ..design import Trial
 from ..judges.base import JudgeResponse
 from .caller import CallResult, JudgeCaller
-from .executor import Lane
+from .executor import BaseExecutor, Lane
 from .ray_executor import import_ray
 
 
@@ -113,7 +113,7 @@ def vllm_stage(model: str, **engine_kwargs: Any) -> Callable[[Any], Any]:  # pra
     return build_llm_processor(config, preprocess=lambda row: {**row}, postprocess=post)
 
 
-class RayDataExecutor:
+class RayDataExecutor(BaseExecutor):
     """Runs the trials of each lane as one Ray Data pipeline through ``stage_for(judge_id)``
     (default: the vLLM stage for ``vllm:`` judges).  Records rows through the runner's session."""
 

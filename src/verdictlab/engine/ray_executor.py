@@ -15,11 +15,12 @@ them in small transactions -- exactly as the local executor's rows.
   (no remote call), so workers never need the store.
 * **Rate limits hold for the whole cluster** by static partition: each of the W workers gets 1/W of the
   judge's ``requests_per_minute`` / ``tokens_per_minute`` (and of its ``concurrency``).
-* **The run budget holds for the whole cluster** through a ledger actor (:class:`_BudgetLedger`) that
-  owns the one :class:`~verdictlab.limits.Budget`: workers take calls from it in small leases (8 calls)
-  before making them, so no more calls than ``max_calls`` are ever made; tokens and dollars are charged
-  back after every call and a lease is refused once any cap is reached (overshoot is bounded by the
-  calls already leased, at most 8 per worker).  Unused leases are handed back.
+* **The run budget holds for the whole cluster** through a ledger actor (:class:`_BudgetLedgerImpl`) that
+  owns the one :class:`~verdictlab.limits.Budget`: a worker leases one call per trial of a chunk before
+  judging it (retries lease 8 more at a time), so no more calls than ``max_calls`` are ever made; a
+  chunk's tokens and dollars are charged when it ends, and no lease is given once a cap is reached (so a
+  token or dollar cap can be overshot by the chunks in flight, at most two per worker).  Unused calls
+  are handed back.  (Leasing per call cost a blocking round trip every few calls: 20x slower.)
 * **Faults**: actors are created with ``max_restarts=-1`` and ``max_task_retries=-1``: a worker killed
   mid-chunk is restarted and the chunk judged again; the driver ignores a second row for a trial it
   already recorded, and the store is unique on ``trial_id``, so nothing is lost or written twice.  A
@@ -44,7 +45,7 @@ from ..items import PairItem, PointItem
 from ..judgment import Judgment
 from ..limits import Budget, TokenBucket
 from .caller import JudgeCaller, RunControl
-from .executor import Lane
+from .executor import BaseExecutor, Lane
 
 Item = PairItem | PointItem
 LEASE = 8
@@ -61,14 +62,18 @@ def import_ray() -> Any:
 
 # -- worker side -----------------------------------------------------------------------------------
 class LeasedBudget(Budget):
-    """A worker's view of the cluster budget: calls come from the ledger in leases of ``LEASE``;
-    tokens and dollars are charged back to it.  Used from one worker thread."""
+    """A worker's view of the cluster budget.  At the start of a chunk the worker leases one call per
+    trial from the ledger (one awaited round trip); retries take further leases of ``LEASE`` calls
+    (a blocking round trip, rare).  Tokens and dollars are added up and charged to the ledger when the
+    chunk ends, together with handing back unused calls.  Used from one worker thread."""
 
-    def __init__(self, ledger: Any, ray: Any) -> None:
+    def __init__(self, ledger: Any, ray: Any, *, leased: int = 0, reason: str | None = None) -> None:
         super().__init__()
         self._ledger, self._ray = ledger, ray
-        self._leased = 0
-        self._reason: str | None = None
+        self._leased = int(leased)
+        self._reason = reason
+        self._tokens = 0
+        self._usd = 0.0
 
     @property
     def exhausted_reason(self) -> str | None:
@@ -76,6 +81,8 @@ class LeasedBudget(Budget):
 
     def try_reserve(self) -> bool:
         if self._leased == 0:
+            if self._reason is not None:
+                return False
             granted, reason = self._ray.get(self._ledger.lease.remote(LEASE))
             self._leased += int(granted)
             if not granted:
@@ -87,12 +94,13 @@ class LeasedBudget(Budget):
 
     def charge(self, tokens: int | None, cost_usd: float | None) -> None:
         super().charge(tokens, cost_usd)
-        self._ledger.charge.remote(tokens, cost_usd)
+        self._tokens += int(tokens or 0)
+        self._usd += float(cost_usd or 0.0)
 
-    def hand_back(self) -> None:
-        if self._leased:
-            self._ray.get(self._ledger.give_back.remote(self._leased))
-            self._leased = 0
+    async def settle(self) -> None:
+        """Charge what the chunk used and hand back the unused calls (one round trip)."""
+        await self._ledger.settle.remote(self._leased, self._tokens, self._usd)
+        self._leased, self._tokens, self._usd = 0, 0, 0.0
 
 
 class _Collector:
@@ -125,7 +133,8 @@ async def judge_chunk(payload: dict[str, Any], *, judge: Any, ledger: Any, ray: 
 
     spec = JudgeSpec(**payload["spec"])
     collector = _Collector()
-    budget = LeasedBudget(ledger, ray)
+    granted, reason = await ledger.lease.remote(len(payload["trials"]))   # one call per trial, up front
+    budget = LeasedBudget(ledger, ray, leased=granted, reason=None if granted else reason)
     control = RunControl()
     share = max(1, int(payload["workers"]))
 
@@ -159,7 +168,7 @@ async def judge_chunk(payload: dict[str, Any], *, judge: Any, ledger: Any, ray: 
     try:
         await asyncio.gather(*(one(t) for t in payload["trials"]))
     finally:
-        budget.hand_back()
+        await budget.settle()
     spend = caller.spend
     return {"rows": rows, "attempts": collector.attempts, "cache": collector.cache,
             "spend": {"calls": spend.calls, "tokens_in": spend.tokens_in, "tokens_out": spend.tokens_out,
@@ -212,11 +221,10 @@ class _BudgetLedgerImpl:
             granted += 1
         return granted, (None if granted else self.budget.exhausted_reason)
 
-    def give_back(self, n: int) -> None:
-        for _ in range(n):
+    def settle(self, unused: int, tokens: int, usd: float) -> None:
+        """A chunk's end: its unused calls come back, its tokens and dollars are charged."""
+        for _ in range(unused):
             self.budget.release()
-
-    def charge(self, tokens: int | None, usd: float | None) -> None:
         self.budget.charge(tokens, usd)
 
     def state(self) -> dict[str, Any]:
@@ -230,7 +238,7 @@ class _Pending:
     chunk: list[Trial]
 
 
-class RayExecutor:
+class RayExecutor(BaseExecutor):
     """Schedules each lane's trials as chunks on a pool of Ray actors (module docstring).
 
     ``address``: a running cluster (``ray.init(address=...)``); None starts a local one unless Ray is

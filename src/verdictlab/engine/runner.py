@@ -250,9 +250,7 @@ async def run_trials(trials: Iterable[Trial], *, store: RunStore, items: Mapping
                                summary=summary, control=control, bar=bar,
                                max_consecutive_failures=max_consecutive_failures)
             executor = executor or LocalExecutor()
-            attach = getattr(executor, "attach", None)
-            if attach is not None:   # an executor that judges elsewhere records through the session
-                attach(session)
+            executor.attach(session)   # an executor that judges elsewhere records through the session
             await executor.execute({j: ln for j, ln in lanes.items() if ln.trials}, session.judge_one, control)
     finally:
         flusher.cancel()
