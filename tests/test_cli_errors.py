@@ -408,3 +408,19 @@ def test_item6_escape_sequences_in_run_text_are_shown_not_obeyed(tmp_path: Path)
         assert r.exit_code == 0, (argv, r.output, r.stderr)
         assert "\x1b" not in r.output and "\x07" not in r.output, argv
         assert "x1b" in r.output, (argv, r.output)          # shown as an escape (Markdown escapes it further)
+
+
+def test_item2_a_store_with_null_temperatures_can_be_reported(tmp_path: Path, good_run: Path) -> None:
+    """An older verdictlab stored `temperatures: [.nan]` as NULL; every report form then crashed."""
+    rd = tmp_path / "old"
+    rd.mkdir()
+    (rd / "run.sqlite").write_bytes((good_run / "run.sqlite").read_bytes())
+    con = sqlite3.connect(rd / "run.sqlite")
+    con.execute("UPDATE judgments SET temperature = NULL")
+    con.commit()
+    con.close()
+    for argv in (["report", str(rd), "--bootstrap", "0"], ["report", str(rd), "--json", "--bootstrap", "0"],
+                 ["report", str(rd), "--markdown", "--bootstrap", "0"],
+                 ["report", str(rd), "--html", str(tmp_path / "r.html"), "--bootstrap", "0"]):
+        r = runner.invoke(app, argv)
+        assert r.exit_code == 0 and "Traceback" not in r.output + r.stderr, (argv, r.output, r.stderr)
