@@ -104,11 +104,11 @@ class FakeBatches:
             self.h.stats["batches_created"] += 1
             return _json(200, self._openai_batch(bid))
         if path == "/v1/batches" and method == "GET":
-            data = [self._openai_batch(b, poll=False) for b in reversed(self.batches)
-                    if self.batches[b]["kind"] == "openai"]
-            return _json(200, {"object": "list", "data": data, "has_more": False,
-                               "first_id": data[0]["id"] if data else None,
-                               "last_id": data[-1]["id"] if data else None})
+            listed = [self._openai_batch(b, poll=False) for b in reversed(self.batches)
+                      if self.batches[b]["kind"] == "openai"]
+            return _json(200, {"object": "list", "data": listed, "has_more": False,
+                               "first_id": listed[0]["id"] if listed else None,
+                               "last_id": listed[-1]["id"] if listed else None})
         m = _BATCH.match(path)
         if m and method == "GET" and m["id"] in self.batches:
             self.batches[m["id"]]["polls"] += 1
