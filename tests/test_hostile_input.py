@@ -176,6 +176,15 @@ def test_item7_extra_field_nested_300_deep_refused_at_validate(tmp_path: Path,
     with pytest.raises(ItemError, match=r"deep300.jsonl, row 1, field 'x': nested more than 64 levels deep "
                                         r"\(raise the limit with VERDICTLAB_MAX_DEPTH\)"):
         load_dataset("jsonl", path=str(p))
+    from typer.testing import CliRunner
+
+    from verdictlab.cli.main import app
+
+    cfg = _yaml(tmp_path, "name: d\ndatasets: [{name: jsonl, path: deep300.jsonl}]\njudges: ['sim:skill=0.9']\n"
+                          "protocols: [direct]\n")
+    r = CliRunner().invoke(app, ["run", str(cfg), "--run-dir", str(tmp_path / "run")])
+    assert r.exit_code == 3 and "field 'x': nested more than 64 levels" in r.stderr
+    assert not (tmp_path / "run").exists()                   # no empty store left behind
     monkeypatch.setenv("VERDICTLAB_MAX_DEPTH", "400")       # a user can raise it
     assert nesting_depth(load_dataset("jsonl", path=str(p)).items[0].meta) == 301
 
