@@ -58,7 +58,7 @@ def make_items(n_items: int) -> dict[tuple[str, str], Any]:
 
 
 def run_engine(judge_id: str, n_trials: int, concurrency: int, folder: Path, *,
-               profile: cProfile.Profile | None = None) -> dict[str, float]:
+               profile: cProfile.Profile | None = None, executor: Any = None) -> dict[str, float]:
     """Judge ``n_trials`` (direct protocol, both orders) through ``run_trials``; wall, CPU, rows."""
     from verdictlab.config import JudgeSpec
     from verdictlab.design import expand_grid
@@ -89,7 +89,7 @@ def run_engine(judge_id: str, n_trials: int, concurrency: int, folder: Path, *,
             try:
                 return await run_trials(trials, store=store, items=items, judges={judge_id: judge},
                                         protocols={"direct": get_protocol("direct")},
-                                        judge_specs={judge_id: spec}, cache="off")
+                                        judge_specs={judge_id: spec}, cache="off", executor=executor)
             finally:
                 await judge.aclose()
 
@@ -201,6 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fast-calls", type=int, default=3000, help="calls in the near-zero-latency runs")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--profile", action="store_true", help="cProfile the near-zero-latency engine run")
+    ap.add_argument("--executor", choices=("local", "ray"), default="local",
+                    help="ray: compare the Ray executor (1 and 2 workers) with the local one at --ray-concurrency")
+    ap.add_argument("--ray-concurrency", type=int, default=128, help="total concurrency of the Ray comparison")
     args = ap.parse_args(argv)
     if args.quick:
         args.rounds, args.fast_calls = 8, 600
@@ -219,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
         pid = srv.proc.pid
         run_engine(judge_id, 64, 16, folder)          # warm-up: imports, first connections
         mean_latency = args.latency + args.jitter / 2
+        if args.executor == "ray":
+            ray_section(judge_id, folder, args, mean_latency, pid)
+            return 0
         print(f"1. latency {args.latency * 1000:.0f} ms per call"
               + (f" + uniform(0, {args.jitter * 1000:.0f}) ms" if args.jitter else ""))
         for c in args.concurrency:
@@ -271,6 +277,56 @@ def main(argv: list[str] | None = None) -> int:
             print("3. profile (engine + SDK, near-zero latency, top 25 by own time)")
             print(buf.getvalue())
     return 0
+
+
+def _worker_cpu_s() -> float:
+    """CPU seconds of the Ray judge workers alive now (processes titled ``ray::_JudgeWorkerImpl``)."""
+    total = 0.0
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if b"_JudgeWorkerImpl" in (proc / "cmdline").read_bytes():
+                total += server_cpu_s(int(proc.name))
+        except OSError:
+            continue
+    return total
+
+
+def ray_section(judge_id: str, folder: Path, args: Any, mean_latency: float, server_pid: int) -> None:
+    """Local executor vs the Ray executor with 1 and 2 workers at the same total concurrency: calls/s,
+    ratio to ideal, client CPU per call (driver + workers), and whether a worker more lowers throughput."""
+    import ray
+
+    from verdictlab.engine.ray_executor import RayExecutor
+
+    c = args.ray_concurrency
+    n = max(600, args.rounds * c)
+    ideal = c / mean_latency
+    print(f"4. Ray executor vs local, total concurrency {c}, latency {args.latency * 1000:.0f} ms "
+          f"(ideal {ideal:.0f} calls/s); server, driver and workers share {os.cpu_count()} CPUs")
+    s0 = server_cpu_s(server_pid)
+    local = run_engine(judge_id, n, c, folder)
+    print(line("local executor", local, ideal=ideal, server_cpu=server_cpu_s(server_pid) - s0))
+    ray.init(num_cpus=os.cpu_count() or 2, include_dashboard=False, log_to_driver=False)
+    rates = []
+    try:
+        for workers in (1, 2):
+            ex = RayExecutor(workers=workers, cache="off", chunk_size=max(64, c // workers))
+            run_engine(judge_id, 2 * c, c, folder, executor=ex)        # warm-up: actors, imports, connections
+            w0 = _worker_cpu_s()
+            r = run_engine(judge_id, n, c, folder, executor=ex)
+            r["cpu"] += _worker_cpu_s() - w0          # client CPU = driver + workers
+            rates.append(r["n"] / r["wall"])
+            print(line(f"ray executor, {workers} worker(s)", r, ideal=ideal))
+            for a in ex.actors:
+                ray.kill(a)
+    finally:
+        ray.shutdown()
+    lc = 1000 * local["cpu"] / local["n"]
+    print(f"  ray / local calls/s: 1 worker {rates[0] / (local['n'] / local['wall']):.2f}, "
+          f"2 workers {rates[1] / (local['n'] / local['wall']):.2f}; adding a worker "
+          f"{'never lowered' if rates[1] >= rates[0] * 0.97 else 'LOWERED'} throughput; local client CPU {lc:.2f} ms/call")
 
 
 if __name__ == "__main__":
