@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repetitions", type=int, default=3)
     ap.add_argument("--compare", choices=("decoding", "reuse"), default="decoding")
     ap.add_argument("--grammar", action="store_true", help="decoding: also time the GBNF-grammar mechanism")
+    ap.add_argument("--rationale-tokens", type=int, default=None,
+                    help="decoding: override the constrained rationale cap (judge parameter rationale_tokens)")
     ap.add_argument("--temperature", type=float, default=None,
                     help="default 0.7 for decoding (the demo's), 0 for reuse (identical outputs in both "
                          "modes, so only prompt reading differs)")
@@ -72,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
                         max_tokens=p.max_tokens(), stop=p.stop(), seed=rep, logprobs=p.label_only,
                         verdict_choices=p.verdict_choices, decoding=decoding,
                         output_format=p.output_format() if decoding == "constrained" else None,
+                        params={} if args.rationale_tokens is None else {"rationale_tokens": args.rationale_tokens},
                         metadata={"dataset": "demo", "item_id": it.item_id, "protocol": pid, "order": order,
                                   "temperature": args.temperature, "rep": rep, "step": ""}))
         return out

@@ -182,3 +182,18 @@ def test_unknown_constraint_mechanism_is_a_config_error() -> None:
         pytest.skip(reason)
     with pytest.raises(JudgeConfigError, match="constrain_with"):
         make_judge("llamacpp:smollm2-135m#regex")
+
+
+@pytest.mark.model
+def test_rationale_tokens_zero_decides_only_the_verdict() -> None:
+    reason = _model_available()
+    if reason:
+        pytest.skip(reason)
+    from dataclasses import replace
+
+    judge = make_judge("llamacpp:smollm2-135m")
+    item = load_dataset("demo", pairs=1).items[0]
+    req = replace(_request(item, "vf-xml", "AB", 0, decoding="constrained"), params={"rationale_tokens": 0})
+    resp = asyncio.run(judge.generate(req))
+    assert resp.tokens_out == 1 and "<rationale></rationale>" in resp.text
+    assert get_protocol("vf-xml").parse(resp.text).status == "ok"

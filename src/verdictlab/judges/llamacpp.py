@@ -48,6 +48,10 @@ answers only* with probabilities softmax(logits / T) and the request's seed.  Th
 the format filled in, so the strict parser reads it with status ``ok``.  A model that would have
 answered "Sure, ..." is forced to pick a label: that is what the audit measures.
 
+Judge parameter ``rationale_tokens: N`` overrides the format's cap of the rationale slot (0: the
+rationale field is left empty and only the verdict is decided -- about the cost of a constrained
+``direct`` judgment; every rationale token costs one forward pass).
+
 Mechanism ``grammar`` (judge parameter ``constrain_with=grammar``, or the id suffix
 ``llamacpp:smollm2-135m#grammar``): a GBNF grammar of the whole format
 (:meth:`~verdictlab.output_format.OutputFormat.gbnf`) applied while sampling every token; no P(A).
@@ -375,7 +379,8 @@ class LlamaCppJudge(JudgeAPI):
                 answer += verdict
                 tokens_out += 1
             else:
-                raw, n = self._sample_text(llm, request, max_tokens=seg.max_tokens, stop=(seg.stop,),
+                cap = int(request.params.get("rationale_tokens", seg.max_tokens))
+                raw, n = self._sample_text(llm, request, max_tokens=cap, stop=(seg.stop,),
                                            seed=seed + i)
                 texts[seg.name] = fmt.clean_text(raw, seg)
                 answer += fmt.escape_text(texts[seg.name])
