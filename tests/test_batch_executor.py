@@ -183,3 +183,21 @@ def test_crash_between_submission_and_storing_the_id_finds_the_batch_by_key(tmp_
     n = N_ITEMS * 8
     assert second.complete and second.n_written == n
     assert srv.stats["batches_created"] == 1 and srv.stats["batch_lines"] == n     # found by key, not resent
+
+
+def test_batch_and_live_runs_store_the_same_judgments(tmp_path: Path, openai_env) -> None:
+    """The same requests (seed included) either way: at temperature 0 the fake server answers alike."""
+    frames = []
+    for batch in (False, True):
+        d = tmp_path / str(batch)
+        d.mkdir()
+        cfg = _config(d, "openai:gpt-4o-mini", temperatures=[0.0], cache="off")
+        cfg.judges[0].batch = batch
+        run_config(cfg, d / "run", progress=False)
+        with RunStore(d / "run") as st:
+            frames.append(st.judgments().set_index("trial_id").sort_index())
+    live, batched = frames
+    assert list(live.index) == list(batched.index)
+    for col in ("verdict", "raw_output", "p_a", "tokens_in", "tokens_out", "prompt_hash"):
+        assert live[col].equals(batched[col]), col
+    assert batched.cost_usd.sum() == pytest.approx(live.cost_usd.sum() / 2)
