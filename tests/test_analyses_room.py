@@ -39,19 +39,14 @@ def test_analysis_input_checks_and_splits() -> None:
 
 
 def test_old_homes_resolve_to_the_analyses() -> None:
-    from verdictlab import jury, probes, remedies
-    from verdictlab.analyses import flask, geval, juries, rubric
-    from verdictlab.analyses import probes as aprobes
+    from verdictlab import jury, remedies
+    from verdictlab.analyses import flask, geval, juries
     from verdictlab.analyses import remedies as aremedies
     from verdictlab.protocols import flask as pflask
     from verdictlab.protocols import geval as pgeval
-    from verdictlab.protocols import pointwise as ppointwise
 
     assert pflask.aggregate_criteria is flask.aggregate_criteria and pflask.flask_table is flask.flask_table
     assert pgeval.contradiction_table is geval.contradiction_table
-    assert ppointwise.rubric_agreement is rubric.rubric_agreement
-    assert ppointwise.pointwise_agreement is rubric.pointwise_agreement
-    assert probes.probe_table is aprobes.probe_table
     assert remedies.remedy_table is aremedies.remedy_table and jury.jury_table is juries.jury_table
     with pytest.raises(AttributeError):
         pflask.no_such_name  # noqa: B018

@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from verdictlab.analyses.rubric import pointwise_agreement, rubric_agreement
 from verdictlab.items import PairItem, PointItem
 from verdictlab.protocols import get_protocol
-from verdictlab.protocols.pointwise import make_pointwise, parse_grade, pointwise_agreement, rubric_agreement
+from verdictlab.protocols.pointwise import make_pointwise, parse_grade
 from verdictlab.protocols.rubric import CriteriaError, RubricProtocol, extract_reasoning, parse_pass_fail
 
 CRITERIA = """\

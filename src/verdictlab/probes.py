@@ -274,13 +274,3 @@ def paraphrase_probe(load: DatasetLoad, *, file: str | None = None, paraphraser:
     note = f"probe paraphrase: {len(out)} questions reworded ({source}); {len(load.items) - len(out)} without one"
     return DatasetLoad(name=name, items=out, source=load.source, dropped=dropped, reordered=load.reordered,
                        seed=load.seed, notes=[*load.notes, note])
-
-
-def __getattr__(name: str) -> Any:
-    """The probe figures moved to :mod:`verdictlab.analyses.probes` (the transforms stay here as
-    dataset transforms); ``probe_table`` and ``PROBE_TABLE_COLUMNS`` resolve there lazily."""
-    if name in ("probe_table", "PROBE_TABLE_COLUMNS"):
-        from .analyses import probes as _analyses_probes
-
-        return getattr(_analyses_probes, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

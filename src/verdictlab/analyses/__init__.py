@@ -74,7 +74,7 @@ class AnalysisInput:
 
     @cached_property
     def point_mask(self) -> pd.Series:
-        from .remedies import pointwise_mask
+        from ._frames import pointwise_mask
 
         if self.judgments.empty:
             return pd.Series(False, index=self.judgments.index)

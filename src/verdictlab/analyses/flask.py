@@ -25,8 +25,8 @@ import pandas as pd
 
 from ..vocab import DECISIVE, DEFAULT_DECODING, DEFAULT_UNPARSED, Order, ParseStatus, Verdict
 from . import AnalysisInput, register
+from ._frames import _EXTRA_KEYS, _empty, _finish, _prep
 from .juries import default_quorum, vote_counts
-from .remedies import _EXTRA_KEYS, _empty, _finish, _prep
 
 FLASK_TIE_RULES = ("tie", "none", "priority")
 _AGG_KEY = ["judge", "dataset", "item_id", "protocol", "order", "temperature", "rep", *_EXTRA_KEYS]

@@ -39,8 +39,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..design import trial_id
-from ..judgment import JUDGMENT_COLUMN_NAMES, judgment_frame
 from ..vocab import (
     DECISIVE,
     DEFAULT_DECODING,
@@ -53,11 +51,14 @@ from ..vocab import (
     first_shown,
 )
 from . import AnalysisInput, register
+from ._frames import _EXTRA_KEYS, _empty, _finish, _prep, pointwise_mask
+from .flask import aggregate_criteria
 from .juries import default_quorum, vote_counts
 
-#: key columns beyond the classic trial key (``decoding``: issue 17); derived rows keep them, so
-#: remedies never mix free and constrained decoding
-_EXTRA_KEYS: tuple[str, ...] = ("decoding",)
+__all__ = ["BOTH_ORDERS_VOTE", "DEFAULT_REMEDIES", "PAIR_KEY", "REMEDY_TABLE_COLUMNS", "REPORT_REMEDIES", "UNIT_KEY",
+           "_empty", "_finish", "_prep", "both_orders", "calls_per_verdict", "derive", "derive_all", "majority_at_k",
+           "order_average", "pointwise_mask", "remedy_table", "single_verdict_rows"]
+
 PAIR_KEY: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "temperature", "rep", "step", *_EXTRA_KEYS)
 UNIT_KEY: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "order", "temperature", "step",
                              *_EXTRA_KEYS)
@@ -69,28 +70,6 @@ REPORT_REMEDIES: tuple[str, ...] = ("both-orders", BOTH_ORDERS_VOTE, "order-aver
 _MAJ_RE = re.compile(r"^majority@(\d+)$")
 _WORST = {status: i for i, status in enumerate(PARSE_STATUSES)}   # ok < repaired < fallback < failed
 _STATUS = np.array(PARSE_STATUSES, dtype=object)
-
-
-def _prep(judgments: pd.DataFrame) -> pd.DataFrame:
-    df = judgments.copy()
-    for c in JUDGMENT_COLUMN_NAMES:
-        if c not in df.columns:
-            df[c] = None
-    df["step"] = df["step"].fillna("").astype(str)
-    df["decoding"] = df["decoding"].fillna(DEFAULT_DECODING).astype(str)
-    return df
-
-
-def _finish(df: pd.DataFrame) -> pd.DataFrame:
-    if len(df):
-        df["trial_id"] = [trial_id(j, d, i, p, o, t, r, s, decoding=dec) for j, d, i, p, o, t, r, s, dec in
-                          zip(df["judge"], df["dataset"], df["item_id"], df["protocol"], df["order"],
-                              df["temperature"], df["rep"], df["step"], df["decoding"], strict=True)]
-    return judgment_frame(df).reset_index(drop=True)
-
-
-def _empty() -> pd.DataFrame:
-    return judgment_frame(pd.DataFrame({c: pd.Series(dtype=object) for c in JUDGMENT_COLUMN_NAMES}))
 
 
 def _paired(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -326,30 +305,10 @@ def _why_missing(remedy: str) -> str:
     return "needs both orders"
 
 
-def pointwise_mask(judgments: pd.DataFrame, items: Sequence[object] | None = None) -> pd.Series:
-    """True for rows of pointwise items (rubric / graded verdicts), which pairwise statistics such as
-    :func:`verdictlab.stats.reliability` must not see.  With ``items`` (``RunStore.items()``) the item
-    kind decides; without, a verdict outside A / B / tie / null does."""
-    if items is not None:
-        from ..items import PointItem
-
-        point = {(it.dataset, str(it.item_id)) for it in items if isinstance(it, PointItem)}
-        if point:
-            return pd.Series([(d, str(i)) in point for d, i in zip(judgments["dataset"], judgments["item_id"],
-                                                                   strict=True)], index=judgments.index)
-        return pd.Series(False, index=judgments.index)
-    v = judgments["verdict"]
-    return v.notna() & ~v.isin(VERDICTS)
-
-
-
-
 def single_verdict_rows(pairs: pd.DataFrame) -> pd.DataFrame:
     """Pairwise rows with one verdict per trial: rows without a step as they are, and for multi-call
     protocols (``flask``: one row per criterion) the aggregate verdicts of
     :func:`verdictlab.analyses.flask.aggregate_criteria` instead of their step rows."""
-    from .flask import aggregate_criteria
-
     if pairs.empty:
         return pairs
     stepped = pairs["step"].fillna("") != ""

@@ -169,13 +169,3 @@ def make_pointwise(*, template_path: str | Path | None = None, **options: Any) -
         lo, hi = int(m.group(1)), int(m.group(2))
         options["scale"] = tuple(range(lo, hi + 1))
     return PointwiseProtocol(**options)
-
-
-def __getattr__(name: str) -> Any:
-    """The agreement tables moved to :mod:`verdictlab.analyses.rubric`; ``pointwise_agreement`` and
-    ``rubric_agreement`` resolve there (lazily, so protocols never import the analyses)."""
-    if name in ("pointwise_agreement", "rubric_agreement"):
-        from ..analyses import rubric as _analyses_rubric
-
-        return getattr(_analyses_rubric, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -428,12 +428,23 @@ def _cell_column_frames(inp: analyses.AnalysisInput) -> list[pd.DataFrame]:
 
 # -- run meta ------------------------------------------------------------------------------------
 
+def _package_version() -> str:
+    """verdictlab's version from the installed package metadata (the report never imports the package
+    root, which imports the report)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("verdictlab")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+        return "unknown"
+
+
 def run_meta(store: RunStore, judgments: pd.DataFrame) -> dict[str, Any]:
     """Key-free meta of the run: the store's meta table (secrets removed) plus what the judgments
     show (judges, datasets, protocols, temperatures, counts) and the versions of this report."""
     import platform
 
-    from .. import __version__ as vl_version
+    vl_version = _package_version()
 
     meta = redact(store.all_meta())
     out: dict[str, Any] = {"run_dir": str(store.run_dir), "meta": plain(meta)}
