@@ -201,3 +201,29 @@ def test_batch_and_live_runs_store_the_same_judgments(tmp_path: Path, openai_env
     for col in ("verdict", "raw_output", "p_a", "tokens_in", "tokens_out", "prompt_hash"):
         assert live[col].equals(batched[col]), col
     assert batched.cost_usd.sum() == pytest.approx(live.cost_usd.sum() / 2)
+
+
+def test_anthropic_batch_lost_before_its_id_was_stored_is_resubmitted_and_said(tmp_path: Path,
+                                                                              monkeypatch) -> None:
+    """Message Batches carry no metadata: a batch whose id never reached the store cannot be found, so
+    its trials are submitted again -- and the run says so (the one documented gap)."""
+    from verdictlab.engine.batch import BatchExecutor
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    real_save = BatchExecutor._save
+
+    def dies_before_storing_the_id(self, rec):
+        if rec["state"] == "submitted":
+            raise KeyboardInterrupt
+        real_save(self, rec)
+
+    with FakeOpenAIServer(FakeConfig(api_key=KEY)) as srv:
+        cfg = _config(tmp_path, f"anthropic:claude-3-5-haiku-latest@{srv.base_url.removesuffix('/v1')}")
+        monkeypatch.setattr(BatchExecutor, "_save", dies_before_storing_the_id)
+        run_config(cfg, tmp_path / "run", progress=False)
+        monkeypatch.setattr(BatchExecutor, "_save", real_save)
+        second = run_config(cfg, tmp_path / "run", progress=False)
+        assert srv.stats["batches_created"] == 2
+    assert second.complete and second.stopped and "submitted again" in second.stopped
+    with RunStore(tmp_path / "run") as st:
+        assert [r["state"] for r in st.get_meta("batches")] == ["abandoned", "collected"]
