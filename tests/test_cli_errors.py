@@ -53,7 +53,7 @@ def good_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp / "run"
 
 
-def _bad_inputs(tmp: Path, good_run: Path) -> list[tuple[str, list[str], int]]:
+def _bad_inputs(tmp: Path, good_run: Path) -> list[tuple[str, list[str], int | None]]:
     """(what, argv, expected exit code) for every command."""
     _pairs(tmp / "pairs.jsonl")
     (tmp / "notutf8.yaml").write_bytes(b"name: t\n# \xff\xfe\n")
@@ -73,7 +73,7 @@ def _bad_inputs(tmp: Path, good_run: Path) -> list[tuple[str, list[str], int]]:
     truncated.mkdir()
     (truncated / "run.sqlite").write_bytes((good_run / "run.sqlite").read_bytes()[:1000])
     tpl_missing = _config(tmp, protocols="['direct@no-such-template.yaml']", name="tpl.yaml")
-    cases: list[tuple[str, list[str], int]] = [
+    cases: list[tuple[str, list[str], int | None]] = [
         ("config missing", ["run", str(tmp / "nope.yaml")], EXIT_INPUT),
         ("config is a directory", ["run", str(tmp / "adir.yaml")], EXIT_INPUT),
         ("config not UTF-8", ["run", str(tmp / "notutf8.yaml")], EXIT_INPUT),
@@ -165,7 +165,7 @@ def test_item7_run_dir_naming_a_file(tmp_path: Path) -> None:
 
 def test_item7_full_disk_and_corrupt_store_are_store_errors() -> None:
     full = sqlite3.OperationalError("database or disk is full")
-    full.sqlite_errorcode = 13            # type: ignore[attr-defined]
+    full.sqlite_errorcode = 13
     code, msg = classify(full)
     assert code == EXIT_STORE and msg.startswith("run store: database or disk is full; free some space")
     assert classify(sqlite3.DatabaseError("file is not a database"))[0] == EXIT_STORE

@@ -11,7 +11,7 @@ import pytest
 from verdictlab.config import ConfigError, config_from_dict, load_config
 from verdictlab.datasets import load_dataset
 from verdictlab.guards import GuardError, expanded_size, limits, loads_json, nesting_depth
-from verdictlab.items import ItemError
+from verdictlab.items import ItemError, PairItem
 
 PAIR = {"item_id": "a", "question": "q", "response_a": "x", "response_b": "y", "label": "A"}
 
@@ -53,6 +53,7 @@ def test_item1_csv_with_commas_quoted_loads_exactly(tmp_path: Path) -> None:
     p = tmp_path / "ok.csv"
     p.write_text('item_id,question,response_a,response_b,label\ni0,"What is 2+2, exactly?",4,5,A\n')
     (it,) = load_dataset("csv", path=str(p)).items
+    assert isinstance(it, PairItem)
     assert (it.item_id, it.question, it.response_a, it.response_b, it.label) == \
         ("i0", "What is 2+2, exactly?", "4", "5", "A")
 
@@ -265,7 +266,8 @@ def test_item4_huge_flipping_response_keeps_the_html_report_small(tmp_path: Path
     assert html.count("more characters in run.sqlite") >= 4
     assert len(html.encode()) < 1_500_000, len(html.encode())
     with open_store(rd) as st:                   # the store keeps the whole text
-        assert len(st.items()[0].response_a) == len(big)
+        (item,) = st.items()
+        assert isinstance(item, PairItem) and len(item.response_a) == len(big)
     monkeypatch.setenv("VERDICTLAB_HTML_MAX_BYTES", "1000")
     r = runner.invoke(app, ["report", str(rd), "--html", "--bootstrap", "0"])
     assert r.exit_code == 3
