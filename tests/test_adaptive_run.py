@@ -93,3 +93,20 @@ def c_pairs_of_frame(meta, frame):
     from verdictlab.stats.adaptive import c_pairs_from
 
     return c_pairs_from(meta, frame)
+
+
+def test_report_json_of_an_adaptive_run(tmp_path):
+    from verdictlab.report import build_report
+
+    _pairs(tmp_path / "pairs.jsonl", n=150)
+    cfg = _config(tmp_path / "pairs.jsonl", precision={"T": 0.08, "pilot_pairs": 40})
+    run_config(cfg, tmp_path / "run", progress=False)
+    rep = build_report(tmp_path / "run", n_bootstrap=200)
+    (cell,) = rep.cells
+    with RunStore(tmp_path / "run") as st:
+        meta, frame = st.get_meta(META_KEY), st.judgments()
+    label = next(iter(meta["cells"]))
+    own = adaptive_reliability(frame, c_pairs=c_pairs_of_frame(meta, frame)[label], n_bootstrap=200).iloc[0]
+    assert cell["design"] == "adaptive"
+    assert cell["C"] == pytest.approx(own["C"]) and cell["T"] == pytest.approx(own["T"])
+    assert cell.get("T_joint") is None or pd.isna(cell["T_joint"])

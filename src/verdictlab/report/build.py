@@ -30,6 +30,7 @@ from .. import analyses
 from .._redact import redact_value
 from ..stats import agreement_by_cell, best_in_group, failure_region, modal_verdicts, reliability
 from ..stats import format_dispersion as stats_format_dispersion
+from ..stats.adaptive import with_adaptive_figures
 from ..stats.readings import cell_sentence, validation_checklist
 from ..stats.regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, REGIONS
 from ..store import RunStore, open_store
@@ -166,6 +167,7 @@ AGREEMENT_FIELDS: tuple[tuple[str, str], ...] = (
 #: when a cell has them, with their table labels.
 EXTRA_CELL_FIELDS: tuple[tuple[str, str], ...] = (
     ("decoding", "decoding"),
+    ("design", "design"),
     ("A_3class", "A 3-class"),
     ("macro_f1", "macro F1"),
     ("C_expected", "C expected"),
@@ -181,7 +183,7 @@ def extra_cell_fields(cells: Sequence[Mapping[str, Any]]) -> list[tuple[str, str
     out = []
     for k, lab in EXTRA_CELL_FIELDS:
         vals = [c.get(k) for c in cells if c.get(k) is not None]
-        if vals and (k != "decoding" or any(v != "free" for v in vals)):
+        if vals and (k not in ("decoding", "design") or any(v not in ("free", "fixed") for v in vals)):
             out.append((k, lab))
     return out
 
@@ -517,6 +519,10 @@ def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataF
                                    n_bootstrap=inp.n_bootstrap, seed=inp.seed, by=by)
                  if len(judgments) else pd.DataFrame(columns=by))
     frame = frame.copy()
+    if len(frame) and inp.extra.get("adaptive_design"):
+        # an adaptive run: C and T of its cells from the C pairs (stats.adaptive), not from truncated units
+        frame = with_adaptive_figures(frame, inp.extra["adaptive_design"], judgments, unparsed=inp.unparsed,
+                                      confidence=inp.confidence, n_bootstrap=inp.n_bootstrap, seed=inp.seed)
     if len(frame):
         region = failure_region(frame["C"].to_numpy(float), frame["phi"].to_numpy(float),
                                 c_high=DEFAULT_C_HIGH, phi_low=DEFAULT_PHI_LOW)
@@ -555,7 +561,8 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
     all_judgments, attempts, items_frame, item_objects, meta = _load(store_or_run_dir)
     inp = analyses.AnalysisInput(all_judgments, items=item_objects, items_frame=items_frame, unparsed=unparsed,
                                  confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
-                                 extra={"expected_reps": expected_reps} if expected_reps else {})
+                                 extra={**({"expected_reps": expected_reps} if expected_reps else {}),
+                                        "adaptive_design": (meta.get("meta") or {}).get("adaptive_design")})
     # pairwise figures only see pairwise rows; pointwise (rubric / graded) items get their own tables
     point = inp.point_mask
     judgments = all_judgments[~point] if point.any() else all_judgments
