@@ -96,6 +96,9 @@ def _bad_inputs(tmp: Path, good_run: Path) -> list[tuple[str, list[str], int | N
         ("plan-labels no store", ["plan-labels", str(tmp / "nowhere"), "--halfwidth", "0.05"], None),
         ("demo --run-dir is a file", ["demo", "--run-dir", str(tmp / "afile"), "--pairs", "1"], None),
         ("datasets show unknown loader", ["datasets", "show", "nosuch"], EXIT_INPUT),
+        ("selftest bad option", ["selftest", "--pairs", "1"], EXIT_USAGE),
+        ("import unknown format", ["import", "nosuch", str(tmp / "deep.jsonl"), "--run-dir", str(tmp / "r6")], None),
+        ("datasets list bad option", ["datasets", "list", "--bogus"], EXIT_USAGE),
     ]
     for cmd in (["report"], ["export"], ["review"], ["compare"], ["report", "--json"], ["validate"],
                 ["plan-labels", "--halfwidth", "0.05"]):
