@@ -327,3 +327,13 @@ def test_duplicate_json_key_refused_and_non_regular_csv_path(tmp_path: Path) -> 
     os.mkfifo(fifo)                      # reading it would block forever
     with pytest.raises(ItemError, match=r"pipe.csv: not a regular file"):
         load_dataset("csv", path=str(fifo))
+
+
+def test_a_grid_of_a_billion_trials_per_item_is_refused_at_load(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    p = _yaml(tmp_path, _base_config("repetitions: 1000000000\n"))
+    with pytest.raises(ConfigError, match=r"2,000,000,000 trials per item .* more than the limit of 100,000 "
+                                          r"\(raise it with VERDICTLAB_MAX_TRIALS_PER_ITEM\)"):
+        load_config(p)
+    monkeypatch.setenv("VERDICTLAB_MAX_TRIALS_PER_ITEM", "3000000000")
+    assert load_config(p).repetitions == 1_000_000_000

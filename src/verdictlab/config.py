@@ -230,6 +230,21 @@ class RunConfig(BaseModel):
         return v
 
     @model_validator(mode="after")
+    def _grid_size(self) -> RunConfig:
+        """A careless ``repetitions: 1000000000`` would build the grid until memory runs out: refuse
+        more trials per item than the limit in force (``VERDICTLAB_MAX_TRIALS_PER_ITEM``)."""
+        from .guards import env_name, limits
+
+        per_item = (len(self.judges) * len(self.protocols) * len(self.orders) * len(self.temperatures)
+                    * len(self.decoding) * self.repetitions)
+        limit = limits().max_trials_per_item
+        if per_item > limit:
+            raise ValueError(f"the design asks for {per_item:,} trials per item (judges x protocols x orders x "
+                             f"temperatures x decodings x repetitions), more than the limit of {limit:,} "
+                             f"(raise it with {env_name('max_trials_per_item')})")
+        return self
+
+    @model_validator(mode="after")
     def _unique(self) -> RunConfig:
         named: tuple[tuple[str, list[str]], ...] = (
             ("judges", [j.id for j in self.judges]), ("protocols", list(self.protocols)),

@@ -10,6 +10,7 @@ config size after YAML aliases      VERDICTLAB_MAX_CONFIG_BYTES  1,000,000 bytes
 nesting depth of a record / config  VERDICTLAB_MAX_DEPTH         64 levels
 one raw output kept in HTML         VERDICTLAB_HTML_MAX_OUTPUT_CHARS  20,000 characters
 HTML report size                    VERDICTLAB_HTML_MAX_BYTES    50,000,000 bytes
+trials per item of a run config     VERDICTLAB_MAX_TRIALS_PER_ITEM  100,000
 ==================================  =========================  ==================================
 
 The store always keeps every raw output whole; only the HTML view is cut.
@@ -35,6 +36,7 @@ _ENV = {
     "max_depth": "VERDICTLAB_MAX_DEPTH",
     "html_max_output_chars": "VERDICTLAB_HTML_MAX_OUTPUT_CHARS",
     "html_max_bytes": "VERDICTLAB_HTML_MAX_BYTES",
+    "max_trials_per_item": "VERDICTLAB_MAX_TRIALS_PER_ITEM",
 }
 
 
@@ -46,6 +48,7 @@ class Limits:
     max_depth: int = 64
     html_max_output_chars: int = 20_000
     html_max_bytes: int = 50_000_000
+    max_trials_per_item: int = 100_000
 
 
 DEFAULT_LIMITS = Limits()
