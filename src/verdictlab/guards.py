@@ -3,15 +3,15 @@
 Every limit has a documented default that a user can raise through an environment variable
 (see ``docs/errors.md``):
 
-==================================  =========================  ==================================
-limit                               environment variable        default
-==================================  =========================  ==================================
-config size after YAML aliases      VERDICTLAB_MAX_CONFIG_BYTES  1,000,000 bytes (as JSON)
-nesting depth of a record / config  VERDICTLAB_MAX_DEPTH         64 levels
-one raw output kept in HTML         VERDICTLAB_HTML_MAX_OUTPUT_CHARS  20,000 characters
-HTML report size                    VERDICTLAB_HTML_MAX_BYTES    50,000,000 bytes
-trials per item of a run config     VERDICTLAB_MAX_TRIALS_PER_ITEM  100,000
-==================================  =========================  ==================================
+=================================  ================================  =========================
+limit                              environment variable              default
+=================================  ================================  =========================
+config size after YAML aliases     VERDICTLAB_MAX_CONFIG_BYTES       1,000,000 bytes (as JSON)
+nesting depth of a record/config   VERDICTLAB_MAX_DEPTH              64 levels
+one text kept in the HTML report   VERDICTLAB_HTML_MAX_OUTPUT_CHARS  20,000 characters
+HTML report size                   VERDICTLAB_HTML_MAX_BYTES         50,000,000 bytes
+trials per item of a run config    VERDICTLAB_MAX_TRIALS_PER_ITEM    100,000
+=================================  ================================  =========================
 
 The store always keeps every raw output whole; only the HTML view is cut.
 
