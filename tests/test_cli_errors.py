@@ -285,7 +285,7 @@ def test_item5_read_only_run_dir_as_an_unprivileged_user(good_run: Path) -> None
             assert p.returncode == code, (argv, p.stdout[-500:], p.stderr[-500:])
             assert "Traceback" not in p.stderr
             if code:
-                assert p.stderr.startswith("error: ") and "choose a place you can write" in p.stderr
+                assert p.stderr.startswith("error: ") and "(read-only); choose another place with --out" in p.stderr
         assert sorted(p.name for p in ro.iterdir()) == before     # nothing written beside the store
         assert (out / "j.parquet").stat().st_size > 0
     finally:

@@ -20,6 +20,7 @@ import sqlite3
 import sys
 import traceback
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
@@ -91,6 +92,16 @@ def _root_debug_flag() -> bool:
 
     ctx = get_current_context(silent=True)
     return bool(ctx is not None and ctx.find_root().params.get("debug"))
+
+
+def check_writable(path: Path, *, option: str = "--out") -> None:
+    """Fail early (exit 3, before any work) when ``path`` cannot be written: a directory, or a
+    folder that is read-only (an archived run on a read-only mount)."""
+    if path.is_dir():
+        fail(f"{path}: is a directory; give a file name with {option}", EXIT_INPUT)
+    parent = next((p for p in (path.parent, *path.parent.parents) if p.exists()), None)
+    if parent is not None and parent.is_dir() and not os.access(parent, os.W_OK | os.X_OK):
+        fail(f"{path}: cannot write in {parent} (read-only); choose another place with {option} PATH", EXIT_INPUT)
 
 
 def debug_enabled(flag: bool = False) -> bool:

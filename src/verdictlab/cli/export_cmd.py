@@ -24,8 +24,9 @@ def export_cmd(
     """Write every judgment of the run with the documented columns, in JUDGMENT_COLUMNS order."""
     from ..export import export_judgments
     from ..store import StoreError
-    from ._errors import EXIT_STORE, fail, say
+    from ._errors import EXIT_STORE, check_writable, fail, say
 
+    check_writable(out if out is not None else run_dir / f"judgments.{format.value}")
     try:
         path = export_judgments(run_dir, format=format.value, out=out)
     except StoreError as exc:

@@ -40,7 +40,7 @@ def report(
 
     from ..report import build_report, render_html, render_markdown, render_terminal, report_json, write_plots
     from ..store import StoreError
-    from ._errors import EXIT_STORE, fail, printable_view, say
+    from ._errors import EXIT_STORE, check_writable, fail, printable_view, say
 
     if out is not None and not html:
         if out.suffix.lower() in (".html", ".htm"):
@@ -51,6 +51,8 @@ def report(
         raise typer.BadParameter(f"--confidence must be in (0, 1), got {confidence}")
     if bootstrap < 0:
         raise typer.BadParameter(f"--bootstrap must be >= 0, got {bootstrap}")
+    if html:                     # before the (possibly long) report is built
+        check_writable(out or (run_dir / "report.html"), option="--html")
     try:
         rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
                            seed=seed, expected_reps=expected_reps)

@@ -130,8 +130,11 @@ def review(
     """Export the judge/human disagreements, the judge's reasoning beside the human label and critique."""
     from ..export import csv_safe
     from ..store import StoreError, open_store
-    from ._errors import EXIT_STORE, fail, say
+    from ._errors import EXIT_STORE, check_writable, fail, say
 
+    if fmt is None:
+        fmt = ReviewFormat.jsonl if out is not None and out.suffix.lower() in (".jsonl", ".json") else ReviewFormat.csv
+    check_writable(out or (run_dir / f"review.{fmt.value}"))
     try:
         store = open_store(run_dir)
     except StoreError as e:
@@ -144,8 +147,6 @@ def review(
     if judge is not None:
         df = df[df["judge"] == judge]
     frame = review_frame(df, items, include_unparsed=unparsed)
-    if fmt is None:
-        fmt = ReviewFormat.jsonl if out is not None and out.suffix.lower() in (".jsonl", ".json") else ReviewFormat.csv
     target = out or (run_dir / f"review.{fmt.value}")
     target.parent.mkdir(parents=True, exist_ok=True)
     if fmt is ReviewFormat.csv:
