@@ -276,6 +276,10 @@ class RunStore:
     def attempts(self) -> pd.DataFrame:
         return pd.read_sql_query("SELECT * FROM attempts", self.conn)
 
+    def count_failed(self) -> int:
+        """Judgments whose calls failed for good (``error`` set), over the whole store."""
+        return int(self.conn.execute("SELECT COUNT(*) FROM judgments WHERE error IS NOT NULL").fetchone()[0])
+
     def count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])
 

@@ -141,7 +141,7 @@ def _failed_in_store(rd: Path) -> int:
     from ..store import open_store
 
     with open_store(rd) as st:
-        return int(st.conn.execute("SELECT COUNT(*) FROM judgments WHERE error IS NOT NULL").fetchone()[0])
+        return st.count_failed()
 
 
 def _exit_if_incomplete(rd: Path, summary: Any) -> None:
