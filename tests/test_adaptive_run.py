@@ -110,3 +110,21 @@ def test_report_json_of_an_adaptive_run(tmp_path):
     assert cell["design"] == "adaptive"
     assert cell["C"] == pytest.approx(own["C"]) and cell["T"] == pytest.approx(own["T"])
     assert cell.get("T_joint") is None or pd.isna(cell["T_joint"])
+
+
+def test_the_store_records_what_the_design_chose(tmp_path):
+    _pairs(tmp_path / "pairs.jsonl", n=150)
+    cfg = _config(tmp_path / "pairs.jsonl", precision={"T": 0.08, "pilot_pairs": 40})
+    run_config(cfg, tmp_path / "run", progress=False)
+    with RunStore(tmp_path / "run") as st:
+        meta, frame = st.get_meta(META_KEY), st.judgments()
+    (label, plan), = meta["cells"].items()
+    assert len(plan["pilot"]) == 40
+    assert len(plan["c_pairs"]) + len(plan["mode_only_pairs"]) + 40 == plan["n_pairs"]
+    assert plan["n_not_needed_pairs"] == 150 - plan["n_pairs"]
+    # the stored C pairs are exactly those the report re-derives
+    derived = c_pairs_of_frame(meta, frame)[label]
+    assert derived == {("pairs", i) for i in plan["pilot"] + plan["c_pairs"]}
+    # every pilot unit ran all R repetitions
+    pilot_rows = frame[frame["item_id"].isin(plan["pilot"])]
+    assert (pilot_rows.groupby(["item_id", "order"]).size() == 10).all()

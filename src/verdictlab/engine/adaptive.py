@@ -211,6 +211,11 @@ class _CellRunner:
         chosen = pairs[n0:int(plan["n_pairs"])]
         rest = [(i, o) for i in chosen for o in orders if (i, o) in cell.units]
         c_of = {i: c_pair_draw(design.seed, cell.key[1], i) < float(plan["c_fraction"]) for i in chosen}
+        # what the design chose, in the store: the pilot pairs (full R), the C pairs (until N is decided),
+        # the mode-only pairs (until the mode is decided) and the pairs not needed
+        plan.update(pilot=list(pilot_pairs), c_pairs=sorted(i for i in chosen if c_of[i]),
+                    mode_only_pairs=sorted(i for i in chosen if not c_of[i]),
+                    n_not_needed_pairs=len(pairs) - int(plan["n_pairs"]))
         await asyncio.gather(*(self.unit(cell, k, full=False, consistency=c_of[k[0]]) for k in rest))
         skipped = [t for i in pairs[int(plan["n_pairs"]):] for o in orders for t in cell.units.get((i, o), {}).values()
                    if t.trial_id not in self.stored]
