@@ -48,7 +48,7 @@ from .judgment import Judgment, from_shown
 from .limits import Budget
 from .protocols.base import ParseResult, Protocol
 from .protocols.parsing import parse_json
-from .vocab import ORDERS, swap
+from .vocab import DEFAULT_UNPARSED, ORDERS, ParseStatus, swap
 
 FALLBACKS: tuple[str, ...] = ("none", "previous", "paper")
 FINAL_RULES: tuple[str, ...] = ("tie", "first-judge")
@@ -183,7 +183,8 @@ def _turn_row(item: PairItem, order: str, rep: int, s: DebateSettings, judge_id:
 def _read_turn(protocol: DebateProtocol, text: str | None, k: int, previous: str | None,
                s: DebateSettings) -> tuple[tuple[str | None, str, str | None, str], bool]:
     """((shown verdict, parse status, fallback rule, detail), whether a fallback gave the verdict)."""
-    parsed = protocol.parse(text) if text is not None else ParseResult(None, "failed", "no answer: the call failed")
+    parsed = (protocol.parse(text) if text is not None
+              else ParseResult(None, ParseStatus.FAILED.value, "no answer: the call failed"))
     verdict, status, rule, detail = parsed.verdict, parsed.status, parsed.fallback_rule, parsed.detail
     if verdict is None and s.fallback != "none":
         if k == 1 and s.fallback == "paper":
@@ -192,7 +193,7 @@ def _read_turn(protocol: DebateProtocol, text: str | None, k: int, previous: str
             verdict, rule = previous, "previous-round"
         if verdict is not None:
             detail = f"{detail}; fallback: {rule}"
-            return (verdict, "fallback", rule, detail), True
+            return (verdict, ParseStatus.FALLBACK.value, rule, detail), True
     return (verdict, status, rule, detail), False
 
 
@@ -260,7 +261,8 @@ async def _debate_one(item: PairItem, order: str, rep: int, callers: Sequence[Ju
     rows.append(from_shown(shown_verdict=final, order=order, judge=fj, dataset=item.dataset, item_id=item.item_id,
                            protocol=PROTOCOL_ID, temperature=s.temperature, rep=rep, step="", label=item.label,
                            category=item.category, raw_output=None,
-                           parse_status="failed" if final is None else ("fallback" if depends else "ok"),
+                           parse_status=(ParseStatus.FAILED if final is None
+                                         else ParseStatus.FALLBACK if depends else ParseStatus.OK).value,
                            parse_detail=f"{how} after {rounds_used} round(s)",
                            fallback_rule="depends-on-fallback" if depends else None,
                            scores=json.dumps({"rounds": rounds_used, "agreed": how == "agreement"}),
@@ -321,7 +323,7 @@ def run_debate(items: Sequence[PairItem], judge_ids: Sequence[str], run_dir: Any
 
 
 # -- figures ----------------------------------------------------------------------------------------------
-def debate_summary(judgments: Any, *, unparsed: str = "exclude") -> Any:
+def debate_summary(judgments: Any, *, unparsed: str = DEFAULT_UNPARSED) -> Any:
     """Round-1 vs final figures of the debates in ``judgments``: the registered analysis
     :func:`verdictlab.analyses.debate.debate_summary` (it takes the unparsed policy like every figure)."""
     from .analyses.debate import debate_summary as summary

@@ -18,7 +18,15 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from .design import trial_id as _trial_id
-from .vocab import DEFAULT_DECODING, PARSE_STATUSES, VERDICTS, canonical_first_won, check_order, swap
+from .vocab import (
+    DEFAULT_DECODING,
+    PARSE_STATUSES,
+    VERDICTS,
+    ParseStatus,
+    canonical_first_won,
+    check_order,
+    swap,
+)
 
 # (name, SQL type, description) -- the stable judgment schema, documented in the README.
 JUDGMENT_COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -129,10 +137,10 @@ def make_judgment(*, judge: str, dataset: str, item_id: str, protocol: str, orde
     if pair and verdict is not None and verdict not in VERDICTS:
         raise JudgmentError(f"verdict must be A, B, tie or null, got {verdict!r}")
     if parse_status is None:
-        parse_status = "ok" if verdict is not None else "failed"
+        parse_status = ParseStatus.OK.value if verdict is not None else ParseStatus.FAILED.value
     elif parse_status not in PARSE_STATUSES:
         raise JudgmentError(f"parse_status must be one of {PARSE_STATUSES}, got {parse_status!r}")
-    if parse_status == "failed" and verdict is not None:
+    if parse_status == ParseStatus.FAILED and verdict is not None:
         raise JudgmentError("a failed parse has no verdict")
     for name in columns:
         if name in ("trial_id", "shown_first_won"):

@@ -19,6 +19,7 @@ from ..config import RunConfig
 from ..judges.base import JudgeAPI
 from ..limits import Budget, PriceTable, default_price_table
 from ..store import RunStore
+from ..vocab import Decoding
 from .adaptive import AdaptiveDesign, AdaptiveExecutor
 from .prepare import Item, PreparedRun, make_plan, prepare_run
 from .runner import run_trials
@@ -113,13 +114,13 @@ def _keep_constrainable(prepared: PreparedRun, judges: Mapping[str, JudgeAPI]) -
     """With constrained decoding in the config: drop the constrained trials of (judge, protocol) pairs
     that cannot be constrained (never run them silently free) and return the mechanism table for the
     run's meta (``decoding_mechanisms``); None when the config runs free decoding only."""
-    if "constrained" not in prepared.config.decoding:
+    if Decoding.CONSTRAINED not in prepared.config.decoding:
         return None
     from ..output_format import constrainable, constraint_table
 
     mechs = constraint_table(dict(judges), dict(prepared.protocols))
     prepared.trials = [t for t in prepared.trials
-                       if t.decoding == "free" or constrainable(mechs, t.judge, t.protocol)]
+                       if t.decoding == Decoding.FREE or constrainable(mechs, t.judge, t.protocol)]
     prepared.trials_by_judge = dict(collections.Counter(t.judge for t in prepared.trials))
     return mechs
 

@@ -19,7 +19,7 @@ from ..items import PairItem, PointItem
 from ..judges.base import JudgeAPI, JudgeRequest, JudgeResponse
 from ..judgment import Judgment, make_judgment
 from ..protocols.base import ParseResult, Protocol
-from ..vocab import VERDICTS, swap
+from ..vocab import DEFAULT_DECODING, VERDICTS, Order, ParseStatus, swap
 from .caller import CallResult
 
 Item = PairItem | PointItem
@@ -57,7 +57,7 @@ def safe_parse(protocol: Protocol, text: str, response: JudgeResponse | None = N
             return protocol.parse_response(response)
         return protocol.parse(text)
     except Exception as exc:  # a parser bug must not kill the run; it is recorded instead
-        return ParseResult(None, "failed", f"parser raised {type(exc).__name__}: {redact_text(exc, limit=200)}")
+        return ParseResult(None, ParseStatus.FAILED.value, f"parser raised {type(exc).__name__}: {redact_text(exc, limit=200)}")
 
 
 class RequestBuilder:
@@ -88,7 +88,7 @@ class RequestBuilder:
             top_logprobs=max(5, len(protocol.verdict_choices)) if use_logprobs else 0,
             verdict_choices=tuple(protocol.verdict_choices) if protocol.label_only else (), params=self.params,
             metadata={**trial.key(), "trial_id": tid, **extra}, gold_label=gold, decoding=trial.decoding,
-            output_format=protocol.output_format() if trial.decoding != "free" else None,
+            output_format=protocol.output_format() if trial.decoding != DEFAULT_DECODING else None,
         )
 
 
@@ -99,7 +99,7 @@ def item_view(item: PairItem, order: str) -> dict[str, Any]:
     ma = item.model_a or item.meta.get("model_a")
     mb = item.model_b or item.meta.get("model_b")
     return {"shown_chars": [len(first), len(second)],
-            "shown_models": [ma, mb] if order == "AB" else [mb, ma], "item_meta": dict(item.meta)}
+            "shown_models": [ma, mb] if order == Order.AB else [mb, ma], "item_meta": dict(item.meta)}
 
 
 def _item_label(item: Item) -> str | None:
@@ -115,7 +115,7 @@ def failed_judgment(trial: Trial, item: Item, *, tid: str, error: str | None, at
     return make_judgment(judge=trial.judge, dataset=trial.dataset, item_id=trial.item_id, protocol=trial.protocol,
                          order=trial.order, temperature=trial.temperature, rep=trial.rep, step=trial.step,
                          decoding=trial.decoding, label=_item_label(item), category=item.category,
-                         parse_status="failed", parse_detail=detail, prompt_hash=prompt_hash, attempts=attempts,
+                         parse_status=ParseStatus.FAILED.value, parse_detail=detail, prompt_hash=prompt_hash, attempts=attempts,
                          error=error, cache_hit=0)
 
 
@@ -129,7 +129,7 @@ def judgment_for(trial: Trial, item: Item, protocol: Protocol, result: CallResul
     parsed = safe_parse(protocol, resp.text, resp)
     pair = isinstance(item, PairItem)
     if pair and parsed.verdict not in _PAIR_VERDICTS:
-        parsed = ParseResult(None, "failed", f"parser returned an unknown verdict {parsed.verdict!r}")
+        parsed = ParseResult(None, ParseStatus.FAILED.value, f"parser returned an unknown verdict {parsed.verdict!r}")
     detail = parsed.detail
     if resp.notes:
         detail = (detail + " | " if detail else "") + "backend notes: " + "; ".join(resp.notes)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..vocab import DECISIVE, PARSE_STATUSES
+from ..vocab import DECISIVE, PARSE_STATUSES, ParseStatus
 
 
 @dataclass(frozen=True)
@@ -31,9 +31,9 @@ class ParseResult:
     def __post_init__(self) -> None:
         if self.status not in PARSE_STATUSES:
             raise ValueError(f"bad parse status {self.status!r}")
-        if self.status == "failed" and self.verdict is not None:
+        if self.status == ParseStatus.FAILED and self.verdict is not None:
             raise ValueError("a failed parse carries no verdict")
-        if self.status != "failed" and self.verdict is None:
+        if self.status != ParseStatus.FAILED and self.verdict is None:
             raise ValueError("a parse without a verdict must have status 'failed'")
 
 
