@@ -181,6 +181,11 @@ class Budget:
             self.calls += 1
             return True
 
+    async def areserve(self) -> bool:
+        """:meth:`try_reserve` for callers on an event loop (a budget shared by processes overrides it
+        to fetch calls without blocking: :class:`verdictlab.engine.ray_executor.LeasedBudget`)."""
+        return self.try_reserve()
+
     def release(self) -> None:
         """Give back a reserved call that was never made (e.g. cancelled before sending)."""
         with self._lock:

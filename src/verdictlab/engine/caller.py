@@ -234,6 +234,16 @@ class JudgeCaller:
             return False
         return True
 
+    async def _areserve(self) -> bool:
+        """:meth:`_reserve` through the budget's awaitable reservation (a cluster budget fetches calls
+        from its ledger without blocking the event loop; a local one is the same as the sync call)."""
+        if self.control.stopped or self.halted:
+            return False
+        if not await self.budget.areserve():
+            self.control.halt(f"budget: {self.budget.exhausted_reason}")
+            return False
+        return True
+
     async def _wait_for_limits(self, request: JudgeRequest) -> None:
         if self.requests is not None:
             await self.requests.acquire(1)
@@ -244,7 +254,7 @@ class JudgeCaller:
                                  cache_key: str | None) -> CallResult | None:
         attempt = 0
         while True:
-            if not self._reserve():
+            if not await self._areserve():
                 return None
             attempt += 1
             self.spend.calls += 1

@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
-import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -64,7 +63,7 @@ def import_ray() -> Any:
 class LeasedBudget(Budget):
     """A worker's view of the cluster budget.  At the start of a chunk the worker leases one call per
     trial from the ledger (one awaited round trip); retries take further leases of ``LEASE`` calls
-    (a blocking round trip, rare).  Tokens and dollars are added up and charged to the ledger when the
+    (awaited too, never blocking the worker's event loop).  Tokens and dollars are added up and charged to the ledger when the
     chunk ends, together with handing back unused calls.  Used from one worker thread."""
 
     def __init__(self, ledger: Any, ray: Any, *, leased: int = 0, reason: str | None = None) -> None:
@@ -74,23 +73,29 @@ class LeasedBudget(Budget):
         self._reason = reason
         self._tokens = 0
         self._usd = 0.0
+        self._refill = asyncio.Lock()
 
     @property
     def exhausted_reason(self) -> str | None:
         return self._reason
 
     def try_reserve(self) -> bool:
+        """A call from the local lease (no round trip); :meth:`areserve` tops the lease up."""
         if self._leased == 0:
-            if self._reason is not None:
-                return False
-            granted, reason = self._ray.get(self._ledger.lease.remote(LEASE))
-            self._leased += int(granted)
-            if not granted:
-                self._reason = reason
-                return False
+            return False
         self._leased -= 1
         self.calls += 1
         return True
+
+    async def areserve(self) -> bool:
+        if self._leased == 0 and self._reason is None:
+            async with self._refill:
+                if self._leased == 0 and self._reason is None:
+                    granted, reason = await self._ledger.lease.remote(LEASE)
+                    self._leased += int(granted)
+                    if not granted:
+                        self._reason = reason
+        return self.try_reserve()
 
     def charge(self, tokens: int | None, cost_usd: float | None) -> None:
         super().charge(tokens, cost_usd)
@@ -177,32 +182,25 @@ async def judge_chunk(payload: dict[str, Any], *, judge: Any, ledger: Any, ray: 
 
 
 class _JudgeWorkerImpl:
-    """The actor body: judges chunks, one judge instance per worker thread (clients are loop-bound)."""
+    """The actor body (an async actor: its chunks share one event loop and one judge client)."""
 
     def __init__(self, ledger: Any) -> None:
         self.ledger = ledger
-        self._local = threading.local()
+        self.judges: dict[str, Any] = {}
 
     def _judge(self, judge_id: str) -> Any:
         from ..judges import make_judge
 
-        cache = getattr(self._local, "judges", None)
-        if cache is None:
-            cache = self._local.judges = {}
-        if judge_id not in cache:
-            cache[judge_id] = make_judge(judge_id)
-        return cache[judge_id]
+        if judge_id not in self.judges:
+            self.judges[judge_id] = make_judge(judge_id)
+        return self.judges[judge_id]
 
-    def judge_chunk(self, payload: dict[str, Any]) -> dict[str, Any]:
+    async def judge_chunk(self, payload: dict[str, Any]) -> dict[str, Any]:
         import ray
 
-        loop = getattr(self._local, "loop", None)
-        if loop is None:
-            loop = self._local.loop = asyncio.new_event_loop()
-        return loop.run_until_complete(judge_chunk(payload, judge=self._judge(payload["judge"]),
-                                                   ledger=self.ledger, ray=ray))
+        return await judge_chunk(payload, judge=self._judge(payload["judge"]), ledger=self.ledger, ray=ray)
 
-    def pid(self) -> int:
+    async def pid(self) -> int:
         import os
 
         return os.getpid()
@@ -248,13 +246,15 @@ class RayExecutor(BaseExecutor):
     needs_session = True
 
     def __init__(self, *, address: str | None = None, workers: int | None = None, chunk_size: int | None = None,
-                 seed: int = 42, cache: str = "auto", worker_options: Mapping[str, Any] | None = None) -> None:
+                 seed: int = 42, cache: str = "auto", worker_options: Mapping[str, Any] | None = None,
+                 inflight: int = 2) -> None:
         self.address = address
         self.workers = workers
         self.chunk_size = chunk_size
         self.seed = seed
         self.cache = cache
         self.worker_options = dict(worker_options or {})
+        self.inflight = max(1, int(inflight))   # chunks judged at once per worker (one thread each)
         self.session: Any = None
         self.actors: list[Any] = []
         self.ledger: Any = None
@@ -273,7 +273,7 @@ class RayExecutor(BaseExecutor):
         ledger_cls = ray.remote(num_cpus=0)(_BudgetLedgerImpl)
         self.ledger = ledger_cls.remote(budget.max_calls, budget.max_tokens, budget.max_usd,
                                         budget.calls, budget.tokens, budget.usd)
-        opts = {"num_cpus": 0, "max_restarts": -1, "max_task_retries": -1, "max_concurrency": 2,
+        opts = {"num_cpus": 0, "max_restarts": -1, "max_task_retries": -1, "max_concurrency": self.inflight,
                 **self.worker_options}
         worker_cls = ray.remote(**opts)(_JudgeWorkerImpl)
         tag = uuid.uuid4().hex[:8]
@@ -346,7 +346,7 @@ class RayExecutor(BaseExecutor):
 
     async def _dispatch(self, ray: Any, chunks: list[tuple[Lane, list[Trial]]], control: RunControl) -> None:
         queue = collections.deque(chunks)
-        idle = collections.deque(a for a in self.actors for _ in range(2))   # two chunks per actor
+        idle = collections.deque(a for a in self.actors for _ in range(self.inflight))   # chunks per actor
         running: dict[asyncio.Future[Any], tuple[Any, _Pending]] = {}
         seen: set[str] = set()
         while queue or running:
