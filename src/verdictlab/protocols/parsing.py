@@ -154,6 +154,56 @@ def _loads_lenient(s: str) -> tuple[Any, str | None]:
         return None, None
 
 
+def _json_candidate(text: str, stop: tuple[str, ...], repairs: list[str]) -> tuple[str, str]:
+    """Repairs R1-R2: the reply without fences and without text around the object -> (body, candidate)."""
+    body = strip_fences(text)
+    if body != text.strip():
+        repairs.append("R1 fences stripped")
+    start = body.find("{")
+    if start > 0:
+        repairs.append("R2 text before the object dropped")
+    candidate = body[start:] if start >= 0 else body
+    end = candidate.rfind("}")
+    if end >= 0 and end < len(candidate.rstrip()) - 1:
+        repairs.append("R2 text after the object dropped")
+        candidate = candidate[:end + 1]
+    candidate, _ = _restore_stop(candidate, stop)
+    return body, candidate
+
+
+def _json_object_verdict(obj: dict[str, Any], fields: tuple[str, ...], allows_tie: bool, notes: list[str],
+                         repairs: list[str]) -> ParseResult:
+    """A (leniently) parsed object: its winner field, normalised (R4), or failed."""
+    if "winner" not in obj:
+        return ParseResult(None, "failed", "JSON object has no 'winner' field")
+    raw = obj["winner"]
+    v, note = normalise_winner(raw, allows_tie=allows_tie)
+    if v is None:
+        return ParseResult(None, "failed", note)
+    if note == "normalised":
+        repairs.append(f"R4 winner {raw!r} normalised")
+    if list(obj) != list(fields):
+        repairs.append(f"fields {list(obj)} instead of {list(fields)}")
+    if v == "tie" and not allows_tie:  # pragma: no cover - normalise_winner already refuses
+        return ParseResult(None, "failed", "tie not allowed")
+    return ParseResult(v, "repaired" if repairs else "ok", "; ".join(notes + repairs))
+
+
+def _json_winner_text(body: str, allows_tie: bool, repairs: list[str]) -> ParseResult:
+    """R5: the object does not parse; accept a complete winner field (all such fields must agree)."""
+    hits = _JSON_WINNER_RE.findall(body)
+    if not hits:
+        return ParseResult(None, "failed", f"no complete winner field in {body[:40]!r}")
+    verdicts = [normalise_winner(a or b or c, allows_tie=allows_tie) for a, b, c in hits]
+    v, note = _merge(verdicts)
+    if v is None:
+        return ParseResult(None, "failed", note)
+    repairs.append("R5 winner read from unparseable/truncated JSON")
+    if note == "normalised":
+        repairs.append("R4 winner normalised")
+    return ParseResult(v, "repaired", "; ".join(repairs))
+
+
 def parse_json(text: str, *, fields: tuple[str, ...] = ("winner", "rationale"), stop: tuple[str, ...] = ("}",),
                allows_tie: bool = False) -> ParseResult:
     """Parse ``{"winner": ..., "rationale": ...}`` (field order as in ``fields``)."""
@@ -171,47 +221,13 @@ def parse_json(text: str, *, fields: tuple[str, ...] = ("winner", "rationale"), 
         return ParseResult(obj["winner"], "ok", "; ".join(notes))
     # repairs
     repairs: list[str] = []
-    body = strip_fences(text)
-    if body != text.strip():
-        repairs.append("R1 fences stripped")
-    start = body.find("{")
-    if start > 0:
-        repairs.append("R2 text before the object dropped")
-    candidate = body[start:] if start >= 0 else body
-    end = candidate.rfind("}")
-    if end >= 0 and end < len(candidate.rstrip()) - 1:
-        repairs.append("R2 text after the object dropped")
-        candidate = candidate[:end + 1]
-    candidate, _ = _restore_stop(candidate, stop)
+    body, candidate = _json_candidate(text, stop, repairs)
     obj, r3 = _loads_lenient(candidate)
     if r3:
         repairs.append(r3)
-    if isinstance(obj, dict) and "winner" in obj:
-        raw = obj["winner"]
-        v, note = normalise_winner(raw, allows_tie=allows_tie)
-        if v is None:
-            return ParseResult(None, "failed", note)
-        if note == "normalised":
-            repairs.append(f"R4 winner {raw!r} normalised")
-        if list(obj) != list(fields):
-            repairs.append(f"fields {list(obj)} instead of {list(fields)}")
-        if v == "tie" and not allows_tie:  # pragma: no cover - normalise_winner already refuses
-            return ParseResult(None, "failed", "tie not allowed")
-        return ParseResult(v, "repaired" if repairs else "ok", "; ".join(notes + repairs))
     if isinstance(obj, dict):
-        return ParseResult(None, "failed", "JSON object has no 'winner' field")
-    # R5: the object does not parse; accept a complete winner field
-    hits = _JSON_WINNER_RE.findall(body)
-    if not hits:
-        return ParseResult(None, "failed", f"no complete winner field in {body[:40]!r}")
-    verdicts = [normalise_winner(a or b or c, allows_tie=allows_tie) for a, b, c in hits]
-    v, note = _merge(verdicts)
-    if v is None:
-        return ParseResult(None, "failed", note)
-    repairs.append("R5 winner read from unparseable/truncated JSON")
-    if note == "normalised":
-        repairs.append("R4 winner normalised")
-    return ParseResult(v, "repaired", "; ".join(repairs))
+        return _json_object_verdict(obj, fields, allows_tie, notes, repairs)
+    return _json_winner_text(body, allows_tie, repairs)
 
 
 # -- XML ----------------------------------------------------------------------------------------
