@@ -73,7 +73,7 @@ def pair_rank(seed: int, dataset: str, item_id: str) -> float:
     return _uniform("pair-order", seed, dataset, item_id)
 
 
-def _decided_one(counts: Mapping[object, int], left: int) -> bool:
+def _decided_one(counts: Mapping[str, int], left: int) -> bool:
     if not counts:
         return False
     ranked = sorted(counts.values(), reverse=True)
