@@ -2,7 +2,7 @@
 
 With ``executor: ray``, trials of ``vllm:`` judges are not sent call by call: their requests become a
 Ray Data dataset that flows through an inference *stage* -- Ray's LLM batch API with a vLLM engine
-(``ray.data.llm.build_llm_processor`` + ``vLLMEngineProcessorConfig``) on GPU machines -- and the
+(``ray.data.llm.build_processor`` + ``vLLMEngineProcessorConfig``) on GPU machines -- and the
 generated rows stream back to the driver, which parses them through the normal path
 (:func:`~verdictlab.engine.trials.judgment_for`) and writes them with the run's one writer.
 
@@ -98,7 +98,7 @@ def _as_list(col: Any) -> list[Any]:
 def vllm_stage(model: str, **engine_kwargs: Any) -> Callable[[Any], Any]:  # pragma: no cover - needs GPUs
     """The Ray Data LLM processor with a vLLM engine for ``model`` (import-guarded: needs vLLM, GPUs)."""
     try:
-        from ray.data.llm import build_llm_processor, vLLMEngineProcessorConfig
+        from ray.data.llm import build_processor, vLLMEngineProcessorConfig
     except ImportError as exc:
         raise RuntimeError("vllm: judges on Ray need Ray Data's LLM API and vLLM on GPU workers: "
                            "pip install 'ray[data,llm]' vllm") from exc
@@ -110,7 +110,7 @@ def vllm_stage(model: str, **engine_kwargs: Any) -> Callable[[Any], Any]:  # pra
                 "generated_text": row.get("generated_text"), "tokens_in": row.get("num_input_tokens"),
                 "tokens_out": row.get("num_generated_tokens"), "choice_probs": None, "error": None, "attempts": 1}
 
-    return build_llm_processor(config, preprocess=lambda row: {**row}, postprocess=post)
+    return build_processor(config, preprocess=lambda row: {**row}, postprocess=post)
 
 
 class RayDataExecutor(BaseExecutor):
