@@ -41,7 +41,6 @@ FORBIDDEN: dict[str, set[str]] = {
 COMPAT_REEXPORTS: set[tuple[str, str]] = {
     ("verdictlab.protocols.flask", "verdictlab.analyses.flask"),
     ("verdictlab.protocols.geval", "verdictlab.analyses.geval"),
-    ("verdictlab.protocols.pointwise", "verdictlab.analyses.rubric"),
 }
 
 
