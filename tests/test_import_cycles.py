@@ -148,9 +148,7 @@ def test_lazy_and_relative_imports_are_edges(tmp_path: Path) -> None:
 # Imports that close a cycle and are being removed by their owners (issue 10 items 4-5 are R2's; the Ray
 # executor is issue 15's).  Each entry is one edge (importer, imported); the graph without these edges must be
 # acyclic, and an entry whose edge no longer exists fails the test too, so the list only shrinks.
-KNOWN_EDGES: dict[tuple[str, str], str] = {
-    ("verdictlab.engine.ray_executor", "verdictlab.engine.ray_data"): "issue 15: shared helpers belong in a leaf module",
-}
+KNOWN_EDGES: dict[tuple[str, str], str] = {}
 
 
 def test_no_import_cycles_in_verdictlab() -> None:

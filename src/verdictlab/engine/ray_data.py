@@ -25,9 +25,9 @@ from typing import Any
 
 from ..design import Trial
 from ..judges.base import JudgeResponse
+from ._ray_common import import_ray, item_payload
 from .caller import CallResult, JudgeCaller
 from .executor import BaseExecutor, Lane
-from .ray_executor import import_ray
 
 
 def request_rows(trials: Iterable[Trial], session: Any, judge_id: str) -> list[dict[str, Any]]:
@@ -129,13 +129,11 @@ class RayDataExecutor(BaseExecutor):
         self.session = session
 
     def _dataset(self, ray: Any, lane: Lane) -> Any:
-        from .ray_executor import _item_payload
-
         s = self.session
         rows = request_rows(lane.trials, s, lane.caller.judge.judge_id)
         for row in rows:
             t = row["trial"]
-            row["item"] = _item_payload(s.items[(t["dataset"], t["item_id"])])
+            row["item"] = item_payload(s.items[(t["dataset"], t["item_id"])])
         return ray.data.from_items(rows)
 
     async def execute(self, lanes: Mapping[str, Lane], judge_one: Callable[..., Any], control: Any) -> None:

@@ -43,20 +43,13 @@ from ..design import Trial
 from ..items import PairItem, PointItem
 from ..judgment import Judgment
 from ..limits import Budget, TokenBucket
+from ._ray_common import import_ray, item_from, item_payload
 from .caller import JudgeCaller, RunControl
 from .executor import BaseExecutor, Lane
 
 Item = PairItem | PointItem
 LEASE = 8
 NAMESPACE = "verdictlab"
-
-
-def import_ray() -> Any:
-    try:
-        import ray
-    except ImportError:  # pragma: no cover - exercised only without the extra
-        raise RuntimeError("the Ray executor needs Ray: pip install 'verdictlab[ray]'") from None
-    return ray
 
 
 # -- worker side -----------------------------------------------------------------------------------
@@ -122,15 +115,6 @@ class _Collector:
         self.cache.append((key, judge, response_json))
 
 
-def _item_from(data: dict[str, Any]) -> Item:
-    kind = data.pop("__kind__", "pair")
-    return PointItem(**data) if kind == "point" else PairItem(**data)
-
-
-def _item_payload(item: Item) -> dict[str, Any]:
-    return {**item.model_dump(), "__kind__": "point" if isinstance(item, PointItem) else "pair"}
-
-
 async def judge_chunk(payload: dict[str, Any], *, judge: Any, ledger: Any, ray: Any) -> dict[str, Any]:
     """Judge one chunk through a :class:`JudgeCaller` (the worker's body; also callable in-process)."""
     from ..protocols import get_protocol
@@ -151,7 +135,7 @@ async def judge_chunk(payload: dict[str, Any], *, judge: Any, ledger: Any, ray: 
                          backoff_cap_s=payload.get("backoff_cap_s"))
     builder = RequestBuilder(judge, spec, seed=int(payload["seed"]))
     protocols = {pid: get_protocol(pid) for pid in payload["protocols"]}
-    items = {(d["dataset"], d["item_id"]): _item_from(dict(d)) for d in payload["items"]}
+    items = {(d["dataset"], d["item_id"]): item_from(dict(d)) for d in payload["items"]}
     rows: list[dict[str, Any]] = []
 
     async def one(t: dict[str, Any]) -> None:
@@ -291,7 +275,7 @@ class RayExecutor(BaseExecutor):
         items = {(t.dataset, t.item_id): s.items[(t.dataset, t.item_id)] for t in chunk}
         return {"judge": lane.caller.judge.judge_id, "spec": spec_d, "seed": self.seed, "cache": self.cache,
                 "protocols": sorted({t.protocol for t in chunk}), "workers": n,
-                "items": [_item_payload(it) for it in items.values()],
+                "items": [item_payload(it) for it in items.values()],
                 "trials": [dataclasses.asdict(t) for t in chunk],
                 "backoff_base_s": lane.caller.backoff_base_s, "backoff_cap_s": lane.caller.backoff_cap_s}
 
