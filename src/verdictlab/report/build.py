@@ -18,7 +18,6 @@ Everything in the report is JSON-ready: fractions in [0, 1], ``None`` for undefi
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,12 +29,14 @@ from .. import analyses
 from .._redact import redact_value
 from ..stats import agreement_by_cell, best_in_group, failure_region, modal_verdicts, reliability
 from ..stats import format_dispersion as stats_format_dispersion
+from ..stats.accounting import engine_accounting as stats_engine_accounting
+from ..stats.accounting import fallback_rule_counts, parse_status_counts
 from ..stats.adaptive import with_adaptive_figures
 from ..stats.readings import cell_sentence, validation_checklist
 from ..stats.regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, REGIONS
 from ..store import RunStore, open_store
 from ..vocab import CELL_KEY as VOCAB_CELL_KEY
-from ..vocab import DEFAULT_UNPARSED, ORDERS, ParseStatus
+from ..vocab import DEFAULT_UNPARSED, ORDERS
 from .model import REPORT_SCHEMA_VERSION, AnalysisTable, BrokenItems, CheckItem, DispersionRow, Report
 
 CELL_KEY: tuple[str, ...] = VOCAB_CELL_KEY
@@ -242,52 +243,9 @@ def format_dispersion(cells: list[dict[str, Any]]) -> list[DispersionRow]:
 # -- engine accounting ------------------------------------------------------------------------
 
 def engine_accounting(attempts: pd.DataFrame, judgments: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per judge: trials stored, attempts, trials ok first time, retried, failed for good (with the
-    last error), parse failures.  Uses the store's ``attempts`` table when it has rows; otherwise
-    the judgments' own ``attempts``/``error`` columns."""
-    rows: list[dict[str, Any]] = []
-    judges = sorted(set(judgments["judge"].dropna()) | (set(attempts["judge"].dropna())
-                                                         if not attempts.empty else set()))
-    for judge in judges:
-        j = judgments[judgments["judge"] == judge]
-        row: dict[str, Any] = {"judge": judge, "trials": int(len(j))}
-        row["parse_failures"] = int((j["parse_status"] == ParseStatus.FAILED).sum())
-        row["parse_repaired"] = int((j["parse_status"] == ParseStatus.REPAIRED).sum())
-        row["parse_fallback"] = int((j["parse_status"] == ParseStatus.FALLBACK).sum())
-        a = attempts[attempts["judge"] == judge] if not attempts.empty else attempts
-        if a is not None and not a.empty:
-            a = a.sort_values(["trial_id", "attempt", "id"] if "id" in a.columns else ["trial_id", "attempt"])
-            per = a.groupby("trial_id", sort=False)
-            last = per.tail(1).set_index("trial_id")
-            n_att = per.size()
-            ok_last = last["outcome"].astype(str).str.lower().isin(["ok", "success", "succeeded"])
-            row["source"] = "attempts table"
-            row["attempts"] = int(len(a))
-            row["ok_first_try"] = int((ok_last & (n_att.reindex(last.index) == 1)).sum())
-            row["retried_then_ok"] = int((ok_last & (n_att.reindex(last.index) > 1)).sum())
-            failed = last[~ok_last]
-            row["failed_for_good"] = int(len(failed))
-            errs = failed["error"].dropna().astype(str)
-            row["last_error"] = redact(errs.iloc[-1]) if len(errs) else None
-            kinds = a["error_kind"].dropna().astype(str)
-            row["error_kinds"] = dict(Counter(kinds)) if len(kinds) else {}
-        else:
-            att = pd.to_numeric(j["attempts"], errors="coerce")
-            err = j["error"].notna() & j["verdict"].isna() & (j["parse_status"] != ParseStatus.FAILED)
-            row["source"] = "judgments table"
-            row["attempts"] = int(att.fillna(1).sum()) if len(j) else 0
-            row["ok_first_try"] = int(((att.fillna(1) <= 1) & ~err).sum())
-            row["retried_then_ok"] = int(((att.fillna(1) > 1) & ~err).sum())
-            row["failed_for_good"] = int(err.sum())
-            errs = j.loc[err, "error"].dropna().astype(str)
-            row["last_error"] = redact(errs.iloc[-1]) if len(errs) else None
-            row["error_kinds"] = {}
-        row["cost_usd"] = plain(pd.to_numeric(j["cost_usd"], errors="coerce").sum(min_count=1))
-        row["tokens_in"] = plain(pd.to_numeric(j["tokens_in"], errors="coerce").sum(min_count=1))
-        row["tokens_out"] = plain(pd.to_numeric(j["tokens_out"], errors="coerce").sum(min_count=1))
-        row["cache_hits"] = int(pd.to_numeric(j["cache_hit"], errors="coerce").fillna(0).sum())
-        rows.append(row)
-    return rows
+    """:func:`verdictlab.stats.accounting.engine_accounting`, each row scrubbed of anything secret-shaped
+    and made JSON-ready (the report shows error texts)."""
+    return [plain(redact(row)) for row in stats_engine_accounting(attempts, judgments)]
 
 
 # -- items that break the judge -------------------------------------------------------------------
@@ -569,13 +527,9 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
     cells = _cells(judgments, inp, frame, items_frame)
     meta["engine"] = (engine_accounting(attempts, all_judgments) if len(all_judgments) or len(attempts)
                       else [])
-    parse_counts = (all_judgments["parse_status"].value_counts(dropna=False) if len(all_judgments)
-                    else pd.Series())
-    meta["parse_status_counts"] = {str(k): int(v) for k, v in parse_counts.items()}
+    meta["parse_status_counts"] = parse_status_counts(all_judgments)
     meta["n_pointwise_judgments"] = int(point.sum())
-    rules = (all_judgments["fallback_rule"].dropna().astype(str) if len(all_judgments)
-             else pd.Series(dtype=object))
-    meta["fallback_rules"] = {k: int(v) for k, v in rules.value_counts().items()}
+    meta["fallback_rules"] = fallback_rule_counts(all_judgments)
     labels = judge_labels(sorted({str(c["judge"]) for c in cells} | set(meta.get("judges", []))))
     for c in cells:
         c["judge_label"] = labels.get(str(c["judge"]), str(c["judge"]))

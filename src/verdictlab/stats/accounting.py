@@ -1,0 +1,86 @@
+"""Audit counts of a run: per-judge engine accounting (attempts, retries, failures, spend) and the
+parse-status / fallback-rule tallies the report shows.  Pure functions over the stored tables (errors
+are stored scrubbed; the report scrubs what it shows once more)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..vocab import ParseStatus
+
+__all__ = ["engine_accounting", "fallback_rule_counts", "parse_status_counts"]
+
+
+def _num(value: Any) -> float | None:
+    """A summed column as a float (None when nothing was summed)."""
+    if value is None or value is pd.NA or (isinstance(value, float | np.floating) and np.isnan(value)):
+        return None
+    return float(value)
+
+
+def parse_status_counts(judgments: pd.DataFrame) -> dict[str, int]:
+    """How many judgments have each parse status (``None`` counted as the string 'None')."""
+    if not len(judgments):
+        return {}
+    return {str(k): int(v) for k, v in judgments["parse_status"].value_counts(dropna=False).items()}
+
+
+def fallback_rule_counts(judgments: pd.DataFrame) -> dict[str, int]:
+    """How many judgments rest on each named fallback or verdict rule."""
+    if not len(judgments):
+        return {}
+    rules = judgments["fallback_rule"].dropna().astype(str)
+    return {k: int(v) for k, v in rules.value_counts().items()}
+
+
+def engine_accounting(attempts: pd.DataFrame, judgments: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per judge: trials stored, attempts, trials ok first time, retried, failed for good (with the
+    last error), parse failures.  Uses the store's ``attempts`` table when it has rows; otherwise
+    the judgments' own ``attempts``/``error`` columns."""
+    rows: list[dict[str, Any]] = []
+    judges = sorted(set(judgments["judge"].dropna()) | (set(attempts["judge"].dropna())
+                                                         if not attempts.empty else set()))
+    for judge in judges:
+        j = judgments[judgments["judge"] == judge]
+        row: dict[str, Any] = {"judge": judge, "trials": int(len(j))}
+        row["parse_failures"] = int((j["parse_status"] == ParseStatus.FAILED).sum())
+        row["parse_repaired"] = int((j["parse_status"] == ParseStatus.REPAIRED).sum())
+        row["parse_fallback"] = int((j["parse_status"] == ParseStatus.FALLBACK).sum())
+        a = attempts[attempts["judge"] == judge] if not attempts.empty else attempts
+        if a is not None and not a.empty:
+            a = a.sort_values(["trial_id", "attempt", "id"] if "id" in a.columns else ["trial_id", "attempt"])
+            per = a.groupby("trial_id", sort=False)
+            last = per.tail(1).set_index("trial_id")
+            n_att = per.size()
+            ok_last = last["outcome"].astype(str).str.lower().isin(["ok", "success", "succeeded"])
+            row["source"] = "attempts table"
+            row["attempts"] = int(len(a))
+            row["ok_first_try"] = int((ok_last & (n_att.reindex(last.index) == 1)).sum())
+            row["retried_then_ok"] = int((ok_last & (n_att.reindex(last.index) > 1)).sum())
+            failed = last[~ok_last]
+            row["failed_for_good"] = int(len(failed))
+            errs = failed["error"].dropna().astype(str)
+            row["last_error"] = errs.iloc[-1] if len(errs) else None
+            kinds = a["error_kind"].dropna().astype(str)
+            row["error_kinds"] = dict(Counter(kinds)) if len(kinds) else {}
+        else:
+            att = pd.to_numeric(j["attempts"], errors="coerce")
+            err = j["error"].notna() & j["verdict"].isna() & (j["parse_status"] != ParseStatus.FAILED)
+            row["source"] = "judgments table"
+            row["attempts"] = int(att.fillna(1).sum()) if len(j) else 0
+            row["ok_first_try"] = int(((att.fillna(1) <= 1) & ~err).sum())
+            row["retried_then_ok"] = int(((att.fillna(1) > 1) & ~err).sum())
+            row["failed_for_good"] = int(err.sum())
+            errs = j.loc[err, "error"].dropna().astype(str)
+            row["last_error"] = errs.iloc[-1] if len(errs) else None
+            row["error_kinds"] = {}
+        row["cost_usd"] = _num(pd.to_numeric(j["cost_usd"], errors="coerce").sum(min_count=1))
+        row["tokens_in"] = _num(pd.to_numeric(j["tokens_in"], errors="coerce").sum(min_count=1))
+        row["tokens_out"] = _num(pd.to_numeric(j["tokens_out"], errors="coerce").sum(min_count=1))
+        row["cache_hits"] = int(pd.to_numeric(j["cache_hit"], errors="coerce").fillna(0).sum())
+        rows.append(row)
+    return rows
