@@ -41,6 +41,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from verdictlab.vocab import Order
+
 SYSTEMS = ("alpha-7b", "bravo-7b", "gamma-7b")
 PREFIX = "sim"
 PLANTED = {"skill": 0.8, "position_lock": 0.3, "noise": 0.2, "verbosity": 0.4, "anchoring": 0.3, "self_pref": 0.35}
@@ -139,7 +141,7 @@ def _shift_row(prop: str, j: pd.DataFrame, items: list[Any], judge: str, probe_d
     side = {it.item_id: it.meta.get("probe_side") for it in items if it.dataset == probe_ds}
     keys = ["item_id", "order", "rep"]
     m = _cell(j, judge, probe_ds).merge(_cell(j, judge, "pairs"), on=keys, suffixes=("_p", "_b"))
-    m = m[(m["order"] == "AB") & (m["rep"] == 0)]        # one verdict per item: the units are independent
+    m = m[(m["order"] == Order.AB) & (m["rep"] == 0)]        # one verdict per item: the units are independent
     r = anchoring_shift(m["verdict_b"], m["verdict_p"], m["item_id"].map(side), m["item_id"], n_boot=n_boot,
                         seed=seed, confidence=conf)
     planted = PLANTED["verbosity" if prop == "verbosity bias" else "anchoring"]
@@ -151,7 +153,7 @@ def _selfpref_row(j: pd.DataFrame, items: list[Any], judge: str, conf: float) ->
     from .analyses.self_preference import selfpref_table
 
     one = _cell(j, judge, "systems")
-    one = one[(one["order"] == "AB") & (one["rep"] == 0)]
+    one = one[(one["order"] == Order.AB) & (one["rep"] == 0)]
     t = selfpref_table(one, [it for it in items if it.dataset == "systems"], confidence=conf)
     r = t.iloc[0]
     return _row("self-preference", PLANTED["self_pref"], r["harm"], r["harm_lo"], r["harm_hi"], judge,

@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..design import trial_id
 from ..judgment import JUDGMENT_COLUMN_NAMES, judgment_frame
+from ..vocab import Order, first_shown
 
 __all__ = ["REMEDY", "both_orders_vote"]
 
@@ -38,8 +39,8 @@ def _aligned(judgments: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     df = judgment_frame(judgments)
     df["step"] = df["step"].fillna("").astype(str)
     key = list(PAIR_KEY)
-    ab = df[df["order"] == "AB"].drop_duplicates(key).set_index(key)
-    ba = df[df["order"] == "BA"].drop_duplicates(key).set_index(key)
+    ab = df[df["order"] == Order.AB].drop_duplicates(key).set_index(key)
+    ba = df[df["order"] == Order.BA].drop_duplicates(key).set_index(key)
     common = ab.index.intersection(ba.index)
     return ab.loc[common], ba.loc[common]
 
@@ -71,7 +72,7 @@ def both_orders_vote(judgments: pd.DataFrame) -> pd.DataFrame:
                        f"BA={y if isinstance(y, str) else 'unparsed'} -> {v}"
                        for x, y, v in zip(va, vb, verdict, strict=True)], dtype=object)
     out = []
-    for rows, order in ((ab, "AB"), (ba, "BA")):
+    for rows, order in ((ab, Order.AB.value), (ba, Order.BA.value)):
         r = rows.reset_index()
         r["order"] = order
         r["protocol"] = r["protocol"].astype(str) + "+" + REMEDY
@@ -82,7 +83,7 @@ def both_orders_vote(judgments: pd.DataFrame) -> pd.DataFrame:
         r["raw_output"] = None
         r["scores"] = None
         r["p_a"] = np.nan
-        first = "A" if order == "AB" else "B"
+        first = first_shown(order)
         decided = np.isin(verdict, ["A", "B"])
         r["shown_first_won"] = np.where(decided, (verdict == first).astype(float), np.nan)
         out.append(r)

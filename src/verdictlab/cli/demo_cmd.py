@@ -23,6 +23,8 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from ..vocab import ORDERS
+
 DEMO_JUDGE = "llamacpp:smollm2-135m"
 DEMO_PROTOCOLS = ("direct", "vf-json", "vf-xml", "cot-json", "cot-xml")
 DEMO_DECODINGS = ("free", "constrained")
@@ -41,7 +43,7 @@ def demo_config(*, pairs: int = DEFAULT_PAIRS, repetitions: int = DEFAULT_REPETI
     return RunConfig.model_validate({
         "name": "demo", "datasets": [{"name": "demo", "pairs": int(pairs)}],
         "judges": [{"id": judge, "concurrency": 1 if judge.startswith("llamacpp:") else 8}],
-        "protocols": list(protocols), "orders": ["AB", "BA"], "temperatures": [float(temperature)],
+        "protocols": list(protocols), "orders": list(ORDERS), "temperatures": [float(temperature)],
         "repetitions": int(repetitions), "seed": seed, "decoding": list(decodings)})
 
 

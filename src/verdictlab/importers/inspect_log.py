@@ -31,6 +31,7 @@ from typing import Any
 
 from ..items import ItemError, PairItem, PointItem
 from ..judgment import judgment_dict
+from ..vocab import Order
 from ._batch import ImportBatch
 
 RULE = ("inspect: one pointwise judgment per sample x epoch x scorer; the grade as the scorer gave it; "
@@ -143,7 +144,7 @@ def _log_rows(f: Path, log: Any, opts: dict[str, Any]) -> tuple[list[dict[str, A
                 meta={"source": "inspect", "sample_id": s.id, "log": f.name}))
             r = judgment_dict(
                 judge=opts["judge"] or model, dataset=name, item_id=item_id,
-                protocol=opts["protocol"] or scorer_name, order="AB",
+                protocol=opts["protocol"] or scorer_name, order=Order.AB.value,
                 temperature=opts["temperature"] if opts["temperature"] is not None else (temp or 0.0),
                 rep=int(s.epoch) - 1, verdict=verdict, label=None, raw_output=score.explanation,
                 parse_detail=(f"inspect {scorer_name} epoch {s.epoch} value {score.value!r}; rule {RULE}"),

@@ -37,7 +37,7 @@ from typing import Any
 from ..datasets._common import get_field, get_str, read_records
 from ..datasets.judgebench import LABELS
 from ..items import ItemError, PairItem, make_pair_item
-from ..vocab import swap
+from ..vocab import ORDERS, swap
 from ._batch import ImportBatch, judgment_row
 
 RULE = ("judgebench: game 1 = order AB, decision canonical; game 2 = order BA, decision in shown terms "
@@ -119,7 +119,7 @@ def import_judgebench(path: str | Path, *, judge: str | None = None, protocol: s
                             field="judge_model")
         item = _item(rec, name, src=src, row=row, response_model=info.get("response_model"))
         items.append(item)
-        for k, (game, order) in enumerate(zip(_games(rec, src=src, row=row), ("AB", "BA"), strict=True)):
+        for k, (game, order) in enumerate(zip(_games(rec, src=src, row=row), ORDERS, strict=True)):
             field = f"judgments[{k}].decision"
             decision = game.get("decision")
             verdict = swap(shown_verdict(decision, path=src, row=row, field=field), order)

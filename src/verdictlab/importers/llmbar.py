@@ -32,10 +32,11 @@ from typing import Any
 from ..datasets._common import read_records
 from ..datasets.llmbar import records_to_items
 from ..items import ItemError, PairItem
+from ..vocab import Order
 from ._batch import ImportBatch, judgment_row
 
 WINNERS = {"1": "A", "2": "B"}
-ORDERS = (("swap = False", "AB"), ("swap = True", "BA"))
+ORDERS = (("swap = False", Order.AB.value), ("swap = True", Order.BA.value))
 _FLAT = re.compile(r"^(?P<split>Natural|Adversarial_[A-Za-z0-9]+)_(?P<judge>[^_]+)_(?P<protocol>.+)$")
 
 

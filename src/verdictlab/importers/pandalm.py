@@ -36,6 +36,7 @@ from typing import Any
 
 from ..datasets._common import read_records
 from ..items import ItemError, PairItem, PointItem
+from ..vocab import Order
 from ._batch import ImportBatch, judgment_row
 
 GARBAGE_RULES = ("tie", "unparsed")
@@ -113,7 +114,7 @@ def import_pandalm(path: str | Path, *, items_path: str | None = None, judge: st
             raise ItemError(f"idx {item_id!r} is not in the test set {items_path}", path=src, row=row,
                             field="idx")
         reason = rec.get(f"{j}_reason", rec.get(key.replace("_result", "_reason")))
-        r = judgment_row(judge=j, dataset=name, item_id=item_id, protocol=proto, order="AB",
+        r = judgment_row(judge=j, dataset=name, item_id=item_id, protocol=proto, order=Order.AB.value,
                          temperature=temperature, rep=rep, verdict=verdict,
                          label=item.label if item else None, category=item.category if item else None,
                          raw_output=reason if isinstance(reason, str) else None, parse_status=status,

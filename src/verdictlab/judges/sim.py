@@ -74,6 +74,7 @@ from typing import Any
 
 from ..items import to_canonical, to_shown
 from ..output_format import OutputFormat
+from ..vocab import Order
 from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
 
 _PARAMS = {"skill": 0.8, "position_lock": 0.0, "noise": 0.0, "malformed": 0.0, "forced_first": 0.5, "seed": 0,
@@ -181,7 +182,7 @@ class SimJudge(JudgeAPI):
         side (first shown when the pair is position-locked) with probability 1 - noise/2, the other
         with noise/2.  Malformed outputs do not change it (they hide the verdict, not move it)."""
         p = self.params
-        order = meta.get("order", "AB")
+        order = meta.get("order", Order.AB)
         dataset, item_id = str(meta.get("dataset", "")), str(meta.get("item_id", ""))
         base = dataset.split("+", 1)[0]
         locked, preferred = self.pair_preference(base, item_id, to_canonical(meta.get("label_shown"), order))
@@ -198,7 +199,7 @@ class SimJudge(JudgeAPI):
         """``(shown verdict or None when malformed, how)`` for one call described by ``meta``;
         ``constrained`` applies the constrained-decoding knob (module docstring)."""
         p = self.params
-        order = meta.get("order", "AB")
+        order = meta.get("order", Order.AB)
         dataset, item_id = str(meta.get("dataset", "")), str(meta.get("item_id", ""))
         label = to_canonical(meta.get("label_shown"), order)
         # a probed dataset ("<base>+padding", ...) is the same pairs: the preference is drawn from the

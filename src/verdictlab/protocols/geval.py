@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..vocab import Order
 from .base import ParseResult, Protocol
 from .parsing import normalise_winner, strip_fences
 from .rubrics import load_rubric
@@ -374,7 +375,7 @@ def canonical_scores(scores: dict[str, Any] | str | None, order: str) -> dict[st
     if isinstance(scores, str):
         scores = json.loads(scores) if scores else {}
     scores = scores or {}
-    first, second = ("a", "b") if order == "AB" else ("b", "a")
+    first, second = ("a", "b") if order == Order.AB else ("b", "a")
     return {
         f"score_{first}": scores.get("score_shown_first"), f"score_{second}": scores.get("score_shown_second"),
         f"wscore_{first}": scores.get("wscore_shown_first"), f"wscore_{second}": scores.get("wscore_shown_second"),

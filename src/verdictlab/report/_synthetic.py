@@ -18,7 +18,7 @@ import numpy as np
 from ..design import trial_id
 from ..items import PairItem
 from ..store import RunStore
-from ..vocab import DECISIVE, other_side, swap
+from ..vocab import DECISIVE, ORDERS, Order, other_side, swap
 
 _PROFILES = {
     # judge: (skill, first-position bias, noise at T=0, parse-failure rate)
@@ -96,7 +96,7 @@ def _judge_item(sim: _Sim, judge: str, protocol: str, temp: float, it: PairItem,
     """Every (order, rep) judgment of one item by one judge / protocol / temperature."""
     rng = sim.rng
     knows = rng.random() < skill  # item-level: judge knows the right answer
-    for order in ("AB", "BA"):
+    for order in ORDERS:
         biased = rng.random() < bias  # item x order: prefers whichever is shown first
         for rep in range(sim.repetitions):
             shown = _shown(rng, it.label, order, biased=biased, knows=knows, noise=noise)
@@ -104,7 +104,7 @@ def _judge_item(sim: _Sim, judge: str, protocol: str, temp: float, it: PairItem,
             failed = rng.random() < fail
             if sim.judge_tie_rate > 0 and sim.extra.random() < sim.judge_tie_rate:
                 shown = canon = "tie"
-            if order == "BA" and it.item_id in sim.one_order:
+            if order == Order.BA and it.item_id in sim.one_order:
                 continue
             raw = f"Verdict: Output ({'a' if shown == 'A' else 'b'})" if shown != "tie" else "Verdict: tie"
             if sim.hostile:

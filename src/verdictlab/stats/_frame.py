@@ -7,11 +7,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..vocab import ORDERS
+
 #: verdict codes used inside the statistics (canonical terms)
 VERDICT_CODES: dict[str, int] = {"A": 0, "B": 1, "tie": 2}
 UNPARSED = 3  # code of an unparsed verdict (only used by ``unparsed="wrong"``)
 N_CODES = 4
-ORDER_CODES: dict[str, int] = {"AB": 0, "BA": 1}
+ORDER_CODES: dict[str, int] = {o: k for k, o in enumerate(ORDERS)}   # AB 0, BA 1
 
 UNPARSED_POLICIES = ("exclude", "wrong")
 

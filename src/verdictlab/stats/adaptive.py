@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
+from ..vocab import Order
 from ._frame import safe_div
 from ._pair_bootstrap import bca_pair_bootstrap
 from .reliability import DEFAULT_BY, reliability, unit_table
@@ -157,8 +158,8 @@ def _pilot_pairs(pilot: pd.DataFrame, reps: int) -> pd.DataFrame:
             if label in ("A", "B"):
                 correct.append(float(mode == label))
         both = len(unit_modes) == 2
-        invariant = float(both and unit_modes.get("AB") is not None
-                          and unit_modes.get("AB") == unit_modes.get("BA")) if both else np.nan
+        invariant = float(both and unit_modes.get(Order.AB) is not None
+                          and unit_modes.get(Order.AB) == unit_modes.get(Order.BA)) if both else np.nan
         rows.append({"dataset": ds, "item_id": item, "c": float(np.mean(n_list)), "invariant": invariant,
                      "correct": float(np.mean(correct)) if correct else np.nan,
                      "mode_calls": float(np.mean(mode_calls)), "c_calls": float(np.mean(c_calls)),

@@ -8,6 +8,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from ..vocab import Order
 from .reliability import DEFAULT_BY, unit_table
 from .significance import holm_adjust, mcnemar_exact
 
@@ -38,7 +39,7 @@ def paired_mcnemar(judgments: pd.DataFrame, *, by: str = "judge", order: Sequenc
     labelled = lab >= 0
     units = cells.iloc[u["unit_cell"][labelled]].reset_index(drop=True)
     units["item_id"] = judgments["item_id"].to_numpy()[u["pair_row"][u["unit_pair"][labelled]]]
-    units["order"] = np.where(u["unit_order"][labelled] == 0, "AB", "BA")
+    units["order"] = np.where(u["unit_order"][labelled] == 0, Order.AB.value, Order.BA.value)
     units["correct"] = (u["mode"][labelled] == lab[labelled]).astype(float)
     entities = list(order) if order is not None else list(pd.unique(judgments[by]))
     extra = [e for e in pd.unique(judgments[by]) if e not in entities]

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..vocab import Order
 from ._frame import check_policy, require_columns, safe_div
 from .intervals import percentile_bounds
 
@@ -80,8 +81,8 @@ def _pair_sums(j: pd.DataFrame, unparsed: str) -> pd.DataFrame:
     out = pd.DataFrame({"c_num": g["N"].sum(), "c_den": g["N"].size(),
                         "a_num": g["right"].sum(), "a_den": g["labelled"].sum()})
     by_order = units.pivot_table(index=keys, columns="order", values="mode", aggfunc="first", dropna=False)
-    ab = by_order["AB"] if "AB" in by_order else pd.Series(np.nan, index=by_order.index)
-    ba = by_order["BA"] if "BA" in by_order else pd.Series(np.nan, index=by_order.index)
+    ab = by_order[Order.AB.value] if Order.AB.value in by_order else pd.Series(np.nan, index=by_order.index)
+    ba = by_order[Order.BA.value] if Order.BA.value in by_order else pd.Series(np.nan, index=by_order.index)
     both = ab.notna() & ba.notna()
     same = both & (ab == ba) & (ab != "split")
     out["phi_den"] = both.astype(int).reindex(out.index).fillna(0)

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..vocab import Order
 from ._frame import check_policy, require_columns
 from .intervals import wilson_bounds
 
@@ -37,7 +38,7 @@ def repeat_consistency(judgments: pd.DataFrame, *, unparsed: str = "exclude", co
     keys = list(by)
     require_columns(judgments, keys + ["item_id", "verdict"], who="repeat_consistency")
     df = judgments[keys + ["item_id", "verdict"]].copy()
-    df["order"] = judgments["order"] if "order" in judgments.columns else "AB"
+    df["order"] = judgments["order"] if "order" in judgments.columns else Order.AB.value
     df["step"] = judgments["step"].fillna("").astype(str) if "step" in judgments.columns else ""
     df["verdict"] = df["verdict"].astype(object)
     missing = df["verdict"].isna()
