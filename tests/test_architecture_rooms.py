@@ -38,10 +38,7 @@ FORBIDDEN: dict[str, set[str]] = {
 # Old names kept importable from their previous home through a lazy module __getattr__ (the tables
 # moved out of protocols into analyses).  Not a dependency of the protocol code; drop an entry when
 # the old name goes.
-COMPAT_REEXPORTS: set[tuple[str, str]] = {
-    ("verdictlab.protocols.flask", "verdictlab.analyses.flask"),
-    ("verdictlab.protocols.geval", "verdictlab.analyses.geval"),
-}
+COMPAT_REEXPORTS: set[tuple[str, str]] = set()   # protocols' table shims are gone (they closed a cycle)
 
 
 def _room(module: str) -> str:

@@ -8,9 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from verdictlab.analyses.flask import aggregate_criteria, flask_table
 from verdictlab.items import PairItem
 from verdictlab.protocols import get_protocol
-from verdictlab.protocols.flask import FlaskProtocol, aggregate_criteria, flask_table
+from verdictlab.protocols.flask import FlaskProtocol
 
 
 def _item(dataset: str) -> PairItem:

@@ -76,7 +76,9 @@ def test_paraphrase_with_a_named_judge(monkeypatch: pytest.MonkeyPatch):
             return JudgeResponse(text=f"In other words: {q}", tokens_in=1, tokens_out=1, cost_usd=0.0)
 
     monkeypatch.setattr("verdictlab.judges.make_judge", lambda jid: Rewriter(jid, model="fake"))
-    out = paraphrase_probe(_load(3), paraphraser="fake:rewriter")
+    from verdictlab.engine.paraphrase import paraphrase_with_judge
+
+    out = paraphrase_probe(_load(3), paraphraser="fake:rewriter", paraphrase_fn=paraphrase_with_judge)
     assert [it.question for it in out.items] == ["In other words: Q0?", "In other words: Q1?", "In other words: Q2?"]
     assert out.items[0].meta["paraphrase_source"] == "judge:fake:rewriter"
 

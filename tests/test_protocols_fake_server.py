@@ -93,7 +93,8 @@ def test_reasoning_first_protocols_parse_ok(tmp_path: Path, key_env: None, proto
 
 
 def test_geval_scores_stored_canonically_with_weighted_scores(tmp_path: Path, key_env: None) -> None:
-    from verdictlab.protocols.geval import contradiction_table, scores_frame
+    from verdictlab.analyses.geval import contradiction_table
+    from verdictlab.protocols.geval import scores_frame
 
     with FakeOpenAIServer(FakeConfig(api_key=KEY, winner_policy="longer", logprob_top=0.8)) as srv:
         df, _ = _run(tmp_path, srv.base_url, ["geval"])
@@ -116,7 +117,8 @@ def test_geval_scores_stored_canonically_with_weighted_scores(tmp_path: Path, ke
 
 
 def test_geval_contradiction_is_flagged_not_hidden(tmp_path: Path, key_env: None) -> None:
-    from verdictlab.protocols.geval import contradiction_table, scores_frame
+    from verdictlab.analyses.geval import contradiction_table
+    from verdictlab.protocols.geval import scores_frame
 
     with FakeOpenAIServer(FakeConfig(api_key=KEY, winner_policy="longer", p_contradict=1.0)) as srv:
         df, _ = _run(tmp_path, srv.base_url, ["geval"])
@@ -175,7 +177,7 @@ def test_truncated_replies(tmp_path: Path, key_env: None, protocol: str, truncat
 
 # -- flask: one row per criterion, and the aggregate --------------------------------------------------
 def test_flask_one_row_per_criterion_and_aggregate(tmp_path: Path, key_env: None) -> None:
-    from verdictlab.protocols.flask import aggregate_criteria
+    from verdictlab.analyses.flask import aggregate_criteria
     from verdictlab.protocols.registry import get_protocol
 
     with FakeOpenAIServer(FakeConfig(api_key=KEY, winner_policy="longer")) as srv:
@@ -194,7 +196,7 @@ def test_flask_one_row_per_criterion_and_aggregate(tmp_path: Path, key_env: None
 
 
 def test_flask_truncated_criteria_fail_and_the_aggregate_has_no_quorum(tmp_path: Path, key_env: None) -> None:
-    from verdictlab.protocols.flask import aggregate_criteria
+    from verdictlab.analyses.flask import aggregate_criteria
 
     fake = FakeConfig(api_key=KEY, winner_policy="longer", p_truncated=1.0)
     with FakeOpenAIServer(fake) as srv:

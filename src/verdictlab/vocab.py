@@ -70,6 +70,8 @@ UNPARSED_POLICIES: tuple[str, ...] = tuple(p.value for p in UnparsedPolicy)
 DEFAULT_UNPARSED: str = UnparsedPolicy.EXCLUDE.value
 DECODINGS: tuple[str, ...] = tuple(d.value for d in Decoding)
 DEFAULT_DECODING: str = Decoding.FREE.value
+#: the names a protocol may show the two responses under (G-Eval; the ``labels`` probe): first, second
+LABEL_SETS: dict[str, tuple[str, str]] = {"ab": ("A", "B"), "12": ("1", "2"), "pq": ("P", "Q")}
 
 _SWAPPED = {"A": "B", "B": "A"}
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..probes import META_AWARE_PROTOCOLS
+from ..datasets.probes import META_AWARE_PROTOCOLS
 from ..vocab import DEFAULT_UNPARSED, UnparsedPolicy, check_unparsed
 from . import AnalysisInput, register
 

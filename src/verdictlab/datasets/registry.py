@@ -38,12 +38,12 @@ def load_dataset(name: str, *, path: str | None = None, **options: Any) -> Datas
     """Load a dataset by registry name (``jsonl``, ``llmbar``, ``pandalm``, ``demo`` ...).
 
     ``probe`` (with optional ``probe_options``) turns the loaded items into a bias probe
-    (padding, injection, labels, granularity; see :mod:`verdictlab.probes`)."""
+    (padding, injection, labels, granularity; see :mod:`verdictlab.datasets.probes`)."""
     probe = options.pop("probe", None)
     probe_options = dict(options.pop("probe_options", None) or {})
     load = get_loader(name)(path, **options)
     if probe is not None:
-        from ..probes import apply_probe
+        from .probes import apply_probe
 
         probe_options.setdefault("seed", options.get("seed", load.seed if load.seed is not None else 42))
         load = apply_probe(load, probe, **probe_options)

@@ -31,6 +31,18 @@ class PreparedRun:
     trials_by_judge: dict[str, int]
 
 
+def _with_paraphraser(opts: dict[str, Any]) -> dict[str, Any]:
+    """A ``paraphrase`` probe with a named paraphraser judge gets the engine's caller-backed function
+    (datasets never call a judge themselves)."""
+    probe = opts.get("probe")
+    name = probe.get("name") if isinstance(probe, Mapping) else probe
+    if name != "paraphrase":
+        return opts
+    from .paraphrase import paraphrase_with_judge
+
+    return {**opts, "probe_options": {**dict(opts.get("probe_options") or {}), "paraphrase_fn": paraphrase_with_judge}}
+
+
 def load_items(config: RunConfig) -> tuple[dict[tuple[str, str], Item], list[Any]]:
     """Load and validate every dataset of ``config`` (all of them, before anything is judged)."""
     from ..datasets import get_loader, load_dataset
@@ -51,7 +63,7 @@ def load_items(config: RunConfig) -> tuple[dict[tuple[str, str], Item], list[Any
                     opts["seed"] = config.seed
             except (TypeError, ValueError):
                 pass
-        load = load_dataset(spec.name, path=config.resolved_path(spec), **opts)
+        load = load_dataset(spec.name, path=config.resolved_path(spec), **_with_paraphraser(opts))
         if load.name in seen:
             raise EngineError(f"{config.source or '<config>'}: field 'datasets.{i}': dataset name "
                               f"{load.name!r} is also produced by datasets entry {seen[load.name]}; "

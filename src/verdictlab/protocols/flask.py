@@ -101,16 +101,3 @@ def make_flask_correctness(*, template_path: str | Path | None = None, **options
 def make_flask_instruction(*, template_path: str | Path | None = None, **options: Any) -> FlaskProtocol:
     return make_flask(template_path=template_path, family="instruction", protocol_id="flask-instruction",
                       **options)
-
-
-_MOVED = ("aggregate_criteria", "flask_table", "FLASK_TIE_RULES")
-
-
-def __getattr__(name: str) -> Any:
-    """The FLASK tables moved to :mod:`verdictlab.analyses.flask`; the old names resolve there (lazily,
-    so protocols never import the analyses at import time)."""
-    if name in _MOVED:
-        from ..analyses import flask as _analyses_flask
-
-        return getattr(_analyses_flask, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -54,13 +54,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..vocab import Order
+from ..vocab import LABEL_SETS, Order
 from .base import ParseResult, Protocol
 from .parsing import normalise_winner, strip_fences
 from .rubrics import load_rubric
 
 #: label sets a response may be shown under (labels probe); index 0 = first shown
-LABEL_SETS: dict[str, tuple[str, str]] = {"ab": ("A", "B"), "12": ("1", "2"), "pq": ("P", "Q")}
 MAX_SCALE = 10
 CONTRADICTION_RULES = ("flag", "scores", "fail")
 
@@ -516,13 +515,3 @@ def make_geval_instruction(*, template_path: str | Path | None = None, **options
     """``geval-instruction``: G-Eval with the instruction-adherence-first rubric."""
     return make_geval(template_path=template_path, family="instruction", protocol_id="geval-instruction",
                       **options)
-
-
-def __getattr__(name: str) -> Any:
-    """``contradiction_table`` moved to :mod:`verdictlab.analyses.geval`; the old name resolves there
-    (lazily, so protocols never import the analyses at import time)."""
-    if name == "contradiction_table":
-        from ..analyses.geval import contradiction_table
-
-        return contradiction_table
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
