@@ -155,11 +155,7 @@ class RunStore:
         number of rows inserted."""
         if not rows:
             return 0
-        now = time.time()
-        try:
-            values = [as_row_values(r, now=now) for r in rows]
-        except JudgmentError as exc:
-            raise StoreError(str(exc)) from None
+        values = _row_values(rows)
         with self.transaction():
             before = self.conn.total_changes
             self.conn.executemany(_INSERT_JUDGMENT, values)
@@ -187,11 +183,7 @@ class RunStore:
         transaction -- only for an explicit ``import --replace``.  Returns the number of rows."""
         if not rows:
             return 0
-        now = time.time()
-        try:
-            values = [as_row_values(r, now=now) for r in rows]
-        except JudgmentError as exc:
-            raise StoreError(str(exc)) from None
+        values = _row_values(rows)
         with self.transaction() as conn:
             conn.executemany(_UPSERT_JUDGMENT, values)
         return len(values)
@@ -344,6 +336,15 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
     conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
     return conn
+
+
+def _row_values(rows: Sequence[Judgment | dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """The rows as insert tuples (one ``created_at`` for the batch); a bad row is a StoreError."""
+    now = time.time()
+    try:
+        return [as_row_values(r, now=now) for r in rows]
+    except JudgmentError as exc:
+        raise StoreError(str(exc)) from None
 
 
 def open_store(run_dir: str | Path, *, read_only: bool = True) -> RunStore:

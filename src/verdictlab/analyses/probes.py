@@ -27,6 +27,17 @@ _UNPARSED = "\x00unparsed"
 
 
 _MATCH = ["judge", "protocol", "temperature", "item_id", "order", "rep", "step"]
+
+
+def match_probe_rows(probe: pd.DataFrame, base: pd.DataFrame, *, unparsed: str) -> pd.DataFrame:
+    """The probe's rows beside the base dataset's rows of the same trial (judge, protocol, temperature,
+    item, order, rep, step), columns suffixed ``_p`` / ``_b``.  Under ``exclude`` a pair with an
+    unparsed verdict on either side is dropped; under ``wrong`` unparsed is a value of its own."""
+    m = probe.merge(base, on=_MATCH, suffixes=("_p", "_b"))
+    if unparsed == UnparsedPolicy.EXCLUDE:
+        return m[m["verdict_p"].notna() & m["verdict_b"].notna()]
+    return m.assign(verdict_p=m["verdict_p"].astype(object).where(m["verdict_p"].notna(), _UNPARSED),
+                    verdict_b=m["verdict_b"].astype(object).where(m["verdict_b"].notna(), _UNPARSED))
 PROBE_TABLE_COLUMNS: tuple[str, ...] = (
     "probe", "dataset", "base_dataset", "judge", "protocol", "temperature", "n_matched", "changed",
     "A_base", "A_probe", "moved_toward", "moved_away", "bias", "side_share_base", "side_share_probe", "note",
@@ -57,12 +68,7 @@ def probe_table(judgments: pd.DataFrame, items: list[Any] | pd.DataFrame, *,
         b = df[df["dataset"] == base]
         if p.empty or b.empty:
             continue
-        m = p.merge(b, on=_MATCH, suffixes=("_p", "_b"))
-        if unparsed == UnparsedPolicy.EXCLUDE:
-            m = m[m["verdict_p"].notna() & m["verdict_b"].notna()]
-        else:
-            m = m.assign(verdict_p=m["verdict_p"].astype(object).where(m["verdict_p"].notna(), _UNPARSED),
-                         verdict_b=m["verdict_b"].astype(object).where(m["verdict_b"].notna(), _UNPARSED))
+        m = match_probe_rows(p, b, unparsed=unparsed)
         for (judge, proto, temp), g in m.groupby(["judge", "protocol", "temperature"]):
             n = len(g)
             lab = g["label_p"].isin(["A", "B"])

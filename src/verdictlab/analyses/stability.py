@@ -20,11 +20,10 @@ import numpy as np
 import pandas as pd
 
 from ..stats.stability import anchoring_shift, change_vs_noise, repetition_disagreement
-from ..vocab import UnparsedPolicy, check_unparsed
+from ..vocab import check_unparsed
 from . import AnalysisInput, register
+from .probes import match_probe_rows
 
-_MATCH = ["judge", "protocol", "temperature", "item_id", "order", "rep", "step"]
-_UNPARSED = "\x00unparsed"
 STABILITY_COLUMNS: tuple[str, ...] = (
     "probe", "dataset", "base_dataset", "judge", "protocol", "temperature", "n_matched", "n_items",
     "shift", "shift_lo", "shift_hi", "susceptibility", "susceptibility_lo", "susceptibility_hi",
@@ -82,12 +81,7 @@ def stability_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame
         p, b = df[df["dataset"] == ds], df[df["dataset"] == base]
         if p.empty or b.empty:
             continue
-        m = p.merge(b, on=_MATCH, suffixes=("_p", "_b"))
-        if unparsed == UnparsedPolicy.EXCLUDE:
-            m = m[m["verdict_p"].notna() & m["verdict_b"].notna()]
-        else:
-            m = m.assign(verdict_p=m["verdict_p"].astype(object).where(m["verdict_p"].notna(), _UNPARSED),
-                         verdict_b=m["verdict_b"].astype(object).where(m["verdict_b"].notna(), _UNPARSED))
+        m = match_probe_rows(p, b, unparsed=unparsed)
         source = next((v.get("paraphrase_source", "") for v in metas.values()), "")
         for (judge, proto, temp), g in m.groupby(["judge", "protocol", "temperature"]):
             rec: dict[str, Any] = {c: np.nan for c in STABILITY_COLUMNS}
