@@ -204,9 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--executor", choices=("local", "ray"), default="local",
                     help="ray: compare the Ray executor (1 and 2 workers) with the local one at --ray-concurrency")
     ap.add_argument("--ray-concurrency", type=int, default=128, help="total concurrency of the Ray comparison")
+    ap.add_argument("--ray-rounds", type=int, default=3, help="turns of local / 1 worker / 2 workers (medians)")
     args = ap.parse_args(argv)
     if args.quick:
-        args.rounds, args.fast_calls = 8, 600
+        args.rounds, args.fast_calls, args.ray_rounds = 8, 600, 1
 
     from verdictlab.testing import FakeConfig, FakeOpenAIProcess
 
@@ -295,7 +296,13 @@ def _worker_cpu_s() -> float:
 
 def ray_section(judge_id: str, folder: Path, args: Any, mean_latency: float, server_pid: int) -> None:
     """Local executor vs the Ray executor with 1 and 2 workers at the same total concurrency: calls/s,
-    ratio to ideal, client CPU per call (driver + workers), and whether a worker more lowers throughput."""
+    ratio to ideal, client CPU per call (driver + workers), and whether a worker more lowers throughput.
+
+    The three are measured in turns (local, 1 worker, 2 workers), ``--ray-rounds`` times, with Ray
+    up and both pools started and warmed first, and compared by their medians: on a small shared
+    machine one run of a few seconds varies by 30% from one minute to the next."""
+    import statistics
+
     import ray
 
     from verdictlab.engine.ray_executor import RayExecutor
@@ -305,28 +312,48 @@ def ray_section(judge_id: str, folder: Path, args: Any, mean_latency: float, ser
     ideal = c / mean_latency
     print(f"4. Ray executor vs local, total concurrency {c}, latency {args.latency * 1000:.0f} ms "
           f"(ideal {ideal:.0f} calls/s); server, driver and workers share {os.cpu_count()} CPUs")
-    s0 = server_cpu_s(server_pid)
-    local = run_engine(judge_id, n, c, folder)
-    print(line("local executor", local, ideal=ideal, server_cpu=server_cpu_s(server_pid) - s0))
     ray.init(num_cpus=os.cpu_count() or 2, include_dashboard=False, log_to_driver=False)
-    rates = []
+    pools = {w: RayExecutor(workers=w, cache="off", keep_workers=True) for w in (1, 2)}
+    results: dict[str, list[dict[str, float]]] = {"local": [], "ray1": [], "ray2": []}
     try:
-        for workers in (1, 2):
-            ex = RayExecutor(workers=workers, cache="off", chunk_size=max(64, c // workers))
-            run_engine(judge_id, 2 * c, c, folder, executor=ex)        # warm-up: actors, imports, connections
-            w0 = _worker_cpu_s()
-            r = run_engine(judge_id, n, c, folder, executor=ex)
-            r["cpu"] += _worker_cpu_s() - w0          # client CPU = driver + workers
-            rates.append(r["n"] / r["wall"])
-            print(line(f"ray executor, {workers} worker(s)", r, ideal=ideal))
-            for a in ex.actors:
-                ray.kill(a)
+        for w, ex in pools.items():
+            t0 = time.perf_counter()
+            run_engine(judge_id, 2 * c, c, folder, executor=ex)   # pool start: actors, imports, connections
+            print(f"  pool of {w} worker(s) started and warmed on {2 * c} calls in {time.perf_counter() - t0:.2f}s")
+        time.sleep(2)       # let Ray's start-up work settle
+        for _ in range(args.ray_rounds):
+            s0 = server_cpu_s(server_pid)
+            r = run_engine(judge_id, n, c, folder)
+            r["server"] = server_cpu_s(server_pid) - s0
+            results["local"].append(r)
+            for w, ex in pools.items():
+                w0, s0 = _worker_cpu_s(), server_cpu_s(server_pid)
+                r = run_engine(judge_id, n, c, folder, executor=ex)
+                r["cpu"] += _worker_cpu_s() - w0          # client CPU = driver + workers
+                r["server"] = server_cpu_s(server_pid) - s0
+                results[f"ray{w}"].append(r)
     finally:
+        for ex in pools.values():
+            ex.close()
         ray.shutdown()
-    lc = 1000 * local["cpu"] / local["n"]
-    print(f"  ray / local calls/s: 1 worker {rates[0] / (local['n'] / local['wall']):.2f}, "
-          f"2 workers {rates[1] / (local['n'] / local['wall']):.2f}; adding a worker "
-          f"{'never lowered' if rates[1] >= rates[0] * 0.97 else 'LOWERED'} throughput; local client CPU {lc:.2f} ms/call")
+    labels = {"local": "local executor", "ray1": "ray executor, 1 worker", "ray2": "ray executor, 2 workers"}
+    med: dict[str, dict[str, float]] = {}
+    for key, runs in results.items():
+        rates = [x["n"] / x["wall"] for x in runs]
+        mid = runs[rates.index(statistics.median_low(rates))]
+        med[key] = {"rate": statistics.median(rates), "cpu": statistics.median(1000 * x["cpu"] / x["n"] for x in runs)}
+        print(line(f"{labels[key]} (median run)", mid, ideal=ideal, server_cpu=mid["server"]))
+        cpus = ", ".join(f"{1000 * x['cpu'] / x['n']:.2f}" for x in runs)
+        print(f"    calls/s per round: {', '.join(f'{r:.0f}' for r in rates)}; client CPU ms/call: {cpus}")
+    lr, lc = med["local"]["rate"], med["local"]["cpu"]
+    r1, r2 = med["ray1"]["rate"], med["ray2"]["rate"]
+    print(f"  medians: calls/s local {lr:.0f}, ray 1 worker {r1:.0f} ({r1 / lr:.2f}x local, {r1 / ideal:.2f} of ideal), "
+          f"2 workers {r2:.0f} ({r2 / lr:.2f}x local, {r2 / ideal:.2f} of ideal); the second worker "
+          f"{'did not lower' if r2 >= r1 * 0.97 else 'LOWERED'} throughput ({r2 / r1:.2f}x)")
+    print(f"  client CPU per call (medians): local {lc:.2f} ms; ray 1 worker {med['ray1']['cpu']:.2f} ms "
+          f"({med['ray1']['cpu'] / lc:.2f}x), 2 workers {med['ray2']['cpu']:.2f} ms ({med['ray2']['cpu'] / lc:.2f}x)")
+    load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+    print(f"  load average after: {load}")
 
 
 if __name__ == "__main__":

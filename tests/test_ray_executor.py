@@ -182,3 +182,46 @@ def test_ray_data_pipeline_on_cpu_matches_local(tmp_path, ray_cluster):
     assert _rows(tmp_path / "data") == _rows(tmp_path / "local")
     with RunStore(tmp_path / "data") as st:
         assert st.judgments()["p_a"].notna().all()     # P(A) travels through the pipeline
+
+
+def test_the_worker_pool_is_gone_when_a_run_ends(tmp_path, ray_cluster):
+    """Defect: every run left its actors alive in the cluster (one pool per run, never killed)."""
+    _pairs(tmp_path / "p.jsonl", n=10)
+    s = run_config(_config(tmp_path / "p.jsonl", executor="ray", ray={"workers": 2}, protocols=["direct"]),
+                   tmp_path / "run", progress=False)
+    assert s.complete
+    assert _worker_pids() == []
+
+
+def test_a_kept_pool_serves_two_runs_each_with_its_own_budget(tmp_path, ray_cluster):
+    """Defect: the ledger was a new actor (a new process, ~1 s of CPU) per run and the pool a new one
+    per run; now both live as long as the executor, and the ledger starts each run with its budget."""
+    import asyncio
+
+    from verdictlab.engine import prepare_run, run_trials
+    from verdictlab.engine.ray_executor import RayExecutor
+    from verdictlab.judges import make_judge
+    from verdictlab.limits import Budget
+
+    _pairs(tmp_path / "p.jsonl", n=20)
+    cfg = _config(tmp_path / "p.jsonl", judges=["sim:skill=0.7,noise=0.3,seed=2"], protocols=["direct"],
+                  temperatures=[0.7], repetitions=2)
+    prepared = prepare_run(cfg)
+    ex = RayExecutor(workers=2, chunk_size=8, cache="off", keep_workers=True)
+    try:
+        written, pools = [], []
+        for run, cap in (("a", 30), ("b", 50)):
+            judges = {j: make_judge(j) for j in cfg.judge_ids()}
+            with RunStore(tmp_path / run) as store:
+                s = asyncio.run(run_trials(prepared.trials, store=store, items=prepared.items, judges=judges,
+                                           protocols=prepared.protocols, seed=cfg.seed, cache="off",
+                                           executor=ex, budget=Budget(max_calls=cap)))
+                assert s.stopped and "budget" in s.stopped
+                assert len(store.attempts()) <= cap
+                written.append(s.n_written)
+            pools.append([a._actor_id for a in ex.actors])
+        assert pools[0] == pools[1] and len(pools[0]) == 2     # the same two actors served both runs
+        assert 0 < written[0] <= 30 and 30 < written[1] <= 50
+    finally:
+        ex.close()
+    assert _worker_pids() == []

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -110,6 +110,12 @@ class Judgment:
 
     def as_dict(self) -> dict[str, Any]:
         return dict(zip(JUDGMENT_COLUMN_NAMES, _VALUES(self), strict=True))
+
+    @classmethod
+    def from_values(cls, values: Sequence[Any]) -> Judgment:
+        """The row back from :meth:`values` (how rows travel between processes: a tuple pickles
+        about ten times faster than the object)."""
+        return cls(*values)
 
 
 _VALUES = operator.attrgetter(*JUDGMENT_COLUMN_NAMES)

@@ -9,18 +9,23 @@ their rows.  Results come back chunk by chunk, as they finish, to the driver's o
 them in small transactions -- exactly as the local executor's rows.
 
 * **Every call goes through a** :class:`~verdictlab.engine.caller.JudgeCaller` inside the worker: typed
-  retries, timeout, attempt accounting and secret scrubbing as everywhere.  Attempts and new cache
-  entries travel back with the rows and are written by the driver.
+  retries, timeout, attempt accounting and secret scrubbing as everywhere.  A worker keeps one caller
+  per judge per run (:class:`WorkerRun`), shared by the chunks it holds at once (``inflight``), so its
+  concurrency and rate-limit shares hold for the worker, not per chunk.  Attempts and new cache entries
+  travel back with the rows and are written by the driver.  Trials and rows travel as tuples.
 * **Cache**: the driver looks the cache up before dispatching; cached trials are answered on the driver
   (no remote call), so workers never need the store.
 * **Rate limits hold for the whole cluster** by static partition: each of the W workers gets 1/W of the
   judge's ``requests_per_minute`` / ``tokens_per_minute`` (and of its ``concurrency``).
 * **The run budget holds for the whole cluster** through a ledger actor (:class:`_BudgetLedgerImpl`) that
-  owns the one :class:`~verdictlab.limits.Budget`: a worker leases one call per trial of a chunk before
-  judging it (retries lease 8 more at a time), so no more calls than ``max_calls`` are ever made; a
-  chunk's tokens and dollars are charged when it ends, and no lease is given once a cap is reached (so a
-  token or dollar cap can be overshot by the chunks in flight, at most two per worker).  Unused calls
-  are handed back.  (Leasing per call cost a blocking round trip every few calls: 20x slower.)
+  owns the one :class:`~verdictlab.limits.Budget`: a chunk leases one call per trial before it is
+  judged (retries lease 8 more at a time), so no more calls than ``max_calls`` are ever made; a
+  chunk's tokens and dollars are charged when it ends, and no lease is given once a cap is reached (so
+  a token or dollar cap can be overshot by the chunks in flight, at most two per worker).  Unused
+  calls are handed back when the worker has no chunk left in flight.  (Leasing per call cost a
+  blocking round trip every few calls: 20x slower.)  The pool and the ledger live as long as the
+  executor's run (or, with ``keep_workers``, until :meth:`RayExecutor.close`): a new actor is a new
+  Python process, about a second of CPU, which per run showed up as a third of the Ray path's cost.
 * **Faults**: actors are created with ``max_restarts=-1`` and ``max_task_retries=-1``: a worker killed
   mid-chunk is restarted and the chunk judged again; the driver ignores a second row for a trial it
   already recorded, and the store is unique on ``trial_id``, so nothing is lost or written twice.  A
@@ -33,7 +38,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import dataclasses
+import operator
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -43,21 +50,24 @@ from ..design import Trial
 from ..items import PairItem, PointItem
 from ..judgment import Judgment
 from ..limits import Budget, TokenBucket
-from ._ray_common import import_ray, item_from, item_payload
+from ._ray_common import import_ray
 from .caller import JudgeCaller, RunControl
 from .executor import BaseExecutor, Lane
 
 Item = PairItem | PointItem
 LEASE = 8
+# trials and rows travel as tuples (field order): a tuple pickles ~10x faster than the dataclass
+_TRIAL_VALUES = operator.attrgetter(*(f.name for f in dataclasses.fields(Trial)))
 NAMESPACE = "verdictlab"
 
 
 # -- worker side -----------------------------------------------------------------------------------
 class LeasedBudget(Budget):
-    """A worker's view of the cluster budget.  At the start of a chunk the worker leases one call per
-    trial from the ledger (one awaited round trip); retries take further leases of ``LEASE`` calls
-    (awaited too, never blocking the worker's event loop).  Tokens and dollars are added up and charged to the ledger when the
-    chunk ends, together with handing back unused calls.  Used from one worker thread."""
+    """A worker's view of the cluster budget for one run.  Each chunk leases one call per trial from
+    the ledger when it starts (one awaited round trip, :meth:`lease`); retries take further leases of
+    ``LEASE`` calls (awaited too, never blocking the worker's event loop).  Tokens and dollars are
+    added up and charged to the ledger when a chunk ends (:meth:`settle`); unused calls are handed
+    back when the worker has no chunk left in flight.  Used from one event loop."""
 
     def __init__(self, ledger: Any, ray: Any, *, leased: int = 0, reason: str | None = None) -> None:
         super().__init__()
@@ -72,6 +82,13 @@ class LeasedBudget(Budget):
     def exhausted_reason(self) -> str | None:
         return self._reason
 
+    async def lease(self, n: int) -> None:
+        """Lease ``n`` calls (a chunk's trials) up front."""
+        granted, reason = await self._ledger.lease.remote(n)
+        self._leased += int(granted)
+        if not granted and n:
+            self._reason = reason
+
     def try_reserve(self) -> bool:
         """A call from the local lease (no round trip); :meth:`areserve` tops the lease up."""
         if self._leased == 0:
@@ -84,10 +101,7 @@ class LeasedBudget(Budget):
         if self._leased == 0 and self._reason is None:
             async with self._refill:
                 if self._leased == 0 and self._reason is None:
-                    granted, reason = await self._ledger.lease.remote(LEASE)
-                    self._leased += int(granted)
-                    if not granted:
-                        self._reason = reason
+                    await self.lease(LEASE)
         return self.try_reserve()
 
     def charge(self, tokens: int | None, cost_usd: float | None) -> None:
@@ -95,14 +109,18 @@ class LeasedBudget(Budget):
         self._tokens += int(tokens or 0)
         self._usd += float(cost_usd or 0.0)
 
-    async def settle(self) -> None:
-        """Charge what the chunk used and hand back the unused calls (one round trip)."""
-        await self._ledger.settle.remote(self._leased, self._tokens, self._usd)
-        self._leased, self._tokens, self._usd = 0, 0, 0.0
+    async def settle(self, *, hand_back: bool = True) -> None:
+        """Charge what was used since the last settle and, with ``hand_back``, return the unused calls
+        (one round trip)."""
+        unused = self._leased if hand_back else 0
+        self._leased -= unused
+        tokens, usd = self._tokens, self._usd
+        self._tokens, self._usd = 0, 0.0
+        await self._ledger.settle.remote(unused, tokens, usd)
 
 
 class _Collector:
-    """The worker's CallLog: attempts and cache entries travel back to the driver."""
+    """The worker's CallLog: attempts and cache entries travel back to the driver with a chunk."""
 
     def __init__(self) -> None:
         self.attempts: list[dict[str, Any]] = []
@@ -114,63 +132,93 @@ class _Collector:
     def add_cache_entry(self, key: str, judge: str, response_json: str) -> None:
         self.cache.append((key, judge, response_json))
 
+    def drain(self) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
+        out = self.attempts, self.cache
+        self.attempts, self.cache = [], []
+        return out
 
-async def judge_chunk(payload: dict[str, Any], *, judge: Any, ledger: Any, ray: Any) -> dict[str, Any]:
-    """Judge one chunk through a :class:`JudgeCaller` (the worker's body; also callable in-process)."""
-    from ..protocols import get_protocol
-    from .trials import RequestBuilder, failed_judgment, judgment_for
 
-    spec = JudgeSpec(**payload["spec"])
-    collector = _Collector()
-    granted, reason = await ledger.lease.remote(len(payload["trials"]))   # one call per trial, up front
-    budget = LeasedBudget(ledger, ray, leased=granted, reason=None if granted else reason)
-    control = RunControl()
-    share = max(1, int(payload["workers"]))
+class WorkerRun:
+    """What one worker keeps for one judge of one run, shared by the chunks it judges at once: one
+    :class:`JudgeCaller` (so the judge's concurrency share and rate-limit share hold for the worker, not
+    per chunk), the leased budget, the request builder and the protocols.  Built from the first
+    chunk's payload; the spend, attempts and cache entries since the last chunk ended go back with
+    each chunk."""
 
-    def bucket(rate: float) -> TokenBucket:
-        return TokenBucket(rate / share)
+    def __init__(self, payload: Mapping[str, Any], *, judge: Any, ledger: Any, ray: Any) -> None:
+        from ..protocols import get_protocol
+        from .trials import RequestBuilder
 
-    caller = JudgeCaller(judge, spec, budget=budget, log=collector, cache=None, control=control,
-                         bucket_factory=bucket, backoff_base_s=payload.get("backoff_base_s"),
-                         backoff_cap_s=payload.get("backoff_cap_s"))
-    builder = RequestBuilder(judge, spec, seed=int(payload["seed"]))
-    protocols = {pid: get_protocol(pid) for pid in payload["protocols"]}
-    items = {(d["dataset"], d["item_id"]): item_from(dict(d)) for d in payload["items"]}
-    rows: list[dict[str, Any]] = []
+        spec = JudgeSpec(**payload["spec"])
+        share = max(1, int(payload["workers"]))
 
-    async def one(t: dict[str, Any]) -> None:
-        trial = Trial(**t)
-        item, protocol, tid = items[(trial.dataset, trial.item_id)], protocols[trial.protocol], trial.trial_id
-        try:
-            request = builder.build(trial, item, protocol, tid)
-        except Exception as exc:  # noqa: BLE001 - recorded like the local executor does
-            rows.append(failed_judgment(trial, item, tid=tid, attempts=0, error=(
-                f"protocol {trial.protocol!r} could not present this item: {type(exc).__name__}")).as_dict())
-            return
-        use_cache = payload["cache"] == "on" or (payload["cache"] == "auto" and trial.temperature == 0.0)
-        result = await caller.call(request, trial_id=tid,
-                                   cache_key=caller.cache_key(request, trial.rep) if use_cache else None)
-        if result is not None:
-            rows.append(judgment_for(trial, item, protocol, result, tid=tid,
-                                     prompt_hash=caller.prompt_hash(request)).as_dict())
+        def bucket(rate: float) -> TokenBucket:
+            return TokenBucket(rate / share)
+
+        self.collector = _Collector()
+        self.budget = LeasedBudget(ledger, ray)
+        self.control = RunControl()
+        self.caller = JudgeCaller(judge, spec, budget=self.budget, log=self.collector, cache=None,
+                                  control=self.control, bucket_factory=bucket,
+                                  backoff_base_s=payload.get("backoff_base_s"),
+                                  backoff_cap_s=payload.get("backoff_cap_s"))
+        self.builder = RequestBuilder(judge, spec, seed=int(payload["seed"]))
+        self.cache_mode = str(payload["cache"])
+        self._get_protocol = get_protocol
+        self.protocols: dict[str, Any] = {}
+        self.active = 0
+        self._reported = (0, 0, 0, 0.0)
+
+    def protocol(self, pid: str) -> Any:
+        if pid not in self.protocols:
+            self.protocols[pid] = self._get_protocol(pid)
+        return self.protocols[pid]
+
+    def spend_since_last(self) -> dict[str, Any]:
+        s = self.caller.spend
+        now = (s.calls, s.tokens_in, s.tokens_out, s.cost_usd)
+        calls, tin, tout, usd = (a - b for a, b in zip(now, self._reported, strict=True))
+        self._reported = now
+        return {"calls": calls, "tokens_in": tin, "tokens_out": tout, "cost_usd": usd}
+
+
+async def judge_chunk(payload: Mapping[str, Any], *, judge: Any = None, ledger: Any = None, ray: Any = None,
+                      run: WorkerRun | None = None) -> dict[str, Any]:
+    """Judge one chunk (the worker's body; also callable in-process).  ``run``: the worker's state for
+    this run and judge (built from the payload when not given)."""
+    from .trials import judge_trial
+
+    if run is None:
+        run = WorkerRun(payload, judge=judge, ledger=ledger, ray=ray)
+    trials = [Trial(*v) for v in payload["trials"]]
+    items: Mapping[tuple[str, str], Item] = payload["items"]
+    run.active += 1
+    rows: list[tuple[Any, ...]] = []
+
+    async def one(trial: Trial) -> None:
+        row = await judge_trial(trial, items[(trial.dataset, trial.item_id)], run.protocol(trial.protocol),
+                                run.builder, run.caller, run.cache_mode)
+        if row is not None:
+            rows.append(row.values())
 
     try:
-        await asyncio.gather(*(one(t) for t in payload["trials"]))
+        await run.budget.lease(len(trials))       # one call per trial, up front
+        await asyncio.gather(*(one(t) for t in trials))
     finally:
-        await budget.settle()
-    spend = caller.spend
-    return {"rows": rows, "attempts": collector.attempts, "cache": collector.cache,
-            "spend": {"calls": spend.calls, "tokens_in": spend.tokens_in, "tokens_out": spend.tokens_out,
-                      "cost_usd": spend.cost_usd},
-            "stopped": control.reasons}
+        run.active -= 1
+        await run.budget.settle(hand_back=run.active == 0)
+    attempts, cache = run.collector.drain()
+    return {"rows": rows, "attempts": attempts, "cache": cache, "spend": run.spend_since_last(),
+            "stopped": list(run.control.reasons)}
 
 
 class _JudgeWorkerImpl:
-    """The actor body (an async actor: its chunks share one event loop and one judge client)."""
+    """The actor body (an async actor: its chunks share one event loop, one judge client and, per run,
+    one caller)."""
 
-    def __init__(self, ledger: Any) -> None:
-        self.ledger = ledger
+    def __init__(self) -> None:
         self.judges: dict[str, Any] = {}
+        self.runs: dict[tuple[str, str], WorkerRun] = {}
 
     def _judge(self, judge_id: str) -> Any:
         from ..judges import make_judge
@@ -179,10 +227,14 @@ class _JudgeWorkerImpl:
             self.judges[judge_id] = make_judge(judge_id)
         return self.judges[judge_id]
 
-    async def judge_chunk(self, payload: dict[str, Any]) -> dict[str, Any]:
+    async def judge_chunk(self, payload: dict[str, Any], ledger: Any) -> dict[str, Any]:
         import ray
 
-        return await judge_chunk(payload, judge=self._judge(payload["judge"]), ledger=self.ledger, ray=ray)
+        key = (payload["run"], payload["judge"])
+        if key not in self.runs:
+            self.runs = {k: v for k, v in self.runs.items() if k[0] == key[0]}   # an earlier run's state goes
+            self.runs[key] = WorkerRun(payload, judge=self._judge(payload["judge"]), ledger=ledger, ray=ray)
+        return await judge_chunk(payload, run=self.runs[key])
 
     async def pid(self) -> int:
         import os
@@ -193,8 +245,12 @@ class _JudgeWorkerImpl:
 class _BudgetLedgerImpl:
     """The cluster's one budget (an actor): hands out call leases, takes charges back."""
 
-    def __init__(self, max_calls: int | None, max_tokens: int | None, max_usd: float | None,
-                 calls: int, tokens: int, usd: float) -> None:
+    def __init__(self) -> None:
+        self.budget = Budget()
+
+    def begin(self, max_calls: int | None, max_tokens: int | None, max_usd: float | None,
+              calls: int, tokens: int, usd: float) -> None:
+        """A run starts: its budget, with what earlier runs of the store already spent."""
         self.budget = Budget(max_calls, max_tokens, max_usd, calls=calls, tokens=tokens, usd=usd)
 
     def lease(self, n: int) -> tuple[int, str | None]:
@@ -225,23 +281,29 @@ class RayExecutor(BaseExecutor):
 
     ``address``: a running cluster (``ray.init(address=...)``); None starts a local one unless Ray is
     already initialised.  ``workers``: actors in the pool (default: the cluster's CPUs, at least 1).
-    ``chunk_size``: trials per chunk (default: twice a worker's concurrency share, at least 16)."""
+    ``chunk_size``: trials per chunk (default: twice a worker's concurrency share, at least 16).
+    ``inflight``: chunks a worker holds at once (they share its caller, so its concurrency share is
+    never exceeded; the second keeps the worker busy while the driver records the first).
+    ``keep_workers``: keep the pool between runs of this executor (call :meth:`close` when done);
+    by default the pool is killed when a run ends."""
 
     needs_session = True
 
     def __init__(self, *, address: str | None = None, workers: int | None = None, chunk_size: int | None = None,
                  seed: int = 42, cache: str = "auto", worker_options: Mapping[str, Any] | None = None,
-                 inflight: int = 2) -> None:
+                 inflight: int = 2, keep_workers: bool = False) -> None:
         self.address = address
         self.workers = workers
         self.chunk_size = chunk_size
         self.seed = seed
         self.cache = cache
         self.worker_options = dict(worker_options or {})
-        self.inflight = max(1, int(inflight))   # chunks judged at once per worker (one thread each)
+        self.inflight = max(1, int(inflight))
+        self.keep_workers = keep_workers
         self.session: Any = None
         self.actors: list[Any] = []
         self.ledger: Any = None
+        self._run = ""
 
     def attach(self, session: Any) -> None:
         """The runner hands over its session (items, protocols, builders, writer, record)."""
@@ -253,18 +315,32 @@ class RayExecutor(BaseExecutor):
         if not ray.is_initialized():
             ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
                      ignore_reinit_error=True)
-        n = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        ledger_cls = ray.remote(num_cpus=0)(_BudgetLedgerImpl)
-        self.ledger = ledger_cls.remote(budget.max_calls, budget.max_tokens, budget.max_usd,
-                                        budget.calls, budget.tokens, budget.usd)
-        opts = {"num_cpus": 0, "max_restarts": -1, "max_task_retries": -1, "max_concurrency": self.inflight,
-                **self.worker_options}
-        worker_cls = ray.remote(**opts)(_JudgeWorkerImpl)
-        tag = uuid.uuid4().hex[:8]
-        # named (namespace "verdictlab") so operators and tests can find a run's workers
-        self.actors = [worker_cls.options(name=f"judge-worker-{tag}-{i}", namespace=NAMESPACE).remote(self.ledger)
-                       for i in range(n)]
+        if self.ledger is None:     # lives as long as the pool (a new actor is a new process: ~1 s of CPU)
+            self.ledger = ray.remote(num_cpus=0, max_restarts=-1)(_BudgetLedgerImpl).remote()
+        ray.get(self.ledger.begin.remote(budget.max_calls, budget.max_tokens, budget.max_usd,
+                                         budget.calls, budget.tokens, budget.usd))
+        self._run = uuid.uuid4().hex
+        if not self.actors:
+            n = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+            opts = {"num_cpus": 0, "max_restarts": -1, "max_task_retries": -1, "max_concurrency": self.inflight,
+                    **self.worker_options}
+            worker_cls = ray.remote(**opts)(_JudgeWorkerImpl)
+            tag = self._run[:8]
+            # named (namespace "verdictlab") so operators and tests can find a run's workers
+            self.actors = [worker_cls.options(name=f"judge-worker-{tag}-{i}", namespace=NAMESPACE).remote()
+                           for i in range(n)]
         return ray
+
+    def close(self) -> None:
+        """Kill the worker pool (and the ledger); the next run starts a new pool."""
+        if not self.actors and self.ledger is None:
+            return
+        ray = import_ray()
+        for handle in [*self.actors, self.ledger]:
+            if handle is not None:
+                with contextlib.suppress(Exception):
+                    ray.kill(handle)
+        self.actors, self.ledger = [], None
 
     def _payload(self, lane: Lane, chunk: Sequence[Trial]) -> dict[str, Any]:
         s = self.session
@@ -272,11 +348,9 @@ class RayExecutor(BaseExecutor):
         n = len(self.actors)
         spec_d = spec.model_dump()
         spec_d["concurrency"] = max(1, lane.caller.concurrency // n)
-        items = {(t.dataset, t.item_id): s.items[(t.dataset, t.item_id)] for t in chunk}
-        return {"judge": lane.caller.judge.judge_id, "spec": spec_d, "seed": self.seed, "cache": self.cache,
-                "protocols": sorted({t.protocol for t in chunk}), "workers": n,
-                "items": [item_payload(it) for it in items.values()],
-                "trials": [dataclasses.asdict(t) for t in chunk],
+        return {"run": self._run, "judge": lane.caller.judge.judge_id, "spec": spec_d, "seed": self.seed,
+                "cache": self.cache, "workers": n, "trials": [_TRIAL_VALUES(t) for t in chunk],
+                "items": {(t.dataset, t.item_id): s.items[(t.dataset, t.item_id)] for t in chunk},
                 "backoff_base_s": lane.caller.backoff_base_s, "backoff_cap_s": lane.caller.backoff_cap_s}
 
     # -- run -------------------------------------------------------------------------------------
@@ -302,6 +376,8 @@ class RayExecutor(BaseExecutor):
             if self.ledger is not None:
                 state = await self.ledger.state.remote()
                 budget.calls, budget.tokens, budget.usd = state["calls"], state["tokens"], state["usd"]
+            if not self.keep_workers:
+                self.close()
             for lane in lanes.values():
                 lane.trials.clear()
 
@@ -339,7 +415,7 @@ class RayExecutor(BaseExecutor):
                 if lane.halted:
                     continue
                 actor = idle.popleft()
-                ref = actor.judge_chunk.remote(self._payload(lane, chunk))
+                ref = actor.judge_chunk.remote(self._payload(lane, chunk), self.ledger)
                 running[asyncio.ensure_future(ref)] = (actor, _Pending(lane, chunk))
             if not running:
                 break
@@ -360,13 +436,14 @@ class RayExecutor(BaseExecutor):
         spend.tokens_in += result["spend"]["tokens_in"]
         spend.tokens_out += result["spend"]["tokens_out"]
         spend.cost_usd += result["spend"]["cost_usd"]
-        for d in result["rows"]:
-            if d["trial_id"] in seen:
+        for values in result["rows"]:
+            row = Judgment.from_values(values)
+            if row.trial_id in seen:
                 continue
-            seen.add(d["trial_id"])
-            s.record(Judgment(**d), lane)
+            seen.add(row.trial_id)
+            s.record(row, lane)
         for reason in result["stopped"]:
             control.halt(reason)
 
 
-__all__ = ["LeasedBudget", "RayExecutor", "import_ray", "judge_chunk"]
+__all__ = ["LeasedBudget", "RayExecutor", "WorkerRun", "import_ray", "judge_chunk"]

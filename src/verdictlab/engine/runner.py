@@ -28,7 +28,6 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._redact import redact_text
 from ..config import JudgeSpec
 from ..design import Trial
 from ..items import PairItem, PointItem
@@ -37,10 +36,10 @@ from ..judgment import Judgment
 from ..limits import Budget, PriceTable, default_price_table
 from ..protocols.base import Protocol
 from ..store import RunStore
-from .caller import ERROR_LIMIT, JudgeCaller, RunControl
+from .caller import JudgeCaller, RunControl
 from .executor import Executor, Lane, LocalExecutor
 from .summary import EngineError, RunSummary
-from .trials import RequestBuilder, failed_judgment, judgment_for
+from .trials import RequestBuilder, judge_trial
 
 Item = PairItem | PointItem
 
@@ -166,25 +165,10 @@ class _Session:
 
     async def judge_one(self, trial: Trial, lane: Lane) -> Judgment | None:
         """Judge one trial; returns the row written (None when the call did not finish: stopped)."""
-        item = self.items[(trial.dataset, trial.item_id)]
-        protocol = self.protocols[trial.protocol]
-        tid = trial.trial_id
-        try:
-            request = self.builders[trial.judge].build(trial, item, protocol, tid)
-        except Exception as exc:   # one item the protocol cannot present must not sink the run
-            err = f"protocol {trial.protocol!r} could not present this item: {type(exc).__name__}: {exc}"
-            row = failed_judgment(trial, item, tid=tid, attempts=0, error=redact_text(err, limit=ERROR_LIMIT))
+        row = await judge_trial(trial, self.items[(trial.dataset, trial.item_id)], self.protocols[trial.protocol],
+                                self.builders[trial.judge], lane.caller, self.cache)
+        if row is not None:
             self.record(row, lane)
-            return row
-        caller = lane.caller
-        prompt_hash = caller.prompt_hash(request)
-        use_cache = self.cache == "on" or (self.cache == "auto" and trial.temperature == 0.0)
-        result = await caller.call(request, trial_id=tid,
-                                   cache_key=caller.cache_key(request, trial.rep) if use_cache else None)
-        if result is None:
-            return None
-        row = judgment_for(trial, item, protocol, result, tid=tid, prompt_hash=prompt_hash)
-        self.record(row, lane)
         return row
 
 

@@ -20,6 +20,7 @@ from ..judges.base import JudgeAPI, JudgeRequest, JudgeResponse
 from ..judgment import Judgment, make_judgment
 from ..protocols.base import ParseResult, Protocol
 from ..vocab import DEFAULT_DECODING, VERDICTS, Order, ParseStatus, swap
+from .caller import ERROR_LIMIT as _ERROR_LIMIT
 from .caller import CallResult
 
 Item = PairItem | PointItem
@@ -146,4 +147,27 @@ def judgment_for(trial: Trial, item: Item, protocol: Protocol, result: CallResul
         cache_hit=int(result.cache_hit), prompt_hash=prompt_hash)
 
 
-__all__ = ["RequestBuilder", "canonical_p_a", "derived_seed", "failed_judgment", "judgment_for", "safe_parse"]
+
+
+async def judge_trial(trial: Trial, item: Item, protocol: Protocol, builder: RequestBuilder, caller: Any,
+                      cache: str) -> Judgment | None:
+    """One trial judged through ``caller`` (a :class:`~verdictlab.engine.caller.JudgeCaller`): build the
+    request, call (through the cache when ``cache`` allows it for this temperature), make the row.
+    An item the protocol cannot present gives a failed row with the reason; None means the call did
+    not finish (the run was stopped).  Every executor judges a trial with this, here or on a worker."""
+    tid = trial.trial_id
+    try:
+        request = builder.build(trial, item, protocol, tid)
+    except Exception as exc:   # one item the protocol cannot present must not sink the run
+        err = f"protocol {trial.protocol!r} could not present this item: {type(exc).__name__}: {exc}"
+        return failed_judgment(trial, item, tid=tid, attempts=0, error=redact_text(err, limit=_ERROR_LIMIT))
+    use_cache = cache == "on" or (cache == "auto" and trial.temperature == 0.0)
+    result = await caller.call(request, trial_id=tid,
+                               cache_key=caller.cache_key(request, trial.rep) if use_cache else None)
+    if result is None:
+        return None
+    return judgment_for(trial, item, protocol, result, tid=tid, prompt_hash=caller.prompt_hash(request))
+
+
+__all__ = ["RequestBuilder", "canonical_p_a", "derived_seed", "failed_judgment", "judge_trial", "judgment_for",
+           "safe_parse"]
