@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--temperature", type=float, default=None,
                     help="default 0.7 for decoding (the demo's), 0 for reuse (identical outputs in both "
                          "modes, so only prompt reading differs)")
-    ap.add_argument("--rounds", type=int, default=2, help="timed rounds per mode; the fastest counts")
+    ap.add_argument("--rounds", type=int, default=3, help="timed rounds per mode; the fastest counts")
     ap.add_argument("--protocols", default="direct,vf-json,vf-xml,cot-json,cot-xml")
     args = ap.parse_args(argv)
     if args.temperature is None:
@@ -134,39 +134,74 @@ def compare_decoding(args: argparse.Namespace, judge: Any, items: list[Any], pro
 
     mechanisms = ["slots", "grammar"] if args.grammar else ["slots"]
     print(f"llamacpp:smollm2-135m, {len(items)} pairs x 2 orders x {args.repetitions} repetitions per protocol, "
-          f"T={args.temperature:g}, threads={judge.n_threads}, load average {os.getloadavg()[0]:.1f}")
+          f"T={args.temperature:g}, threads={judge.n_threads}, {args.rounds} rounds, load average "
+          f"{os.getloadavg()[0]:.1f}")
     header = f"{'protocol':<9} {'mode':<21} {'calls':>5} {'judgments/s':>12} {'s/judgment':>11} " \
-             f"{'x free direct':>14} {'out tok/call':>13} {'unparsed':>9}"
+             f"{'x free direct':>14} {'(per round)':>20} {'out tok/call':>13} {'unparsed':>9}"
     print(header)
     print("-" * len(header))
     modes = ["free", *(f"constrained/{m}" for m in mechanisms)]
-    base: float | None = None
-    for pid in protocols:
-        # modes interleaved round by round (the fastest round counts), so a load change on a shared
-        # machine hits every mode alike
-        best: dict[str, tuple[float, int, int]] = {}
-        n_calls = 0
-        for _ in range(max(1, args.rounds)):
-            for mode in modes:
-                decoding, _, how = mode.partition("/")
-                judge.constrain_with = how or "slots"
-                reqs = requests(pid, decoding)
-                n_calls = len(reqs)
-                got = asyncio.run(timed(reqs))
-                best[mode] = min(best.get(mode, got), got)
-        for mode in modes:
-            secs, unparsed, tokens_out = best[mode]
-            per = secs / n_calls
-            if pid == "direct" and mode == "free":
-                base = per
-            rel = f"{per / base:.2f}x" if base else "n/a"
-            print(f"{pid:<9} {mode:<21} {n_calls:>5} {n_calls / secs:>12.2f} {per:>11.3f} {rel:>14} "
-                  f"{tokens_out / n_calls:>13.1f} {unparsed:>4}/{n_calls:<4}", flush=True)
+    cells = [(pid, mode) for pid in ("direct", *(p for p in protocols if p != "direct")) for mode in modes]
+    # every round times every cell, free `direct` first: a load change on a shared machine hits the
+    # baseline and the cells of that round alike; the fastest round of each cell counts, and the
+    # per-round ratios (cell / that round's free direct) show the spread
+    rounds: list[dict[tuple[str, str], tuple[float, int, int]]] = []
+    n_calls = len(requests(protocols[0], "free"))
+    for _ in range(max(1, args.rounds)):
+        got: dict[tuple[str, str], tuple[float, int, int]] = {}
+        for pid, mode in cells:
+            decoding, _, how = mode.partition("/")
+            judge.constrain_with = how or "slots"
+            got[(pid, mode)] = asyncio.run(timed(requests(pid, decoding)))
+        rounds.append(got)
+    base = min(r[("direct", "free")][0] for r in rounds) / n_calls
+    for pid, mode in cells:
+        secs, unparsed, tokens_out = min(r[(pid, mode)] for r in rounds)
+        per = secs / n_calls
+        spread = ", ".join(f"{r[(pid, mode)][0] / r[('direct', 'free')][0]:.2f}" for r in rounds)
+        print(f"{pid:<9} {mode:<21} {n_calls:>5} {n_calls / secs:>12.2f} {per:>11.3f} {per / base:>13.2f}x "
+              f"{spread:>20} {tokens_out / n_calls:>13.1f} {unparsed:>4}/{n_calls:<4}", flush=True)
     judge.constrain_with = "slots"
-    print(f"x free direct = seconds per judgment / seconds per free `direct` judgment (aim for verdict-first "
-          f"constrained: <= 1.5x); unparsed = outputs without a readable verdict; load average now "
-          f"{os.getloadavg()[0]:.1f}")
+    print("x free direct = seconds per judgment / seconds per free `direct` judgment (aim for verdict-first "
+          "constrained: <= 1.5x); unparsed = outputs without a readable verdict. Each cell alone, from an "
+          "empty cache: every cell reads its prompts itself.")
+    in_run_order(args, judge, items, protocols, requests, modes, n_calls)
+    print(f"load average now {os.getloadavg()[0]:.1f}")
     return 0
+
+
+def in_run_order(args: argparse.Namespace, judge: Any, items: list[Any], protocols: list[str],
+                 requests: Callable[[str, str], list[Any]], modes: list[str], n_calls: int) -> None:
+    """The same calls in the order a run makes them (engine.prepare.prompt_order: per item and order,
+    every protocol and decoding, repetitions back to back), each call's wall time charged to its cell.
+    A prompt is read by the first cell that shows it; the cells after it pay only what differs."""
+    cells = [(pid, mode) for pid in ("direct", *(p for p in protocols if p != "direct")) for mode in modes
+             if mode in ("free", "constrained/slots")]
+    by_cell = {c: requests(c[0], c[1].partition("/")[0]) for c in cells}
+    per_prompt = args.repetitions   # calls per (item, order) in each cell (requests() yields item > order > rep)
+    seq = [(c, by_cell[c][k * per_prompt + r]) for k in range(len(items) * 2) for c in cells
+           for r in range(per_prompt)]
+    best: dict[tuple[str, str], float] = {}
+    for _ in range(max(1, args.rounds)):
+        judge.constrain_with = "slots"
+        judge.llama().reset()
+        spent = dict.fromkeys(cells, 0.0)
+
+        async def go(spent: dict[tuple[str, str], float]) -> None:
+            for cell, req in seq:
+                t0 = time.perf_counter()
+                await judge.generate(req)
+                spent[cell] += time.perf_counter() - t0
+
+        asyncio.run(go(spent))
+        for c in cells:
+            best[c] = min(best.get(c, spent[c]), spent[c])
+    base = best[("direct", "free")] / n_calls
+    print(f"in a run's order ({len(seq)} calls: per item and order, every protocol x decoding, repetitions back "
+          f"to back; each call's time charged to its cell; the fastest of {max(1, args.rounds)} passes):")
+    for pid, mode in cells:
+        per = best[(pid, mode)] / n_calls
+        print(f"{pid:<9} {mode:<21} {n_calls:>5} {1 / per:>12.2f} {per:>11.3f} {per / base:>13.2f}x")
 
 
 if __name__ == "__main__":

@@ -178,6 +178,26 @@ def test_grid_count_and_steps(tmp_path: Path) -> None:
     assert {t.order for t in trials if t.dataset == "pts"} == {"AB"}
 
 
+def test_trials_that_show_the_same_prompt_are_neighbours(tmp_path: Path) -> None:
+    """One item in one order at a time, through every protocol, decoding and temperature, repetitions
+    back to back (a local judge reads each prompt once; a run stopped early has every cell's first
+    items).  Before, the grid ran protocol by protocol and decoding by decoding, so the same prompt
+    came back 2 x 2 x 2 = 8 times per item and order, each time after other prompts."""
+    cfg = _config(tmp_path, judges=["sim:seed=1", "sim:seed=2"], temperatures=[0.0, 0.7], repetitions=3,
+                  decoding=["free", "constrained"])
+    trials = prepare_run(cfg).trials
+    assert len(trials) == 2 * 6 * 2 * 2 * 2 * 2 * 3
+    groups = [(t.judge, t.item_id, t.order) for t in trials]
+    runs = [g for i, g in enumerate(groups) if i == 0 or groups[i - 1] != g]
+    assert len(runs) == len(set(runs)) == 2 * 6 * 2          # each (judge, item, order) is one stretch
+    first = trials[: 2 * 2 * 2 * 3]                           # the first stretch, in the config's orders
+    assert [(t.protocol, t.decoding, t.temperature) for t in first[::3]] == [
+        (p, d, temp) for p in ("direct", "vf-json") for d in ("free", "constrained") for temp in (0.0, 0.7)]
+    assert [t.rep for t in first] == [0, 1, 2] * 8
+    assert [t.item_id for t in trials[:48]] == ["0"] * 24 + ["0"] * 24 and trials[48].item_id == "1"
+    assert [t.order for t in trials[:48:24]] == ["AB", "BA"]
+
+
 # -- end to end with the simulated judge --------------------------------------------------------
 def test_sim_run_end_to_end_one_row_per_trial(tmp_path: Path) -> None:
     cfg = _config(tmp_path)

@@ -100,7 +100,7 @@ def test_a_constrained_repetition_with_the_same_verdict_evaluates_no_fixed_text(
 
 
 def test_sampling_from_remembered_logits_is_llama_cpps_own_sampling(judge) -> None:
-    """_sample_first (the sampler chain applied to a copy of the logits) draws exactly the token
+    """_sample_logits (the sampler chain applied to a copy of the logits) draws exactly the token
     llama_sampler_sample draws from the context, seed for seed."""
     llm = judge.llama()
     tokens = llm.tokenize(b"Write one short sentence about the sea:", add_bos=True)
@@ -111,7 +111,7 @@ def test_sampling_from_remembered_logits_is_llama_cpps_own_sampling(judge) -> No
         llm.set_seed(seed)
         a = llm._init_sampler(temp=1.0, **judge._sampling(_DummyRequest())).sample(llm._ctx, -1)
         llm.set_seed(seed)
-        b = judge._sample_first(llm, llm._init_sampler(temp=1.0, **judge._sampling(_DummyRequest())))
+        b = judge._sample_logits(llm._init_sampler(temp=1.0, **judge._sampling(_DummyRequest())))
         drawn.append((a, b))
     assert all(a == b for a, b in drawn)
     assert len({a for a, _ in drawn}) > 1           # the seeds did draw different tokens
@@ -120,3 +120,31 @@ def test_sampling_from_remembered_logits_is_llama_cpps_own_sampling(judge) -> No
 
 class _DummyRequest:
     params: dict = {}
+
+
+def test_a_repetition_that_draws_the_same_tokens_makes_no_forward_pass(judge, item, monkeypatch) -> None:
+    """The memo covers every generated position: at temperature 0 the second and third repetitions of
+    a constrained vf-json trial (verdict, fixed text, greedy rationale) and of a free direct trial
+    call llama.cpp's decode not once, and answer exactly as the first."""
+    llm = judge.llama()
+    decoded: list[int] = []
+    inner = llm.eval
+
+    def counting(tokens):
+        decoded.append(len(tokens))
+        return inner(tokens)
+
+    monkeypatch.setattr(llm, "eval", counting)
+    for pid, decoding in (("vf-json", "constrained"), ("direct", "free")):
+        llm.reset()
+        outs = []
+        for rep in range(3):
+            decoded.clear()
+            outs.append(asyncio.run(judge.generate(_request(item, pid, "BA", rep, temperature=0.0,
+                                                            decoding=decoding))))
+            if rep == 0:
+                assert sum(decoded) > 50
+            else:
+                assert decoded == [], (pid, rep, decoded)
+        assert outs[0].text == outs[1].text == outs[2].text
+        assert outs[0].choice_probs == outs[2].choice_probs

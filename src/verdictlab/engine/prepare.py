@@ -81,8 +81,15 @@ def load_items(config: RunConfig) -> tuple[dict[tuple[str, str], Item], list[Any
 
 def build_trials(config: RunConfig, items: Mapping[tuple[str, str], Item],
                  protocols: Mapping[str, Protocol]) -> list[Trial]:
-    """Expand the grid (repetitions back to back).  Multi-step protocols get one trial per step;
-    datasets of pointwise items are shown in one order only (order is meaningless for them)."""
+    """Expand the grid.  Multi-step protocols get one trial per step; datasets of pointwise items are
+    shown in one order only (order is meaningless for them).
+
+    The order (:func:`prompt_order`): per judge and dataset, one item in one order at a time, through
+    every protocol, decoding and temperature, repetitions back to back.  Trials that show the same
+    prompt are neighbours, so a local judge reads a prompt once for all its decodings, temperatures
+    and repetitions, and the next protocol only its own instruction (protocols share everything
+    before it); and a run stopped early (budget, Ctrl-C) has the first items in every cell instead
+    of some cells complete and others empty."""
     by_dataset: dict[str, list[Item]] = collections.defaultdict(list)
     for (ds, _), it in items.items():
         by_dataset[ds].append(it)
@@ -102,7 +109,25 @@ def build_trials(config: RunConfig, items: Mapping[tuple[str, str], Item],
                                               repetitions=config.repetitions,
                                               steps_by_protocol={pid: steps},
                                               decodings=tuple(config.decoding)))
-    return trials
+    return prompt_order(trials, config, items)
+
+
+def prompt_order(trials: list[Trial], config: RunConfig, items: Mapping[tuple[str, str], Item]) -> list[Trial]:
+    """``trials`` sorted by judge, dataset, item, order, protocol, decoding, temperature (each in the
+    config's order); the sort is stable, so steps and repetitions keep their order within."""
+    judges = {j: i for i, j in enumerate(config.judge_ids())}
+    datasets: dict[str, int] = {}
+    positions: dict[tuple[str, str], int] = {}
+    for i, key in enumerate(items):
+        datasets.setdefault(key[0], len(datasets))
+        positions[key] = i
+    orders: dict[str, int] = {o: i for i, o in enumerate(config.orders)}
+    protos = {p: i for i, p in enumerate(config.protocols)}
+    decodings: dict[str, int] = {d: i for i, d in enumerate(config.decoding)}
+    temperatures = {float(t): i for i, t in enumerate(config.temperatures)}
+    return sorted(trials, key=lambda t: (judges[t.judge], datasets[t.dataset], positions[(t.dataset, t.item_id)],
+                                         orders[t.order], protos[t.protocol], decodings[t.decoding],
+                                         temperatures[t.temperature]))
 
 
 def prepare_run(config: RunConfig) -> PreparedRun:

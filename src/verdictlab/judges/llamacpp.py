@@ -99,7 +99,7 @@ MECHANISM_SLOTS = ("llama.cpp slots: fixed format text supplied, rationale sampl
                    "quote/tag), verdict scored from next-token logits over the allowed labels in one pass")
 MECHANISM_GRAMMAR = "llama.cpp GBNF grammar over the whole format"
 
-MEMO_SIZE = 8   # logits of the last contexts evaluated (module docstring: logits memo)
+MEMO_SIZE = 256   # logits (196 KB each for SmolLM2) of the last contexts evaluated (see LlamaCppJudge._eval)
 SAMPLING_DEFAULTS: dict[str, int | float] = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
 
 _MODELS: dict[tuple[str, int, int], Any] = {}
@@ -214,6 +214,7 @@ class LlamaCppJudge(JudgeAPI):
         self._choice_ids: dict[tuple[str, ...], list[int]] = {}
         self._logits: np.ndarray = np.zeros(0, dtype=np.float32)   # after the context _eval brought up
         self._context = 0                                            # ... which is this many tokens long
+        self._key: tuple[int, ...] = ()                              # ... and these tokens
         self._memo: collections.OrderedDict[tuple[int, ...], np.ndarray] = collections.OrderedDict()
         self._token_data: Any = None
         import_llama_cpp()   # fail early, with the install hint, not on the first call
@@ -328,7 +329,7 @@ class LlamaCppJudge(JudgeAPI):
             memo = self._memo.get(key)
             if memo is not None and llm.n_tokens >= n and np.array_equal(llm._input_ids[:n], tokens):
                 self._memo.move_to_end(key)
-                self._logits, self._context = memo, n
+                self._logits, self._context, self._key = memo, n, key
                 return n
         reuse = 0
         if self.reuse_prefix and llm.n_tokens > 0:
@@ -342,13 +343,34 @@ class LlamaCppJudge(JudgeAPI):
             reuse = 0
             llm.reset()
         llm.eval(tokens[reuse:])
-        self._context = n
+        self._context, self._key = n, tuple(tokens)
+        self._remember(llm)
+        return reuse
+
+    def _remember(self, llm: Any) -> None:
+        """Copy the context's last logits to :attr:`_logits` and into the memo."""
         self._logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(llm.n_vocab(),)).copy()
         if self.reuse_prefix:
-            self._memo[tuple(tokens)] = self._logits
+            self._memo[self._key] = self._logits
             while len(self._memo) > MEMO_SIZE:
                 self._memo.popitem(last=False)
-        return reuse
+
+    def _advance(self, llm: Any, tok: int) -> None:
+        """The context grows by the sampled token ``tok``.  When the KV cache already continues with
+        ``tok`` (an earlier repetition drew the same tokens so far) and the logits after it are
+        remembered, nothing is evaluated; otherwise the cache is cut where this path leaves it and
+        ``tok`` is evaluated.  Either way the next token is drawn from the same logits."""
+        n = self._context
+        key = (*self._key, tok)
+        memo = self._memo.get(key) if self.reuse_prefix else None
+        if memo is not None and llm.n_tokens > n and int(llm._input_ids[n]) == tok:
+            self._memo.move_to_end(key)
+            self._logits, self._context, self._key = memo, n + 1, key
+            return
+        self._cut_to_context(llm)
+        llm.eval([tok])
+        self._context, self._key = n + 1, key
+        self._remember(llm)
 
     def _cut_to_context(self, llm: Any) -> None:
         """Drop the KV cache beyond the context :meth:`_eval` brought up (kept after a memo hit)
@@ -382,7 +404,7 @@ class LlamaCppJudge(JudgeAPI):
         """The logits of the choices' first tokens after the context :meth:`_eval` brought up."""
         return np.array([float(self._logits[i]) for i in self._choice_tokens(llm, choices)])
 
-    def _sample_first(self, llm: Any, sampler: Any) -> int:
+    def _sample_logits(self, sampler: Any) -> int:
         """One token sampled from :attr:`_logits` (which may come from the memo, not the context),
         exactly as ``llama_sampler_sample`` does from the context's logits: every token with its
         logit through the sampler chain, then the chosen one accepted."""
@@ -415,7 +437,7 @@ class LlamaCppJudge(JudgeAPI):
         raw = b""
         n = 0
         for n in range(1, max(0, max_tokens) + 1):   # noqa: B007 - n is the count after the loop
-            tok = self._sample_first(llm, sampler) if n == 1 else sampler.sample(llm._ctx, -1)
+            tok = self._sample_logits(sampler)
             if llama_cpp.llama_vocab_is_eog(llm._model.vocab, tok):
                 break
             raw += llm.detokenize([tok])
@@ -424,9 +446,7 @@ class LlamaCppJudge(JudgeAPI):
             if cut >= 0:
                 return text[:cut], n
             if n < max_tokens:
-                if n == 1:
-                    self._cut_to_context(llm)
-                llm.eval([tok])
+                self._advance(llm, tok)
         return raw.decode("utf-8", errors="ignore"), n
 
     def _pick(self, chosen: np.ndarray, request: JudgeRequest, seed: int) -> tuple[int, str]:
