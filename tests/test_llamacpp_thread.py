@@ -148,3 +148,32 @@ def test_a_repetition_that_draws_the_same_tokens_makes_no_forward_pass(judge, it
                 assert decoded == [], (pid, rep, decoded)
         assert outs[0].text == outs[1].text == outs[2].text
         assert outs[0].choice_probs == outs[2].choice_probs
+
+
+def test_the_grammar_mechanism_always_completes_the_format(judge) -> None:
+    """Defect: the grammar's text slot was unbounded while the token cap was an estimate, so a long
+    rationale hit the cap mid-format: 4 of these 12 cot-xml calls (bench/local_judge_bench.py
+    --grammar: 2 pairs x 2 orders x 3 repetitions, T 0.7) came back unreadable.  Now the grammar bounds
+    the text slot in characters and the cap covers the longest output the grammar allows."""
+    from verdictlab.judges import JudgeRequest
+
+    proto = get_protocol("cot-xml")
+    fmt = proto.output_format()
+    assert f"{{0,{fmt.text_max_chars}}}" in fmt.gbnf()
+    items = load_dataset("demo", pairs=2).items
+    judge.constrain_with = "grammar"
+    try:
+        texts = []
+        for it in items:
+            for order in ("AB", "BA"):
+                for rep in range(3):
+                    req = JudgeRequest(messages=tuple(proto.messages(it, order)), temperature=0.7,
+                                       max_tokens=proto.max_tokens(), stop=proto.stop(), seed=rep,
+                                       decoding="constrained", output_format=fmt,
+                                       metadata={"dataset": "demo", "item_id": it.item_id, "protocol": "cot-xml",
+                                                 "order": order, "temperature": 0.7, "rep": rep, "step": ""})
+                    texts.append(asyncio.run(judge.generate(req)).text)
+    finally:
+        judge.constrain_with = "slots"
+    unread = [t for t in texts if proto.parse(t).verdict is None]
+    assert unread == [], unread

@@ -283,7 +283,7 @@ class LlamaCppJudge(JudgeAPI):
         grammar = self._grammars.get(fmt)
         if grammar is None:
             grammar = self._grammars[fmt] = LlamaGrammar.from_string(fmt.gbnf(), verbose=False)
-        cap = 4 + fmt.text_max_tokens * sum(s.kind == "text" for s in fmt.segments()) + 24
+        cap = fmt.max_output_chars() + 1       # >= the grammar's longest output in tokens, + the end token
         resp = self._complete(llm, replace(request, max_tokens=cap, stop=()), grammar=grammar)
         resp.notes.append(f"constrained: {MECHANISM_GRAMMAR} ({fmt.kind}); no P(A)")
         return resp
