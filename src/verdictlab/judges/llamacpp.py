@@ -21,6 +21,12 @@ How it runs
   Consecutive repetitions of one trial therefore re-read one token instead of the whole prompt, and
   the next order / protocol re-uses the shared system prompt.  ``reuse_prefix=False`` clears the
   cache before each call (used by ``bench/local_judge_bench.py`` as the baseline).
+* Logits memo (:meth:`LlamaCppJudge._eval`, :meth:`LlamaCppJudge._advance`): the logits after every
+  context evaluated by the hand-driven path are remembered (``MEMO_SIZE`` of them); while the KV
+  cache still holds a context, reaching it again costs no forward pass.  A repetition that draws the
+  same tokens as the one before makes no forward pass at all; one that leaves the earlier path is
+  evaluated from where it leaves.  Sampling reads the remembered logits through llama.cpp's own
+  sampler chain (:meth:`LlamaCppJudge._sample_logits`), so the draws are the ones a fresh pass gives.
 * Sampling: temperature from the request; ``top_k=40, top_p=0.95, min_p=0.05`` (llama-cpp-python's
   defaults, recorded in :meth:`describe`) unless the judge's ``params`` set ``top_k``, ``top_p``,
   ``min_p`` or ``repeat_penalty``.
@@ -59,10 +65,11 @@ rationale field is left empty and only the verdict is decided -- about the cost 
 Mechanism ``grammar`` (judge parameter ``constrain_with=grammar``, or the id suffix
 ``llamacpp:smollm2-135m#grammar``): a GBNF grammar of the whole format
 (:meth:`~verdictlab.output_format.OutputFormat.gbnf`) applied while sampling every token; no P(A).
-``bench/local_judge_bench.py --grammar`` measures both.  Measured back to back on a loaded 2-core
-machine (load average ~13): ``vf-json`` 4.8 s per judgment with slots vs 6.5 s with the grammar (which
-also let the rationale run to 16 tokens instead of 6); ``direct`` 14.8 vs 11.1 s (one scored token
-either way; within the noise of that load).  Slots are the default: faster where the format has text
+``bench/local_judge_bench.py --grammar`` measures both.  Measured in the same rounds on 2 cores (load
+1.2-2): ``vf-json`` 0.17 s per judgment with slots vs 0.46 s with the grammar (which also let the
+rationale run to 16 tokens instead of 6); ``direct`` 0.08 vs 0.11 s.  A text slot of the grammar is
+bounded in characters and the generation may run to the longest output the grammar allows, so the
+format is always completed.  Slots are the default: faster where the format has text
 around the verdict, and the only mechanism that gives P(A).
 """
 
