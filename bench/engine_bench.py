@@ -314,7 +314,7 @@ def ray_section(judge_id: str, folder: Path, args: Any, mean_latency: float, ser
           f"(ideal {ideal:.0f} calls/s); server, driver and workers share {os.cpu_count()} CPUs")
     ray.init(num_cpus=os.cpu_count() or 2, include_dashboard=False, log_to_driver=False)
     pools = {w: RayExecutor(workers=w, cache="off", keep_workers=True) for w in (1, 2)}
-    results: dict[str, list[dict[str, float]]] = {"local": [], "ray1": [], "ray2": []}
+    results: dict[str, list[dict[str, float]]] = {"local": [], "ray1": [], "ray2": [], "local_half": []}
     try:
         for w, ex in pools.items():
             t0 = time.perf_counter()
@@ -326,6 +326,9 @@ def ray_section(judge_id: str, folder: Path, args: Any, mean_latency: float, ser
             r = run_engine(judge_id, n, c, folder)
             r["server"] = server_cpu_s(server_pid) - s0
             results["local"].append(r)
+            r = run_engine(judge_id, n, c // 2, folder)   # what each of 2 workers runs: half the concurrency
+            r["server"] = 0.0
+            results["local_half"].append(r)
             for w, ex in pools.items():
                 w0, s0 = _worker_cpu_s(), server_cpu_s(server_pid)
                 r = run_engine(judge_id, n, c, folder, executor=ex)
@@ -336,13 +339,15 @@ def ray_section(judge_id: str, folder: Path, args: Any, mean_latency: float, ser
         for ex in pools.values():
             ex.close()
         ray.shutdown()
-    labels = {"local": "local executor", "ray1": "ray executor, 1 worker", "ray2": "ray executor, 2 workers"}
+    labels = {"local": "local executor", "ray1": "ray executor, 1 worker", "ray2": "ray executor, 2 workers",
+              "local_half": f"(local at concurrency {c // 2})"}
     med: dict[str, dict[str, float]] = {}
     for key, runs in results.items():
         rates = [x["n"] / x["wall"] for x in runs]
         mid = runs[rates.index(statistics.median_low(rates))]
         med[key] = {"rate": statistics.median(rates), "cpu": statistics.median(1000 * x["cpu"] / x["n"] for x in runs)}
-        print(line(f"{labels[key]} (median run)", mid, ideal=ideal, server_cpu=mid["server"]))
+        print(line(f"{labels[key]} (median run)", mid, ideal=ideal if key != "local_half" else None,
+                   server_cpu=mid["server"] if key != "local_half" else None))
         cpus = ", ".join(f"{1000 * x['cpu'] / x['n']:.2f}" for x in runs)
         print(f"    calls/s per round: {', '.join(f'{r:.0f}' for r in rates)}; client CPU ms/call: {cpus}")
     lr, lc = med["local"]["rate"], med["local"]["cpu"]
@@ -351,7 +356,10 @@ def ray_section(judge_id: str, folder: Path, args: Any, mean_latency: float, ser
           f"2 workers {r2:.0f} ({r2 / lr:.2f}x local, {r2 / ideal:.2f} of ideal); the second worker "
           f"{'did not lower' if r2 >= r1 * 0.97 else 'LOWERED'} throughput ({r2 / r1:.2f}x)")
     print(f"  client CPU per call (medians): local {lc:.2f} ms; ray 1 worker {med['ray1']['cpu']:.2f} ms "
-          f"({med['ray1']['cpu'] / lc:.2f}x), 2 workers {med['ray2']['cpu']:.2f} ms ({med['ray2']['cpu'] / lc:.2f}x)")
+          f"({med['ray1']['cpu'] / lc:.2f}x), 2 workers {med['ray2']['cpu']:.2f} ms ({med['ray2']['cpu'] / lc:.2f}x); "
+          f"the local executor itself at concurrency {c // 2} (each of 2 workers' share) "
+          f"{med['local_half']['cpu']:.2f} ms ({med['local_half']['cpu'] / lc:.2f}x): fewer calls in flight per "
+          f"process cost more CPU per call")
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
     print(f"  load average after: {load}")
 
