@@ -22,7 +22,7 @@ How it runs
   the next order / protocol re-uses the shared system prompt.  ``reuse_prefix=False`` clears the
   cache before each call (used by ``bench/local_judge_bench.py`` as the baseline).
 * Logits memo (:meth:`LlamaCppJudge._eval`, :meth:`LlamaCppJudge._advance`): the logits after every
-  context evaluated by the hand-driven path are remembered (``MEMO_SIZE`` of them); while the KV
+  context evaluated by the hand-driven path are remembered (``MEMO_BYTES`` of them); while the KV
   cache still holds a context, reaching it again costs no forward pass.  A repetition that draws the
   same tokens as the one before makes no forward pass at all; one that leaves the earlier path is
   evaluated from where it leaves.  Sampling reads the remembered logits through llama.cpp's own
@@ -106,7 +106,8 @@ MECHANISM_SLOTS = ("llama.cpp slots: fixed format text supplied, rationale sampl
                    "quote/tag), verdict scored from next-token logits over the allowed labels in one pass")
 MECHANISM_GRAMMAR = "llama.cpp GBNF grammar over the whole format"
 
-MEMO_SIZE = 256   # logits (196 KB each for SmolLM2) of the last contexts evaluated (see LlamaCppJudge._eval)
+MEMO_BYTES = 64 * 2**20   # logits of the last contexts evaluated (see LlamaCppJudge._eval): 64 MiB, e.g.
+#                           335 contexts of SmolLM2 (196 KB each), 128 of a 128k-vocabulary model
 SAMPLING_DEFAULTS: dict[str, int | float] = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
 
 _MODELS: dict[tuple[str, int, int], Any] = {}
@@ -359,7 +360,7 @@ class LlamaCppJudge(JudgeAPI):
         self._logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(llm.n_vocab(),)).copy()
         if self.reuse_prefix:
             self._memo[self._key] = self._logits
-            while len(self._memo) > MEMO_SIZE:
+            while len(self._memo) > max(16, MEMO_BYTES // max(1, self._logits.nbytes)):
                 self._memo.popitem(last=False)
 
     def _advance(self, llm: Any, tok: int) -> None:
