@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     from verdictlab.protocols import get_protocol
 
     try:
-        judge = make_judge("llamacpp:smollm2-135m")
+        judge: Any = make_judge("llamacpp:smollm2-135m")
     except JudgeConfigError as exc:
         print(f"local_judge_bench: skipped ({exc})")
         return 0
@@ -165,13 +165,20 @@ def compare_decoding(args: argparse.Namespace, judge: Any, items: list[Any], pro
     print("x free direct = seconds per judgment / seconds per free `direct` judgment (aim for verdict-first "
           "constrained: <= 1.5x); unparsed = outputs without a readable verdict. Each cell alone, from an "
           "empty cache: every cell reads its prompts itself.")
-    in_run_order(args, judge, items, protocols, requests, modes, n_calls)
+    in_run = in_run_order(args, judge, items, protocols, requests, modes, n_calls)
+    alone = {c: min(r[c][0] for r in rounds) / n_calls / base for c in cells}
+    vf = [p for p in protocols if p.startswith("vf-")]
+    if vf:
+        cell = "constrained/slots"
+        print("verdict-first constrained vs the aim (<= 1.5x a free `direct` judgment): "
+              + "; ".join(f"{p} alone {alone[(p, cell)]:.2f}x, in a run's order {in_run[(p, cell)]:.2f}x" for p in vf))
     print(f"load average now {os.getloadavg()[0]:.1f}")
     return 0
 
 
 def in_run_order(args: argparse.Namespace, judge: Any, items: list[Any], protocols: list[str],
-                 requests: Callable[[str, str], list[Any]], modes: list[str], n_calls: int) -> None:
+                 requests: Callable[[str, str], list[Any]], modes: list[str],
+                 n_calls: int) -> dict[tuple[str, str], float]:
     """The same calls in the order a run makes them (engine.prepare.prompt_order: per item and order,
     every protocol and decoding, repetitions back to back), each call's wall time charged to its cell.
     A prompt is read by the first cell that shows it; the cells after it pay only what differs."""
@@ -202,6 +209,7 @@ def in_run_order(args: argparse.Namespace, judge: Any, items: list[Any], protoco
     for pid, mode in cells:
         per = best[(pid, mode)] / n_calls
         print(f"{pid:<9} {mode:<21} {n_calls:>5} {1 / per:>12.2f} {per:>11.3f} {per / base:>13.2f}x")
+    return {c: best[c] / n_calls / base for c in cells}
 
 
 if __name__ == "__main__":
