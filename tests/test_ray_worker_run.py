@@ -73,7 +73,7 @@ def test_chunks_judged_at_once_share_the_workers_concurrency_share():
     base = {"run": "r", "judge": judge.judge_id, "spec": spec, "seed": 1, "cache": "off", "workers": 1,
             "backoff_base_s": None, "backoff_cap_s": None, "items": items}
     ledger = _Ledger()
-    run = WorkerRun(base, judge=judge, ledger=ledger, ray=None)
+    run = WorkerRun(base, judge=judge, ledger=ledger)
 
     async def both() -> list[dict[str, Any]]:
         chunks = [trials[:12], trials[12:]]

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..design import Trial
 from ..judges.base import JudgeResponse
-from ._ray_common import import_ray, item_payload
+from ._ray_common import import_ray, item_from, item_payload
 from .caller import CallResult, JudgeCaller
 from .executor import BaseExecutor, Lane
 
@@ -79,11 +79,8 @@ class LocalJudgeStage:
             out["error"].append(res.error if res is not None else "stopped")
             out["attempts"].append(res.attempts if res is not None else 0)
 
-        from ..items import PairItem, PointItem
+        items = [item_from(dict(d)) for d in _as_list(batch["item"])]
 
-        items = [PointItem(**d) if d.get("__kind__") == "point" else PairItem(**{k: v for k, v in d.items()
-                                                                                  if k != "__kind__"})
-                 for d in _as_list(batch["item"])]
         async def run_all() -> None:
             await asyncio.gather(*(one(dict(t), it) for t, it in zip(_as_list(batch["trial"]), items, strict=True)))
 

@@ -69,11 +69,11 @@ class LeasedBudget(Budget):
     added up and charged to the ledger when a chunk ends (:meth:`settle`); unused calls are handed
     back when the worker has no chunk left in flight.  Used from one event loop."""
 
-    def __init__(self, ledger: Any, ray: Any, *, leased: int = 0, reason: str | None = None) -> None:
+    def __init__(self, ledger: Any) -> None:
         super().__init__()
-        self._ledger, self._ray = ledger, ray
-        self._leased = int(leased)
-        self._reason = reason
+        self._ledger = ledger
+        self._leased = 0
+        self._reason: str | None = None
         self._tokens = 0
         self._usd = 0.0
         self._refill = asyncio.Lock()
@@ -145,8 +145,7 @@ class WorkerRun:
     chunk's payload; the spend, attempts and cache entries since the last chunk ended go back with
     each chunk."""
 
-    def __init__(self, payload: Mapping[str, Any], *, judge: Any, ledger: Any, ray: Any) -> None:
-        from ..protocols import get_protocol
+    def __init__(self, payload: Mapping[str, Any], *, judge: Any, ledger: Any) -> None:
         from .trials import RequestBuilder
 
         spec = JudgeSpec(**payload["spec"])
@@ -156,7 +155,7 @@ class WorkerRun:
             return TokenBucket(rate / share)
 
         self.collector = _Collector()
-        self.budget = LeasedBudget(ledger, ray)
+        self.budget = LeasedBudget(ledger)
         self.control = RunControl()
         self.caller = JudgeCaller(judge, spec, budget=self.budget, log=self.collector, cache=None,
                                   control=self.control, bucket_factory=bucket,
@@ -164,14 +163,15 @@ class WorkerRun:
                                   backoff_cap_s=payload.get("backoff_cap_s"))
         self.builder = RequestBuilder(judge, spec, seed=int(payload["seed"]))
         self.cache_mode = str(payload["cache"])
-        self._get_protocol = get_protocol
         self.protocols: dict[str, Any] = {}
         self.active = 0
         self._reported = (0, 0, 0, 0.0)
 
     def protocol(self, pid: str) -> Any:
         if pid not in self.protocols:
-            self.protocols[pid] = self._get_protocol(pid)
+            from ..protocols import get_protocol
+
+            self.protocols[pid] = get_protocol(pid)
         return self.protocols[pid]
 
     def spend_since_last(self) -> dict[str, Any]:
@@ -182,14 +182,14 @@ class WorkerRun:
         return {"calls": calls, "tokens_in": tin, "tokens_out": tout, "cost_usd": usd}
 
 
-async def judge_chunk(payload: Mapping[str, Any], *, judge: Any = None, ledger: Any = None, ray: Any = None,
+async def judge_chunk(payload: Mapping[str, Any], *, judge: Any = None, ledger: Any = None,
                       run: WorkerRun | None = None) -> dict[str, Any]:
     """Judge one chunk (the worker's body; also callable in-process).  ``run``: the worker's state for
     this run and judge (built from the payload when not given)."""
     from .trials import judge_trial
 
     if run is None:
-        run = WorkerRun(payload, judge=judge, ledger=ledger, ray=ray)
+        run = WorkerRun(payload, judge=judge, ledger=ledger)
     trials = [Trial(*v) for v in payload["trials"]]
     items: Mapping[tuple[str, str], Item] = payload["items"]
     run.active += 1
@@ -228,12 +228,10 @@ class _JudgeWorkerImpl:
         return self.judges[judge_id]
 
     async def judge_chunk(self, payload: dict[str, Any], ledger: Any) -> dict[str, Any]:
-        import ray
-
         key = (payload["run"], payload["judge"])
         if key not in self.runs:
             self.runs = {k: v for k, v in self.runs.items() if k[0] == key[0]}   # an earlier run's state goes
-            self.runs[key] = WorkerRun(payload, judge=self._judge(payload["judge"]), ledger=ledger, ray=ray)
+            self.runs[key] = WorkerRun(payload, judge=self._judge(payload["judge"]), ledger=ledger)
         return await judge_chunk(payload, run=self.runs[key])
 
     async def pid(self) -> int:

@@ -20,8 +20,7 @@ from ..judges.base import JudgeAPI, JudgeRequest, JudgeResponse
 from ..judgment import Judgment, make_judgment
 from ..protocols.base import ParseResult, Protocol
 from ..vocab import DEFAULT_DECODING, VERDICTS, Order, ParseStatus, swap
-from .caller import ERROR_LIMIT as _ERROR_LIMIT
-from .caller import CallResult
+from .caller import ERROR_LIMIT, CallResult
 
 Item = PairItem | PointItem
 _GENERATION_KEYS = ("max_tokens", "seed")
@@ -147,8 +146,6 @@ def judgment_for(trial: Trial, item: Item, protocol: Protocol, result: CallResul
         cache_hit=int(result.cache_hit), prompt_hash=prompt_hash)
 
 
-
-
 async def judge_trial(trial: Trial, item: Item, protocol: Protocol, builder: RequestBuilder, caller: Any,
                       cache: str) -> Judgment | None:
     """One trial judged through ``caller`` (a :class:`~verdictlab.engine.caller.JudgeCaller`): build the
@@ -160,7 +157,7 @@ async def judge_trial(trial: Trial, item: Item, protocol: Protocol, builder: Req
         request = builder.build(trial, item, protocol, tid)
     except Exception as exc:   # one item the protocol cannot present must not sink the run
         err = f"protocol {trial.protocol!r} could not present this item: {type(exc).__name__}: {exc}"
-        return failed_judgment(trial, item, tid=tid, attempts=0, error=redact_text(err, limit=_ERROR_LIMIT))
+        return failed_judgment(trial, item, tid=tid, attempts=0, error=redact_text(err, limit=ERROR_LIMIT))
     use_cache = cache == "on" or (cache == "auto" and trial.temperature == 0.0)
     result = await caller.call(request, trial_id=tid,
                                cache_key=caller.cache_key(request, trial.rep) if use_cache else None)
