@@ -225,6 +225,8 @@ class LlamaCppJudge(JudgeAPI):
         self._key: tuple[int, ...] = ()                              # ... and these tokens
         self._memo: collections.OrderedDict[tuple[int, ...], np.ndarray] = collections.OrderedDict()
         self._token_data: Any = None
+        self._token_view: np.ndarray = np.zeros(0)
+        self._token_ids: np.ndarray = np.zeros(0, dtype=np.int32)
         import_llama_cpp()   # fail early, with the install hint, not on the first call
 
     # -- model ----------------------------------------------------------------------------------
@@ -297,9 +299,9 @@ class LlamaCppJudge(JudgeAPI):
         return resp
 
     # -- the hand-driven path (prefix reuse, logits, sampling) ---------------------------------
-    def _prompt_tokens(self, llm: Any, messages: list[dict[str, str]], answer: str = "") -> list[int]:
-        """Prompt tokens exactly as ``create_chat_completion`` would build them (GGUF template),
-        followed by the start of the answer ``answer`` (tokenised with the prompt)."""
+    def _render(self, llm: Any, messages: list[dict[str, str]]) -> Any:
+        """The chat prompt exactly as ``create_chat_completion`` would build it (GGUF template);
+        rendered once per call, tokenised with each answer prefix by :meth:`_prompt_tokens`."""
         if self._formatter is None:
             from llama_cpp import llama_chat_format
 
@@ -311,8 +313,12 @@ class LlamaCppJudge(JudgeAPI):
             self._formatter = llama_chat_format.Jinja2ChatFormatter(
                 template=template, eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
                 bos_token=llm._model.token_get_text(bos) if bos != -1 else "")
-        result = self._formatter(messages=messages)
-        tokens = llm.tokenize((result.prompt + answer).encode("utf-8"), add_bos=not result.added_special,
+        return self._formatter(messages=messages)
+
+    def _prompt_tokens(self, llm: Any, rendered: Any, answer: str = "") -> list[int]:
+        """The tokens of the rendered prompt (:meth:`_render`) followed by the start of the answer
+        ``answer`` (tokenised with the prompt)."""
+        tokens = llm.tokenize((rendered.prompt + answer).encode("utf-8"), add_bos=not rendered.added_special,
                               special=True)
         if len(tokens) >= self.n_ctx:
             raise JudgeCallError(f"llamacpp judge: prompt of {len(tokens)} tokens exceeds n_ctx={self.n_ctx}",
@@ -421,10 +427,12 @@ class LlamaCppJudge(JudgeAPI):
         import llama_cpp
 
         n = self._logits.shape[0]
-        if self._token_data is None or len(self._token_data) != n:
+        if self._token_data is None or len(self._token_data) != n:     # allocated once per vocabulary
             self._token_data = (llama_cpp.llama_token_data * n)()
-        view = np.ctypeslib.as_array(self._token_data)
-        view["id"] = np.arange(n, dtype=np.int32)
+            self._token_view = np.ctypeslib.as_array(self._token_data)
+            self._token_ids = np.arange(n, dtype=np.int32)
+        view = self._token_view
+        view["id"] = self._token_ids            # the sampler chain sorts and cuts the array in place
         view["logit"] = self._logits
         view["p"] = 0.0
         cur = llama_cpp.llama_token_data_array(data=ctypes.cast(self._token_data, llama_cpp.llama_token_data_p),
@@ -468,7 +476,7 @@ class LlamaCppJudge(JudgeAPI):
 
     def _free_with_probs(self, llm: Any, request: JudgeRequest) -> JudgeResponse:
         """Free generation of a label-only answer, with P(choice) read from the first position."""
-        tokens = self._prompt_tokens(llm, list(request.messages))
+        tokens = self._prompt_tokens(llm, self._render(llm, list(request.messages)))
         reuse = self._eval(llm, tokens)
         probs = _softmax(self._choice_logits(llm, request.verdict_choices))
         text, n = self._sample_text(llm, request, max_tokens=int(request.max_tokens), stop=tuple(request.stop),
@@ -480,7 +488,7 @@ class LlamaCppJudge(JudgeAPI):
 
     def _slots(self, llm: Any, request: JudgeRequest, fmt: OutputFormat) -> JudgeResponse:
         """Constrained decoding by slots: fixed text supplied, rationale sampled, verdict scored."""
-        messages = list(request.messages)
+        rendered = self._render(llm, list(request.messages))
         seed = derive_seed(request)
         answer = ""                       # the format filled in so far
         texts: dict[str, str] = {}
@@ -495,7 +503,7 @@ class LlamaCppJudge(JudgeAPI):
                 continue
             if i == len(segments) - 1 and seg.kind == "text":   # pragma: no cover - formats end in fixed text
                 break
-            tokens = self._prompt_tokens(llm, messages, answer)
+            tokens = self._prompt_tokens(llm, rendered, answer)
             reuse = self._eval(llm, tokens)
             reused = reused or reuse
             tokens_in = tokens_in or len(tokens)
