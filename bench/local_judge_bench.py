@@ -79,20 +79,10 @@ def main(argv: list[str] | None = None) -> int:
                                   "temperature": args.temperature, "rep": rep, "step": ""}))
         return out
 
-    async def measure_once(reqs: list[JudgeRequest], reuse: bool) -> tuple[float, int, int]:
-        judge.reuse_prefix = reuse
-        judge.llama().reset()
-        t0 = time.perf_counter()
-        tin = tout = 0
-        for r in reqs:
-            resp = await judge.generate(r)
-            tin += resp.tokens_in or 0
-            tout += resp.tokens_out or 0
-        return time.perf_counter() - t0, tin, tout
-
     async def measure(reqs: list[JudgeRequest], reuse: bool) -> tuple[float, int, int]:
-        runs = [await measure_once(reqs, reuse) for _ in range(max(1, args.rounds))]
-        return min(runs)
+        runs = [await timed_calls(judge, reqs, reuse=reuse) for _ in range(max(1, args.rounds))]
+        secs, tin, tout, _ = min(runs)
+        return secs, tin, tout
 
     # load the model and warm up outside the timings
     asyncio.run(measure(requests(protocols[0])[:1], True))
@@ -116,21 +106,28 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+async def timed_calls(judge: Any, reqs: list[Any], *, reuse: bool = True,
+                      parse: Callable[[str], Any] | None = None) -> tuple[float, int, int, int]:
+    """The requests one after another from an empty KV cache: (seconds, prompt tokens submitted,
+    tokens generated, outputs without a verdict -- counted when ``parse`` gives the protocols)."""
+    judge.reuse_prefix = reuse
+    judge.llama().reset()
+    t0 = time.perf_counter()
+    tin = tout = unparsed = 0
+    for r in reqs:
+        resp = await judge.generate(r)
+        tin += resp.tokens_in or 0
+        tout += resp.tokens_out or 0
+        if parse is not None:
+            unparsed += parse(r.metadata["protocol"]).parse(resp.text).verdict is None
+    judge.reuse_prefix = True
+    return time.perf_counter() - t0, tin, tout, unparsed
+
+
 def compare_decoding(args: argparse.Namespace, judge: Any, items: list[Any], protocols: list[str],
                      requests: Callable[[str, str], list[Any]], get_protocol: Callable[[str], Any]) -> int:
     """Free vs constrained judgments/s per protocol (prefix reuse on, the fastest of --rounds)."""
     import os
-
-    async def timed(reqs: list[Any]) -> tuple[float, int, int]:
-        judge.reuse_prefix = True
-        judge.llama().reset()
-        t0 = time.perf_counter()
-        unparsed = tokens_out = 0
-        for r in reqs:
-            resp = await judge.generate(r)
-            unparsed += get_protocol(r.metadata["protocol"]).parse(resp.text).verdict is None
-            tokens_out += resp.tokens_out or 0
-        return time.perf_counter() - t0, unparsed, tokens_out
 
     mechanisms = ["slots", "grammar"] if args.grammar else ["slots"]
     print(f"llamacpp:smollm2-135m, {len(items)} pairs x 2 orders x {args.repetitions} repetitions per protocol, "
@@ -145,18 +142,18 @@ def compare_decoding(args: argparse.Namespace, judge: Any, items: list[Any], pro
     # every round times every cell, free `direct` first: a load change on a shared machine hits the
     # baseline and the cells of that round alike; the fastest round of each cell counts, and the
     # per-round ratios (cell / that round's free direct) show the spread
-    rounds: list[dict[tuple[str, str], tuple[float, int, int]]] = []
+    rounds: list[dict[tuple[str, str], tuple[float, int, int, int]]] = []
     n_calls = len(requests(protocols[0], "free"))
     for _ in range(max(1, args.rounds)):
-        got: dict[tuple[str, str], tuple[float, int, int]] = {}
+        got: dict[tuple[str, str], tuple[float, int, int, int]] = {}
         for pid, mode in cells:
             decoding, _, how = mode.partition("/")
             judge.constrain_with = how or "slots"
-            got[(pid, mode)] = asyncio.run(timed(requests(pid, decoding)))
+            got[(pid, mode)] = asyncio.run(timed_calls(judge, requests(pid, decoding), parse=get_protocol))
         rounds.append(got)
     base = min(r[("direct", "free")][0] for r in rounds) / n_calls
     for pid, mode in cells:
-        secs, unparsed, tokens_out = min(r[(pid, mode)] for r in rounds)
+        secs, _, tokens_out, unparsed = min(r[(pid, mode)] for r in rounds)
         per = secs / n_calls
         spread = ", ".join(f"{r[(pid, mode)][0] / r[('direct', 'free')][0]:.2f}" for r in rounds)
         print(f"{pid:<9} {mode:<21} {n_calls:>5} {n_calls / secs:>12.2f} {per:>11.3f} {per / base:>13.2f}x "
