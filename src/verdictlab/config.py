@@ -9,7 +9,7 @@ A run config is a small YAML file::
     orders: [AB, BA]
     temperatures: [0.0]
     repetitions: 5
-    decoding: [free]        # or [free, constrained]: constrained decoding as a factor (issue 17)
+    decoding: [free]        # or [free, constrained]: constrained decoding as a factor
     budget: {max_calls: null, max_tokens: null, max_usd: null}
     cache: auto
     seed: 42
@@ -90,7 +90,7 @@ class JudgeSpec(BaseModel):
     backoff_base_s: float = Field(default=0.5, gt=0)    # first retry waits up to this (x2 for rate limits)
     backoff_cap_s: float = Field(default=30.0, gt=0)    # no retry waits longer (unless Retry-After says so)
     params: dict[str, Any] = Field(default_factory=dict)
-    batch: bool = False   # OpenAI / Anthropic judges: submit the trials as batch jobs at batch prices (issue 13)
+    batch: bool = False   # OpenAI / Anthropic judges: submit the trials as batch jobs at batch prices
 
     @model_validator(mode="before")
     @classmethod
@@ -129,7 +129,7 @@ class BudgetSpec(BaseModel):
 
 
 class PrecisionSpec(BaseModel):
-    """``precision:`` -- an adaptive design (issue 13): target half-widths for any of C, phi, A, T at
+    """``precision:`` -- an adaptive design: target half-widths for any of C, phi, A, T at
     ``confidence``, a pilot of ``pilot_pairs`` pairs at full R (``repetitions``, also written
     ``{max: R}``).  See :mod:`verdictlab.engine.adaptive`."""
 
@@ -181,9 +181,9 @@ class RunConfig(BaseModel):
     # forced by the backend's mechanism; see verdictlab.output_format); part of the trial key and the cell
     decoding: list[Literal["free", "constrained"]] = Field(
         default_factory=lambda: list[Literal["free", "constrained"]](["free"]), min_length=1)
-    # an adaptive design instead of the full grid (issue 13); repetitions is then the R estimated
+    # an adaptive design instead of the full grid; repetitions is then the R estimated
     precision: PrecisionSpec | None = None
-    # where trials run: 'local' (asyncio in this process) or 'ray' (a Ray cluster; issue 15)
+    # where trials run: 'local' (asyncio in this process) or 'ray' (a Ray cluster)
     executor: Literal["local", "ray"] = "local"
     ray: RaySpec = Field(default_factory=lambda: RaySpec())
     batch_poll_s: float = Field(default=30.0, gt=0)   # seconds between batch status polls (batch: true judges)

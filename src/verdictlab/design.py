@@ -3,7 +3,7 @@
 A :class:`Trial` is the unit of work, of caching and of resume.  Its key is
 ``(judge, dataset, item_id, protocol, order, temperature, rep, step, decoding)``; ``step`` is empty
 for single-call protocols and names the criterion or debate round for multi-call ones; ``decoding``
-is ``free`` (the default) or ``constrained`` (issue 17).  The trial id of a ``free`` trial is the
+is ``free`` (the default) or ``constrained``.  The trial id of a ``free`` trial is the
 hash of the first eight fields only -- exactly the id of the same trial before ``decoding`` existed,
 so stores written earlier resume.
 """

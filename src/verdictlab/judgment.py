@@ -58,7 +58,7 @@ JUDGMENT_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("cache_hit", "INTEGER", "1 if served from the response cache"),
     ("prompt_hash", "TEXT", "sha1 of the full request (messages + parameters)"),
     ("created_at", "REAL", "unix time the row was written"),
-    ("decoding", "TEXT", "free | constrained: how the judge's output was decoded (free before issue 17)"),
+    ("decoding", "TEXT", "free | constrained: how the judge's output was decoded (free in runs stored before decoding became a factor)"),
 )
 JUDGMENT_COLUMN_NAMES: tuple[str, ...] = tuple(c[0] for c in JUDGMENT_COLUMNS)
 TRIAL_KEY_COLUMNS: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "order", "temperature",

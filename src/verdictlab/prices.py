@@ -10,7 +10,7 @@ Rules
 * Local and simulated providers (``sim``, ``llamacpp``, ``vllm``) cost 0.
 * A hosted model missing from the table costs ``None`` -- *unknown*, never silently 0.
 * Model keys are exact names or glob patterns; an exact name wins, then the longest pattern.
-* Batch jobs (``batch: true`` judges, issue 13) cost ``batch_rate[provider]`` times the list price
+* Batch jobs (``batch: true`` judges) cost ``batch_rate[provider]`` times the list price
   (the file's ``batch_rate`` mapping; 0.5 for OpenAI and Anthropic); a provider without a batch
   rate has no batch price (``None``).
 """

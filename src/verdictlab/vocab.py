@@ -176,13 +176,13 @@ CELL_KEY: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
 """The columns that name a cell in today's figures (frames group by these)."""
 
 CELL_KEY_WITH_DECODING: tuple[str, ...] = (*CELL_KEY, "decoding")
-"""The same plus the decoding factor (issue 17); a frame without a ``decoding`` column is ``free``."""
+"""The same plus the decoding factor; a frame without a ``decoding`` column is ``free``."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
 class CellKey:
     """One ``(judge, protocol, dataset, temperature, decoding)`` combination: the unit of the
-    reliability figures.  ``decoding`` defaults to ``free`` (every run before issue 17)."""
+    reliability figures.  ``decoding`` defaults to ``free`` (runs stored before decoding became a factor)."""
 
     judge: str
     protocol: str

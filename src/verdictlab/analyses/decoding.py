@@ -1,4 +1,4 @@
-"""Free vs constrained decoding (issue 17): what forcing the output format does to a judge.
+"""Free vs constrained decoding: what forcing the output format does to a judge.
 
 For every (judge, protocol, dataset, temperature) judged in both decoding modes, the pairs judged in
 both are compared: C, phi, A, T and the parse-failure rate of each mode, the differences

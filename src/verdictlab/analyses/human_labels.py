@@ -1,4 +1,4 @@
-"""Human labels: what the judge's verdicts say once a few human labels correct them (issue 12).
+"""Human labels: what the judge's verdicts say once a few human labels correct them.
 
 Per cell (judge x protocol x dataset x temperature) and per quantity:
 

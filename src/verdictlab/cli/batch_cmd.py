@@ -1,5 +1,5 @@
 """`verdictlab batch export CONFIG --run-dir DIR --out requests.jsonl` and
-`verdictlab batch import RESULTS.jsonl --run-dir DIR` (issue 13 item 5): a run's pending requests as an
+`verdictlab batch import RESULTS.jsonl --run-dir DIR`: a run's pending requests as an
 OpenAI batch JSONL file (which `vllm run-batch` also reads), and its results back into judgments through
 the normal parsing path.  Library side: :mod:`verdictlab.engine.batch_files`."""
 

@@ -1,8 +1,8 @@
 """`verdictlab demo`: audit the embedded local judge on the packaged demo pairs.
 
 Runs every pairwise protocol (direct, vf-json, vf-xml, cot-json, cot-xml) in both orders with
-several repetitions at a temperature above 0, with FREE and with CONSTRAINED decoding (issue 17:
-the format forced around the verdict, the verdict scored over the labels), through the normal engine,
+several repetitions at a temperature above 0, with FREE and with CONSTRAINED decoding (the
+format forced around the verdict, the verdict scored over the labels), through the normal engine,
 so the run lands in a normal run store (``runs/demo`` by default) and resumes if interrupted or
 rerun.  Then it prints the reliability table (one row per protocol x decoding), one plain sentence
 per row (:mod:`verdictlab.report.verdicts_text`) and the free-vs-constrained table with a one-line

@@ -65,11 +65,11 @@ COMMAND_MODULES = (
     "export_cmd",    # export
     "compare_cmd",   # compare
     "review_cmd",    # review
-    "validate_cmd",  # validate (issue 12)
-    "plan_labels_cmd",  # plan-labels (issue 12)
-    "drift_cmd",     # drift (issue 14)
-    "selftest_cmd",  # selftest (issue 14)
-    "batch_cmd",     # batch export|import (issue 13)
+    "validate_cmd",  # validate
+    "plan_labels_cmd",  # plan-labels
+    "drift_cmd",     # drift
+    "selftest_cmd",  # selftest
+    "batch_cmd",     # batch export|import
 )
 
 @app.callback()

@@ -1,4 +1,4 @@
-"""`verdictlab validate RUN_DIR` -- the judge's figures corrected by human labels (issue 12).
+"""`verdictlab validate RUN_DIR` -- the judge's figures corrected by human labels.
 
 Human labels come from the run's items (their ``label``) or from ``--human FILE`` (JSON Lines or CSV
 with ``item_id`` and ``label``: A / B / tie for pairs, PASS / FAIL / UNKNOWN for point items).  Per cell:

@@ -1,4 +1,4 @@
-"""Offline batch files (issue 13 item 5): a run's pending requests as an OpenAI batch JSONL file, and a
+"""Offline batch files: a run's pending requests as an OpenAI batch JSONL file, and a
 results file back into judgments -- so a judge can run on the user's own GPUs (``vllm run-batch``) or
 through any OpenAI-batch-compatible service, and be audited like a live run.
 

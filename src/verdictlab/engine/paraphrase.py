@@ -1,4 +1,4 @@
-"""Paraphrases of questions by a named judge, for the ``paraphrase`` probe (issue 14): one
+"""Paraphrases of questions by a named judge, for the ``paraphrase`` probe: one
 temperature-0 call per question through the judgment caller (retries, limits, scrubbed errors).  The
 engine hands this function to :func:`verdictlab.datasets.probes.paraphrase_probe`, so datasets never
 call a judge themselves."""

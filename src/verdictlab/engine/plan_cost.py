@@ -1,4 +1,4 @@
-"""The adaptive design in ``verdictlab run --plan`` (issue 13 item 6): expected calls, tokens and dollars.
+"""The adaptive design in ``verdictlab run --plan``: expected calls, tokens and dollars.
 
 The fixed design's calls, tokens and dollars come from :func:`~verdictlab.engine.prepare.make_plan`
 (and at batch prices, the price table's ``batch_rate``).  For a config with ``precision:``, the

@@ -1,4 +1,4 @@
-"""Open-weight judges across a cluster's GPUs: Ray Data batch inference (issue 15).
+"""Open-weight judges across a cluster's GPUs: Ray Data batch inference.
 
 With ``executor: ray``, trials of ``vllm:`` judges are not sent call by call: their requests become a
 Ray Data dataset that flows through an inference *stage* -- Ray's LLM batch API with a vLLM engine

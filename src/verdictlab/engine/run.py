@@ -206,7 +206,7 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
 
 
 def _ray_executor(cfg: RunConfig) -> Any:
-    """The Ray executor when the config asks for it (issue 15), else None (the local executor)."""
+    """The Ray executor when the config asks for it, else None (the local executor)."""
     if cfg.executor != "ray":
         return None
     from .ray_executor import RayExecutor
@@ -230,7 +230,7 @@ def _adaptive_plan(prepared: PreparedRun, run_dir: Path, judges: Mapping[str, Ju
 
 
 def _batch_executor(cfg: RunConfig, judges: Mapping[str, JudgeAPI], inner: Any, prices: PriceTable) -> Any:
-    """The batch executor when a judge says ``batch: true`` (issue 13; engine/batch.py): it runs those
+    """The batch executor when a judge says ``batch: true`` (engine/batch.py): it runs those
     judges' trials as provider batch jobs and hands the other judges to ``inner``."""
     batch = [j.id for j in cfg.judges if j.batch]
     if not batch:
@@ -242,7 +242,7 @@ def _batch_executor(cfg: RunConfig, judges: Mapping[str, JudgeAPI], inner: Any, 
 
 
 def _adaptive_executor(prepared: PreparedRun, store: RunStore) -> AdaptiveExecutor | None:
-    """The adaptive executor when the config asks for a precision (issue 13), else None."""
+    """The adaptive executor when the config asks for a precision, else None."""
     cfg = prepared.config
     if cfg.precision is None:
         return None

@@ -22,7 +22,7 @@ class JudgePlan:
     est_tokens_in: int
     est_tokens_out_max: int
     est_cost_usd: float | None
-    est_cost_batch_usd: float | None = None    # the same at batch prices (price table batch_rate; issue 13)
+    est_cost_batch_usd: float | None = None    # the same at batch prices (price table batch_rate)
 
 
 @dataclass

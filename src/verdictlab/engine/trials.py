@@ -93,7 +93,7 @@ class RequestBuilder:
 
 
 def item_view(item: PairItem, order: str) -> dict[str, Any]:
-    """What a pair shows, for the simulated judge's planted biases (issue 14): shown lengths, shown
+    """What a pair shows, for the simulated judge's planted biases: shown lengths, shown
     authoring systems and the item meta.  Sent only to judges that declare ``needs_gold_label``."""
     first, second = item.shown(order)
     ma = item.model_a or item.meta.get("model_a")

@@ -1,4 +1,4 @@
-"""Re-importing into a run store is never silent (issue 11).
+"""Re-importing into a run store is never silent.
 
 Before a batch is written, its rows are compared with the judgments already stored for the same
 trials (and its items with the stored items of the same dataset and id):

@@ -1,6 +1,6 @@
 """A lean HTTP/1.1 client behind the provider SDKs (``openai``, ``anthropic``): same SDK, lighter transport.
 
-At hundreds of calls per second the client's CPU per call caps throughput (issue 10, item 9), and
+At hundreds of calls per second the client's CPU per call caps throughput, and
 most of it is not the SDK's own work but the generic HTTP stack under it: the client's send path
 (auth flow, redirect loop, cookie jar, event hooks, response-stream wrappers) and the transport
 (aiohttp's request machinery, or httpcore's).  :func:`lean_http_client` returns the SDK's own

@@ -83,7 +83,7 @@ class JudgeRequest:
     metadata: dict[str, Any] = field(default_factory=dict)
     gold_label: Any = None
     decoding: str = "free"          # free | constrained (verdictlab.vocab.Decoding)
-    output_format: Any = None       # for constrained decoding: the protocol's output format (issue 17)
+    output_format: Any = None       # for constrained decoding: the protocol's output format
 
     def request_hash(self, *, provider: str, model: str, rep: int | None = None) -> str:
         """sha1 of everything that can change the answer: provider, model, messages, every

@@ -42,7 +42,7 @@ The output is the requested protocol's well-formed rendering
 ``request.gold_label`` (shown terms), which the caller fills in only for backends that declare
 ``needs_gold_label`` -- only this judge ever looks at it.
 
-Planted biases (issue 14; what ``verdictlab selftest`` recovers).  They act on a pair that is not
+Planted biases (what ``verdictlab selftest`` recovers).  They act on a pair that is not
 position-locked, through per-pair draws made from the *base* dataset name (the same draw on a probed
 copy of the pair), and need the item view the caller gives this judge (``metadata["item_view"]``:
 shown lengths, shown authoring systems, item meta); without it they are inert.  Precedence:

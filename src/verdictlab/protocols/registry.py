@@ -76,7 +76,7 @@ def get_protocol(protocol_id: str, *, template_path: str | Path | None = None, *
 for _pid in PAIRWISE_IDS:
     register_protocol(_pid, partial(PairwiseProtocol.from_package, _pid))
 
-# rubric-based protocols (issue 7), imported on first use
+# rubric-based protocols, imported on first use
 register_protocol("geval", "verdictlab.protocols.geval:make_geval")
 register_protocol("geval-correctness", "verdictlab.protocols.geval:make_geval_correctness")
 register_protocol("geval-instruction", "verdictlab.protocols.geval:make_geval_instruction")

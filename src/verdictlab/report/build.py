@@ -341,7 +341,7 @@ def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, unparsed: str 
         meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
         rows.append(plain({
             **{c: rec[c] for c in key}, "category": cats[0] if cats else it.get("category"), "label": label,
-            # a paraphrase probe keeps the question it rewrote, for the audit trail (issue 14)
+            # a paraphrase probe keeps the question it rewrote, for the audit trail
             "original_question": meta.get("original_question"), "paraphrase_source": meta.get("paraphrase_source"),
             "flipped": bool(rec["flipped"]), "unstable": bool(rec["unstable"]),
             "modal_AB": rec.get("modal_AB"), "modal_BA": rec.get("modal_BA"),

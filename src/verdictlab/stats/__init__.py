@@ -33,11 +33,11 @@ from .by_cell import AGREEMENT_COLUMNS, MODAL_COLUMNS, agreement_by_cell, modal_
 from .calibration import Calibration, CalibrationBin, Recalibration, calibration, recalibrate
 from .classes import CLASS_COLUMNS, class_figures, macro_f1_score, per_class_scores
 from .compare import paired_mcnemar
-from .drift import ControlChart, drift_pair, drift_series, equivalence_decision, ranking_change  # issue 14
+from .drift import ControlChart, drift_pair, drift_series, equivalence_decision, ranking_change
 from .intervals import Interval, bootstrap_interval, wilson_interval
 from .jury import (
     JuryCorrelation,
-    effective_jurors,  # issue 14
+    effective_jurors,
     jury_error_correlation,
     jury_majority_accuracy,
     jury_majority_accuracy_heterogeneous,
@@ -48,43 +48,43 @@ from .regions import REGIONS, best_in_group, failure_region, format_dispersion, 
 from .reliability import RELIABILITY_COLUMNS, accuracy_ceiling, reliability, trust_rate
 from .repeats import REPEAT_COLUMNS, repeat_consistency
 from .selective import SelectiveResult, selective_threshold
-from .selfpref import SelfPreference, newcombe_difference, self_preference, two_proportion_test  # issue 14
+from .selfpref import SelfPreference, newcombe_difference, self_preference, two_proportion_test
 from .significance import McNemar, holm_adjust, kendall, mcnemar_exact, spearman
-from .stability import AnchoringShift, anchoring_shift, change_vs_noise  # issue 14
-from .transitivity import TransitivityResult, bradley_terry, kendall_vs_reference, pair_outcomes  # issue 14
+from .stability import AnchoringShift, anchoring_shift, change_vs_noise
+from .transitivity import TransitivityResult, bradley_terry, kendall_vs_reference, pair_outcomes
 from .variance import anova_eta_squared, g_study, g_study_verdicts
 
 __all__ = [
-    "AnchoringShift",  # issue 14
-    "ControlChart",  # issue 14
-    "SelfPreference",  # issue 14
-    "TransitivityResult",  # issue 14
-    "anchoring_shift",  # issue 14
-    "bradley_terry",  # issue 14
-    "change_vs_noise",  # issue 14
-    "drift_pair",  # issue 14
-    "drift_series",  # issue 14
-    "effective_jurors",  # issue 14
-    "equivalence_decision",  # issue 14
-    "kendall_vs_reference",  # issue 14
-    "newcombe_difference",  # issue 14
-    "pair_outcomes",  # issue 14
-    "ranking_change",  # issue 14
-    "self_preference",  # issue 14
-    "two_proportion_test",  # issue 14
-    "Calibration",  # issue 12
-    "CalibrationBin",  # issue 12
-    "Recalibration",  # issue 12
-    "calibration",  # issue 12
-    "recalibrate",  # issue 12
-    "LabelBudget",  # issue 12
-    "MeanEstimate",  # issue 12
-    "classical_mean",  # issue 12
-    "judge_mean",  # issue 12
-    "label_budget",  # issue 12
-    "ppi_mean",  # issue 12
-    "SelectiveResult",  # issue 12
-    "selective_threshold",  # issue 12
+    "AnchoringShift",
+    "ControlChart",
+    "SelfPreference",
+    "TransitivityResult",
+    "anchoring_shift",
+    "bradley_terry",
+    "change_vs_noise",
+    "drift_pair",
+    "drift_series",
+    "effective_jurors",
+    "equivalence_decision",
+    "kendall_vs_reference",
+    "newcombe_difference",
+    "pair_outcomes",
+    "ranking_change",
+    "self_preference",
+    "two_proportion_test",
+    "Calibration",
+    "CalibrationBin",
+    "Recalibration",
+    "calibration",
+    "recalibrate",
+    "LabelBudget",
+    "MeanEstimate",
+    "classical_mean",
+    "judge_mean",
+    "label_budget",
+    "ppi_mean",
+    "SelectiveResult",
+    "selective_threshold",
     "AGREEMENT_COLUMNS",
     "CLASS_COLUMNS",
     "Alpha",

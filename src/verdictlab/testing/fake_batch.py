@@ -1,4 +1,4 @@
-"""Batch endpoints of the fake server (issue 13): the OpenAI Batch API and Anthropic Message Batches.
+"""Batch endpoints of the fake server: the OpenAI Batch API and Anthropic Message Batches.
 
 Routes (all answered from the same chat-completion logic as ``POST /v1/chat/completions``):
 

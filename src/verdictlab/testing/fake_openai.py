@@ -271,7 +271,7 @@ class _Handler:
         self.bodies: deque[dict[str, Any]] = deque(maxlen=256)   # last request bodies, for tests
         from .fake_batch import FakeBatches
 
-        self.batches = FakeBatches(self)                           # the batch endpoints (issue 13)
+        self.batches = FakeBatches(self)                           # the batch endpoints
 
     # -- answer building --------------------------------------------------------------------
     def _draw(self, body: dict[str, Any], prompt: str) -> float:
