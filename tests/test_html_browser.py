@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from verdictlab.report import build_report, render_html
-from verdictlab.report._synthetic import write_synthetic_run
+from verdictlab.testing.synthetic_run import write_synthetic_run
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 

@@ -5,7 +5,7 @@ several repetitions at a temperature above 0, with FREE and with CONSTRAINED dec
 format forced around the verdict, the verdict scored over the labels), through the normal engine,
 so the run lands in a normal run store (``runs/demo`` by default) and resumes if interrupted or
 rerun.  Then it prints the reliability table (one row per protocol x decoding), one plain sentence
-per row (:mod:`verdictlab.report.verdicts_text`) and the free-vs-constrained table with a one-line
+per row (:mod:`verdictlab.report.readings`) and the free-vs-constrained table with a one-line
 reading per protocol (:func:`verdictlab.stats.decoding.decoding_effect`).
 
 Defaults: 16 of the 28 pairs, 3 repetitions, temperature 0.7, both decoding modes: 960 judgments,
@@ -88,7 +88,7 @@ def _sorted(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def cell_sentences(cells: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """``(label, sentence)`` per cell; the label names the decoding mode when the run has two."""
-    from ..report.verdicts_text import protocol_sentences
+    from ..report.readings import protocol_sentences
 
     sentences = protocol_sentences(cells)
     if len({str(c.get("decoding") or "free") for c in cells}) < 2:
@@ -101,16 +101,11 @@ def _with_parse_failures(run_dir: Path, cells: list[dict[str, Any]]) -> list[dic
     """Cells with the commonest parse-failure reason of their (judge, protocol, dataset, temperature,
     decoding) added (a nicety: never fails the demo)."""
     try:
-        from ..report.verdicts_text import top_parse_failures
+        from ..stats import top_parse_failures
         from ..store import RunStore
 
         with RunStore(run_dir) as st:
-            df = st.judgments()
-        modes = df["decoding"].fillna("free") if "decoding" in df.columns else None
-        reasons: dict[tuple[Any, ...], str] = {}
-        for mode in (["free"] if modes is None else sorted(set(modes))):
-            part = df if modes is None else df[modes == mode]
-            reasons.update({(*k, mode): v for k, v in top_parse_failures(part).items()})
+            reasons = top_parse_failures(st.judgments())   # keyed by the full cell key
         return [{**c, "top_parse_failure": reasons.get((c.get("judge"), c.get("protocol"), c.get("dataset"),
                                                         c.get("temperature"), c.get("decoding") or "free"))}
                 for c in cells]
@@ -122,6 +117,7 @@ def print_decoding_effect(run_dir: Path, *, console: Any, n_bootstrap: int = 500
     """The free-vs-constrained table and one reading per protocol (nothing when one mode only)."""
     from rich.table import Table
 
+    from ..report.readings import decoding_reading
     from ..stats.decoding import decoding_effect
     from ..store import RunStore
 
@@ -145,7 +141,7 @@ def print_decoding_effect(run_dir: Path, *, console: Any, n_bootstrap: int = 500
                     " / ".join(_pct(r[f"{f}_constrained"]) for f in ("C", "phi", "A")))
     console.print(tbl)
     for r in effect.to_dict("records"):
-        console.print(f"  [bold]{escape(str(r['protocol']))}[/bold]: {escape(str(r['reading']))}", highlight=False)
+        console.print(f"  [bold]{escape(str(r['protocol']))}[/bold]: {escape(decoding_reading(r))}", highlight=False)
     # one line per mechanism, the output kinds it covered in brackets ("... (label, json, xml)")
     kinds: dict[str, list[str]] = {}
     for m in effect["mechanism"].dropna().astype(str):
