@@ -13,9 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..stats.regions import PARADOX_BIAS, PARADOX_RETEST
 from .build import AGREEMENT_FIELDS, extra_cell_fields
-from .readings import plot_readings, single_rep_note, t_band
+from .readings import paradox_rule, plot_readings, single_rep_note, t_band
 from .terminal import interval, num, pct, protocol_label, temp
 
 TEMPLATE = "report.html.j2"
@@ -39,8 +38,7 @@ def _env() -> Any:
     env.filters["protocol_label"] = protocol_label
     env.filters["temp"] = temp
     env.globals["interval"] = interval
-    env.globals["paradox_retest"] = f"{PARADOX_RETEST:g}"
-    env.globals["paradox_bias"] = f"{PARADOX_BIAS:g}"
+    env.globals["paradox_rule"] = paradox_rule()
     return env
 
 

@@ -21,6 +21,8 @@ from .readings import plot_readings
 OKABE_ITO: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
                               "#F0E442", "#000000")
 MARKERS: tuple[str, ...] = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+#: a region box narrower than this share of the axis gets its label turned upright (layout only)
+NARROW_BOX = 0.2
 REGION_COLOURS = {"trustworthy": "#009E73", "noisy-but-fair": "#56B4E9", "chaos": "#D55E00",
                   "confidently-biased": "#E69F00"}
 
@@ -168,7 +170,7 @@ def plot_regions(cells: Cells, ax: Any = None, *, c_high: float | None = None,
         ax.add_patch(Rectangle((x0, y0), w, h, color=REGION_COLOURS[name], alpha=0.16, zorder=0, lw=0))
     ax.text(0.98, 1.0, "confidently-biased", ha="right", va="top", fontsize=8, color="#8a5a00")
     ax.text(phi_threshold / 2, c_threshold / 2, "noisy-but-fair", ha="center", va="center", fontsize=7,
-            rotation=90 if phi_threshold < 0.2 else 0, color="#1f5f7a")
+            rotation=90 if phi_threshold < NARROW_BOX else 0, color="#1f5f7a")
     ax.text(0.98, 0.02, "chaos", ha="right", va="bottom", fontsize=8, color="#8a3000")
     ax.axvline(phi_threshold, color="#666666", lw=0.8)
     ax.axhline(c_threshold, color="#666666", lw=0.8)

@@ -45,7 +45,7 @@ from ..vocab import DEFAULT_DECODING, UnparsedPolicy
 __all__ = ["BARELY_MOVES", "CHANCE_MARGIN", "DETERMINISTIC_C", "MIN_BENCHMARKS", "MIN_PARSED_SHARE", "MIN_REPETITIONS",
            "NEAR_CEILING", "NOISY_C", "NOTE_UNPARSED", "ORDER_DRIVEN_PHI", "SOME_FLIPS_PHI", "TABLE_READINGS",
            "TRUSTWORTHY_T", "T_BANDS", "agreement_caption", "cell_region", "cell_sentence", "decoding_line",
-           "decoding_reading", "n_phrase", "parse_failure_phrase", "plot_readings", "policy_line",
+           "decoding_reading", "n_phrase", "paradox_rule", "parse_failure_phrase", "plot_readings", "policy_line",
            "protocol_sentences", "single_rep_note", "t_band", "validation_checklist"]
 
 MIN_PARSED_SHARE = 0.10      # below this share of readable outputs the figures are not read
@@ -278,6 +278,11 @@ def policy_line(report: Mapping[str, Any], *, legend: bool = True) -> str:
             f"('pairs'); A, A_dec and T on labelled non-tie pairs ('lab.')."
             + (" SC = self-consistency; gap = A_max − A; ★ = best T of the dataset." if legend
                else " ★ = best T of the dataset."))
+
+
+def paradox_rule() -> str:
+    """The consistency-bias paradox rule in words, with its thresholds."""
+    return f"test–retest > {PARADOX_RETEST:g} with position bias > {PARADOX_BIAS:g}"
 
 
 def agreement_caption() -> str:
