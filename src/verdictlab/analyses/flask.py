@@ -28,10 +28,11 @@ from ..stats import reliability
 from ..stats.juries import default_quorum, priority_verdicts, vote_counts
 from ..vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, Order, ParseStatus, Verdict
 from . import AnalysisInput, register
-from ._frames import _EXTRA_KEYS, _empty, _finish, _prep
+from ._frames import _empty, _finish, _prep
 
 FLASK_TIE_RULES = ("tie", "none", "priority")
-_AGG_KEY = ["judge", "dataset", "item_id", "protocol", "order", "temperature", "rep", *_EXTRA_KEYS]
+#: one aggregate verdict per trial of the multi-call protocol (its criteria are its steps)
+_AGG_KEY = [*CELL_KEY, "item_id", "order", "rep"]
 
 
 def aggregate_criteria(judgments: pd.DataFrame, *, quorum: int | None = None, tie_rule: str = "tie",

@@ -52,16 +52,17 @@ from ..stats.remedies import (
 )
 from ..vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, VERDICTS, Order, ParseStatus, Verdict, first_shown
 from . import AnalysisInput, register
-from ._frames import _EXTRA_KEYS, _empty, _finish, _prep
+from ._frames import _empty, _finish, _prep
 from .flask import aggregate_criteria
 
 __all__ = ["BOTH_ORDERS_VOTE", "DEFAULT_REMEDIES", "PAIR_KEY", "REMEDY_TABLE_COLUMNS", "REPORT_REMEDIES", "UNIT_KEY",
            "both_orders", "derive", "derive_all", "majority_at_k", "order_average", "remedy_table",
            "single_verdict_rows"]
 
-PAIR_KEY: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "temperature", "rep", "step", *_EXTRA_KEYS)
-UNIT_KEY: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "order", "temperature", "step",
-                             *_EXTRA_KEYS)
+#: a pair judged in both orders (one derived verdict per key) and a unit (one verdict per order); both
+#: carry the full cell key, so remedies never mix free and constrained decoding
+PAIR_KEY: tuple[str, ...] = (*CELL_KEY, "item_id", "rep", "step")
+UNIT_KEY: tuple[str, ...] = (*CELL_KEY, "item_id", "order", "step")
 DEFAULT_REMEDIES: tuple[str, ...] = ("both-orders", "order-average", "majority@3")
 BOTH_ORDERS_VOTE = "both-orders-vote"
 #: the remedies the report shows: the defaults plus JudgeBench's both-orders vote

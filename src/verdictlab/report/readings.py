@@ -40,7 +40,7 @@ from typing import Any
 
 from ..stats.by_cell import ONE_ORDER_REASON
 from ..stats.regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, PARADOX_BIAS, PARADOX_RETEST, failure_region
-from ..vocab import DEFAULT_DECODING, UnparsedPolicy
+from ..vocab import DEFAULT_DECODING, CellKey, UnparsedPolicy
 
 __all__ = ["BARELY_MOVES", "CHANCE_MARGIN", "DETERMINISTIC_C", "MIN_BENCHMARKS", "MIN_PARSED_SHARE", "MIN_REPETITIONS",
            "NEAR_CEILING", "NOISY_C", "NOTE_UNPARSED", "ORDER_DRIVEN_PHI", "SOME_FLIPS_PHI", "TABLE_READINGS",
@@ -350,12 +350,8 @@ def _fmt_key(key: Any) -> str:
 
 
 def _cell_name(cell: Mapping[str, Any]) -> str:
-    parts = [cell.get(k) for k in ("judge", "protocol", "dataset", "temperature")]
-    if (cell.get("decoding") or DEFAULT_DECODING) != DEFAULT_DECODING:
-        parts.append(cell.get("decoding"))
-    if cell.get("step"):
-        parts.append(cell.get("step"))
-    return _fmt_key(parts)
+    name = CellKey.of(cell).label()
+    return f"{name} [{cell['step']}]" if cell.get("step") else name
 
 
 def _check_agreement(cells: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

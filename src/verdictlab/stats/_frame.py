@@ -12,6 +12,9 @@ from ..vocab import CELL_KEY, DEFAULT_DECODING, ORDERS
 #: verdict codes used inside the statistics (canonical terms)
 VERDICT_CODES: dict[str, int] = {"A": 0, "B": 1, "tie": 2}
 UNPARSED = 3  # code of an unparsed verdict (only used by ``unparsed="wrong"``)
+#: an unparsed verdict as a value of its own (``unparsed="wrong"``): equal to another unparsed verdict,
+#: never to a label, a side or a grade
+UNPARSED_VALUE = "\x00unparsed"
 N_CODES = 4
 ORDER_CODES: dict[str, int] = {o: k for k, o in enumerate(ORDERS)}   # AB 0, BA 1
 

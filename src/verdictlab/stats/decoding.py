@@ -33,13 +33,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..vocab import Order, check_unparsed
+from ..vocab import CELL_KEY, Order, check_unparsed
 from ._frame import require_columns, safe_div
 from .intervals import percentile_bounds
 
 __all__ = ["decoding_effect", "DECODING_EFFECT_COLUMNS"]
 
-GROUP_KEYS: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
+#: a free cell and its constrained twin: the cell key without the decoding
+GROUP_KEYS: tuple[str, ...] = tuple(c for c in CELL_KEY if c != "decoding")
 MODES: tuple[str, str] = ("free", "constrained")
 FIGURES: tuple[str, ...] = ("C", "phi", "A", "T")
 # per-pair sums, in this column order: C num/den, phi num/den, A num/den, rows, unparsed rows

@@ -23,12 +23,12 @@ import numpy as np
 import pandas as pd
 
 from ..vocab import DECISIVE, UnparsedPolicy, check_unparsed
+from ._frame import UNPARSED_VALUE
 
 __all__ = ["MATCH_KEY", "ProbeShift", "match_probe_rows", "probe_shift"]
 
 #: what makes a probed judgment and a base judgment the same trial (the dataset aside)
 MATCH_KEY: tuple[str, ...] = ("judge", "protocol", "temperature", "decoding", "item_id", "order", "rep", "step")
-_UNPARSED = "\x00unparsed"
 
 
 def match_probe_rows(probe: pd.DataFrame, base: pd.DataFrame, *, unparsed: str) -> pd.DataFrame:
@@ -39,8 +39,8 @@ def match_probe_rows(probe: pd.DataFrame, base: pd.DataFrame, *, unparsed: str) 
     m = probe.merge(base, on=list(MATCH_KEY), suffixes=("_p", "_b"))
     if unparsed == UnparsedPolicy.EXCLUDE:
         return m[m["verdict_p"].notna() & m["verdict_b"].notna()]
-    return m.assign(verdict_p=m["verdict_p"].astype(object).where(m["verdict_p"].notna(), _UNPARSED),
-                    verdict_b=m["verdict_b"].astype(object).where(m["verdict_b"].notna(), _UNPARSED))
+    return m.assign(verdict_p=m["verdict_p"].astype(object).where(m["verdict_p"].notna(), UNPARSED_VALUE),
+                    verdict_b=m["verdict_b"].astype(object).where(m["verdict_b"].notna(), UNPARSED_VALUE))
 
 
 @dataclass(frozen=True)
