@@ -11,7 +11,7 @@ The room sentences, checked on the source (``ast``) of each module:
 
 * **stats** = pure numbers from frames: imports only ``vocab`` (above); no I/O (no file, network,
   process or logging module, no ``open`` / ``print``, no frame read or written to a file); no English
-  sentences -- a string literal of three or more words is allowed only as a docstring, in an exception
+  sentences -- a string literal of four or more words is allowed only as a docstring, in an exception
   or a warning, or as a *reason* (why a figure is undefined: a name, keyword or function that says
   ``reason``), which is what an exception message would say; what a figure *means* is the report's.
   Every public module has ``__all__`` and is exported from ``stats/__init__.py``.
@@ -142,8 +142,8 @@ def _docstrings(tree: ast.AST) -> set[int]:
 
 # -- stats: no English, no I/O ------------------------------------------------------------------------
 
-#: three or more words: a sentence, not a column name, a key or a format
-_SENTENCE = re.compile(r"[A-Za-z]{2,}[,;:]?\s+[A-Za-z(]+[,;:)]?\s+[A-Za-z(]+")
+#: four or more words: a sentence, not a column name, a key, a format or a short label ("bootstrap over pairs")
+_SENTENCE = re.compile(r"[A-Za-z]{2,}[,;:]?(?:\s+[A-Za-z(]+[,;:)]?){2}\s+[A-Za-z(]+")
 _REASON = re.compile(r"reason", re.IGNORECASE)
 
 
@@ -233,6 +233,14 @@ _STATISTICS = {"mean", "median", "std", "var", "quantile", "percentile", "corr",
 _STAT_LIBRARIES = {"scipy", "sklearn", "statsmodels", "statistics"}
 
 
+def _is_path_join(node: ast.BinOp) -> bool:
+    """``a / "name"`` or ``Path(...) / x``: joining a path, not dividing numbers."""
+    def text_or_path(x: ast.AST) -> bool:
+        return (isinstance(x, ast.Constant) and isinstance(x.value, str)) or isinstance(x, ast.JoinedStr) or (
+            isinstance(x, ast.Call) and _call_name(x) in ("Path", "PurePath"))
+    return text_or_path(node.left) or text_or_path(node.right)
+
+
 def _in_figure(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     return any(isinstance(up, ast.FunctionDef) and up.name.endswith("_figure") for up in _enclosing(node, parents))
 
@@ -246,7 +254,7 @@ def computed_figures(tree: ast.Module) -> list[tuple[int, str]]:
             continue
         if isinstance(node, ast.Call) and _call_name(node) in _STATISTICS:
             found.append((node.lineno, f"{_call_name(node)}()"))
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and not _is_path_join(node):
             found.append((node.lineno, "division"))
         elif isinstance(node, ast.Import | ast.ImportFrom):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
@@ -332,12 +340,13 @@ def test_each_room_checker_sees_a_violation() -> None:
         '    if x < 0:\n'
         '        raise ValueError("x must not be negative here")\n'
         '    print(x)\n'
+        '    label = "bootstrap over pairs"\n'
         '    return "the judge is order driven" if x else reason\n')
-    assert english_literals(stats_bad) == [(9, "the judge is order driven")]
+    assert english_literals(stats_bad) == [(10, "the judge is order driven")]
     assert sorted(io_uses(stats_bad)) == [(2, "import pathlib"), (8, "print()")]
     analyses_bad = ast.parse("import scipy.stats\n"
-                             "def table(g):\n"
-                             "    return g['x'].mean(), g['n'] / g['m']\n"
+                             "def table(g, run_dir):\n"
+                             "    return g['x'].mean(), g['n'] / g['m'], Path(run_dir) / f'{g.name}.csv'\n"
                              "def ranking_figure(t):\n"
                              "    return t['a'] / 2\n")
     assert sorted(computed_figures(analyses_bad)) == [(1, "import scipy.stats"), (3, "division"), (3, "mean()")]
