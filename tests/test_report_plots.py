@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from verdictlab.report import plots as P
-from verdictlab.report.build import across_cell_summaries
+from verdictlab.report.build import across_cells
 from verdictlab.report.readings import plot_readings
 
 
@@ -29,7 +29,7 @@ def _cells() -> list[dict]:
 
 def _readings(cells: list[dict], **thresholds: float) -> dict[str, str]:
     """The plot readings of a report holding ``cells`` and the across-cell figures stats gives for them."""
-    return plot_readings({"cells": cells, "summaries": across_cell_summaries(cells),
+    return plot_readings({"cells": cells, "across_cells": across_cells(cells),
                           "region_thresholds": thresholds})
 
 

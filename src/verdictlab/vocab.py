@@ -178,6 +178,15 @@ five.  A frame without a ``decoding`` column (or a NULL in it: runs stored befor
 factor) is ``free`` decoding; :class:`CellKey` reads it so."""
 
 
+def _temperature(value: Any) -> float | None:
+    """A temperature as a float; None for a missing one (None, NaN, NA)."""
+    try:
+        t = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if t != t else t
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class CellKey:
     """One ``(judge, protocol, dataset, temperature, decoding)`` combination: the unit of the
@@ -188,15 +197,16 @@ class CellKey:
     judge: str
     protocol: str
     dataset: str
-    temperature: float
+    temperature: float | None
     decoding: str = DEFAULT_DECODING
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> CellKey:
         """The cell of a judgment row, a trial key or a figure record (any mapping with the fields;
-        a missing or empty ``decoding`` is ``free``)."""
+        a missing or empty ``decoding`` is ``free``; a missing temperature -- NULL in stores written
+        before it was required -- is None)."""
         dec = row.get("decoding")
-        return cls(str(row["judge"]), str(row["protocol"]), str(row["dataset"]), float(row["temperature"]),
+        return cls(str(row["judge"]), str(row["protocol"]), str(row["dataset"]), _temperature(row.get("temperature")),
                    str(dec) if isinstance(dec, str) and dec else DEFAULT_DECODING)
 
     def as_tuple(self) -> tuple[Any, ...]:
@@ -209,7 +219,8 @@ class CellKey:
 
     def label(self) -> str:
         """Short human-readable name: ``judge / protocol / dataset / T=0.7`` (+ decoding if not free)."""
-        s = f"{self.judge} / {self.protocol} / {self.dataset} / T={self.temperature:g}"
+        t = "?" if self.temperature is None else f"{self.temperature:g}"
+        s = f"{self.judge} / {self.protocol} / {self.dataset} / T={t}"
         return s if self.decoding == DEFAULT_DECODING else f"{s} / {self.decoding}"
 
 

@@ -229,7 +229,7 @@ def dispersion_rows(cells: list[dict[str, Any]]) -> list[DispersionRow]:
     return out
 
 
-def across_cell_summaries(cells: list[dict[str, Any]]) -> dict[str, Any]:
+def across_cells(cells: list[dict[str, Any]]) -> dict[str, Any]:
     """The figures across cells the plots are read by (:mod:`verdictlab.stats.across_cells`): the gap
     between T and T_joint, the temperature effect and the spread of T per judge."""
     if not cells:
@@ -494,7 +494,7 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
         format_dispersion=dispersion_rows(cells), checklist=checklist,
         broken_items=broken_items(judgments, items_frame, unparsed=unparsed, limit=max_broken_items),
         extra_tables={**(analysis_tables(inp) if len(all_judgments) else {}), **failed_columns},
-        summaries=across_cell_summaries(cells),
+        across_cells=across_cells(cells),
         totals=cell_totals(_cells_frame(cells, CELL_TOTALS)) if cells else {},
     )
 
@@ -516,7 +516,7 @@ def report_json(report: Mapping[str, Any]) -> dict[str, Any]:
                         "seed": report.get("seed")}
     run["checklist"] = report.get("checklist", [])
     run["format_dispersion"] = report.get("format_dispersion", [])
-    run["across_cells"] = report.get("summaries", {})
+    run["across_cells"] = report.get("across_cells", {})
     run["analyses"] = report.get("extra_tables", {})
     return json_ready({"schema_version": report["schema_version"], "run": run, "unparsed": report["unparsed"],
                        "cells": report["cells"]})

@@ -86,7 +86,7 @@ class Report(Mapping[str, Any]):
     broken_items: BrokenItems | dict[str, Any] = field(default_factory=dict)
     extra_tables: dict[str, AnalysisTable] = field(default_factory=dict)
     #: figures across cells the plots are read by (:mod:`verdictlab.stats.across_cells`)
-    summaries: dict[str, Any] = field(default_factory=dict)
+    across_cells: dict[str, Any] = field(default_factory=dict)
     #: counts summed over the cells (:func:`verdictlab.stats.cell_totals`): judgments, unparsed, pairs
     totals: dict[str, int] = field(default_factory=dict)
     schema_version: int = REPORT_SCHEMA_VERSION

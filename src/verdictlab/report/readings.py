@@ -532,15 +532,15 @@ def _spread_reading(spread: Sequence[Mapping[str, Any]], names: Mapping[str, str
 def plot_readings(report: Mapping[str, Any]) -> dict[str, str]:
     """A short plain-language reading of each plot (keyed like the plots: ceiling, factors, regions,
     format, temperature, spread) from the report's cells, thresholds, format dispersion and the
-    across-cell figures it gathered (``summaries``)."""
+    across-cell figures it gathered (``across_cells``)."""
     cells = list(report.get("cells") or [])
     th = report.get("region_thresholds") or {}
     c_high, phi_low = float(th.get("c_high", DEFAULT_C_HIGH)), float(th.get("phi_low", DEFAULT_PHI_LOW))
-    summaries = report.get("summaries") or {}
+    across = report.get("across_cells") or {}
     names = {str(c["judge"]): _jname(c) for c in cells}
     return {"ceiling": _ceiling_reading(cells),
-            "factors": _factors_reading(cells, summaries.get("joint_gap")),
+            "factors": _factors_reading(cells, across.get("joint_gap")),
             "regions": _regions_reading(cells, c_high, phi_low),
             "format": _format_reading(report.get("format_dispersion") or [], names),
-            "temperature": _temperature_reading(summaries.get("temperature_effect")),
-            "spread": _spread_reading(summaries.get("judge_spread") or [], names)}
+            "temperature": _temperature_reading(across.get("temperature_effect")),
+            "spread": _spread_reading(across.get("judge_spread") or [], names)}
