@@ -40,7 +40,7 @@ from typing import Any
 
 from ..stats.by_cell import ONE_ORDER_REASON
 from ..stats.regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, PARADOX_BIAS, PARADOX_RETEST, failure_region
-from ..vocab import DEFAULT_DECODING, CellKey, UnparsedPolicy
+from ..vocab import CellKey, UnparsedPolicy
 
 __all__ = ["BARELY_MOVES", "CHANCE_MARGIN", "DETERMINISTIC_C", "MIN_BENCHMARKS", "MIN_PARSED_SHARE", "MIN_REPETITIONS",
            "NEAR_CEILING", "NOISY_C", "NOTE_UNPARSED", "ORDER_DRIVEN_PHI", "SOME_FLIPS_PHI", "TABLE_READINGS",
@@ -240,10 +240,9 @@ def cell_sentence(cell: Mapping[str, Any], *, c_high: float = DEFAULT_C_HIGH,
 
 def protocol_sentences(cells: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """``(label, sentence)`` per cell; the label is the protocol, extended with judge / dataset /
-    temperature / decoding only where the cells differ in them."""
+    temperature only where the cells differ in them (a caller showing two decodings names them)."""
     cells = list(cells)
-    varying = [k for k in ("judge", "dataset", "temperature", "decoding")
-               if len({str(c.get(k) or DEFAULT_DECODING) if k == "decoding" else str(c.get(k)) for c in cells}) > 1]
+    varying = [k for k in ("judge", "dataset", "temperature") if len({str(c.get(k)) for c in cells}) > 1]
     out = []
     for c in cells:
         label = str(c.get("protocol"))
