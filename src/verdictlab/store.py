@@ -275,6 +275,71 @@ class RunStore:
     def count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])
 
+    # -- read-only queries of the viewer (verdictlab view) ---------------------------------------
+    # The viewer opens the store read-only and never writes; these queries only read.  They address
+    # judgments by SQLite rowid (what the viewer's index keeps per pair, 8 bytes a judgment) so that a
+    # pair's page is a primary-key lookup, not a scan of the table.
+
+    def judgment_keys(self, *, chunk_rows: int = 250_000) -> pd.DataFrame:
+        """Every judgment's ``rowid`` and the columns its outcome depends on -- the cell key
+        (``judge, protocol, dataset, temperature, decoding``), ``step, item_id, order, rep, verdict,
+        label`` -- without texts or accounting.  Read in chunks with the text columns categorical, so
+        a million judgments take tens of megabytes, not the gigabyte their Python strings would.
+        ``step`` NULL is ``''``; a store written before ``decoding`` existed reads ``free``."""
+        decoding = '"decoding"' if "decoding" in self._judgment_columns() else f"'{DEFAULT_DECODING}'"
+        text_cols = ["judge", "protocol", "dataset", "decoding", "step", "item_id", "order", "verdict", "label"]
+        sql = (f'SELECT rowid, judge, protocol, dataset, temperature, COALESCE({decoding}, '
+               f"'{DEFAULT_DECODING}') AS decoding, COALESCE(step, '') AS step, item_id, \"order\", rep, "
+               "verdict, label FROM judgments ORDER BY rowid")
+        chunks = []
+        for chunk in pd.read_sql_query(sql, self.conn, chunksize=chunk_rows):
+            chunks.append(chunk.astype({c: "category" for c in text_cols}))
+        if not chunks:
+            return pd.DataFrame({"rowid": pd.Series(dtype="int64"), "temperature": pd.Series(dtype="float64"),
+                                 "rep": pd.Series(dtype="int64"),
+                                 **{c: pd.Series(dtype="category") for c in text_cols}})[
+                ["rowid", "judge", "protocol", "dataset", "temperature", "decoding", "step", "item_id",
+                 "order", "rep", "verdict", "label"]]
+        for c in text_cols:                       # one category set per column across the chunks
+            union = pd.api.types.union_categoricals([ch[c] for ch in chunks], ignore_order=True).categories
+            for ch in chunks:
+                ch[c] = ch[c].cat.set_categories(union)
+        out = pd.concat(chunks, ignore_index=True)
+        out["rowid"] = out["rowid"].astype("int64")
+        return out
+
+    def judgments_at(self, rowids: Sequence[int]) -> list[dict[str, Any]]:
+        """The full rows (every judgment column) of these rowids, in rowid order."""
+        out: list[dict[str, Any]] = []
+        ids = sorted({int(r) for r in rowids})
+        cols = ", ".join(f'"{c}"' for c in JUDGMENT_COLUMN_NAMES if c in self._judgment_columns())
+        for start in range(0, len(ids), 500):           # well under SQLite's bound-parameter limit
+            part = ids[start:start + 500]
+            cur = self.conn.execute(f"SELECT {cols} FROM judgments WHERE rowid IN "
+                                    f"({', '.join('?' for _ in part)}) ORDER BY rowid", part)
+            names = [d[0] for d in cur.description]
+            out.extend(dict(zip(names, row, strict=True)) for row in cur)
+        for rec in out:
+            rec.setdefault("decoding", DEFAULT_DECODING)
+        return out
+
+    def _judgment_columns(self) -> set[str]:
+        return {r[1] for r in self.conn.execute('PRAGMA table_info("judgments")')}
+
+    def item_record(self, dataset: str, item_id: str) -> PairItem | PointItem | None:
+        """One stored item, or None."""
+        row = self.conn.execute("SELECT kind, data FROM items WHERE dataset = ? AND item_id = ?",
+                                (dataset, item_id)).fetchone()
+        if row is None:
+            return None
+        return PairItem.model_validate_json(row[1]) if row[0] == "pair" else PointItem.model_validate_json(row[1])
+
+    def retried_attempts(self) -> pd.DataFrame:
+        """The call attempts that did not succeed (retries and failures: ``trial_id, attempt, outcome,
+        error_kind, error, latency_s, created_at``), a small share of the ``attempts`` table."""
+        return pd.read_sql_query("SELECT trial_id, attempt, outcome, error_kind, error, latency_s, created_at "
+                                 "FROM attempts WHERE outcome != 'ok' ORDER BY trial_id, attempt", self.conn)
+
     # -- plumbing -----------------------------------------------------------------------------
     def transaction(self) -> _Transaction:
         return _Transaction(self.conn)

@@ -1,0 +1,139 @@
+"""The viewer's web application (Starlette): server-side pages over a read-only run store.
+
+Routes
+------
+``/``                    redirects to ``/pairs``
+``/pairs``               the pairs, one row per pair per cell, filtered by the query parameters
+                         ``judge, protocol, dataset, temperature, decoding`` (a cell), ``outcome``
+                         (``flipped | unstable | wrong | disagree | unparsed``), ``q`` (text) and ``page``
+``/pairs/<item_id>``     one pair: its question, both responses and every judgment of it, in every cell,
+                         order, repetition and decoding, with the raw output and the audit trail;
+                         ``?dataset=`` picks the dataset when several hold the id
+``/view.css``            the one stylesheet
+
+Everything shown comes from the run's data and is untrusted: templates autoescape every value and no
+template marks data safe; the pages carry no script, and a Content-Security-Policy forbids any, so a
+payload that got past escaping still could not run.  Requests must name a loopback host unless the
+server was bound to another address on purpose (so a web page cannot reach the viewer through DNS
+rebinding).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from ..store import RunStore, open_store
+from ..vocab import DEFAULT_UNPARSED
+from .index import CELL_FILTERS, Filters, PairIndex, ViewError
+from .outcomes import OUTCOMES
+from .pages import cell_anchor, pair_cells, pair_url, pairs_url
+
+__all__ = ["LOOPBACK_HOSTS", "Viewer", "create_app"]
+
+#: the host names a request may use when the viewer listens on a loopback address
+LOOPBACK_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1", "[::1]")
+_CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; "
+        "frame-ancestors 'none'")
+_HEADERS = {"Content-Security-Policy": _CSP, "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
+
+
+class Viewer:
+    """A run opened for viewing: the read-only store, its index and a lock (one SQLite connection is
+    shared by the server's worker threads)."""
+
+    def __init__(self, run_dir: str | Path, *, unparsed: str = DEFAULT_UNPARSED) -> None:
+        self.run_dir = Path(run_dir)
+        self.store: RunStore = open_store(self.run_dir, read_only=True)
+        try:
+            self.index = PairIndex.from_store(self.store, unparsed=unparsed)
+        except BaseException:
+            self.store.close()
+            raise
+        self.lock = threading.Lock()
+
+    def judgments_of(self, dataset: str, item_id: str) -> list[dict[str, Any]]:
+        rowids = self.index.rowids_of(dataset, item_id)
+        with self.lock:
+            return self.store.judgments_at(rowids)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def create_app(run: str | Path | Viewer, *, unparsed: str = DEFAULT_UNPARSED,
+               allowed_hosts: Sequence[str] | None = LOOPBACK_HOSTS) -> Starlette:
+    """The viewer's application over ``run`` (a run directory, opened read-only, or a :class:`Viewer`).
+    ``allowed_hosts=None`` accepts any Host header (for a server bound to a non-loopback address)."""
+    viewer = run if isinstance(run, Viewer) else Viewer(run, unparsed=unparsed)
+    env = _environment()
+    css = resources.files("verdictlab.view").joinpath("templates/view.css").read_text(encoding="utf-8")
+
+    def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        html = env.get_template(name).render(run=_run_summary(viewer), **context)
+        return HTMLResponse(html, status_code=status, headers=_HEADERS)
+
+    def home(request: Request) -> Response:
+        return RedirectResponse("/pairs", status_code=307, headers=_HEADERS)
+
+    def pairs(request: Request) -> Response:
+        try:
+            filters = Filters.from_query(request.query_params)
+        except ViewError as exc:
+            return page("message.html", 400, title="Bad request", message=str(exc))
+        return page("pairs.html", listing=viewer.index.page(filters), choices=viewer.index.choices,
+                    cell_filters=CELL_FILTERS, outcomes=OUTCOMES)
+
+    def pair(request: Request) -> Response:
+        item_id = request.path_params["item_id"]
+        datasets = viewer.index.datasets_of(item_id)
+        dataset = request.query_params.get("dataset") or (datasets[0] if len(datasets) == 1 else None)
+        if dataset is None and len(datasets) > 1:
+            return page("choose.html", 300, title=f"Pair {item_id}", item_id=item_id, datasets=datasets)
+        if dataset is None or dataset not in datasets:
+            where = f" in dataset {dataset!r}" if dataset else ""
+            return page("message.html", 404, title="No such pair", message=f"no pair {item_id!r}{where} in this run")
+        cells = pair_cells(viewer.index, viewer.judgments_of(dataset, item_id), dataset, item_id)
+        return page("pair.html", item_id=item_id, dataset=dataset, item=viewer.index.item(dataset, item_id) or {},
+                    cells=cells)
+
+    def stylesheet(request: Request) -> Response:
+        return Response(css, media_type="text/css", headers=_HEADERS)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return page("message.html", 404, title="Not found", message=f"no page at {request.url.path}")
+
+    middleware = [] if allowed_hosts is None else [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))]
+    app = Starlette(routes=[Route("/", home), Route("/pairs", pairs), Route("/pairs/{item_id:path}", pair),
+                            Route("/view.css", stylesheet)],
+                    middleware=middleware, exception_handlers={404: not_found})
+    app.state.viewer = viewer
+    return app
+
+
+def _run_summary(viewer: Viewer) -> dict[str, Any]:
+    ix = viewer.index
+    return {"name": viewer.run_dir.name or str(viewer.run_dir), "n_judgments": ix.n_judgments,
+            "n_rows": len(ix.pairs), "n_pairs": len(ix.pair_keys), "unparsed": ix.unparsed}
+
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("verdictlab.view", "templates"),
+                             autoescape=True,   # every {{ }} is HTML-escaped; data never gets |safe
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.globals.update(pairs_url=pairs_url, pair_url=pair_url, cell_anchor=cell_anchor)
+    env.filters["temp"] = lambda t: f"{float(t):g}"
+    return env
