@@ -14,9 +14,9 @@ import httpx
 import pytest
 
 pytest.importorskip("uvicorn")
-from _view_runs import write_known_run  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
+from _view_runs import write_known_run  # noqa: E402
 from verdictlab.cli.main import app  # noqa: E402
 
 runner = CliRunner()
