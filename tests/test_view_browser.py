@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from _browser import SKIP_REASON, chromium, served
 from _view_runs import EXPECTED_EXCLUDE, JUDGE, JUDGMENTS_PER_PAIR, write_known_run
 
