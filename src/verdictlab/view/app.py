@@ -21,7 +21,7 @@ rebinding).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -31,14 +31,14 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..store import RunStore, open_store
 from ..vocab import DEFAULT_UNPARSED
 from .index import CELL_FILTERS, Filters, PairIndex, ViewError
 from .outcomes import OUTCOMES
-from .pages import cell_anchor, pair_cells, pair_url, pairs_url
+from .pages import cell_anchor, iter_pair_cells, pair_url, pairs_url
 
 __all__ = ["LOOPBACK_HOSTS", "Viewer", "create_app"]
 
@@ -105,9 +105,13 @@ def create_app(run: str | Path | Viewer, *, unparsed: str = DEFAULT_UNPARSED,
         if dataset is None or dataset not in datasets:
             where = f" in dataset {dataset!r}" if dataset else ""
             return page("message.html", 404, title="No such pair", message=f"no pair {item_id!r}{where} in this run")
-        cells = pair_cells(viewer.index, viewer.judgments_of(dataset, item_id), dataset, item_id)
-        return page("pair.html", item_id=item_id, dataset=dataset, item=viewer.index.item(dataset, item_id) or {},
-                    cells=cells)
+        # streamed: the top of the page (question, responses, outcomes per cell) goes out before the
+        # pair's judgments are read and rendered
+        cells = iter_pair_cells(viewer.index, lambda: viewer.judgments_of(dataset, item_id), dataset, item_id)
+        chunks = env.get_template("pair.html").generate(
+            run=_run_summary(viewer), item_id=item_id, dataset=dataset, rows=viewer.index.rows_of(dataset, item_id),
+            item=viewer.index.item(dataset, item_id) or {}, cells=cells)
+        return StreamingResponse(_coalesced(chunks), media_type="text/html; charset=utf-8", headers=_HEADERS)
 
     def stylesheet(request: Request) -> Response:
         return Response(css, media_type="text/css", headers=_HEADERS)
@@ -128,6 +132,21 @@ def _run_summary(viewer: Viewer) -> dict[str, Any]:
     return {"name": viewer.run_dir.name or str(viewer.run_dir), "n_judgments": ix.n_judgments,
             "n_rows": len(ix.pairs), "n_pairs": len(ix.pair_keys), "unparsed": ix.unparsed}
 
+
+
+def _coalesced(chunks: Iterable[str], *, first: int = 1024, size: int = 32 * 1024) -> Iterator[bytes]:
+    """The template's many small pieces as a few larger chunks: the first as soon as it holds ``first``
+    characters (the top of the page), then every ``size``."""
+    buf: list[str] = []
+    n, limit = 0, first
+    for piece in chunks:
+        buf.append(piece)
+        n += len(piece)
+        if n >= limit:
+            yield "".join(buf).encode("utf-8")
+            buf, n, limit = [], 0, size
+    if buf:
+        yield "".join(buf).encode("utf-8")
 
 
 def _environment() -> jinja2.Environment:

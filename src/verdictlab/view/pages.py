@@ -11,7 +11,7 @@ import datetime as _dt
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -20,7 +20,8 @@ from .._redact import redact_text
 from ..vocab import DECISIVE, DEFAULT_DECODING, swap
 from .index import Filters, PairIndex, PairRow
 
-__all__ = ["MAX_RAW_CHARS", "CellView", "JudgmentView", "cell_anchor", "pair_cells", "pair_url", "pairs_url"]
+__all__ = ["MAX_RAW_CHARS", "CellView", "JudgmentView", "cell_anchor", "iter_pair_cells", "pair_cells", "pair_url",
+           "pairs_url"]
 
 #: raw outputs longer than this are cut on the page (and say so)
 MAX_RAW_CHARS = 20_000
@@ -70,19 +71,23 @@ class CellView:
 def pair_cells(index: PairIndex, judgments: Sequence[Mapping[str, Any]], dataset: str, item_id: str) -> list[CellView]:
     """The pair's judgments (full store rows) grouped by cell and step, sorted; in each cell by order
     and repetition; with the pair's outcomes in that cell from the index."""
+    return list(iter_pair_cells(index, lambda: judgments, dataset, item_id))
+
+
+def iter_pair_cells(index: PairIndex, fetch: Callable[[], Sequence[Mapping[str, Any]]], dataset: str,
+                    item_id: str) -> Iterator[CellView]:
+    """:func:`pair_cells`, lazily: ``fetch()`` (the pair's rows from the store) is called on the first
+    step, so a page can send its top before the judgments are read."""
     rows = {(r.judge, r.protocol, r.temperature, r.decoding, r.step): r for r in index.rows_of(dataset, item_id)}
     groups: dict[tuple[str, str, float, str, str], list[Mapping[str, Any]]] = {}
-    for rec in judgments:
+    for rec in fetch():
         key = (str(rec["judge"]), str(rec["protocol"]), float(rec["temperature"]),
                str(rec.get("decoding") or DEFAULT_DECODING), str(rec.get("step") or ""))
         groups.setdefault(key, []).append(rec)
-    out = []
-    for key in sorted(groups, key=lambda k: (k[0], k[1], k[2], k[3], k[4])):
+    for key in sorted(groups):
         recs = sorted(groups[key], key=lambda r: (str(r["order"]), int(r["rep"] or 0)))
-        out.append(CellView(*key, anchor=cell_anchor(*key), row=rows.get(key),
-                            judgments=tuple(judgment_view(r, index.retries.get(str(r["trial_id"]), ()))
-                                            for r in recs)))
-    return out
+        yield CellView(*key, anchor=cell_anchor(*key), row=rows.get(key),
+                       judgments=tuple(judgment_view(r, index.retries.get(str(r["trial_id"]), ())) for r in recs))
 
 
 def judgment_view(rec: Mapping[str, Any], retries: Sequence[Mapping[str, Any]] = ()) -> JudgmentView:
