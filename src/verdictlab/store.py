@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .items import PairItem, PointItem
@@ -291,22 +292,26 @@ class RunStore:
         sql = (f'SELECT rowid, judge, protocol, dataset, temperature, COALESCE({decoding}, '
                f"'{DEFAULT_DECODING}') AS decoding, COALESCE(step, '') AS step, item_id, \"order\", rep, "
                "verdict, label FROM judgments ORDER BY rowid")
-        chunks = []
-        for chunk in pd.read_sql_query(sql, self.conn, chunksize=chunk_rows):
-            chunks.append(chunk.astype({c: "category" for c in text_cols}))
-        if not chunks:
-            return pd.DataFrame({"rowid": pd.Series(dtype="int64"), "temperature": pd.Series(dtype="float64"),
-                                 "rep": pd.Series(dtype="int64"),
-                                 **{c: pd.Series(dtype="category") for c in text_cols}})[
-                ["rowid", "judge", "protocol", "dataset", "temperature", "decoding", "step", "item_id",
-                 "order", "rep", "verdict", "label"]]
-        for c in text_cols:                       # one category set per column across the chunks
-            union = pd.api.types.union_categoricals([ch[c] for ch in chunks], ignore_order=True).categories
-            for ch in chunks:
-                ch[c] = ch[c].cat.set_categories(union)
-        out = pd.concat(chunks, ignore_index=True)
-        out["rowid"] = out["rowid"].astype("int64")
-        return out
+        names = ["rowid", "judge", "protocol", "dataset", "temperature", "decoding", "step", "item_id", "order",
+                 "rep", "verdict", "label"]
+        parts: dict[str, list[Any]] = {n: [] for n in names}
+        cur = self.conn.execute(sql)
+        while rows := cur.fetchmany(chunk_rows):
+            for name, values in zip(names, zip(*rows, strict=True), strict=True):
+                # categorical straight from the Python values: no intermediate string column per chunk
+                parts[name].append(pd.Categorical(np.asarray(values, dtype=object)) if name in text_cols
+                                   else np.asarray(values, dtype=np.float64 if name == "temperature" else np.int64))
+        out: dict[str, Any] = {}
+        for name in names:
+            if name not in text_cols:
+                out[name] = np.concatenate(parts[name]) if parts[name] else np.zeros(0, dtype=np.int64)
+            elif parts[name]:
+                out[name] = pd.api.types.union_categoricals(parts[name], ignore_order=True)
+            else:
+                out[name] = pd.Categorical(np.zeros(0, dtype=object))
+        if not parts["rowid"]:
+            out["temperature"] = np.zeros(0, dtype=np.float64)
+        return pd.DataFrame(out, columns=names)
 
     def judgments_at(self, rowids: Sequence[int]) -> list[dict[str, Any]]:
         """The full rows (every judgment column) of these rowids, in rowid order."""

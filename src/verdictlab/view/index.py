@@ -171,16 +171,21 @@ class PairIndex:
         keys = store.judgment_keys()
         pairs = pair_outcomes(keys, unparsed=unparsed)
         items = _items(store)
-        ds = keys["dataset"].astype("object").to_numpy()
-        iid = keys["item_id"].astype("object").to_numpy()
-        codes, uniques = pd.factorize(pd.MultiIndex.from_arrays([ds, iid]) if len(keys) else pd.Index([]))
-        pair_keys = {(str(d), str(i)): k for k, (d, i) in enumerate(uniques)} if len(keys) else {}
+        ds = keys["dataset"].cat.codes.to_numpy(dtype=np.int64)
+        iid = keys["item_id"].cat.codes.to_numpy(dtype=np.int64)
+        uniq, codes = np.unique(ds * (len(keys["item_id"].cat.categories) + 1) + iid, return_inverse=True)
+        first = np.zeros(len(uniq), dtype=np.int64)
+        first[codes[::-1]] = np.arange(len(keys))[::-1]             # one row of each pair
+        ds_names = keys["dataset"].astype("object").to_numpy()[first]
+        iid_names = keys["item_id"].astype("object").to_numpy()[first]
+        pair_keys = {(str(d), str(i)): k for k, (d, i) in enumerate(zip(ds_names, iid_names, strict=True))}
         sort = np.argsort(codes, kind="stable")
         rowids = keys["rowid"].to_numpy(dtype=np.int64)[sort]
-        offsets = np.searchsorted(codes[sort], np.arange(len(pair_keys) + 1)) if len(keys) else np.zeros(1, np.int64)
+        offsets = np.searchsorted(codes[sort], np.arange(len(pair_keys) + 1))
         retries: dict[str, list[dict[str, Any]]] = {}
-        for rec in store.retried_attempts().to_dict(orient="records"):
-            retries.setdefault(str(rec["trial_id"]), []).append(rec)
+        att = store.retried_attempts()
+        for rec in zip(*(att[c].tolist() for c in att.columns), strict=True):
+            retries.setdefault(str(rec[0]), []).append(dict(zip(att.columns, rec, strict=True)))
         return cls(pairs=pairs, items=items, unparsed=unparsed, n_judgments=len(keys),
                    build_seconds=time.perf_counter() - start, rowids=rowids, offsets=offsets,
                    pair_keys=pair_keys, retries=retries)

@@ -78,9 +78,10 @@ def _unit_flags(j: pd.DataFrame, unparsed: str) -> pd.DataFrame:
     if mv.empty:
         return pd.DataFrame(columns=[*key, "flipped", "unstable", "wrong", "disagree",
                                      *(f"modal_{o}" for o in ORDERS)])
-    labels = j.groupby(["dataset", "item_id"], observed=True, sort=False)["label"].first()
-    lab = pd.MultiIndex.from_frame(mv[["dataset", "item_id"]].astype("object"))
-    label = labels.reindex(lab).astype("object").to_numpy()
+    labels = j.groupby(["dataset", "item_id"], observed=True, sort=False)["label"].first().reset_index()
+    labels = labels.astype({"dataset": "object", "item_id": "object", "label": "object"})
+    label = mv[["dataset", "item_id"]].astype("object").merge(labels, how="left", on=["dataset", "item_id"],
+                                                                 sort=False)["label"].to_numpy()
     mode = mv["mode"].astype("object").to_numpy()
     mv = mv.assign(
         _flip=mv["order_invariant"].eq(False).fillna(False).astype(bool),
