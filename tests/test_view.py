@@ -259,3 +259,20 @@ def test_rowids_index_every_judgment_once(known_run: Path) -> None:
     every = np.concatenate([ix.rowids_of(d, i) for d, i in ix.pair_keys])
     assert len(every) == total == len(np.unique(every))
     assert ix.datasets_of("p1") == ["ds1", "ds2"] and ix.rowids_of("ds9", "p1") == []
+
+
+def test_a_run_whose_every_verdict_is_unparsed_lists_its_pairs_as_unparsed() -> None:
+    """Under ``exclude`` no unit has a modal verdict: the pairs are still listed, only as unparsed."""
+    import pandas as pd
+
+    rows = pd.DataFrame({"judge": "j", "protocol": "direct", "dataset": "d", "temperature": 0.0, "decoding": "free",
+                         "step": "", "item_id": ["i", "i", "k"], "order": ["AB", "BA", "AB"], "rep": 0,
+                         "verdict": [None, None, None], "label": ["A", "A", None]})
+    for policy in ("exclude", "wrong"):
+        out = pair_outcomes(rows, unparsed=policy).set_index("item_id")
+        assert list(out.index) == ["i", "k"] and out["unparsed"].all() and list(out["n_unparsed"]) == [2, 1]
+    out = pair_outcomes(rows, unparsed="exclude").set_index("item_id")
+    assert not out[["flipped", "unstable", "wrong", "disagree"]].to_numpy().any()
+    # under "wrong", unparsed is a value: i's two orders agree on it (not flipped) and it is not label A
+    wrong = pair_outcomes(rows, unparsed="wrong").set_index("item_id")
+    assert not wrong.loc["i", "flipped"] and wrong.loc["i", "wrong"] and wrong.loc["i", "modal_AB"] == "unparsed"

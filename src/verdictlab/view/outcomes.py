@@ -40,6 +40,10 @@ def pair_outcomes(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED) 
     modal verdict of each order, ``None`` where it has none) and the boolean :data:`OUTCOMES`."""
     check_unparsed(unparsed)
     key = list(PAIR_KEY)
+    columns = [*key, "label", "n_judgments", "n_unparsed", *(f"modal_{o}" for o in ORDERS), *OUTCOMES]
+    if judgments.empty:
+        return pd.DataFrame({c: pd.Series(dtype=bool if c in OUTCOMES else float if c == "temperature"
+                                          else np.int64 if c.startswith("n_") else object) for c in columns})
     j = judgments.assign(step=_filled(judgments["step"], ""), decoding=_filled(judgments["decoding"], "free"))
     base = j.assign(_unparsed=j["verdict"].isna()).groupby(key, sort=True, observed=True, dropna=False).agg(
         n_judgments=("order", "size"), n_unparsed=("_unparsed", "sum"), label=("label", "first"))
@@ -54,7 +58,7 @@ def pair_outcomes(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED) 
     out["unparsed"] = out["n_unparsed"].to_numpy() > 0
     out["n_judgments"] = out["n_judgments"].astype(np.int64)
     out["n_unparsed"] = out["n_unparsed"].astype(np.int64)
-    return out[[*key, "label", "n_judgments", "n_unparsed", *(f"modal_{o}" for o in ORDERS), *OUTCOMES]]
+    return out[columns]
 
 
 def _filled(col: pd.Series, value: str) -> pd.Series:
@@ -75,9 +79,9 @@ def _unit_flags(j: pd.DataFrame, unparsed: str) -> pd.DataFrame:
     mv = modal_verdicts(j, unparsed=unparsed, by=CELL_KEY_WITH_DECODING)
     if "step" not in mv.columns:            # modal_verdicts keys by step only where steps exist
         mv["step"] = ""
-    if mv.empty:
-        return pd.DataFrame(columns=[*key, "flipped", "unstable", "wrong", "disagree",
-                                     *(f"modal_{o}" for o in ORDERS)])
+    if mv.empty:           # every verdict unparsed and excluded: no unit has a modal verdict
+        return j[key].drop_duplicates().assign(flipped=False, unstable=False, wrong=False, disagree=False,
+                                               modal_AB=None, modal_BA=None)
     labels = j.groupby(["dataset", "item_id"], observed=True, sort=False)["label"].first().reset_index()
     labels = labels.astype({"dataset": "object", "item_id": "object", "label": "object"})
     label = mv[["dataset", "item_id"]].astype("object").merge(labels, how="left", on=["dataset", "item_id"],
