@@ -276,3 +276,29 @@ def test_a_run_whose_every_verdict_is_unparsed_lists_its_pairs_as_unparsed() -> 
     # under "wrong", unparsed is a value: i's two orders agree on it (not flipped) and it is not label A
     wrong = pair_outcomes(rows, unparsed="wrong").set_index("item_id")
     assert not wrong.loc["i", "flipped"] and wrong.loc["i", "wrong"] and wrong.loc["i", "modal_AB"] == "unparsed"
+
+
+def test_pointwise_items_are_not_listed_but_have_their_page(tmp_path: Path) -> None:
+    """Rubric and graded verdicts (PASS, FAIL, 4, ...) are not pair verdicts: the report's pairwise figures
+    leave them out, so does the list (no crash on their verdicts); their pages show every judgment."""
+    from verdictlab.items import PairItem, PointItem
+    from verdictlab.judgment import make_judgment
+    from verdictlab.store import RunStore
+
+    st = RunStore(tmp_path / "run")
+    st.write_items([PairItem(item_id="pair", dataset="d", question="q", response_a="a", response_b="b", label="A"),
+                    PointItem(item_id="point", dataset="d", question="Is it right?", response="It is.", label="PASS")])
+    rows = [make_judgment(judge="j", dataset="d", item_id="point", protocol="rubric", order="AB", temperature=0.0,
+                          rep=r, verdict=v, pair=False, raw_output=f"RESULT: {v}") for r, v in enumerate(["PASS", "FAIL"])]
+    rows += [make_judgment(judge="j", dataset="d", item_id="pair", protocol="direct", order=o, temperature=0.0,
+                           rep=0, verdict="A") for o in ("AB", "BA")]
+    # an imported graded verdict without its item
+    rows += [make_judgment(judge="j", dataset="d", item_id="graded", protocol="pointwise@5", order="AB",
+                           temperature=0.0, rep=0, verdict="4", pair=False)]
+    st.add_judgments(rows)
+    st.close()
+    client = TestClient(create_app(tmp_path / "run"), base_url="http://127.0.0.1")
+    assert _ids(client.get("/pairs").text) == ["pair"]
+    point = client.get("/pairs/point").text
+    assert point.count('<tr class="judgment"') == 2 and "RESULT: FAIL" in point and "It is." in point
+    assert client.get("/pairs/graded").text.count('<tr class="judgment"') == 1

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..store import RunStore
-from ..vocab import CELL_KEY_WITH_DECODING, DEFAULT_UNPARSED
+from ..vocab import CELL_KEY_WITH_DECODING, DEFAULT_UNPARSED, VERDICTS
 from .outcomes import OUTCOMES, PAIR_KEY, pair_outcomes
 
 __all__ = ["CELL_FILTERS", "Filters", "Page", "PairIndex", "PairRow", "ViewError"]
@@ -169,26 +169,15 @@ class PairIndex:
         """Read the store once (outcome columns, items, failed attempts) and build the index."""
         start = time.perf_counter()
         keys = store.judgment_keys()
-        pairs = pair_outcomes(keys, unparsed=unparsed)
         items = _items(store)
-        ds = keys["dataset"].cat.codes.to_numpy(dtype=np.int64)
-        iid = keys["item_id"].cat.codes.to_numpy(dtype=np.int64)
-        uniq, codes = np.unique(ds * (len(keys["item_id"].cat.categories) + 1) + iid, return_inverse=True)
-        first = np.zeros(len(uniq), dtype=np.int64)
-        first[codes[::-1]] = np.arange(len(keys))[::-1]             # one row of each pair
-        ds_names = keys["dataset"].astype("object").to_numpy()[first]
-        iid_names = keys["item_id"].astype("object").to_numpy()[first]
-        pair_keys = {(str(d), str(i)): k for k, (d, i) in enumerate(zip(ds_names, iid_names, strict=True))}
+        codes, pair_keys = _pair_codes(keys)
         sort = np.argsort(codes, kind="stable")
         rowids = keys["rowid"].to_numpy(dtype=np.int64)[sort]
         offsets = np.searchsorted(codes[sort], np.arange(len(pair_keys) + 1))
-        retries: dict[str, list[dict[str, Any]]] = {}
-        att = store.retried_attempts()
-        for rec in zip(*(att[c].tolist() for c in att.columns), strict=True):
-            retries.setdefault(str(rec[0]), []).append(dict(zip(att.columns, rec, strict=True)))
+        pairs = pair_outcomes(keys[_pairwise(keys, codes, pair_keys, items)], unparsed=unparsed)
         return cls(pairs=pairs, items=items, unparsed=unparsed, n_judgments=len(keys),
                    build_seconds=time.perf_counter() - start, rowids=rowids, offsets=offsets,
-                   pair_keys=pair_keys, retries=retries)
+                   pair_keys=pair_keys, retries=_retries(store))
 
     # -- the list ------------------------------------------------------------------------------
     def page(self, filters: Filters, *, per_page: int = PER_PAGE) -> Page:
@@ -246,6 +235,40 @@ class PairIndex:
 
     def item(self, dataset: str, item_id: str) -> dict[str, Any] | None:
         return self.items.get((dataset, item_id))
+
+
+def _pair_codes(keys: pd.DataFrame) -> tuple[np.ndarray, dict[tuple[str, str], int]]:
+    """Per judgment, the code of its pair (dataset, item_id), and the codes by pair."""
+    ds = keys["dataset"].cat.codes.to_numpy(dtype=np.int64)
+    iid = keys["item_id"].cat.codes.to_numpy(dtype=np.int64)
+    uniq, codes = np.unique(ds * (len(keys["item_id"].cat.categories) + 1) + iid, return_inverse=True)
+    first = np.zeros(len(uniq), dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(keys))[::-1]             # one row of each pair
+    ds_names = keys["dataset"].astype("object").to_numpy()[first]
+    iid_names = keys["item_id"].astype("object").to_numpy()[first]
+    return codes.ravel(), {(str(d), str(i)): k for k, (d, i) in enumerate(zip(ds_names, iid_names, strict=True))}
+
+
+def _pairwise(keys: pd.DataFrame, codes: np.ndarray, pair_keys: Mapping[tuple[str, str], int],
+              items: Mapping[tuple[str, str], Mapping[str, Any]]) -> np.ndarray:
+    """The judgments the list's outcomes are about: those of pairs, as in the report's figures --
+    not those of pointwise items (a stored point item, or a verdict outside A / B / tie / none, such as
+    PASS or a grade), which have no order to flip.  Their pages still show every judgment."""
+    point = np.zeros(len(pair_keys), dtype=bool)
+    for key, k in pair_keys.items():
+        rec = items.get(key)
+        point[k] = rec is not None and "response" in rec and "response_a" not in rec
+    verdict = keys["verdict"]
+    return ~point[codes] & (verdict.isna() | verdict.isin(VERDICTS)).to_numpy(dtype=bool)
+
+
+def _retries(store: RunStore) -> dict[str, list[dict[str, Any]]]:
+    """The failed attempts by trial id."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    att = store.retried_attempts()
+    for rec in zip(*(att[c].tolist() for c in att.columns), strict=True):
+        out.setdefault(str(rec[0]), []).append(dict(zip(att.columns, rec, strict=True)))
+    return out
 
 
 def _items(store: RunStore) -> dict[tuple[str, str], dict[str, Any]]:
