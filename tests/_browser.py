@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 
 try:
@@ -23,6 +25,13 @@ except ImportError:     # the dev extra installs it
 SKIP_REASON: str | None = (
     "Debian chromium not installed (run `make browser`)" if CHROMIUM is None
     else "playwright not installed (pip install -e '.[dev]')" if _pw is None else None)
+
+#: ``pytestmark`` of a browser test module: marked ``browser``, skipped with the reason where it cannot run
+BROWSER_TEST = [pytest.mark.browser, pytest.mark.skipif(SKIP_REASON is not None, reason=str(SKIP_REASON))]
+
+#: hostile names: a dataset whose script would set the title to PWNED, a judge id whose image would mark the body
+EVIL_DATASET = "evil<script>document.title='PWNED'</script>"
+EVIL_JUDGE = "<img src=x onerror=\"document.body.setAttribute('data-pwned','judge')\">"
 
 
 @contextmanager

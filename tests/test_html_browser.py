@@ -17,20 +17,11 @@ from typing import Any
 
 import pytest
 
-from _browser import SKIP_REASON, chromium
+from _browser import BROWSER_TEST, EVIL_DATASET, EVIL_JUDGE
 from verdictlab.report import build_report, render_html
 from verdictlab.report._synthetic import write_synthetic_run
 
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(SKIP_REASON is not None, reason=str(SKIP_REASON))]
-
-EVIL_DATASET = "evil<script>document.title='PWNED'</script>"
-EVIL_JUDGE = "<img src=x onerror=\"document.body.setAttribute('data-pwned','judge')\">"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Any:
-    with chromium() as b:
-        yield b
+pytestmark = BROWSER_TEST
 
 
 class _Dom(HTMLParser):

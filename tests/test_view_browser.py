@@ -6,21 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from _browser import SKIP_REASON, chromium, served
+from _browser import BROWSER_TEST, EVIL_DATASET, EVIL_JUDGE, served
 from _view_runs import EXPECTED_EXCLUDE, JUDGE, JUDGMENTS_PER_PAIR, write_known_run
 
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(SKIP_REASON is not None, reason=str(SKIP_REASON))]
-
-EVIL_DATASET = "evil<script>document.title='PWNED'</script>"
-EVIL_JUDGE = "<img src=x onerror=\"document.body.setAttribute('data-pwned','judge')\">"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Any:
-    with chromium() as b:
-        yield b
+pytestmark = BROWSER_TEST
 
 
 def _items(page: Any) -> list[str]:
