@@ -299,7 +299,7 @@ class RunStore:
         while rows := cur.fetchmany(chunk_rows):
             for name, values in zip(names, zip(*rows, strict=True), strict=True):
                 # categorical straight from the Python values: no intermediate string column per chunk
-                parts[name].append(pd.Categorical(np.asarray(values, dtype=object)) if name in text_cols
+                parts[name].append(_categorical(values) if name in text_cols
                                    else np.asarray(values, dtype=np.float64 if name == "temperature" else np.int64))
         out: dict[str, Any] = {}
         for name in names:
@@ -339,11 +339,13 @@ class RunStore:
             return None
         return PairItem.model_validate_json(row[1]) if row[0] == "pair" else PointItem.model_validate_json(row[1])
 
-    def retried_attempts(self) -> pd.DataFrame:
+    def retried_attempts(self) -> list[dict[str, Any]]:
         """The call attempts that did not succeed (retries and failures: ``trial_id, attempt, outcome,
         error_kind, error, latency_s, created_at``), a small share of the ``attempts`` table."""
-        return pd.read_sql_query("SELECT trial_id, attempt, outcome, error_kind, error, latency_s, created_at "
-                                 "FROM attempts WHERE outcome != 'ok' ORDER BY trial_id, attempt", self.conn)
+        cur = self.conn.execute("SELECT trial_id, attempt, outcome, error_kind, error, latency_s, created_at "
+                                "FROM attempts WHERE outcome != 'ok' ORDER BY trial_id, attempt")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur]
 
     # -- plumbing -----------------------------------------------------------------------------
     def transaction(self) -> _Transaction:
@@ -415,6 +417,13 @@ def _row_values(rows: Sequence[Judgment | dict[str, Any]]) -> list[tuple[Any, ..
         return [as_row_values(r, now=now) for r in rows]
     except JudgmentError as exc:
         raise StoreError(str(exc)) from None
+
+
+def _categorical(values: Sequence[Any]) -> pd.Categorical:
+    """A categorical of Python strings (None missing) with plain object categories -- built from
+    ``pd.factorize`` codes, which skips the inference of an Arrow string column for every chunk."""
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
+    return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
 
 
 def open_store(run_dir: str | Path, *, read_only: bool = True) -> RunStore:

@@ -265,9 +265,8 @@ def _pairwise(keys: pd.DataFrame, codes: np.ndarray, pair_keys: Mapping[tuple[st
 def _retries(store: RunStore) -> dict[str, list[dict[str, Any]]]:
     """The failed attempts by trial id."""
     out: dict[str, list[dict[str, Any]]] = {}
-    att = store.retried_attempts()
-    for rec in zip(*(att[c].tolist() for c in att.columns), strict=True):
-        out.setdefault(str(rec[0]), []).append(dict(zip(att.columns, rec, strict=True)))
+    for rec in store.retried_attempts():
+        out.setdefault(str(rec["trial_id"]), []).append(rec)
     return out
 
 
