@@ -302,3 +302,18 @@ def test_pointwise_items_are_not_listed_but_have_their_page(tmp_path: Path) -> N
     point = client.get("/pairs/point").text
     assert point.count('<tr class="judgment"') == 2 and "RESULT: FAIL" in point and "It is." in point
     assert client.get("/pairs/graded").text.count('<tr class="judgment"') == 1
+
+
+def test_steps_of_a_multi_call_protocol_are_rows_of_their_own() -> None:
+    """A criterion (step) of a multi-call protocol is judged like a cell of its own, as modal_verdicts
+    keys it: criterion "accuracy" flips (A | B), criterion "style" does not (A | A)."""
+    import pandas as pd
+
+    base = {"judge": "j", "protocol": "flask", "dataset": "d", "temperature": 0.0, "decoding": "free",
+            "item_id": "i", "label": "A", "rep": 0}
+    rows = pd.DataFrame([{**base, "step": s, "order": o, "verdict": v}
+                         for s, o, v in [("accuracy", "AB", "A"), ("accuracy", "BA", "B"),
+                                         ("style", "AB", "A"), ("style", "BA", "A")]])
+    out = pair_outcomes(rows).set_index("step")
+    assert list(out.index) == ["accuracy", "style"]
+    assert out.loc["accuracy", "flipped"] and out.loc["accuracy", "wrong"] and not out.loc["style", "flipped"]
