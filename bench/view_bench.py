@@ -5,8 +5,9 @@ Builds two synthetic runs with the report's synthetic writer (``verdictlab.repor
 store, 10 for the baseline -- 1,000,000 and 10,000 judgments), or reuses them when they exist.  Starts the
 real command, ``verdictlab view RUN --port 0``, in a child process for each, and times:
 
-* start-up: from launch to the "serving" line (the index is built: outcome columns read, pair outcomes from
-  ``stats.modal_verdicts``, items, failed attempts), with the child's resident memory then;
+* start-up: from launch to the "serving" line, cold (``--no-cache``: the index is built -- outcome columns
+  read, pair outcomes from ``stats.modal_verdicts``, items, failed attempts) and from the index cache (a
+  first start wrote it to a fresh ``VERDICTLAB_CACHE_DIR``), with the child's resident memory then;
 * per page, first byte (the status line, after the server rendered the page) and the whole page, the median
   and the worst of ``--repeat`` requests, for: the list, a filtered list (judge + outcome), a deep page (the
   last page of the unfiltered list), a text search, and a pair page (every judgment of one pair: 500 at 1M).
@@ -58,10 +59,12 @@ def rss_mb(pid: int) -> float:
         return float("nan")
 
 
-def start(run_dir: Path) -> tuple[subprocess.Popen[str], str, float]:
+def start(run_dir: Path, cache: Path | None) -> tuple[subprocess.Popen[str], str, float]:
     begin = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "verdictlab.cli.main", "view", str(run_dir), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    argv = [sys.executable, "-m", "verdictlab.cli.main", "view", str(run_dir), "--port", "0"]
+    env = {**os.environ, "VERDICTLAB_CACHE_DIR": str(cache)} if cache is not None else os.environ.copy()
+    proc = subprocess.Popen(argv + (["--no-cache"] if cache is None else []), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None
     for line in proc.stdout:
         if line.startswith("serving "):
@@ -93,10 +96,23 @@ def pages(n_pairs: int) -> dict[str, str]:
             "pair": "/pairs/llmbar-3?dataset=llmbar"}
 
 
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    proc.wait(30)
+
+
 def measure(run_dir: Path, n_pairs: int, repeat: int) -> dict[str, tuple[float, ...]]:
-    proc, base, startup = start(run_dir)
+    import shutil
+    import tempfile
+
+    proc, _, cold = start(run_dir, None)
+    cold_rss = rss_mb(proc.pid)
+    stop(proc)
+    cache = Path(tempfile.mkdtemp(prefix="view-bench-cache-"))
+    stop(start(run_dir, cache)[0])                                  # writes the index cache
+    proc, base, cached = start(run_dir, cache)
     try:
-        out: dict[str, tuple[float, ...]] = {"startup": (startup, rss_mb(proc.pid))}
+        out: dict[str, tuple[float, ...]] = {"startup": (cold, cold_rss, cached, rss_mb(proc.pid))}
         for name, path in pages(n_pairs).items():
             timed_get(base, path)                                   # warm: the first request of a kind
             runs = [timed_get(base, path) for _ in range(repeat)]
@@ -104,8 +120,8 @@ def measure(run_dir: Path, n_pairs: int, repeat: int) -> dict[str, tuple[float, 
             out[name] = (statistics.median(firsts), max(firsts), statistics.median(totals), runs[0][2])
         return out
     finally:
-        proc.terminate()
-        proc.wait(30)
+        stop(proc)
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def load() -> str:
@@ -127,9 +143,10 @@ def main() -> None:
               + (f" (built in {built:.0f} s)" if built else " (reused)"))
         results[name] = measure(args.dir / f"run-{n_pairs}", n_pairs, args.repeat)
     base, big = results["baseline"], results["big"]
-    print(f"\nstart-up (launch to 'serving', index built): baseline {base['startup'][0]:.1f} s, "
-          f"big {big['startup'][0]:.1f} s (x{big['startup'][0] / base['startup'][0]:.1f}); "
-          f"resident memory then: {base['startup'][1]:.0f} MB / {big['startup'][1]:.0f} MB")
+    for k, what in ((0, "index built (--no-cache)"), (2, "index read from the cache")):
+        print(f"start-up, launch to 'serving', {what}: baseline {base['startup'][k]:.1f} s, big "
+              f"{big['startup'][k]:.1f} s (x{big['startup'][k] / base['startup'][k]:.1f}); resident memory then: "
+              f"{base['startup'][k + 1]:.0f} MB / {big['startup'][k + 1]:.0f} MB")
     print(f"\n{'page':<10}{'first byte median (worst), big':>34}{'whole page':>12}{'size':>10}"
           f"{'baseline first byte':>22}{'big/baseline':>14}")
     for page in pages(args.pairs):

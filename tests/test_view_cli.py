@@ -23,22 +23,28 @@ runner = CliRunner()
 EXE = [sys.executable, "-m", "verdictlab.cli.main"]
 
 
-def _env() -> dict[str, str]:
+def _env(cache: Path) -> dict[str, str]:
     src = str(Path(__file__).resolve().parents[1] / "src")
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]),
+            "VERDICTLAB_CACHE_DIR": str(cache)}
+
+
+def _serve(run: Path, cache: Path) -> tuple[subprocess.Popen[str], str, str]:
+    """Start `verdictlab view RUN --port 0`; returns the process, its first line and its address."""
+    proc = subprocess.Popen([*EXE, "view", str(run), "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=_env(cache))
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    serving = proc.stdout.readline()
+    assert serving.startswith("serving http://127.0.0.1:") and "Ctrl-C" in serving, (first, serving)
+    return proc, first, serving.split()[1]
 
 
 def test_serves_the_run_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
     run = write_known_run(tmp_path / "run")
-    proc = subprocess.Popen([*EXE, "view", str(run), "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=_env())
+    proc, first, url = _serve(run, tmp_path / "cache")
     try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
-        assert first.startswith("verdictlab view: 96 judgments, 8 pairs in "), first
-        serving = proc.stdout.readline()
-        assert serving.startswith("serving http://127.0.0.1:") and "Ctrl-C" in serving, serving
-        url = serving.split()[1]
+        assert first.startswith("verdictlab view: 96 judgments, 8 pairs in ") and "index built in" in first, first
         page = httpx.get(url, params={"outcome": "flipped"}, timeout=30)
         assert page.status_code == 200 and 'data-item="p2"' in page.text
         proc.send_signal(signal.SIGINT)
@@ -48,6 +54,15 @@ def test_serves_the_run_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
             proc.kill()
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "viewer stopped"
+    # the second start reads the index the first one left in the cache (VERDICTLAB_CACHE_DIR)
+    proc, first, url = _serve(run, tmp_path / "cache")
+    try:
+        assert "index read from the cache in" in first, first
+        assert 'data-item="p2"' in httpx.get(url, params={"outcome": "flipped"}, timeout=30).text
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+    assert proc.returncode == 130
 
 
 def test_a_port_in_use_is_a_usage_error(tmp_path: Path) -> None:

@@ -313,6 +313,11 @@ class RunStore:
             out["temperature"] = np.zeros(0, dtype=np.float64)
         return pd.DataFrame(out, columns=names)
 
+    def judgment_extent(self) -> tuple[int, int]:
+        """``(number of judgments, largest rowid)``: changes whenever judgments are added or removed."""
+        n, last = self.conn.execute("SELECT COUNT(*), COALESCE(MAX(rowid), 0) FROM judgments").fetchone()
+        return int(n), int(last)
+
     def judgments_at(self, rowids: Sequence[int]) -> list[dict[str, Any]]:
         """The full rows (every judgment column) of these rowids, in rowid order."""
         out: list[dict[str, Any]] = []

@@ -23,19 +23,25 @@ def view(
     unparsed: Annotated[UnparsedPolicy, typer.Option(
         help="Unparsed verdicts in the outcomes: 'exclude' (counted, left out) or 'wrong', as in the report.")
     ] = UnparsedPolicy.exclude,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", help="Build the index from the store, without reading or writing the index cache "
+                           "(VERDICTLAB_CACHE_DIR, default ~/.cache/verdictlab).")] = False,
 ) -> None:
     """Serve pages over every judgment of RUN: pairs filtered by cell, outcome and text; one page per pair."""
     from ..view import AddressError, Viewer, serve
+    from ..view.index_cache import cache_root
     from ._errors import EXIT_INTERRUPTED, say
 
     def ready(url: str, viewer: Viewer) -> None:
         ix = viewer.index
+        how = "read from the cache" if ix.from_cache else "built"
         say(f"verdictlab view: {ix.n_judgments:,} judgments, {len(ix.pair_keys):,} pairs in {run_dir} "
-            f"(index built in {ix.build_seconds:.1f} s)", err=False)
+            f"(index {how} in {ix.build_seconds:.1f} s)", err=False)
         say(f"serving {url} -- press Ctrl-C to stop", err=False)
 
     try:
-        serve(run_dir, host=host, port=port, unparsed=unparsed.value, on_ready=ready)
+        serve(run_dir, host=host, port=port, unparsed=unparsed.value, cache=None if no_cache else cache_root(),
+              on_ready=ready)
     except AddressError as exc:
         raise typer.BadParameter(str(exc)) from None
     except KeyboardInterrupt:

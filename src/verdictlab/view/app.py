@@ -52,13 +52,14 @@ _HEADERS = {"Content-Security-Policy": _CSP, "X-Content-Type-Options": "nosniff"
 
 class Viewer:
     """A run opened for viewing: the read-only store, its index and a lock (one SQLite connection is
-    shared by the server's worker threads)."""
+    shared by the server's worker threads).  ``cache``: a folder for the index between start-ups
+    (:mod:`verdictlab.view.index_cache`); None builds it from the store every time."""
 
-    def __init__(self, run_dir: str | Path, *, unparsed: str = DEFAULT_UNPARSED) -> None:
+    def __init__(self, run_dir: str | Path, *, unparsed: str = DEFAULT_UNPARSED, cache: Path | None = None) -> None:
         self.run_dir = Path(run_dir)
         self.store: RunStore = open_store(self.run_dir, read_only=True)
         try:
-            self.index = PairIndex.from_store(self.store, unparsed=unparsed)
+            self.index = PairIndex.from_store(self.store, unparsed=unparsed, cache=cache)
         except BaseException:
             self.store.close()
             raise

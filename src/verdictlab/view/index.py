@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ import pandas as pd
 
 from ..store import RunStore
 from ..vocab import CELL_KEY_WITH_DECODING, DEFAULT_UNPARSED, VERDICTS
+from .index_cache import CachedIndex, index_key, read_index, write_index
 from .outcomes import OUTCOMES, PAIR_KEY, pair_outcomes
 
 __all__ = ["CELL_FILTERS", "Filters", "Page", "PairIndex", "PairRow", "ViewError"]
@@ -140,6 +142,8 @@ class PairIndex:
     offsets: np.ndarray = field(repr=False)
     pair_keys: dict[tuple[str, str], int] = field(repr=False)
     retries: dict[str, list[dict[str, Any]]] = field(repr=False)
+    #: True when the outcomes and locations were read from the index cache instead of built
+    from_cache: bool = False
     choices: dict[str, list[Any]] = field(init=False)
     _item_code: np.ndarray = field(init=False, repr=False)
     _haystack: list[str] = field(init=False, repr=False)
@@ -165,19 +169,29 @@ class PairIndex:
 
     # -- building ------------------------------------------------------------------------------
     @classmethod
-    def from_store(cls, store: RunStore, *, unparsed: str = DEFAULT_UNPARSED) -> PairIndex:
-        """Read the store once (outcome columns, items, failed attempts) and build the index."""
+    def from_store(cls, store: RunStore, *, unparsed: str = DEFAULT_UNPARSED,
+                   cache: Path | None = None) -> PairIndex:
+        """Read the store once (outcome columns, items, failed attempts) and build the index.  With
+        ``cache`` (a folder, e.g. :func:`~verdictlab.view.index_cache.cache_root`), an index cached there
+        for the store as it is now is read instead of built, and a built one is written there."""
         start = time.perf_counter()
-        keys = store.judgment_keys()
         items = _items(store)
-        codes, pair_keys = _pair_codes(keys)
-        sort = np.argsort(codes, kind="stable")
-        rowids = keys["rowid"].to_numpy(dtype=np.int64)[sort]
-        offsets = np.searchsorted(codes[sort], np.arange(len(pair_keys) + 1))
-        pairs = pair_outcomes(keys[_pairwise(keys, codes, pair_keys, items)], unparsed=unparsed)
-        return cls(pairs=pairs, items=items, unparsed=unparsed, n_judgments=len(keys),
-                   build_seconds=time.perf_counter() - start, rowids=rowids, offsets=offsets,
-                   pair_keys=pair_keys, retries=_retries(store))
+        key = index_key(store, unparsed=unparsed) if cache is not None else None
+        hit = read_index(key, cache) if key is not None else None
+        if hit is None:
+            keys = store.judgment_keys()
+            codes, pair_keys = _pair_codes(keys)
+            sort = np.argsort(codes, kind="stable")
+            built = CachedIndex(pairs=pair_outcomes(keys[_pairwise(keys, codes, pair_keys, items)], unparsed=unparsed),
+                                rowids=keys["rowid"].to_numpy(dtype=np.int64)[sort],
+                                offsets=np.searchsorted(codes[sort], np.arange(len(pair_keys) + 1)),
+                                pair_keys=pair_keys)
+            if key is not None:
+                write_index(key, built, cache)
+        index = hit or built
+        return cls(pairs=index.pairs, items=items, unparsed=unparsed, n_judgments=len(index.rowids),
+                   build_seconds=time.perf_counter() - start, rowids=index.rowids, offsets=index.offsets,
+                   pair_keys=index.pair_keys, retries=_retries(store), from_cache=hit is not None)
 
     # -- the list ------------------------------------------------------------------------------
     def page(self, filters: Filters, *, per_page: int = PER_PAGE) -> Page:

@@ -48,6 +48,7 @@ def pair_outcomes(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED) 
     base = j.assign(_unparsed=j["verdict"].isna()).groupby(key, sort=True, observed=True, dropna=False).agg(
         n_judgments=("order", "size"), n_unparsed=("_unparsed", "sum"), label=("label", "first"))
     base = base.reset_index()
+    base["label"] = base["label"].astype("object").where(base["label"].notna(), None)
     units = _unit_flags(j, unparsed)
     out = base.merge(units, on=key, how="left", sort=False)
     for o in ORDERS:

@@ -52,15 +52,17 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def serve(run_dir: str | Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-          unparsed: str = DEFAULT_UNPARSED, on_ready: Callable[[str, Viewer], None] | None = None) -> None:
+          unparsed: str = DEFAULT_UNPARSED, cache: Path | None = None,
+          on_ready: Callable[[str, Viewer], None] | None = None) -> None:
     """Serve the viewer of ``run_dir`` on ``host:port`` until interrupted (Ctrl-C raises
     ``KeyboardInterrupt`` after a clean shutdown).  ``on_ready(url, viewer)`` is called once the
-    index is built and the socket listens."""
+    index is built (or read from ``cache``, see :class:`~verdictlab.view.app.Viewer`) and the socket
+    listens."""
     import uvicorn
 
     sock = bind(host, port)
     try:
-        viewer = Viewer(run_dir, unparsed=unparsed)
+        viewer = Viewer(run_dir, unparsed=unparsed, cache=cache)
     except BaseException:
         sock.close()
         raise
