@@ -178,17 +178,9 @@ class PairIndex:
         items = _items(store)
         key = index_key(store, unparsed=unparsed) if cache is not None else None
         hit = read_index(key, cache) if key is not None else None
-        if hit is None:
-            keys = store.judgment_keys()
-            codes, pair_keys = _pair_codes(keys)
-            sort = np.argsort(codes, kind="stable")
-            built = CachedIndex(pairs=pair_outcomes(keys[_pairwise(keys, codes, pair_keys, items)], unparsed=unparsed),
-                                rowids=keys["rowid"].to_numpy(dtype=np.int64)[sort],
-                                offsets=np.searchsorted(codes[sort], np.arange(len(pair_keys) + 1)),
-                                pair_keys=pair_keys)
-            if key is not None:
-                write_index(key, built, cache)
-        index = hit or built
+        index = hit if hit is not None else _build(store, items, unparsed)
+        if hit is None and key is not None:
+            write_index(key, index, cache)
         return cls(pairs=index.pairs, items=items, unparsed=unparsed, n_judgments=len(index.rowids),
                    build_seconds=time.perf_counter() - start, rowids=index.rowids, offsets=index.offsets,
                    pair_keys=index.pair_keys, retries=_retries(store), from_cache=hit is not None)
@@ -249,6 +241,16 @@ class PairIndex:
 
     def item(self, dataset: str, item_id: str) -> dict[str, Any] | None:
         return self.items.get((dataset, item_id))
+
+
+def _build(store: RunStore, items: Mapping[tuple[str, str], Mapping[str, Any]], unparsed: str) -> CachedIndex:
+    """The outcome rows and the pairs' judgment locations, from the store's outcome columns."""
+    keys = store.judgment_keys()
+    codes, pair_keys = _pair_codes(keys)
+    sort = np.argsort(codes, kind="stable")
+    return CachedIndex(pairs=pair_outcomes(keys[_pairwise(keys, codes, pair_keys, items)], unparsed=unparsed),
+                       rowids=keys["rowid"].to_numpy(dtype=np.int64)[sort],
+                       offsets=np.searchsorted(codes[sort], np.arange(len(pair_keys) + 1)), pair_keys=pair_keys)
 
 
 def _pair_codes(keys: pd.DataFrame) -> tuple[np.ndarray, dict[tuple[str, str], int]]:
