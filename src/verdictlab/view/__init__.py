@@ -5,7 +5,8 @@
 
 * :mod:`.outcomes` -- what happened to each pair in each cell (flipped, unstable, wrong, disagree,
   unparsed), from :func:`verdictlab.stats.modal_verdicts` under the report's unparsed policy.
-* :mod:`.index` -- the in-memory index built once at start-up: filters and pages in memory.
+* :mod:`.index` -- the in-memory index built once at start-up: filters and pages in memory;
+  :mod:`.index_cache` keeps it between start-ups, beside the store (never inside it).
 * :mod:`.pages` -- what a pair page shows (judgments with their audit trail) and the links.
 * :mod:`.app` -- the Starlette application and its templates; :mod:`.server` -- uvicorn.
 """

@@ -2,8 +2,8 @@
 to search, and where each pair's judgments sit in the store.
 
 Built once at start-up from the read-only store (:meth:`PairIndex.from_store`): the outcome columns of
-every judgment (no texts), :func:`~verdictlab.view.outcomes.pair_outcomes` over them, and the items.
-After that a list page is a few boolean masks over arrays and a slice, whatever the page number, and a
+every judgment (no texts), :func:`~verdictlab.view.outcomes.pair_outcomes` over them, and the items --
+or read from the index cache beside the store (:mod:`verdictlab.view.index_cache`).  After that a list page is a few boolean masks over arrays and a slice, whatever the page number, and a
 pair's page reads only that pair's rows by rowid.  The index is the store as it was at start-up;
 judgments written later (a run still going) appear after a restart.
 """
