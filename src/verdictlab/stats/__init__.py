@@ -138,6 +138,8 @@ from .ppi import (
     judge_mean,
     label_budget,
     ppi_mean,
+    smallest_halfwidth,
+    worst_case_labels,
 )
 from .probes import MATCH_KEY, ProbeShift, match_probe_rows, probe_shift
 from .regions import (
@@ -345,6 +347,7 @@ __all__ = [
     "self_preference",
     "SelfPreference",
     "shown_first_won_from_verdicts",
+    "smallest_halfwidth",
     "spearman",
     "spread_by",
     "temperature_effect",
@@ -371,5 +374,6 @@ __all__ = [
     "wilson_interval",
     "with_adaptive_figures",
     "with_cell_columns",
+    "worst_case_labels",
     "worst_parse_status",
 ]

@@ -41,6 +41,8 @@ __all__ = [
     "judge_mean",
     "label_budget",
     "ppi_mean",
+    "smallest_halfwidth",
+    "worst_case_labels",
 ]
 
 #: fewest labelled items for any interval here (the normal approximation needs some items)
@@ -347,3 +349,21 @@ def label_budget(y: Sequence[float] | np.ndarray, yhat: Sequence[float] | np.nda
         return replace(empty, human_only=n_human, ppi=n_ppi, reasons=tuple(reasons))
     return replace(empty, human_only=n_human, ppi=n_ppi, ppi_stratified=strat[0], allocation=strat[1],
                    strata_edges=tuple(float(e) for e in edges), reasons=tuple(reasons))
+
+
+def worst_case_labels(halfwidth: float, *, confidence: float = 0.95) -> float:
+    """Human labels a normal interval of half-width ``halfwidth`` needs at worst (a share of 1/2, the
+    largest variance): n = z^2 / (4 h^2), z the normal quantile of ``confidence``.  E.g. h = 0.05 at 95%:
+    1.95996^2 / 0.01 = 384.1 labels."""
+    return _z(confidence) ** 2 / (4.0 * halfwidth * halfwidth)
+
+
+def smallest_halfwidth(n_labels: int, *, confidence: float = 0.95, decimals: int | None = None) -> float:
+    """The narrowest half-width ``n_labels`` human labels reach at worst: h = z / (2 sqrt(n)), the inverse
+    of :func:`worst_case_labels`; rounded up to ``decimals`` places when given (a half-width at least
+    that wide needs at most ``n_labels``).  E.g. 384 labels at 95%: 1.95996 / 39.19 = 0.05001."""
+    h = _z(confidence) / (2.0 * math.sqrt(n_labels))
+    if decimals is None:
+        return h
+    scale = 10.0 ** decimals
+    return math.ceil(h * scale) / scale
