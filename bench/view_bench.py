@@ -36,9 +36,8 @@ PROTOCOLS = ("direct", "vf-json", "vf-xml", "cot-json", "cot-xml")
 
 def build(run_dir: Path, n_pairs: int) -> tuple[int, float]:
     """The synthetic run (reused when its store exists); returns (judgments, seconds spent building)."""
-    from verdictlab.testing.synthetic_run import write_synthetic_run
-
     from verdictlab.store import open_store
+    from verdictlab.testing.synthetic_run import write_synthetic_run
 
     if (run_dir / "run.sqlite").is_file():
         with open_store(run_dir) as st:
