@@ -87,7 +87,7 @@ def private_caller_uses(source: str, unique: set[str]) -> list[str]:
 
 def test_no_module_outside_the_caller_touches_its_private_members() -> None:
     private = caller_private_names()
-    assert {"_areserve", "_admit", "_pending", "_slots"} <= private       # the check sees the caller's own
+    assert {"_areserve", "_granted", "_pending", "_slots"} <= private       # the check sees the caller's own
     modules = _modules()
     unique = private - names_defined_elsewhere(modules)
     assert "_areserve" in unique and "_pending" in unique
@@ -103,7 +103,7 @@ def test_the_check_catches_each_way_of_reaching_in() -> None:
         "if not caller._reserve(): pass": "caller._reserve",         # a private method gone since
         "lane.caller._pending.clear()": "lane.caller._pending",
         "n = self.caller._slots._value": "self.caller._slots",
-        "ok = getattr(callers[j], '_admit')(True)": "getattr(callers[j], '_admit')",
+        "ok = getattr(callers[j], '_granted')(True)": "getattr(callers[j], '_granted')",
         "c = lane.caller\nawait c._areserve()": "c._areserve",       # an alias: caught by the name
     }
     for code, shown in bad.items():

@@ -47,6 +47,15 @@ def test_reserve_counts_the_call_and_numbers_the_attempts() -> None:
     assert caller.spend.calls == 3
 
 
+def test_a_halted_judge_or_a_stopped_run_reserves_nothing() -> None:
+    caller, _ = _caller(max_calls=5)
+    caller.halted = "halted for the test"
+    assert caller.reserve("t1") is None and caller.budget.calls == 0 and caller.spend.calls == 0
+    caller.halted = None
+    caller.control.halt("stopped for the test")
+    assert caller.reserve("t1") is None and caller.budget.calls == 0
+
+
 def test_record_an_answer_charges_logs_caches_and_scrubs() -> None:
     caller, log = _caller()
     key = f"sk-{uuid.uuid4().hex}"

@@ -312,7 +312,7 @@ class JudgeCaller:
         exactly as :meth:`call` does before each attempt.  Returns the attempt number it will be (1,
         then 2 for its first retry...), or None when the run is stopped, this judge is halted or the
         budget is spent (the run then stops cleanly; the request must not be sent)."""
-        if not self._admit(self.budget.try_reserve()):
+        if not self._may_start() or not self._granted(self.budget.try_reserve()):
             return None
         self.spend.calls += 1
         n = self._pending.get(trial_id, 0) + 1
@@ -357,21 +357,20 @@ class JudgeCaller:
         return decision.retry and attempt <= self.spec.max_retries
 
     # -- internals -------------------------------------------------------------------------------
-    def _admit(self, granted: bool) -> bool:
-        """Whether a call may start, given the budget's answer; a refused budget stops the run."""
-        if self.control.stopped or self.halted:
-            return False
+    def _may_start(self) -> bool:
+        """No new call once the run is stopped or this judge is halted."""
+        return not (self.control.stopped or self.halted)
+
+    def _granted(self, granted: bool) -> bool:
+        """The budget's answer to a reservation; a refusal stops the run."""
         if not granted:
             self.control.halt(f"budget: {self.budget.exhausted_reason}")
-            return False
-        return True
+        return granted
 
     async def _areserve(self) -> bool:
         """One call from the budget through its awaitable reservation (a cluster budget fetches calls
         from its ledger without blocking the event loop; a local one is the same as the sync call)."""
-        if self.control.stopped or self.halted:
-            return False
-        return self._admit(await self.budget.areserve())
+        return self._may_start() and self._granted(await self.budget.areserve())
 
     async def _wait_for_limits(self, request: JudgeRequest) -> None:
         if self.requests is not None:
