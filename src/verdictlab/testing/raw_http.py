@@ -172,6 +172,11 @@ class RawHTTPServer:
             self._loop.run_forever()
         finally:
             self._server.close()
+            # connections still open (idle keep-alive) end here, on this loop, before it closes
+            tasks = asyncio.all_tasks(self._loop)
+            for task in tasks:
+                task.cancel()
+            self._loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
             self._loop.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
