@@ -58,3 +58,12 @@ class CallerSpy:
 @pytest.fixture
 def caller_spy(monkeypatch: pytest.MonkeyPatch) -> CallerSpy:
     return CallerSpy(monkeypatch)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Any:
+    """Headless Debian chromium through Playwright (tests/_browser.py), started once per session."""
+    from _browser import chromium
+
+    with chromium() as b:
+        yield b
