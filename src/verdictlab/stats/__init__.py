@@ -149,10 +149,20 @@ from .regions import (
     PARADOX_RETEST,
     REGIONS,
     cell_regions,
+    cell_regions_possible,
     failure_region,
     region_thresholds,
+    regions_reached,
 )
-from .reliability import RELIABILITY_COLUMNS, accuracy_ceiling, reliability, trust_rate, unit_table
+from .reliability import (
+    RELIABILITY_COLUMNS,
+    PairEvents,
+    accuracy_ceiling,
+    pair_events,
+    reliability,
+    trust_rate,
+    unit_table,
+)
 from .remedies import (
     EFFECT_FIGURES,
     both_orders_verdicts,
@@ -171,7 +181,7 @@ from .self_preference import (
     self_preference,
     two_proportion_test,
 )
-from .significance import McNemar, holm_adjust, kendall, mcnemar_exact, spearman
+from .significance import McNemar, exact_sign_test, holm_adjust, kendall, mcnemar_exact, spearman
 from .stability import (
     AnchoringShift,
     ChangeVsNoise,
@@ -191,6 +201,7 @@ from .transitivity import (
     weak_order_consistent,
 )
 from .variance import anova_eta_squared, g_study, g_study_verdicts
+from .versus_best import VERSUS_BEST_COLUMNS, versus_best
 
 __all__ = [
     "accuracy_ceiling",
@@ -221,6 +232,7 @@ __all__ = [
     "calls_per_verdict",
     "calls_to_decide",
     "cell_regions",
+    "cell_regions_possible",
     "CELL_TOTALS",
     "cell_totals",
     "cells_lacking_an_order",
@@ -298,6 +310,7 @@ __all__ = [
     "match_probe_rows",
     "McNemar",
     "mcnemar_exact",
+    "exact_sign_test",
     "MeanEstimate",
     "MIN_CALIBRATION",
     "min_calibration_items",
@@ -312,6 +325,8 @@ __all__ = [
     "order_average_verdicts",
     "pair_outcomes",
     "pair_rank",
+    "pair_events",
+    "PairEvents",
     "paired_mcnemar",
     "PARADOX_BIAS",
     "PARADOX_RETEST",
@@ -332,6 +347,7 @@ __all__ = [
     "recalibrate",
     "Recalibration",
     "region_thresholds",
+    "regions_reached",
     "REGIONS",
     "reliability",
     "RELIABILITY_COLUMNS",
@@ -364,6 +380,8 @@ __all__ = [
     "unit_expectation",
     "unit_frame",
     "unit_table",
+    "versus_best",
+    "VERSUS_BEST_COLUMNS",
     "UnitExpectation",
     "UNPARSED",
     "verbosity_bias",
