@@ -77,6 +77,17 @@ def protocol_label(cell: Mapping[str, Any]) -> str:
     return label
 
 
+def shown_name(cell: Mapping[str, Any], kind: str) -> str:
+    """The display name of a cell's ``kind`` (judge, protocol, dataset): ``cell["display"]`` when the
+    report gave it one, else the id."""
+    return str((cell.get("display") or {}).get(kind) or cell.get(kind))
+
+
+def protocol_name(cell: Mapping[str, Any]) -> str:
+    """:func:`protocol_label` under the protocol's display name."""
+    return protocol_label({**cell, "protocol": shown_name(cell, "protocol")})
+
+
 def _jl(row: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> str:
     """The short display name of a row's judge."""
     if row.get("judge_label"):
