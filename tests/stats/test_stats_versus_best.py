@@ -6,11 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from test_stats_reliability import frame, units
+
 from verdictlab.stats import (
     exact_sign_test,
-    holm_adjust,
     mcnemar_exact,
     pair_events,
     reliability,

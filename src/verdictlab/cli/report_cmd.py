@@ -30,6 +30,9 @@ def report(
     expected_reps: Annotated[int | None, typer.Option(
         "--expected-reps", min=1, help="R for the expected figures from token probabilities "
                                        "(default: each cell's own repetitions).")] = None,
+    viewer_url: Annotated[str, typer.Option(
+        "--viewer-url", help="Where `verdictlab view RUN` serves: the HTML report links its tables and items "
+                             "to the viewer's pages there ('' for no links).")] = "http://127.0.0.1:8765",
 ) -> None:
     """Reliability per cell (judge × protocol × dataset × temperature): C, φ, A, A_max, T with intervals."""
     from rich.console import Console
@@ -49,6 +52,8 @@ def report(
         raise typer.BadParameter(f"--bootstrap must be >= 0, got {bootstrap}")
     if html:                     # before the (possibly long) report is built
         check_writable(out or (run_dir / "report.html"), option="--html")
+        if viewer_url and not viewer_url.startswith(("http://", "https://")):
+            raise typer.BadParameter(f"--viewer-url must be an http(s) address, got {viewer_url!r}")
     try:
         rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
                            seed=seed, expected_reps=expected_reps)
@@ -65,7 +70,7 @@ def report(
         render_terminal(printable_view(rep), Console() if sys.stdout.isatty() else Console(width=180))
     if html:
         target = out or (run_dir / "report.html")
-        render_html(rep, target)
+        render_html(rep, target, viewer_url=viewer_url or None)
         say(f"HTML report written to {target}")
     if plots is not None:
         written = write_plots(rep, plots)

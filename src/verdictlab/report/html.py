@@ -154,13 +154,12 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
 
     lim = input_limits()
     report = _cut_long_text(report, lim.html_max_output_chars)
-    extra = {"viewer_url": viewer, "decision_images": decision_images}
-    html = _render(report, plots, title, **extra)
+    html = _render(report, plots, title, viewer_url=viewer, decision_images=decision_images)
     rows = list((report.get("broken_items") or {}).get("rows") or [])
     while len(html.encode("utf-8")) > lim.html_max_bytes and rows:     # shed the audit rows, flipped first kept
         rows = rows[: len(rows) // 2]
         report = {**report, "broken_items": {**report["broken_items"], "rows": rows, "n_shown": len(rows)}}
-        html = _render(report, plots, title, **extra)
+        html = _render(report, plots, title, viewer_url=viewer, decision_images=decision_images)
     size = len(html.encode("utf-8"))
     if size > lim.html_max_bytes:
         from ..guards import GuardError, env_name

@@ -305,10 +305,16 @@ _LABEL_OFFSETS = ((3, 3), (3, -9), (-9, 3), (-9, -9))
 ISO_T = (0.2, 0.4, 0.6, 0.8)
 
 
+def _bound(cell: Mapping[str, Any], name: str, side: str) -> float:
+    """A figure's interval bound (``side`` "lo" or "hi"), the figure itself where the cell has none."""
+    v = cell.get(f"{name}_{side}")
+    return float(cell[name] if v is None else v)
+
+
 def _box(cells: Cells) -> tuple[float, float, float]:
     """x limit and y limits of the decision picture: room for every interval (layout only)."""
-    phis = [float(c.get("phi_hi") if c.get("phi_hi") is not None else c["phi"]) for c in cells]
-    accs = [float(c.get("A_lo") if c.get("A_lo") is not None else c["A"]) for c in cells]
+    phis = [_bound(c, "phi", "hi") for c in cells]
+    accs = [_bound(c, "A", "lo") for c in cells]
     return (min(1.02, max([*phis, 0.3]) + 0.08), max(-0.02, min([*accs, 0.45]) - 0.06), 1.02)
 
 
@@ -337,10 +343,8 @@ def plot_decision(entries: Sequence[Mapping[str, Any]], cells: Cells, ax: Any = 
         sel = [(e, c) for e, c in pts if e["group"] == group]
         for k, (e, c) in enumerate(sel):
             x, y = float(c["phi"]), float(c["A"])
-            xerr = [[x - float(c.get("phi_lo") if c.get("phi_lo") is not None else x)],
-                    [float(c.get("phi_hi") if c.get("phi_hi") is not None else x) - x]]
-            yerr = [[y - float(c.get("A_lo") if c.get("A_lo") is not None else y)],
-                    [float(c.get("A_hi") if c.get("A_hi") is not None else y) - y]]
+            xerr = [[x - _bound(c, "phi", "lo")], [_bound(c, "phi", "hi") - x]]
+            yerr = [[y - _bound(c, "A", "lo")], [_bound(c, "A", "hi") - y]]
             ax.errorbar([x], [y], xerr=xerr, yerr=yerr, fmt=marker, color=colour, ms=5, lw=0.8, alpha=0.85,
                         capsize=0, zorder=3 if group != "use" else 4, label=label if k == 0 else None)
             ax.annotate(str(e["number"]), (x, y), xytext=_LABEL_OFFSETS[int(e["number"]) % len(_LABEL_OFFSETS)],

@@ -105,8 +105,11 @@ def versus_best(judgments: pd.DataFrame, cells: pd.DataFrame, *, value: str = "T
     cells = with_cell_columns(cells.reset_index(drop=True), by)
     n = len(cells)
     group, best_row = _best_rows(cells, value, within)
-    n_shared, better_best, better_cell = (np.zeros(n, dtype=np.int64) for _ in range(3))
-    sum_cell, sum_best = np.zeros(n), np.zeros(n)
+    n_shared: np.ndarray = np.zeros(n, dtype=np.int64)
+    better_best: np.ndarray = np.zeros(n, dtype=np.int64)
+    better_cell: np.ndarray = np.zeros(n, dtype=np.int64)
+    sum_cell: np.ndarray = np.zeros(n)
+    sum_best: np.ndarray = np.zeros(n)
     if n and len(judgments):
         unit_cells, pair_cell, items, trusted = _trust_per_pair(judgments, unparsed=unparsed, by=by)
         row = _rows_of_cells(unit_cells, cells)[pair_cell]
