@@ -91,96 +91,132 @@ def sampling_distribution(p: np.ndarray, temperature: float) -> np.ndarray:
 
 
 @lru_cache(maxsize=64)
-def _compositions(reps: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All count vectors of ``reps`` draws over ``k`` values, their log multinomial coefficient and
-    the index of the strict mode (-1 when the top count is shared)."""
-    rows = [c for c in itertools.product(range(reps + 1), repeat=k) if sum(c) == reps]
+def _compositions(reps: int, k: int, unparsed: str) -> tuple[np.ndarray, ...]:
+    """All count vectors of ``reps`` draws over ``k`` verdict values plus "unreadable" (the last
+    column), their log multinomial coefficient, and per count vector under the ``unparsed`` policy:
+    the strict mode (a value index; ``k`` = unreadable under "wrong"; -1 split; -2 the unit is
+    dropped: "exclude" with no readable draw), N (all counted draws agree), the top share, and for
+    each value v < k whether every counted draw is v."""
+    rows = [c for c in itertools.product(range(reps + 1), repeat=k + 1) if sum(c) == reps]
     counts = np.array(rows, dtype=np.int64)
     log_coef = gammaln(reps + 1) - gammaln(counts + 1).sum(axis=1)
-    top = counts.max(axis=1)
-    unique_top = (counts == top[:, None]).sum(axis=1) == 1
-    mode = np.where(unique_top, counts.argmax(axis=1), -1)
-    return counts, log_coef, mode
+    counted = counts[:, :k] if unparsed == "exclude" else counts
+    total = counted.sum(axis=1)
+    top = counted.max(axis=1)
+    unique_top = (counted == top[:, None]).sum(axis=1) == 1
+    mode = np.where(unique_top, counted.argmax(axis=1), -1)
+    mode = np.where(total > 0, mode, -2)
+    consistent = (total > 0) & (top == total)
+    share = np.where(total > 0, top / np.maximum(total, 1), 0.0)
+    all_value = (counts[:, :k] == total[:, None]) & (total[:, None] > 0)
+    return counts, log_coef, mode, consistent.astype(float), share, all_value.astype(float)
 
 
 @dataclass(frozen=True)
 class UnitExpectation:
-    """Expectations for units (rows) under R draws from ``s``: ``consistent`` = E[N],
-    ``mode_prob[:, v]`` = P(strict mode = v), ``split`` = P(no strict mode), ``all_same[:, v]`` =
-    P(all R draws are v) = s_v^R, ``self_consistency`` = E[top count] / R."""
+    """Expectations for units (rows) under R draws: ``kept`` = P(the unit has a counted draw: 1
+    unless unparsed draws are excluded), ``consistent`` = E[N], ``mode_prob[:, v]`` = P(strict mode
+    = v) (one more column, the unreadable mode, under the "wrong" policy), ``split`` = P(no strict
+    mode), ``all_same[:, v]`` = P(every counted draw is the verdict v, at least one),
+    ``self_consistency`` = E[top share | kept]."""
 
     consistent: np.ndarray
     mode_prob: np.ndarray
     split: np.ndarray
     all_same: np.ndarray
     self_consistency: np.ndarray
+    kept: np.ndarray
 
 
-def unit_expectation(s: np.ndarray, reps: int) -> UnitExpectation:
+def unit_expectation(s: np.ndarray, reps: int, *, unreadable: np.ndarray | float | None = None,
+                     unparsed: str = "exclude") -> UnitExpectation:
     """Exact expectations of the per-unit quantities for ``reps`` i.i.d. draws from each row of ``s``.
 
-    Worked example (tested): s = (0.8, 0.2), R = 3.  E[N] = .8³ + .2³ = .512 + .008 = .52;
+    ``unreadable`` (per row, or one number): the probability that a draw is an unreadable reply; a
+    draw is then the verdict v with probability (1 - u) s_v.  ``unparsed`` is the figures' policy for
+    such draws: "exclude" leaves them out (a unit with none readable is dropped: ``kept`` < 1),
+    "wrong" makes them a value of their own.
+
+    Worked example (tested): s = (0.8, 0.2), R = 3, u = 0.  E[N] = .8³ + .2³ = .512 + .008 = .52;
     P(mode A) = P(#A ≥ 2) = .512 + 3·.64·.2 = .896, P(mode B) = .104, split = 0 (R odd, K = 2)."""
     if reps < 1:
         raise ValueError(f"repetitions must be >= 1, got {reps!r}")
+    if unparsed not in ("exclude", "wrong"):
+        raise ValueError(f"unparsed must be 'exclude' or 'wrong', got {unparsed!r}")
     s = np.atleast_2d(np.asarray(s, dtype=float))
     n, k = s.shape
-    counts, log_coef, mode = _compositions(int(reps), k)
-    # log pmf of every composition for every unit: (n, n_comp)
-    logpmf = log_coef[None, :] + xlogy(counts[None, :, :], s[:, None, :]).sum(axis=2)
-    pmf = np.exp(logpmf)
-    mode_prob = np.zeros((n, k))
-    for v in range(k):
+    u = np.broadcast_to(np.asarray(0.0 if unreadable is None else unreadable, dtype=float), (n,))
+    if np.any(~np.isfinite(u)) or np.any(u < 0) or np.any(u > 1):
+        raise ValueError("unreadable probabilities must be in [0, 1]")
+    ext = np.column_stack([(1.0 - u)[:, None] * s, u])
+    counts, log_coef, mode, consistent, share, all_value = _compositions(int(reps), k, unparsed)
+    # pmf of every composition for every unit: (n, n_comp)
+    pmf = np.exp(log_coef[None, :] + xlogy(counts[None, :, :], ext[:, None, :]).sum(axis=2))
+    n_modes = k if unparsed == "exclude" else k + 1
+    mode_prob = np.zeros((n, n_modes))
+    for v in range(n_modes):
         mode_prob[:, v] = pmf[:, mode == v].sum(axis=1)
-    split = pmf[:, mode < 0].sum(axis=1)
-    all_same = s ** reps
-    top = counts.max(axis=1).astype(float)
-    return UnitExpectation(consistent=all_same.sum(axis=1), mode_prob=mode_prob, split=split,
-                           all_same=all_same, self_consistency=(pmf @ top) / reps)
+    kept = pmf[:, mode != -2].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        self_cons = np.where(kept > 0, (pmf @ share) / kept, np.nan)
+    return UnitExpectation(consistent=pmf @ consistent, mode_prob=mode_prob, split=pmf[:, mode == -1].sum(axis=1),
+                           all_same=pmf @ all_value, self_consistency=self_cons, kept=kept)
 
 
-def _unit_probabilities(judgments: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """One row per (cell, item, order) with the mean canonical P(A) of its judgments."""
-    rows = judgments.loc[judgments["p_a"].notna(), keys + ["item_id", "order", "label", "p_a"]]
+def _unit_probabilities(judgments: pd.DataFrame, keys: list[str], unreadable: str | None) -> pd.DataFrame:
+    """One row per (cell, item, order) with the mean canonical P(A) of its judgments (and the mean of
+    the ``unreadable`` column, renamed ``u``)."""
+    extra = [unreadable] if unreadable else []
+    rows = judgments.loc[judgments["p_a"].notna(), keys + ["item_id", "order", "label", "p_a", *extra]]
     if rows.empty:
         return rows
-    bad = ~np.isfinite(rows["p_a"].astype(float)) | (rows["p_a"] < 0) | (rows["p_a"] > 1)
-    if bad.any():
-        pos = int(np.flatnonzero(bad.to_numpy())[0])
-        raise ValueError(f"expected_reliability: row {pos} has p_a {rows['p_a'].iloc[pos]!r}; "
-                         "expected a probability in [0, 1]")
+    for col in ("p_a", *extra):
+        vals = rows[col].astype(float)
+        bad = ~np.isfinite(vals) | (vals < 0) | (vals > 1)
+        if bad.any():
+            pos = int(np.flatnonzero(bad.to_numpy())[0])
+            raise ValueError(f"expected_reliability: row {pos} has {col} {rows[col].iloc[pos]!r}; "
+                             "expected a probability in [0, 1]")
     grouped = rows.groupby(keys + ["item_id", "order"], sort=True, dropna=False)
-    return grouped.agg(p_a=("p_a", "mean"), label=("label", "first")).reset_index()
+    aggs = {"p_a": ("p_a", "mean"), "label": ("label", "first")}
+    if unreadable:
+        aggs["u"] = (unreadable, "mean")
+    return grouped.agg(**aggs).reset_index()
 
 
 def _pair_stats(pair_idx: np.ndarray, order: np.ndarray, label: np.ndarray, ue: UnitExpectation,
                 n_pairs: int) -> np.ndarray:
-    """Per-pair sums (n_pairs x 8) whose column totals give the cell figures: consistent units, units,
-    P(invariant) where both orders exist, both orders, P(correct) over labelled units, labelled units,
-    the joint event over joint units, joint units.  ``pair_idx`` in 0..n_pairs-1, ``order`` 0/1,
-    ``label`` 0 (A) / 1 (B) / -1 (unlabelled)."""
+    """Per-pair expected sums (n_pairs x 8) whose column totals give the cell figures, numerator and
+    denominator alike (a unit whose draws may all be unreadable counts in a denominator only with its
+    probability ``kept`` of having a verdict): consistent units, kept units, P(invariant) over pairs
+    with both orders, P(both orders kept), P(correct) over labelled units, kept labelled units, the
+    joint event, kept joint units.  ``pair_idx`` in 0..n_pairs-1, ``order`` 0/1, ``label`` 0 (A) /
+    1 (B) / -1 (unlabelled)."""
     k = ue.mode_prob.shape[1]
     ab = np.full((n_pairs, k), np.nan)
     ba = np.full((n_pairs, k), np.nan)
     ab[pair_idx[order == 0]] = ue.mode_prob[order == 0]
     ba[pair_idx[order == 1]] = ue.mode_prob[order == 1]
+    kept = np.zeros((2, n_pairs))
+    kept[order, pair_idx] = ue.kept
     both = ~np.isnan(ab[:, 0]) & ~np.isnan(ba[:, 0])
     invariant = np.where(both, np.nansum(np.nan_to_num(ab) * np.nan_to_num(ba), axis=1), 0.0)
+    both_kept = np.where(both, kept[0] * kept[1], 0.0)
     lab = label >= 0
     lv = np.where(lab, label, 0)
     rows = np.arange(len(order))
     correct = np.where(lab, ue.mode_prob[rows, lv], 0.0)
-    # joint: all R draws are the label, and the other order's mode is the label
+    # joint: every counted draw is the label, and the other order's mode is the label
     other_modes = np.where((order == 0)[:, None], ba[pair_idx], ab[pair_idx])
+    other_kept = kept[1 - order, pair_idx]
     joint_units = lab & both[pair_idx]
     joint = np.where(joint_units, ue.all_same[rows, lv] * np.nan_to_num(other_modes[rows, lv]), 0.0)
 
     def per_pair(x: np.ndarray) -> np.ndarray:
         return np.bincount(pair_idx, weights=np.asarray(x, dtype=float), minlength=n_pairs)
 
-    return np.column_stack([per_pair(ue.consistent), per_pair(np.ones(len(order))), invariant,
-                            both.astype(float), per_pair(correct), per_pair(lab), per_pair(joint),
-                            per_pair(joint_units)])
+    return np.column_stack([per_pair(ue.consistent), per_pair(ue.kept), invariant, both_kept, per_pair(correct),
+                            per_pair(lab * ue.kept), per_pair(joint), per_pair(joint_units * ue.kept * other_kept)])
 
 
 def _figures(q: float) -> Callable[[np.ndarray], np.ndarray]:
@@ -196,7 +232,8 @@ def _figures(q: float) -> Callable[[np.ndarray], np.ndarray]:
 
 def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperature: float | None = None,
                          by: Sequence[str] = DEFAULT_BY, q: float = 0.5, confidence: float = 0.95,
-                         n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+                         n_bootstrap: int = 1000, seed: int = 0, unparsed: str = "exclude",
+                         unreadable: str | None = None) -> pd.DataFrame:
     """Expected C, phi, A, T (and T_joint) per cell for ``repetitions`` draws at ``temperature``
     (None: each cell's own ``temperature`` column), from the judgments' ``p_a`` column.
 
@@ -204,12 +241,22 @@ def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperatu
     prompt, so the same distribution); cells without any are left out.  The verdict space is binary
     (A/B): ``q`` = 1/2 is the credit of an undecisive pair, as for a forced choice.  Returns one row
     per cell: the cell keys, then :data:`EXPECTED_COLUMNS`.
+
+    ``unreadable``: the name of a column holding each judgment's probability of an unreadable reply
+    (a unit's value is the mean over its rows; rows without it count as 0).  Each draw is then
+    unreadable with that probability, and the figures follow the ``unparsed`` policy as the sampled
+    ones do (module docstring of :mod:`verdictlab.stats.reliability`): "exclude" leaves unreadable
+    draws out, so a unit counts in a denominator only with the probability that it has a readable
+    draw; "wrong" makes unreadable a value of its own.  Without ``unreadable`` every draw is a label.
     """
     keys = list(by)
     require_columns(judgments, keys + ["item_id", "order", "label", "p_a"], who="expected_reliability")
     if repetitions < 1:
         raise ValueError(f"repetitions must be >= 1, got {repetitions!r}")
-    units = _unit_probabilities(judgments, keys)
+    if unreadable is not None:
+        require_columns(judgments, [unreadable], who="expected_reliability")
+        judgments = judgments.assign(**{unreadable: judgments[unreadable].fillna(0.0)})
+    units = _unit_probabilities(judgments, keys, unreadable)
     out_rows: list[dict[str, object]] = []
     if units.empty:
         return pd.DataFrame(columns=keys + list(EXPECTED_COLUMNS))
@@ -220,7 +267,8 @@ def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperatu
         tau = float(cell_frame.iloc[c]["temperature"]) if temperature is None else float(temperature)
         pa = u["p_a"].to_numpy(dtype=float)
         s = sampling_distribution(np.column_stack([pa, 1.0 - pa]), tau)
-        ue = unit_expectation(s, repetitions)
+        ue = unit_expectation(s, repetitions, unparsed=unparsed,
+                              unreadable=u["u"].to_numpy(dtype=float) if unreadable else None)
         pair_idx, _ = pd.factorize(u["item_id"], sort=True)
         order = order_codes(u["order"])
         label = label_codes(u["label"])
