@@ -19,12 +19,25 @@ of repetitions R and any sampling temperature tau:
 * the joint event of ``T_joint``: N(i,o)·P(i)·1[m(i,o) = label] = 1 exactly when all R draws of (i,o)
   are the label and the other order's mode is the label: ``s_{o,label}^R · P(m_{o'} = label)``.
 
-Cell figures are the means of these unit/pair expectations over the same units and pairs as the
-sampled figures: ``C_expected``, ``phi_expected`` (pairs with both orders), ``A_expected`` (labelled
-units), ``T_expected = C_expected (A_expected − phi_expected q)`` with q = 1/2 (binary forced choice),
-and ``T_joint_expected``.  Intervals come from a pair-level BCa bootstrap (pairs resampled within
-the cell; bias-corrected and accelerated, since percentile bounds undercovered in simulation): they describe the uncertainty from
+Unreadable replies: P(A) says how the judge splits its verdict between the labels, not how often a
+reply can be read at all (a free-decoding judge also writes replies that start elsewhere).  With a
+per-unit probability u of an unreadable draw (``unreadable=``), a draw is the verdict v with
+probability (1 − u) s_v and unreadable with probability u, and the count vectors run over the verdict
+values plus "unreadable".  The figures then count those draws as the sampled ones do under the
+``unparsed`` policy: "exclude" leaves them out -- N = 1 when every readable draw agrees (at least one),
+the mode is taken over readable draws, and a unit with no readable draw is dropped from every
+denominator, so each denominator sums P(kept) = 1 − u^R instead of 1; "wrong" makes unreadable a
+value of its own (it can be the mode, equals itself across orders, and is never the label).
+
+Cell figures are ratios of these unit/pair expectations over the same units and pairs as the
+sampled figures (numerator and denominator each in expectation): ``C_expected``, ``phi_expected``
+(pairs with both orders), ``A_expected`` (labelled units), ``T_expected = C_expected (A_expected −
+phi_expected q)`` with q = 1/2 (binary forced choice), and ``T_joint_expected``.  Intervals
+``_lo/_hi`` come from a pair-level BCa bootstrap (pairs resampled within the cell; bias-corrected and
+accelerated, since percentile bounds undercovered in simulation): they describe the uncertainty from
 the finite set of pairs, the only randomness left once the sampling noise is integrated out.
+Intervals ``_run_lo/_run_hi`` put the sampling noise back: where a sampled R-repetition run of the
+same pairs falls (simulated runs), the interval to compare a sampled run with.
 """
 
 from __future__ import annotations
@@ -40,6 +53,7 @@ from scipy.special import gammaln, xlogy
 
 from ._frame import group_codes, label_codes, order_codes, require_columns
 from ._pair_bootstrap import bca_pair_bootstrap
+from .intervals import percentile_bounds
 
 __all__ = [
     "EXPECTED_COLUMNS",
@@ -59,7 +73,9 @@ EXPECTED_COLUMNS: tuple[str, ...] = (
     "phi_expected", "phi_expected_lo", "phi_expected_hi",
     "A_expected", "A_expected_lo", "A_expected_hi",
     "T_expected", "T_expected_lo", "T_expected_hi",
-    "T_joint_expected",
+    "T_joint_expected", "unreadable_expected",
+    "C_expected_run_lo", "C_expected_run_hi", "phi_expected_run_lo", "phi_expected_run_hi",
+    "A_expected_run_lo", "A_expected_run_hi", "T_expected_run_lo", "T_expected_run_hi",
 )
 
 
@@ -118,7 +134,9 @@ class UnitExpectation:
     unless unparsed draws are excluded), ``consistent`` = E[N], ``mode_prob[:, v]`` = P(strict mode
     = v) (one more column, the unreadable mode, under the "wrong" policy), ``split`` = P(no strict
     mode), ``all_same[:, v]`` = P(every counted draw is the verdict v, at least one),
-    ``self_consistency`` = E[top share | kept]."""
+    ``self_consistency`` = E[top share | kept].  ``outcome_pmf[:, c]`` is the probability of the
+    count vector c, whose mode (as in ``mode_prob``; -1 split, -2 dropped) and N are
+    ``outcome_mode[c]`` and ``outcome_consistent[c]`` (for simulating sampled runs)."""
 
     consistent: np.ndarray
     mode_prob: np.ndarray
@@ -126,6 +144,9 @@ class UnitExpectation:
     all_same: np.ndarray
     self_consistency: np.ndarray
     kept: np.ndarray
+    outcome_pmf: np.ndarray
+    outcome_mode: np.ndarray
+    outcome_consistent: np.ndarray
 
 
 def unit_expectation(s: np.ndarray, reps: int, *, unreadable: np.ndarray | float | None = None,
@@ -160,7 +181,8 @@ def unit_expectation(s: np.ndarray, reps: int, *, unreadable: np.ndarray | float
     with np.errstate(invalid="ignore", divide="ignore"):
         self_cons = np.where(kept > 0, (pmf @ share) / kept, np.nan)
     return UnitExpectation(consistent=pmf @ consistent, mode_prob=mode_prob, split=pmf[:, mode == -1].sum(axis=1),
-                           all_same=pmf @ all_value, self_consistency=self_cons, kept=kept)
+                           all_same=pmf @ all_value, self_consistency=self_cons, kept=kept, outcome_pmf=pmf,
+                           outcome_mode=mode, outcome_consistent=consistent)
 
 
 def _unit_probabilities(judgments: pd.DataFrame, keys: list[str], unreadable: str | None) -> pd.DataFrame:
@@ -219,6 +241,39 @@ def _pair_stats(pair_idx: np.ndarray, order: np.ndarray, label: np.ndarray, ue: 
                             per_pair(lab * ue.kept), per_pair(joint), per_pair(joint_units * ue.kept * other_kept)])
 
 
+def _simulated_runs(ue: UnitExpectation, pair_idx: np.ndarray, order: np.ndarray, label: np.ndarray,
+                    n_pairs: int, *, n_runs: int, rng: np.random.Generator, q: float) -> np.ndarray:
+    """C, phi, A, T of ``n_runs`` simulated sampled runs of these units (n_runs x 4): each unit's R
+    draws are one count vector drawn from ``ue.outcome_pmf``; the figures are then counted as
+    :func:`~verdictlab.stats.reliability.reliability` counts them (split modes never consistent,
+    invariant or right; dropped units out of every denominator)."""
+    n = len(order)
+    cum = np.cumsum(ue.outcome_pmf, axis=1)
+    cum[:, -1] = 1.0
+    unit_of = np.full((2, n_pairs), -1)
+    unit_of[order, pair_idx] = np.arange(n)
+    both = (unit_of[0] >= 0) & (unit_of[1] >= 0)
+    ab_u, ba_u = unit_of[0][both], unit_of[1][both]
+    lab = label >= 0
+    out = np.empty((n_runs, 4))
+    chunk = max(1, 4_000_000 // max(1, n * cum.shape[1]))
+    for start in range(0, n_runs, chunk):
+        b = min(chunk, n_runs - start)
+        draw = (rng.random((b, n))[:, :, None] > cum[None, :, :]).sum(axis=2)
+        mode = ue.outcome_mode[draw]                       # (b, n)
+        kept = mode != -2
+        N = ue.outcome_consistent[draw]
+        m_ab, m_ba = mode[:, ab_u], mode[:, ba_u]
+        pair_kept = kept[:, ab_u] & kept[:, ba_u]
+        invariant = pair_kept & (m_ab == m_ba) & (m_ab >= 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            C = N.sum(axis=1) / kept.sum(axis=1)
+            phi = 1.0 - invariant.sum(axis=1) / pair_kept.sum(axis=1)
+            A = (lab & (mode == label)).sum(axis=1) / (lab & kept).sum(axis=1)
+        out[start:start + b] = np.column_stack([C, phi, A, C * (A - phi * q)])
+    return out
+
+
 def _figures(q: float) -> Callable[[np.ndarray], np.ndarray]:
     """C, phi, A, T from column sums of :func:`_pair_stats` (rows = samples)."""
     def fn(S: np.ndarray) -> np.ndarray:
@@ -233,7 +288,7 @@ def _figures(q: float) -> Callable[[np.ndarray], np.ndarray]:
 def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperature: float | None = None,
                          by: Sequence[str] = DEFAULT_BY, q: float = 0.5, confidence: float = 0.95,
                          n_bootstrap: int = 1000, seed: int = 0, unparsed: str = "exclude",
-                         unreadable: str | None = None) -> pd.DataFrame:
+                         unreadable: str | None = None, n_runs: int = 0) -> pd.DataFrame:
     """Expected C, phi, A, T (and T_joint) per cell for ``repetitions`` draws at ``temperature``
     (None: each cell's own ``temperature`` column), from the judgments' ``p_a`` column.
 
@@ -281,7 +336,14 @@ def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperatu
         with np.errstate(invalid="ignore", divide="ignore"):
             t_joint = float(total[6] / total[7]) if total[7] > 0 else np.nan
         row.update(n_prob_units=len(u), n_prob_pairs=n_pairs, expected_reps=int(repetitions),
-                   expected_temperature=tau, T_joint_expected=t_joint)
+                   expected_temperature=tau, T_joint_expected=t_joint,
+                   unreadable_expected=float(u["u"].mean()) if unreadable else 0.0)
+        if n_runs > 0:
+            runs = _simulated_runs(ue, pair_idx, order, label, n_pairs, n_runs=n_runs, rng=rng, q=q)
+            r_lo, r_hi = percentile_bounds(runs, confidence=confidence, axis=0)
+            for j, name in enumerate(FIGURES):
+                row[f"{name}_expected_run_lo"] = float(r_lo[j])
+                row[f"{name}_expected_run_hi"] = float(r_hi[j])
         for j, name in enumerate(FIGURES):
             row[f"{name}_expected"] = float(point[name])
             row[f"{name}_expected_lo"] = float(lo[j])
