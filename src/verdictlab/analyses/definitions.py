@@ -39,14 +39,15 @@ from ..stats.definitions import (
     accuracy_mean_of_orders,
     accuracy_per_order,
     agreement_both_orders,
+    class_figure,
     consistency_both_orders,
     pair_verdict_agreement,
     positional_agreement,
+    reliability_figure,
     score_ratio,
     vote_accuracy,
     win_rate,
 )
-from ..stats.intervals import wilson_bounds
 from ..stats.reliability import reliability
 from ..vocab import CELL_KEY, CELL_KEY_WITH_DECODING, DEFAULT_DECODING
 from . import AnalysisInput
@@ -279,20 +280,6 @@ def _agreement_without_ties(d: DefinitionInput) -> pd.DataFrame:
 _PANDALM = "PandaLM (Wang et al. 2023), test set v1 evaluation (accuracy, macro-F1 over A, B, tie)"
 
 
-def _classes(d: DefinitionInput, value: str, *, lo: str, hi: str, interval: str) -> pd.DataFrame:
-    c = d.classes
-    out = c[list(d.by)].copy()
-    out["variant"] = ""
-    out["value"], out["lo"], out["hi"] = c[value], c[lo], c[hi]
-    out["n"] = c["n_units_3class"].astype(np.int64)
-    out["successes"] = np.round(c["A_3class"] * c["n_units_3class"]) if interval == "wilson" else np.nan
-    # class_figures and reliability read the same units: their cells come in the same order
-    out["n_left_out"] = (d.reliability["n_units"].to_numpy() - out["n"].to_numpy()).clip(0)
-    out["standard_error"] = np.nan
-    out["interval"] = interval
-    return out
-
-
 @register_definition(
     "accuracy-3class", title="three-class accuracy (A, B, tie)", source=_PANDALM,
     ties="a tie label is a third class", flips="each order scored on its own",
@@ -301,7 +288,7 @@ def _classes(d: DefinitionInput, value: str, *, lo: str, hi: str, interval: str)
     denominator="(pair, order) units labelled A, B or tie",
     note="A with tie labels kept as a class the judge must name (a tie verdict can be right).")
 def _accuracy_3class(d: DefinitionInput) -> pd.DataFrame:
-    return _classes(d, "A_3class", lo="A_3class_lo", hi="A_3class_hi", interval="wilson")
+    return class_figure(d.classes, d.reliability, "A_3class", by=d.by)
 
 
 @register_definition(
@@ -311,7 +298,7 @@ def _accuracy_3class(d: DefinitionInput) -> pd.DataFrame:
     interval="percentile bootstrap over pairs",
     note="Mean of per-class F1: a rare class (often tie) weighs as much as a common one; not a share of units.")
 def _macro_f1(d: DefinitionInput) -> pd.DataFrame:
-    return _classes(d, "macro_f1", lo="macro_f1_lo", hi="macro_f1_hi", interval="bootstrap over pairs")
+    return class_figure(d.classes, d.reliability, "macro_f1", by=d.by)
 
 
 @register_definition(
@@ -399,22 +386,6 @@ def _score_ratio(d: DefinitionInput) -> pd.DataFrame | None:
 
 # -- verdictlab's own figures, in the same shape ------------------------------------------------------
 
-def _own(d: DefinitionInput, value: str, n: str, *, lo: str | None, hi: str | None, interval: str,
-         left: pd.Series | None = None) -> pd.DataFrame:
-    r = d.reliability
-    out = r[list(d.by)].copy()
-    out["variant"] = ""
-    out["value"] = r[value]
-    out["lo"] = r[lo] if lo else np.nan
-    out["hi"] = r[hi] if hi else np.nan
-    out["n"] = r[n].astype(np.int64)
-    out["successes"] = np.round(r[value] * r[n]) if interval == "wilson" else np.nan
-    out["n_left_out"] = (left if left is not None else 0)
-    out["standard_error"] = np.nan
-    out["interval"] = interval
-    return out
-
-
 _OWN = "verdictlab (DESIGN.md, Reliability figures)"
 
 
@@ -424,7 +395,7 @@ _OWN = "verdictlab (DESIGN.md, Reliability figures)"
     unparsed="cell policy", policy=True, denominator="(pair, order) units with a verdict",
     note="Repeatability only: share of (pair, order) units whose repetitions all agree; no label, no swap.")
 def _c(d: DefinitionInput) -> pd.DataFrame:
-    return _own(d, "C", "n_units", lo="C_lo", hi="C_hi", interval="wilson", left=d.reliability["n_units_dropped"])
+    return reliability_figure(d.reliability, "C", by=d.by, confidence=d.confidence)
 
 
 @register_definition(
@@ -434,9 +405,7 @@ def _c(d: DefinitionInput) -> pd.DataFrame:
     note="Order dependence only (1 − φ is the consistency of Auto-J and, under --unparsed wrong, LLMBar's "
          "positional agreement); no label.")
 def _phi(d: DefinitionInput) -> pd.DataFrame:
-    r = d.reliability
-    return _own(d, "phi", "n_order_pairs", lo="phi_lo", hi="phi_hi", interval="wilson",
-                left=r["n_single_order_pairs"])
+    return reliability_figure(d.reliability, "phi", by=d.by, confidence=d.confidence)
 
 
 @register_definition(
@@ -445,9 +414,7 @@ def _phi(d: DefinitionInput) -> pd.DataFrame:
     unparsed="cell policy", policy=True, denominator="(pair, order) units labelled A or B",
     note="The reference: each order's modal verdict against an A/B label, tie labels left out.")
 def _a(d: DefinitionInput) -> pd.DataFrame:
-    r = d.reliability
-    return _own(d, "A", "n_labelled_units", lo="A_lo", hi="A_hi", interval="wilson",
-                left=r["n_units"] - r["n_labelled_units"])
+    return reliability_figure(d.reliability, "A", by=d.by, confidence=d.confidence)
 
 
 @register_definition(
@@ -457,7 +424,7 @@ def _a(d: DefinitionInput) -> pd.DataFrame:
     interval="percentile bootstrap over pairs",
     note="Reproducible, order-invariant and correct at once (factorised form): below A by C and φ.")
 def _t(d: DefinitionInput) -> pd.DataFrame:
-    return _own(d, "T", "n_labelled_units", lo="T_lo", hi="T_hi", interval="bootstrap over pairs")
+    return reliability_figure(d.reliability, "T", by=d.by, confidence=d.confidence)
 
 
 @register_definition(
@@ -466,8 +433,4 @@ def _t(d: DefinitionInput) -> pd.DataFrame:
     denominator="labelled units of pairs judged in both orders",
     note="The joint event measured directly: consistent, not flipped and right in that order.")
 def _t_joint(d: DefinitionInput) -> pd.DataFrame:
-    r = d.reliability
-    out = _own(d, "T_joint", "n_joint_units", lo=None, hi=None, interval="wilson")
-    out["lo"], out["hi"] = wilson_bounds(out["successes"].to_numpy(float), r["n_joint_units"].to_numpy(float),
-                                         confidence=d.confidence)
-    return out
+    return reliability_figure(d.reliability, "T_joint", by=d.by, confidence=d.confidence)

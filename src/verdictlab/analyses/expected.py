@@ -1,5 +1,5 @@
 """Cell columns ``C_expected``, ``phi_expected``, ``A_expected``, ``T_expected`` (with ``_lo``/``_hi``
-and ``_run_lo``/``_run_hi``) from :func:`verdictlab.stats.expected.expected_reliability`: the
+and ``_run_lo``/``_run_hi``) from :func:`verdictlab.stats.expected.expected_by_cell`: the
 sampling-free figures of the R-repetition design, computed from the judge's verdict probabilities
 (the ``p_a`` column) where the judge gives them (label-only protocols on judges with
 log-probabilities).
@@ -21,10 +21,9 @@ are left empty and ``expected_unreadable_from`` says so.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from ..stats.expected import EXPECTED_COLUMNS, expected_reliability
+from ..stats.expected import EXPECTED_COLUMNS, expected_by_cell
 from ..vocab import CELL_KEY, CELL_KEY_WITH_DECODING, DEFAULT_DECODING
 from . import AnalysisInput, register_cell_columns
 
@@ -34,45 +33,19 @@ COLUMNS: tuple[str, ...] = (*EXPECTED_COLUMNS, "expected_unreadable_from")
 FROM_CELL = "observed parse-failure rate of the cell"
 FROM_UNIT = "observed parse-failure share of each unit (temperature 0: replies are deterministic)"
 NOT_MODELLED = "not modelled: the cell has no readable reply"
-_UNREADABLE = "_unreadable"
-
-
-def _with_unreadable(cell: pd.DataFrame, temperature: float) -> tuple[pd.DataFrame, str]:
-    """The cell's judgments with the column the model reads (each judgment's probability of an
-    unreadable reply) and where it came from."""
-    unparsed = cell["verdict"].isna()
-    if temperature == 0:
-        share = unparsed.groupby([cell["item_id"], cell["order"]]).transform("mean")
-        return cell.assign(**{_UNREADABLE: share.to_numpy(dtype=float)}), FROM_UNIT
-    return cell.assign(**{_UNREADABLE: float(unparsed.mean())}), FROM_CELL
+_FROM = {"cell": FROM_CELL, "unit": FROM_UNIT, "none": "none: every draw a label"}
 
 
 @register_cell_columns("expected", columns=COLUMNS)
 def expected(inp: AnalysisInput) -> pd.DataFrame | None:
     pairs = inp.pairs
-    if pairs.empty or "p_a" not in pairs.columns or not pairs["p_a"].notna().any():
-        return None
-    by = list(CELL_KEY_WITH_DECODING if "decoding" in pairs.columns else CELL_KEY)
+    by = CELL_KEY_WITH_DECODING if "decoding" in pairs.columns else CELL_KEY
     if "decoding" in pairs.columns:
         pairs = pairs.assign(decoding=pairs["decoding"].fillna(DEFAULT_DECODING))
-    asked = inp.extra.get("expected_reps")
-    frames = []
-    for _key, cell in pairs.groupby(by, sort=True, dropna=False):
-        if not cell["p_a"].notna().any():
-            continue
-        # the run's repetition count of the cell (number of distinct reps), unless asked otherwise
-        reps = int(asked) if asked else max(1, int(cell["rep"].nunique()))
-        tau = float(cell["temperature"].iloc[0])
-        frame, source = _with_unreadable(cell, tau)
-        out = expected_reliability(frame, repetitions=reps, by=by, unparsed=inp.unparsed, unreadable=_UNREADABLE,
-                                   confidence=inp.confidence, n_bootstrap=inp.n_bootstrap, n_runs=inp.n_bootstrap,
-                                   seed=inp.seed)
-        if out.empty:
-            continue
-        if bool(frame[_UNREADABLE].ge(1.0).all()):
-            figures = [c for c in EXPECTED_COLUMNS if "expected" in c and c not in
-                       ("expected_reps", "expected_temperature", "unreadable_expected")]
-            out[figures] = np.nan
-            source = NOT_MODELLED
-        frames.append(out.assign(expected_unreadable_from=source))
-    return pd.concat(frames, ignore_index=True) if frames else None
+    out = expected_by_cell(pairs, repetitions=inp.extra.get("expected_reps"), by=by, unparsed=inp.unparsed,
+                           confidence=inp.confidence, n_bootstrap=inp.n_bootstrap, n_runs=inp.n_bootstrap,
+                           seed=inp.seed)
+    if out.empty:
+        return None
+    source = out["unreadable_from"].map(_FROM).where(out["modelled"].astype(bool), NOT_MODELLED)
+    return out.drop(columns=["unreadable_from", "modelled"]).assign(expected_unreadable_from=source)

@@ -57,7 +57,9 @@ from .intervals import percentile_bounds
 
 __all__ = [
     "EXPECTED_COLUMNS",
+    "UNREADABLE_SOURCES",
     "UnitExpectation",
+    "expected_by_cell",
     "expected_reliability",
     "sampling_distribution",
     "unit_expectation",
@@ -350,3 +352,53 @@ def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperatu
             row[f"{name}_expected_hi"] = float(hi[j])
         out_rows.append(row)
     return pd.DataFrame(out_rows, columns=keys + list(EXPECTED_COLUMNS))
+
+
+#: where :func:`expected_by_cell` takes each cell's unreadable share from (its ``unreadable_from``)
+UNREADABLE_SOURCES: tuple[str, ...] = ("cell", "unit", "none")
+
+
+def _observed_unreadable(cell: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The cell's rows with column ``_u`` = each judgment's modelled probability of an unreadable
+    reply: the cell's observed parse-failure rate (share of its judgments without a verdict), or at
+    temperature 0 -- a reply is then deterministic -- its unit's own observed share."""
+    unparsed = cell["verdict"].isna().to_numpy(dtype=float)
+    if float(cell["temperature"].iloc[0]) == 0:
+        unit = pd.Series(unparsed, index=cell.index).groupby([cell["item_id"], cell["order"]]).transform("mean")
+        return cell.assign(_u=unit.to_numpy(dtype=float)), "unit"
+    return cell.assign(_u=float(unparsed.mean()) if len(unparsed) else 0.0), "cell"
+
+
+def expected_by_cell(judgments: pd.DataFrame, *, repetitions: int | None = None, by: Sequence[str] = DEFAULT_BY,
+                     unparsed: str = "exclude", unreadable: str | None = "observed", confidence: float = 0.95,
+                     n_bootstrap: int = 1000, n_runs: int = 0, seed: int = 0) -> pd.DataFrame:
+    """:func:`expected_reliability` of every cell that has verdict probabilities, each for its own
+    design: ``repetitions`` draws when given, else the cell's own repetition count (its distinct
+    ``rep`` values, at least 1), at the cell's own temperature.
+
+    ``unreadable="observed"`` (default) models unreadable replies from the cell's observed
+    parse-failure rate -- every judgment of the cell counts, with or without ``p_a`` -- or, at
+    temperature 0, each unit's own share (``unreadable_from`` = ``"cell"`` / ``"unit"``); ``None``
+    assumes every draw is a label (``"none"``).  A cell whose every judgment is unparsed cannot be
+    modelled: ``modelled`` is False and its figures are NaN.  Returns the cell keys,
+    :data:`EXPECTED_COLUMNS`, ``unreadable_from`` and ``modelled`` (empty when no row has ``p_a``)."""
+    keys = list(by)
+    cols = keys + list(EXPECTED_COLUMNS) + ["unreadable_from", "modelled"]
+    if judgments.empty or "p_a" not in judgments.columns or not judgments["p_a"].notna().any():
+        return pd.DataFrame(columns=cols)
+    if unreadable not in ("observed", None):
+        raise ValueError(f"unreadable must be 'observed' or None, got {unreadable!r}")
+    frames = []
+    for _key, cell in judgments.groupby(keys, sort=True, dropna=False):
+        if not cell["p_a"].notna().any():
+            continue
+        reps = int(repetitions) if repetitions else max(1, int(cell["rep"].nunique()))
+        frame, source = _observed_unreadable(cell) if unreadable else (cell.assign(_u=0.0), "none")
+        out = expected_reliability(frame, repetitions=reps, by=keys, unparsed=unparsed, unreadable="_u",
+                                   confidence=confidence, n_bootstrap=n_bootstrap, n_runs=n_runs, seed=seed)
+        modelled = not bool((frame["_u"] >= 1.0).all())
+        if not modelled:
+            figures = [c for c in EXPECTED_COLUMNS if c.startswith(("C_", "phi_", "A_", "T_"))]
+            out[figures] = np.nan
+        frames.append(out.assign(unreadable_from=source, modelled=modelled))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)

@@ -10,6 +10,7 @@ Every function returns one row per cell (two for :func:`accuracy_per_order`) wit
 """
 
 from ._pairs import DEFINITION_COLUMNS, OrderPairs, order_pairs
+from .own import CLASS_FIGURES, RELIABILITY_FIGURES, class_figure, reliability_figure
 from .preferences import win_rate
 from .scores import score_ratio
 from .verdicts import (
@@ -23,15 +24,19 @@ from .verdicts import (
 )
 
 __all__ = [
+    "CLASS_FIGURES",
     "DEFINITION_COLUMNS",
+    "RELIABILITY_FIGURES",
     "OrderPairs",
     "accuracy_mean_of_orders",
     "accuracy_per_order",
     "agreement_both_orders",
+    "class_figure",
     "consistency_both_orders",
     "order_pairs",
     "pair_verdict_agreement",
     "positional_agreement",
+    "reliability_figure",
     "score_ratio",
     "vote_accuracy",
     "win_rate",
