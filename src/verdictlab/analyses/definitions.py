@@ -52,8 +52,8 @@ from ..stats.reliability import reliability
 from ..vocab import CELL_KEY, CELL_KEY_WITH_DECODING, DEFAULT_DECODING
 from . import AnalysisInput
 
-__all__ = ["DEFINITIONS", "DEFINITIONS_COLUMNS", "Definition", "DefinitionInput", "definition_names",
-           "definitions_table", "register_definition", "resolve_definitions"]
+__all__ = ["CATALOGUE_FIELDS", "DEFINITIONS", "DEFINITIONS_COLUMNS", "Definition", "DefinitionInput", "catalogue",
+           "definition_names", "definitions_table", "register_definition", "resolve_definitions"]
 
 #: the columns of :func:`definitions_table` after the cell keys
 DEFINITIONS_COLUMNS: tuple[str, ...] = ("definition", "title", "source", *DEFINITION_COLUMNS,
@@ -183,6 +183,18 @@ def resolve_definitions(spec: str | Sequence[str]) -> list[str]:
     return [n for n in definition_names() if n in names]
 
 
+#: what :func:`catalogue` says of each definition
+CATALOGUE_FIELDS: tuple[str, ...] = ("name", "title", "source", "ties", "flips", "unparsed", "denominator",
+                                     "interval", "note", "policy")
+
+
+def catalogue(names: str | Sequence[str] = "all") -> list[dict[str, object]]:
+    """The definitions ``names`` in table order, each as ``{field: value}`` over
+    :data:`CATALOGUE_FIELDS` (its source and rules; ``policy``: unparsed outputs follow the cell's
+    unparsed policy)."""
+    return [{f: getattr(DEFINITIONS.get(n), f) for f in CATALOGUE_FIELDS} for n in resolve_definitions(names)]
+
+
 def definitions_table(inp: AnalysisInput, names: str | Sequence[str] = "all") -> pd.DataFrame:
     """The figures of the definitions ``names`` (``"all"`` by default) for every cell of ``inp``:
     one row per (cell, definition, variant) with the cell keys and :data:`DEFINITIONS_COLUMNS`,
@@ -212,8 +224,7 @@ def definitions_table(inp: AnalysisInput, names: str | Sequence[str] = "all") ->
 
 # -- the published definitions ------------------------------------------------------------------------
 
-_AUTOJ = ("Auto-J (Li et al. 2023, Generative Judge for Evaluating Alignment), pairwise_eval.py; "
-          "also the tie-aware protocol of other both-order audits")
+_AUTOJ = "Auto-J (Li et al. 2023, Generative Judge for Evaluating Alignment), pairwise_eval.py"
 
 
 @register_definition(

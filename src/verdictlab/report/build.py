@@ -27,6 +27,8 @@ import pandas as pd
 
 from .. import analyses
 from .._redact import redact_value
+from ..analyses.definitions import catalogue as definitions_catalogue
+from ..analyses.definitions import definitions_table, resolve_definitions
 from ..stats import agreement_by_cell, best_in_group, failure_region, modal_verdicts, reliability
 from ..stats import format_dispersion as stats_format_dispersion
 from ..stats.accounting import engine_accounting as stats_engine_accounting
@@ -141,6 +143,19 @@ def _attach(cells: list[dict[str, Any]], frame: pd.DataFrame | None, *, under: s
             cell[under] = got
         else:
             cell.update({k: v for k, v in got.items() if k not in cell})
+
+
+def _attach_rows(cells: list[dict[str, Any]], frame: pd.DataFrame, *, under: str) -> None:
+    """Like :func:`_attach` for a frame with several rows per cell: ``cell[under]`` is the list of the
+    cell's rows (without the cell columns), in the frame's order; a cell without rows gets ``[]``."""
+    cols = [c for c in (*CELL_KEY, "decoding") if c in frame.columns and (not cells or c in cells[0])]
+    by_key: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for rec in frame.to_dict(orient="records"):
+        rec = plain(rec)
+        by_key.setdefault(_key_of(rec, cols), []).append(
+            {k: v for k, v in rec.items() if k not in (*CELL_KEY, "decoding", "step")})
+    for cell in cells:
+        cell[under] = by_key.get(_key_of(cell, cols), [])
 
 
 def reliability_frame(judgments: pd.DataFrame, *, unparsed: str, confidence: float, n_bootstrap: int,
@@ -500,7 +515,7 @@ def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataF
 def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEFAULT_UNPARSED,
                  confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0,
                  max_broken_items: int = 300, frame: pd.DataFrame | None = None,
-                 expected_reps: int | None = None) -> Report:
+                 expected_reps: int | None = None, definitions: str | Sequence[str] | None = None) -> Report:
     """Everything a report shows, as a typed :class:`~verdictlab.report.model.Report`.
 
     Parameters
@@ -514,8 +529,12 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
     max_broken_items : at most this many "items that break the judge" are kept.
     frame : a precomputed reliability frame (skips :func:`verdictlab.stats.reliability`).
     expected_reps : R for the expected figures (``analyses.expected``); default the cell's own.
+    definitions : ``"all"`` or names of published definitions (:mod:`verdictlab.analyses.definitions`):
+        each cell gets ``definitions`` (the figures as those papers define them) and the report their
+        catalogue.  An unknown name raises ``KeyError`` naming the known ones, before anything is read.
     """
     _check_args(unparsed, confidence)
+    names = resolve_definitions(definitions) if definitions is not None else []
     all_judgments, attempts, items_frame, item_objects, meta = _load(store_or_run_dir)
     inp = analyses.AnalysisInput(all_judgments, items=item_objects, items_frame=items_frame, unparsed=unparsed,
                                  confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
@@ -525,6 +544,8 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
     point = inp.point_mask
     judgments = all_judgments[~point] if point.any() else all_judgments
     cells = _cells(judgments, inp, frame, items_frame)
+    if names and len(judgments):
+        _attach_rows(cells, definitions_table(inp, names), under="definitions")
     meta["engine"] = (engine_accounting(attempts, all_judgments) if len(all_judgments) or len(attempts)
                       else [])
     meta["parse_status_counts"] = parse_status_counts(all_judgments)
@@ -541,6 +562,7 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
         format_dispersion=format_dispersion(cells), checklist=checklist,
         broken_items=broken_items(judgments, items_frame, unparsed=unparsed, limit=max_broken_items),
         extra_tables=analysis_tables(inp) if len(all_judgments) else {},
+        definitions=definitions_catalogue(names) if names else [],
     )
 
 
@@ -555,12 +577,15 @@ def report_json(report: Mapping[str, Any]) -> dict[str, Any]:
     checklist, the format dispersion and the registered analyses (``run.analyses[name]``: title,
     description, columns, rows); each cell carries its figures (fractions in [0, 1], ``null`` when
     undefined), intervals (``X_lo``/``X_hi``), Ns, region, sentence and, when available, ``agreement``
-    and the columns of registered cell-column analyses."""
+    and the columns of registered cell-column analyses.  With published definitions asked for,
+    ``run.definitions`` is their catalogue and each cell's ``definitions`` its figures under them."""
     run = dict(report["run"])
     run["intervals"] = {"confidence": report.get("confidence"), "n_bootstrap": report.get("n_bootstrap"),
                         "seed": report.get("seed")}
     run["checklist"] = report.get("checklist", [])
     run["format_dispersion"] = report.get("format_dispersion", [])
     run["analyses"] = report.get("extra_tables", {})
+    if report.get("definitions"):
+        run["definitions"] = report["definitions"]
     return plain({"schema_version": report["schema_version"], "run": run, "unparsed": report["unparsed"],
                   "cells": report["cells"]})

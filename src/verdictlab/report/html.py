@@ -17,7 +17,16 @@ from ..stats.readings import t_band
 from ..stats.regions import PARADOX_BIAS, PARADOX_RETEST
 from ..vocab import ParseStatus
 from .build import extra_cell_fields
-from .terminal import interval, num, pct, protocol_label, single_rep_note, temp
+from .terminal import (
+    definition_interval,
+    interval,
+    num,
+    pct,
+    protocol_label,
+    shown_definitions,
+    single_rep_note,
+    temp,
+)
 
 TEMPLATE = "report.html.j2"
 
@@ -40,6 +49,7 @@ def _env() -> Any:
     env.filters["protocol_label"] = protocol_label
     env.filters["temp"] = temp
     env.globals["interval"] = interval
+    env.globals["def_interval"] = definition_interval
     env.globals["paradox_retest"] = f"{PARADOX_RETEST:g}"
     env.globals["paradox_bias"] = f"{PARADOX_BIAS:g}"
     return env
@@ -200,5 +210,6 @@ def _render(report: Mapping[str, Any], plots: list[dict[str, str]], title: str |
         generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         confidence=report.get("confidence", 0.95),
         script_hash=script_hash(),
+        definitions=shown_definitions(report),
     )
 

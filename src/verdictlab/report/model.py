@@ -70,7 +70,10 @@ class Report(Mapping[str, Any]):
     fields).  ``cells`` are JSON-ready dicts, one per cell: the columns of
     :func:`verdictlab.stats.reliability` (fractions, ``None`` when undefined), ``agreement`` (the
     cell's row of :func:`verdictlab.stats.agreement_by_cell`), ``region``, ``best_T_in_dataset``,
-    ``sentence``, ``judge_label`` and the columns added by registered cell-column analyses."""
+    ``sentence``, ``judge_label`` and the columns added by registered cell-column analyses; with
+    published definitions asked for, ``definitions`` (one row per definition and variant: value,
+    interval, N) -- and the report's ``definitions`` is their catalogue (source, rules, the note on
+    what each counts differently from A)."""
 
     run: dict[str, Any]
     unparsed: str
@@ -84,6 +87,7 @@ class Report(Mapping[str, Any]):
     checklist: list[CheckItem] = field(default_factory=list)
     broken_items: BrokenItems | dict[str, Any] = field(default_factory=dict)
     extra_tables: dict[str, AnalysisTable] = field(default_factory=dict)
+    definitions: list[dict[str, Any]] = field(default_factory=list)
     schema_version: int = REPORT_SCHEMA_VERSION
 
     def __getitem__(self, key: str) -> Any:
