@@ -120,3 +120,11 @@ def test_names_select_and_unsupported_cells_are_left_out(sim_run: pd.DataFrame) 
     assert {"accuracy-per-order", "A"} <= set(ab["definition"])
     assert set(ab.loc[ab["definition"] == "accuracy-per-order", "variant"]) == {"AB"}
     assert definitions_table(AnalysisInput(sim_run.iloc[:0])).empty
+
+
+def test_docs_explain_every_definition() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "definitions.md").read_text()
+    missing = [n for n in definition_names() if f"`{n}`" not in doc]
+    assert missing == []
