@@ -128,3 +128,16 @@ def test_docs_explain_every_definition() -> None:
     doc = (Path(__file__).resolve().parents[1] / "docs" / "definitions.md").read_text()
     missing = [n for n in definition_names() if f"`{n}`" not in doc]
     assert missing == []
+
+
+def test_steps_of_a_multi_call_protocol_are_cells_of_their_own(sim_run: pd.DataFrame) -> None:
+    """Regression: the table kept only the four cell columns, so the criteria of a multi-call protocol
+    (one ``step`` each) came out as several rows of one cell under verdictlab's own figures."""
+    two = pd.concat([sim_run.assign(step="clarity"), sim_run.assign(step="accuracy", label="B")], ignore_index=True)
+    t = definitions_table(AnalysisInput(two, n_bootstrap=0), "A,agreement-both-orders")
+    assert list(t.columns[:6]) == [*KEYS, "step"]
+    by_step = t.set_index(["step", "definition"])["value"]
+    rel = reliability(two, n_bootstrap=0).set_index("step")["A"]
+    assert by_step[("clarity", "A")] == pytest.approx(rel["clarity"])
+    assert by_step[("accuracy", "A")] == pytest.approx(rel["accuracy"])
+    assert len(t) == 4

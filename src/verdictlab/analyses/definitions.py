@@ -79,6 +79,11 @@ class DefinitionInput:
         return CELL_KEY_WITH_DECODING if "decoding" in self.frame.columns else CELL_KEY
 
     @property
+    def has_steps(self) -> bool:
+        f = self.frame
+        return "step" in f.columns and bool(f["step"].astype("object").fillna("").ne("").any())
+
+    @property
     def confidence(self) -> float:
         return self.analysis.confidence
 
@@ -200,7 +205,8 @@ def definitions_table(inp: AnalysisInput, names: str | Sequence[str] = "all") ->
     one row per (cell, definition, variant) with the cell keys and :data:`DEFINITIONS_COLUMNS`,
     cells in key order and definitions in table order.  Rows with N = 0 are left out."""
     d = DefinitionInput(inp)
-    keys = list(d.by)
+    # multi-call protocols (one step per criterion or round) have one cell per step, as in reliability
+    keys = [*d.by, *(["step"] if d.has_steps else [])]
     frames = []
     if not d.frame.empty:
         for name in resolve_definitions(names):

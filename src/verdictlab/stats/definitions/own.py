@@ -30,6 +30,11 @@ CLASS_FIGURES: dict[str, tuple[str, tuple[str, str], str]] = {
 }
 
 
+def _keys(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """The cell columns of a figures frame: ``by`` and ``step`` where the cells have steps."""
+    return frame[[*by, *(["step"] if "step" in frame.columns and "step" not in by else [])]]
+
+
 def _shape(keys: pd.DataFrame, value: pd.Series, lo: np.ndarray, hi: np.ndarray, n: pd.Series,
            successes: np.ndarray, left_out: np.ndarray, interval: str) -> pd.DataFrame:
     out = keys.reset_index(drop=True).copy()
@@ -57,7 +62,7 @@ def reliability_figure(rel: pd.DataFrame, figure: str, *, by: Sequence[str],
     else:
         lo, hi = wilson_bounds(successes, n.to_numpy(dtype=float), confidence=confidence)
     left = rel[left_col].to_numpy() if left_col else (rel["n_units"] - n).to_numpy()
-    return _shape(rel[list(by)], rel[value], lo, hi, n, successes, left, interval)
+    return _shape(_keys(rel, by), rel[value], lo, hi, n, successes, left, interval)
 
 
 def class_figure(cls: pd.DataFrame, rel: pd.DataFrame, figure: str, *, by: Sequence[str]) -> pd.DataFrame:
@@ -69,5 +74,5 @@ def class_figure(cls: pd.DataFrame, rel: pd.DataFrame, figure: str, *, by: Seque
     successes = np.round(cls["A_3class"].to_numpy(dtype=float) * n.to_numpy(dtype=float)) if interval == "wilson" \
         else np.full(len(cls), np.nan)
     left = np.clip(rel["n_units"].to_numpy() - n.to_numpy(), 0, None)
-    return _shape(cls[list(by)], cls[value], cls[lo].to_numpy(dtype=float), cls[hi].to_numpy(dtype=float), n,
+    return _shape(_keys(cls, by), cls[value], cls[lo].to_numpy(dtype=float), cls[hi].to_numpy(dtype=float), n,
                   successes, left, interval)
