@@ -181,9 +181,10 @@ def extra_table(cells: list[dict[str, Any]]) -> Table | None:
 
 
 def cell_title(cell: Mapping[str, Any]) -> str:
-    """``judge / protocol / dataset / T=t`` (+ the decoding when it is not free): one cell in a title."""
+    """``judge / protocol / dataset / T=t`` (+ the decoding when it is not free, + the step of a
+    multi-call protocol): one cell in a title."""
     dec = cell.get("decoding")
-    tail = f" / {dec}" if dec and dec != DEFAULT_DECODING else ""
+    tail = (f" / {dec}" if dec and dec != DEFAULT_DECODING else "") + (f" / {cell['step']}" if cell.get("step") else "")
     return f"{_jl(cell)} / {protocol_label(cell)} / {cell['dataset']} / T={temp(cell.get('temperature'))}{tail}"
 
 
