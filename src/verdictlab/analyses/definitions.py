@@ -367,11 +367,12 @@ def _with_preferences(d: DefinitionInput) -> pd.DataFrame | None:
     "win-rate", title="win rate from soft preferences", source=_ALPACA,
     ties="a preference of 1/2 is half a win", flips="the two orders' preferences are averaged per pair",
     unparsed="dropped (a judgment without P(A))", denominator="pairs with a soft preference",
-    interval="normal: value ± z·SE (SE over pairs)",
+    interval="percentile bootstrap over pairs (and AlpacaEval's standard error over pairs)",
     note="No label: the mean probability the judge gives response B over A (with AlpacaEval's SE).")
 def _win_rate(d: DefinitionInput) -> pd.DataFrame | None:
     f = _with_preferences(d)
-    return None if f is None else win_rate(f, discrete=False, confidence=d.confidence, by=d.by)
+    return None if f is None else win_rate(f, discrete=False, n_bootstrap=d.n_bootstrap, seed=d.seed,
+                                           confidence=d.confidence, by=d.by)
 
 
 @register_definition(
@@ -379,11 +380,12 @@ def _win_rate(d: DefinitionInput) -> pd.DataFrame | None:
     ties="a preference of exactly 1/2 (or a tie verdict) is a draw: half a win",
     flips="the two orders' rounded preferences are averaged per pair",
     unparsed="dropped (no P(A) and no verdict)", denominator="pairs with a preference or a verdict",
-    interval="normal: value ± z·SE (SE over pairs)",
+    interval="percentile bootstrap over pairs (and AlpacaEval's standard error over pairs)",
     note="No label: each preference rounded to win / draw / loss, then averaged, so it moves away from 1/2.")
 def _win_rate_discrete(d: DefinitionInput) -> pd.DataFrame | None:
     f = _with_preferences(d)
-    return None if f is None else win_rate(f, discrete=True, confidence=d.confidence, by=d.by)
+    return None if f is None else win_rate(f, discrete=True, n_bootstrap=d.n_bootstrap, seed=d.seed,
+                                           confidence=d.confidence, by=d.by)
 
 
 @register_definition(
@@ -393,7 +395,7 @@ def _win_rate_discrete(d: DefinitionInput) -> pd.DataFrame | None:
     ties="not read (scores, not verdicts)", flips="the orders' scores are pooled",
     unparsed="a judgment without both scores is dropped", denominator="judgments with both scores",
     interval="percentile bootstrap over pairs",
-    note="No label and no verdict: response B's summed scores as a share of A's (1.00 = as good).")
+    note="No label and no verdict: response B's summed scores as a share of A's (100% = as good).")
 def _score_ratio(d: DefinitionInput) -> pd.DataFrame | None:
     s = d.scored
     if not (s["score_a"].notna() & s["score_b"].notna()).any():

@@ -23,14 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
 
 from .._frame import VERDICT_CODES, safe_div
 from ..intervals import percentile_bounds, wilson_bounds
 from ..reliability import DEFAULT_BY, unit_table
 
 __all__ = ["A", "B", "DEFINITION_COLUMNS", "MISSING", "SPLIT", "TIE", "UNPARSED", "OrderPairs",
-           "mean_frame", "order_pairs", "proportion_frame", "ratio_frame"]
+           "order_pairs", "proportion_frame", "ratio_frame", "standard_error"]
 
 A, B, TIE, UNPARSED = 0, 1, 2, 3
 SPLIT = -1
@@ -101,22 +100,14 @@ def proportion_frame(cells: pd.DataFrame, successes: np.ndarray, n: np.ndarray, 
                           "interval": "wilson"})
 
 
-def mean_frame(cells: pd.DataFrame, total: np.ndarray, total_sq: np.ndarray, n: np.ndarray,
-               left_out: np.ndarray, *, confidence: float, variant: str = "") -> pd.DataFrame:
-    """A mean per cell from the sums of x and x^2 over n values, with the standard error of the mean
-    (sample standard deviation, ddof = 1, over sqrt(n): pandas' ``sem``) and the normal interval
-    mean +/- z SE clipped to [0, 1].  SE and interval are NaN for n < 2."""
+def standard_error(total: np.ndarray, total_sq: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Standard error of a mean from the sums of x and x^2 over n values: the sample standard deviation
+    (ddof = 1) over sqrt(n), pandas' ``sem``; NaN for n < 2."""
     n_f = np.asarray(n, dtype=float)
     mean = safe_div(total, n_f)
     with np.errstate(invalid="ignore", divide="ignore"):
         var = np.where(n_f > 1, (total_sq - n_f * mean ** 2) / np.where(n_f > 1, n_f - 1, 1), np.nan)
-        se = np.sqrt(np.clip(var, 0.0, None) / n_f)
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    z = float(_st.norm.ppf(0.5 + confidence / 2.0))
-    return _frame(cells, {"variant": variant, "value": mean, "lo": np.clip(mean - z * se, 0.0, 1.0),
-                          "hi": np.clip(mean + z * se, 0.0, 1.0), "n": n, "n_left_out": left_out,
-                          "standard_error": se, "interval": "normal (mean +/- z SE)"})
+        return np.sqrt(np.clip(var, 0.0, None) / n_f)
 
 
 def ratio_frame(cells: pd.DataFrame, cell: np.ndarray, num: np.ndarray, den: np.ndarray, n: np.ndarray,

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..reliability import DEFAULT_BY, unit_table
-from ._pairs import mean_frame
+from ._pairs import ratio_frame, standard_error
 
 __all__ = ["SIDES", "win_rate"]
 
@@ -51,8 +51,8 @@ def _row_preferences(judgments: pd.DataFrame, *, discrete: bool, side: str) -> n
     return np.where(np.isfinite(soft), rounded, from_verdict)
 
 
-def win_rate(judgments: pd.DataFrame, *, discrete: bool = False, side: str = "B", confidence: float = 0.95,
-             by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
+def win_rate(judgments: pd.DataFrame, *, discrete: bool = False, side: str = "B", n_bootstrap: int = 1000,
+             seed: int = 0, confidence: float = 0.95, by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """AlpacaEval's win rate of ``side`` per cell (module docstring), one row per cell, ``variant``
     ``"<side> over <other>"``.
 
@@ -62,8 +62,8 @@ def win_rate(judgments: pd.DataFrame, *, discrete: bool = False, side: str = "B"
       verdict (the side: 1, tie: 1/2, the other side: 0); one with neither is dropped.
     * No label is read.  Unparsed: dropped (the source drops non-preferences); a pair with no
       preference left is counted in ``n_left_out``.
-    * ``value`` = mean over pairs of the pair's mean preference; ``standard_error`` over pairs;
-      interval value +/- z SE (normal), clipped to [0, 1].
+    * ``value`` = mean over pairs of the pair's mean preference; ``standard_error`` = its standard
+      error over pairs (AlpacaEval's figure); the interval is a percentile bootstrap over pairs.
     """
     if side not in SIDES:
         raise ValueError(f"side must be one of {SIDES}, got {side!r}")
@@ -82,5 +82,7 @@ def win_rate(judgments: pd.DataFrame, *, discrete: bool = False, side: str = "B"
         return np.bincount(pc, weights=np.asarray(v, dtype=float), minlength=G)
 
     other = "A" if side == "B" else "B"
-    return mean_frame(cells, per_cell(mean * has), per_cell(mean ** 2 * has), per_cell(has), per_cell(~has),
-                      confidence=confidence, variant=f"{side} over {other}")
+    out = ratio_frame(cells, pc, mean * has, has.astype(float), per_cell(has), per_cell(~has),
+                      n_bootstrap=n_bootstrap, seed=seed, confidence=confidence, variant=f"{side} over {other}")
+    out["standard_error"] = standard_error(per_cell(mean * has), per_cell(mean ** 2 * has), per_cell(has))
+    return out
