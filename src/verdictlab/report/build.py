@@ -190,6 +190,7 @@ EXTRA_CELL_FIELDS: tuple[tuple[str, str], ...] = (
     ("phi_expected", "φ expected"),
     ("A_expected", "A expected"),
     ("T_expected", "T expected"),
+    ("unreadable_expected", "unreadable (expected model)"),
 )
 
 
