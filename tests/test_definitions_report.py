@@ -44,6 +44,18 @@ def test_json_cells_carry_the_figures_of_the_catalogue_table(llmbar_run: Path) -
     assert (figure["accuracy-mean-of-orders"], figure["positional-agreement"]) == (0.955, 0.95)
 
 
+def test_a_store_without_decoding_gives_free_cells(llmbar_run: Path) -> None:
+    """Runs stored before decoding was a factor have no ``decoding`` column (or NULL): the definitions
+    table still carries the full cell key, with free decoding, and the same figures."""
+    with open_store(llmbar_run) as st:
+        judgments = st.judgments()
+    whole = definitions_table(AnalysisInput(judgments, n_bootstrap=0), "A,positional-agreement")
+    for old in (judgments.drop(columns=["decoding"]), judgments.assign(decoding=None)):
+        got = definitions_table(AnalysisInput(old, n_bootstrap=0), "A,positional-agreement")
+        assert set(got["decoding"]) == {"free"}
+        assert got["value"].tolist() == whole["value"].tolist() and got["judge"].tolist() == whole["judge"].tolist()
+
+
 def test_without_definitions_the_report_is_unchanged(llmbar_run: Path) -> None:
     doc = report_json(build_report(llmbar_run, n_bootstrap=0))
     assert "definitions" not in doc["run"] and all("definitions" not in c for c in doc["cells"])

@@ -33,6 +33,7 @@ import pandas as pd
 
 from .._registry import Registry
 from ..protocols.geval import scores_frame
+from ..stats import with_cell_columns
 from ..stats.classes import class_figures
 from ..stats.definitions import (
     DEFINITION_COLUMNS,
@@ -49,7 +50,7 @@ from ..stats.definitions import (
     win_rate,
 )
 from ..stats.reliability import reliability
-from ..vocab import CELL_KEY, CELL_KEY_WITH_DECODING, DEFAULT_DECODING
+from ..vocab import CELL_KEY
 from . import AnalysisInput
 
 __all__ = ["CATALOGUE_FIELDS", "DEFINITIONS", "DEFINITIONS_COLUMNS", "Definition", "DefinitionInput", "catalogue",
@@ -62,21 +63,19 @@ DEFINITIONS_COLUMNS: tuple[str, ...] = ("definition", "title", "source", *DEFINI
 
 @dataclass(frozen=True)
 class DefinitionInput:
-    """What a definition reads: the run's pairwise judgments (``frame``, decoding filled in), the cell
-    columns ``by`` and the figure policy; verdictlab's own figures are computed once and shared."""
+    """What a definition reads: the run's pairwise judgments (``frame``, on the full cell key: a missing
+    or NULL decoding is free), the cell columns ``by`` (:data:`~verdictlab.vocab.CELL_KEY`) and the
+    figure policy; verdictlab's own figures are computed once and shared."""
 
     analysis: AnalysisInput
 
     @cached_property
     def frame(self) -> pd.DataFrame:
-        pairs = self.analysis.pairs
-        if "decoding" in pairs.columns:
-            return pairs.assign(decoding=pairs["decoding"].fillna(DEFAULT_DECODING))
-        return pairs
+        return with_cell_columns(self.analysis.pairs)
 
     @property
     def by(self) -> tuple[str, ...]:
-        return CELL_KEY_WITH_DECODING if "decoding" in self.frame.columns else CELL_KEY
+        return CELL_KEY
 
     @property
     def has_steps(self) -> bool:

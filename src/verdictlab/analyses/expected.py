@@ -4,9 +4,10 @@ sampling-free figures of the R-repetition design, computed from the judge's verd
 (the ``p_a`` column) where the judge gives them (label-only protocols on judges with
 log-probabilities).
 
+One row per cell on the full cell key: a free cell never gets the figures of the constrained cell of
+the same judge and protocol (only the rows of a cell that carry ``p_a`` stand behind its figures).
 R is the cell's own repetition count unless the report asks for another (``inp.extra["expected_reps"]``,
-``verdictlab report RUN --expected-reps R``); the temperature is the cell's own (greedy at 0).  Cells
-are split by decoding (free / constrained) whenever the judgments carry it.
+``verdictlab report RUN --expected-reps R``); the temperature is the cell's own (greedy at 0).
 
 Unreadable replies.  P(A) says how the judge splits its verdict between the labels, not how often its
 reply can be read at all: a free-decoding judge also writes replies that start elsewhere ("The answer
@@ -24,7 +25,6 @@ from __future__ import annotations
 import pandas as pd
 
 from ..stats.expected import EXPECTED_COLUMNS, expected_by_cell
-from ..vocab import CELL_KEY, CELL_KEY_WITH_DECODING, DEFAULT_DECODING
 from . import AnalysisInput, register_cell_columns
 
 #: what the report cells get: the expected figures and where their unreadable share comes from
@@ -38,11 +38,7 @@ _FROM = {"cell": FROM_CELL, "unit": FROM_UNIT, "none": "none: every draw a label
 
 @register_cell_columns("expected", columns=COLUMNS)
 def expected(inp: AnalysisInput) -> pd.DataFrame | None:
-    pairs = inp.pairs
-    by = CELL_KEY_WITH_DECODING if "decoding" in pairs.columns else CELL_KEY
-    if "decoding" in pairs.columns:
-        pairs = pairs.assign(decoding=pairs["decoding"].fillna(DEFAULT_DECODING))
-    out = expected_by_cell(pairs, repetitions=inp.extra.get("expected_reps"), by=by, unparsed=inp.unparsed,
+    out = expected_by_cell(inp.pairs, repetitions=inp.extra.get("expected_reps"), unparsed=inp.unparsed,
                            confidence=inp.confidence, n_bootstrap=inp.n_bootstrap, n_runs=inp.n_bootstrap,
                            seed=inp.seed)
     if out.empty:

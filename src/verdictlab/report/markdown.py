@@ -9,18 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .terminal import (
-    cell_title,
-    definition_interval,
-    interval,
-    num,
-    pct,
-    policy_line,
-    protocol_label,
-    shown_definitions,
-    single_rep_note,
-    temp,
-)
+from .readings import policy_line, shown_definitions, single_rep_note
+from .terminal import cell_title, definition_interval, interval, num, pct, protocol_label, temp
 
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "`": "\\`", "*": "\\*", "_": "\\_",
             "[": "\\[", "]": "\\]", "\n": " ", "\r": " "}

@@ -51,7 +51,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import gammaln, xlogy
 
-from ._frame import group_codes, label_codes, order_codes, require_columns
+from ..vocab import CELL_KEY
+from ._frame import group_codes, label_codes, order_codes, require_columns, with_cell_columns
 from ._pair_bootstrap import bca_pair_bootstrap
 from .intervals import percentile_bounds
 
@@ -65,7 +66,7 @@ __all__ = [
     "unit_expectation",
 ]
 
-DEFAULT_BY: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
+DEFAULT_BY: tuple[str, ...] = CELL_KEY
 FIGURES: tuple[str, ...] = ("C", "phi", "A", "T")
 
 #: columns of :func:`expected_reliability` after the cell keys.
@@ -307,6 +308,7 @@ def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperatu
     draw; "wrong" makes unreadable a value of its own.  Without ``unreadable`` every draw is a label.
     """
     keys = list(by)
+    judgments = with_cell_columns(judgments, by)
     require_columns(judgments, keys + ["item_id", "order", "label", "p_a"], who="expected_reliability")
     if repetitions < 1:
         raise ValueError(f"repetitions must be >= 1, got {repetitions!r}")
@@ -374,7 +376,9 @@ def expected_by_cell(judgments: pd.DataFrame, *, repetitions: int | None = None,
                      n_bootstrap: int = 1000, n_runs: int = 0, seed: int = 0) -> pd.DataFrame:
     """:func:`expected_reliability` of every cell that has verdict probabilities, each for its own
     design: ``repetitions`` draws when given, else the cell's own repetition count (its distinct
-    ``rep`` values, at least 1), at the cell's own temperature.
+    ``rep`` values, at least 1), at the cell's own temperature.  Cells are ``by`` (the full cell key;
+    a missing or NULL ``decoding`` is free, :func:`with_cell_columns`); a cell none of whose rows has
+    ``p_a`` (e.g. the free-decoding cell beside a constrained one) has no row.
 
     ``unreadable="observed"`` (default) models unreadable replies from the cell's observed
     parse-failure rate -- every judgment of the cell counts, with or without ``p_a`` -- or, at
@@ -389,7 +393,8 @@ def expected_by_cell(judgments: pd.DataFrame, *, repetitions: int | None = None,
     if unreadable not in ("observed", None):
         raise ValueError(f"unreadable must be 'observed' or None, got {unreadable!r}")
     frames = []
-    for _key, cell in judgments.groupby(keys, sort=True, dropna=False):
+    # on the full cell key: a cell whose rows carry no p_a (a free cell beside a constrained one) gets no row
+    for _key, cell in with_cell_columns(judgments, keys).groupby(keys, sort=True, dropna=False):
         if not cell["p_a"].notna().any():
             continue
         reps = int(repetitions) if repetitions else max(1, int(cell["rep"].nunique()))
