@@ -197,6 +197,30 @@ class RunStore:
             self.conn.executemany(_INSERT_JUDGMENT, values)
             return self.conn.total_changes - before
 
+    def bulk_insert(self, chunks: Iterable[Sequence[tuple[Any, ...]]], *,
+                    items: Iterable[PairItem | PointItem] = (), expected: int | None = None) -> int:
+        """Items and chunks of store-ready judgment tuples (:data:`JUDGMENT_COLUMN_NAMES` order) in ONE
+        transaction, for imports of millions of rows.  Rows whose trial is stored are ignored.  With
+        ``expected``, a count of inserted rows other than that rolls everything back (nothing written)
+        and is returned.  Returns the number of rows inserted."""
+        item_rows = [(it.dataset, it.item_id, "pair" if isinstance(it, PairItem) else "point",
+                      it.model_dump_json()) for it in items]
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany("INSERT OR REPLACE INTO items(dataset, item_id, kind, data) VALUES (?, ?, ?, ?)",
+                             item_rows)
+            before = conn.total_changes
+            for chunk in chunks:
+                conn.executemany(_INSERT_JUDGMENT, chunk)
+            inserted = conn.total_changes - before
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("ROLLBACK" if expected is not None and inserted != expected else "COMMIT")
+        return inserted
+
     def stored_content(self, trial_ids: Sequence[str], columns: Sequence[str]) -> dict[str, tuple[Any, ...]]:
         """``{trial_id: (values of columns)}`` for the stored ones of ``trial_ids`` (importers compare a
         re-import with what is stored)."""
