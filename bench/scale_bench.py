@@ -231,7 +231,8 @@ class SizeResult:
     loads: dict[str, tuple[float, float]]
 
 
-def bench_size(name: str, root: Path, *, max_rss_gb: float, bootstrap: int) -> SizeResult:
+def bench_size(name: str, root: Path, *, max_rss_gb: float, bootstrap: int,
+               steps_wanted: tuple[str, ...] = STEPS) -> SizeResult:
     import pyarrow.parquet as pq
 
     grid = GRIDS[name]
@@ -258,6 +259,8 @@ def bench_size(name: str, root: Path, *, max_rss_gb: float, bootstrap: int) -> S
     figures: dict[str, Figure] = {}
     loads: dict[str, tuple[float, float]] = {}
     for step, cmd in steps.items():
+        if step not in steps_wanted:
+            continue
         before = _load()
         fig = run_child(cmd, max_rss_gb=max_rss_gb,
                         stdout_path=work / "report.json" if step == "report --json" else None)
@@ -306,7 +309,11 @@ def main() -> None:
     ap.add_argument("--root", type=Path, default=None, help="work directory (kept); default a temporary one")
     ap.add_argument("--max-rss-gb", type=float, default=8.0, help="stop a child whose memory passes this")
     ap.add_argument("--bootstrap", type=int, default=1000, help="resamples per interval (the report default)")
+    ap.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated, of {', '.join(STEPS)}")
     args = ap.parse_args()
+    steps = tuple(s.strip() for s in args.steps.split(",") if s.strip())
+    if "import" not in steps or set(steps) - set(STEPS):
+        ap.error(f"--steps must include import and name only {list(STEPS)}")
     sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
     unknown = [s for s in sizes if s not in GRIDS]
     if unknown:
@@ -314,7 +321,8 @@ def main() -> None:
     if BASELINE not in sizes and any(s != BASELINE for s in sizes):
         print(f"note: without {BASELINE} there are no ratios or exponents")
     root = args.root or Path(tempfile.mkdtemp(prefix="scale-bench-"))
-    results = [bench_size(s, root, max_rss_gb=args.max_rss_gb, bootstrap=args.bootstrap) for s in sizes]
+    results = [bench_size(s, root, max_rss_gb=args.max_rss_gb, bootstrap=args.bootstrap, steps_wanted=steps)
+               for s in sizes]
     print_summary(results)
     if args.root is None:
         shutil.rmtree(root, ignore_errors=True)
