@@ -84,9 +84,7 @@ def main() -> None:
             render_html(rep, Path(tmp) / "r.html")
         prof.disable()
         total = time.process_time() - c0
-    buf = io.StringIO()
-    stats = pstats.Stats(prof, stream=buf)
-    stats.sort_stats("cumulative").print_stats(r"verdictlab|pandas/io/sql|sqlite3|json/|jinja2", args.top * 3)
+    stats = pstats.Stats(prof, stream=io.StringIO())
     print(f"report --json + --html: {total:.1f} s CPU in all; peak RSS {whole.peak / 1e9:.2f} GB\n")
     print(f"top {args.top} by cumulative CPU (cumtime; share of the total):")
     rows = []
@@ -95,6 +93,12 @@ def main() -> None:
             rows.append((ct, f"{Path(file).parent.name}/{Path(file).name}:{line} {fn}"))
     for ct, name in sorted(rows, reverse=True)[: args.top]:
         print(f"  {ct:8.2f} s  {100 * ct / total:5.1f}%  {name}")
+    print(f"\ntop {args.top} by own CPU (tottime, any library):")
+    own = sorted(((tt, f"{Path(file).parent.name}/{Path(file).name}:{line} {fn}")
+                  for (file, line, fn), (_cc, _nc, tt, _ct, _callers) in stats.stats.items()),  # type: ignore[attr-defined]
+                 reverse=True)
+    for tt, name in own[: args.top]:
+        print(f"  {tt:8.2f} s  {100 * tt / total:5.1f}%  {name}")
 
     (judgments, _att, items_frame, items, _meta), load_cpu, load_gb = _cpu(lambda: _load(args.run_dir))
     print(f"\nloading the run (store.judgments, attempts, items): {load_cpu:.1f} s CPU, +{load_gb:.2f} GB; "
