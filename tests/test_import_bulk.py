@@ -17,9 +17,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from verdictlab.importers import attach_items, get_importer, import_into, tabular, write_batch
+from verdictlab.importers import _bulk, attach_items, get_importer, import_into, tabular, write_batch
 from verdictlab.items import ItemError, PairItem
 from verdictlab.store import open_store
+
+
+@pytest.fixture(autouse=True)
+def _small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks of 5 rows, so the 12-row tables below go to the store in three chunks (row numbers,
+    attached items and the rollback are per import, not per chunk)."""
+    monkeypatch.setattr(_bulk, "_CHUNK", 5)
 
 
 def _table(n: int = 12) -> pa.Table:
@@ -96,9 +103,9 @@ def test_bulk_path_positional_verdicts_integer_item_ids_and_attached_items(tmp_p
 @pytest.mark.parametrize("bad", ["order", "rep", "p_a"])
 def test_a_bad_cell_gives_the_per_row_error_and_writes_nothing(tmp_path, bad):
     t = _table()
-    col = {"order": pa.array(["AB", "BA", "ba"] + ["AB"] * 9),
-           "rep": pa.array([0, 0, -1] + [(k // 2) % 2 for k in range(3, 12)], pa.int64()),
-           "p_a": pa.array([0.5, 0.5, 1.5] + [None] * 9, pa.float64())}[bad]
+    good = t.column(bad).to_pylist()
+    good[7] = {"order": "ba", "rep": -1, "p_a": 1.5}[bad]        # row 8: in the second chunk
+    col = pa.array(good, t.schema.field(bad).type)
     t = t.set_column(t.schema.get_field_index(bad), bad, col)
     src = tmp_path / "j.parquet"
     pq.write_table(t, src)
@@ -106,7 +113,7 @@ def test_a_bad_cell_gives_the_per_row_error_and_writes_nothing(tmp_path, bad):
         get_importer("parquet")(src, judge="sim:x")
     with pytest.raises(ItemError) as bulk:
         import_into("parquet", src, run_dir=tmp_path / "run", judge="sim:x")
-    assert str(bulk.value) == str(per_row.value) and "row 3" in str(bulk.value)
+    assert str(bulk.value) == str(per_row.value) and "row 8" in str(bulk.value)
     with open_store(tmp_path / "run") as st:
         assert st.count() == 0
 

@@ -199,21 +199,22 @@ class RunStore:
 
     def bulk_insert(self, chunks: Iterable[Sequence[tuple[Any, ...]]], *,
                     items: Iterable[PairItem | PointItem] = (), expected: int | None = None) -> int:
-        """Items and chunks of store-ready judgment tuples (:data:`JUDGMENT_COLUMN_NAMES` order) in ONE
-        transaction, for imports of millions of rows.  Rows whose trial is stored are ignored.  With
+        """Chunks of store-ready judgment tuples (:data:`JUDGMENT_COLUMN_NAMES` order), then items, in
+        ONE transaction, for imports of millions of rows (``items`` is consumed after the last chunk,
+        so a generator may yield what the chunks found).  Rows whose trial is stored are ignored.  With
         ``expected``, a count of inserted rows other than that rolls everything back (nothing written)
-        and is returned.  Returns the number of rows inserted."""
-        item_rows = [(it.dataset, it.item_id, "pair" if isinstance(it, PairItem) else "point",
-                      it.model_dump_json()) for it in items]
+        and is returned.  An exception from a chunk rolls back too.  Returns the number of rows
+        inserted."""
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.executemany("INSERT OR REPLACE INTO items(dataset, item_id, kind, data) VALUES (?, ?, ?, ?)",
-                             item_rows)
             before = conn.total_changes
             for chunk in chunks:
                 conn.executemany(_INSERT_JUDGMENT, chunk)
             inserted = conn.total_changes - before
+            conn.executemany("INSERT OR REPLACE INTO items(dataset, item_id, kind, data) VALUES (?, ?, ?, ?)",
+                             [(it.dataset, it.item_id, "pair" if isinstance(it, PairItem) else "point",
+                               it.model_dump_json()) for it in items])
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")

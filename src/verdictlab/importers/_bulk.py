@@ -61,25 +61,75 @@ def bulk_import_parquet(path: str | Path, *, run_dir: str | Path, items: Sequenc
             src = {name: field_map.get(name, name) for name in KNOWN}
             if table.num_rows == 0 or any(src[c] in table.column_names for c in (*ITEM_COLUMNS, "parse_status")):
                 raise _NotBulk
-            cols = _columns(table, src, options, verdicts, detail=f"imported from {p.name} row ")
-            notes = [f"{table.num_rows} judgment row(s) from {p.name}", f"verdict rule: {_RULES[verdicts]}"]
-            stored_items = _attach_items(cols, list(items or []), notes)
-            del table
-            inserted = _write(store, cols, stored_items)
+            tally = _Tally(list(items or []))
+            chunks = (tally.rows(_columns(table.slice(start, _CHUNK), src, options, verdicts,
+                                          detail=f"imported from {p.name} row ", first_row=start + 1))
+                      for start in range(0, table.num_rows, _CHUNK))
+            n = table.num_rows
+            inserted = store.bulk_insert(chunks, items=tally.stored_items(), expected=n)
+            if inserted != n:        # a trial twice in the file: rolled back; the per-row import names both rows
+                raise _NotBulk
         except _NotBulk:
             return None
-        record_import(store, format="parquet", source=str(p), n_rows=len(cols["trial_id"]), inserted=inserted,
-                      replaced=0, identical=0, notes=notes)
-    cells = sorted(set(zip(cols["judge"], cols["protocol"], cols["dataset"], cols["temperature"], strict=True)))
-    return ImportResult(format="parquet", source=str(p), run_dir=str(run_dir), n_rows=len(cols["trial_id"]),
-                        n_inserted=inserted, n_items=len(stored_items),
-                        n_unparsed=sum(v is None for v in cols["verdict"]), cells=tuple(cells), notes=tuple(notes))
+        notes = [f"{n} judgment row(s) from {p.name}", f"verdict rule: {_RULES[verdicts]}", *tally.notes(n)]
+        record_import(store, format="parquet", source=str(p), n_rows=n, inserted=inserted, replaced=0,
+                      identical=0, notes=notes)
+    return ImportResult(format="parquet", source=str(p), run_dir=str(run_dir), n_rows=n, n_inserted=inserted,
+                        n_items=tally.n_items, n_unparsed=tally.n_unparsed, cells=tuple(sorted(tally.cells)),
+                        notes=tuple(notes))
+
+
+class _Tally:
+    """What the import result and the items need from every chunk: unparsed count, cells, and the
+    items attached (:func:`verdictlab.importers.attach_items` on the columns: rows without a label
+    or category get the item's; each matched item is stored under the datasets of its rows)."""
+
+    def __init__(self, items: list[PairItem | PointItem]) -> None:
+        self.by_id = {it.item_id: it for it in items}
+        self.datasets: dict[str, set[str]] = {}
+        self.matched = 0
+        self.n_unparsed = 0
+        self.n_items = 0
+        self.cells: set[tuple[str, str, str, float]] = set()
+
+    def rows(self, cols: dict[str, list[Any]]) -> list[tuple[Any, ...]]:
+        if self.by_id:
+            self._attach(cols)
+        self.n_unparsed += sum(v is None for v in cols["verdict"])
+        self.cells.update(zip(cols["judge"], cols["protocol"], cols["dataset"], cols["temperature"], strict=True))
+        cols["created_at"] = [time.time()] * len(cols["trial_id"])
+        return list(zip(*(cols[c] for c in JUDGMENT_COLUMN_NAMES), strict=True))
+
+    def _attach(self, cols: dict[str, list[Any]]) -> None:
+        labels, cats = cols["label"], cols["category"]
+        for k, (item_id, dataset) in enumerate(zip(cols["item_id"], cols["dataset"], strict=True)):
+            it = self.by_id.get(item_id)
+            if it is None:
+                continue
+            self.matched += 1
+            self.datasets.setdefault(item_id, set()).add(dataset)
+            if labels[k] is None and isinstance(it, PairItem):
+                labels[k] = it.label
+            if cats[k] is None:
+                cats[k] = it.category
+
+    def stored_items(self) -> Iterator[PairItem | PointItem]:
+        """The attached items, one per dataset of their rows (consumed after every chunk)."""
+        for item_id, names in self.datasets.items():
+            for name in sorted(names):
+                self.n_items += 1
+                yield self.by_id[item_id].model_copy(update={"dataset": name})
+
+    def notes(self, n_rows: int) -> list[str]:
+        if not self.by_id:
+            return []
+        return [f"items attached: {len(self.datasets)} item(s) matched {self.matched} of {n_rows} judgment(s)"]
 
 
 # -- the columns, checked and derived ---------------------------------------------------------------
 
 def _columns(table: Any, src: dict[str, str], options: dict[str, Any], verdicts: str, *,
-             detail: str) -> dict[str, list[Any]]:
+             detail: str, first_row: int) -> dict[str, list[Any]]:
     """Every judgment column as a Python list (the store's values), or :class:`_NotBulk`."""
     import pyarrow.compute as pc
 
@@ -110,18 +160,18 @@ def _columns(table: Any, src: dict[str, str], options: dict[str, Any], verdicts:
         out[name] = _ints(table, src[name], n)
     if any(v is not None and not 0.0 <= v <= 1.0 for v in out["p_a"]):
         raise _NotBulk
-    _derive(out, shown, raw_given, verdicts, detail)
+    _derive(out, shown, raw_given, verdicts, detail, first_row)
     return out
 
 
 def _derive(out: dict[str, list[Any]], shown: list[Any], raw_given: list[bool], verdicts: str,
-            detail: str) -> None:
+            detail: str, first_row: int) -> None:
     """The columns the per-row import derives: step, parse status and detail, first-shown winner,
     bookkeeping defaults and the trial id."""
     n = len(out["order"])
     out["step"] = [s or "" for s in out["step"]]
     out["parse_status"] = ["failed" if v is None else "ok" for v in out["verdict"]]
-    details = [d or f"{detail}{k}" for k, d in enumerate(out["parse_detail"], start=1)]
+    details = [d or f"{detail}{k}" for k, d in enumerate(out["parse_detail"], start=first_row)]
     if verdicts == "positional":
         details = [f"{d}; positional verdict {s!r} shown {o} -> canonical {v!r}" if given else d
                    for d, s, o, v, given in zip(details, shown, out["order"], out["verdict"], raw_given, strict=True)]
@@ -131,7 +181,7 @@ def _derive(out: dict[str, list[Any]], shown: list[Any], raw_given: list[bool], 
     out["attempts"] = [1] * n
     out["cache_hit"] = [0] * n
     out["decoding"] = ["free"] * n
-    for name in ("scores", "error", "prompt_hash", "created_at"):
+    for name in ("scores", "error", "prompt_hash"):
         out[name] = [None] * n
     temps = {t: format_temperature(t) for t in set(out["temperature"])}
     sha1 = hashlib.sha1
@@ -271,49 +321,3 @@ def _ints(table: Any, name: str, n: int) -> list[int | None]:
     if not pa.types.is_integer(arr.type):
         raise _NotBulk
     return arr.to_pylist()
-
-
-# -- items and the store ----------------------------------------------------------------------------
-
-def _attach_items(cols: dict[str, list[Any]], items: list[PairItem | PointItem],
-                  notes: list[str]) -> list[PairItem | PointItem]:
-    """:func:`verdictlab.importers.attach_items` on the columns: rows without a label or category get
-    the item's; each matched item is stored under the datasets of its rows."""
-    if not items:
-        return []
-    by_id = {it.item_id: it for it in items}
-    datasets: dict[str, set[str]] = {}
-    matched = 0
-    labels, cats = cols["label"], cols["category"]
-    for k, (item_id, dataset) in enumerate(zip(cols["item_id"], cols["dataset"], strict=True)):
-        it = by_id.get(item_id)
-        if it is None:
-            continue
-        matched += 1
-        datasets.setdefault(item_id, set()).add(dataset)
-        if labels[k] is None and isinstance(it, PairItem):
-            labels[k] = it.label
-        if cats[k] is None:
-            cats[k] = it.category
-    notes.append(f"items attached: {len(datasets)} item(s) matched {matched} of {len(labels)} judgment(s)")
-    return [by_id[i].model_copy(update={"dataset": d}) for i, names in datasets.items() for d in sorted(names)]
-
-
-def _chunks(cols: dict[str, list[Any]], now: float) -> Iterator[list[tuple[Any, ...]]]:
-    lists = [cols[c] for c in JUDGMENT_COLUMN_NAMES]
-    at = JUDGMENT_COLUMN_NAMES.index("created_at")
-    n = len(cols["trial_id"])
-    for start in range(0, n, _CHUNK):
-        part = [c[start:start + _CHUNK] for c in lists]
-        part[at] = [now] * len(part[0])
-        yield list(zip(*part, strict=True))
-
-
-def _write(store: RunStore, cols: dict[str, list[Any]], items: list[PairItem | PointItem]) -> int:
-    """Items and every row in one transaction; a trial twice in the file sends the import to the
-    per-row path (which names both rows) with nothing written."""
-    n = len(cols["trial_id"])
-    inserted = store.bulk_insert(_chunks(cols, time.time()), items=items, expected=n)
-    if inserted != n:
-        raise _NotBulk
-    return inserted
