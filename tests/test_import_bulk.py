@@ -130,3 +130,13 @@ def test_a_trial_twice_and_a_second_import_take_the_per_row_path(tmp_path):
     first = import_into("parquet", src, run_dir=tmp_path / "run", judge="sim:x")
     again = import_into("parquet", src, run_dir=tmp_path / "run", judge="sim:x")
     assert (first.n_inserted, again.n_inserted, again.n_identical) == (12, 0, 12)
+
+
+def test_trial_ids_of_columns_equal_trial_id_row_by_row():
+    from verdictlab.design import trial_id, trial_ids
+
+    rows = [("j", "d", "i1", "direct", "AB", 0.0, 0, ""), ("j", "d", 7, "vf-json", "BA", 0.70, 2, "clarity"),
+            ("sim:x", "e", "i1", "direct", "AB", 1, 1, None)]
+    cols = [list(c) for c in zip(*rows, strict=True)]
+    for decoding in (None, "free", "constrained"):
+        assert trial_ids(*cols, decoding=decoding) == [trial_id(*r, decoding=decoding) for r in rows]

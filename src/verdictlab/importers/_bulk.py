@@ -18,15 +18,13 @@ to the same stored rows.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..design import format_temperature
 from ..items import PairItem, PointItem
-from ..judgment import JUDGMENT_COLUMN_NAMES
+from ..judgment import JUDGMENT_COLUMN_NAMES, trial_ids
 from ..store import RunStore
 from ._batch import ImportResult, record_import
 
@@ -183,12 +181,8 @@ def _derive(out: dict[str, list[Any]], shown: list[Any], raw_given: list[bool], 
     out["decoding"] = ["free"] * n
     for name in ("scores", "error", "prompt_hash"):
         out[name] = [None] * n
-    temps = {t: format_temperature(t) for t in set(out["temperature"])}
-    sha1 = hashlib.sha1
-    out["trial_id"] = [sha1("\x1f".join((j, d, i, p, o, temps[t], str(r), s)).encode("utf-8")).hexdigest()
-                       for j, d, i, p, o, t, r, s in zip(out["judge"], out["dataset"], out["item_id"],
-                                                         out["protocol"], out["order"], out["temperature"],
-                                                         out["rep"], out["step"], strict=True)]
+    out["trial_id"] = trial_ids(*(out[c] for c in ("judge", "dataset", "item_id", "protocol", "order",
+                                                    "temperature", "rep", "step")))
 
 
 def _arrow(values: list[Any]) -> Any:
