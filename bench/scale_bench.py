@@ -21,9 +21,10 @@ size   grid                                                                     
 5.4Mp  100,000 pairs, the 54k grid (same cells as 540k, ten times the pairs)          5,400,000
 ====== ============================================================================== ==========
 
-It prints every figure, its ratio to the 540k run of the same invocation (same machine, same load), the
-growth exponent ``log(t / t_540k) / log(n / n_540k)`` (1.0 = linear), and the machine load (1-minute
-load average before and after each step).  A child whose memory passes ``--max-rss-gb`` is stopped and
+It prints every figure, its ratio to the 540k run of the same invocation (same machine), the growth
+exponent ``log(t / t_540k) / log(n / n_540k)`` (1.0 = linear) of wall time and of CPU time (the one to
+read on a shared, loaded machine), and the machine load (1-minute load average before and after each
+step).  A child whose memory passes ``--max-rss-gb`` is stopped and
 reported as such (the figure is then "over the limit", not a time).  Prints, never asserts.
 
     python bench/scale_bench.py                       # 54k and 540k
@@ -285,19 +286,23 @@ def exponent(a: float, b: float, na: int, nb: int) -> float:
 
 def print_summary(results: list[SizeResult]) -> None:
     base = next((r for r in results if r.name == BASELINE), None)
-    print("\nsize    judgments   step                    wall s   ratio   exponent  CPU s   peak GB  load")
+    print("\nsize    judgments   step                    wall s   ratio   exponent  CPU s   ratio  exponent"
+          "  peak GB  load")
     for r in results:
         for step in STEPS:
             f = r.figures.get(step)
             if f is None:
                 continue
             bf = base.figures.get(step) if base else None
-            ratio = f.wall / bf.wall if bf and bf.ok and f.ok else math.nan
-            k = exponent(bf.wall, f.wall, base.n, r.n) if bf and base and f.ok and bf.ok else math.nan
+            both = bool(bf and base and bf.ok and f.ok)
+            ratio = f.wall / bf.wall if both else math.nan  # type: ignore[union-attr]
+            k = exponent(bf.wall, f.wall, base.n, r.n) if both else math.nan  # type: ignore[union-attr]
+            cpu_ratio = f.cpu / bf.cpu if both else math.nan  # type: ignore[union-attr]
+            cpu_k = exponent(bf.cpu, f.cpu, base.n, r.n) if both else math.nan  # type: ignore[union-attr]
             lo, hi = r.loads[step]
             flag = "" if f.ok else f"  ({f.note or 'failed'})"
             print(f"{r.name:<7} {r.n:>10,}  {step:<22} {f.wall:>7.1f} {ratio:>7.2f} {k:>9.2f} {f.cpu:>7.1f} "
-                  f"{f.peak_gb:>8.2f}  {lo:.1f}-{hi:.1f}{flag}")
+                  f"{cpu_ratio:>6.2f} {cpu_k:>9.2f} {f.peak_gb:>8.2f}  {lo:.1f}-{hi:.1f}{flag}")
         print(f"{r.name:<7} {r.n:>10,}  {'HTML size':<22} {r.html_mb:>7.1f} MB; log generated in {r.gen_s:.1f} s")
     print(f"\nratios and exponents against the {BASELINE} run of this invocation; machine: {os.cpu_count()} "
           f"CPU(s), 1-minute load average now {_load():.2f}")
