@@ -40,7 +40,7 @@ $(DEMO_STAMP): pyproject.toml
 setup: $(STAMP)
 
 $(STAMP): $(DEMO_STAMP)
-	$(PIP) install --quiet --prefer-binary --find-links $(VENV)/wheels -e '.[dev,local,ray,inspect]'
+	$(PIP) install --quiet --prefer-binary --find-links $(VENV)/wheels -e '.[dev,local,ray,inspect,view]'
 	@touch $(STAMP)
 
 demo: $(DEMO_STAMP)
@@ -57,6 +57,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/stats_bench.py
 	$(BIN)/python bench/engine_bench.py
 	$(BIN)/python bench/local_judge_bench.py
+	$(BIN)/python bench/view_bench.py
 
 # Headless Debian chromium for the HTML-report browser test (tests marked `browser`).
 browser:

@@ -65,11 +65,13 @@ COMMAND_MODULES = (
     "export_cmd",    # export
     "compare_cmd",   # compare
     "review_cmd",    # review
+    "debate_cmd",    # debate
     "validate_cmd",  # validate
     "plan_labels_cmd",  # plan-labels
     "drift_cmd",     # drift
     "selftest_cmd",  # selftest
     "batch_cmd",     # batch export|import
+    "view_cmd",      # view
 )
 
 @app.callback()
