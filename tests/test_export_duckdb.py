@@ -10,9 +10,9 @@ import re
 from pathlib import Path
 
 import pytest
+from verdictlab.report._synthetic import write_synthetic_run
 
 from verdictlab.export import export_judgments
-from verdictlab.report._synthetic import write_synthetic_run
 from verdictlab.stats import reliability
 from verdictlab.store import open_store
 
