@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 from ..items import PairItem, PointItem
@@ -17,6 +18,25 @@ def import_ray() -> Any:
     return ray
 
 
+def unreachable(address: str | None, *, timeout_s: float = 3.0) -> str | None:
+    """Why the Ray cluster at ``address`` (``HOST:PORT``) cannot be reached, or None when it accepts a
+    TCP connection (or the address is None / ``auto`` / ``local``: Ray finds or starts the cluster).
+
+    Asked before ``ray.init``: given a port where nothing listens, Ray retries for a minute or more
+    inside native code that neither returns nor lets a signal through."""
+    if address is None or address in ("auto", "local"):
+        return None
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            return None
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        return (f"cannot reach the Ray cluster at {address} ({why.lower()}): start it with `ray start --head` "
+                "there, or leave --ray-address out to start a local cluster")
+
+
 def item_from(data: dict[str, Any]) -> Item:
     """An item back from :func:`item_payload` (mutates ``data``: the kind tag is removed)."""
     kind = data.pop("__kind__", "pair")
@@ -28,4 +48,4 @@ def item_payload(item: Item) -> dict[str, Any]:
     return {**item.model_dump(), "__kind__": "point" if isinstance(item, PointItem) else "pair"}
 
 
-__all__ = ["import_ray", "item_from", "item_payload"]
+__all__ = ["import_ray", "item_from", "item_payload", "unreachable"]

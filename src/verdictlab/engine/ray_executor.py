@@ -50,9 +50,10 @@ from ..design import Trial
 from ..items import PairItem, PointItem
 from ..judgment import Judgment
 from ..limits import Budget, TokenBucket
-from ._ray_common import import_ray
+from ._ray_common import import_ray, unreachable
 from .caller import JudgeCaller, RunControl
 from .executor import BaseExecutor, Lane
+from .summary import EngineError
 
 Item = PairItem | PointItem
 LEASE = 8
@@ -309,10 +310,17 @@ class RayExecutor(BaseExecutor):
 
     # -- cluster ---------------------------------------------------------------------------------
     def _start(self, budget: Budget) -> Any:
+        why = unreachable(self.address)      # before importing Ray (seconds) and before ray.init (a hang)
+        if why is not None:
+            raise EngineError(why)
         ray = import_ray()
         if not ray.is_initialized():
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                     ignore_reinit_error=True)
+            try:
+                ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
+                         ignore_reinit_error=True)
+            except (ValueError, ConnectionError) as exc:     # Ray's words for a bad or absent cluster
+                raise EngineError(f"cannot connect to the Ray cluster at {self.address or 'a new local cluster'}: "
+                                  f"{exc}") from None
         if self.ledger is None:     # lives as long as the pool (a new actor is a new process: ~1 s of CPU)
             self.ledger = ray.remote(num_cpus=0, max_restarts=-1)(_BudgetLedgerImpl).remote()
         ray.get(self.ledger.begin.remote(budget.max_calls, budget.max_tokens, budget.max_usd,
