@@ -1,6 +1,8 @@
 """Issue 16, must-be-true 7: a seeded, time-bounded fuzz of the JSONL and CSV readers and the config
 loader.  Every input either loads exactly what it says or fails with one clear line (an ItemError /
-ConfigError naming the file, no newline) -- never another exception, never other data.
+ConfigError naming the file, no newline) -- or, for a data file with several problems, one line per
+problem after a first line naming the file (they are all listed at once) -- never another exception,
+never other data.
 
 Seeded (``derandomize=True``: the same examples every run) and bounded (``max_examples`` per test and
 a pytest timeout), so it runs in CI in about 15 seconds."""
@@ -25,7 +27,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from verdictlab.config import ConfigError, load_config  # noqa: E402
 from verdictlab.datasets import load_dataset  # noqa: E402
-from verdictlab.items import ItemError  # noqa: E402
+from verdictlab.items import MAX_PROBLEMS, ItemError, ItemProblems  # noqa: E402
 
 # VERDICTLAB_FUZZ_EXAMPLES=2000 for a deeper (still seeded) run
 FUZZ = settings(derandomize=True, max_examples=int(os.environ.get("VERDICTLAB_FUZZ_EXAMPLES", "60")), deadline=None, database=None,
@@ -49,9 +51,17 @@ RECORDS = st.lists(st.tuples(CELL, CELL, CELL, LABEL), min_size=1, max_size=6).m
 
 
 def _one_clear_line(exc: Exception, path: Path) -> None:
+    """One line naming the file -- or, when a source has several problems (they are all listed at
+    once, ItemProblems), a first line naming the file and how many, then one line per problem."""
     msg = str(exc)
-    assert "\n" not in msg and msg.strip(), msg
-    assert str(path) in msg or path.name in msg, msg
+    head, *rest = msg.split("\n")
+    assert head.strip(), msg
+    assert str(path) in head or path.name in head, msg
+    if rest:
+        assert isinstance(exc, ItemProblems) and len(exc.problems) >= 2, msg
+        listed = [f"  {line}" for line in exc.lines[:MAX_PROBLEMS]]
+        assert rest[:len(listed)] == listed, msg
+        assert all(line.startswith("  ... and ") for line in rest[len(listed):]), msg
 
 
 def _expect_items(load: Any, records: list[dict[str, Any]]) -> None:
@@ -158,7 +168,8 @@ def test_csv_loads_exactly_what_it_says(records: list[dict[str, Any]]) -> None:
     except ItemError as exc:
         _one_clear_line(exc, p)
         # the only refusal allowed for a well-formed file: an empty required cell (CSV has no null)
-        assert "missing required field" in str(exc), str(exc)
+        for problem in getattr(exc, "problems", [exc]):
+            assert "missing required field" in str(problem), str(exc)
         assert any("" in (r["question"], r["response_a"], r["response_b"]) for r in records)
         return
     _expect_items(load, records)

@@ -20,7 +20,7 @@ from typing import Any
 
 from .._registry import Registry
 from ..items import PairItem, PointItem
-from ._batch import ImportBatch, ImportResult, judgment_row, shown_first_won, write_batch
+from ._batch import ImportBatch, ImportResult, check_options, judgment_row, shown_first_won, write_batch
 
 Importer = Callable[..., ImportBatch]
 IMPORTERS: Registry[Importer] = Registry("import format")
@@ -74,7 +74,9 @@ def import_into(format: str, path: str | Path, *, run_dir: str | Path,
                 **options: Any) -> ImportResult:
     """Read ``path`` with the importer for ``format`` and write it into ``run_dir`` (rows that differ
     from stored trials refuse the import unless ``replace``; see :func:`write_batch`)."""
-    batch = get_importer(format)(path, **options)
+    importer = get_importer(format)
+    check_options(options, path=str(path))
+    batch = importer(path, **options)
     if items:
         attach_items(batch, items)
     return write_batch(batch, run_dir, replace=replace)

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..datasets._common import get_field, read_records
 from ..datasets.mtbench_human import pair_item_id
-from ..items import ItemError
+from ..items import ItemError, text_id
 from ..vocab import order_showing_first
 from ._batch import ImportBatch, judgment_row
 
@@ -62,15 +62,15 @@ def import_fastchat(path: str | Path, *, judge: str | None = None, protocol: str
             if "score" in rec or "m1_score" in rec:
                 raise ItemError("single-answer grading record; only pairwise judgments can be imported",
                                 path=src, row=row, field="score")
-            qid = get_field(rec, "question_id", path=src, row=row)
-            m1 = get_field(rec, "model_1", path=src, row=row)
-            m2 = get_field(rec, "model_2", path=src, row=row)
+            # ids and names are text or integers, never str() of null, a list or an object
+            qid, m1, m2 = (text_id(get_field(rec, f, path=src, row=row), path=src, row=row, field=f)
+                           for f in ("question_id", "model_1", "model_2"))
             turn = get_field(rec, "turn", path=src, row=row)
             if isinstance(turn, bool) or not isinstance(turn, int) or turn < 1:
                 raise ItemError(f"must be a positive integer, got {turn!r}", path=src, row=row, field="turn")
             raw_judge = get_field(rec, "judge", path=src, row=row)
             if isinstance(raw_judge, list | tuple) and len(raw_judge) == 2:
-                j_model, j_prompt = str(raw_judge[0]), str(raw_judge[1])
+                j_model, j_prompt = (text_id(x, path=src, row=row, field="judge") for x in raw_judge)
             elif isinstance(raw_judge, str):
                 j_model, j_prompt = raw_judge, None
             else:

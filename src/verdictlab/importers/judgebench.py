@@ -36,7 +36,7 @@ from typing import Any
 
 from ..datasets._common import get_field, get_str, read_records
 from ..datasets.judgebench import LABELS
-from ..items import ItemError, PairItem, make_pair_item
+from ..items import ItemError, PairItem, make_pair_item, text_id
 from ..vocab import ORDERS, swap
 from ._batch import ImportBatch, judgment_row
 
@@ -117,6 +117,8 @@ def import_judgebench(path: str | Path, *, judge: str | None = None, protocol: s
         if not j:
             raise ItemError("no judge_model in the record or the file name; pass --judge", path=src, row=row,
                             field="judge_model")
+        j = text_id(j, path=src, row=row, field="judge_model")           # never str() of an object
+        proto = text_id(proto, path=src, row=row, field="judge_name")
         item = _item(rec, name, src=src, row=row, response_model=info.get("response_model"))
         items.append(item)
         for k, (game, order) in enumerate(zip(_games(rec, src=src, row=row), ORDERS, strict=True)):

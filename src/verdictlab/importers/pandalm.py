@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..datasets._common import read_records
-from ..items import ItemError, PairItem, PointItem
+from ..items import ItemError, PairItem, PointItem, text_id
 from ..vocab import Order
 from ._batch import ImportBatch, judgment_row
 
@@ -105,7 +105,7 @@ def import_pandalm(path: str | Path, *, items_path: str | None = None, judge: st
     for row, rec in read_records(p):
         if "idx" not in rec:
             raise ItemError("missing required field", path=src, row=row, field="idx")
-        item_id = str(rec["idx"])
+        item_id = text_id(rec["idx"], path=src, row=row, field="idx")
         j, key = _judge_keys(rec, judge, path=src, row=row)
         verdict, status, fallback = _verdict(rec[key], garbage, path=src, row=row, field=key)
         n_garbage += str(rec[key]).strip().lower() == "garbage"
