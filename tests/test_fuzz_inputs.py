@@ -214,7 +214,7 @@ CONFIG = st.fixed_dictionaries({
     "protocols": st.lists(st.sampled_from(["direct", "vf-json", "cot-xml"]), min_size=1, max_size=3, unique=True),
     "temperatures": st.lists(st.floats(0, 2, allow_nan=False), min_size=1, max_size=3, unique=True),
     "repetitions": st.integers(1, 20),
-    "seed": st.integers(-2**31, 2**31),
+    "seed": st.integers(0, 2**31),          # a negative seed is refused (numpy's generators take >= 0)
 })
 
 

@@ -44,7 +44,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .ranges import TEMPERATURE, RangeError
+from .ranges import CONFIDENCE, COST_USD, HALF_WIDTH, REPETITIONS, SEED, TEMPERATURE, RangeError
 
 CachePolicy = Literal["auto", "on", "off"]
 
@@ -127,7 +127,7 @@ class BudgetSpec(BaseModel):
 
     max_calls: int | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=0)
-    max_usd: float | None = Field(default=None, ge=0)
+    max_usd: float | None = Field(default=None, ge=COST_USD.low)
 
 
 class PrecisionSpec(BaseModel):
@@ -137,11 +137,11 @@ class PrecisionSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
-    C: float | None = Field(default=None, gt=0, lt=1)
-    phi: float | None = Field(default=None, gt=0, lt=1)
-    A: float | None = Field(default=None, gt=0, lt=1)
-    T: float | None = Field(default=None, gt=0, lt=1)
-    confidence: float = Field(default=0.95, gt=0, lt=1)
+    C: float | None = Field(default=None, gt=HALF_WIDTH.low, lt=HALF_WIDTH.high)
+    phi: float | None = Field(default=None, gt=HALF_WIDTH.low, lt=HALF_WIDTH.high)
+    A: float | None = Field(default=None, gt=HALF_WIDTH.low, lt=HALF_WIDTH.high)
+    T: float | None = Field(default=None, gt=HALF_WIDTH.low, lt=HALF_WIDTH.high)
+    confidence: float = Field(default=0.95, gt=CONFIDENCE.low, lt=CONFIDENCE.high)
     pilot_pairs: int = Field(default=100, ge=10)
 
     @model_validator(mode="after")
@@ -209,7 +209,7 @@ class RunConfig(BaseModel):
     orders: list[Literal["AB", "BA"]] = Field(default_factory=lambda: list[Literal["AB", "BA"]](["AB", "BA"]),
                                               min_length=1)
     temperatures: list[float] = Field(default_factory=lambda: [0.0], min_length=1)
-    repetitions: int = Field(default=3, ge=1)
+    repetitions: int = Field(default=3, ge=REPETITIONS.low)
     # decoding modes to run: 'free' (the model writes its answer) and/or 'constrained' (the format is
     # forced by the backend's mechanism; see verdictlab.output_format); part of the trial key and the cell
     decoding: list[Literal["free", "constrained"]] = Field(
@@ -222,7 +222,7 @@ class RunConfig(BaseModel):
     batch_poll_s: float = Field(default=30.0, gt=0)   # seconds between batch status polls (batch: true judges)
     budget: BudgetSpec = Field(default_factory=BudgetSpec)
     cache: CachePolicy = "auto"
-    seed: int = 42
+    seed: int = Field(default=42, ge=SEED.low)   # numpy's generators (seeded re-ordering, sampling) take >= 0
     source: str | None = Field(default=None, exclude=True)
 
     @field_validator("name")
