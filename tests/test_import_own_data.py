@@ -252,3 +252,26 @@ def test_python_api_takes_the_same_options(tmp_path):
                 value_map={"verdict": {"0": "tie", "1": "A", "2": "B"}, "label": {"0": "tie", "1": "A", "2": "B"}})
     res = import_into("csv", ab, run_dir=tmp_path / "run", order="AB", **opts)
     assert res.n_inserted == N_PAIRS and res.n_items == N_PAIRS
+
+
+@pytest.mark.parametrize(("fmt", "records", "fields"), [
+    ("pandalm", [{"idx": 1, "m_result": "7"}, {"idx": None, "m_result": "1"}, {"m_result": "1"}],
+     ["m_result", "idx", "idx"]),
+    ("judgebench", [{"pair_id": "p1", "question": "q", "response_A": "a", "response_B": "b", "label": "A>B",
+                     "judge_model": "m", "judgments": [{"decision": "A>B"}]},
+                    {"pair_id": "p2", "question": "q", "response_A": "a", "response_B": "b", "label": "X",
+                     "judge_model": "m", "judgments": [{"decision": "A>B"}, {"decision": "B>A"}]}],
+     ["judgments", "label"]),
+    ("fastchat", [{"question_id": 81, "model_1": "a", "model_2": "b", "turn": 0, "judge": ["gpt-4", "pair-v2"],
+                   "g1_winner": "model_1", "g2_winner": "model_2"},
+                  {"question_id": 82, "model_1": "a", "model_2": "b", "turn": 1, "judge": ["gpt-4", "pair-v2"],
+                   "g1_winner": "model_9", "g2_winner": "model_2"}],
+     ["turn", "g1_winner"]),
+])
+def test_named_importers_list_every_bad_record_too(tmp_path, fmt, records, fields):
+    src = tmp_path / ("x_pair.jsonl" if fmt == "fastchat" else "x.jsonl")
+    src.write_text("".join(json.dumps(r) + "\n" for r in records))
+    with pytest.raises(ItemProblems) as ei:
+        import_into(fmt, src, run_dir=tmp_path / "run")
+    assert [p.field for p in ei.value.problems] == fields
+    assert not (tmp_path / "run" / "run.sqlite").exists()
