@@ -92,10 +92,11 @@ for _name in COMMAND_MODULES:
 
 
 def main() -> None:
-    """The entry point of older installs (``verdictlab.cli.main:main``); see :func:`verdictlab.cli.entry_point`."""
-    from . import entry_point
+    """The entry point of older installs (``verdictlab.cli.main:main``; new ones use
+    :func:`verdictlab.cli.entry_point`, which holds the stop handler before this module loads)."""
+    from ._program import run_program
 
-    entry_point()
+    run_program(lambda: app)
 
 
 if __name__ == "__main__":
