@@ -181,3 +181,23 @@ def test_selftest_ctrl_c_exits_130_not_internal_error(tmp_path):
     assert proc.returncode == 130, (out, err)
     assert elapsed < BOUND_S
     assert "internal error" not in err and "Traceback" not in err and "interrupted" in err + out
+
+
+@pytest.mark.ray
+def test_sigterm_while_ray_starts_is_the_runs_stop(tmp_path):
+    """ray.init installs its own SIGTERM handler (``sys.exit(15)``: exit code 15, no summary) and leaves
+    it in place; the run's handling is put back, and a SIGTERM during the init is the run's stop."""
+    pytest.importorskip("ray")
+    cfg = _config(tmp_path, n_items=40, protocols=("direct",), repetitions=2)
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen(_cmd("run", str(cfg), "--run-dir", str(run_dir), "--executor", "ray", "--no-progress"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    t0 = time.monotonic()
+    while not (run_dir / "run.sqlite").exists():         # the store exists just before the executor starts
+        assert proc.poll() is None and time.monotonic() - t0 < 300, proc.communicate()
+        time.sleep(0.05)
+    time.sleep(1.0)                                        # inside ray.init (seconds on a loaded machine)
+    elapsed, out, err = _signal_and_time(proc, signal.SIGTERM)
+    assert proc.returncode == 143, (out, err[-2000:])
+    assert "stopped early: terminated" in out or "error: terminated" in err
+    assert elapsed < 35                                    # a Ray run's stop may take RAY_STOP_S

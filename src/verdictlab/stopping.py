@@ -25,7 +25,7 @@ import os
 import signal
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType, TracebackType
 from typing import Any
 
@@ -34,6 +34,7 @@ GRACE_S = 0.8
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 _forced_exit_allowed = False
+_longer_grace: list[float] = []       # held by work whose clean stop takes longer (a Ray cluster's)
 
 
 def allow_forced_exit(allowed: bool = True) -> None:
@@ -41,6 +42,18 @@ def allow_forced_exit(allowed: bool = True) -> None:
     entry point calls this; a library caller does not)."""
     global _forced_exit_allowed
     _forced_exit_allowed = allowed
+
+
+@contextlib.contextmanager
+def longer_grace(seconds: float) -> Iterator[None]:
+    """While inside, a forced exit waits ``seconds`` after the signal instead of :data:`GRACE_S`: for work
+    whose clean stop takes longer and must not be cut (a Ray run stops its workers and the local cluster it
+    started; a forced exit would leave them running)."""
+    _longer_grace.append(seconds)
+    try:
+        yield
+    finally:
+        _longer_grace.remove(seconds)
 
 
 def exit_code(signum: int) -> int:
@@ -138,8 +151,9 @@ class StopOnSignals:
                 for signum in (b for b in data if b in STOP_SIGNALS):
                     if first is None:
                         first = signum
-                        timer = threading.Timer(self.grace_s, self._force, args=(signum, "not stopped "
-                                                f"{self.grace_s:g} s after the signal"))
+                        grace = max([self.grace_s, *_longer_grace])
+                        timer = threading.Timer(grace, self._force, args=(signum, "not stopped "
+                                                f"{grace:g} s after the signal"))
                         timer.daemon = True
                         timer.start()
                     else:
@@ -157,4 +171,5 @@ class StopOnSignals:
         os._exit(exit_code(signum))
 
 
-__all__ = ["GRACE_S", "STOP_SIGNALS", "StopOnSignals", "Stopped", "allow_forced_exit", "exit_code", "stop_reason"]
+__all__ = ["GRACE_S", "STOP_SIGNALS", "StopOnSignals", "Stopped", "allow_forced_exit", "exit_code", "longer_grace",
+           "stop_reason"]

@@ -41,6 +41,7 @@ import collections
 import contextlib
 import dataclasses
 import operator
+import signal
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -50,6 +51,7 @@ from ..design import Trial
 from ..items import PairItem, PointItem
 from ..judgment import Judgment
 from ..limits import Budget, TokenBucket
+from ..stopping import Stopped, longer_grace
 from ._ray_common import import_ray, unreachable
 from .caller import JudgeCaller, RunControl
 from .executor import BaseExecutor, Lane
@@ -268,6 +270,10 @@ class _BudgetLedgerImpl:
         return {"calls": self.budget.calls, "tokens": self.budget.tokens, "usd": self.budget.usd}
 
 
+#: seconds a stop may take once Ray workers run (killing them, then ray.shutdown at exit)
+RAY_STOP_S = 30.0
+
+
 # -- driver side -----------------------------------------------------------------------------------
 @dataclasses.dataclass
 class _Pending:
@@ -315,12 +321,7 @@ class RayExecutor(BaseExecutor):
             raise EngineError(why)
         ray = import_ray()
         if not ray.is_initialized():
-            try:
-                ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                         ignore_reinit_error=True)
-            except (ValueError, ConnectionError) as exc:     # Ray's words for a bad or absent cluster
-                raise EngineError(f"cannot connect to the Ray cluster at {self.address or 'a new local cluster'}: "
-                                  f"{exc}") from None
+            self._init(ray)
         if self.ledger is None:     # lives as long as the pool (a new actor is a new process: ~1 s of CPU)
             self.ledger = ray.remote(num_cpus=0, max_restarts=-1)(_BudgetLedgerImpl).remote()
         ray.get(self.ledger.begin.remote(budget.max_calls, budget.max_tokens, budget.max_usd,
@@ -336,6 +337,25 @@ class RayExecutor(BaseExecutor):
             self.actors = [worker_cls.options(name=f"judge-worker-{tag}-{i}", namespace=NAMESPACE).remote()
                            for i in range(n)]
         return ray
+
+    def _init(self, ray: Any) -> None:
+        """``ray.init`` under the run's own stop handling: ray.init installs a SIGTERM handler of its
+        own (``sys.exit(15)``: exit code 15, no summary) and leaves it in place; ours is put back, and a
+        SIGTERM during the init is the run's stop (exit 143, what was judged kept)."""
+        previous = signal.getsignal(signal.SIGTERM)
+        try:
+            ray.init(address=self.address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+        except SystemExit as exc:
+            if exc.code == signal.SIGTERM:
+                raise Stopped(signal.SIGTERM) from None
+            raise
+        except (ValueError, ConnectionError) as exc:     # Ray's words for a bad or absent cluster
+            raise EngineError(f"cannot connect to the Ray cluster at {self.address or 'a new local cluster'}: "
+                              f"{exc}") from None
+        finally:
+            if previous is not None and signal.getsignal(signal.SIGTERM) is not previous:
+                with contextlib.suppress(ValueError):      # not the main thread: nothing was replaced
+                    signal.signal(signal.SIGTERM, previous)
 
     def close(self) -> None:
         """Kill the worker pool (and the ledger); the next run starts a new pool."""
@@ -376,8 +396,10 @@ class RayExecutor(BaseExecutor):
         budget = next(iter(lanes.values())).caller.budget if lanes else Budget()
         ray = self._start(budget)
         try:
-            remote = await self._answer_cached_here(lanes, judge_one)
-            await self._dispatch(ray, remote, control)
+            # a stop waits for the workers and the cluster to shut down: a forced exit would orphan them
+            with longer_grace(RAY_STOP_S):
+                remote = await self._answer_cached_here(lanes, judge_one)
+                await self._dispatch(ray, remote, control)
         finally:
             if self.ledger is not None:
                 state = await self.ledger.state.remote()
