@@ -68,12 +68,14 @@ class ItemProblems(ItemError):
     the first :data:`MAX_PROBLEMS` lines are shown, then "... and N more".  ``problems`` holds them all."""
 
     def __init__(self, problems: list[ItemError], *, path: str | None = None, n_more: int = 0) -> None:
-        groups: dict[tuple[str | None, str], list[int | None]] = {}
+        groups: dict[tuple[str | None, str | None, str], list[int | None]] = {}
         for p in problems:
-            groups.setdefault((p.field, p.detail), []).append(p.row)
+            # a folder of files (llmbar, fastchat): a problem in another file than ``path`` names its file
+            other = p.path if p.path is not None and p.path != path else None
+            groups.setdefault((other, p.field, p.detail), []).append(p.row)
         lines = []
-        for (field, detail), rows in groups.items():
-            where = []
+        for (other, field, detail), rows in groups.items():
+            where = [] if other is None else [str(other)]
             known = [r for r in rows if r is not None]
             if known:
                 shown = ", ".join(str(r) for r in known[:_ROWS_SHOWN])
@@ -97,8 +99,9 @@ class ItemProblems(ItemError):
 class Problems:
     """Collects the :class:`ItemError` s of one source instead of stopping at the first.
 
-    ``with problems.check(): ...`` records an ItemError raised in the block and goes on;
-    :meth:`raise_if_any` raises the one problem as it is, or :class:`ItemProblems` for several."""
+    A reader ``add`` s each problem and goes on (``try``/``except ItemError`` around a row: free when
+    nothing is raised); :meth:`raise_if_any` raises the one problem as it is, or
+    :class:`ItemProblems` for several."""
 
     #: problems kept in full; beyond them only counted (a column missing from a million rows)
     KEEP = 2000
@@ -119,9 +122,6 @@ class Problems:
     def count(self) -> int:
         return len(self.found) + self.n_more
 
-    def check(self) -> _Collect:
-        return _Collect(self)
-
     def __bool__(self) -> bool:
         return bool(self.found)
 
@@ -130,20 +130,6 @@ class Problems:
             raise self.found[0]
         if self.found:
             raise ItemProblems(self.found, path=self.path, n_more=self.n_more)
-
-
-class _Collect:
-    def __init__(self, problems: Problems) -> None:
-        self.problems = problems
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> bool:
-        if isinstance(exc, ItemError):
-            self.problems.add(exc)
-            return True
-        return False
 
 
 def text_id(value: Any, *, path: str | None, row: int | None, field: str) -> str:
