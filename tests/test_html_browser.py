@@ -4,40 +4,24 @@ text, never run, and never break the page structure.
 The hostile run puts ``<script>``, ``<img onerror=...>`` and ``</table>`` payloads into questions,
 responses, categories, raw outputs, the meta and even a dataset name and a judge id.  Each script payload would set
 ``document.title`` to ``PWNED`` and mark ``<body data-pwned=...>``; the ``</table>`` payload would
-add ``<h1 id="injected">``.  Chromium loads the file (our own inline JS runs, so injected JS would
-too) and dumps the DOM after scripts ran.
+add ``<h1 id="injected">``.  Chromium, driven by Playwright (tests/_browser.py), loads the file (our own
+inline JS runs, so injected JS would too) and the DOM is read after scripts ran.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from _browser import BROWSER_TEST, EVIL_DATASET, EVIL_JUDGE
 from verdictlab.report import build_report, render_html
 from verdictlab.report._synthetic import write_synthetic_run
 
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium not installed (run `make browser`)"),
-]
-
-EVIL_DATASET = "evil<script>document.title='PWNED'</script>"
-EVIL_JUDGE = "<img src=x onerror=\"document.body.setAttribute('data-pwned','judge')\">"
-
-
-def _chromium(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
-    assert CHROMIUM is not None
-    base = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-            f"--user-data-dir={tmp / 'profile'}"]
-    return subprocess.run(base + args, capture_output=True, text=True, timeout=120, cwd=tmp)
+pytestmark = BROWSER_TEST
 
 
 class _Dom(HTMLParser):
@@ -98,12 +82,12 @@ def hostile_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict
     return out, rep
 
 
-def test_nothing_injected_executes_and_every_row_renders(hostile_report: tuple[Path, dict]) -> None:
+def test_nothing_injected_executes_and_every_row_renders(hostile_report: tuple[Path, dict], browser: Any) -> None:
     html_path, rep = hostile_report
-    tmp = html_path.parent
-    res = _chromium(["--dump-dom", html_path.as_uri()], tmp)
-    assert res.returncode == 0, res.stderr[-2000:]
-    dom_text = res.stdout
+    page = browser.new_page()
+    page.goto(html_path.as_uri(), wait_until="load")
+    dom_text = page.content()
+    page.close()
     assert "</html>" in dom_text, "chromium produced no DOM"
     dom = _Dom()
     dom.feed(dom_text)
@@ -125,13 +109,13 @@ def test_nothing_injected_executes_and_every_row_renders(hostile_report: tuple[P
     assert "sk-test-THIS-MUST-NOT-APPEAR" not in dom_text
 
 
-def test_page_renders_a_non_empty_screenshot(hostile_report: tuple[Path, dict]) -> None:
+def test_page_renders_a_non_empty_screenshot(hostile_report: tuple[Path, dict], browser: Any) -> None:
     html_path, _ = hostile_report
-    tmp = html_path.parent
-    shot = tmp / "shot.png"
-    res = _chromium([f"--screenshot={shot}", "--window-size=1280,1600", "--hide-scrollbars",
-                     html_path.as_uri()], tmp)
-    assert res.returncode == 0, res.stderr[-2000:]
+    shot = html_path.parent / "shot.png"
+    page = browser.new_page(viewport={"width": 1280, "height": 1600})
+    page.goto(html_path.as_uri(), wait_until="load")
+    page.screenshot(path=str(shot))
+    page.close()
     assert shot.exists() and shot.stat().st_size > 20_000
     import matplotlib.image as mpimg
 

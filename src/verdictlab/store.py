@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .items import PairItem, PointItem
@@ -296,6 +297,82 @@ class RunStore:
     def count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])
 
+    # -- read-only queries of the viewer (verdictlab view) ---------------------------------------
+    # The viewer opens the store read-only and never writes; these queries only read.  They address
+    # judgments by SQLite rowid (what the viewer's index keeps per pair, 8 bytes a judgment) so that a
+    # pair's page is a primary-key lookup, not a scan of the table.
+
+    def judgment_keys(self, *, chunk_rows: int = 250_000) -> pd.DataFrame:
+        """Every judgment's ``rowid`` and the columns its outcome depends on -- the cell key
+        (``judge, protocol, dataset, temperature, decoding``), ``step, item_id, order, rep, verdict,
+        label`` -- without texts or accounting.  Read in chunks with the text columns categorical, so
+        a million judgments take tens of megabytes, not the gigabyte their Python strings would.
+        ``step`` NULL is ``''``; a store written before ``decoding`` existed reads ``free``."""
+        decoding = '"decoding"' if "decoding" in self._judgment_columns() else f"'{DEFAULT_DECODING}'"
+        text_cols = ["judge", "protocol", "dataset", "decoding", "step", "item_id", "order", "verdict", "label"]
+        sql = (f'SELECT rowid, judge, protocol, dataset, temperature, COALESCE({decoding}, '
+               f"'{DEFAULT_DECODING}') AS decoding, COALESCE(step, '') AS step, item_id, \"order\", rep, "
+               "verdict, label FROM judgments ORDER BY rowid")
+        names = ["rowid", "judge", "protocol", "dataset", "temperature", "decoding", "step", "item_id", "order",
+                 "rep", "verdict", "label"]
+        parts: dict[str, list[Any]] = {n: [] for n in names}
+        cur = self.conn.execute(sql)
+        while rows := cur.fetchmany(chunk_rows):
+            for name, values in zip(names, zip(*rows, strict=True), strict=True):
+                # categorical straight from the Python values: no intermediate string column per chunk
+                parts[name].append(_categorical(values) if name in text_cols
+                                   else np.asarray(values, dtype=np.float64 if name == "temperature" else np.int64))
+        out: dict[str, Any] = {}
+        for name in names:
+            if name not in text_cols:
+                out[name] = np.concatenate(parts[name]) if parts[name] else np.zeros(0, dtype=np.int64)
+            elif parts[name]:
+                out[name] = pd.api.types.union_categoricals(parts[name], ignore_order=True)
+            else:
+                out[name] = pd.Categorical(np.zeros(0, dtype=object))
+        if not parts["rowid"]:
+            out["temperature"] = np.zeros(0, dtype=np.float64)
+        return pd.DataFrame(out, columns=names)
+
+    def judgment_extent(self) -> tuple[int, int]:
+        """``(number of judgments, largest rowid)``: changes whenever judgments are added or removed."""
+        n, last = self.conn.execute("SELECT COUNT(*), COALESCE(MAX(rowid), 0) FROM judgments").fetchone()
+        return int(n), int(last)
+
+    def judgments_at(self, rowids: Sequence[int]) -> list[dict[str, Any]]:
+        """The full rows (every judgment column) of these rowids, in rowid order."""
+        out: list[dict[str, Any]] = []
+        ids = sorted({int(r) for r in rowids})
+        cols = ", ".join(f'"{c}"' for c in JUDGMENT_COLUMN_NAMES if c in self._judgment_columns())
+        for start in range(0, len(ids), 500):           # well under SQLite's bound-parameter limit
+            part = ids[start:start + 500]
+            cur = self.conn.execute(f"SELECT {cols} FROM judgments WHERE rowid IN "
+                                    f"({', '.join('?' for _ in part)}) ORDER BY rowid", part)
+            names = [d[0] for d in cur.description]
+            out.extend(dict(zip(names, row, strict=True)) for row in cur)
+        for rec in out:
+            rec.setdefault("decoding", DEFAULT_DECODING)
+        return out
+
+    def _judgment_columns(self) -> set[str]:
+        return {r[1] for r in self.conn.execute('PRAGMA table_info("judgments")')}
+
+    def item_record(self, dataset: str, item_id: str) -> PairItem | PointItem | None:
+        """One stored item, or None."""
+        row = self.conn.execute("SELECT kind, data FROM items WHERE dataset = ? AND item_id = ?",
+                                (dataset, item_id)).fetchone()
+        if row is None:
+            return None
+        return PairItem.model_validate_json(row[1]) if row[0] == "pair" else PointItem.model_validate_json(row[1])
+
+    def retried_attempts(self) -> list[dict[str, Any]]:
+        """The call attempts that did not succeed (retries and failures: ``trial_id, attempt, outcome,
+        error_kind, error, latency_s, created_at``), a small share of the ``attempts`` table."""
+        cur = self.conn.execute("SELECT trial_id, attempt, outcome, error_kind, error, latency_s, created_at "
+                                "FROM attempts WHERE outcome != 'ok' ORDER BY trial_id, attempt")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur]
+
     # -- plumbing -----------------------------------------------------------------------------
     def transaction(self) -> _Transaction:
         return _Transaction(self.conn)
@@ -366,6 +443,13 @@ def _row_values(rows: Sequence[Judgment | dict[str, Any]]) -> list[tuple[Any, ..
         return [as_row_values(r, now=now) for r in rows]
     except JudgmentError as exc:
         raise StoreError(str(exc)) from None
+
+
+def _categorical(values: Sequence[Any]) -> pd.Categorical:
+    """A categorical of Python strings (None missing) with plain object categories -- built from
+    ``pd.factorize`` codes, which skips the inference of an Arrow string column for every chunk."""
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
+    return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
 
 
 def open_store(run_dir: str | Path, *, read_only: bool = True) -> RunStore:

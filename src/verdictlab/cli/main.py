@@ -74,6 +74,7 @@ COMMAND_MODULES = (
     "drift_cmd",     # drift
     "selftest_cmd",  # selftest
     "batch_cmd",     # batch export|import
+    "view_cmd",      # view
 )
 
 @app.callback()

@@ -1,0 +1,159 @@
+"""The viewer's web application (Starlette): server-side pages over a read-only run store.
+
+Routes
+------
+``/``                    redirects to ``/pairs``
+``/pairs``               the pairs, one row per pair per cell, filtered by the query parameters
+                         ``judge, protocol, dataset, temperature, decoding`` (a cell), ``outcome``
+                         (``flipped | unstable | wrong | disagree | unparsed``), ``q`` (text) and ``page``
+``/pairs/<item_id>``     one pair: its question, both responses and every judgment of it, in every cell,
+                         order, repetition and decoding, with the raw output and the audit trail;
+                         ``?dataset=`` picks the dataset when several hold the id
+``/view.css``            the one stylesheet
+
+Everything shown comes from the run's data and is untrusted: templates autoescape every value and no
+template marks data safe; the pages carry no script, and a Content-Security-Policy forbids any, so a
+payload that got past escaping still could not run.  Requests must name a loopback host unless the
+server was bound to another address on purpose (so a web page cannot reach the viewer through DNS
+rebinding).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from ..store import RunStore, open_store
+from ..vocab import DEFAULT_UNPARSED
+from .index import CELL_FILTERS, Filters, PairIndex, ViewError
+from .outcomes import OUTCOMES
+from .pages import cell_anchor, iter_pair_cells, pair_url, pairs_url
+
+__all__ = ["LOOPBACK_HOSTS", "Viewer", "create_app"]
+
+#: the host names a request may use when the viewer listens on a loopback address
+LOOPBACK_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1", "[::1]")
+_CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; "
+        "frame-ancestors 'none'")
+_HEADERS = {"Content-Security-Policy": _CSP, "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
+
+
+class Viewer:
+    """A run opened for viewing: the read-only store, its index and a lock (one SQLite connection is
+    shared by the server's worker threads).  ``cache``: a folder for the index between start-ups
+    (:mod:`verdictlab.view.index_cache`); None builds it from the store every time."""
+
+    def __init__(self, run_dir: str | Path, *, unparsed: str = DEFAULT_UNPARSED, cache: Path | None = None) -> None:
+        self.run_dir = Path(run_dir)
+        self.store: RunStore = open_store(self.run_dir, read_only=True)
+        try:
+            self.index = PairIndex.from_store(self.store, unparsed=unparsed, cache=cache)
+        except BaseException:
+            self.store.close()
+            raise
+        self.lock = threading.Lock()
+
+    def judgments_of(self, dataset: str, item_id: str) -> list[dict[str, Any]]:
+        rowids = self.index.rowids_of(dataset, item_id)
+        with self.lock:
+            return self.store.judgments_at(rowids)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def create_app(run: str | Path | Viewer, *, unparsed: str = DEFAULT_UNPARSED,
+               allowed_hosts: Sequence[str] | None = LOOPBACK_HOSTS) -> Starlette:
+    """The viewer's application over ``run`` (a run directory, opened read-only, or a :class:`Viewer`).
+    ``allowed_hosts=None`` accepts any Host header (for a server bound to a non-loopback address)."""
+    viewer = run if isinstance(run, Viewer) else Viewer(run, unparsed=unparsed)
+    env = _environment()
+    css = resources.files("verdictlab.view").joinpath("templates/view.css").read_text(encoding="utf-8")
+
+    def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        html = env.get_template(name).render(run=_run_summary(viewer), **context)
+        return HTMLResponse(html, status_code=status, headers=_HEADERS)
+
+    def home(request: Request) -> Response:
+        return RedirectResponse("/pairs", status_code=307, headers=_HEADERS)
+
+    def pairs(request: Request) -> Response:
+        try:
+            filters = Filters.from_query(request.query_params)
+        except ViewError as exc:
+            return page("message.html", 400, title="Bad request", message=str(exc))
+        return page("pairs.html", listing=viewer.index.page(filters), choices=viewer.index.choices,
+                    cell_filters=CELL_FILTERS, outcomes=OUTCOMES)
+
+    def pair(request: Request) -> Response:
+        item_id = request.path_params["item_id"]
+        datasets = viewer.index.datasets_of(item_id)
+        dataset = request.query_params.get("dataset") or (datasets[0] if len(datasets) == 1 else None)
+        if dataset is None and len(datasets) > 1:
+            return page("choose.html", 300, title=f"Pair {item_id}", item_id=item_id, datasets=datasets)
+        if dataset is None or dataset not in datasets:
+            where = f" in dataset {dataset!r}" if dataset else ""
+            return page("message.html", 404, title="No such pair", message=f"no pair {item_id!r}{where} in this run")
+        # streamed: the top of the page (question, responses, outcomes per cell) goes out before the
+        # pair's judgments are read and rendered
+        cells = iter_pair_cells(viewer.index, lambda: viewer.judgments_of(dataset, item_id), dataset, item_id)
+        chunks = env.get_template("pair.html").generate(
+            run=_run_summary(viewer), item_id=item_id, dataset=dataset, rows=viewer.index.rows_of(dataset, item_id),
+            item=viewer.index.item(dataset, item_id) or {}, cells=cells)
+        return StreamingResponse(_coalesced(chunks), media_type="text/html; charset=utf-8", headers=_HEADERS)
+
+    def stylesheet(request: Request) -> Response:
+        return Response(css, media_type="text/css", headers=_HEADERS)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return page("message.html", 404, title="Not found", message=f"no page at {request.url.path}")
+
+    middleware = [] if allowed_hosts is None else [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))]
+    app = Starlette(routes=[Route("/", home), Route("/pairs", pairs), Route("/pairs/{item_id:path}", pair),
+                            Route("/view.css", stylesheet)],
+                    middleware=middleware, exception_handlers={404: not_found})
+    app.state.viewer = viewer
+    return app
+
+
+def _run_summary(viewer: Viewer) -> dict[str, Any]:
+    ix = viewer.index
+    return {"name": viewer.run_dir.name or str(viewer.run_dir), "n_judgments": ix.n_judgments,
+            "n_rows": len(ix.pairs), "n_pairs": len(ix.pair_keys), "unparsed": ix.unparsed}
+
+
+
+def _coalesced(chunks: Iterable[str], *, first: int = 1024, size: int = 32 * 1024) -> Iterator[bytes]:
+    """The template's many small pieces as a few larger chunks: the first as soon as it holds ``first``
+    characters (the top of the page), then every ``size``."""
+    buf: list[str] = []
+    n, limit = 0, first
+    for piece in chunks:
+        buf.append(piece)
+        n += len(piece)
+        if n >= limit:
+            yield "".join(buf).encode("utf-8")
+            buf, n, limit = [], 0, size
+    if buf:
+        yield "".join(buf).encode("utf-8")
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("verdictlab.view", "templates"),
+                             autoescape=True,   # every {{ }} is HTML-escaped; data never gets |safe
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.globals.update(pairs_url=pairs_url, pair_url=pair_url, cell_anchor=cell_anchor)
+    env.filters["temp"] = lambda t: f"{float(t):g}"
+    return env

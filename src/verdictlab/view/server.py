@@ -1,0 +1,79 @@
+"""Serve the viewer with uvicorn: bind first (a port in use fails at once, before the index is
+built), build the index, announce the address, serve until Ctrl-C."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+from ..vocab import DEFAULT_UNPARSED
+from .app import LOOPBACK_HOSTS, Viewer, create_app
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "AddressError", "is_loopback", "serve"]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+
+
+class AddressError(ValueError):
+    """The viewer cannot listen on the address asked for (in use, not a local address, not resolvable)."""
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and the loopback addresses (127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: any free port); :class:`AddressError` if not possible."""
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise AddressError(f"--host {host}: not an address of this machine ({exc.strerror})") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        reason = "in use" if exc.errno in (98, 48) else (exc.strerror or str(exc)).lower()
+        raise AddressError(f"{host}:{port}: {reason}; choose another --port (0 picks a free one)") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(run_dir: str | Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
+          unparsed: str = DEFAULT_UNPARSED, cache: Path | None = None,
+          on_ready: Callable[[str, Viewer], None] | None = None) -> None:
+    """Serve the viewer of ``run_dir`` on ``host:port`` until interrupted (Ctrl-C raises
+    ``KeyboardInterrupt`` after a clean shutdown).  ``on_ready(url, viewer)`` is called once the
+    index is built (or read from ``cache``, see :class:`~verdictlab.view.app.Viewer`) and the socket
+    listens."""
+    import uvicorn
+
+    sock = bind(host, port)
+    try:
+        viewer = Viewer(run_dir, unparsed=unparsed, cache=cache)
+    except BaseException:
+        sock.close()
+        raise
+    try:
+        app = create_app(viewer, allowed_hosts=LOOPBACK_HOSTS if is_loopback(host) else None)
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+        bound_host, bound_port = sock.getsockname()[:2]
+        shown = f"[{bound_host}]" if ":" in str(bound_host) else str(bound_host)
+        if on_ready is not None:
+            on_ready(f"http://{shown}:{bound_port}/pairs", viewer)
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+        viewer.close()
