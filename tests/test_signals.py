@@ -201,3 +201,21 @@ def test_sigterm_while_ray_starts_is_the_runs_stop(tmp_path):
     assert proc.returncode == 143, (out, err[-2000:])
     assert "stopped early: terminated" in out or "error: terminated" in err
     assert elapsed < 35                                    # a Ray run's stop may take RAY_STOP_S
+
+
+def test_viewer_sigterm_exits_143(tmp_path):
+    """uvicorn catches the signal, shuts down and raises it again: the viewer still ends with the
+    signal's own code (SIGTERM 143, not Ctrl-C's 130) and its one line."""
+    pytest.importorskip("uvicorn")
+    from _view_runs import write_known_run
+
+    run = write_known_run(tmp_path / "run")
+    env = {**ENV, "VERDICTLAB_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.Popen(_cmd("view", str(run), "--port", "0"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    assert proc.stdout.readline().startswith("serving http://127.0.0.1:")
+    elapsed, out, err = _signal_and_time(proc, signal.SIGTERM)
+    assert proc.returncode == 143, err
+    assert elapsed < BOUND_S and err.strip().splitlines()[-1] == "viewer stopped"

@@ -13,8 +13,7 @@ blocks (``ray.init`` waiting for a cluster, one long SQLite statement, a thread 
 would hold the stop off for as long as it blocks, so the signal is also seen by a watcher thread (the
 C-level handler writes its number to a socket, :func:`signal.set_wakeup_fd`).  In the command-line
 program (:func:`allow_forced_exit`, called by ``verdictlab``'s entry point) the watcher ends the
-process with the signal's exit code when it is still alive ``grace_s`` after the signal, or at once on
-a second signal.  What the store committed is kept either way (SQLite rolls back a transaction that
+process with the signal's exit code when it is still alive ``grace_s`` after the first signal.  What the store committed is kept either way (SQLite rolls back a transaction that
 did not finish; a run resumes).  In a library caller (a notebook) the process is never ended.
 """
 
@@ -100,7 +99,7 @@ class StopOnSignals:
 
     # -- the main-thread side ------------------------------------------------------------------------
     def _handler(self, signum: int, frame: FrameType | None) -> None:
-        if self.signum is not None:          # a second signal: the watcher ends the process if allowed
+        if self.signum is not None:          # a second signal: the stop is under way (the deadline stands)
             if self.on_stop is None:
                 raise Stopped(signum)
             return
@@ -148,6 +147,8 @@ class StopOnSignals:
                 data = rsock.recv(64)
                 if not data or 0 in data:
                     return
+                # the first stop signal arms the deadline; later ones do not shorten it (a library that
+                # caught the signal re-raises it once it has shut down: uvicorn does)
                 for signum in (b for b in data if b in STOP_SIGNALS):
                     if first is None:
                         first = signum
@@ -156,8 +157,6 @@ class StopOnSignals:
                                                 f"{grace:g} s after the signal"))
                         timer.daemon = True
                         timer.start()
-                    else:
-                        self._force(signum, "a second signal")
         finally:
             rsock.close()
 
