@@ -164,3 +164,11 @@ def test_order_with_spaces_is_read_like_a_verdict_with_spaces(tmp_path):
     src.write_text("item_id,judge,protocol,dataset,order,verdict\ni,j,p,d,A B,A\n")
     with pytest.raises(ItemError, match="order must be 'AB' or 'BA', got 'A B'"):
         import_table(src)
+
+
+@pytest.mark.parametrize("column", ["verdict", "label", "order", "rep", "temperature"])
+@pytest.mark.parametrize("value", [[1, 2], {"k": "v"}, True])
+def test_cells_of_any_json_type_are_refused_cleanly(tmp_path, column, value):
+    src = _write(tmp_path / "t.jsonl", [{**BASE, "order": "AB", column: value}])
+    with pytest.raises(ItemError, match=rf"row 1, field '{column}'"):
+        import_table(src)

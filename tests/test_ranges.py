@@ -136,3 +136,9 @@ def test_import_flags_are_range_checked_for_every_format(tmp_path, flags, messag
 def test_selftest_seed_below_zero_is_a_usage_error():
     r = CliRunner().invoke(app, ["selftest", "--seed", "-1"])
     assert r.exit_code == 2 and "--seed" in r.stderr and "internal error" not in r.stderr
+
+
+def test_nan_is_never_inside_a_range():
+    # a fast path that asks contains() alone must not let NaN through (every comparison with NaN is false)
+    assert not any(r.contains(math.nan) for r in RANGES)
+    assert TEMPERATURE.contains(math.inf) is False and TOKENS.contains(math.inf) is True   # check() refuses inf

@@ -50,9 +50,10 @@ class Range:
         return kind.strip() or "a finite number"
 
     def contains(self, x: float) -> bool:
-        if self.low is not None and (x <= self.low if self.low_open else x < self.low):
-            return False
-        return not (self.high is not None and (x >= self.high if self.high_open else x > self.high))
+        """``x`` within the bounds; NaN never is (every comparison with NaN is false)."""
+        above = self.low is None or (x > self.low if self.low_open else x >= self.low)
+        below = self.high is None or (x < self.high if self.high_open else x <= self.high)
+        return above and below and x == x
 
     def check(self, value: Any) -> Any:
         """``value`` if it is a number in range (an ``int`` for an integer range; a whole float such

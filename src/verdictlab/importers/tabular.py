@@ -43,7 +43,7 @@ import gc
 import math
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,7 @@ ASSUMED = {"rep": 0, "temperature": 0.0}
 VALUE_MAP_TARGETS: dict[str, tuple[str, ...]] = {"verdict": ("A", "B", "tie", ""), "label": ("A", "B", "tie", ""),
                                                  "order": ORDERS}
 _WORDS = {"A": "A", "B": "B", "a": "A", "b": "B", "tie": "tie", "Tie": "tie", "TIE": "tie"}
+_EXACT = frozenset({"A", "B", "tie"})     # cells read as they are
 _RULES = {
     "canonical": "table-canonical: verdict A/B names response_a/response_b whatever the order",
     "positional": "table-positional: verdict A/B names the response shown first/second; "
@@ -187,6 +188,13 @@ class _Spec:
     absent: frozenset[str] = frozenset()      # fields no row has (reported once, then not per row)
     taken: frozenset[str] = frozenset()       # fields whose own column another field is mapped to
     detail: str = ""       # "imported from NAME row "
+    # the optional fields whose column the file has (resolved once: rows are many)
+    texts_present: tuple[tuple[str, str], ...] = ()
+    numbers_present: tuple[tuple[str, str, Range], ...] = ()
+    items_present: bool = False
+    # (field, source column) of the trial key when no column is taken by --map or value-mapped
+    plain_key: tuple[tuple[str, str], ...] = ()
+    plain_words: tuple[str, str] | tuple[()] = ()     # the verdict and label columns, when read as written
 
     def source(self, name: str) -> str:
         return self.field_map.get(name, name)
@@ -209,9 +217,9 @@ class _Spec:
         if name in self.taken:
             return srcname, None
         v = rec.get(srcname)
-        vmap = self.value_map.get(name)
-        if vmap and v is not None:
-            word = vmap.get(value_key(v))
+        if v is not None and self.value_map:
+            vmap = self.value_map.get(name)
+            word = vmap.get(value_key(v)) if vmap else None
             if word is not None:
                 return srcname, word or None
         return srcname, v
@@ -220,12 +228,10 @@ class _Spec:
         return ItemError(msg, path=self.src, row=row, field=self.field_map.get(name, name))
 
 
-def _absent_fields(spec: _Spec, rows: list[tuple[int, dict[str, Any]]], problems: Problems) -> frozenset[str]:
+def _absent_fields(spec: _Spec, rows: list[tuple[int, dict[str, Any]]], columns: dict[str, None],
+                   problems: Problems) -> frozenset[str]:
     """The required fields that no row has and no option gives: one problem each, naming the file's
     columns and the fix (the whole-file option, ``--map``, ``--id-from``)."""
-    columns: dict[str, None] = {}
-    for _, rec in rows:
-        columns.update(dict.fromkeys(rec))
     shown = ", ".join(list(columns)[:12]) + (", ..." if len(columns) > 12 else "")
     absent = set()
     for name in REQUIRED:
@@ -273,6 +279,8 @@ def _text_key(spec: _Spec, rec: dict[str, Any], row: int, name: str) -> str:
 
 def _key_value(spec: _Spec, rec: dict[str, Any], row: int, name: str) -> Any:
     srcname, v = spec.col(rec, name)
+    if name == "temperature" and type(v) is float and TEMPERATURE.contains(v):
+        return v                           # the common case (NaN fails contains)
     if v is None:
         v = spec.defaults.get(name)
         if v is None:
@@ -290,7 +298,43 @@ def _key_value(spec: _Spec, rec: dict[str, Any], row: int, name: str) -> Any:
     return _float(v, path=spec.src, row=row, field=srcname, range_=TEMPERATURE)
 
 
+def _plain_key(spec: _Spec, rec: dict[str, Any]) -> dict[str, Any] | None:
+    """The trial key when every cell is already what it must be (text ids, 'AB'/'BA', an int rep >= 0, a
+    float temperature in range) -- the common case of a large log, checked without a call per cell;
+    None sends the row through the full checks of :func:`_key`."""
+    vals: dict[str, Any] = {}
+    for name, src in spec.plain_key:
+        v = rec.get(src)
+        if v is None:
+            if src in rec:                  # an empty cell: the full checks say so
+                return None
+            v = spec.defaults.get(name)
+            if v is None:
+                v = ASSUMED.get(name)
+                if v is None:
+                    return None
+        vals[name] = v
+    if spec.id_from != "column":
+        return None
+    for name in ("item_id", "judge", "protocol", "dataset"):
+        v = vals[name]
+        if type(v) is not str or not v.strip():
+            return None
+    t, rep = vals["temperature"], vals["rep"]
+    if vals["order"] not in ORDERS or type(rep) is not int or rep < 0:
+        return None
+    if type(t) is int:
+        t = vals["temperature"] = float(t)
+    if type(t) is not float or not TEMPERATURE.contains(t):
+        return None
+    return vals
+
+
 def _key(spec: _Spec, rec: dict[str, Any], row: int, index: int, problems: Problems) -> dict[str, Any] | None:
+    if spec.plain_key:
+        plain = _plain_key(spec, rec)
+        if plain is not None:
+            return plain
     vals: dict[str, Any] = {}
     for name in KEY_COLUMNS:
         if name in spec.absent:
@@ -309,18 +353,21 @@ def _key(spec: _Spec, rec: dict[str, Any], row: int, index: int, problems: Probl
 
 def _optional(spec: _Spec, rec: dict[str, Any], row: int, problems: Problems) -> dict[str, Any]:
     extra: dict[str, Any] = {}
-    for name in TEXT_OPTIONAL:
-        v = spec.col(rec, name)[1]
+    for name, srcname in spec.texts_present:
+        v = rec.get(srcname)
         if v is not None:
             extra[name] = v if type(v) is str else str(v)
-    for name, range_ in NUMBER_OPTIONAL.items():
-        srcname, v = spec.col(rec, name)
-        if v is not None:
-            conv = _int if range_.integer else _float
-            try:
-                extra[name] = conv(v, path=spec.src, row=row, field=srcname, range_=range_)
-            except ItemError as exc:
-                problems.add(exc)
+    for name, srcname, range_ in spec.numbers_present:
+        v = rec.get(srcname)
+        if v is None:
+            continue
+        if type(v) is (int if range_.integer else float) and range_.contains(v) and (range_.integer or math.isfinite(v)):
+            extra[name] = v             # the common case, without a call per check
+            continue
+        try:
+            extra[name] = (_int if range_.integer else _float)(v, path=spec.src, row=row, field=srcname, range_=range_)
+        except ItemError as exc:
+            problems.add(exc)
     return extra
 
 
@@ -341,6 +388,11 @@ def _parse_status(spec: _Spec, rec: dict[str, Any], row: int, verdict: str | Non
 
 def _words(spec: _Spec, rec: dict[str, Any], row: int, problems: Problems) -> tuple[str | None, str | None] | None:
     """(shown verdict word, label word), or None when either cell is wrong (the problem recorded)."""
+    if spec.plain_words:            # the common case: A/B/tie or empty as written, no map, no call per cell
+        shown, label = rec.get(spec.plain_words[0]), rec.get(spec.plain_words[1])
+        if ((shown is None or type(shown) is str and shown in _EXACT)
+                and (label is None or type(label) is str and label in _EXACT)):
+            return shown, label
     out: list[str | None] = []
     for name in ("verdict", "label"):
         if name in spec.absent:
@@ -371,9 +423,11 @@ def _judgment(spec: _Spec, rec: dict[str, Any], row: int, index: int,
                      category=extra.pop("category", None), raw_output=extra.pop("raw_output", None),
                      parse_status=status, parse_detail=detail, **extra)
     r["_row"] = row
+    if not spec.items_present:
+        return r, None      # no item texts in this file (the common case for big judgment logs)
     texts = {name: spec.col(rec, name)[1] for name in ITEM_COLUMNS}
     if not all(isinstance(t, str) for t in texts.values()):
-        return r, None      # no item texts in this row (the common case for big judgment logs)
+        return r, None
     ref = spec.col(rec, "reference")[1]
     item = make_pair_item({"item_id": key["item_id"], "dataset": key["dataset"], **texts, "label": label,
                            "category": r["category"], "reference": ref if isinstance(ref, str) else None},
@@ -458,7 +512,7 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
         rows = read_rows(p)
         if not rows:
             raise ItemError("no records", path=str(p))
-        spec = _with_absent(spec, rows, problems)
+        spec = _with_columns(spec, rows, problems)
         for index, (row, rec) in enumerate(rows, start=1):
             try:
                 r, item = _judgment(spec, rec, row, index, problems)
@@ -480,10 +534,22 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
     return batch
 
 
-def _with_absent(spec: _Spec, rows: list[tuple[int, dict[str, Any]]], problems: Problems) -> _Spec:
-    from dataclasses import replace
-
-    return replace(spec, absent=_absent_fields(spec, rows, problems))
+def _with_columns(spec: _Spec, rows: list[tuple[int, dict[str, Any]]], problems: Problems) -> _Spec:
+    """The spec completed from the file's columns: required fields no row has (one problem each) and
+    the optional fields it has."""
+    columns: dict[str, None] = {}
+    for _, rec in rows:
+        if len(rec) != len(columns) or not rec.keys() <= columns.keys():
+            columns.update(dict.fromkeys(rec))
+    return replace(spec, absent=_absent_fields(spec, rows, columns, problems),
+                   texts_present=tuple((n, spec.source(n)) for n in TEXT_OPTIONAL if spec.has(columns, n)),
+                   numbers_present=tuple((n, spec.source(n), r) for n, r in NUMBER_OPTIONAL.items()
+                                         if spec.has(columns, n)),
+                   items_present=all(spec.has(columns, n) for n in ITEM_COLUMNS),
+                   plain_key=(() if set(KEY_COLUMNS) & (spec.taken | set(spec.value_map)) else
+                              tuple((n, spec.source(n)) for n in KEY_COLUMNS)),
+                   plain_words=(() if {"verdict", "label"} & (spec.taken | set(spec.value_map) | spec.absent) else
+                                (spec.source("verdict"), spec.source("label"))))
 
 
 def import_csv(path: str | Path, **options: Any) -> ImportBatch:
