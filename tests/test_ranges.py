@@ -142,3 +142,11 @@ def test_nan_is_never_inside_a_range():
     # a fast path that asks contains() alone must not let NaN through (every comparison with NaN is false)
     assert not any(r.contains(math.nan) for r in RANGES)
     assert TEMPERATURE.contains(math.inf) is False and TOKENS.contains(math.inf) is True   # check() refuses inf
+
+
+@pytest.mark.parametrize("command", [["report", "RUN"], ["drift", "RUN", "RUN"], ["validate", "RUN"]])
+def test_a_negative_seed_flag_is_a_usage_error_everywhere(tmp_path, command):
+    """numpy's generators take no negative seed: `report --seed -1` was an internal error."""
+    argv = [str(tmp_path) if a == "RUN" else a for a in command]
+    r = CliRunner().invoke(app, [*argv, "--seed", "-1"])
+    assert r.exit_code == 2 and "--seed" in r.stderr and "internal error" not in r.stderr
