@@ -19,7 +19,7 @@ from verdictlab.cli._errors import (
     EXIT_STORE,
     EXIT_USAGE,
     classify,
-    plain,
+    printable_line,
 )
 from verdictlab.cli.main import app
 
@@ -155,7 +155,7 @@ def test_item6_markup_in_data_is_printed_literally(tmp_path: Path) -> None:
 
 
 def test_item6_control_characters_are_shown_as_escapes() -> None:
-    assert plain("a\x1b[2Jb\nc\u202ed") == "a\\x1b[2Jb; c\\u202ed"
+    assert printable_line("a\x1b[2Jb\nc\u202ed") == "a\\x1b[2Jb; c\\u202ed"
 
 
 def test_item7_run_dir_naming_a_file(tmp_path: Path) -> None:

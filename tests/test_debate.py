@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from verdictlab.debate import DebateSettings, debate_summary, run_debate, run_debate_async
+from verdictlab.analyses.debate import debate_summary
+from verdictlab.engine.debate import DebateSettings, run_debate, run_debate_async
 from verdictlab.items import PairItem
 from verdictlab.judges.base import JudgeAPI, JudgeRequest, JudgeResponse
 from verdictlab.store import RunStore

@@ -65,13 +65,11 @@ def _sim_verdicts(judge_id: str, decoding: str, *, pairs: int = 40, rep: int = 0
     async def run() -> None:
         for it in items:
             for order in ("AB", "BA"):
-                label = it.label if order == "AB" else {"A": "B", "B": "A"}.get(it.label, it.label)
                 req = JudgeRequest(messages=tuple(p.messages(it, order)), decoding=decoding,
                                    output_format=p.output_format() if decoding == "constrained" else None,
-                                   gold_label=label,
+                                   item=it,
                                    metadata={"dataset": "demo", "item_id": it.item_id, "protocol": "vf-json",
-                                             "order": order, "temperature": 0.0, "rep": rep, "step": "",
-                                             "label_shown": label})
+                                             "order": order, "temperature": 0.0, "rep": rep, "step": ""})
                 resp = await judge.generate(req)
                 out.append(p.parse(resp.text).verdict)
 

@@ -42,6 +42,7 @@ from verdictlab.judges import (
 from verdictlab.limits import Budget
 from verdictlab.protocols.base import ParseResult, Protocol
 from verdictlab.store import RunStore
+from verdictlab.vocab import swap
 
 
 # -- test doubles ---------------------------------------------------------------------------------
@@ -81,7 +82,6 @@ class ScriptJudge(JudgeAPI):
     peak number of calls in flight."""
 
     provider = "script"
-    needs_gold_label = True     # test hook: the caller fills in request.gold_label (shown terms)
 
     def __init__(self, judge_id: str, spec: str) -> None:
         super().__init__(judge_id, model=spec)
@@ -110,9 +110,14 @@ class ScriptJudge(JudgeAPI):
 register_judge("script", ScriptJudge)
 
 
+def shown_label(request: JudgeRequest) -> str:
+    """The gold label of the request's item in shown terms (the engine sets ``request.item``)."""
+    return str(swap(request.item.label, request.metadata["order"]))
+
+
 def correct(request: JudgeRequest, attempt: int) -> JudgeResponse:
     """Always answers the gold label in shown terms."""
-    return JudgeResponse(text=request.gold_label, tokens_in=10, tokens_out=1)
+    return JudgeResponse(text=shown_label(request), tokens_in=10, tokens_out=1)
 
 
 SCRIPTS["correct"] = correct
@@ -414,11 +419,9 @@ def test_request_and_p_a_mapping(tmp_path: Path) -> None:
     req = judge.requests[0]
     assert req.logprobs and req.top_logprobs >= 2 and req.verdict_choices == ("A", "B")
     assert req.max_tokens == 3 and req.params == {"top_p": 0.5}
-    # the gold label reaches the (simulated) judge in SHOWN terms
+    # every request carries its item (canonical terms) whatever the judge; the trial key says the order
     for r in judge.requests:
-        item = its[(r.metadata["dataset"], r.metadata["item_id"])]
-        flipped = {"A": "B", "B": "A"}[item.label]
-        assert r.gold_label == (item.label if r.metadata["order"] == "AB" else flipped)
+        assert r.item is its[(r.metadata["dataset"], r.metadata["item_id"])]
         assert "label_shown" not in r.metadata and "label" not in r.metadata   # not in production metadata
     # per-trial seeds: reproducible and different across repetitions and orders
     seeds = {r.metadata["trial_id"]: r.seed for r in judge.requests}
@@ -491,7 +494,7 @@ def test_token_budget(tmp_path: Path) -> None:
 # -- cache ------------------------------------------------------------------------------------------
 def counting(request: JudgeRequest, attempt: int) -> JudgeResponse:
     counting.n += 1  # type: ignore[attr-defined]
-    return JudgeResponse(text=request.gold_label + f" #{counting.n}",  # type: ignore[attr-defined]
+    return JudgeResponse(text=shown_label(request) + f" #{counting.n}",  # type: ignore[attr-defined]
                          tokens_in=1, tokens_out=1)
 
 

@@ -68,9 +68,6 @@ class OneOrTwoProtocol(Protocol):
             return ParseResult("A" if answer == "1" else "B", "ok")
         return ParseResult(None, "failed", f"expected 1 or 2, got {answer[:20]!r}")
 
-    def render(self, verdict: str, *, rationale: str = "", scores: dict[str, Any] | None = None) -> str:
-        return "1" if verdict == "A" else "2"
-
     def max_tokens(self) -> int:
         return 2
 

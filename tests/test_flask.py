@@ -34,7 +34,7 @@ def test_messages_name_one_criterion() -> None:
     assert user.index("Response A:\nrb") < user.index("Response B:\nra")
     with pytest.raises(ValueError, match="unknown criterion"):
         p.messages(_item("llmbar"), "AB", step="beauty")
-    r = p.parse(p.render("B"))
+    r = p.parse('{"rationale": "B follows it.", "score_A": 2, "score_B": 4, "winner": "B"}')
     assert (r.verdict, r.status) == ("B", "ok")
 
 

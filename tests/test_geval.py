@@ -104,15 +104,6 @@ def test_parse_table(text: str, verdict: str | None, status: str) -> None:
     assert (r.verdict, r.status) == (verdict, status), r.detail
 
 
-def test_render_round_trips_for_sim() -> None:
-    p = GEvalProtocol()
-    for v in ("A", "B"):
-        r = p.parse(p.render(v))
-        assert (r.verdict, r.status, r.scores["contradiction"]) == (v, "ok", False)
-    for u in (0.0, 0.5, 0.9):
-        assert p.parse(p.render_malformed(u)).status == "failed"
-
-
 # -- canonical mapping and log-probabilities ---------------------------------------------------------
 def test_canonical_scores_swap_with_order() -> None:
     s = {"score_shown_first": 5, "score_shown_second": 2, "contradiction": False}

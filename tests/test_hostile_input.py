@@ -10,7 +10,7 @@ import pytest
 
 from verdictlab.config import ConfigError, config_from_dict, load_config
 from verdictlab.datasets import load_dataset
-from verdictlab.guards import GuardError, expanded_size, limits, loads_json, nesting_depth
+from verdictlab.guards import GuardError, expanded_size, input_limits, loads_json, nesting_depth
 from verdictlab.items import ItemError, PairItem
 
 PAIR = {"item_id": "a", "question": "q", "response_a": "x", "response_b": "y", "label": "A"}
@@ -217,7 +217,7 @@ def test_loads_json_limits() -> None:
     for bad in ("NaN", "[Infinity]", "-Infinity", "1e400", "1" * 5000):
         with pytest.raises(GuardError):
             loads_json(bad)
-    assert limits().max_depth == 64
+    assert input_limits().max_depth == 64
 
 
 def test_config_from_dict_applies_limits() -> None:

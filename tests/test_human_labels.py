@@ -18,7 +18,6 @@ from verdictlab.analyses.human_labels import (
     reliability_rows,
     validate_cells,
 )
-from verdictlab.cli import plan_labels_cmd, validate_cmd
 from verdictlab.stats import classical_mean, ppi_mean
 
 
@@ -123,9 +122,9 @@ def run_dir(tmp_path: Path) -> Path:
 
 
 def _app() -> typer.Typer:
-    app = typer.Typer()
-    validate_cmd.register(app)
-    plan_labels_cmd.register(app)
+    """The real CLI: its one error path turns a refused label file into exit 3 (docs/errors.md)."""
+    from verdictlab.cli.main import app
+
     return app
 
 
@@ -231,16 +230,19 @@ def test_hostile_names_print_plainly(tmp_path: Path) -> None:
 
 
 def test_human_label_files_read_by_the_package_readers(tmp_path: Path) -> None:
-    from verdictlab.cli.validate_cmd import HumanLabelError, read_human_labels
+    from verdictlab.datasets.human_labels import HumanLabelError, read_human_labels
+
+    def as_dict(path: Path) -> dict[str, str | None]:
+        return {r.item_id: r.label for r in read_human_labels(path).rows}
 
     # a quoted CSV cell holding U+2028 is one cell, not a line break (str.splitlines would cut it)
     csv_file = tmp_path / "h.csv"
     csv_file.write_text('item_id,label,note\n1,A,"a\u2028b"\n2,b,\n', encoding="utf-8")
-    assert read_human_labels(csv_file) == {"1": "A", "2": "B"}
+    assert as_dict(csv_file) == {"1": "A", "2": "B"}
     # JSON Lines with a BOM and \r\n endings; an integer id becomes a string
     jl = tmp_path / "h.jsonl"
     jl.write_bytes(b'\xef\xbb\xbf{"item_id": 1, "label": "PASS"}\r\n{"item_id": "x", "label": null}\r\n')
-    assert read_human_labels(jl) == {"1": "PASS", "x": None}
+    assert as_dict(jl) == {"1": "PASS", "x": None}
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"item_id": "1", "label": "A"}\n{"item_id": "1", "label": "B"}\n', encoding="utf-8")
     with pytest.raises(HumanLabelError, match="row 2.*already labelled"):

@@ -7,7 +7,6 @@ import pytest
 from verdictlab.items import PairItem
 from verdictlab.protocols import (
     PAIRWISE_IDS,
-    ParseResult,
     Protocol,
     get_protocol,
     protocol_ids,
@@ -79,18 +78,6 @@ def test_template_override_from_a_user_file(tmp_path) -> None:
     typo.write_text("sytem: x\n", "utf-8")
     with pytest.raises(ValueError, match="unknown template keys"):
         get_protocol("direct", template_path=typo)
-
-
-@pytest.mark.parametrize("pid", PAIRWISE_IDS)
-@pytest.mark.parametrize("verdict", ["A", "B"])
-def test_render_round_trips_with_and_without_the_stop_sequence(pid: str, verdict: str) -> None:
-    p = get_protocol(pid)
-    text = p.render(verdict, rationale="It is right; the other <is> \"wrong\".")
-    assert p.parse(text) == ParseResult(verdict, "ok", "")
-    for s in p.stop():
-        if s.strip():
-            cut = p.parse(text[: -len(s)])   # what a backend returns: the stop string is cut off
-            assert (cut.verdict, cut.status) == (verdict, "ok") and "restored" in cut.detail
 
 
 def _vs(pid: str, text: str) -> tuple[str | None, str]:
@@ -173,8 +160,3 @@ def test_failures_say_why() -> None:
     assert "both" in r.detail
 
 
-@pytest.mark.parametrize("pid", PAIRWISE_IDS)
-def test_malformed_renderings_never_parse(pid: str) -> None:
-    p = get_protocol(pid)
-    for u in (0.0, 0.34, 0.67, 0.99):
-        assert p.parse(p.render_malformed(u)).status == "failed"

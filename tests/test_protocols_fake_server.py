@@ -216,7 +216,7 @@ def _item_like(dataset: str) -> object:
 
 # -- debate: two openai-compatible debaters, every round stored ------------------------------------------
 def _debate(tmp_path: Path, url: str, **settings: object) -> pd.DataFrame:
-    from verdictlab.debate import DebateSettings, run_debate
+    from verdictlab.engine.debate import DebateSettings, run_debate
     from verdictlab.items import PairItem
 
     tmp_path.mkdir(parents=True, exist_ok=True)
@@ -234,7 +234,7 @@ def _debate(tmp_path: Path, url: str, **settings: object) -> pd.DataFrame:
 
 
 def test_debate_rounds_stored_and_persuasion(tmp_path: Path, key_env: None) -> None:
-    from verdictlab.debate import debate_summary
+    from verdictlab.analyses.debate import debate_summary
 
     # fake-a is always right (longer); fake-b starts wrong (shorter) but adopts the other judge's verdict
     # when told it: round 1 disagrees, round 2 agrees, the debate stops after 2 of 3 rounds
@@ -259,7 +259,7 @@ def test_debate_rounds_stored_and_persuasion(tmp_path: Path, key_env: None) -> N
 
 
 def test_debate_truncated_rounds_failed_or_counted_fallbacks(tmp_path: Path, key_env: None) -> None:
-    from verdictlab.debate import debate_summary
+    from verdictlab.analyses.debate import debate_summary
 
     fake = FakeConfig(api_key=KEY, winner_policy="longer", p_truncated=1.0)
     with FakeOpenAIServer(fake) as srv:
@@ -300,8 +300,8 @@ def _post(url: str, messages: list[dict[str, str]], stop: tuple[str, ...], **ext
 
 
 def test_every_registered_protocol_gets_a_reply_it_parses_ok() -> None:
-    from verdictlab.debate import DebateProtocol
     from verdictlab.items import PairItem, PointItem
+    from verdictlab.protocols.debate import DebateProtocol
     from verdictlab.protocols.registry import get_protocol, protocol_ids
 
     pair = PairItem(item_id="1", dataset="gsm-math", question="What is 2 + 2?",

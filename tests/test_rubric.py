@@ -187,7 +187,7 @@ def test_rubric_run_and_review_export(tmp_path: Path) -> None:
 
 
 def test_review_shows_human_critique(tmp_path: Path) -> None:
-    from verdictlab.cli.review_cmd import review_frame
+    from verdictlab.analyses.review import review_frame
 
     items = [_point(1, label="fail", critique="The shop opens at 10 on Sundays."), _point(2, label="pass")]
     df = pd.DataFrame({"judge": "j", "dataset": "support", "protocol": "rubric", "item_id": ["1", "2"],
@@ -214,7 +214,7 @@ def test_pointwise_run_with_sim_judge(tmp_path: Path) -> None:
 
 
 def test_review_pairwise_wrong_winner() -> None:
-    from verdictlab.cli.review_cmd import review_frame
+    from verdictlab.analyses.review import review_frame
 
     items = [PairItem(item_id="1", dataset="d", question="q", response_a="a", response_b="b", label="A"),
              PairItem(item_id="2", dataset="d", question="q", response_a="a", response_b="b", label="B")]

@@ -9,7 +9,7 @@ import typer
 from typer.testing import CliRunner
 
 from verdictlab.cli import selftest_cmd
-from verdictlab.engine.trials import item_view
+from verdictlab.judges.sim import item_view
 from verdictlab.selftest import judges
 
 KEYS = {"property", "planted", "recovered", "lo", "hi", "passed"}

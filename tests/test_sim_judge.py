@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy.stats import binom
 
-from verdictlab.items import to_canonical, to_shown
+from verdictlab.items import PairItem, to_canonical
 from verdictlab.judges import JudgeConfigError, JudgeRequest, make_judge
 from verdictlab.judges.sim import SimJudge
 from verdictlab.protocols import PAIRWISE_IDS, get_protocol
@@ -20,9 +20,10 @@ def _request(item_id: str, order: str, rep: int, *, protocol: str = "vf-json", l
              temperature: float = 0.7, dataset: str = "toy") -> JudgeRequest:
     meta = {"dataset": dataset, "item_id": item_id, "protocol": protocol, "order": order,
             "temperature": temperature, "rep": rep, "step": ""}
-    # the gold label reaches the simulated judge through its declared test hook, not the metadata
+    # the simulated judge reads the gold label from the item the request is about (canonical terms)
+    item = PairItem(item_id=item_id, dataset=dataset, question="q", response_a="a", response_b="b", label=label)
     return JudgeRequest(messages=({"role": "user", "content": "q"},), temperature=temperature, metadata=meta,
-                        gold_label=to_shown(label, order))
+                        item=item)
 
 
 def _simulate(judge_id: str, *, n_pairs: int, reps: int, protocol: str = "vf-json",

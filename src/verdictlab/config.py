@@ -280,11 +280,11 @@ class RunConfig(BaseModel):
     def _grid_size(self) -> RunConfig:
         """A careless ``repetitions: 1000000000`` would build the grid until memory runs out: refuse
         more trials per item than the limit in force (``VERDICTLAB_MAX_TRIALS_PER_ITEM``)."""
-        from .guards import env_name, limits
+        from .guards import env_name, input_limits
 
         per_item = (len(self.judges) * len(self.protocols) * len(self.orders) * len(self.temperatures)
                     * len(self.decoding) * self.repetitions)
-        limit = limits().max_trials_per_item
+        limit = input_limits().max_trials_per_item
         if per_item > limit:
             raise ValueError(f"the design asks for {per_item:,} trials per item (judges x protocols x orders x "
                              f"temperatures x decodings x repetitions), more than the limit of {limit:,} "

@@ -41,8 +41,9 @@ _ENV = {
 
 
 @dataclass(frozen=True)
-class Limits:
-    """The input limits in force.  Raise one with its environment variable (``_ENV``)."""
+class InputLimits:
+    """The input limits in force.  Raise one with its environment variable (``_ENV``).  (The limits on
+    judge calls -- rate, retries, budget -- are :mod:`verdictlab.limits`.)"""
 
     max_config_bytes: int = 1_000_000
     max_depth: int = 64
@@ -51,7 +52,7 @@ class Limits:
     max_trials_per_item: int = 100_000
 
 
-DEFAULT_LIMITS = Limits()
+DEFAULT_LIMITS = InputLimits()
 
 
 class GuardError(ValueError):
@@ -63,8 +64,8 @@ class YamlFileError(ValueError):
     message is one line naming the file (and the line), never the file's content."""
 
 
-def limits() -> Limits:
-    """The limits in force: the defaults, each overridden by its environment variable if set."""
+def input_limits() -> InputLimits:
+    """The input limits in force: the defaults, each overridden by its environment variable if set."""
     values: dict[str, int] = {}
     for field, var in _ENV.items():
         raw = os.environ.get(var)
@@ -77,7 +78,7 @@ def limits() -> Limits:
         if value < 1:
             raise GuardError(f"environment variable {var}={raw!r}: must be a positive integer")
         values[field] = value
-    return Limits(**values) if values else DEFAULT_LIMITS
+    return InputLimits(**values) if values else DEFAULT_LIMITS
 
 
 def env_name(field: str) -> str:
@@ -164,7 +165,7 @@ def nesting_depth(obj: Any, *, stop_at: int | None = None) -> int:
 def check_depth(obj: Any, *, max_depth: int | None = None) -> None:
     """Raise :class:`GuardError` when ``obj`` nests deeper than ``max_depth`` (default: the limit
     in force)."""
-    limit = limits().max_depth if max_depth is None else max_depth
+    limit = input_limits().max_depth if max_depth is None else max_depth
     if nesting_depth(obj, stop_at=limit + 1) > limit:
         raise GuardError(f"nested more than {limit} levels deep (raise the limit with "
                          f"{_ENV['max_depth']})")
@@ -173,7 +174,7 @@ def check_depth(obj: Any, *, max_depth: int | None = None) -> None:
 def check_size(obj: Any, *, max_bytes: int | None = None) -> None:
     """Raise :class:`GuardError` when ``obj`` written out in full would exceed ``max_bytes``
     (default: the config limit in force)."""
-    limit = limits().max_config_bytes if max_bytes is None else max_bytes
+    limit = input_limits().max_config_bytes if max_bytes is None else max_bytes
     size = expanded_size(obj)
     if size > limit:
         raise GuardError(f"expands to about {size:,} bytes once its YAML aliases are written out, more "
@@ -211,7 +212,7 @@ def loads_json(text: str | bytes, *, max_depth: int | None = None) -> Any:
     and so is nesting deeper than ``max_depth`` (default: the limit in force) -- also when it is
     too deep for Python's parser.  Raises :class:`json.JSONDecodeError` for malformed JSON and
     :class:`GuardError` for the rest."""
-    limit = limits().max_depth if max_depth is None else max_depth
+    limit = input_limits().max_depth if max_depth is None else max_depth
     try:
         obj = _DECODER.decode(text.decode("utf-8") if isinstance(text, bytes) else text)
     except RecursionError:
@@ -304,7 +305,7 @@ def read_yaml_file(path: str | Path, *, what: str = "YAML") -> Any:
         raise YamlFileError(f"{p}: {what} not found")
     if not p.is_file():
         raise YamlFileError(f"{p}: {what} is not a file")
-    limit = limits().max_config_bytes
+    limit = input_limits().max_config_bytes
     try:
         size = p.stat().st_size
         if size > limit:

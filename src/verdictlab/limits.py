@@ -1,6 +1,8 @@
-"""Engine limits: a token-bucket rate limiter, retry backoff and a run budget.
+"""Limits on judge calls: a token-bucket rate limiter, retry backoff and a run budget.
 
-These are small, dependency-free building blocks used by :mod:`verdictlab.engine`:
+(The limits on input -- config size, nesting depth, report size -- are
+:func:`verdictlab.guards.input_limits`.)  These are small, dependency-free building blocks the caller
+(:mod:`verdictlab.engine.caller`) uses:
 
 * :class:`TokenBucket` -- ``rate_per_minute`` calls (or tokens) per minute with a burst capacity;
   ``await bucket.acquire(n)`` sleeps until ``n`` units are available.

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -37,8 +37,11 @@ from ..stats.ppi import LabelBudget, MeanEstimate, classical_mean, judge_mean, l
 from ..stats.selective import SelectiveResult, selective_threshold
 from ..vocab import CELL_KEY, DECISIVE, DEFAULT_DECODING, DEFAULT_UNPARSED, VERDICTS, Verdict, check_unparsed
 
-__all__ = ["CELL", "KEY", "CellBudget", "CellValidation", "budget_cells", "apply_human_labels", "cell_notes", "human_label_rows", "reliability_rows",
-           "reliability_figure", "unknown_item_ids", "validate_cells",
+if TYPE_CHECKING:
+    from ..datasets.human_labels import HumanLabel, HumanLabels
+
+__all__ = ["CELL", "KEY", "CellBudget", "CellValidation", "budget_cells", "apply_human_labels", "cell_notes", "human_label_keys", "human_label_rows", "reliability_rows",
+           "reliability_figure", "validate_cells", "ITEM_KEY",
            "HUMAN_LABEL_COLUMNS", "RELIABILITY_BIN_COLUMNS"]
 
 CELL: tuple[str, ...] = CELL_KEY
@@ -228,18 +231,104 @@ def _kind_of(rows: pd.DataFrame) -> str | None:
     return "point" if v.map(_normalise_point).notna().all() else None
 
 
-def apply_human_labels(judgments: pd.DataFrame, human: Mapping[str, Any]) -> pd.DataFrame:
-    """The judgments with the ``label`` column replaced by ``human[item_id]`` (None where the mapping
-    has no label).  Unknown ids are the caller's to check (:func:`unknown_item_ids`)."""
-    out = judgments.copy()
-    out["label"] = out["item_id"].astype(str).map(lambda i: human.get(i))
+#: the full key of an item: dataset and id (ids repeat across datasets, e.g. two benchmarks' "0")
+ITEM_KEY: tuple[str, str] = ("dataset", "item_id")
+
+
+def _item_keys(judgments: pd.DataFrame) -> pd.Series:
+    """``(dataset, item_id)`` per judgment row, the id as text."""
+    return pd.Series(list(zip(judgments["dataset"].astype(str), judgments["item_id"].astype(str), strict=True)),
+                     index=judgments.index, dtype=object)
+
+
+def _dataset_kinds(judgments: pd.DataFrame) -> dict[str, str]:
+    """``{dataset: "pair" | "point"}`` from the verdicts judged on it (else its gold labels): a dataset
+    holds pairs or point items, never both.  Datasets without any verdict or label are left out."""
+    from ..protocols.rubric import normalise_result
+
+    out: dict[str, str] = {}
+    for ds, rows in judgments.groupby(judgments["dataset"].astype(str), sort=False):
+        for col in ("verdict", "label"):
+            values = rows[col].dropna() if col in rows else pd.Series(dtype=object)
+            if values.isin(VERDICTS).any():
+                out[str(ds)] = "pair"
+                break
+            if values.map(normalise_result).notna().any():
+                out[str(ds)] = "point"
+                break
     return out
 
 
-def unknown_item_ids(judgments: pd.DataFrame, human: Mapping[str, Any]) -> list[str]:
-    """Ids in ``human`` that name no judged item."""
-    known = set(judgments["item_id"].astype(str))
-    return [i for i in human if i not in known]
+def _resolve(row: HumanLabel, by_id: Mapping[str, list[str]], path: str) -> tuple[str, str] | None:
+    """The judged item a label row names (None: no judged item); an id without a dataset that names
+    items of several datasets is refused."""
+    from ..items import ItemError
+
+    if row.dataset is not None:
+        return (row.dataset, row.item_id) if row.dataset in by_id.get(row.item_id, ()) else None
+    datasets = by_id.get(row.item_id, [])
+    if len(datasets) > 1:
+        shown = ", ".join(repr(d) for d in datasets[:3]) + (" ..." if len(datasets) > 3 else "")
+        raise ItemError(f"item_id {row.item_id!r} names items of {len(datasets)} datasets in this run ({shown}); "
+                        "add a 'dataset' column that says which", path=path, row=row.row, field="item_id")
+    return (datasets[0], row.item_id) if datasets else None
+
+
+def _check_kind(row: HumanLabel, key: tuple[str, str], kinds: dict[str, str], path: str) -> None:
+    """A pair label on a point item, or a PASS / FAIL label on a pair, is refused with the row."""
+    from ..items import ItemError
+
+    kind = kinds.setdefault(key[0], row.kind) if row.kind is not None else None
+    if kind is not None and row.kind != kind:
+        want = "A, B or tie" if kind == "pair" else "PASS, FAIL or UNKNOWN"
+        raise ItemError(f"{row.label!r} does not label a {'pair' if kind == 'pair' else 'point item'}: item "
+                        f"{key[1]!r} of dataset {key[0]!r} takes {want}", path=path, row=row.row, field="label")
+
+
+def human_label_keys(judgments: pd.DataFrame, labels: HumanLabels) -> dict[tuple[str, str], str | None]:
+    """``{(dataset, item_id): label}`` for the judged items a label file names
+    (:class:`verdictlab.datasets.human_labels.HumanLabels`), joined on the full item key.
+
+    A row with a ``dataset`` names that dataset's item; a row without one names the one judged item
+    with that id -- an id judged in several datasets is refused (:class:`~verdictlab.items.ItemError`
+    naming file, row and field), never applied to all of them.  Also refused: rows naming no judged
+    item, a label word of the other kind (a PASS label on a pair, A on a point item), and one item given
+    two different labels by rows with and without its dataset."""
+    from ..items import ItemError
+
+    keys = _item_keys(judgments)
+    by_id: dict[str, list[str]] = {}
+    for ds, iid in sorted(set(keys)):
+        by_id.setdefault(iid, []).append(ds)
+    kinds = _dataset_kinds(judgments)
+    out: dict[tuple[str, str], str | None] = {}
+    where: dict[tuple[str, str], int] = {}
+    unknown = []
+    for row in labels.rows:
+        key = _resolve(row, by_id, labels.path)
+        if key is None:
+            unknown.append(row)
+            continue
+        _check_kind(row, key, kinds, labels.path)
+        if key in out and out[key] != row.label:
+            raise ItemError(f"item {key[1]!r} of dataset {key[0]!r} already labelled {out[key]!r} in row "
+                            f"{where[key]}, now {row.label!r}", path=labels.path, row=row.row, field="label")
+        out[key], where[key] = row.label, row.row
+    if unknown:
+        first = unknown[0]
+        name = f"{first.item_id!r}" + (f" of dataset {first.dataset!r}" if first.dataset is not None else "")
+        raise ItemError(f"{len(unknown)} labelled item(s) not in the run (never judged there), the first {name}",
+                        path=labels.path, row=first.row, field="item_id")
+    return out
+
+
+def apply_human_labels(judgments: pd.DataFrame, human: Mapping[tuple[str, str], Any]) -> pd.DataFrame:
+    """The judgments with the ``label`` column replaced by ``human[(dataset, item_id)]`` (None where
+    the mapping has no label) -- the full item key, so an id shared by two datasets keeps each dataset's
+    own label.  ``human`` is :func:`human_label_keys` of a label file."""
+    out = judgments.copy()
+    out["label"] = _item_keys(judgments).map(lambda k: human.get(k))
+    return out
 
 
 def validate_cells(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED, confidence: float = 0.95,

@@ -38,7 +38,7 @@ _SQLITE_FULL = 13     # sqlite3.SQLITE_FULL (Python >= 3.11 exposes the code on 
 _BIDI = {0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
 
 
-def plain(text: object) -> str:
+def printable_line(text: object) -> str:
     """``text`` as one printable line: newlines and other control characters (ANSI escapes, bidi
     overrides, line separators) become visible escapes such as ``\\x1b``."""
     out = []
@@ -52,8 +52,8 @@ def plain(text: object) -> str:
 
 
 def printable(text: object) -> str:
-    """Like :func:`plain`, but newlines are kept (multi-line table cells, reports)."""
-    return "\n".join(plain(line) for line in str(text).split("\n"))
+    """Like :func:`printable_line`, but newlines are kept (multi-line table cells, reports)."""
+    return "\n".join(printable_line(line) for line in str(text).split("\n"))
 
 
 def printable_view(value: Any) -> Any:
@@ -72,8 +72,8 @@ def printable_view(value: Any) -> Any:
 
 
 def say(message: object, *, err: bool = True) -> None:
-    """Print one plain line (see :func:`plain`), to stderr by default."""
-    typer.echo(plain(message), err=err)
+    """Print one plain line (see :func:`printable_line`), to stderr by default."""
+    typer.echo(printable_line(message), err=err)
 
 
 def problem_lines(exc: BaseException) -> list[str]:

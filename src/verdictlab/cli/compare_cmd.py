@@ -1,77 +1,21 @@
 """`verdictlab compare RUN_DIR [RUN_DIR ...] --by judge|protocol` -- paired exact McNemar tests on
-parse-shared items, Holm-corrected across the family."""
+parse-shared items, Holm-corrected across the family (:func:`verdictlab.analyses.comparison.compare_runs`)."""
 
 from __future__ import annotations
 
 import json
-import math
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
+
+from ..vocab import UnparsedPolicy
 
 
 class CompareBy(StrEnum):
     judge = "judge"
     protocol = "protocol"
-
-
-class UnparsedPolicy(StrEnum):
-    exclude = "exclude"
-    wrong = "wrong"
-
-
-def _config_order(meta: dict[str, Any], by: str) -> list[str]:
-    cfg = meta.get("config") or {}
-    entries = cfg.get("judges" if by == "judge" else "protocols") or []
-    out = []
-    for e in entries:
-        if isinstance(e, dict):
-            e = e.get("id")
-        if isinstance(e, str):
-            out.append(e)
-    return out
-
-
-def load_runs(run_dirs: list[Path], by: str) -> tuple[Any, list[str]]:
-    """Judgments of all runs (one frame) and the entity order (config order, run by run).
-
-    When the same judge/protocol id occurs in more than one run it is labelled ``<run>/<id>`` so the
-    two are compared, not merged."""
-    import pandas as pd
-
-    from ..store import open_store
-
-    frames, orders = [], []
-    for d in run_dirs:
-        with open_store(d) as store:
-            df = store.judgments()
-            order = _config_order(store.all_meta(), by)
-        df["run"] = d.name or str(d)
-        frames.append(df)
-        seen = list(pd.unique(df[by]))
-        orders.append([e for e in order if e in seen] + [e for e in seen if e not in order])
-    allj = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    counts: dict[str, int] = {}
-    for o in orders:
-        for e in o:
-            counts[e] = counts.get(e, 0) + 1
-    if any(c > 1 for c in counts.values()):
-        dup = allj[by].map(counts).fillna(1) > 1
-        allj.loc[dup, by] = allj.loc[dup, "run"] + "/" + allj.loc[dup, by].astype(str)
-        orders = [[(f"{(run_dirs[i].name or str(run_dirs[i]))}/{e}" if counts[e] > 1 else e) for e in o]
-                  for i, o in enumerate(orders)]
-    flat = [e for o in orders for e in o]
-    return allj, list(dict.fromkeys(flat))
-
-
-def _clean(v: Any) -> Any:
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    if hasattr(v, "item"):
-        return _clean(v.item())
-    return v
 
 
 def compare(
@@ -81,7 +25,7 @@ def compare(
                                             "in config order.")] = False,
     unparsed: Annotated[UnparsedPolicy, typer.Option(
         help="'exclude': a unit unparsed for either side is dropped (parse-shared items only); "
-             "'wrong': an unparsed verdict counts as wrong.")] = UnparsedPolicy.exclude,
+             "'wrong': an unparsed verdict counts as wrong.")] = UnparsedPolicy.EXCLUDE,
     alpha: Annotated[float, typer.Option(help="Significance level for the Holm-adjusted p.")] = 0.05,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
@@ -91,26 +35,14 @@ def compare(
     from rich.table import Table
     from rich.text import Text
 
-    from ..stats import paired_mcnemar
-    from ..store import StoreError
-    from ._errors import EXIT_INPUT, EXIT_STORE, fail, plain
+    from ..analyses.comparison import compare_runs, comparison_json
+    from ._errors import printable_line
 
     if not 0 < alpha < 1:
         raise typer.BadParameter(f"--alpha must be in (0, 1), got {alpha}")
-    try:
-        judgments, order = load_runs(run_dirs, by.value)
-    except StoreError as e:
-        fail(e, EXIT_STORE)
-    if judgments.empty:
-        fail("no judgments in the given run(s)", EXIT_INPUT)
-    res = paired_mcnemar(judgments, by=by.value, order=order, all_pairs=all_pairs,
-                         unparsed=unparsed.value, alpha=alpha)
+    res = compare_runs(run_dirs, by=by.value, all_pairs=all_pairs, unparsed=unparsed.value, alpha=alpha)
     if as_json:
-        payload = {"by": by.value, "pairs": res.attrs["pairs"], "unparsed": unparsed.value,
-                   "alpha": alpha, "family_size": len(res), "correction": "holm",
-                   "test": "exact McNemar on parse-shared (item, order) units, modal verdict over reps",
-                   "order": order,
-                   "comparisons": [{k: _clean(v) for k, v in rec.items()} for rec in res.to_dict("records")]}
+        payload = comparison_json(res, by=by.value, unparsed=unparsed.value, alpha=alpha)
         typer.echo(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
         return
     con = Console(markup=False, highlight=False)
@@ -127,7 +59,7 @@ def compare(
         t.add_column(c, justify="right", no_wrap=True)
     for rec in res.to_dict("records"):
         stratum = " · ".join(f"T={rec[c]:g}" if c == "temperature" else str(rec[c]) for c in strata)
-        t.add_row(Text(plain(stratum)), Text(plain(f"{rec[f'{by.value}_x']} vs {rec[f'{by.value}_y']}")),
+        t.add_row(Text(printable_line(stratum)), Text(printable_line(f"{rec[f'{by.value}_x']} vs {rec[f'{by.value}_y']}")),
                   str(rec["n_shared"]),
                   f"{rec['acc_x']:.3f}/{rec['acc_y']:.3f}", f"{rec['only_x']}/{rec['only_y']}",
                   f"{rec['p']:.3g}", f"{rec['p_holm']:.3g}", "*" if rec["significant"] else "")

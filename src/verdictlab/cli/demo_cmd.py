@@ -5,8 +5,8 @@ several repetitions at a temperature above 0, with FREE and with CONSTRAINED dec
 format forced around the verdict, the verdict scored over the labels), through the normal engine,
 so the run lands in a normal run store (``runs/demo`` by default) and resumes if interrupted or
 rerun.  Then it prints the reliability table (one row per protocol x decoding), one plain sentence
-per row (:mod:`verdictlab.report.verdicts_text`) and the free-vs-constrained table with a one-line
-reading per protocol (:func:`verdictlab.stats.decoding.decoding_effect`).
+per row and the free-vs-constrained table with a one-line reading per protocol (gathered by
+:func:`verdictlab.report.demo.demo_results`).
 
 Defaults: 16 of the 28 pairs, 3 repetitions, temperature 0.7, both decoding modes: 960 judgments,
 the free-only demo's pairs and repetitions for each mode.  (For a while they were cut to 12 pairs x 2
@@ -24,10 +24,10 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from ..report.demo import DEMO_PROTOCOLS
 from ..vocab import ORDERS
 
 DEMO_JUDGE = "llamacpp:smollm2-135m"
-DEMO_PROTOCOLS = ("direct", "vf-json", "vf-xml", "cot-json", "cot-xml")
 DEMO_DECODINGS = ("free", "constrained")
 DEFAULT_PAIRS = 16
 DEFAULT_REPETITIONS = 3
@@ -49,115 +49,46 @@ def demo_config(*, pairs: int = DEFAULT_PAIRS, repetitions: int = DEFAULT_REPETI
 
 
 def print_results(run_dir: Path, *, console: Any, n_bootstrap: int = 500) -> list[tuple[str, str]]:
-    """Print the figures table and one sentence per protocol; return the sentences."""
-    try:
-        from ..report import build_report
-        from ..report.terminal import figures_table, policy_line
-    except ImportError:  # pragma: no cover - report package missing: print the stats frame
-        import pandas as pd
+    """Print the figures table, one sentence per protocol and decoding mode, and the free-vs-constrained
+    table (:func:`verdictlab.report.demo.demo_results`); return the sentences."""
+    from ..report.demo import demo_results
+    from ..report.terminal import figures_table, policy_line
 
-        from ..stats.reliability import reliability
-        from ..store import RunStore
-
-        with RunStore(run_dir) as st:
-            frame = reliability(st.judgments(), n_bootstrap=0)
-        with pd.option_context("display.width", 200, "display.max_columns", 40):
-            console.print(frame[["judge", "protocol", "temperature", "n_pairs", "n_judgments", "n_unparsed",
-                                 "C", "phi", "A", "T"]].to_string(index=False))
-        cells = frame.to_dict("records")
-    else:
-        rep = build_report(run_dir, n_bootstrap=n_bootstrap)
-        cells = _sorted(rep["cells"])
-        console.print(figures_table(cells, title="Reliability per protocol and decoding "
-                                                                    "(C, φ, A, T in %; 95% intervals in brackets)"))
-        console.print(policy_line(rep), style="dim", highlight=False)
-    cells = _sorted(_with_parse_failures(run_dir, cells))
-    sentences = cell_sentences(cells)
+    res = demo_results(run_dir, n_bootstrap=n_bootstrap, protocols=DEMO_PROTOCOLS)
+    console.print(figures_table(res.cells, title="Reliability per protocol and decoding "
+                                                 "(C, φ, A, T in %; 95% intervals in brackets)"))
+    console.print(policy_line(res.report), style="dim", highlight=False)
     console.print("\n[bold]What the figures say[/bold]")
-    for label, sentence in sentences:
+    for label, sentence in res.sentences:
         console.print(f"  [bold]{escape(label)}[/bold]: {escape(sentence)}", highlight=False)
-    print_decoding_effect(run_dir, console=console, n_bootstrap=n_bootstrap)
-    return sentences
+    _print_decoding(res, console)
+    return res.sentences
 
 
-def _sorted(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    order = {p: i for i, p in enumerate(DEMO_PROTOCOLS)}
-    return sorted(cells, key=lambda c: (order.get(str(c.get("protocol")), 99), str(c.get("protocol")),
-                                        str(c.get("decoding") or "free") != "free"))
-
-
-def cell_sentences(cells: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """``(label, sentence)`` per cell; the label names the decoding mode when the run has two."""
-    from ..report.verdicts_text import protocol_sentences
-
-    sentences = protocol_sentences(cells)
-    if len({str(c.get("decoding") or "free") for c in cells}) < 2:
-        return sentences
-    return [(f"{label} ({c.get('decoding') or 'free'})", text)
-            for (label, text), c in zip(sentences, cells, strict=True)]
-
-
-def _with_parse_failures(run_dir: Path, cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Cells with the commonest parse-failure reason of their (judge, protocol, dataset, temperature,
-    decoding) added (a nicety: never fails the demo)."""
-    try:
-        from ..report.verdicts_text import top_parse_failures
-        from ..store import RunStore
-
-        with RunStore(run_dir) as st:
-            df = st.judgments()
-        modes = df["decoding"].fillna("free") if "decoding" in df.columns else None
-        reasons: dict[tuple[Any, ...], str] = {}
-        for mode in (["free"] if modes is None else sorted(set(modes))):
-            part = df if modes is None else df[modes == mode]
-            reasons.update({(*k, mode): v for k, v in top_parse_failures(part).items()})
-        return [{**c, "top_parse_failure": reasons.get((c.get("judge"), c.get("protocol"), c.get("dataset"),
-                                                        c.get("temperature"), c.get("decoding") or "free"))}
-                for c in cells]
-    except Exception:  # noqa: BLE001 - the reasons are a nicety; never fail the demo over them
-        return cells
-
-
-def print_decoding_effect(run_dir: Path, *, console: Any, n_bootstrap: int = 500) -> Any:
+def _print_decoding(res: Any, console: Any) -> None:
     """The free-vs-constrained table and one reading per protocol (nothing when one mode only)."""
     from rich.table import Table
 
-    from ..stats.decoding import decoding_effect
-    from ..store import RunStore
-
-    with RunStore(run_dir) as st:
-        df = st.judgments()
-    effect = decoding_effect(df, n_bootstrap=n_bootstrap)
-    if effect.empty:
-        return effect
-    order = {p: i for i, p in enumerate(DEMO_PROTOCOLS)}
-    effect = effect.sort_values("protocol", key=lambda col: col.map(lambda p: order.get(p, 99)), kind="stable")
+    if not res.decoding:
+        return
     tbl = Table(title="Free vs constrained decoding (same pairs; Δ = constrained − free, 95% paired bootstrap "
                       "intervals; figures in %)", title_justify="left", header_style="bold")
     for name in ("protocol", "pairs", "unparsed free → constr.", "ΔC", "Δφ", "ΔA", "ΔT", "T free → constr.",
                  "constr. C / φ / A"):
         tbl.add_column(name, justify="left" if name == "protocol" else "right")
-    for r in effect.to_dict("records"):
+    for r in res.decoding:
         tbl.add_row(escape(str(r["protocol"])), str(r["n_pairs"]),
                     f"{_pct(r['unparsed_free'])} → {_pct(r['unparsed_constrained'])}",
                     *(_delta(r, f) for f in ("C", "phi", "A", "T")),
                     f"{_pct(r['T_free'])} → {_pct(r['T_constrained'])}",
                     " / ".join(_pct(r[f"{f}_constrained"]) for f in ("C", "phi", "A")))
     console.print(tbl)
-    for r in effect.to_dict("records"):
+    for r in res.decoding:
         console.print(f"  [bold]{escape(str(r['protocol']))}[/bold]: {escape(str(r['reading']))}", highlight=False)
     # one line per mechanism, the output kinds it covered in brackets ("... (label, json, xml)")
-    kinds: dict[str, list[str]] = {}
-    for m in effect["mechanism"].dropna().astype(str):
-        base, sep, kind = m.rpartition(" (")
-        name, k = (base, kind.rstrip(")")) if sep else (m, "")
-        if k and k not in kinds.setdefault(name, []):
-            kinds[name].append(k)
-        kinds.setdefault(name, [])
-    for name, ks in kinds.items():
+    for name, ks in res.mechanisms.items():
         console.print(f"  constrained by: {escape(name)}" + (f" ({', '.join(ks)})" if ks else ""),
                       style="dim", highlight=False)
-    return effect
 
 
 def _pct(v: Any) -> str:

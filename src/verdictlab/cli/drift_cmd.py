@@ -1,147 +1,23 @@
 """`verdictlab drift RUN_A RUN_B` (two versions, dates or vendors of a judge; or two judges of one run
 with ``--judge-a/--judge-b``) and `verdictlab drift RUN_1 ... RUN_n` (a control chart over a series of
-runs on a fixed anchor set).  Figures: :mod:`verdictlab.stats.drift`."""
+runs on a fixed anchor set).  The report: :func:`verdictlab.analyses.drift.drift_report` (figures from
+:mod:`verdictlab.stats.drift`); the page: :mod:`verdictlab.report.drift_page`."""
 
 from __future__ import annotations
 
 import json
-import math
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from ..vocab import UnparsedPolicy
+
 
 class Chart(StrEnum):
     cusum = "cusum"
     ewma = "ewma"
-
-
-class UnparsedPolicy(StrEnum):
-    exclude = "exclude"
-    wrong = "wrong"
-
-
-class DriftError(ValueError):
-    """The runs cannot be compared as asked (exit code 2 with the message)."""
-
-
-def _clean(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {k: _clean(x) for k, x in v.items()}
-    if isinstance(v, list | tuple):
-        return [_clean(x) for x in v]
-    if hasattr(v, "tolist"):
-        return _clean(v.tolist())
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    return v
-
-
-def load_run(run_dir: Path) -> Any:
-    """The pairwise judgments of one run directory (debate rows left out)."""
-    from ..store import open_store
-
-    with open_store(run_dir) as store:
-        df = store.judgments()
-    return df[df["protocol"] != "debate"]
-
-
-def _one_judge(df: Any, run: str, judge: str | None) -> tuple[str, Any]:
-    judges = sorted(df["judge"].dropna().unique())
-    if judge is not None:
-        if judge not in judges:
-            raise DriftError(f"{run}: no judgments by judge {judge!r}; judges there: {', '.join(judges) or 'none'}")
-        return judge, df[df["judge"] == judge]
-    if len(judges) != 1:
-        raise DriftError(f"{run} holds {len(judges)} judges ({', '.join(judges) or 'none'}); say which with "
-                         "--judge-a / --judge-b")
-    return judges[0], df
-
-
-def sides(run_dirs: list[Path], judge_a: str | None, judge_b: str | None) -> list[tuple[str, str, Any, Any]]:
-    """``[(judge_a, judge_b, frame_a, frame_b)]`` for a two-side comparison: one run with two
-    judges, two runs with one judge each (or chosen), or two runs with the same judges (each judge
-    against itself)."""
-    frames = [load_run(d) for d in run_dirs]
-    if len(frames) == 1:
-        if not (judge_a and judge_b):
-            raise DriftError("one run: name the two judges to compare with --judge-a and --judge-b")
-        ja, fa = _one_judge(frames[0], str(run_dirs[0]), judge_a)
-        jb, fb = _one_judge(frames[0], str(run_dirs[0]), judge_b)
-        return [(ja, jb, fa, fb)]
-    fa_all, fb_all = frames
-    same = sorted(fa_all["judge"].unique()) == sorted(fb_all["judge"].unique())
-    if judge_a is None and judge_b is None and same and fa_all["judge"].nunique() > 1:
-        return [(j, j, fa_all[fa_all["judge"] == j], fb_all[fb_all["judge"] == j])
-                for j in sorted(fa_all["judge"].unique())]
-    ja, fa = _one_judge(fa_all, str(run_dirs[0]), judge_a)
-    jb, fb = _one_judge(fb_all, str(run_dirs[1]), judge_b or (judge_a if judge_a in set(fb_all["judge"]) else None))
-    return [(ja, jb, fa, fb)]
-
-
-def pair_report(run_dirs: list[Path], *, judge_a: str | None, judge_b: str | None, margin: float, alpha: float,
-                n_boot: int, seed: int, unparsed: str) -> dict[str, Any]:
-    """The drift figures of a two-side comparison as a JSON-ready dict."""
-    import pandas as pd
-
-    from ..stats.drift import drift_pair, ranking_change
-    from ..stats.significance import holm_adjust
-
-    tables = []
-    for ja, jb, fa, fb in sides(run_dirs, judge_a, judge_b):
-        t = drift_pair(fa, fb, margin=margin, alpha=alpha, n_boot=n_boot, seed=seed, unparsed=unparsed)
-        tables.append(t.assign(judge_a=ja, judge_b=jb))
-    cells = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
-    if cells.empty:
-        raise DriftError("no cell (protocol x dataset x temperature) was judged on both sides")
-    cells["mcnemar_p_holm"] = holm_adjust(cells["mcnemar_p"].to_numpy(float))   # one family over all cells
-    rank_rows = []
-    for (ja, jb), g in cells.groupby(["judge_a", "judge_b"], sort=False):
-        for fig in ("A", "T"):
-            rank_rows += [{"judge_a": ja, "judge_b": jb, **r} for r in ranking_change(g, figure=fig).to_dict("records")]
-    front = ["judge_a", "judge_b"]
-    cells = cells[front + [c for c in cells.columns if c not in front]]
-    return {"mode": "pair", "runs": [str(d) for d in run_dirs], "margin": margin, "alpha": alpha,
-            "unparsed": unparsed, "n_boot": n_boot, "correction": "holm over all cells",
-            "equivalence": f"TOST at alpha={alpha}: {100 * (1 - 2 * alpha):g}% paired-bootstrap interval of "
-                           f"delta_A inside +-{margin:g} -> yes; wholly outside -> no; else inconclusive",
-            "cells": [_clean(r) for r in cells.to_dict("records")],
-            "ranking_change": [_clean(r) for r in rank_rows]}
-
-
-def series_report(run_dirs: list[Path], *, judge: str | None, chart: str, baseline: int, unparsed: str,
-                  params: dict[str, float]) -> dict[str, Any]:
-    """A control chart of agreement with the anchor labels per (protocol, dataset, temperature)
-    cell over the runs, in the order given."""
-    from ..stats.drift import drift_series
-
-    frames = []
-    judges = []
-    for d in run_dirs:
-        j, f = _one_judge(load_run(d), str(d), judge if judge is not None else None)
-        judges.append(j)
-        frames.append(f)
-    keys = ["protocol", "dataset", "temperature"]
-    common = set.intersection(*[set(map(tuple, f[keys].drop_duplicates().to_numpy().tolist())) for f in frames])
-    if not common:
-        raise DriftError("no cell (protocol x dataset x temperature) was judged in every run")
-    charts = []
-    for cell in sorted(common, key=str):
-        sel = [f[(f["protocol"] == cell[0]) & (f["dataset"] == cell[1]) & (f["temperature"] == cell[2])]
-               for f in frames]
-        ch = drift_series(sel, method=chart, baseline=baseline, unparsed=unparsed, **params)
-        charts.append(_clean({
-            "protocol": cell[0], "dataset": cell[1], "temperature": cell[2], "method": ch.method,
-            "baseline_accuracy": ch.baseline, "accuracy": ch.accuracy, "n_items": ch.n, "z": ch.z,
-            "upper": ch.upper, "lower": ch.lower, "flagged": ch.flagged,
-            "first_flagged_run": None if ch.first_flagged is None else str(run_dirs[ch.first_flagged]),
-            "first_flagged_index": ch.first_flagged,
-            "onset_run": None if ch.onset is None else str(run_dirs[ch.onset]), "onset_index": ch.onset,
-            "params": ch.params}))
-    return {"mode": "series", "runs": [str(d) for d in run_dirs], "judges": judges, "chart": chart,
-            "baseline_runs": baseline, "unparsed": unparsed, "charts": charts}
 
 
 def _f(v: Any, spec: str = ".3f") -> str:
@@ -153,7 +29,8 @@ def _print_pair(rep: dict[str, Any]) -> None:
 
     con = Console(highlight=False)
     con.print(f"Drift: {' vs '.join(rep['runs'])} (margin ±{rep['margin']:g}; McNemar Holm-adjusted over "
-              f"{len(rep['cells'])} cells)", markup=False)
+              f"{len(rep['cells'])} cells; items compared: {rep['item_check']['compared']})", markup=False)
+    _print_item_note(con, rep)
     pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in rep["cells"]:
         pairs.setdefault((r["judge_a"], r["judge_b"]), []).append(r)
@@ -176,10 +53,19 @@ def _print_pair(rep: dict[str, Any]) -> None:
     con.print(rep["equivalence"], markup=False)
 
 
+def _print_item_note(con: Any, rep: dict[str, Any]) -> None:
+    check = rep["item_check"]
+    if check["n_changed"]:
+        shown = ", ".join(f"{d['dataset']}/{d['item_id']}" for d in check["excluded"][:5])
+        con.print(f"{check['n_changed']} item(s) whose content differs between the runs left out on both sides "
+                  f"({shown}{' ...' if check['n_changed'] > 5 else ''})", markup=False)
+
+
 def _print_series(rep: dict[str, Any]) -> None:
     from rich.console import Console
 
     con = Console()
+    _print_item_note(con, rep)
     for c in rep["charts"]:
         accs = "  ".join(f"{a:.3f}{'*' if fl else ''}" for a, fl in zip(c["accuracy"], c["flagged"], strict=True))
         flag = (f"first flagged: run {c['first_flagged_index'] + 1} ({c['first_flagged_run']}), shift began at run "
@@ -196,35 +82,32 @@ def drift(
     margin: Annotated[float, typer.Option(help="Equivalence margin on delta A (0.02 = ±2 pp).")] = 0.02,
     alpha: Annotated[float, typer.Option(help="Level of each one-sided test (TOST).")] = 0.05,
     unparsed: Annotated[UnparsedPolicy, typer.Option(help="'exclude' or 'wrong' for unparsed verdicts.")
-                        ] = UnparsedPolicy.exclude,
+                        ] = UnparsedPolicy.EXCLUDE,
     n_boot: Annotated[int, typer.Option("--n-boot", help="Paired bootstrap resamples.")] = 1000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed (>= 0).", min=0)] = 0,
     chart: Annotated[Chart, typer.Option(help="Series: CUSUM or EWMA chart.")] = Chart.cusum,
     baseline: Annotated[int, typer.Option(help="Series: runs pooled as the baseline.")] = 1,
     series: Annotated[bool, typer.Option("--series", help="Treat two runs as a series (chart) too.")] = False,
+    exclude_changed: Annotated[bool, typer.Option(
+        "--exclude-changed-items", help="Leave out items whose question, responses or label differ between the "
+                                        "runs (default: refuse to compare them).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     html: Annotated[Path | None, typer.Option("--html", help="Write a drift page (HTML) to this file.")] = None,
 ) -> None:
     """Did the judge's verdicts change between runs, by how much, and is the replacement equivalent?"""
-    from ..store import StoreError
-    from ._errors import EXIT_STORE, EXIT_USAGE, fail, say
+    from ..analyses.drift import DriftError, drift_report
+    from ..report.drift_page import render_drift_html
+    from ._errors import EXIT_USAGE, check_writable, fail, say
 
-    if margin <= 0 or not 0 < alpha < 0.5 or n_boot < 1 or baseline < 1:
-        raise typer.BadParameter("need --margin > 0, 0 < --alpha < 0.5, --n-boot >= 1 and --baseline >= 1")
+    if html is not None:
+        check_writable(html, option="--html")
     try:
-        if len(run_dirs) >= 3 or series:
-            rep = series_report(run_dirs, judge=judge_a, chart=chart.value, baseline=baseline,
-                                unparsed=unparsed.value, params={})
-        else:
-            rep = pair_report(run_dirs, judge_a=judge_a, judge_b=judge_b, margin=margin, alpha=alpha,
-                              n_boot=n_boot, seed=seed, unparsed=unparsed.value)
-    except StoreError as e:
-        fail(str(e), EXIT_STORE)
-    except (DriftError, ValueError) as e:
+        rep = drift_report(run_dirs, series=series, judge_a=judge_a, judge_b=judge_b, margin=margin, alpha=alpha,
+                           n_boot=n_boot, seed=seed, unparsed=unparsed.value, chart=chart.value, baseline=baseline,
+                           changed_items="exclude" if exclude_changed else "refuse")
+    except DriftError as e:
         fail(str(e), EXIT_USAGE)
     if html is not None:
-        from ..drift_page import render_drift_html
-
         html.write_text(render_drift_html(rep), encoding="utf-8")
     if as_json:
         typer.echo(json.dumps(rep, indent=2, ensure_ascii=False, allow_nan=False, default=str))

@@ -69,6 +69,7 @@ COMMAND_MODULES = (
     "export_cmd",    # export
     "compare_cmd",   # compare
     "review_cmd",    # review
+    "debate_cmd",    # debate
     "validate_cmd",  # validate
     "plan_labels_cmd",  # plan-labels
     "drift_cmd",     # drift

@@ -9,11 +9,12 @@ allocation (more labels where the judge is unsure).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+from ..vocab import UnparsedPolicy
 
 
 def _n(x: int | None) -> str:
@@ -27,18 +28,21 @@ def _alloc(b: Any) -> str:
     return ", ".join(f"[{edges[i]}, {edges[i + 1]}): {n}" for i, n in enumerate(b.allocation))
 
 
-def plan_labels(
+def plan_labels_cmd(
     run_dir: Annotated[Path, typer.Argument(help="Run directory holding run.sqlite.")],
     halfwidth: Annotated[float, typer.Option(help="Target half-width of the interval (e.g. 0.03 = ±3 points).")],
     human: Annotated[Path | None, typer.Option(
-        "--human", help="Pilot human labels: JSON Lines or CSV with item_id and label (default: the items').")
+        "--human", help="Pilot human labels: JSON Lines or CSV with item_id, label and (optional) dataset "
+                        "(default: the items').")
     ] = None,
     confidence: Annotated[float, typer.Option(help="Confidence level of the interval.")] = 0.95,
     strata: Annotated[int, typer.Option(help="Most judge-confidence strata for the Neyman allocation.")] = 4,
     pool: Annotated[int | None, typer.Option(
-        help="Plan for a pool of this many judged items (default: the run's), assumed to look like the pilot.")
+        help="Plan for a pool of this many judged items (default: the run's; at most 10,000,000), assumed to "
+             "look like the pilot.")
     ] = None,
-    unparsed: Annotated[str, typer.Option(help="Unparsed verdicts: 'exclude' or 'wrong'.")] = "exclude",
+    unparsed: Annotated[UnparsedPolicy, typer.Option(help="Unparsed verdicts: 'exclude' or 'wrong'.")
+                        ] = UnparsedPolicy.EXCLUDE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the budgets as JSON.")] = False,
 ) -> None:
     """Human labels needed for an interval of ±HALFWIDTH: humans only, PPI++, PPI++ with Neyman strata."""
@@ -46,21 +50,18 @@ def plan_labels(
     from rich.table import Table
     from rich.text import Text
 
-    from ..analyses.human_labels import budget_cells
-    from ._errors import plain
-    from .validate_cmd import cell_name, check_options, load_judgments
+    from ..analyses.human_label_runs import LabelPlanError, budget_records, plan_labels
+    from ._errors import printable_line
+    from .validate_cmd import cell_name, check_fractions
 
-    check_options(unparsed, ("--halfwidth", halfwidth), ("--confidence", confidence))
-    if strata < 2:
-        raise typer.BadParameter(f"--strata must be >= 2, got {strata}")
-    if pool is not None and pool < 2:
-        raise typer.BadParameter(f"--pool must be >= 2, got {pool}")
-    judgments = load_judgments(run_dir, human)
-    cells = budget_cells(judgments, halfwidth=halfwidth, confidence=confidence, n_strata=strata,
-                         unparsed=unparsed, pool=pool)
+    check_fractions(("--confidence", confidence))
+    try:
+        cells = plan_labels(run_dir, halfwidth=halfwidth, human=human, confidence=confidence, n_strata=strata,
+                            unparsed=unparsed.value, pool=pool)
+    except LabelPlanError as e:   # out of range or over a documented limit: a bad option value (exit 2)
+        raise typer.BadParameter(str(e), param_hint=f"--{e.option}") from None
     if as_json:
-        rows = [{"cell": c.cell, "quantity": c.quantity, **asdict(c.budget)} for c in cells]
-        typer.echo(json.dumps({"cells": rows}, indent=2, allow_nan=False, default=str))
+        typer.echo(json.dumps({"cells": budget_records(cells)}, indent=2, allow_nan=False, default=str))
         return
     console = Console(width=200) if not Console().is_terminal else Console()
     if not cells:
@@ -78,8 +79,8 @@ def plan_labels(
     console.print(t)
     for c in cells:
         for r in c.budget.reasons:
-            console.print(plain(f"{cell_name(c.cell)}: {r}"), markup=False, highlight=False)
+            console.print(printable_line(f"{cell_name(c.cell)}: {r}"), markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("plan-labels")(plan_labels)
+    app.command("plan-labels")(plan_labels_cmd)

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-
-class UnparsedPolicy(StrEnum):
-    exclude = "exclude"
-    wrong = "wrong"
+from ..vocab import UnparsedPolicy
 
 
 def report(
@@ -27,7 +23,7 @@ def report(
         "--plots", help="Write every figure as PNG and SVG into this directory.")] = None,
     unparsed: Annotated[UnparsedPolicy, typer.Option(
         help="Unparsed verdicts: 'exclude' (counted, left out) or 'wrong' (counted as wrong).")
-    ] = UnparsedPolicy.exclude,
+    ] = UnparsedPolicy.EXCLUDE,
     confidence: Annotated[float, typer.Option(help="Confidence level of the intervals.")] = 0.95,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the T interval.")] = 1000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed (>= 0).", min=0)] = 0,

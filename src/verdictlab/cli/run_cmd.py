@@ -41,13 +41,6 @@ def _with_executor(cfg: Any, executor: str | None, ray_address: str | None) -> A
     return cfg.model_copy(update=update) if update else cfg
 
 
-def _remove_store(run_dir: Path) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        p = run_dir / (STORE_FILENAME + suffix)
-        if p.exists():
-            p.unlink()
-
-
 def run(
     config: Annotated[Path, typer.Argument(help="YAML run config (datasets, judges, protocols, design).")],
     run_dir: Annotated[Path | None, typer.Option("--run-dir", "-o",
@@ -72,7 +65,8 @@ def run(
 
     Exits 0 when every trial of the grid has a stored answer, 4 when trials are left undone or
     failed for good (rerun to resume / with --retry-failed), 130/143 when interrupted."""
-    from ..engine import EngineError, RunLock, run_config
+    from ..engine import EngineError, run_config
+    from ..engine.run import remove_run_store
 
     out = Console(soft_wrap=True, markup=False, highlight=False)
     try:
@@ -89,8 +83,7 @@ def run(
             fail(f"{rd} already holds a run store; rerun without --fresh to resume, "
                  "or add --force to delete it and start over.", EXIT_USAGE)
         try:
-            with RunLock(rd):                  # never delete a store another run is writing
-                _remove_store(rd)
+            remove_run_store(rd)               # under the run lock: never a store another run is writing
         except EngineError as exc:
             fail(exc, EXIT_STORE)
     try:
@@ -111,7 +104,7 @@ def run(
         raise typer.Exit(EXIT_INTERRUPTED)
     if summary.stopped == "terminated":
         raise typer.Exit(EXIT_TERMINATED)
-    _exit_if_incomplete(rd, summary)
+    _exit_if_incomplete(summary)
 
 
 def _check_run_dir(rd: Path, *, given: bool) -> None:
@@ -143,17 +136,10 @@ def _print_summary(out: Console, name: str, rd: Path, summary: Any) -> None:
     out.print(f"next: verdictlab report {rd}")
 
 
-def _failed_in_store(rd: Path) -> int:
-    """Trials whose calls failed for good, over the whole store (earlier sessions too)."""
-    from ..store import open_store
-
-    with open_store(rd) as st:
-        return st.count_failed()
-
-
-def _exit_if_incomplete(rd: Path, summary: Any) -> None:
-    """Exit 4 when the grid is not fully answered: trials not judged, or calls failed for good."""
-    failed = _failed_in_store(rd)
+def _exit_if_incomplete(summary: Any) -> None:
+    """Exit 4 when the grid is not fully answered: trials not judged, or calls failed for good (in
+    this session or an earlier one: ``summary.n_failed_stored``)."""
+    failed = summary.n_failed_stored
     if summary.n_remaining == 0 and failed == 0:
         return
     parts = []

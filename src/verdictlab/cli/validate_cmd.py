@@ -1,7 +1,9 @@
 """`verdictlab validate RUN_DIR` -- the judge's figures corrected by human labels.
 
 Human labels come from the run's items (their ``label``) or from ``--human FILE`` (JSON Lines or CSV
-with ``item_id`` and ``label``: A / B / tie for pairs, PASS / FAIL / UNKNOWN for point items).  Per cell:
+with ``item_id``, ``label`` -- A / B / tie for pairs, PASS / FAIL / UNKNOWN for point items -- and, when
+item ids repeat across the run's datasets, ``dataset``; read and joined by
+:mod:`verdictlab.analyses.human_label_runs`).  Per cell:
 judge-only, human-only and PPI++ estimates side by side (win rate of A; system accuracy on PASS/FAIL
 items), calibration of the judge's confidence before and after cross-fitted recalibration, and the
 selective-evaluation threshold that certifies ``--target-agreement`` with probability 1 - ``--delta``.
@@ -9,8 +11,6 @@ selective-evaluation threshold that certifies ``--target-agreement`` with probab
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from pathlib import Path
@@ -18,105 +18,15 @@ from typing import Annotated, Any
 
 import typer
 
-from ._errors import EXIT_INPUT, EXIT_STORE, fail, plain
-
-_LABEL_WORDS = {"a": "A", "b": "B", "tie": "tie", "pass": "PASS", "fail": "FAIL", "unknown": "UNKNOWN"}
-
-
-class HumanLabelError(ValueError):
-    """A human-label file that cannot be used; the message names file, row and field."""
+from ..vocab import UnparsedPolicy
+from ._errors import printable_line, say
 
 
-def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(row number, record) from a CSV/TSV or JSON Lines file, through the package's readers (records split
-    on "\n" only, BOM dropped, JSON within the input limits)."""
-    from ..datasets._common import json_lines
-    from ..items import ItemError
-
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise HumanLabelError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
-    if path.suffix.lower() in (".csv", ".tsv"):
-        reader = csv.DictReader(io.StringIO(text, newline=""),
-                                delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
-        out = []
-        for rec in reader:
-            if None in rec:
-                raise HumanLabelError(f"{path}, row {reader.line_num}: more fields than the header")
-            out.append((reader.line_num, dict(rec)))
-        return out
-    try:
-        return [(row, dict(rec)) for row, rec in json_lines(text, path=str(path))]
-    except ItemError as e:
-        raise HumanLabelError(str(e)) from None
-
-
-def _label(value: Any, where: str) -> str | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, bool):
-        return "PASS" if value else "FAIL"
-    word = _LABEL_WORDS.get(str(value).strip().lower())
-    if word is None:
-        raise HumanLabelError(f"{where}, field 'label': expected A, B, tie, PASS, FAIL or UNKNOWN, got {value!r}")
-    return word
-
-
-def read_human_labels(path: Path) -> dict[str, str | None]:
-    """``{item_id: label}`` from a JSON Lines or CSV file (columns ``item_id``, ``label``)."""
-    labels: dict[str, str | None] = {}
-    for row, rec in _records(path):
-        where = f"{path}, row {row}"
-        if "item_id" not in rec or rec["item_id"] in (None, ""):
-            raise HumanLabelError(f"{where}, field 'item_id': missing")
-        if "label" not in rec:
-            raise HumanLabelError(f"{where}, field 'label': missing")
-        item_id = str(rec["item_id"])
-        lab = _label(rec["label"], where)
-        if item_id in labels and labels[item_id] != lab:
-            raise HumanLabelError(f"{where}, field 'label': item {item_id!r} already labelled "
-                                  f"{labels[item_id]!r}, now {lab!r}")
-        labels[item_id] = lab
-    if not labels:
-        raise HumanLabelError(f"{path}: no labels found")
-    return labels
-
-
-def load_judgments(run_dir: Path, human: Path | None) -> Any:
-    """The run's judgments, with labels from ``human`` when given; exits with a clear error otherwise."""
-    from ..analyses.human_labels import apply_human_labels, unknown_item_ids
-    from ..store import StoreError, open_store
-
-    try:
-        with open_store(run_dir) as store:
-            judgments = store.judgments()
-    except StoreError as e:
-        fail(e, EXIT_STORE)
-    if human is None:
-        return judgments
-    try:
-        labels = read_human_labels(human)
-    except HumanLabelError as e:
-        fail(e, EXIT_INPUT)
-    unknown = unknown_item_ids(judgments, labels)
-    if unknown:
-        shown = ", ".join(repr(u) for u in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
-        fail(f"{human}: {len(unknown)} item_id(s) not in the run {run_dir}: {shown}", EXIT_INPUT)
-    return apply_human_labels(judgments, labels)
-
-
-def check_options(unparsed: str, *fractions: tuple[str, float]) -> None:
-    """Usage errors for options that must lie in (0, 1) and for the unparsed policy."""
+def check_fractions(*fractions: tuple[str, float]) -> None:
+    """Usage errors for options that must lie in (0, 1)."""
     for name, value in fractions:
         if not 0 < value < 1:
             raise typer.BadParameter(f"{name} must be in (0, 1), got {value}")
-    from ..vocab import check_unparsed
-
-    try:
-        check_unparsed(unparsed)
-    except ValueError as e:
-        raise typer.BadParameter(f"--{e}") from None
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -130,9 +40,9 @@ def _est(e: Any) -> str:
 
 
 def cell_name(cell: dict[str, Any]) -> str:
-    """A cell as one plain line (run strings never reach rich markup: see cli._errors.plain)."""
+    """A cell as one plain line (run strings never reach rich markup: see cli._errors.printable_line)."""
     extra = "".join(f" · {cell[c]}" for c in ("decoding", "step") if cell.get(c) not in (None, "", "free"))
-    return plain(f"{cell['judge']} · {cell['protocol']} · {cell['dataset']} · T={cell['temperature']:g}{extra}")
+    return printable_line(f"{cell['judge']} · {cell['protocol']} · {cell['dataset']} · T={cell['temperature']:g}{extra}")
 
 
 def _cell_name(v: Any) -> Any:
@@ -180,42 +90,11 @@ def _calibration_table(cells: list[Any], target: float, delta: float) -> Any:
     return t
 
 
-def _cells_json(cells: list[Any]) -> list[dict[str, Any]]:
-    from dataclasses import asdict
-
-    out = []
-    for v in cells:
-        d = asdict(v)
-        d.pop("key")
-        d["cell"] = v.cell
-        for r in ("platt", "isotonic"):
-            d[r].pop("confidence", None)
-        out.append(d)
-    return out
-
-
-def _write_plots(cells: list[Any], out_dir: Path) -> None:
-    from ..analyses.human_labels import reliability_figure, reliability_rows
-
-    bins = reliability_rows(cells)
-    if bins.empty:
-        typer.echo("no reliability diagram: no cell has calibration bins (see the reasons)", err=True)
-        return
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        fig = reliability_figure(bins)
-        for fmt in ("png", "svg"):
-            fig.savefig(out_dir / f"reliability.{fmt}", format=fmt, dpi=130,
-                        metadata={"Date": None} if fmt == "svg" else None)
-    except OSError as e:
-        fail(f"{out_dir}: cannot write the plots: {e.strerror or e}", EXIT_INPUT)
-    typer.echo(plain(f"reliability diagram written to {out_dir}/reliability.png and .svg"), err=True)
-
-
 def validate(
     run_dir: Annotated[Path, typer.Argument(help="Run directory holding run.sqlite.")],
     human: Annotated[Path | None, typer.Option(
-        "--human", help="Human labels: JSON Lines or CSV with item_id and label (default: the items' labels).")
+        "--human", help="Human labels: JSON Lines or CSV with item_id, label and (optional) dataset "
+                        "(default: the items' labels).")
     ] = None,
     target_agreement: Annotated[float, typer.Option(
         "--target-agreement", help="Agreement with humans the judge must reach on the items it decides.")] = 0.9,
@@ -224,7 +103,8 @@ def validate(
     keep_labels: Annotated[int | None, typer.Option(
         "--keep-labels", help="What-if: keep only this many human labels per cell (seeded), hide the rest.")
     ] = None,
-    unparsed: Annotated[str, typer.Option(help="Unparsed verdicts: 'exclude' or 'wrong'.")] = "exclude",
+    unparsed: Annotated[UnparsedPolicy, typer.Option(help="Unparsed verdicts: 'exclude' or 'wrong'.")
+                        ] = UnparsedPolicy.EXCLUDE,
     bins: Annotated[int, typer.Option(help="Bins of the reliability diagram / ECE.")] = 15,
     seed: Annotated[int, typer.Option(help="Seed of the folds, splits and --keep-labels (>= 0).", min=0)] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
@@ -235,21 +115,22 @@ def validate(
     """Human-label-corrected estimates (PPI++), calibration and a certified selective threshold."""
     from rich.console import Console
 
-    from ..analyses.human_labels import cell_notes, validate_cells
+    from ..analyses.human_label_runs import validate_run, validation_records, write_reliability_plots
+    from ..analyses.human_labels import cell_notes
 
-    check_options(unparsed, ("--target-agreement", target_agreement), ("--delta", delta),
-                  ("--confidence", confidence))
+    check_fractions(("--target-agreement", target_agreement), ("--delta", delta), ("--confidence", confidence))
     if keep_labels is not None and keep_labels < 1:
         raise typer.BadParameter(f"--keep-labels must be >= 1, got {keep_labels}")
     if bins < 1:
         raise typer.BadParameter(f"--bins must be >= 1, got {bins}")
-    judgments = load_judgments(run_dir, human)
-    cells = validate_cells(judgments, unparsed=unparsed, confidence=confidence, target=target_agreement,
-                           delta=delta, keep_labels=keep_labels, seed=seed, n_bins=bins)
+    cells = validate_run(run_dir, human=human, unparsed=unparsed.value, confidence=confidence,
+                         target=target_agreement, delta=delta, keep_labels=keep_labels, seed=seed, n_bins=bins)
     if plots is not None:
-        _write_plots(cells, plots)
+        written = write_reliability_plots(cells, plots)
+        say(f"reliability diagram written to {plots}/reliability.png and .svg" if written else
+            "no reliability diagram: no cell has calibration bins (see the reasons)")
     if as_json:
-        typer.echo(json.dumps({"cells": _cells_json(cells)}, indent=2, allow_nan=False, default=str))
+        typer.echo(json.dumps({"cells": validation_records(cells)}, indent=2, allow_nan=False, default=str))
         return
     console = Console(width=200) if not Console().is_terminal else Console()
     if not cells:
@@ -262,7 +143,7 @@ def validate(
         if v.reference is not None and v.reference.value is not None:
             why = f"all-label human estimate {_est(v.reference)}" + (f"; {why}" if why else "")
         if why:
-            console.print(plain(f"{cell_name(v.cell)}: {why}"), markup=False, highlight=False)
+            console.print(printable_line(f"{cell_name(v.cell)}: {why}"), markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

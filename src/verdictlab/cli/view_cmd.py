@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-
-class UnparsedPolicy(StrEnum):
-    exclude = "exclude"
-    wrong = "wrong"
+from ..vocab import UnparsedPolicy
 
 
 def view(
@@ -22,7 +18,7 @@ def view(
              "to every machine that can reach it.")] = "127.0.0.1",
     unparsed: Annotated[UnparsedPolicy, typer.Option(
         help="Unparsed verdicts in the outcomes: 'exclude' (counted, left out) or 'wrong', as in the report.")
-    ] = UnparsedPolicy.exclude,
+    ] = UnparsedPolicy.EXCLUDE,
     no_cache: Annotated[bool, typer.Option(
         "--no-cache", help="Build the index from the store, without reading or writing the index cache "
                            "(VERDICTLAB_CACHE_DIR, default ~/.cache/verdictlab).")] = False,

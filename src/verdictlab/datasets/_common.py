@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..guards import GuardError, limits, loads_json, nesting_depth
+from ..guards import GuardError, input_limits, loads_json, nesting_depth
 from ..items import ItemError, PairItem, PointItem, Problems
 from .load import DatasetLoad
 
@@ -77,7 +77,7 @@ def read_records(path: str | Path) -> Rows:
 def json_lines(text: str, *, path: str, problems: Problems | None = None) -> Rows:
     """The records of a JSON Lines text (lines from :func:`split_lines`; blank lines skipped; each
     line one JSON object), as ``(line number, record)``."""
-    max_depth = limits().max_depth       # read once per file, not per line
+    max_depth = input_limits().max_depth       # read once per file, not per line
     rows: Rows = []
     own = problems is None               # every bad line of the file at once: raised here, or the caller's
     problems = Problems(path) if problems is None else problems
@@ -120,7 +120,7 @@ def _offending_field(text: str) -> str | None:
         return None
     if not isinstance(doc, dict):
         return None
-    limit = limits().max_depth
+    limit = input_limits().max_depth
     for key, value in doc.items():
         if nesting_depth(value, stop_at=limit) >= limit or _non_finite(value):
             return str(key)

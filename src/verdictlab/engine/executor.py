@@ -41,7 +41,7 @@ class Executor(Protocol):
 
     ``attach(session)`` is called by the runner before ``execute``: an executor that judges elsewhere
     (a batch API, Ray workers) records its results through the session
-    (:class:`~verdictlab.engine.runner._Session`: ``record(row, lane)``, ``builders``, ``items``...)."""
+    (:class:`~verdictlab.engine.trial_runner._Session`: ``record(row, lane)``, ``builders``, ``items``...)."""
 
     def attach(self, session: Any) -> None: ...
 

@@ -18,12 +18,12 @@ from ..config import RunConfig
 from ..judges.base import JudgeAPI
 from ..limits import Budget, PriceTable, default_price_table
 from ..stopping import StopOnSignals, stop_reason
-from ..store import RunStore
+from ..store import STORE_FILENAME, RunStore
 from ..vocab import Decoding
 from .adaptive import AdaptiveDesign, AdaptiveExecutor
 from .prepare import Item, PreparedRun, make_plan, prepare_run
-from .runner import run_trials
 from .summary import EngineError, RunSummary
+from .trial_runner import run_trials
 
 
 def library_versions() -> dict[str, str | None]:
@@ -101,6 +101,7 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
                                             retry_failed, adaptive_ok=not pilot_only))
         except KeyboardInterrupt as exc:     # a signal before the run's own handler was in place
             summary.stopped = getattr(exc, "reason", "interrupted")
+        summary.n_failed_stored = store.count_failed()
         sessions = store.get_meta("sessions", []) or []
         sessions.append({"started_at": started, "finished_at": time.time(), **summary.as_dict()})
         store.set_meta("sessions", sessions)
@@ -137,6 +138,17 @@ def _check_items_unchanged(store: RunStore, items: Mapping[tuple[str, str], Item
         raise EngineError(f"{store.run_dir}: {len(changed)} item(s) changed since they were judged in this run "
                           f"(first: {changed[0]}); judge the new data in another run dir, or start over "
                           "with --fresh --force")
+
+
+def remove_run_store(run_dir: str | Path) -> None:
+    """Delete the run store of ``run_dir`` (``run.sqlite`` and its ``-wal`` / ``-shm`` files) to start
+    over, under the run lock: a store another run is writing is never deleted (:class:`EngineError`)."""
+    run_dir = Path(run_dir)
+    with RunLock(run_dir):
+        for suffix in ("", "-wal", "-shm"):
+            path = run_dir / (STORE_FILENAME + suffix)
+            if path.exists():
+                path.unlink()
 
 
 class RunLock:

@@ -1,7 +1,7 @@
 """From a trial to a request, and from an answer to a :class:`~verdictlab.judgment.Judgment`.
 
 These are the two ends of one judgment that do not depend on how trials are scheduled: every
-executor builds requests with :func:`build_request` and turns a
+executor builds requests with :meth:`RequestBuilder.build` and turns a
 :class:`~verdictlab.engine.caller.CallResult` into a row with :func:`judgment_for`.
 """
 
@@ -19,7 +19,7 @@ from ..items import PairItem, PointItem
 from ..judges.base import JudgeAPI, JudgeRequest, JudgeResponse
 from ..judgment import Judgment, make_judgment
 from ..protocols.base import ParseResult, Protocol
-from ..vocab import DEFAULT_DECODING, VERDICTS, Order, ParseStatus, swap
+from ..vocab import DEFAULT_DECODING, VERDICTS, ParseStatus, swap
 from .caller import ERROR_LIMIT, CallResult
 
 Item = PairItem | PointItem
@@ -71,15 +71,11 @@ class RequestBuilder:
         self.fixed_seed = spec.params.get("seed")
 
     def build(self, trial: Trial, item: Item, protocol: Protocol, tid: str) -> JudgeRequest:
-        """The request of ``trial`` (may raise if the protocol cannot present ``item``)."""
+        """The request of ``trial``: the protocol's messages for ``item`` in the trial's order, the
+        judge's generation parameters, and the trial key and item for the backend (the same request
+        whatever the judge).  May raise if the protocol cannot present ``item``."""
         messages = tuple(dict(m) for m in protocol.messages(item, trial.order, step=trial.step))
         use_logprobs = bool((protocol.label_only or protocol.wants_token_logprobs) and self.judge.supports_logprobs)
-        gold, extra = None, dict[str, Any]()
-        if self.judge.needs_gold_label:      # simulated / test judges only: real backends never see these
-            gold = swap(item.label, trial.order) if isinstance(item, PairItem) else item.label
-            extra = {"protocol_instance": protocol}
-            if isinstance(item, PairItem):
-                extra["item_view"] = item_view(item, trial.order)
         return JudgeRequest(
             messages=messages, temperature=trial.temperature,
             max_tokens=int(self.max_tokens or protocol.max_tokens()),
@@ -87,19 +83,9 @@ class RequestBuilder:
             stop=tuple(protocol.stop()), logprobs=use_logprobs,
             top_logprobs=max(5, len(protocol.verdict_choices)) if use_logprobs else 0,
             verdict_choices=tuple(protocol.verdict_choices) if protocol.label_only else (), params=self.params,
-            metadata={**trial.key(), "trial_id": tid, **extra}, gold_label=gold, decoding=trial.decoding,
+            metadata={**trial.key(), "trial_id": tid}, item=item, decoding=trial.decoding,
             output_format=protocol.output_format() if trial.decoding != DEFAULT_DECODING else None,
         )
-
-
-def item_view(item: PairItem, order: str) -> dict[str, Any]:
-    """What a pair shows, for the simulated judge's planted biases: shown lengths, shown
-    authoring systems and the item meta.  Sent only to judges that declare ``needs_gold_label``."""
-    first, second = item.shown(order)
-    ma = item.model_a or item.meta.get("model_a")
-    mb = item.model_b or item.meta.get("model_b")
-    return {"shown_chars": [len(first), len(second)],
-            "shown_models": [ma, mb] if order == Order.AB else [mb, ma], "item_meta": dict(item.meta)}
 
 
 def _item_label(item: Item) -> str | None:

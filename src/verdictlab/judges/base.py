@@ -64,9 +64,11 @@ class JudgeRequest:
 
     ``messages`` are chat messages (``{"role", "content"}``).  ``metadata`` carries the trial key
     (judge, dataset, item_id, protocol, order, temperature, rep, step, decoding) and ``trial_id``.
-    ``gold_label`` is the item's gold label in *shown* terms, filled in only for a backend that
-    declares :attr:`JudgeAPI.needs_gold_label` (the simulated judge, test judges); it is None for
-    every real backend and never part of the request hash.
+    ``item`` is the item the request is about (a :class:`~verdictlab.items.PairItem` or
+    :class:`~verdictlab.items.PointItem` in canonical terms; ``metadata["order"]`` says how it is
+    shown).  The engine sets it on every request, whatever the judge: a backend that answers from the
+    item itself -- the simulated judge, a test judge -- reads it there; a backend that calls a model
+    sends only the messages and never the item.  It is not part of the request hash.
     ``verdict_choices`` lists the verdict tokens a label-only protocol expects (e.g. ("A", "B")),
     so a backend with log-probabilities can return their probabilities.
     """
@@ -81,7 +83,7 @@ class JudgeRequest:
     verdict_choices: tuple[str, ...] = ()
     params: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
-    gold_label: Any = None
+    item: Any = None
     decoding: str = "free"          # free | constrained (verdictlab.vocab.Decoding)
     output_format: Any = None       # for constrained decoding: the protocol's output format
 
@@ -127,9 +129,6 @@ class JudgeAPI:
     provider: str = "base"
     max_concurrency: int | None = None
     supports_logprobs: bool = False
-    # test hook: a simulated backend that answers from the gold label says so here, and only then
-    # does the caller fill in JudgeRequest.gold_label (shown terms); real backends never see it
-    needs_gold_label: bool = False
 
     def __init__(self, judge_id: str, model: str) -> None:
         self.judge_id = judge_id

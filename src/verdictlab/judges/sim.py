@@ -37,15 +37,16 @@ constrained verdict is "shown first": C = 1, phi = 1, A = 1/2, T = 0 (forcing th
 guess); with ``F = 0`` the constrained run equals a free run of the same judge with ``M = 0``.  The
 mechanism is recorded per call in the notes (``MECHANISM``).
 
-The output is the requested protocol's well-formed rendering
-(``get_protocol(request.metadata["protocol"]).render(verdict)``).  The gold label is read from
-``request.gold_label`` (shown terms), which the caller fills in only for backends that declare
-``needs_gold_label`` -- only this judge ever looks at it.
+The output is a well-formed answer in the requested protocol's format, written by this judge
+(:mod:`verdictlab.judges.sim_answers`: the protocols only build prompts and parse replies).  The
+gold label and what the pair shows come from the item the request is about (``request.item``, which
+the engine sets on every request; in shown terms through ``metadata["order"]``): this judge answers
+from the item, where a real judge reads the prompt.
 
 Planted biases (what ``verdictlab selftest`` recovers).  They act on a pair that is not
 position-locked, through per-pair draws made from the *base* dataset name (the same draw on a probed
-copy of the pair), and need the item view the caller gives this judge (``metadata["item_view"]``:
-shown lengths, shown authoring systems, item meta); without it they are inert.  Precedence:
+copy of the pair), and read what the pair shows (:func:`item_view`: shown lengths, shown authoring
+systems, item meta); a request without its item leaves them inert.  Precedence:
 anchoring, then self-preference, then verbosity; noise still replaces the verdict afterwards.
 
 * ``anchoring=G``: on an item whose meta names ``anchor_side`` (the ``anchoring`` probe), with
@@ -72,10 +73,11 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..items import to_canonical, to_shown
+from ..items import PairItem, to_canonical, to_shown
 from ..output_format import OutputFormat
-from ..vocab import Order
+from ..vocab import Order, swap
 from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
+from .sim_answers import AnswerStyle, answer_style
 
 _PARAMS = {"skill": 0.8, "position_lock": 0.0, "noise": 0.0, "malformed": 0.0, "forced_first": 0.5, "seed": 0,
            "latency": 0.0, "verbosity": 0.0, "self_pref": 0.0, "family": "", "anchoring": 0.0, "probs": 0}
@@ -140,7 +142,6 @@ class SimJudge(JudgeAPI):
     provider = "sim"
     max_concurrency = None
     supports_logprobs = False
-    needs_gold_label = True      # the caller fills in request.gold_label (shown terms) for this judge
 
     def __init__(self, judge_id: str, spec: str) -> None:
         super().__init__(judge_id, model=f"sim({spec})")
@@ -160,7 +161,7 @@ class SimJudge(JudgeAPI):
     def planted_bias(self, base: str, item_id: str, order: str, view: dict[str, Any] | None,
                      preferred: str, how: str) -> tuple[str, str]:
         """The planted anchoring / self-preference / verbosity biases (module docstring): the
-        canonical preferred verdict and how it was reached, given the caller's item view."""
+        canonical preferred verdict and how it was reached, given what the pair shows (:func:`item_view`)."""
         p = self.params
         if not view or not (p.anchoring or p.self_pref or p.verbosity):
             return preferred, how
@@ -223,44 +224,64 @@ class SimJudge(JudgeAPI):
             return verdict, f"forced: {how}"
         return verdict, how
 
-    async def generate(self, request: JudgeRequest) -> JudgeResponse:
-        from ..protocols import get_protocol
+    def call_meta(self, request: JudgeRequest) -> dict[str, Any]:
+        """What :meth:`decide` reads about one call: the trial key, the gold label in shown terms
+        (``label_shown``) and, for a pair, what it shows (``item_view``) -- from ``request.item``."""
+        meta = dict(request.metadata)
+        item, order = request.item, meta.get("order", Order.AB)
+        if isinstance(item, PairItem):
+            meta["label_shown"] = swap(item.label, order)
+            meta["item_view"] = item_view(item, order)
+        else:
+            meta["label_shown"] = getattr(item, "label", None)
+        return meta
 
-        t0 = time.perf_counter()
-        meta = {**request.metadata, "label_shown": request.gold_label}
-        try:
-            # the run's own protocol instance (a test hook the caller fills for this judge: an ID@FILE
-            # override resolves next to the config, not in the working directory), else by id
-            protocol = meta.get("protocol_instance") or get_protocol(meta["protocol"])
-        except KeyError as exc:
-            raise JudgeCallError(f"sim judge: unknown or missing protocol ({exc})", RetryDecision.fatal()) from None
-        constrained = request.decoding == "constrained"
+    def answer(self, style: AnswerStyle, meta: dict[str, Any], *, constrained: bool = False) -> str:
+        """The answer text of one call described by ``meta`` (:meth:`call_meta`), in ``style``."""
         verdict, how = self.decide(meta, constrained=constrained)
-        if verdict is not None:
+        if verdict is not None and style.own_verdict is not None:
             # pointwise protocols (rubric, pointwise) answer in their own vocabulary: right about
-            # the item with probability skill (fixed per item and step), a coin under noise;
-            # pairwise protocols' sim_verdict hook returns None and the A/B verdict stands
+            # the item with probability skill (fixed per item and step), a coin under noise
             u_item, u_pick, _, _ = _uniforms("sim-point", self.params.seed, meta.get("dataset", ""),
                                              meta.get("item_id", ""), meta.get("step", ""))
             correct = (verdict == "A") if how == "noise" else u_item < self.params.skill
-            verdict = protocol.sim_verdict(meta.get("label_shown"), correct=correct, u=u_pick) or verdict
+            verdict = style.own_verdict(meta.get("label_shown"), correct, u_pick)
         if verdict is None:
             u = _uniforms("sim-malformed", self.params.seed, meta.get("item_id"), meta.get("rep"))[0]
-            text = protocol.render_malformed(u)
-        else:
-            text = protocol.render(verdict, rationale=f"Response {verdict} is the better answer ({how}).")
+            return style.malformed_answer(u)
+        return style.write(verdict, f"Response {verdict} is the better answer ({how}).")
+
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:
+        t0 = time.perf_counter()
+        try:
+            style = answer_style(str(request.metadata.get("protocol", "")), request.output_format)
+        except LookupError as exc:
+            raise JudgeCallError(f"sim judge: {exc}", RetryDecision.fatal()) from None
+        meta = self.call_meta(request)
+        constrained = request.decoding == "constrained"
+        text = self.answer(style, meta, constrained=constrained)
         if self.params.latency > 0:
             await asyncio.sleep(self.params.latency)
         prompt_chars = sum(len(m.get("content", "")) for m in request.messages)
         notes = ["simulated judge; token counts are chars/4 estimates"]
         if constrained:
             notes.append(f"constrained: {MECHANISM}")
-        probs = self.verdict_probabilities(meta) if self.params.probs and protocol.label_only else None
+        probs = self.verdict_probabilities(meta) if self.params.probs and style.label_only else None
         return JudgeResponse(text=text, tokens_in=max(1, prompt_chars // 4), tokens_out=max(1, len(text) // 4),
                              cost_usd=0.0, latency_s=time.perf_counter() - t0, notes=notes, choice_probs=probs)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "params": asdict(self.params)}
+
+
+def item_view(item: PairItem, order: str) -> dict[str, Any]:
+    """What a pair shows in ``order``, for the planted biases: shown lengths, shown authoring systems
+    and the item meta."""
+    first, second = item.shown(order)
+    ma = item.model_a or item.meta.get("model_a")
+    mb = item.model_b or item.meta.get("model_b")
+    return {"shown_chars": [len(first), len(second)],
+            "shown_models": [ma, mb] if order == Order.AB else [mb, ma], "item_meta": dict(item.meta)}
 
 
 def make_sim_judge(judge_id: str, spec: str) -> SimJudge:

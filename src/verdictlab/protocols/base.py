@@ -59,9 +59,8 @@ class Protocol:
     * :meth:`output_format` -- the format constrained decoding enforces (None: not constrainable);
     * :meth:`steps`, :meth:`max_tokens`, :meth:`stop`.
 
-    The simulated judge's hooks (:meth:`render`, :meth:`render_malformed`, :meth:`sim_verdict`) say
-    how a well-formed or malformed answer of this protocol looks; only :mod:`verdictlab.judges.sim`
-    calls them.
+    A protocol builds prompts and parses replies, nothing else: how a judge writes a reply is the
+    judge's business (the simulated judge's answer styles are in :mod:`verdictlab.judges.sim_answers`).
     """
 
     id: str = "base"
@@ -87,20 +86,6 @@ class Protocol:
     def output_format(self) -> Any:
         """The :class:`~verdictlab.output_format.OutputFormat` constrained decoding enforces, or None
         when this protocol cannot be constrained."""
-        return None
-
-    # -- simulated judge hooks ---------------------------------------------------------------------
-    def render(self, verdict: str, *, rationale: str = "", scores: dict[str, Any] | None = None) -> str:
-        """A well-formed output carrying ``verdict`` (shown terms), for the simulated judge."""
-        raise NotImplementedError
-
-    def render_malformed(self, u: float = 0.0) -> str:
-        """An output of this protocol's style without a readable verdict, for the simulated judge."""
-        return "The response is"
-
-    def sim_verdict(self, label: Any, *, correct: bool, u: float) -> str | None:
-        """For protocols with their own verdict vocabulary (pointwise): the simulated judge's answer
-        given the gold ``label``; None for pairwise protocols (they answer A / B)."""
         return None
 
     def max_tokens(self) -> int:

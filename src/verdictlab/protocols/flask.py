@@ -80,12 +80,6 @@ class FlaskProtocol(Protocol):
     def parse_response(self, response: Any) -> ParseResult:
         return self._geval.parse_response(response)
 
-    def render(self, verdict: str, *, rationale: str = "", scores: dict[str, Any] | None = None) -> str:
-        return self._geval.render(verdict, rationale=rationale, scores=scores)
-
-    def render_malformed(self, u: float = 0.0) -> str:
-        return self._geval.render_malformed(u)
-
 
 def make_flask(*, template_path: str | Path | None = None, **options: Any) -> FlaskProtocol:
     from .rubrics import build_rubric_protocol

@@ -476,27 +476,6 @@ class GEvalProtocol(Protocol):
         return ParseResult(res.verdict, res.status, res.detail, scores={**res.scores, **w},
                            fallback_rule=res.fallback_rule)
 
-    # -- simulated judge -----------------------------------------------------------------------
-    def render(self, verdict: str, *, rationale: str = "", scores: dict[str, Any] | None = None) -> str:
-        if verdict not in ("A", "B", "tie"):
-            raise ValueError(f"geval renders 'A', 'B' or 'tie', got {verdict!r}")
-        if verdict == "tie" and not self.allows_tie:
-            raise ValueError("this geval protocol does not allow ties")
-        scores = scores or {}
-        s1 = scores.get("score_shown_first", scores.get("score_a"))
-        s2 = scores.get("score_shown_second", scores.get("score_b"))
-        if s1 is None or s2 is None:
-            hi, lo = max(2, round(0.8 * self.scale)), max(1, round(0.4 * self.scale))
-            s1, s2 = {"A": (hi, lo), "B": (lo, hi), "tie": (hi, hi)}[verdict]
-        rationale = rationale or (f"Response {verdict} meets the rubric better." if verdict != "tie"
-                                  else "Both responses meet the rubric equally.")
-        return json.dumps({"rationale": rationale, "score_A": int(s1), "score_B": int(s2), "winner": verdict})
-
-    def render_malformed(self, u: float = 0.0) -> str:
-        shapes = ['{"rationale": "Both responses', '{"rationale": "ok", "score_A": 3, "score_B": 3',
-                  "I would prefer not to choose."]
-        return shapes[min(int(u * len(shapes)), len(shapes) - 1)]
-
 
 def make_geval(*, template_path: str | Path | None = None, **options: Any) -> GEvalProtocol:
     """Registry factory.  ``template_path`` is accepted as an alias of ``rubric`` (a YAML file)."""

@@ -26,12 +26,10 @@ read before the verdict is scored).
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape
 
 import yaml
 
@@ -147,31 +145,3 @@ class PairwiseProtocol(Protocol):
         if self.fmt == "json":
             return parse_json(text, fields=self.fields, stop=self.template.stop, allows_tie=self.allows_tie)
         return parse_xml(text, fields=self.fields, stop=self.template.stop, allows_tie=self.allows_tie)
-
-    # -- writing (simulated judge) -------------------------------------------------------------
-    def render(self, verdict: str, *, rationale: str = "", scores: dict[str, Any] | None = None) -> str:
-        if verdict not in ("A", "B"):
-            raise ValueError(f"protocol {self.id!r} renders only 'A' or 'B', got {verdict!r}")
-        rationale = rationale or f"Response {verdict} answers the question better."
-        if self.fmt == "label":
-            return verdict
-        parts = {"winner": verdict, "rationale": rationale}
-        if self.fmt == "json":
-            return json.dumps({f: parts[f] for f in self.fields})
-        inner = "".join(f"<{f}>{escape(parts[f])}</{f}>" for f in self.fields)
-        return f"<judgment>{inner}</judgment>"
-
-    def render_malformed(self, u: float = 0.0) -> str:
-        """An output in this protocol's style that carries no readable verdict (``u`` in [0, 1)
-        picks one of a few shapes): a reply truncated before its winner field, or prose."""
-        if self.fmt == "label":
-            shapes = ["", "Response", "I think the"]
-        elif self.fmt == "json":
-            shapes = ['{"winn', '{"rationale": "Both responses address the', '```json\n{"rationale": "']
-            if self.verdict_first:
-                shapes[1] = '{"winner": "'
-        else:
-            shapes = ["<judgment><win", "<judgment><rationale>Both responses address the", "<judgment>"]
-            if self.verdict_first:
-                shapes[1] = "<judgment><winner>"
-        return shapes[min(int(u * len(shapes)), len(shapes) - 1)]

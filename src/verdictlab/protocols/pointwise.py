@@ -129,36 +129,6 @@ class PointwiseProtocol(Protocol):
     def parse(self, text: str) -> ParseResult:
         return parse_grade(text)
 
-    def render(self, verdict: str, *, rationale: str = "", scores: dict[str, Any] | None = None) -> str:
-        g: Any = verdict
-        try:
-            f = float(verdict)
-            g = int(f) if f.is_integer() else f
-        except (TypeError, ValueError):
-            pass
-        return json.dumps({"rationale": rationale or "Graded against the question.", "score": g})
-
-    def render_malformed(self, u: float = 0.0) -> str:
-        shapes = ['{"rationale": "The response', "It is hard to say.", '{"rationale": "x", "score": "good"']
-        return shapes[min(int(u * len(shapes)), len(shapes) - 1)]
-
-    def sim_verdict(self, label: Any, *, correct: bool, u: float) -> str:
-        """A simulated judge's grade: the label when ``correct``, else a neighbouring grade of the
-        protocol's scale (when the label is on it) or label +/- 1."""
-        g = grade_text(label)
-        if correct and g is not None:
-            return g
-        scale = [grade_text(x) for x in self.scale]
-        if g in scale:
-            i = scale.index(g)
-            j = i + 1 if (u < 0.5 and i + 1 < len(scale)) or i == 0 else i - 1
-            return str(scale[j])
-        try:
-            f = float(g) if g is not None else 0.0
-            return grade_text(f + 1 if u < 0.5 or f <= 0 else f - 1) or "1"
-        except ValueError:
-            return "unknown"
-
 
 def make_pointwise(*, template_path: str | Path | None = None, **options: Any) -> PointwiseProtocol:
     """Registry factory (``pointwise@0-2`` or ``pointwise@1-5`` sets an integer scale)."""

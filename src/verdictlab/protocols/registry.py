@@ -85,4 +85,4 @@ register_protocol("flask-correctness", "verdictlab.protocols.flask:make_flask_co
 register_protocol("flask-instruction", "verdictlab.protocols.flask:make_flask_instruction")
 register_protocol("rubric", "verdictlab.protocols.rubric:make_rubric")
 register_protocol("pointwise", "verdictlab.protocols.pointwise:make_pointwise")
-register_protocol("debate", "verdictlab.debate:make_debate")
+register_protocol("debate", "verdictlab.protocols.debate:make_debate")

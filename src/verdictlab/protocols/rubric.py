@@ -202,26 +202,6 @@ class RubricProtocol(Protocol):
     def parse(self, text: str) -> ParseResult:
         return parse_pass_fail(text)
 
-    def render(self, verdict: str, *, rationale: str = "", scores: dict[str, Any] | None = None) -> str:
-        if verdict not in RESULTS:
-            raise ValueError(f"rubric renders PASS, FAIL or UNKNOWN, got {verdict!r}")
-        rationale = rationale or f"Checked the response against the criterion: {verdict.lower()}."
-        return f"<reasoning>{rationale}</reasoning><result>{verdict}</result>"
-
-    def render_malformed(self, u: float = 0.0) -> str:
-        shapes = ["<reasoning>The response seems", "I am not able to", "<reasoning>x</reasoning><result>"]
-        return shapes[min(int(u * len(shapes)), len(shapes) - 1)]
-
-    def sim_verdict(self, label: Any, *, correct: bool, u: float) -> str:
-        """What a simulated judge answers for an item with human ``label``: the label when
-        ``correct``, else the other result (UNKNOWN for a fifth of the wrong answers)."""
-        lab = normalise_result(label)
-        if correct and lab is not None:
-            return lab
-        if u < 0.2:
-            return "UNKNOWN"
-        return "FAIL" if lab == "PASS" else "PASS"
-
 
 def make_rubric(*, template_path: str | Path | None = None, **options: Any) -> RubricProtocol:
     """Registry factory: ``template_path`` (``rubric@FILE``) is the criteria file."""

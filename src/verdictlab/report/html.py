@@ -135,9 +135,9 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
             plots.append({"name": name, "title": ptitle, "src": figure_data_uri(fig, fmt=plot_format),
                           "reading": read.get(name, "")})
             plt.close(fig)
-    from ..guards import limits
+    from ..guards import input_limits
 
-    lim = limits()
+    lim = input_limits()
     report = _cut_long_text(report, lim.html_max_output_chars)
     html = _render(report, plots, title)
     rows = list((report.get("broken_items") or {}).get("rows") or [])

@@ -1,9 +1,12 @@
-"""The grid runner: trials -> executor -> caller -> store writer.
+"""The trial runner: a list of trials -> executor -> caller -> store writer.
+
+(A whole run of a config into a run directory -- lock, meta, items check, budget across sessions,
+signals -- is :mod:`verdictlab.engine.run`; this module judges the trials it is given.)
 
 :func:`run_trials` skips the trials already stored (resume), gives each judge a
 :class:`~verdictlab.engine.caller.JudgeCaller` (cache, limits, retries, timeout, budget, accounting,
 scrubbing), lets an :class:`~verdictlab.engine.executor.Executor` schedule the trials, turns each
-answer into a :class:`~verdictlab.judgment.Judgment` and hands it to the :class:`Writer`, which
+answer into a :class:`~verdictlab.judgment.Judgment` and hands it to the :class:`~verdictlab.engine.writer.Writer`, which
 commits judgments, attempts and cache entries in small transactions.
 
 Guarantees
@@ -40,48 +43,10 @@ from .caller import JudgeCaller, RunControl
 from .executor import Executor, Lane, LocalExecutor
 from .summary import EngineError, RunSummary
 from .trials import RequestBuilder, judge_trial
+from .writer import Writer
 
 Item = PairItem | PointItem
 YIELD_EVERY_S = 0.01     # the longest the trials of a run hold the event loop without a turn
-
-
-class Writer:
-    """Buffers judgment, attempt and cache rows and commits them together in small transactions
-    (every ``flush_rows`` judgments or ``flush_s`` seconds, whichever comes first).  It is the
-    :class:`~verdictlab.engine.caller.CallLog` of the callers of a run."""
-
-    def __init__(self, store: RunStore, *, flush_rows: int = 32, flush_s: float = 0.2) -> None:
-        self.store = store
-        self.flush_rows = flush_rows
-        self.flush_s = flush_s
-        self.rows: list[Judgment] = []
-        self.attempts: list[dict[str, Any]] = []
-        self.cache: list[tuple[str, str, str, float]] = []
-        self.written = 0
-
-    def add_attempt(self, row: dict[str, Any]) -> None:
-        self.attempts.append(row)
-
-    def add_cache_entry(self, key: str, judge: str, response_json: str) -> None:
-        self.cache.append((key, judge, response_json, time.time()))
-
-    def add_row(self, row: Judgment) -> None:
-        self.rows.append(row)
-        if len(self.rows) >= self.flush_rows:
-            self.flush()
-
-    def flush(self) -> int:
-        attempts, self.attempts = self.attempts, []
-        cache, self.cache = self.cache, []
-        rows, self.rows = self.rows, []
-        n = self.store.write_batch(judgments=rows, attempts=attempts, cache=cache)
-        self.written += n
-        return n
-
-    async def run(self) -> None:
-        while True:
-            await asyncio.sleep(self.flush_s)
-            self.flush()
 
 
 class Progress:
@@ -260,4 +225,4 @@ def _note_stops(summary: RunSummary, control: RunControl) -> None:
         summary.stopped = reason if not summary.stopped else f"{summary.stopped}; {reason}"
 
 
-__all__ = ["Progress", "Writer", "run_trials"]
+__all__ = ["Progress", "run_trials"]

@@ -1,5 +1,5 @@
-"""The drift page: one self-contained HTML file from the dict :mod:`verdictlab.cli.drift_cmd` builds
-(``verdictlab drift ... --html PATH``).  It renders only -- every number comes from the dict.
+"""The drift page: one self-contained HTML file from the dict :func:`verdictlab.analyses.drift.drift_report`
+builds (``verdictlab drift ... --html PATH``).  It renders only -- every number comes from the dict.
 
 Pair mode: a forest plot of delta A with its paired-bootstrap interval and the equivalence margin,
 the per-cell table (kappa, flip rate, McNemar p and Holm p, delta A / delta T, equivalence) and the
@@ -90,8 +90,18 @@ def _chart(c: Mapping[str, Any]) -> str:
     return _svg(fig)
 
 
+def _item_note(rep: Mapping[str, Any]) -> str:
+    check = rep.get("item_check") or {}
+    if not check.get("n_changed"):
+        return ""
+    shown = ", ".join(f"{d['dataset']}/{d['item_id']}" for d in check.get("excluded", []))
+    return (f"<p>{_e(check['n_changed'])} item(s) whose content differs between the runs were left out on both "
+            f"sides: {_e(shown)}.</p>")
+
+
 def _pair_body(rep: Mapping[str, Any]) -> list[str]:
     out = [f"<p>{_e(rep['equivalence'])}. McNemar p-values Holm-adjusted across all {len(rep['cells'])} cells.</p>",
+           _item_note(rep),
            _forest(rep["cells"], float(rep["margin"])), "<table><tr>"]
     heads = ["a → b", "protocol", "dataset", "T", "units", "κ", "flip rate [95%]", "A a", "A b", "ΔA [95%]",
              "ΔT [95%]", "McNemar p", "Holm p", "equivalent"]
@@ -119,7 +129,7 @@ def _pair_body(rep: Mapping[str, Any]) -> list[str]:
 
 def _series_body(rep: Mapping[str, Any]) -> list[str]:
     out = [f"<p>Runs in order: {_e(', '.join(rep['runs']))}. Baseline: the first {_e(rep['baseline_runs'])} run(s). "
-           "Accuracy per run weighs each labelled anchor item once.</p>"]
+           "Accuracy per run weighs each labelled anchor item once.</p>", _item_note(rep)]
     for c in rep["charts"]:
         flag = (f"first flagged at run {c['first_flagged_index'] + 1} ({c['first_flagged_run']}); the shift began "
                 f"at run {c['onset_index'] + 1}" if c["first_flagged_index"] is not None else "no shift flagged")

@@ -1,11 +1,15 @@
-"""Structured debate between two judges on a pair, with every round stored and every fallback counted.
+"""The debate's call path: two judges debate a pair over rounds, every call through the caller,
+every round stored and every fallback counted.
 
-Protocol
---------
-Round 1: each of the two judges answers the pair independently (reasoning first, then the winner,
-JSON).  Rounds 2..N (rebuttals): each judge sees the other judge's latest argument and verdict and
-answers again, keeping or changing its verdict.  The debate stops early once both judges name the
-same winner (``stop_on_agreement``) or after ``rounds`` rounds.
+The wording and parser of a turn are the debate protocol (:mod:`verdictlab.protocols.debate`); the
+figures of the stored debates are an analysis (:func:`verdictlab.analyses.debate.debate_summary`).
+
+Rounds
+------
+Round 1: each of the two judges answers the pair independently.  Rounds 2..N (rebuttals): each judge
+sees the other judge's latest argument and verdict and answers again, keeping or changing its verdict.
+The debate stops early once both judges name the same winner (``stop_on_agreement``) or after
+``rounds`` rounds.
 
 Stored rows (run store, ``protocol = "debate"``)
 ------------------------------------------------
@@ -25,9 +29,6 @@ applies).  ``"previous"``: the judge keeps its previous round's verdict (none in
 ``"paper"``: round 1 falls back to the first-shown response and later rounds to the previous
 verdict -- the rule of the audited implementation, offered so its effect can be measured.
 Every fallback row has ``parse_status = "fallback"`` and a named ``fallback_rule``.
-
-:func:`debate_summary` reports round-1 vs final accuracy, the rounds used, how often the judges
-ended in agreement, and the fallback counts.
 """
 
 from __future__ import annotations
@@ -37,86 +38,23 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from .config import JudgeSpec
-from .design import trial_id
-from .engine.caller import CallResult, JudgeCaller, RunControl
-from .items import PairItem
-from .judges.base import JudgeAPI, JudgeRequest
-from .judgment import Judgment, from_shown
-from .limits import Budget
-from .protocols.base import ParseResult, Protocol
-from .protocols.parsing import parse_json
-from .vocab import DEFAULT_UNPARSED, ORDERS, ParseStatus, swap
+from ..config import ConfigError, JudgeSpec, load_config
+from ..design import trial_id
+from ..items import PairItem
+from ..judges.base import JudgeAPI, JudgeRequest
+from ..judgment import Judgment, from_shown
+from ..limits import Budget
+from ..protocols.base import ParseResult
+from ..protocols.debate import PROTOCOL_ID, DebateProtocol
+from ..vocab import ORDERS, ParseStatus
+from .caller import CallResult, JudgeCaller, RunControl
+from .writer import Writer
 
 FALLBACKS: tuple[str, ...] = ("none", "previous", "paper")
 FINAL_RULES: tuple[str, ...] = ("tie", "first-judge")
-PROTOCOL_ID = "debate"
-
-_SYSTEM = ("You are one of two judges comparing two answers to the same question. Decide which answer is "
-           "better: correct, doing exactly what was asked, and clear. Length is not a merit, and the order "
-           "of the answers must not matter.")
-_FORMAT = ('Reply with a JSON object only, reasoning first (at most 40 words): '
-           '{"rationale": "your reasoning", "winner": "A or B"}')
-
-
-class DebateProtocol(Protocol):
-    """The wording and parser of one debate turn (also what the simulated judge renders)."""
-
-    id = PROTOCOL_ID
-    label_only = False
-    allows_tie = False
-    verdict_choices = ("A", "B")
-
-    def messages(self, item: Any, order: str, *, step: str = "", opponent: tuple[str, str] | None = None,
-                 own: tuple[str, str] | None = None, turn: bool = False) -> list[dict[str, str]]:
-        if not turn:
-            raise ValueError("the debate protocol needs its own runner: use `verdictlab debate CONFIG`, "
-                             "not `verdictlab run` (rounds depend on each other's answers)")
-        first, second = item.shown(order)
-        user = f"Question:\n{item.question}\n\nResponse A:\n{first}\n\nResponse B:\n{second}\n\n"
-        if opponent is not None:
-            if own is not None:
-                user += f"Your previous verdict was {own[1]}, because: {own[0]}\n\n"
-            user += (f"The other judge chose {opponent[1]}, arguing: {opponent[0]}\n\n"
-                     "Weigh that argument. Keep your verdict if it still holds, change it if the argument "
-                     "convinced you. ")
-        return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user + _FORMAT}]
-
-    def max_tokens(self) -> int:
-        return 96
-
-    def stop(self) -> tuple[str, ...]:
-        return ("}",)
-
-    def parse(self, text: str) -> ParseResult:
-        return parse_json(text, fields=("rationale", "winner"), stop=("}",), allows_tie=False)
-
-    def render(self, verdict: str, *, rationale: str = "", scores: dict[str, Any] | None = None) -> str:
-        if verdict not in ("A", "B"):
-            raise ValueError(f"debate renders 'A' or 'B', got {verdict!r}")
-        return json.dumps({"rationale": rationale or f"Response {verdict} is better.", "winner": verdict})
-
-    def render_malformed(self, u: float = 0.0) -> str:
-        shapes = ['{"rationale": "Both answers', "I need more time.", '{"winner": "']
-        return shapes[min(int(u * len(shapes)), len(shapes) - 1)]
-
-
-def make_debate(*, template_path: Any = None, **options: Any) -> DebateProtocol:
-    return DebateProtocol()
-
-
-def _rationale(text: str | None) -> str:
-    if not text:
-        return "(no readable argument)"
-    try:
-        obj = json.loads(text if text.rstrip().endswith("}") else text + "}")
-        if isinstance(obj, dict) and isinstance(obj.get("rationale"), str):
-            return obj["rationale"][:600]
-    except ValueError:
-        pass
-    return text.strip()[:600]
 
 
 @dataclass(frozen=True)
@@ -238,8 +176,7 @@ async def _debate_one(item: PairItem, order: str, rep: int, callers: Sequence[Ju
             meta = {"judge": jid, "dataset": item.dataset, "item_id": item.item_id, "protocol": PROTOCOL_ID,
                     "order": order, "temperature": s.temperature, "rep": rep, "step": step, "trial_id": tid}
             reqs.append(JudgeRequest(messages=tuple(msgs), temperature=s.temperature, max_tokens=protocol.max_tokens(),
-                                     stop=protocol.stop(), metadata=meta,
-                                     gold_label=swap(item.label, order) if c.judge.needs_gold_label else None))
+                                     stop=protocol.stop(), metadata=meta, item=item))
             tids.append(tid)
         results = await asyncio.gather(*(_ask(c, r, t, rep, s.cache) for c, r, t in zip(callers, reqs, tids, strict=True)))
         if any(r is None for r in results):      # the run stopped (budget): this debate is redone on resume
@@ -250,7 +187,7 @@ async def _debate_one(item: PairItem, order: str, rep: int, callers: Sequence[Ju
             turn, used_fallback = _read_turn(protocol, text, k, verdicts[i], s)
             verdicts[i] = turn[0]
             from_fallback[i] = used_fallback
-            new_latest[i] = (_rationale(text), turn[0]) if turn[0] is not None else new_latest[i]
+            new_latest[i] = (protocol.argument(text), turn[0]) if turn[0] is not None else new_latest[i]
             rows.append(_turn_row(item, order, rep, s, caller.judge.judge_id, step, result, turn,
                                   caller.prompt_hash(reqs[i])))
         latest = new_latest
@@ -277,8 +214,6 @@ async def run_debate_async(items: Sequence[PairItem], judges: Sequence[JudgeAPI]
     (resume).  Every call goes through a :class:`~verdictlab.engine.caller.JudgeCaller`, so
     ``budget`` (calls, tokens, dollars) applies and attempts are recorded.  Returns the number of
     debates run."""
-    from .engine.runner import Writer
-
     if len(judges) != 2:
         raise ValueError("a debate needs exactly two judges")
     if judges[0].judge_id == judges[1].judge_id:
@@ -312,8 +247,8 @@ async def run_debate_async(items: Sequence[PairItem], judges: Sequence[JudgeAPI]
 def run_debate(items: Sequence[PairItem], judge_ids: Sequence[str], run_dir: Any,
                settings: DebateSettings = DebateSettings()) -> int:
     """Synchronous wrapper: build the two judges by id, open ``RUN_DIR/run.sqlite``, run."""
-    from .judges import base as judges_base
-    from .store import RunStore
+    from ..judges import base as judges_base
+    from ..store import RunStore
 
     judges = [judges_base.make_judge(j) for j in judge_ids]
     with RunStore(run_dir) as store:
@@ -322,10 +257,39 @@ def run_debate(items: Sequence[PairItem], judge_ids: Sequence[str], run_dir: Any
         return asyncio.run(run_debate_async(items, judges, store, settings))
 
 
-# -- figures ----------------------------------------------------------------------------------------------
-def debate_summary(judgments: Any, *, unparsed: str = DEFAULT_UNPARSED) -> Any:
-    """Round-1 vs final figures of the debates in ``judgments``: the registered analysis
-    :func:`verdictlab.analyses.debate.debate_summary` (it takes the unparsed policy like every figure)."""
-    from .analyses.debate import debate_summary as summary
+@dataclass(frozen=True)
+class DebateRun:
+    """What :func:`debate_config` did: debates run now, and the run directory holding every round."""
 
-    return summary(judgments, unparsed=unparsed)
+    n_debates: int
+    run_dir: Path
+
+
+def debate_config(config_path: str | Path, run_dir: str | Path | None = None, *, rounds: int = 3,
+                  fallback: str = "none", final_rule: str = "tie", stop_on_agreement: bool = True) -> DebateRun:
+    """Debate every pair of a run config between its two judges, at each of its temperatures, in its
+    orders and repetitions (``verdictlab debate CONFIG``).  ``run_dir`` defaults to ``runs/<name>``;
+    debates already stored there are skipped (resume).  A config without exactly two judges or
+    without pairs is a :class:`~verdictlab.config.ConfigError` naming the field."""
+    from .prepare import load_items
+
+    cfg = load_config(config_path)
+    if len(cfg.judges) != 2:
+        raise ConfigError(f"{config_path}: field 'judges': a debate needs exactly two judges, got {len(cfg.judges)}")
+    items = [it for it in load_items(cfg)[0].values() if isinstance(it, PairItem)]
+    if not items:
+        raise ConfigError(f"{config_path}: field 'datasets': no pairs to debate")
+    target = Path(run_dir) if run_dir is not None else Path("runs") / cfg.name
+    try:                 # a setting out of range (--rounds 0, --fallback x) is bad input, said as such
+        settings = [DebateSettings(rounds=rounds, fallback=fallback, final_rule=final_rule,
+                                   stop_on_agreement=stop_on_agreement, temperature=temp,
+                                   orders=tuple(cfg.orders), repetitions=cfg.repetitions)
+                    for temp in cfg.temperatures]
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    n = sum(run_debate(items, cfg.judge_ids(), target, s) for s in settings)
+    return DebateRun(n, target)
+
+
+__all__ = ["FALLBACKS", "FINAL_RULES", "DebateRun", "DebateSettings", "debate_config", "debate_judge_id",
+           "run_debate", "run_debate_async"]
