@@ -25,9 +25,10 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from _clear_errors import one_clear_line as _one_clear_line  # noqa: E402
 from verdictlab.config import ConfigError, load_config  # noqa: E402
 from verdictlab.datasets import load_dataset  # noqa: E402
-from verdictlab.items import MAX_PROBLEMS, ItemError, ItemProblems  # noqa: E402
+from verdictlab.items import ItemError  # noqa: E402
 
 # VERDICTLAB_FUZZ_EXAMPLES=2000 for a deeper (still seeded) run
 FUZZ = settings(derandomize=True, max_examples=int(os.environ.get("VERDICTLAB_FUZZ_EXAMPLES", "60")), deadline=None, database=None,
@@ -48,20 +49,6 @@ def _record(i: int, q: str, a: str, b: str, label: str | None) -> dict[str, Any]
 
 RECORDS = st.lists(st.tuples(CELL, CELL, CELL, LABEL), min_size=1, max_size=6).map(
     lambda rows: [_record(i, *r) for i, r in enumerate(rows)])
-
-
-def _one_clear_line(exc: Exception, path: Path) -> None:
-    """One line naming the file -- or, when a source has several problems (they are all listed at
-    once, ItemProblems), a first line naming the file and how many, then one line per problem."""
-    msg = str(exc)
-    head, *rest = msg.split("\n")
-    assert head.strip(), msg
-    assert str(path) in head or path.name in head, msg
-    if rest:
-        assert isinstance(exc, ItemProblems) and len(exc.problems) >= 2, msg
-        listed = [f"  {line}" for line in exc.lines[:MAX_PROBLEMS]]
-        assert rest[:len(listed)] == listed, msg
-        assert all(line.startswith("  ... and ") for line in rest[len(listed):]), msg
 
 
 def _expect_items(load: Any, records: list[dict[str, Any]]) -> None:

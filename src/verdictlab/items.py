@@ -94,6 +94,7 @@ class ItemProblems(ItemError):
         super().__init__(head + ":\n" + "\n".join(f"  {line}" for line in shown_lines), path=path)
         self.problems = problems
         self.lines = lines
+        self.n_more = n_more
 
 
 class Problems:
