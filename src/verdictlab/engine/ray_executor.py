@@ -41,7 +41,6 @@ import collections
 import contextlib
 import dataclasses
 import operator
-import signal
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -51,10 +50,11 @@ from ..design import Trial
 from ..items import PairItem, PointItem
 from ..judgment import Judgment
 from ..limits import Budget, TokenBucket
-from ..stopping import Stopped, longer_grace
-from ._ray_common import import_ray, unreachable
-from .caller import JudgeCaller, RunControl
+from ..stopping import longer_grace
+from ._ray_common import import_ray, init_ray, unreachable
+from .caller import CallRecords, JudgeCaller, RunControl
 from .executor import BaseExecutor, Lane
+from .ray_data import RayDataExecutor, answer_on_driver
 from .summary import EngineError
 
 Item = PairItem | PointItem
@@ -122,25 +122,6 @@ class LeasedBudget(Budget):
         await self._ledger.settle.remote(unused, tokens, usd)
 
 
-class _Collector:
-    """The worker's CallLog: attempts and cache entries travel back to the driver with a chunk."""
-
-    def __init__(self) -> None:
-        self.attempts: list[dict[str, Any]] = []
-        self.cache: list[tuple[str, str, str]] = []
-
-    def add_attempt(self, row: dict[str, Any]) -> None:
-        self.attempts.append(row)
-
-    def add_cache_entry(self, key: str, judge: str, response_json: str) -> None:
-        self.cache.append((key, judge, response_json))
-
-    def drain(self) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
-        out = self.attempts, self.cache
-        self.attempts, self.cache = [], []
-        return out
-
-
 class WorkerRun:
     """What one worker keeps for one judge of one run, shared by the chunks it judges at once: one
     :class:`JudgeCaller` (so the judge's concurrency share and rate-limit share hold for the worker, not
@@ -157,7 +138,7 @@ class WorkerRun:
         def bucket(rate: float) -> TokenBucket:
             return TokenBucket(rate / share)
 
-        self.collector = _Collector()
+        self.collector = CallRecords()
         self.budget = LeasedBudget(ledger)
         self.control = RunControl()
         self.caller = JudgeCaller(judge, spec, budget=self.budget, log=self.collector, cache=None,
@@ -321,7 +302,7 @@ class RayExecutor(BaseExecutor):
             raise EngineError(why)
         ray = import_ray()
         if not ray.is_initialized():
-            self._init(ray)
+            init_ray(ray, self.address)
         if self.ledger is None:     # lives as long as the pool (a new actor is a new process: ~1 s of CPU)
             self.ledger = ray.remote(num_cpus=0, max_restarts=-1)(_BudgetLedgerImpl).remote()
         ray.get(self.ledger.begin.remote(budget.max_calls, budget.max_tokens, budget.max_usd,
@@ -337,25 +318,6 @@ class RayExecutor(BaseExecutor):
             self.actors = [worker_cls.options(name=f"judge-worker-{tag}-{i}", namespace=NAMESPACE).remote()
                            for i in range(n)]
         return ray
-
-    def _init(self, ray: Any) -> None:
-        """``ray.init`` under the run's own stop handling: ray.init installs a SIGTERM handler of its
-        own (``sys.exit(15)``: exit code 15, no summary) and leaves it in place; ours is put back, and a
-        SIGTERM during the init is the run's stop (exit 143, what was judged kept)."""
-        previous = signal.getsignal(signal.SIGTERM)
-        try:
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
-        except SystemExit as exc:
-            if exc.code == signal.SIGTERM:
-                raise Stopped(signal.SIGTERM) from None
-            raise
-        except (ValueError, ConnectionError) as exc:     # Ray's words for a bad or absent cluster
-            raise EngineError(f"cannot connect to the Ray cluster at {self.address or 'a new local cluster'}: "
-                              f"{exc}") from None
-        finally:
-            if previous is not None and signal.getsignal(signal.SIGTERM) is not previous:
-                with contextlib.suppress(ValueError):      # not the main thread: nothing was replaced
-                    signal.signal(signal.SIGTERM, previous)
 
     def close(self) -> None:
         """Kill the worker pool (and the ledger); the next run starts a new pool."""
@@ -385,8 +347,6 @@ class RayExecutor(BaseExecutor):
             raise RuntimeError("RayExecutor needs the runner's session (run_trials attaches it)")
         data_lanes = {j: ln for j, ln in lanes.items() if getattr(ln.caller.judge, "provider", "") == "vllm"}
         if data_lanes:   # open-weight judges: Ray Data batch inference (engine/ray_data.py)
-            from .ray_data import RayDataExecutor
-
             data = RayDataExecutor(seed=self.seed)
             data.attach(self.session)
             await data.execute(data_lanes, judge_one, control)
@@ -411,23 +371,11 @@ class RayExecutor(BaseExecutor):
 
     async def _answer_cached_here(self, lanes: Mapping[str, Lane],
                                   judge_one: Callable[..., Any]) -> list[tuple[Lane, list[Trial]]]:
-        """Trials whose answer is cached are judged on the driver; the rest are returned in chunks."""
-        s = self.session
+        """Trials whose answer is cached (or that cannot be presented) are judged on the driver; the
+        rest are returned in chunks."""
         out: list[tuple[Lane, list[Trial]]] = []
-        for jid, lane in lanes.items():
-            todo: list[Trial] = []
-            builder = s.builders[jid]
-            for t in lane.trials:
-                use_cache = self.cache == "on" or (self.cache == "auto" and t.temperature == 0.0)
-                if use_cache:
-                    try:
-                        req = builder.build(t, s.items[(t.dataset, t.item_id)], s.protocols[t.protocol], t.trial_id)
-                    except Exception:  # noqa: BLE001 - the worker records the failure
-                        req = None
-                    if req is not None and lane.caller.cached(lane.caller.cache_key(req, t.rep)) is not None:
-                        await judge_one(t, lane)
-                        continue
-                todo.append(t)
+        for lane in lanes.values():
+            todo = await answer_on_driver(lane, self.session, judge_one)
             size = self.chunk_size or max(16, 2 * max(1, lane.caller.concurrency // max(1, len(self.actors))))
             out += [(lane, todo[i:i + size]) for i in range(0, len(todo), size)]
         return out

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .terminal import interval, num, pct, policy_line, protocol_label, single_rep_note, temp
+from .readings import policy_line, single_rep_note
+from .terminal import interval, num, pct, protocol_label, temp
 
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "`": "\\`", "*": "\\*", "_": "\\_",
             "[": "\\[", "]": "\\]", "\n": " ", "\r": " "}

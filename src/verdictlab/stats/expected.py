@@ -38,18 +38,20 @@ import numpy as np
 import pandas as pd
 from scipy.special import gammaln, xlogy
 
-from ._frame import group_codes, label_codes, order_codes, require_columns
+from ..vocab import CELL_KEY
+from ._frame import group_codes, label_codes, order_codes, require_columns, with_cell_columns
 from ._pair_bootstrap import bca_pair_bootstrap
 
 __all__ = [
     "EXPECTED_COLUMNS",
     "UnitExpectation",
+    "expected_by_cell",
     "expected_reliability",
     "sampling_distribution",
     "unit_expectation",
 ]
 
-DEFAULT_BY: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
+DEFAULT_BY: tuple[str, ...] = CELL_KEY
 FIGURES: tuple[str, ...] = ("C", "phi", "A", "T")
 
 #: columns of :func:`expected_reliability` after the cell keys.
@@ -206,6 +208,7 @@ def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperatu
     per cell: the cell keys, then :data:`EXPECTED_COLUMNS`.
     """
     keys = list(by)
+    judgments = with_cell_columns(judgments, by)
     require_columns(judgments, keys + ["item_id", "order", "label", "p_a"], who="expected_reliability")
     if repetitions < 1:
         raise ValueError(f"repetitions must be >= 1, got {repetitions!r}")
@@ -240,3 +243,22 @@ def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperatu
             row[f"{name}_expected_hi"] = float(hi[j])
         out_rows.append(row)
     return pd.DataFrame(out_rows, columns=keys + list(EXPECTED_COLUMNS))
+
+
+def expected_by_cell(judgments: pd.DataFrame, *, repetitions: int | None = None, by: Sequence[str] = DEFAULT_BY,
+                     confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """:func:`expected_reliability` of every cell that has verdict probabilities, each for its own
+    design: ``repetitions`` draws when given, else the cell's own repetition count (its distinct
+    ``rep`` values among the rows with ``p_a``, at least 1).  Only rows with a ``p_a`` count, so a cell
+    without any (e.g. the free-decoding cell beside a constrained one) has no row.  Returns the cell
+    keys and :data:`EXPECTED_COLUMNS` (empty when no row has ``p_a``)."""
+    keys = list(by)
+    if judgments.empty or "p_a" not in judgments.columns or not judgments["p_a"].notna().any():
+        return pd.DataFrame(columns=keys + list(EXPECTED_COLUMNS))
+    with_p = with_cell_columns(judgments[judgments["p_a"].notna()], by)
+    frames = []
+    for _key, cell in with_p.groupby(keys, sort=True, dropna=False):
+        reps = int(repetitions) if repetitions else max(1, int(cell["rep"].nunique()))
+        frames.append(expected_reliability(cell, repetitions=reps, by=keys, confidence=confidence,
+                                           n_bootstrap=n_bootstrap, seed=seed))
+    return pd.concat(frames, ignore_index=True)
