@@ -172,3 +172,49 @@ def test_cells_of_any_json_type_are_refused_cleanly(tmp_path, column, value):
     src = _write(tmp_path / "t.jsonl", [{**BASE, "order": "AB", column: value}])
     with pytest.raises(ItemError, match=rf"row 1, field '{column}'"):
         import_table(src)
+
+
+# -- the Parquet bulk path holds the same rules (it hands anything doubtful to the per-row import) ------
+
+def _parquet(path: Path, rows: list[dict[str, object]]) -> Path:
+    import pandas as pd
+
+    pd.DataFrame(rows).to_parquet(path, index=False)
+    return path
+
+
+PLAIN = {"item_id": "x0", "judge": "j", "protocol": "p", "dataset": "d", "rep": 0, "temperature": 0.0,
+         "verdict": "A", "label": "A", "category": "c", "tokens_in": 3, "latency_s": 0.5}
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"label": "B"}, r"field 'label': item 'x0' of dataset 'd' has label 'B' here but 'A'"),
+    ({"category": "other"}, r"field 'category': item 'x0' of dataset 'd' has category 'other'"),
+    ({"temperature": -3.0}, r"field 'temperature': temperature must be in \[0, 2\]"),
+    ({"temperature": 5.0}, r"field 'temperature': temperature must be in \[0, 2\]"),
+    ({"tokens_in": -1}, r"field 'tokens_in': tokens must be an integer >= 0"),
+    ({"latency_s": -0.5}, r"field 'latency_s': latency_s must be >= 0"),
+])
+def test_the_parquet_bulk_path_refuses_what_the_per_row_import_refuses(tmp_path, change, message):
+    src = _parquet(tmp_path / "t.parquet", [{**PLAIN, "order": "AB"}, {**PLAIN, "order": "BA", **change}])
+    with pytest.raises(ItemError, match=message):
+        import_into("parquet", src, run_dir=tmp_path / "run")
+    assert not (tmp_path / "run" / "run.sqlite").exists() or _count(tmp_path / "run") == 0
+
+
+def test_the_parquet_bulk_path_does_not_read_a_taken_column_twice(tmp_path):
+    """--map verdict=judge: the bulk path used to read the 'judge' column as the judge id as well."""
+    rows = [{k: v for k, v in PLAIN.items() if k != "judge"} | {"order": o, "judge": v}
+            for o, v in (("AB", "A"), ("BA", "B"))]
+    for r in rows:
+        del r["verdict"]
+    src = _parquet(tmp_path / "t.parquet", rows)
+    res = import_into("parquet", src, run_dir=tmp_path / "run", judge="the-judge", field_map={"verdict": "judge"})
+    assert res.cells == (("the-judge", "p", "d", 0.0),)
+    with open_store(tmp_path / "run") as store:
+        assert sorted(store.judgments()["verdict"]) == ["A", "B"]
+
+
+def _count(run: Path) -> int:
+    with open_store(run) as store:
+        return len(store.judgments())

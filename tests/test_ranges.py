@@ -107,7 +107,7 @@ def _row(**over: object) -> dict[str, object]:
     ("tokens_out", -1, r"row 1, field 'tokens_out': tokens must be an integer >= 0, got -1"),
     ("cost_usd", -0.01, r"row 1, field 'cost_usd': cost_usd must be >= 0, got -0.01"),
     ("latency_s", -2.0, r"row 1, field 'latency_s': latency_s must be >= 0, got -2.0"),
-    ("p_a", 1.5, r"row 1, field 'p_a': probability must be in \[0, 1\], got 1.5"),
+    ("p_a", 1.5, r"row 1, field 'p_a': must be a probability in \[0, 1\], got 1.5"),     # importers._preferences
     ("rep", -1, r"row 1, field 'rep': rep must be an integer >= 0, got -1"),
 ])
 def test_import_rows_are_range_checked(tmp_path, column, value, message):

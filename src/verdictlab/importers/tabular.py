@@ -25,12 +25,17 @@ Columns (rename any of them with ``field_map={"verdict": "winner", ...}`` / ``--
 - ``label`` (gold, canonical ``A``/``B``/``tie``/empty): optional -- absent means unlabelled, and
   ``--items`` can attach labels by item id afterwards.  One item has one label (and one category,
   question, response_a, response_b, reference): rows of one item that disagree are refused.
-- optional: ``step, category, raw_output, parse_status, parse_detail, fallback_rule, p_a, latency_s,
+- soft preferences and score pairs (:mod:`verdictlab.importers._preferences`): ``p_a`` (P(response_a)
+  wins) or ``p_first`` (P(the response shown first) wins), stored as ``p_a``; ``score_a``/``score_b``
+  or ``score_first``/``score_second`` (both responses scored in one call), stored in ``scores``.  With
+  no verdict column the verdict is derived from them by a stated rule (higher P or score wins, equal is
+  a tie), recorded in the notes and every row's ``parse_detail``.
+- optional: ``step, category, raw_output, parse_status, parse_detail, fallback_rule, latency_s,
   tokens_in, tokens_out, cost_usd``; with ``question, response_a, response_b`` (and ``reference``)
   the rows also give the items.  Without ``parse_status`` a row is 'ok' when it has a verdict and
   'failed' when it has none.
 - numbers are range-checked (:mod:`verdictlab.ranges`): temperature in [0, 2], rep >= 0, tokens,
-  cost and latency >= 0, p_a in [0, 1].  Words of a fixed vocabulary (order, verdict, label,
+  cost and latency >= 0 (probabilities in [0, 1] and scores >= 0: :mod:`._preferences`).  Words of a fixed vocabulary (order, verdict, label,
   parse_status) are read with surrounding spaces removed; ids and names are kept as written.
 
 Every problem of the file is reported at once (:class:`verdictlab.items.ItemProblems`), each with
@@ -50,19 +55,20 @@ from typing import Any
 from ..datasets._common import read_records
 from ..datasets.tabular import read_table_rows
 from ..items import ItemError, PairItem, Problems, derived_item_id, make_pair_item, text_id
-from ..ranges import COST_USD, LATENCY_S, PROBABILITY, REP, TEMPERATURE, TOKENS, Range
+from ..ranges import COST_USD, LATENCY_S, REP, TEMPERATURE, TOKENS, Range
 from ..vocab import ORDERS, PARSE_STATUSES, swap
 from ._batch import ImportBatch, check_batch, check_options, checked, judgment_row
+from ._preferences import PREFERENCE_COLUMNS, Preference, read_preference
 
 KEY_COLUMNS = ("item_id", "judge", "protocol", "dataset", "order", "rep", "temperature")
 REQUIRED = (*KEY_COLUMNS, "verdict")
 TEXT_OPTIONAL = ("step", "category", "raw_output", "parse_detail", "fallback_rule")
-NUMBER_OPTIONAL: dict[str, Range] = {"p_a": PROBABILITY, "latency_s": LATENCY_S, "cost_usd": COST_USD,
-                                     "tokens_in": TOKENS, "tokens_out": TOKENS}
+NUMBER_OPTIONAL: dict[str, Range] = {"latency_s": LATENCY_S, "cost_usd": COST_USD, "tokens_in": TOKENS,
+                                     "tokens_out": TOKENS}
 ITEM_COLUMNS = ("question", "response_a", "response_b")
 ITEM_TEXTS = (*ITEM_COLUMNS, "reference")
 KNOWN = (set(REQUIRED) | {"label"} | set(TEXT_OPTIONAL) | set(NUMBER_OPTIONAL) | {"parse_status", "reference"}
-         | set(ITEM_COLUMNS))
+         | set(ITEM_COLUMNS) | set(PREFERENCE_COLUMNS))
 VERDICT_TERMS = ("canonical", "positional")
 ID_SOURCES = ("column", "hash", "row")
 #: what a key column is when neither a column nor an option says (the import notes the assumption)
@@ -195,6 +201,8 @@ class _Spec:
     # (field, source column) of the trial key when no column is taken by --map or value-mapped
     plain_key: tuple[tuple[str, str], ...] = ()
     plain_words: tuple[str, str] | tuple[()] = ()     # the verdict and label columns, when read as written
+    preferences_present: tuple[str, ...] = ()          # soft-preference / score-pair fields the file has
+    derive_verdict: bool = False       # no verdict column: the verdict comes from the preferences (_preferences)
 
     def source(self, name: str) -> str:
         return self.field_map.get(name, name)
@@ -239,12 +247,15 @@ def _absent_fields(spec: _Spec, rows: list[tuple[int, dict[str, Any]]], columns:
             continue
         if name == "item_id" and spec.id_from != "column":
             continue
+        if name == "verdict" and any(spec.has(columns, n) for n in PREFERENCE_COLUMNS):
+            continue              # derived from the soft preference / score pair (_preferences)
         absent.add(name)
         fix = f"name your column: --map {name}=COLUMN (field_map in Python); the file's columns: {shown or 'none'}"
         if name == "item_id":
             msg = f"missing required column; derive ids with --id-from hash (question + both responses) or row, or {fix}"
         elif name == "verdict":
-            msg = f"missing required column; {fix}"
+            msg = (f"missing required column (or give a soft preference p_a / p_first or a score pair to derive "
+                   f"it from); {fix}")
         else:
             msg = f"missing required column (or give it for the whole file: --{name}); or {fix}"
         problems.add(ItemError(msg, path=spec.src, row=rows[0][0], field=spec.source(name)))
@@ -397,6 +408,9 @@ def _words(spec: _Spec, rec: dict[str, Any], row: int, problems: Problems) -> tu
     for name in ("verdict", "label"):
         if name in spec.absent:
             continue
+        if name == "verdict" and spec.derive_verdict:
+            out.append(None)
+            continue
         srcname, raw = spec.col(rec, name)
         try:
             out.append(_verdict_word(raw, what=name, path=spec.src, row=row, field=srcname))
@@ -405,34 +419,59 @@ def _words(spec: _Spec, rec: dict[str, Any], row: int, problems: Problems) -> tu
     return (out[0], out[1]) if len(out) == 2 else None
 
 
+def _preference(spec: _Spec, rec: dict[str, Any], row: int, order: str) -> Preference:
+    """The row's soft preference / score pair (:mod:`._preferences`)."""
+    values = {name: v for name in spec.preferences_present if (v := spec.col(rec, name)[1]) is not None}
+    if not values:
+        return Preference()
+    return read_preference(values, order, lambda msg, name: spec.err(msg, row, name))
+
+
+def _detail(spec: _Spec, rec: dict[str, Any], row: int, given: str | None, key: dict[str, Any], shown: str | None,
+            verdict: str | None, pref: Preference) -> str:
+    """The row's ``parse_detail``: where it came from and every conversion made."""
+    detail = given or f"{spec.detail}{row}"
+    if spec.verdicts == "positional" and spec.col(rec, "verdict")[1] is not None:   # an empty cell too
+        detail += f"; positional verdict {shown!r} shown {key['order']} -> canonical {verdict!r}"
+    if spec.derive_verdict and pref.rule:
+        detail += f"; verdict {verdict!r} derived {pref.rule}"
+    if pref.detail:
+        detail += f"; {pref.detail}"
+    return detail
+
+
 def _judgment(spec: _Spec, rec: dict[str, Any], row: int, index: int,
-              problems: Problems) -> tuple[dict[str, Any] | None, PairItem | None]:
+              problems: Problems) -> tuple[dict[str, Any] | None, PairItem | None, str | None]:
+    """The row's judgment, its item (when the row carries the texts) and the rule that derived its
+    verdict (None when the verdict came from a verdict column); (None, None, None) when the row has
+    problems (recorded)."""
     n = problems.count
     key = _key(spec, rec, row, index, problems)
     words = _words(spec, rec, row, problems)
     extra = _optional(spec, rec, row, problems)
     if key is None or words is None or problems.count > n:
-        return None, None
+        return None, None, None
     shown, label = words
-    verdict = swap(shown, key["order"]) if spec.verdicts == "positional" else shown
+    pref = _preference(spec, rec, row, key["order"]) if spec.preferences_present else Preference()
+    verdict = pref.verdict if spec.derive_verdict else swap(shown, key["order"]) if spec.verdicts == "positional" \
+        else shown
     status = _parse_status(spec, rec, row, verdict)
-    detail = extra.pop("parse_detail", None) or f"{spec.detail}{row}"
-    if spec.verdicts == "positional" and shown is not None:
-        detail += f"; positional verdict {shown!r} shown {key['order']} -> canonical {verdict!r}"
+    detail = _detail(spec, rec, row, extra.pop("parse_detail", None), key, shown, verdict, pref)
     r = judgment_row(**key, verdict=verdict, label=label, step=extra.pop("step", ""),
                      category=extra.pop("category", None), raw_output=extra.pop("raw_output", None),
-                     parse_status=status, parse_detail=detail, **extra)
+                     parse_status=status, parse_detail=detail, p_a=pref.p_a, scores=pref.scores, **extra)
     r["_row"] = row
+    rule = pref.rule if spec.derive_verdict else None
     if not spec.items_present:
-        return r, None      # no item texts in this file (the common case for big judgment logs)
+        return r, None, rule      # no item texts in this file (the common case for big judgment logs)
     texts = {name: spec.col(rec, name)[1] for name in ITEM_COLUMNS}
     if not all(isinstance(t, str) for t in texts.values()):
-        return r, None
+        return r, None, rule
     ref = spec.col(rec, "reference")[1]
     item = make_pair_item({"item_id": key["item_id"], "dataset": key["dataset"], **texts, "label": label,
                            "category": r["category"], "reference": ref if isinstance(ref, str) else None},
                           path=spec.src, row=row)
-    return r, item
+    return r, item, rule
 
 
 class _ItemTexts:
@@ -472,8 +511,11 @@ def _check_options(format: str, verdicts: str, order: str | None, id_from: str, 
     check_options({"temperature": temperature, "rep": rep})
 
 
-def _notes(spec: _Spec, p: Path, n_rows: int, n_items: int, assumed: list[str]) -> list[str]:
+def _notes(spec: _Spec, p: Path, n_rows: int, n_items: int, assumed: list[str],
+           derived_rules: set[str | None]) -> list[str]:
     notes = [f"{n_rows} judgment row(s) from {p.name}", f"verdict rule: {_RULES[spec.verdicts]}"]
+    notes += [f"verdict rule: where the table has no verdict column, the verdict is derived {rule}"
+              for rule in sorted(r for r in derived_rules if r)]
     if spec.id_from in _ID_NOTES:
         notes.append(_ID_NOTES[spec.id_from])
     notes += [f"{name} {ASSUMED[name]:g} assumed for every row (no {name} column, no --{name})" for name in assumed]
@@ -507,6 +549,7 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
                  defaults={"judge": judge, "protocol": protocol, "dataset": dataset,
                            "temperature": temperature, "rep": rep, "order": order})
     judgments: list[dict[str, Any]] = []
+    derived_rules: set[str | None] = set()
     texts = _ItemTexts(spec)
     with _gc_paused():
         rows = read_rows(p)
@@ -515,10 +558,11 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
         spec = _with_columns(spec, rows, problems)
         for index, (row, rec) in enumerate(rows, start=1):
             try:
-                r, item = _judgment(spec, rec, row, index, problems)
+                r, item, rule = _judgment(spec, rec, row, index, problems)
             except ItemError as exc:
                 problems.add(exc)
                 continue
+            derived_rules.add(rule)
             if r is not None:
                 judgments.append(r)
             if item is not None:
@@ -526,7 +570,7 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
         assumed = [name for name in ASSUMED if spec.defaults.get(name) is None
                    and not any(spec.has(rec, name) for _, rec in rows)]
     batch = ImportBatch(format=format, source=str(p), judgments=judgments, items=list(texts.items),
-                        notes=_notes(spec, p, len(judgments), len(texts.items), assumed))
+                        notes=_notes(spec, p, len(judgments), len(texts.items), assumed, derived_rules))
     if not problems:
         check_batch(batch, problems)
     problems.raise_if_any()
@@ -546,6 +590,9 @@ def _with_columns(spec: _Spec, rows: list[tuple[int, dict[str, Any]]], problems:
                    numbers_present=tuple((n, spec.source(n), r) for n, r in NUMBER_OPTIONAL.items()
                                          if spec.has(columns, n)),
                    items_present=all(spec.has(columns, n) for n in ITEM_COLUMNS),
+                   preferences_present=tuple(n for n in PREFERENCE_COLUMNS if spec.has(columns, n)),
+                   derive_verdict=not spec.has(columns, "verdict") and any(spec.has(columns, n)
+                                                                           for n in PREFERENCE_COLUMNS),
                    plain_key=(() if set(KEY_COLUMNS) & (spec.taken | set(spec.value_map)) else
                               tuple((n, spec.source(n)) for n in KEY_COLUMNS)),
                    plain_words=(() if {"verdict", "label"} & (spec.taken | set(spec.value_map) | spec.absent) else
