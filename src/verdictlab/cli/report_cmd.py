@@ -38,7 +38,7 @@ def report(
     ] = UnparsedPolicy.EXCLUDE,
     confidence: Annotated[float, typer.Option(help="Confidence level of the intervals.")] = 0.95,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the T interval.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed (>= 0).", min=0)] = 0,
     expected_reps: Annotated[int | None, typer.Option(
         "--expected-reps", min=1, help="R for the expected figures from token probabilities "
                                        "(default: each cell's own repetitions).")] = None,
