@@ -8,7 +8,8 @@ failure regions (:func:`~verdictlab.stats.cell_regions`), the best cell of a dat
 the figures across cells the plots are read by, the items that break the judge
 (:func:`~verdictlab.stats.broken_pairs`), the audit counts (:mod:`verdictlab.stats.accounting`) -- or
 from the registered analyses (:mod:`verdictlab.analyses`), which get the same policy (unparsed,
-confidence, bootstrap, seed) as the cell figures.  Every sentence comes from
+confidence, bootstrap, seed) as the cell figures, and, when asked for, the figures as published
+papers define them (:mod:`verdictlab.analyses.definitions`).  Every sentence comes from
 :mod:`verdictlab.report.readings`.  This module adds the run's audit trail (store meta) and shapes
 everything for the renderers.
 
@@ -30,6 +31,8 @@ import pandas as pd
 
 from .. import analyses
 from .._redact import redact_value
+from ..analyses.definitions import catalogue as definitions_catalogue
+from ..analyses.definitions import definitions_table, resolve_definitions
 from ..stats import (
     CELL_TOTALS,
     agreement_by_cell,
@@ -148,6 +151,22 @@ def _attach(cells: list[dict[str, Any]], frame: pd.DataFrame | None, *, under: s
             cell.update({k: v for k, v in got.items() if k not in cell})
 
 
+def _attach_rows(cells: list[dict[str, Any]], frame: pd.DataFrame, *, under: str, name: str) -> None:
+    """Like :func:`_attach` for a frame with several rows per cell: ``cell[under]`` is the list of the
+    cell's rows (without the cell columns), in the frame's order; a cell without rows gets ``[]``.  A
+    frame without the full cell key is refused (``ValueError``), as in :func:`_attach`."""
+    missing = [c for c in CELL_KEY if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{name}: rows lack cell-key column(s) {missing}; every row about a cell carries "
+                         f"{', '.join(CELL_KEY)}")
+    by_key: dict[tuple[CellKey, str], list[dict[str, Any]]] = {}
+    for rec in frame.to_dict(orient="records"):
+        by_key.setdefault(_cell_of(rec), []).append(
+            {k: v for k, v in json_ready(rec).items() if k not in (*CELL_KEY, "step")})
+    for cell in cells:
+        cell[under] = by_key.get(_cell_of(cell), [])
+
+
 #: Agreement/bias columns of :func:`verdictlab.stats.agreement_by_cell` shown beside C, phi, A, T,
 #: with the label used in tables.
 AGREEMENT_FIELDS: tuple[tuple[str, str], ...] = (
@@ -173,6 +192,7 @@ EXTRA_CELL_FIELDS: tuple[tuple[str, str], ...] = (
     ("phi_expected", "φ expected"),
     ("A_expected", "A expected"),
     ("T_expected", "T expected"),
+    ("unreadable_expected", "unreadable (expected model)"),
 )
 
 
@@ -458,7 +478,7 @@ def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataF
 def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEFAULT_UNPARSED,
                  confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0,
                  max_broken_items: int = 300, frame: pd.DataFrame | None = None,
-                 expected_reps: int | None = None) -> Report:
+                 expected_reps: int | None = None, definitions: str | Sequence[str] | None = None) -> Report:
     """Everything a report shows, as a typed :class:`~verdictlab.report.model.Report`.
 
     Parameters
@@ -472,8 +492,12 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
     max_broken_items : at most this many "items that break the judge" are kept.
     frame : a precomputed reliability frame (skips :func:`verdictlab.stats.reliability`).
     expected_reps : R for the expected figures (``analyses.expected``); default the cell's own.
+    definitions : ``"all"`` or names of published definitions (:mod:`verdictlab.analyses.definitions`):
+        each cell gets ``definitions`` (the figures as those papers define them) and the report their
+        catalogue.  An unknown name raises ``KeyError`` naming the known ones, before anything is read.
     """
     _check_args(unparsed, confidence)
+    names = resolve_definitions(definitions) if definitions is not None else []
     all_judgments, attempts, items_frame, item_objects, meta = _load(store_or_run_dir)
     inp = analyses.AnalysisInput(all_judgments, items=item_objects, items_frame=items_frame, unparsed=unparsed,
                                  confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
@@ -483,17 +507,19 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
     point = inp.point_mask
     judgments = all_judgments[~point] if point.any() else all_judgments
     cells, failed_columns, family = _cells(judgments, inp, frame, items_frame)
+    if names and len(judgments):
+        _attach_rows(cells, definitions_table(inp, names), under="definitions", name="definitions")
     meta["engine"] = engine_rows(attempts, all_judgments) if len(all_judgments) or len(attempts) else []
     meta["parse_status_counts"] = parse_status_counts(all_judgments)
     meta["n_pointwise_judgments"] = len(inp.points)
     meta["fallback_rules"] = fallback_rule_counts(all_judgments)
     meta["audit"] = json_ready(asdict(parse_audit(all_judgments)))
-    names = _display_names(cells, meta)
+    shown = _display_names(cells, meta)
     checklist: list[CheckItem] = readings.validation_checklist(  # type: ignore[assignment]
         cells, cells_lacking_an_order(judgments))
     return Report(
         run=meta, unparsed=unparsed, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
-        cells=cells, judge_labels=names["judge"], display_names=names,
+        cells=cells, judge_labels=shown["judge"], display_names=shown,
         decision=readings.decision(cells, alpha=1.0 - confidence, family_size=family),
         region_thresholds=region_thresholds(),
         format_dispersion=dispersion_rows(cells), checklist=checklist,
@@ -501,6 +527,7 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
         extra_tables={**(analysis_tables(inp) if len(all_judgments) else {}), **failed_columns},
         across_cells=across_cells(cells),
         totals=cell_totals(_cells_frame(cells, CELL_TOTALS)) if cells else {},
+        definitions=definitions_catalogue(names) if names else [],
     )
 
 
@@ -515,7 +542,9 @@ def report_json(report: Mapping[str, Any]) -> dict[str, Any]:
     the validation checklist, the format dispersion, the figures across cells and the registered
     analyses (``run.analyses[name]``: title, description, columns, rows); each cell carries its figures
     (fractions in [0, 1], ``null`` when undefined), intervals (``X_lo``/``X_hi``), Ns, region, sentence,
-    ``agreement`` and the columns of the registered cell-column analyses -- every cell the same keys."""
+    ``agreement`` and the columns of the registered cell-column analyses -- every cell the same keys.
+    With published definitions asked for, ``run.definitions`` is their catalogue and each cell's
+    ``definitions`` its figures under them (``[]`` for a cell none of them supports)."""
     run = dict(report["run"])
     run["intervals"] = {"confidence": report.get("confidence"), "n_bootstrap": report.get("n_bootstrap"),
                         "seed": report.get("seed")}
@@ -525,5 +554,7 @@ def report_json(report: Mapping[str, Any]) -> dict[str, Any]:
     run["analyses"] = report.get("extra_tables", {})
     run["display_names"] = report.get("display_names", {})
     run["decision"] = report.get("decision", [])
+    if report.get("definitions"):
+        run["definitions"] = report["definitions"]
     return json_ready({"schema_version": report["schema_version"], "run": run, "unparsed": report["unparsed"],
                        "cells": report["cells"]})

@@ -19,16 +19,18 @@ from ..viewer_links import DEFAULT_VIEWER_URL, cell_anchor, cell_list_url, check
 from .build import AGREEMENT_FIELDS, extra_cell_fields
 from .readings import (
     decision_test_line,
+    definition_unparsed_rule,
     missing_line,
     paradox_rule,
     plot_readings,
     region_caption,
     region_phrase,
+    shown_definitions,
     single_rep_note,
     t_band,
     t_with_interval,
 )
-from .terminal import interval, num, pct, protocol_label, protocol_name, shown_name, temp
+from .terminal import definition_interval, interval, num, pct, protocol_label, protocol_name, shown_name, temp
 
 TEMPLATE = "report.html.j2"
 
@@ -62,6 +64,8 @@ def _env() -> Any:
     env.filters["missing"] = missing_line
     env.filters["temp"] = temp
     env.globals["interval"] = interval
+    env.globals["def_interval"] = definition_interval
+    env.globals["def_unparsed"] = definition_unparsed_rule
     env.globals["paradox_rule"] = paradox_rule()
     return env
 
@@ -249,5 +253,6 @@ def _render(report: Mapping[str, Any], plots: list[dict[str, str]], title: str |
         generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         confidence=report.get("confidence", 0.95),
         script_hash=script_hash(),
+        definitions=shown_definitions(report),
     )
 

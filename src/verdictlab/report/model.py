@@ -73,7 +73,10 @@ class Report(Mapping[str, Any]):
     ``regions_possible`` (the regions the intervals of C and phi reach), ``vs_best`` (its row of
     :func:`verdictlab.stats.versus_best`), ``sentence`` (:mod:`verdictlab.report.readings`),
     ``display`` (short names: judge, protocol, dataset, configuration), ``judge_label`` and the columns
-    added by registered cell-column analyses -- every cell the same keys, ``None`` where undefined."""
+    added by registered cell-column analyses -- every cell the same keys, ``None`` where undefined; with
+    published definitions asked for, ``definitions`` (one row per definition and variant: value,
+    interval, N) -- and the report's ``definitions`` is their catalogue (source, rules, the note on
+    what each counts differently from A)."""
 
     run: dict[str, Any]
     unparsed: str
@@ -97,6 +100,8 @@ class Report(Mapping[str, Any]):
     across_cells: dict[str, Any] = field(default_factory=dict)
     #: counts summed over the cells (:func:`verdictlab.stats.cell_totals`): judgments, unparsed, pairs
     totals: dict[str, int] = field(default_factory=dict)
+    #: the catalogue of the published definitions asked for (``report --definitions``)
+    definitions: list[dict[str, Any]] = field(default_factory=list)
     schema_version: int = REPORT_SCHEMA_VERSION
 
     def __getitem__(self, key: str) -> Any:
