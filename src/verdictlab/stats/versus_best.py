@@ -118,12 +118,14 @@ def versus_best(judgments: pd.DataFrame, cells: pd.DataFrame, *, value: str = "T
         item_code, _ = pd.factorize(pd.Series(items, dtype=object).astype(str), sort=False)
         item_code = np.asarray(item_code, dtype=np.int64)
         n_items = int(item_code.max()) + 1 if len(item_code) else 0
-        # the best's count for each (group, item): one table indexed by group * n_items + item
-        n_groups = int(group.max()) + 1
-        best_count = np.full(n_groups * max(n_items, 1), -1, dtype=np.int64)
+        # the best's count for each (group, item) present: a table over the pairs' own (group, item)
+        # codes, never groups x items (many datasets of many items would make that one huge)
+        key, _ = pd.factorize(group[row] * max(n_items, 1) + item_code, sort=False)
+        key = np.asarray(key, dtype=np.int64)
+        best_count = np.full(int(key.max()) + 1 if len(key) else 0, -1, dtype=np.int64)
         of_best = best_row[row] == row
-        best_count[group[row[of_best]] * n_items + item_code[of_best]] = trusted[of_best]
-        other = best_count[group[row] * n_items + item_code] if n_items else np.zeros(0, dtype=np.int64)
+        best_count[key[of_best]] = trusted[of_best]
+        other = best_count[key]
         shared = other >= 0
         r = row[shared]
         n_shared = np.bincount(r, minlength=n)
