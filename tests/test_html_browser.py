@@ -135,12 +135,13 @@ LONG_JUDGES = ("sim:skill=0.85,position_lock=0.05,noise=0.03,seed=1", "sim:skill
 
 @pytest.fixture(scope="module")
 def sim_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A run like the README's: three simulated judges with long ids, two datasets, three protocols."""
+    """A run like the README's: three simulated judges with long ids, two datasets, three protocols, with
+    every published definition's table (their tables must fit the page too)."""
     tmp = tmp_path_factory.mktemp("sim")
     st = write_synthetic_run(tmp / "run", datasets=("llmbar-natural", "pandalm"), judges=LONG_JUDGES,
                              protocols=("direct", "vf-json", "cot-json"), temperatures=(0.0,), n_items=30,
                              repetitions=3)
-    rep = build_report(st, n_bootstrap=50)
+    rep = build_report(st, n_bootstrap=50, definitions="all")
     st.close()
     out = tmp / "report.html"
     render_html(rep, out)
