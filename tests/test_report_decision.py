@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from verdictlab.report import build_report, render_markdown, render_terminal, report_json
+from verdictlab.report import build_report, render_html, render_markdown, render_terminal, report_json
 from verdictlab.report.readings import (
     avoid_rule,
     configuration_status,
@@ -172,3 +172,30 @@ def test_the_decision_opens_every_rendering(report: Any) -> None:
     for cell in doc["cells"]:
         assert set(cell["display"]) == {"judge", "protocol", "dataset", "configuration", "configuration_id"}
         assert cell["regions_possible"] is None or cell["regions_possible"][0] == cell["region"]
+
+
+def test_a_cell_whose_interval_spans_regions_says_so_in_every_rendering(report: Any) -> None:
+    # 30 pairs per cell: wide intervals, so some cell's (C, phi) box reaches a second region
+    spanning = [c for c in report.cells if c["regions_possible"] and 2 <= len(c["regions_possible"]) <= 3]
+    assert spanning, [c["regions_possible"] for c in report.cells]
+    cell = spanning[0]
+    names = " or ".join(cell["regions_possible"]) if len(cell["regions_possible"]) == 2 else None
+    # JSON: region kept, regions_possible beside it, the cell's own region first
+    doc = report_json(report)
+    (as_json,) = [c for c in doc["cells"] if c["judge"] == cell["judge"] and c["protocol"] == cell["protocol"]
+                  and c["dataset"] == cell["dataset"]]
+    assert as_json["region"] == cell["region"] == cell["regions_possible"][0]
+    assert as_json["regions_possible"] == cell["regions_possible"]
+    # the cell's sentence names every region and says the interval spans them
+    assert "the interval spans" in cell["sentence"]
+    phrase = region_phrase(cell, short=True)
+    assert phrase is not None and phrase != cell["region"]
+    if names:
+        assert phrase == names
+    console = Console(width=250, record=True)
+    render_terminal(report, console)
+    assert phrase in console.export_text()
+    assert phrase in render_markdown(report)
+    page = render_html(report, embed_plots=False)
+    shown = " or ".join(f'<span class="region region-{r}">{r}</span>' for r in cell["regions_possible"])
+    assert shown in page
