@@ -359,10 +359,14 @@ def decision_lines(report: Mapping[str, Any]) -> list[Text]:
 
 
 def names_line(report: Mapping[str, Any]) -> str:
-    """The ids shown under a shorter name: ``Names: judge X = id; ...``; empty when none is."""
-    names = report.get("display_names") or {"judge": report.get("judge_labels") or {}}
-    pairs = [f"{kind} {n} = {i}" for kind in ("judge", "protocol", "dataset")
-             for i, n in sorted((names.get(kind) or {}).items()) if i != n]
+    """The ids shown under a shorter name: ``Names: judge X = id; ...``; empty when none is.  Read
+    from the cells' values (their id and ``display`` name), never from the keys of
+    ``display_names``: a terminal view makes the values of a report printable, not its keys."""
+    seen: dict[str, dict[str, str]] = {"judge": {}, "protocol": {}, "dataset": {}}
+    for c in report.get("cells") or []:
+        for kind, ids in seen.items():
+            ids[str(c[kind])] = shown_name(c, kind)
+    pairs = [f"{kind} {n} = {i}" for kind in seen for i, n in sorted(seen[kind].items()) if i != n]
     return ("Names: " + "; ".join(pairs)) if pairs else ""
 
 
