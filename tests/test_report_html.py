@@ -90,8 +90,12 @@ def test_html_has_every_section_and_cell(report: dict) -> None:
                     "Validation-protocol checklist (this run)", "Audit trail", "Items that break the judge"):
         assert any(section in h for h in p.h2), section
     # the plots are inline images: no network, no side files
-    assert len(p.imgs) == 6 and all(s.startswith("data:image/png;base64,") for s in p.imgs)
-    assert not re.search(r"""(src|href)=["']https?://""", html)
+    # (six plots, and the decision's trust-region picture of each of the two datasets)
+    assert len(p.imgs) == 6 + 2 and all(s.startswith("data:image/png;base64,") for s in p.imgs)
+    assert not re.search(r"""src=["']https?://""", html)
+    # the only http links are to the local viewer (verdictlab view), and they load nothing by themselves
+    links = re.findall(r"""href=["'](https?://[^"']*)""", html)
+    assert links and all(u.startswith("http://127.0.0.1:8765/pairs") for u in links)
     # cell figures as %: the first row's C cell shows C with its interval
     c0 = report["cells"][0]
     header = p.rows[0]

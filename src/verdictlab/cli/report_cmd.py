@@ -24,6 +24,18 @@ def _check_definitions(definitions: str | None) -> None:
         raise typer.BadParameter(str(e).strip("'\""), param_hint="--definitions") from None
 
 
+def _check_viewer_url(url: str) -> None:
+    """A ``--viewer-url`` that is not ``http(s)://host[:port]`` is a usage error ('' means no links)."""
+    if not url:
+        return
+    from ..viewer_links import check_viewer_url
+
+    try:
+        check_viewer_url(url)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--viewer-url") from None
+
+
 def report(
     run_dir: Annotated[Path, typer.Argument(help="Run directory holding run.sqlite.")],
     out: Annotated[Path | None, typer.Argument(
@@ -45,6 +57,9 @@ def report(
     definitions: Annotated[str | None, typer.Option(
         "--definitions", help="Add the figures as published papers define them, per cell: 'all' or "
                               "NAME,NAME (see docs/definitions.md).")] = None,
+    viewer_url: Annotated[str, typer.Option(
+        "--viewer-url", help="Where `verdictlab view RUN` serves: the HTML report links its tables and items "
+                             "to the viewer's pages there ('' for no links).")] = "http://127.0.0.1:8765",
 ) -> None:
     """Reliability per cell (judge × protocol × dataset × temperature): C, φ, A, A_max, T with intervals."""
     from rich.console import Console
@@ -65,6 +80,7 @@ def report(
     _check_definitions(definitions)
     if html:                     # before the (possibly long) report is built
         check_writable(out or (run_dir / "report.html"), option="--html")
+    _check_viewer_url(viewer_url)
     try:
         rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
                            seed=seed, expected_reps=expected_reps, definitions=definitions)
@@ -81,7 +97,7 @@ def report(
         render_terminal(printable_view(rep), Console() if sys.stdout.isatty() else Console(width=180))
     if html:
         target = out or (run_dir / "report.html")
-        render_html(rep, target)
+        render_html(rep, target, viewer_url=viewer_url or None)
         say(f"HTML report written to {target}")
     if plots is not None:
         written = write_plots(rep, plots)
