@@ -108,7 +108,7 @@ def test_sigkill_then_resume_gives_one_row_per_trial(tmp_path: Path) -> None:
 
     done = subprocess.run(_cmd(cfg_path, run_dir), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "already done (skipped)" in done.stdout and "verdictlab report" in done.stdout
+    assert "already done (skipped)" in done.stderr and "verdictlab report" in done.stderr   # messages on stderr
 
     con = sqlite3.connect(run_dir / "run.sqlite")
     try:

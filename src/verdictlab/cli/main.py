@@ -1,10 +1,13 @@
 """`verdictlab` entry point.  Each command group lives in its own module with a
-``register(app)`` function; they are listed in ``COMMAND_MODULES``."""
+``register(app)`` function; they are listed in ``COMMAND_MODULES``.  The grammar every command follows:
+``docs/cli.md`` and :mod:`verdictlab.cli.options`."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import os
 import sys
 from typing import Annotated, Any
 
@@ -12,18 +15,23 @@ import typer
 from typer._click.exceptions import ClickException
 from typer.core import TyperGroup
 
-from ._errors import EXIT_INTERRUPTED, handle, say
+from ._errors import EXIT_INTERRUPTED, EXIT_OK, handle, say
+from .argv import rewrite
+from .options import exit_codes
 
 
 class _OneErrorPath(TyperGroup):
     """Every exception a command lets escape becomes one plain line and a documented exit code
     (:mod:`verdictlab.cli._errors`); a usage error is one plain line too (exit 2)."""
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:
+    def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
+        args = rewrite(sys.argv[1:] if args is None else args)
         if not kwargs.get("standalone_mode", True):
-            return super().main(*args, **kwargs)
+            return super().main(args, *rest, **kwargs)
         try:
-            code = super().main(*args, **{**kwargs, "standalone_mode": False})
+            code = super().main(args, *rest, **{**kwargs, "standalone_mode": False})
+        except BrokenPipeError:
+            _quiet_broken_pipe()
         except ClickException as exc:
             if type(exc).__name__ != "NoArgsIsHelpError":       # bare `verdictlab`: help was printed
                 ctx = getattr(exc, "ctx", None)
@@ -37,7 +45,7 @@ class _OneErrorPath(TyperGroup):
     def invoke(self, ctx: Any) -> Any:    # a click Context (typer vendors click)
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, SystemExit, GeneratorExit):
+        except (typer.Exit, typer.Abort, SystemExit, GeneratorExit, BrokenPipeError):
             raise
         except Exception as exc:
             if type(exc).__module__.startswith(("typer", "click")):    # usage errors: typer prints them
@@ -47,6 +55,14 @@ class _OneErrorPath(TyperGroup):
             handle(exc, debug=bool(ctx.params.get("debug")))
 
 
+def _quiet_broken_pipe() -> None:
+    """The reader of stdout went away (``verdictlab validate RUN | head``): what it asked for was written,
+    so end quietly with 0 -- no message, no traceback at exit from flushing into the closed pipe."""
+    with contextlib.suppress(OSError, ValueError):   # a stdout without a file descriptor (captured in tests)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(EXIT_OK)
+
+
 app = typer.Typer(
     cls=_OneErrorPath,
     name="verdictlab",
@@ -54,6 +70,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,     # help is plain text: "[a, b]" stays, no "<bool>" after a flag
 )
 
 COMMAND_MODULES = (
@@ -72,15 +89,26 @@ COMMAND_MODULES = (
     "selftest_cmd",  # selftest
     "batch_cmd",     # batch export|import
     "view_cmd",      # view
+    "fake_server_cmd",  # fake-server
 )
 
-@app.callback()
-def _root(debug: Annotated[bool, typer.Option(
-        "--debug", help="Show the full traceback of an error (also VERDICTLAB_DEBUG=1).")] = False) -> None:
-    """Audit LLM judges: are their verdicts reproducible, order-invariant and correct?
+def _print_version(value: bool) -> None:
+    if value:
+        from .. import __version__
 
-    Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input, 4 incomplete run, 5 run store problem
-    (docs/errors.md)."""
+        typer.echo(f"verdictlab {__version__}")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback(epilog=exit_codes(3, 4, 5, 6, 130, 143) + " Grammar: docs/cli.md.")
+def _root(
+    debug: Annotated[bool, typer.Option(
+        "--debug", help="Show the full traceback of an error (also VERDICTLAB_DEBUG=1); accepted anywhere "
+                        "on the command line.")] = False,
+    version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version, help="Print the version and exit.")] = False,
+) -> None:
+    """Audit LLM judges: are their verdicts reproducible, order-invariant and correct?"""
 
 
 for _name in COMMAND_MODULES:

@@ -163,6 +163,22 @@ def prepare_run(config: RunConfig) -> PreparedRun:
     return PreparedRun(config, items, loads, protocols, trials, dict(counts))
 
 
+def _with_duration(plan: JudgePlan, spec: Any, judge: JudgeAPI) -> JudgePlan:
+    """``plan`` with its time under the judge's concurrency and rate limits (engine/plan_duration.py)."""
+    from dataclasses import replace
+
+    from .plan_duration import assumed_latency, estimate_duration
+
+    concurrency = min(spec.concurrency, judge.max_concurrency or spec.concurrency)
+    latency = assumed_latency(judge.provider)
+    limits = {"latency_s": latency, "concurrency": concurrency, "requests_per_minute": spec.requests_per_minute,
+              "tokens_per_minute": spec.tokens_per_minute}
+    if spec.batch:
+        return replace(plan, est_duration_s=None, duration_bound="batch", **limits)
+    est = estimate_duration(plan.n_remaining, plan.est_tokens_in + plan.est_tokens_out_max, **limits)
+    return replace(plan, est_duration_s=est.seconds, duration_bound=est.bound, **limits)
+
+
 def make_plan(prepared: PreparedRun, done: set[str], judges: Mapping[str, JudgeAPI],
               prices: PriceTable | None = None) -> Plan:
     prices = prices or default_price_table()
@@ -187,8 +203,9 @@ def make_plan(prepared: PreparedRun, done: set[str], judges: Mapping[str, JudgeA
     for jid, acc in per.items():
         judge = judges[jid]
         cost = prices.cost(judge.provider, judge.model, acc["tin"], acc["tout"])
-        plans.append(JudgePlan(jid, acc["n"], acc["done"], acc["n"] - acc["done"], acc["tin"], acc["tout"], cost,
-                               prices.batch_cost(judge.provider, judge.model, acc["tin"], acc["tout"])))
+        plans.append(_with_duration(JudgePlan(
+            jid, acc["n"], acc["done"], acc["n"] - acc["done"], acc["tin"], acc["tout"], cost,
+            prices.batch_cost(judge.provider, judge.model, acc["tin"], acc["tout"])), specs[jid], judge))
     n = len(prepared.trials)
     n_done = sum(p.n_done for p in plans)
     return Plan(n_trials=n, n_done=n_done, n_remaining=n - n_done, judges=plans)

@@ -33,8 +33,16 @@ from typing import Any
 
 from ..output_format import OutputFormat
 from ..prices import PriceTable, default_price_table
-from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
-from .openai_api import fast_http_client, missing_sdk, redact, sdk_decision, sdk_kwargs
+from .base import (
+    JudgeAPI,
+    JudgeCallError,
+    JudgeConfigError,
+    JudgeRequest,
+    JudgeResponse,
+    RetryDecision,
+    building_offline,
+)
+from .openai_api import auth_hint, fast_http_client, missing_sdk, redact, sdk_decision, sdk_kwargs
 
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 TOOL_NAME = "record_verdict"
@@ -58,7 +66,7 @@ class AnthropicJudge(JudgeAPI):
         self._http_client = http_client
         self._client: Any = None
         self.transport = "custom" if http_client is not None else "httpx"
-        if not os.environ.get(key_env):
+        if not os.environ.get(key_env) and not building_offline():     # a plan needs no key
             raise JudgeConfigError(f"judge {judge_id!r}: no API key; set the environment variable {key_env}")
 
     def _get_client(self) -> Any:
@@ -150,6 +158,7 @@ class AnthropicJudge(JudgeAPI):
         except Exception as exc:  # noqa: BLE001 - mapped to a typed decision
             status = getattr(exc, "status_code", None)
             what = type(exc).__name__ + (f" (HTTP {status})" if status else "")
+            what += auth_hint(status, self.key_env, (self.key_env,))
             msg = getattr(exc, "message", None) or str(exc)
             raise JudgeCallError(redact(f"anthropic {self.model}: {what}: {msg}"[:500],
                                         [os.environ.get(self.key_env)]),
