@@ -42,12 +42,12 @@ def compare(
     """Paired exact McNemar tests (per dataset; one modal verdict per item and order), Holm-corrected.
     Under --unparsed exclude a unit unparsed for either side is dropped (parse-shared items only)."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     from ..analyses.comparison import compare_runs, comparison_json
     from ._errors import printable_line
+    from .output import data_console
 
     form = format_or_json(fmt, legacy_json, TableOrJson)
     if not 0 < alpha < 1:
@@ -57,7 +57,7 @@ def compare(
         payload = comparison_json(res, by=by.value, unparsed=unparsed.value, alpha=alpha)
         typer.echo(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
         return
-    con = Console(markup=False, highlight=False)
+    con = data_console(wide=False, markup=False, highlight=False)
     if res.empty:
         con.print(f"Nothing to compare: fewer than two {by.value}s share a dataset in these runs.")
         return

@@ -45,12 +45,11 @@ def debate(
 ) -> None:
     """Structured debate between the config's two judges; every round stored (see verdictlab.engine.debate).
     The round-1 vs final figures go to stdout."""
-    from rich.console import Console
-
     from ..analyses.debate import debate_summary
     from ..engine.debate import debate_config
     from ..export import judgments_frame
     from ._errors import say
+    from .output import data_console
 
     if legacy_run_dir is not None:
         deprecated(f"debate CONFIG {legacy_run_dir}", f"debate CONFIG --run-dir {legacy_run_dir}")
@@ -59,7 +58,7 @@ def debate(
                         stop_on_agreement=stop_on_agreement)
     summ = debate_summary(judgments_frame(res.run_dir))
     say(f"{res.n_debates} debate(s) run; stored in {res.run_dir}/run.sqlite")
-    out = Console(markup=False, highlight=False)
+    out = data_console(wide=False, markup=False, highlight=False)
     for rec in summ.to_dict("records"):
         out.print(f"{rec['debate']} T={rec['temperature']:g}: round-1 accuracy {rec['round1_accuracy']:.3f}, "
                   f"final {rec['final_accuracy']:.3f} (n={rec['n_labelled']}), mean rounds {rec['mean_rounds']:.2f}, "

@@ -123,21 +123,18 @@ def demo(
 ) -> None:
     """Audit the embedded local judge on the demo pairs over all five pairwise protocols (run directory
     default: runs/demo).  The figures go to stdout, progress to stderr."""
-    import sys
-
-    from rich.console import Console
-
     from ..engine import EngineError, run_config
     from ..items import ItemError
     from ..judges.base import JudgeConfigError
     from ._errors import EXIT_USAGE, fail
+    from .output import data_console, message_console
 
     if legacy_o is not None:
         deprecated(f"demo -o {legacy_o}", f"demo --run-dir {legacy_o}")
         run_dir = run_dir or legacy_o
     run_dir = run_dir or Path("runs/demo")
-    out = Console(file=sys.stderr, soft_wrap=True)
-    wide = Console(width=max(Console().width, 180))
+    out = message_console(soft_wrap=True)
+    wide = data_console()
     plist = [p.strip() for p in protocols.split(",") if p.strip()]
     dlist = [str(d) for d in dict.fromkeys(decoding or DEMO_DECODINGS)]
     try:

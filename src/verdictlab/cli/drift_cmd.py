@@ -38,9 +38,9 @@ def _f(v: Any, spec: str = ".3f") -> str:
 
 
 def _print_pair(rep: dict[str, Any]) -> None:
-    from rich.console import Console
+    from .output import data_console
 
-    con = Console(highlight=False)
+    con = data_console(wide=False, highlight=False)
     con.print(f"Drift: {' vs '.join(rep['runs'])} (margin ±{rep['margin']:g}; McNemar Holm-adjusted over "
               f"{len(rep['cells'])} cells; items compared: {rep['item_check']['compared']})", markup=False)
     _print_item_note(con, rep)
@@ -75,9 +75,9 @@ def _print_item_note(con: Any, rep: dict[str, Any]) -> None:
 
 
 def _print_series(rep: dict[str, Any]) -> None:
-    from rich.console import Console
+    from .output import data_console
 
-    con = Console()
+    con = data_console(wide=False)
     _print_item_note(con, rep)
     for c in rep["charts"]:
         accs = "  ".join(f"{a:.3f}{'*' if fl else ''}" for a, fl in zip(c["accuracy"], c["flagged"], strict=True))

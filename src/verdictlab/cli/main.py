@@ -4,10 +4,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import importlib.util
-import os
 import sys
 from typing import Annotated, Any
 
@@ -18,6 +16,7 @@ from typer.core import TyperGroup
 from ._errors import EXIT_INTERRUPTED, EXIT_OK, handle, say
 from .argv import rewrite
 from .options import exit_codes
+from .output import quiet_broken_pipe
 
 
 class _OneErrorPath(TyperGroup):
@@ -30,8 +29,6 @@ class _OneErrorPath(TyperGroup):
             return super().main(args, *rest, **kwargs)
         try:
             code = super().main(args, *rest, **{**kwargs, "standalone_mode": False})
-        except BrokenPipeError:
-            _quiet_broken_pipe()
         except ClickException as exc:
             if type(exc).__name__ != "NoArgsIsHelpError":       # bare `verdictlab`: help was printed
                 ctx = getattr(exc, "ctx", None)
@@ -45,22 +42,16 @@ class _OneErrorPath(TyperGroup):
     def invoke(self, ctx: Any) -> Any:    # a click Context (typer vendors click)
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, SystemExit, GeneratorExit, BrokenPipeError):
+        except (typer.Exit, typer.Abort, SystemExit, GeneratorExit):
             raise
+        except BrokenPipeError:        # before click's own handler, which would exit 1
+            quiet_broken_pipe()
         except Exception as exc:
             if type(exc).__module__.startswith(("typer", "click")):    # usage errors: typer prints them
                 raise
             handle(exc, debug=bool(ctx.params.get("debug")))
         except KeyboardInterrupt as exc:
             handle(exc, debug=bool(ctx.params.get("debug")))
-
-
-def _quiet_broken_pipe() -> None:
-    """The reader of stdout went away (``verdictlab validate RUN | head``): what it asked for was written,
-    so end quietly with 0 -- no message, no traceback at exit from flushing into the closed pipe."""
-    with contextlib.suppress(OSError, ValueError):   # a stdout without a file descriptor (captured in tests)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    sys.exit(EXIT_OK)
 
 
 app = typer.Typer(

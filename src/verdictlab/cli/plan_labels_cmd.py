@@ -59,12 +59,14 @@ def plan_labels_cmd(
     legacy_json: LegacyJson = False,
 ) -> None:
     """Human labels needed for an interval of ±HALFWIDTH: humans only, PPI++, PPI++ with Neyman strata."""
-    from rich.console import Console
+    import sys
+
     from rich.table import Table
     from rich.text import Text
 
     from ..analyses.human_label_runs import LabelPlanError, budget_records, plan_labels
     from ._errors import printable_line
+    from .output import data_console
     from .validate_cmd import cell_name
 
     form = format_or_json(fmt, legacy_json, TableOrJson)
@@ -76,7 +78,7 @@ def plan_labels_cmd(
     if form is TableOrJson.json:
         typer.echo(json.dumps({"cells": budget_records(cells)}, indent=2, allow_nan=False, default=str))
         return
-    console = Console(width=200) if not Console().is_terminal else Console()
+    console = data_console(width=200) if not sys.stdout.isatty() else data_console()
     if not cells:
         console.print("No cells with pair or PASS/FAIL verdicts in this run.", markup=False)
         return

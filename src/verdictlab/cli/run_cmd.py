@@ -3,7 +3,6 @@ prints what it would cost without calling anything."""
 
 from __future__ import annotations
 
-import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,6 +24,7 @@ from ._errors import (
     say,
 )
 from .options import RunDirOption, deprecated, exit_codes
+from .output import data_console, message_console
 
 
 class Executor(StrEnum):
@@ -105,12 +105,12 @@ def run(
 
     if plan:
         assert summary.plan is not None
-        data = Console(soft_wrap=True, markup=False, highlight=False)
+        data = data_console(wide=False, soft_wrap=True, markup=False, highlight=False)
         data.print(printable(f"plan for {cfg.name!r} -> {rd}"))
         for line in summary.plan.lines():
             data.print(printable(line))
         return
-    _print_summary(Console(file=sys.stderr, soft_wrap=True, markup=False, highlight=False), cfg.name, rd, summary)
+    _print_summary(message_console(soft_wrap=True, markup=False, highlight=False), cfg.name, rd, summary)
     if summary.stopped == "interrupted":
         raise typer.Exit(EXIT_INTERRUPTED)
     if summary.stopped == "terminated":

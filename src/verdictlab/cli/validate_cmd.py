@@ -128,10 +128,11 @@ def validate(
     legacy_json: LegacyJson = False,
 ) -> None:
     """Human-label-corrected estimates (PPI++), calibration and a certified selective threshold."""
-    from rich.console import Console
+    import sys
 
     from ..analyses.human_label_runs import validate_run, validation_records, write_reliability_plots
     from ..analyses.human_labels import cell_notes
+    from .output import data_console
 
     form = format_or_json(fmt, legacy_json, TableOrJson)
     check_fractions(("--target-agreement", target_agreement), ("--delta", delta))
@@ -148,7 +149,7 @@ def validate(
     if form is TableOrJson.json:
         typer.echo(json.dumps({"cells": validation_records(cells)}, indent=2, allow_nan=False, default=str))
         return
-    console = Console(width=200) if not Console().is_terminal else Console()
+    console = data_console(width=200) if not sys.stdout.isatty() else data_console()
     if not cells:
         console.print("No cells with pair or PASS/FAIL verdicts in this run.", markup=False)
         return
