@@ -50,8 +50,10 @@ def _legacy_target(run_dir: Path, fmt: ReportFormat | None, out: Path | None, le
     behaved: JSON or Markdown on stdout, or the table, and the HTML file beside it."""
     if legacy_json and legacy_markdown:
         raise typer.BadParameter("choose one of --json and --markdown")
-    if legacy_out is not None:
-        if not legacy_html and legacy_out.suffix.lower() not in (".html", ".htm"):
+    if legacy_out is not None and legacy_html:
+        deprecated(f"--html {legacy_out}", f"--format html -o {legacy_out}")
+    elif legacy_out is not None:
+        if legacy_out.suffix.lower() not in (".html", ".htm"):
             raise typer.BadParameter(f"unexpected argument {legacy_out}; did you mean -o {legacy_out}?")
         deprecated(f"report RUN {legacy_out}", f"report RUN --format html -o {legacy_out}")
     elif legacy_html:
