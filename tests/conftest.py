@@ -26,6 +26,16 @@ def shared_data() -> Path:
     return d
 
 
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The docs runner's count of run and skipped blocks (tests/_doc_blocks.py), when it ran."""
+    import sys
+
+    doc_blocks = sys.modules.get("_doc_blocks")
+    line = doc_blocks.summary_line() if doc_blocks is not None else None
+    if line:
+        terminalreporter.write_line(line)
+
+
 @pytest.fixture(scope="session")
 def browser() -> Any:
     """Headless Debian chromium through Playwright (tests/_browser.py), started once per session."""

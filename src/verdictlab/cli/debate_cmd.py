@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from ._errors import EXIT_INPUT, EXIT_STORE
-from .options import RunDirOption, deprecated, exit_codes
+from .options import Command, RunDirOption, deprecated, exit_codes
 
 
 class DebateFallback(StrEnum):
@@ -67,4 +67,4 @@ def debate(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("debate", epilog=exit_codes(EXIT_INPUT, EXIT_STORE))(debate)
+    app.command("debate", cls=Command, epilog=exit_codes(EXIT_INPUT, EXIT_STORE))(debate)

@@ -21,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
+from typer.core import TyperCommand
 
 from ..vocab import UnparsedPolicy
 from ._errors import (
@@ -119,6 +120,17 @@ Confidence = Annotated[float, typer.Option("--confidence", callback=_open_unit, 
 CONFIDENCE_DEFAULT = 0.95
 
 # -- old spellings, accepted for one release ---------------------------------------------------------
+class Command(TyperCommand):
+    """A command whose hidden parameters (old spellings) stay out of its usage line as well as its help."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if not getattr(param, "hidden", False):
+                pieces.extend(param.get_usage_pieces(ctx))
+        return pieces
+
+
 LegacyJson = Annotated[bool, typer.Option("--json", hidden=True, help="Deprecated: --format json.")]
 
 

@@ -18,6 +18,7 @@ from .options import (
     SEED_DEFAULT,
     UNPARSED_DEFAULT,
     Bootstrap,
+    Command,
     Confidence,
     LegacyJson,
     OutOption,
@@ -146,4 +147,4 @@ def report(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("report", epilog=exit_codes(EXIT_INPUT, EXIT_STORE))(report)
+    app.command("report", cls=Command, epilog=exit_codes(EXIT_INPUT, EXIT_STORE))(report)

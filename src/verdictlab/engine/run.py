@@ -53,7 +53,7 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
         run_config(config, run_dir, progress=progress, pilot_only=True)
 
     run_dir = Path(run_dir)
-    prepared = prepare_run(config)          # all datasets loaded and validated first
+    prepared = prepare_run(config, offline=plan_only)   # all datasets loaded and validated first
     if pilot_only:
         from .plan_cost import pilot_trials
 

@@ -75,8 +75,9 @@ class Plan:
         out.append(f"estimated tokens: ~{self.est_tokens_in:,} in, <= {self.est_tokens_out_max:,} out; "
                    f"estimated cost: {'unknown' if total is None else f'<= ${total:.4f}'}")
         unknown = [j.judge for j in self.judges if j.n_remaining and j.est_duration_s is None]
-        out.append(f"estimated duration: ~{format_duration(self.est_duration_s)} (judges run side by side: the "
-                   "slowest one; retries not counted"
+        total_time = self.est_duration_s
+        out.append(f"estimated duration: {'unknown' if total_time is None else '~' + format_duration(total_time)} "
+                   "(judges run side by side: the slowest one; retries not counted"
                    + (f"; not included: {', '.join(unknown)}" if unknown else "") + ")")
         batch = [j.est_cost_batch_usd for j in self.judges if j.n_remaining]
         if batch and total:
