@@ -88,6 +88,7 @@ def test_two_paraphrase_probes_each_named_each_in_the_tables(tmp_path: Path) -> 
     rep = runner.invoke(app, ["report", str(tmp_path / "run"), "--format", "json", "--bootstrap", "20"])
     analyses = json.loads(rep.stdout)["run"]["analyses"]
     for table in ("stability", "probes"):
-        rows = analyses[table]["rows"]
+        cols = analyses[table]["columns"]
+        rows = [dict(zip(cols, r, strict=True)) for r in analyses[table]["rows"]]
         ds = {(r["dataset"], r["base_dataset"]) for r in rows}
         assert {("pairs+paraphrase", "pairs"), ("pairs+judge-paraphrase", "pairs")} <= ds, (table, ds)
