@@ -10,9 +10,10 @@ canonical mapping, SQLite writes) drives the real ``openai-compatible`` judge (`
 2. Near-zero latency: the same at concurrency 64 (and 16), where the client's CPU is the limit.
    Baselines in the same process: (a) the bare SDK -- ``chat.completions.create`` with its
    default transport under a semaphore, nothing else; (b) our judge's ``generate`` alone under a
-   semaphore (its default client for an ``http://`` server: the lean transport of
-   :mod:`verdictlab.judges._lean_http`), and the same judge on the SDK's aiohttp and httpx clients;
-   (c) the engine with the simulated judge (no HTTP at all), the engine's own cost per trial.  The split says whether the engine or the HTTP client is the bottleneck.
+   semaphore (its default client: the SDK's aiohttp client,
+   :func:`verdictlab.judges.openai_api.choose_transport`), and the same judge on the SDK's httpx
+   client; (c) the engine with the simulated judge (no HTTP at all), the engine's own cost per trial.
+   The split says whether the engine or the HTTP client is the bottleneck.
 3. ``--profile``: cProfile of the engine at near-zero latency, top functions by own time.
 
     .venv/bin/python bench/engine_bench.py [--latency 0.05] [--quick] [--profile]
@@ -244,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         print(line("baseline: bare SDK create(), httpx, c=64", bare))
         judge_only = run_bare_judge(judge_id, args.fast_calls, 64)
         print(line("baseline: our judge alone, c=64", judge_only))
-        for transport in ("aiohttp", "httpx"):      # the same judge on the SDK's other HTTP clients
+        for transport in ("httpx",):                # the same judge on the SDK's other HTTP client
             os.environ["VERDICTLAB_HTTP_TRANSPORT"] = transport
             try:
                 other = run_bare_judge(judge_id, args.fast_calls, 64)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,39 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     line = doc_blocks.summary_line() if doc_blocks is not None else None
     if line:
         terminalreporter.write_line(line)
+
+
+class CallerSpy:
+    """Counts, by trial id, every call reservation and every recorded result as the judge caller saw them
+    (``JudgeCaller.reserve`` / ``JudgeCaller.record`` wrapped on the class), and the cache key each result
+    was recorded with: an executor that bypassed the caller leaves them empty."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from verdictlab.engine.caller import JudgeCaller
+
+        self.reserved: Counter[str] = Counter()
+        self.recorded: Counter[str] = Counter()
+        self.cache_keys: dict[str, str | None] = {}
+        reserve, record = JudgeCaller.reserve, JudgeCaller.record
+
+        def spy_reserve(caller: Any, trial_id: str) -> int | None:
+            n = reserve(caller, trial_id)
+            if n is not None:
+                self.reserved[trial_id] += 1
+            return n
+
+        def spy_record(caller: Any, trial_id: str, **kw: Any) -> Any:
+            self.recorded[trial_id] += 1
+            self.cache_keys[trial_id] = kw.get("cache_key")
+            return record(caller, trial_id, **kw)
+
+        monkeypatch.setattr(JudgeCaller, "reserve", spy_reserve)
+        monkeypatch.setattr(JudgeCaller, "record", spy_record)
+
+
+@pytest.fixture
+def caller_spy(monkeypatch: pytest.MonkeyPatch) -> CallerSpy:
+    return CallerSpy(monkeypatch)
 
 
 @pytest.fixture(scope="session")

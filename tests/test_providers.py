@@ -394,7 +394,7 @@ def test_vllm_batches_requests_and_maps_outputs() -> None:
 
 
 # -- both HTTP transports behave the same ------------------------------------------------------------
-@pytest.mark.parametrize("transport", ["httpx", "aiohttp", "lean"])
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
 def test_transports_map_faults_identically(server, key_env, monkeypatch, transport) -> None:
     if transport == "aiohttp":
         pytest.importorskip("aiohttp")
@@ -403,6 +403,7 @@ def test_transports_map_faults_identically(server, key_env, monkeypatch, transpo
     async def go():
         judge = make_judge(f"openai-compatible:fake-judge@{server.base_url}")
         judge.timeout_s = 0.3
+        assert judge.describe()["transport"] == transport        # what the run meta records, before any call
         out = {}
         try:
             ok = await judge.generate(JudgeRequest(messages=LABEL_PROMPT, verdict_choices=("A", "B")))
@@ -426,6 +427,34 @@ def test_transports_map_faults_identically(server, key_env, monkeypatch, transpo
     assert out["p_server_error"] == (RetryKind.TRANSIENT, None)
     assert out["p_malformed"] == (RetryKind.TRANSIENT, None)
     assert out["p_hang"] == (RetryKind.TRANSIENT, None)
+
+
+@pytest.mark.parametrize("setting, expected", [(None, "aiohttp"), ("aiohttp", "aiohttp"), ("httpx", "httpx")])
+def test_the_transport_described_before_a_call_is_the_client_the_calls_use(server, key_env, monkeypatch, setting,
+                                                                             expected) -> None:
+    """Regression: the run meta (written from ``describe()`` before the first call) said "httpx" while
+    the calls went through another client.  The default for an ``http://`` judge is the SDK's aiohttp
+    client; the SDK client holds exactly the client class described."""
+    import openai
+
+    pytest.importorskip("aiohttp")
+    if setting is None:
+        monkeypatch.delenv("VERDICTLAB_HTTP_TRANSPORT", raising=False)
+    else:
+        monkeypatch.setenv("VERDICTLAB_HTTP_TRANSPORT", setting)
+    judge = make_judge(f"openai-compatible:fake-judge@{server.base_url}")
+    before = judge.describe()["transport"]
+    run(_call(judge, JudgeRequest(messages=LABEL_PROMPT)))
+    http_client = judge.client()._client
+    run(judge.aclose())
+    assert before == judge.describe()["transport"] == expected
+    assert isinstance(http_client, openai.DefaultAioHttpClient if expected == "aiohttp" else openai.DefaultAsyncHttpxClient)
+
+
+def test_an_unknown_or_removed_transport_setting_is_refused(key_env, monkeypatch) -> None:
+    monkeypatch.setenv("VERDICTLAB_HTTP_TRANSPORT", "lean")
+    with pytest.raises(JudgeConfigError, match="must be auto, aiohttp or httpx"):
+        make_judge("openai-compatible:fake-judge@http://127.0.0.1:9/v1")
 
 
 # -- the fake server itself ----------------------------------------------------------------------------

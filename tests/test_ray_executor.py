@@ -184,6 +184,70 @@ def test_ray_data_pipeline_on_cpu_matches_local(tmp_path, ray_cluster):
         assert st.judgments()["p_a"].notna().all()     # P(A) travels through the pipeline
 
 
+def _ray_data_run(tmp_path, name, cfg, bad, budget):
+    """The Ray Data path on the CPU, with a stage that fails trial ``bad`` (a transient error) every time."""
+    import asyncio
+
+    from verdictlab.config import JudgeSpec
+    from verdictlab.engine import prepare_run, run_trials
+    from verdictlab.engine.ray_data import LocalJudgeStage, RayDataExecutor
+    from verdictlab.judges import make_judge
+
+    class FlakyStage(LocalJudgeStage):      # defined here: pickled by value to the Ray workers
+        def __call__(self, batch):
+            out = super().__call__(batch)
+            for i, tid in enumerate(out["trial_id"]):
+                if tid == bad:
+                    out["generated_text"][i], out["error"][i], out["error_kind"][i] = None, "HTTP 503", "transient"
+            return out
+
+    prepared = prepare_run(cfg)
+    judges = {j: make_judge(j) for j in cfg.judge_ids()}
+    specs = {j: JudgeSpec(id=j, max_retries=2) for j in judges}
+    with RunStore(tmp_path / name) as store:
+        return asyncio.run(run_trials(prepared.trials, store=store, items=prepared.items, judges=judges,
+                                      protocols=prepared.protocols, judge_specs=specs, seed=cfg.seed, budget=budget,
+                                      executor=RayDataExecutor(stage_for=lambda jid: FlakyStage, batch_size=16)))
+
+
+def test_ray_data_rows_are_reserved_recorded_and_retried_by_the_drivers_caller(tmp_path, ray_cluster, caller_spy,
+                                                                                monkeypatch):
+    """Defect: the Ray Data stage judged through a bare caller of its own on the workers: no run budget, no
+    attempt rows, no cache entries, retries decided there.  Now every row is reserved and recorded by the
+    lane's caller on the driver, whose retry rule decides what flows through the stage again."""
+    from collections import Counter
+
+    from verdictlab.engine import prepare_run
+    from verdictlab.engine.caller import JudgeCaller
+    from verdictlab.limits import Budget
+
+    _pairs(tmp_path / "p.jsonl", n=6)
+    cfg = _config(tmp_path / "p.jsonl", judges=["sim:skill=0.7,noise=0.3,seed=2"], protocols=["direct"],
+                  repetitions=2)      # 6 items x 2 orders x temperatures (0, 0.7) x 2 repetitions = 48 trials
+    trials = prepare_run(cfg).trials
+    bad = next(t.trial_id for t in trials if t.temperature == 0.7)
+    budget = Budget()
+    s = _ray_data_run(tmp_path, "run", cfg, bad, budget)
+    with RunStore(tmp_path / "run") as st:
+        df = st.judgments().set_index("trial_id")
+        att = st.attempts()
+        n_cache = st.conn.execute("SELECT COUNT(*) FROM cache").fetchone()[0]
+    # the failed trial: attempts 1 and 2 retried (<= max_retries 2), attempt 3 final: 47 + 3 = 50 calls
+    assert s.n_written == 48 and s.calls == budget.calls == 50 and len(att) == 50
+    assert caller_spy.reserved == caller_spy.recorded == Counter(att.trial_id) and caller_spy.recorded[bad] == 3
+    assert df.loc[bad, "parse_status"] == "failed" and df.loc[bad, "attempts"] == 3
+    assert list(att[att.trial_id == bad].outcome) == ["retry", "retry", "failed"]
+    assert budget.tokens == int(df.tokens_in.fillna(0).sum() + df.tokens_out.fillna(0).sum())
+    zero = {t.trial_id for t in trials if t.temperature == 0.0}
+    assert {t for t, k in caller_spy.cache_keys.items() if k} == zero and n_cache == len(zero)
+    # the caller's rule, not the executor's: a caller that never retries gets one attempt of the failed trial
+    monkeypatch.setattr(JudgeCaller, "worth_retrying", lambda self, decision, attempt: False)
+    s2 = _ray_data_run(tmp_path, "never", cfg, bad, Budget())
+    assert s2.calls == 48
+    with RunStore(tmp_path / "never") as st:
+        assert st.judgments().set_index("trial_id").loc[bad, "attempts"] == 1
+
+
 def test_the_worker_pool_is_gone_when_a_run_ends(tmp_path, ray_cluster):
     """Defect: every run left its actors alive in the cluster (one pool per run, never killed)."""
     _pairs(tmp_path / "p.jsonl", n=10)

@@ -14,18 +14,21 @@ How one batch judge runs
 2. **Cache.**  Trials whose answer is in the response cache are judged from it (no request).
 3. **Submit.**  Each remaining trial's request is built by the session's RequestBuilder (the same
    request, seed included, as the local executor sends), converted to the provider's body by the
-   judge's own ``build_params``; one call per request is reserved from the run budget first (a
+   judge's own ``build_params``; one call per request is reserved through the judge's caller first
+   (:meth:`~verdictlab.engine.caller.JudgeCaller.reserve`: the run budget and the call count; a
    refused reservation stops the run, and those trials are not submitted).  The batch id is written to
    the store meta right after the provider accepts it.
 4. **Poll** every ``poll_s`` seconds (the progress bar shows the batch status) until the batch ends.
-5. **Collect.**  Each result goes through the normal path: the judge's response reader, the caller's
-   sanitiser, :func:`~verdictlab.engine.trials.judgment_for`; tokens and the *batch* price (price
-   table ``batch_rate``) are charged to the budget and the summary; one attempt row per request;
-   a cache entry when the run caches.  Rows are flushed, *then* the batch is marked ``collected``: a
-   crash in between re-reads the results and skips the trials already stored.
-6. **Retry.**  Requests that failed inside the batch (or are missing from its results) with a
-   retryable error go into a follow-up batch, up to the judge's ``max_retries``; others, and those
-   out of retries, are stored as failed rows (verdict NULL, the error) -- counted, never guessed.
+5. **Collect.**  Each result goes through the normal path: the judge's response reader, then the
+   caller (:meth:`~verdictlab.engine.caller.JudgeCaller.record`: its sanitiser, the tokens and the
+   *batch* price -- price table ``batch_rate`` -- charged to the budget and the summary, one attempt
+   row per request, a cache entry when the run caches), then
+   :func:`~verdictlab.engine.trials.judgment_for`.  Rows are flushed, *then* the batch is marked
+   ``collected``: a crash in between re-reads the results and skips the trials already stored.
+6. **Retry.**  Requests that failed inside the batch (or are missing from its results) carry a typed
+   retry decision; the caller decides by its one rule (a retryable decision, within the judge's
+   ``max_retries``) which go into a follow-up batch; the others are stored as failed rows (verdict
+   NULL, the error) -- counted, never guessed.
 
 The record is written *before* submission (state ``submitting``, with a key).  OpenAI batches carry
 that key in their ``metadata`` (``verdictlab_key``), so a crash between the provider accepting a batch
@@ -46,9 +49,8 @@ from typing import Any
 
 from .._redact import redact_text
 from ..design import Trial
-from ..judges.base import JudgeAPI, JudgeCallError, JudgeRequest, JudgeResponse
-from ..limits import PriceTable, default_price_table
-from .caller import ERROR_LIMIT, CallResult, RunControl, response_to_json, sanitized
+from ..judges.base import JudgeAPI, JudgeCallError, JudgeRequest, JudgeResponse, RetryDecision
+from .caller import ERROR_LIMIT, RetryLater, RunControl, cache_allows
 from .executor import BaseExecutor, JudgeOne, Lane, LocalExecutor
 from .summary import EngineError
 from .trials import failed_judgment, judgment_for
@@ -62,11 +64,12 @@ _OPENAI_DONE = frozenset({"completed", "failed", "expired", "cancelled"})
 @dataclasses.dataclass
 class Outcome:
     """One request's result inside a batch: the provider's answer (a chat completion dict or an
-    Anthropic message), or the error and whether it is worth another batch."""
+    Anthropic message), or the error and its typed retry decision (the caller decides from it
+    whether the request goes into another batch)."""
 
     answer: Any = None
     error: str | None = None
-    retry: bool = True
+    decision: RetryDecision = dataclasses.field(default_factory=RetryDecision.transient)
 
 
 # -- provider adapters -----------------------------------------------------------------------------
@@ -101,10 +104,19 @@ def openai_line_outcome(line: Mapping[str, Any]) -> Outcome:
     if status != 200:
         msg = body.get("error", {}).get("message") if isinstance(body, Mapping) and \
             isinstance(body.get("error"), Mapping) else str(body)[:200]
-        retry = not isinstance(status, int) or status in (408, 409, 429) or status >= 500
         return Outcome(error=f"batch request failed (HTTP {status}): {redact_text(msg, limit=ERROR_LIMIT)}",
-                       retry=retry)
+                       decision=status_decision(status))
     return Outcome(answer=body)
+
+
+def status_decision(status: Any) -> RetryDecision:
+    """The retry decision for a batch line's HTTP status: 429 a rate limit; 408, 409, 5xx and a
+    missing status transient; any other status fatal."""
+    if status == 429:
+        return RetryDecision.rate_limit()
+    if not isinstance(status, int) or status in (408, 409) or status >= 500:
+        return RetryDecision.transient()
+    return RetryDecision.fatal()
 
 
 class OpenAIBatches:
@@ -117,7 +129,7 @@ class OpenAIBatches:
         return openai_body(self.judge, request)
 
     async def submit(self, bodies: Sequence[tuple[str, dict[str, Any]]], key: str) -> str:
-        client = self.judge._get_client()
+        client = self.judge.client()
         lines = [json.dumps({"custom_id": cid, "method": "POST", "url": "/v1/chat/completions", "body": body})
                  for cid, body in bodies]
         f = await client.files.create(file=("verdictlab-batch.jsonl", ("\n".join(lines) + "\n").encode()),
@@ -128,19 +140,19 @@ class OpenAIBatches:
 
     async def find(self, key: str) -> str | None:
         """The id of the batch submitted with ``key`` (its metadata), if the provider has it."""
-        async for b in self.judge._get_client().batches.list(limit=100):
+        async for b in self.judge.client().batches.list(limit=100):
             if (getattr(b, "metadata", None) or {}).get("verdictlab_key") == key:
                 return str(b.id)
         return None
 
     async def status(self, batch_id: str) -> tuple[bool, str]:
-        b = await self.judge._get_client().batches.retrieve(batch_id)
+        b = await self.judge.client().batches.retrieve(batch_id)
         counts = getattr(b, "request_counts", None)
         done = f" {counts.completed + counts.failed}/{counts.total}" if counts is not None else ""
         return b.status in _OPENAI_DONE, f"{b.status}{done}"
 
     async def results(self, batch_id: str) -> dict[str, Outcome]:
-        client = self.judge._get_client()
+        client = self.judge.client()
         b = await client.batches.retrieve(batch_id)
         out: dict[str, Outcome] = {}
         for fid in (b.output_file_id, b.error_file_id):
@@ -154,7 +166,7 @@ class OpenAIBatches:
         return out
 
     def response(self, answer: Any, request: JudgeRequest, body: dict[str, Any], notes: list[str]) -> JudgeResponse:
-        return self.judge._to_response(answer, request, body, notes, None)
+        return self.judge.read_answer(answer, request, body, notes)
 
 
 class AnthropicBatches:
@@ -170,19 +182,19 @@ class AnthropicBatches:
         return None                 # Message Batches carry no metadata to find a batch by
 
     async def submit(self, bodies: Sequence[tuple[str, dict[str, Any]]], key: str) -> str:
-        client = self.judge._get_client()
+        client = self.judge.client()
         b = await client.messages.batches.create(requests=[{"custom_id": cid, "params": body}
                                                            for cid, body in bodies])
         return str(b.id)
 
     async def status(self, batch_id: str) -> tuple[bool, str]:
-        b = await self.judge._get_client().messages.batches.retrieve(batch_id)
+        b = await self.judge.client().messages.batches.retrieve(batch_id)
         c = b.request_counts
         n = c.succeeded + c.errored + c.canceled + c.expired
         return b.processing_status == "ended", f"{b.processing_status} {n}/{n + c.processing}"
 
     async def results(self, batch_id: str) -> dict[str, Outcome]:
-        client = self.judge._get_client()
+        client = self.judge.client()
         out: dict[str, Outcome] = {}
         async for r in await client.messages.batches.results(batch_id):
             res = r.result
@@ -192,21 +204,16 @@ class AnthropicBatches:
                 err = getattr(getattr(res, "error", None), "error", None)
                 kind = getattr(err, "type", "error")
                 msg = redact_text(getattr(err, "message", ""), limit=ERROR_LIMIT)
+                fatal = kind in ("invalid_request_error", "authentication_error", "permission_error",
+                                 "not_found_error")
                 out[r.custom_id] = Outcome(error=f"batch request errored ({kind}): {msg}",
-                                           retry=kind not in ("invalid_request_error", "authentication_error",
-                                                              "permission_error", "not_found_error"))
+                                           decision=RetryDecision.fatal() if fatal else RetryDecision.transient())
             else:   # canceled / expired: never processed
                 out[r.custom_id] = Outcome(error=f"batch request {res.type}")
         return out
 
     def response(self, answer: Any, request: JudgeRequest, body: dict[str, Any], notes: list[str]) -> JudgeResponse:
-        from ..judges.anthropic_api import _text_of
-
-        fmt = request.output_format if request.decoding == "constrained" else None
-        text = _text_of(getattr(answer, "content", None) or [], fmt, notes)
-        usage = getattr(answer, "usage", None)
-        return JudgeResponse(text=text, tokens_in=getattr(usage, "input_tokens", None),
-                             tokens_out=getattr(usage, "output_tokens", None), notes=notes)
+        return self.judge.read_message(answer, request, notes)
 
 
 def batch_adapter(judge: JudgeAPI) -> OpenAIBatches | AnthropicBatches:
@@ -221,12 +228,11 @@ def batch_adapter(judge: JudgeAPI) -> OpenAIBatches | AnthropicBatches:
 # -- the executor ----------------------------------------------------------------------------------
 @dataclasses.dataclass
 class _Job:
-    """What one batch judge's collection needs: its lane, adapter, trials and attempt counts."""
+    """What one batch judge's collection needs: its lane, adapter and trials."""
 
     lane: Lane
     adapter: OpenAIBatches | AnthropicBatches
     trials: dict[str, Trial]
-    attempts: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 class BatchExecutor(BaseExecutor):
@@ -234,15 +240,16 @@ class BatchExecutor(BaseExecutor):
     lanes to ``inner`` (default: :class:`~verdictlab.engine.executor.LocalExecutor`).
 
     ``poll_s``: seconds between status requests.  ``max_requests``: requests per batch (default: the
-    provider's limit).  ``cache``: the run's cache policy (as the runner's)."""
+    provider's limit).  ``cache``: the run's cache policy (as the runner's).  Every request is reserved
+    and every result recorded through the lane's caller (budget, batch price, attempts, cache, retry
+    decision)."""
 
     def __init__(self, *, inner: Any = None, poll_s: float = 30.0, max_requests: int | None = None,
-                 cache: str = "auto", prices: PriceTable | None = None) -> None:
+                 cache: str = "auto") -> None:
         self.inner = inner or LocalExecutor()
         self.poll_s = poll_s
         self.max_requests = max_requests
         self.cache = cache
-        self.prices = prices or default_price_table()
         self.session: Any = None
         self.n_submitted = 0
         self.batch_ids: list[str] = []
@@ -311,7 +318,7 @@ class BatchExecutor(BaseExecutor):
         self._save(rec)
 
     def _use_cache(self, trial: Trial) -> bool:
-        return self.cache == "on" or (self.cache == "auto" and trial.temperature == 0.0)
+        return cache_allows(self.cache, trial.temperature)
 
     async def _answer_cached(self, job: _Job, trials: list[Trial], judge_one: JudgeOne) -> list[Trial]:
         caller, rest = job.lane.caller, []
@@ -332,7 +339,7 @@ class BatchExecutor(BaseExecutor):
 
     async def _submit(self, job: _Job, trials: list[Trial], control: RunControl) -> list[dict[str, Any]]:
         """Build, reserve and submit ``trials`` in batches of at most ``max_requests``; the records."""
-        s, caller = self.session, job.lane.caller
+        caller = job.lane.caller
         bodies: list[tuple[str, dict[str, Any]]] = []
         for t in trials:
             req = self._request(t)
@@ -344,10 +351,8 @@ class BatchExecutor(BaseExecutor):
             except JudgeCallError as exc:
                 self._record_failed(job, t, redact_text(exc, limit=ERROR_LIMIT), attempts=0)
                 continue
-            if not caller._reserve():
+            if caller.reserve(t.trial_id) is None:
                 break                               # budget spent: the run stops; the rest is not sent
-            s.summary.calls += 1
-            job.attempts[t.trial_id] = job.attempts.get(t.trial_id, 0) + 1
             bodies.append((t.trial_id, body))
         size = self.max_requests or MAX_REQUESTS.get(caller.judge.provider, 50_000)
         recs = []
@@ -391,45 +396,32 @@ class BatchExecutor(BaseExecutor):
         return retry
 
     def _record_outcome(self, job: _Job, t: Trial, out: Outcome) -> bool:
-        """Write the row of one result (or decide to retry it); True when it goes to another batch."""
+        """Hand one result to the caller and write its row; True when the caller decides it goes to
+        another batch."""
         s, caller = self.session, job.lane.caller
-        n = job.attempts.get(t.trial_id, 1)
-        jid = caller.judge.judge_id
         req = self._request(t)
-        if out.error is None and req is not None:
+        resp: JudgeResponse | None = None
+        if req is None:
+            out = Outcome(error="protocol could not present this item", decision=RetryDecision.fatal())
+        elif out.error is None:
             body, notes = job.adapter.body(req)
             try:
-                resp = sanitized(job.adapter.response(out.answer, req, body, list(notes)))
+                resp = job.adapter.response(out.answer, req, body, list(notes))
             except JudgeCallError as exc:
-                out = Outcome(error=redact_text(exc, limit=ERROR_LIMIT), retry=exc.decision.retry)
-            else:
-                self._record_answer(job, t, req, resp, n)
-                return False
-        retry = out.retry and n <= caller.spec.max_retries and not job.lane.halted
-        s.writer.add_attempt({"trial_id": t.trial_id, "judge": jid, "attempt": n,
-                              "outcome": "retry" if retry else "failed", "error_kind": "batch",
-                              "error": out.error, "latency_s": None})
-        if not retry:
-            self._record_failed(job, t, out.error, attempts=n)
-        return retry
-
-    def _record_answer(self, job: _Job, t: Trial, req: JudgeRequest, resp: JudgeResponse, n: int) -> None:
-        s, caller = self.session, job.lane.caller
-        judge = caller.judge
-        cost = self.prices.batch_cost(judge.provider, judge.model, resp.tokens_in, resp.tokens_out)
-        resp = dataclasses.replace(resp, cost_usd=cost)
-        caller.budget.charge((resp.tokens_in or 0) + (resp.tokens_out or 0), cost)
-        s.summary.tokens_in += resp.tokens_in or 0
-        s.summary.tokens_out += resp.tokens_out or 0
-        s.summary.cost_usd += cost or 0.0
-        s.writer.add_attempt({"trial_id": t.trial_id, "judge": judge.judge_id, "attempt": n, "outcome": "ok",
-                              "latency_s": None})
-        if self._use_cache(t):
-            s.writer.add_cache_entry(caller.cache_key(req, t.rep), judge.judge_id, response_to_json(resp))
-        item, protocol = s.items[(t.dataset, t.item_id)], s.protocols[t.protocol]
-        row = judgment_for(t, item, protocol, CallResult(resp, attempts=n, cost_usd=cost), tid=t.trial_id,
-                           prompt_hash=caller.prompt_hash(req))
+                out = Outcome(error=str(exc), decision=exc.decision)
+        cache_key = caller.cache_key(req, t.rep) if req is not None and self._use_cache(t) else None
+        result = caller.record(t.trial_id, response=resp, error=out.error, decision=out.decision,
+                               cache_key=cache_key, batch_price=True)
+        if isinstance(result, RetryLater):
+            return True
+        item = s.items[(t.dataset, t.item_id)]
+        if req is None:
+            row = failed_judgment(t, item, tid=t.trial_id, error=result.error, attempts=result.attempts)
+        else:
+            row = judgment_for(t, item, s.protocols[t.protocol], result, tid=t.trial_id,
+                               prompt_hash=caller.prompt_hash(req))
         s.record(row, job.lane)
+        return False
 
     def _record_failed(self, job: _Job, t: Trial, error: str | None, *, attempts: int) -> None:
         s = self.session

@@ -9,8 +9,10 @@ through any OpenAI-batch-compatible service, and be audited like a live run.
   The store meta ``batch_export`` records the config the file came from.
 * :func:`import_results` reads an output file of that format (OpenAI Batch API / vLLM ``run-batch``:
   ``{"custom_id", "response": {"status_code", "body"}, "error"}``), rebuilds each trial's request from
-  the stored config and turns the answer into a judgment through the normal path (the judge's response
-  reader, the caller's sanitiser, :func:`~verdictlab.engine.trials.judgment_for`).  The whole file is
+  the stored config and turns the answer into a judgment through the normal path: the judge's response
+  reader, then the judge's caller (:meth:`~verdictlab.engine.caller.JudgeCaller.reserve` and
+  :meth:`~verdictlab.engine.caller.JudgeCaller.record`: sanitiser, batch price, attempt row, cache
+  entry under the config's cache policy), then :func:`~verdictlab.engine.trials.judgment_for`.  The whole file is
   checked first: a malformed line, a line without ``custom_id``, an unknown ``custom_id`` or one given
   twice is an error naming the line, and nothing is written.  A line that reports an error (``error``
   set, or a non-200 status) is stored as a failed row (verdict NULL, the error) -- counted, never
@@ -21,21 +23,23 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import RunConfig, config_from_dict
 from ..design import Trial
 from ..judges.base import JudgeAPI, JudgeCallError
-from ..limits import default_price_table
 from ..store import RunStore
-from .batch import openai_body, openai_line_outcome
-from .caller import CallResult, sanitized
+from .batch import Outcome, openai_body, openai_line_outcome
+from .caller import CallRecords, CallResult, JudgeCaller, cache_allows
 from .prepare import PreparedRun, prepare_run
 from .summary import EngineError
-from .trials import RequestBuilder, failed_judgment, judgment_for
+from .trials import RequestBuilder, judgment_for
+
+if TYPE_CHECKING:
+    from ..judges.openai_api import OpenAIJudge
 
 EXPORT_META = "batch_export"
 EXPORTABLE = ("openai", "openai-compatible")
@@ -62,7 +66,7 @@ class ImportResult:
     judges: list[str] = field(default_factory=list)
 
 
-def export_judge(judge_id: str) -> JudgeAPI:
+def export_judge(judge_id: str) -> OpenAIJudge:
     """An OpenAI-compatible judge that builds request bodies (no key needed: nothing is called)."""
     from ..judges.openai_api import OpenAIJudge
 
@@ -77,7 +81,7 @@ def export_judge(judge_id: str) -> JudgeAPI:
     return OpenAIJudge(judge_id, model, provider=provider, require_key=False)
 
 
-def _judges(cfg: RunConfig, only: str | None) -> dict[str, JudgeAPI]:
+def _judges(cfg: RunConfig, only: str | None) -> dict[str, OpenAIJudge]:
     ids = cfg.judge_ids()
     if only is not None:
         if only not in ids:
@@ -86,7 +90,7 @@ def _judges(cfg: RunConfig, only: str | None) -> dict[str, JudgeAPI]:
     return {jid: export_judge(jid) for jid in ids}
 
 
-def _requests(prepared: PreparedRun, judges: dict[str, JudgeAPI],
+def _requests(prepared: PreparedRun, judges: Mapping[str, JudgeAPI],
               trials: list[Trial]) -> Iterator[tuple[Trial, Any, Any]]:
     """(trial, request, body) for ``trials``; a trial the protocol cannot present is skipped."""
     cfg = prepared.config
@@ -197,44 +201,47 @@ def import_results(results: str | Path, run_dir: str | Path) -> ImportResult:
         result = ImportResult(judges=sorted(judges))
         result.n_already = sum(1 for cid in lines if cid in done)
         todo = [trials[cid] for cid in lines if cid not in done]
-        rows, attempts = _judgments(prepared, judges, todo, lines, result)
-        store.write_batch(judgments=rows, attempts=attempts)
+        records = CallRecords()
+        rows = _judgments(prepared, judges, todo, lines, result, records)
+        attempts, cache = records.drain()
+        now = time.time()
+        store.write_batch(judgments=rows, attempts=attempts, cache=[(*entry, now) for entry in cache])
     return result
 
 
-def _judgments(prepared: PreparedRun, judges: dict[str, JudgeAPI], todo: list[Trial],
-               lines: dict[str, dict[str, Any]], result: ImportResult) -> tuple[list[Any], list[dict[str, Any]]]:
-    prices = default_price_table()
+def _judgments(prepared: PreparedRun, judges: Mapping[str, OpenAIJudge], todo: list[Trial],
+               lines: dict[str, dict[str, Any]], result: ImportResult, records: CallRecords) -> list[Any]:
+    """The rows of ``todo`` from their result lines, each answer recorded through its judge's caller
+    (attempts and cache entries into ``records``).  A results file is the last word on its requests:
+    a failed line is a failed row (``export --retry-failed`` sends it again), never retried here."""
+    cfg = prepared.config
+    specs = {j.id: j for j in cfg.judges}
+    callers = {jid: JudgeCaller(judge, specs.get(jid), log=records) for jid, judge in judges.items()}
     rows: list[Any] = []
-    attempts: list[dict[str, Any]] = []
     for t, req, body in _requests(prepared, judges, todo):
-        judge = judges[t.judge]
-        item, protocol = prepared.items[(t.dataset, t.item_id)], prepared.protocols[t.protocol]
+        caller = callers[t.judge]
         out = openai_line_outcome(lines[t.trial_id])
-        prompt_hash = req.request_hash(provider=judge.provider, model=judge.model)
         resp = None
         if out.error is None:
             try:
-                resp = sanitized(judge._to_response(out.answer, req, body, [], None))  # type: ignore[attr-defined]
+                resp = judges[t.judge].read_answer(out.answer, req, body, [])
             except JudgeCallError as exc:
-                out.error = f"unreadable answer in the results file: {exc}"
-        if resp is None:
-            rows.append(failed_judgment(t, item, tid=t.trial_id, error=out.error, attempts=1,
-                                        prompt_hash=prompt_hash))
-            attempts.append({"trial_id": t.trial_id, "judge": t.judge, "attempt": 1, "outcome": "failed",
-                             "error_kind": "batch-file", "error": out.error, "latency_s": None})
+                out = Outcome(error=f"unreadable answer in the results file: {exc}", decision=exc.decision)
+        caller.reserve(t.trial_id)
+        recorded = caller.record(t.trial_id, response=resp, error=out.error, decision=out.decision,
+                                 cache_key=caller.cache_key(req, t.rep) if cache_allows(cfg.cache, t.temperature)
+                                 else None, batch_price=True, can_retry=False)
+        assert isinstance(recorded, CallResult)      # can_retry=False: the caller's answer is final
+        row = judgment_for(t, prepared.items[(t.dataset, t.item_id)], prepared.protocols[t.protocol], recorded,
+                           tid=t.trial_id, prompt_hash=caller.prompt_hash(req))
+        rows.append(row)
+        if recorded.response is None:
             result.n_failed += 1
             continue
-        cost = prices.batch_cost(judge.provider, judge.model, resp.tokens_in, resp.tokens_out)
-        row = judgment_for(t, item, protocol, CallResult(resp, attempts=1, cost_usd=cost), tid=t.trial_id,
-                           prompt_hash=prompt_hash)
-        rows.append(row)
-        attempts.append({"trial_id": t.trial_id, "judge": t.judge, "attempt": 1, "outcome": "ok",
-                         "latency_s": None})
         result.n_answered += 1
         if row.verdict is None:
             result.n_parse_failed += 1
-    return rows, attempts
+    return rows
 
 
 __all__ = ["BatchFileError", "ExportResult", "ImportResult", "export_judge", "export_requests", "import_results",

@@ -15,6 +15,13 @@ through :meth:`JudgeCaller.call`, which owns, for one judge:
 * secret scrubbing: every error text and every answer passes :func:`verdictlab._redact.redact_text`
   (:func:`sanitized` also drops absurd token counts and costs before they are counted or stored).
 
+An executor that has a judge's calls made elsewhere -- a provider batch job, an offline results
+file, a Ray Data inference stage -- still goes through the caller, with its two public methods for
+such calls: :meth:`JudgeCaller.reserve` before a request is sent (the budget, the call count, the
+attempt number) and :meth:`JudgeCaller.record` when its result comes back (the scrubbing, the budget
+charge, the attempt row, the cache entry and the retry decision), so every executor's calls are
+counted, charged, cached and retried by the same rules as :meth:`JudgeCaller.call`'s own.
+
 The caller knows nothing of trials, protocols or stores: it takes a built
 :class:`~verdictlab.judges.base.JudgeRequest` and returns a :class:`CallResult`.  Where attempts and
 cache entries go is the :class:`CallLog` it is given (the store writer), where cached responses
@@ -46,6 +53,28 @@ class CallLog(Protocol):
     def add_attempt(self, row: dict[str, Any]) -> None: ...
 
     def add_cache_entry(self, key: str, judge: str, response_json: str) -> None: ...
+
+
+class CallRecords:
+    """A :class:`CallLog` that keeps what it is told, for an executor that writes it elsewhere: a Ray
+    worker sends the attempts and cache entries back to the driver with its rows; a results-file import
+    writes them with its rows in one transaction.  Cache entries are ``(key, judge, response_json)``."""
+
+    def __init__(self) -> None:
+        self.attempts: list[dict[str, Any]] = []
+        self.cache: list[tuple[str, str, str]] = []
+
+    def add_attempt(self, row: dict[str, Any]) -> None:
+        self.attempts.append(row)
+
+    def add_cache_entry(self, key: str, judge: str, response_json: str) -> None:
+        self.cache.append((key, judge, response_json))
+
+    def drain(self) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
+        """What was told since the last drain, and forget it."""
+        out = self.attempts, self.cache
+        self.attempts, self.cache = [], []
+        return out
 
 
 class ResponseCache(Protocol):
@@ -97,6 +126,55 @@ class CallResult:
     cache_hit: bool = False
     latency_s: float | None = None
     cost_usd: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RetryLater:
+    """:meth:`JudgeCaller.record`'s answer when the caller decides that a failed call made elsewhere is
+    worth another attempt: the executor sends the request again (after :meth:`JudgeCaller.reserve`).
+    ``attempt`` is the attempt that failed, ``error`` its scrubbed error."""
+
+    attempt: int
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One call of a judge, nothing around it (:func:`attempt_call`): the response, or the typed retry
+    decision and the scrubbed error text; ``latency_s`` is its wall time."""
+
+    response: JudgeResponse | None
+    decision: RetryDecision | None = None
+    error: str | None = None
+    latency_s: float = 0.0
+
+
+async def attempt_call(judge: JudgeAPI, request: JudgeRequest, *, timeout_s: float) -> Attempt:
+    """Call ``judge`` once within ``timeout_s``: what :meth:`JudgeCaller.call` does per attempt, for a
+    stage that makes calls elsewhere and hands the results to :meth:`JudgeCaller.record` (a timeout is
+    transient; a backend bug is recorded as fatal, never raised; every error text is scrubbed)."""
+    t0 = time.monotonic()
+    try:
+        # a timeout scope, not wait_for: wait_for wraps every call in a task of its own
+        async with asyncio.timeout(timeout_s):
+            resp = await judge.generate(request)
+        return Attempt(resp, latency_s=time.monotonic() - t0)
+    except JudgeCallError as exc:
+        decision, err = exc.decision, f"{type(exc).__name__}: {redact_text(exc, limit=ERROR_LIMIT)}"
+    except TimeoutError:
+        decision, err = RetryDecision.transient(), f"timeout after {timeout_s:g}s"
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # a backend bug is not retried, but recorded
+        decision, err = RetryDecision.fatal(), f"{type(exc).__name__}: {redact_text(exc, limit=ERROR_LIMIT)}"
+    return Attempt(None, decision, err, time.monotonic() - t0)
+
+
+def cache_allows(policy: str, temperature: float) -> bool:
+    """Whether the run's cache policy (``on`` / ``off`` / ``auto``) lets a trial at ``temperature`` be
+    answered from and stored in the response cache: ``auto`` caches only temperature 0, where a
+    repeated call would give the same answer."""
+    return policy == "on" or (policy == "auto" and temperature == 0.0)
 
 
 def response_to_json(resp: JudgeResponse) -> str:
@@ -193,6 +271,7 @@ class JudgeCaller:
         self.requests = bucket_factory(rpm) if rpm else None
         self.tokens = bucket_factory(tpm) if tpm else None
         self.halted: str | None = None      # set by the runner when this judge keeps failing
+        self._pending: dict[str, int] = {}  # calls made elsewhere: trial id -> attempts reserved so far
 
     # -- cache -----------------------------------------------------------------------------------
     def cache_key(self, request: JudgeRequest, rep: int) -> str:
@@ -226,23 +305,72 @@ class JudgeCaller:
         async with self._slots:
             return await self._call_with_retries(request, trial_id, cache_key)
 
-    def _reserve(self) -> bool:
-        if self.control.stopped or self.halted:
-            return False
-        if not self.budget.try_reserve():
+    # -- calls made elsewhere (batch jobs, results files, Ray Data stages) ----------------------------
+    def reserve(self, trial_id: str) -> int | None:
+        """Reserve one call of ``trial_id`` that will be made elsewhere (a batch request, a line of a
+        results file, a row of an inference stage): the run budget grants it and the call is counted,
+        exactly as :meth:`call` does before each attempt.  Returns the attempt number it will be (1,
+        then 2 for its first retry...), or None when the run is stopped, this judge is halted or the
+        budget is spent (the run then stops cleanly; the request must not be sent)."""
+        if not self._may_start() or not self._granted(self.budget.try_reserve()):
+            return None
+        self.spend.calls += 1
+        n = self._pending.get(trial_id, 0) + 1
+        self._pending[trial_id] = n
+        return n
+
+    def record(self, trial_id: str, *, response: JudgeResponse | None = None, error: str | None = None,
+               decision: RetryDecision | None = None, cache_key: str | None = None,
+               latency_s: float | None = None, batch_price: bool = False,
+               can_retry: bool = True) -> CallResult | RetryLater:
+        """Record the result of a call of ``trial_id`` that was made elsewhere, by the rules of
+        :meth:`call`: the same scrubbing and sanity checks, the budget charge and the spend, one attempt
+        row, the cache entry (when ``cache_key`` is given) and the retry decision.
+
+        ``response`` is the answer as read from the batch output, results file or stage (the caller
+        sanitises it); else ``error`` says why there is none and ``decision`` whether it may be retried
+        (default: transient).  ``batch_price``: cost at the price table's batch rate.  ``can_retry``:
+        False when the executor has no way to send the request again (an imported results file), so a
+        failure is final.  Returns the :class:`CallResult` to store, or :class:`RetryLater` when the
+        caller decides the call is worth another attempt (an attempt row ``retry`` is written; the
+        executor sends it again after :meth:`reserve`)."""
+        attempt = self._pending.pop(trial_id, 0) or 1     # a call reserved by an earlier session counts as 1
+        if response is not None:
+            resp = sanitized(response)
+            cost = self.prices.batch_cost(self.judge.provider, self.judge.model, resp.tokens_in,
+                                          resp.tokens_out) if batch_price else self.cost_of(resp)
+            if batch_price:
+                resp = dataclasses.replace(resp, cost_usd=cost)
+            return self._accepted(resp, trial_id, attempt, latency_s, cache_key, cost)
+        decision = decision or RetryDecision.transient()
+        err = redact_text(error or "no answer", limit=ERROR_LIMIT)
+        retry = can_retry and self.worth_retrying(decision, attempt) and not self.halted
+        self._log_failure(trial_id, attempt, decision, err, latency_s, retry)
+        if retry:
+            self._pending[trial_id] = attempt
+            return RetryLater(attempt, err)
+        return CallResult(None, attempts=attempt, error=err, latency_s=latency_s)
+
+    def worth_retrying(self, decision: RetryDecision, attempt: int) -> bool:
+        """The retry rule for every call: a retryable decision, and ``attempt`` within ``max_retries``
+        retries of the first call."""
+        return decision.retry and attempt <= self.spec.max_retries
+
+    # -- internals -------------------------------------------------------------------------------
+    def _may_start(self) -> bool:
+        """No new call once the run is stopped or this judge is halted."""
+        return not (self.control.stopped or self.halted)
+
+    def _granted(self, granted: bool) -> bool:
+        """The budget's answer to a reservation; a refusal stops the run."""
+        if not granted:
             self.control.halt(f"budget: {self.budget.exhausted_reason}")
-            return False
-        return True
+        return granted
 
     async def _areserve(self) -> bool:
-        """:meth:`_reserve` through the budget's awaitable reservation (a cluster budget fetches calls
+        """One call from the budget through its awaitable reservation (a cluster budget fetches calls
         from its ledger without blocking the event loop; a local one is the same as the sync call)."""
-        if self.control.stopped or self.halted:
-            return False
-        if not await self.budget.areserve():
-            self.control.halt(f"budget: {self.budget.exhausted_reason}")
-            return False
-        return True
+        return self._may_start() and self._granted(await self.budget.areserve())
 
     async def _wait_for_limits(self, request: JudgeRequest) -> None:
         if self.requests is not None:
@@ -259,40 +387,27 @@ class JudgeCaller:
             attempt += 1
             self.spend.calls += 1
             await self._wait_for_limits(request)
-            t0 = time.monotonic()
-            resp, decision, err = await self._attempt(request)
-            latency = time.monotonic() - t0
-            if resp is not None:
-                return self._succeeded(resp, trial_id, attempt, latency, cache_key)
-            assert decision is not None and err is not None
-            retry = decision.retry and attempt <= self.spec.max_retries
-            self.log.add_attempt({"trial_id": trial_id, "judge": self.judge.judge_id, "attempt": attempt,
-                                  "outcome": "retry" if retry else "failed", "error_kind": decision.kind.value,
-                                  "error": err, "latency_s": latency})
+            done = await attempt_call(self.judge, request, timeout_s=self.spec.timeout_s)
+            if done.response is not None:
+                resp = sanitized(done.response)
+                return self._accepted(resp, trial_id, attempt, done.latency_s, cache_key, self.cost_of(resp))
+            assert done.decision is not None and done.error is not None
+            retry = self.worth_retrying(done.decision, attempt)
+            self._log_failure(trial_id, attempt, done.decision, done.error, done.latency_s, retry)
             if not retry:
-                return CallResult(None, attempts=attempt, error=err, latency_s=latency)
-            await asyncio.sleep(backoff_delay(decision, attempt, rng=self.rng, base_s=self.backoff_base_s,
+                return CallResult(None, attempts=attempt, error=done.error, latency_s=done.latency_s)
+            await asyncio.sleep(backoff_delay(done.decision, attempt, rng=self.rng, base_s=self.backoff_base_s,
                                               cap_s=self.backoff_cap_s))
 
-    async def _attempt(self, request: JudgeRequest) -> tuple[JudgeResponse | None, RetryDecision | None, str | None]:
-        """One call: the response, or the retry decision and the scrubbed error text."""
-        try:
-            # a timeout scope, not wait_for: wait_for wraps every call in a task of its own
-            async with asyncio.timeout(self.spec.timeout_s):
-                return await self.judge.generate(request), None, None
-        except JudgeCallError as exc:
-            return None, exc.decision, f"{type(exc).__name__}: {redact_text(exc, limit=ERROR_LIMIT)}"
-        except TimeoutError:
-            return None, RetryDecision.transient(), f"timeout after {self.spec.timeout_s:g}s"
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a backend bug is not retried, but recorded
-            return None, RetryDecision.fatal(), f"{type(exc).__name__}: {redact_text(exc, limit=ERROR_LIMIT)}"
+    def _log_failure(self, trial_id: str, attempt: int, decision: RetryDecision, err: str,
+                     latency: float | None, retry: bool) -> None:
+        self.log.add_attempt({"trial_id": trial_id, "judge": self.judge.judge_id, "attempt": attempt,
+                              "outcome": "retry" if retry else "failed", "error_kind": decision.kind.value,
+                              "error": err, "latency_s": latency})
 
-    def _succeeded(self, resp: JudgeResponse, trial_id: str, attempt: int, latency: float,
-                   cache_key: str | None) -> CallResult:
-        resp = sanitized(resp)
-        cost = self.cost_of(resp)
+    def _accepted(self, resp: JudgeResponse, trial_id: str, attempt: int, latency: float | None,
+                  cache_key: str | None, cost: float | None) -> CallResult:
+        """A (sanitised) answer: charged to the budget and the spend, its attempt row, its cache entry."""
         self.budget.charge((resp.tokens_in or 0) + (resp.tokens_out or 0), cost)
         spend = self.spend
         spend.tokens_in += resp.tokens_in or 0
@@ -305,5 +420,5 @@ class JudgeCaller:
         return CallResult(resp, attempts=attempt, latency_s=latency, cost_usd=cost)
 
 
-__all__ = ["CallLog", "CallResult", "JudgeCaller", "ResponseCache", "RunControl", "Spend", "estimate_tokens",
-           "response_from_json", "response_to_json"]
+__all__ = ["Attempt", "CallLog", "CallRecords", "CallResult", "JudgeCaller", "ResponseCache", "RetryLater", "RunControl", "Spend",
+           "attempt_call", "cache_allows", "estimate_tokens", "response_from_json", "response_to_json"]

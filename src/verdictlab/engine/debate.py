@@ -50,7 +50,7 @@ from ..limits import Budget
 from ..protocols.base import ParseResult
 from ..protocols.debate import PROTOCOL_ID, DebateProtocol
 from ..vocab import ORDERS, ParseStatus
-from .caller import CallResult, JudgeCaller, RunControl
+from .caller import CallResult, JudgeCaller, RunControl, cache_allows
 from .writer import Writer
 
 FALLBACKS: tuple[str, ...] = ("none", "previous", "paper")
@@ -136,7 +136,7 @@ def _read_turn(protocol: DebateProtocol, text: str | None, k: int, previous: str
 
 
 async def _ask(caller: JudgeCaller, request: JudgeRequest, tid: str, rep: int, cache: str) -> CallResult | None:
-    use = cache == "on" or (cache == "auto" and request.temperature == 0.0)
+    use = cache_allows(cache, request.temperature)
     return await caller.call(request, trial_id=tid, cache_key=caller.cache_key(request, rep) if use else None)
 
 

@@ -6,11 +6,19 @@ Ray Data dataset that flows through an inference *stage* -- Ray's LLM batch API 
 generated rows stream back to the driver, which parses them through the normal path
 (:func:`~verdictlab.engine.trials.judgment_for`) and writes them with the run's one writer.
 
+A stage only generates; the lane's :class:`~verdictlab.engine.caller.JudgeCaller` on the driver owns
+everything around the calls, as for every executor: trials whose answer is cached (or that the protocol
+cannot present) are judged on the driver through the caller; every row sent is first reserved
+(:meth:`~verdictlab.engine.caller.JudgeCaller.reserve`: the run budget and the call count; a refused
+reservation stops the run and the rest is not sent); every row that comes back is recorded
+(:meth:`~verdictlab.engine.caller.JudgeCaller.record`: scrubbing, budget charge, attempt row, cache
+entry, retry decision), and the rows the caller wants retried flow through the stage again.
+
 The vLLM stage needs GPUs and vLLM, so it is import-guarded (:func:`vllm_stage`).  The pipeline itself
 (dataset of requests -> stage -> parsed judgments) is the same for any stage; tests run it on the CPU
-with :class:`LocalJudgeStage`, which answers each row with a verdictlab judge (the simulated judge or
-the embedded llama.cpp one) through a :class:`~verdictlab.engine.caller.JudgeCaller` (retries,
-accounting), in place of the vLLM engine.
+with :class:`LocalJudgeStage`, which answers each row with one call of a verdictlab judge (the simulated
+judge or the embedded llama.cpp one; :func:`~verdictlab.engine.caller.attempt_call`), in place of the
+vLLM engine.
 
 Label-only protocols ask the engine for log-probabilities of the first answer token (``logprobs``), so
 P(A) is read from the verdict tokens as with the other backends.
@@ -24,10 +32,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..design import Trial
-from ..judges.base import JudgeResponse
+from ..judges.base import JudgeRequest, JudgeResponse, RetryDecision, RetryKind
 from ._ray_common import import_ray, item_from, item_payload
-from .caller import CallResult, JudgeCaller
-from .executor import BaseExecutor, Lane
+from .caller import RetryLater, attempt_call, cache_allows
+from .executor import BaseExecutor, JudgeOne, Lane
+
+STAGE_COLUMNS = ("trial_id", "generated_text", "tokens_in", "tokens_out", "choice_probs", "error", "error_kind",
+                 "latency_s")
 
 
 def request_rows(trials: Iterable[Trial], session: Any, judge_id: str) -> list[dict[str, Any]]:
@@ -47,14 +58,16 @@ def request_rows(trials: Iterable[Trial], session: Any, judge_id: str) -> list[d
 
 class LocalJudgeStage:
     """A Ray Data stage that answers request rows with a verdictlab judge on the CPU (the stand-in for
-    the vLLM engine in tests).  Built once per actor; each batch is judged through a JudgeCaller."""
+    the vLLM engine in tests).  Built once per actor; one call per row and nothing around it, like the
+    vLLM engine: a failed call comes back as its error and typed retry kind, for the driver's caller
+    to record and decide on."""
 
-    def __init__(self, judge_id: str, seed: int = 42) -> None:
+    def __init__(self, judge_id: str, seed: int = 42, timeout_s: float = 120.0) -> None:
         from ..judges import make_judge
 
         self.judge = make_judge(judge_id)
-        self.caller = JudgeCaller(self.judge)
         self.seed = seed
+        self.timeout_s = timeout_s
         self.loop = asyncio.new_event_loop()
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
@@ -63,21 +76,21 @@ class LocalJudgeStage:
         from .trials import RequestBuilder
 
         builder = RequestBuilder(self.judge, JudgeSpec(id=self.judge.judge_id), seed=self.seed)
-        out: dict[str, list[Any]] = {"trial_id": [], "generated_text": [], "tokens_in": [], "tokens_out": [],
-                                     "choice_probs": [], "error": [], "attempts": []}
+        out: dict[str, list[Any]] = {c: [] for c in STAGE_COLUMNS}
 
         async def one(trial_d: dict[str, Any], item: Any) -> None:
             trial = Trial(**trial_d)
             req = builder.build(trial, item, get_protocol(trial.protocol), trial.trial_id)
-            res = await self.caller.call(req, trial_id=trial.trial_id)
-            resp = res.response if res is not None else None
+            done = await attempt_call(self.judge, req, timeout_s=self.timeout_s)
+            resp = done.response
             out["trial_id"].append(trial.trial_id)
             out["generated_text"].append(resp.text if resp else None)
             out["tokens_in"].append(resp.tokens_in if resp else None)
             out["tokens_out"].append(resp.tokens_out if resp else None)
             out["choice_probs"].append(dict(resp.choice_probs) if resp and resp.choice_probs else None)
-            out["error"].append(res.error if res is not None else "stopped")
-            out["attempts"].append(res.attempts if res is not None else 0)
+            out["error"].append(done.error)
+            out["error_kind"].append(done.decision.kind.value if done.decision else None)
+            out["latency_s"].append(done.latency_s)
 
         items = [item_from(dict(d)) for d in _as_list(batch["item"])]
 
@@ -105,14 +118,37 @@ def vllm_stage(model: str, **engine_kwargs: Any) -> Callable[[Any], Any]:  # pra
     def post(row: dict[str, Any]) -> dict[str, Any]:
         return {"trial_id": row["trial"]["trial_id"] if "trial_id" in row["trial"] else Trial(**row["trial"]).trial_id,
                 "generated_text": row.get("generated_text"), "tokens_in": row.get("num_input_tokens"),
-                "tokens_out": row.get("num_generated_tokens"), "choice_probs": None, "error": None, "attempts": 1}
+                "tokens_out": row.get("num_generated_tokens"), "choice_probs": None, "error": None,
+                "error_kind": None, "latency_s": None}
 
     return build_processor(config, preprocess=lambda row: {**row}, postprocess=post)
 
 
+async def answer_on_driver(lane: Lane, session: Any, judge_one: JudgeOne) -> list[Trial]:
+    """Judge on the driver, through ``judge_one`` (the caller), the trials of ``lane`` that need no remote
+    call: those whose answer is in the response cache and those the protocol cannot present (a failed
+    row with the reason).  Returns the others, in order, for the cluster."""
+    s, caller = session, lane.caller
+    builder = s.builders[caller.judge.judge_id]
+    remote: list[Trial] = []
+    for t in lane.trials:
+        try:
+            req = builder.build(t, s.items[(t.dataset, t.item_id)], s.protocols[t.protocol], t.trial_id)
+        except Exception:  # noqa: BLE001 - judge_one records why as a failed row
+            await judge_one(t, lane)
+            continue
+        if cache_allows(s.cache, t.temperature) and caller.cached(caller.cache_key(req, t.rep)) is not None:
+            await judge_one(t, lane)
+            continue
+        remote.append(t)
+    return remote
+
+
 class RayDataExecutor(BaseExecutor):
-    """Runs the trials of each lane as one Ray Data pipeline through ``stage_for(judge_id)``
-    (default: the vLLM stage for ``vllm:`` judges).  Records rows through the runner's session."""
+    """Runs the trials of each lane as Ray Data pipelines through ``stage_for(judge_id)`` (default: the
+    vLLM stage for ``vllm:`` judges): one pass, then one more per round of retries the lane's caller
+    asks for.  Every row is reserved and recorded through the lane's caller (module docstring); rows are
+    written through the runner's session."""
 
     def __init__(self, *, stage_for: Callable[[str], Any] | None = None, batch_size: int = 16,
                  concurrency: int = 1, seed: int = 42) -> None:
@@ -125,46 +161,85 @@ class RayDataExecutor(BaseExecutor):
     def attach(self, session: Any) -> None:
         self.session = session
 
-    def _dataset(self, ray: Any, lane: Lane) -> Any:
+    def _dataset(self, ray: Any, lane: Lane, trials: list[Trial]) -> Any:
         s = self.session
-        rows = request_rows(lane.trials, s, lane.caller.judge.judge_id)
+        rows = request_rows(trials, s, lane.caller.judge.judge_id)
         for row in rows:
             t = row["trial"]
             row["item"] = item_payload(s.items[(t["dataset"], t["item_id"])])
         return ray.data.from_items(rows)
 
-    async def execute(self, lanes: Mapping[str, Lane], judge_one: Callable[..., Any], control: Any) -> None:
+    def _stage(self, ray: Any, lane: Lane, trials: list[Trial]) -> Any:
+        ds = self._dataset(ray, lane, trials)
+        jid = lane.caller.judge.judge_id
+        if self.stage_for is None:  # pragma: no cover - GPU path
+            return vllm_stage(lane.caller.judge.model)(ds)
+        return ds.map_batches(self.stage_for(jid), batch_size=self.batch_size, concurrency=self.concurrency,
+                              fn_constructor_kwargs={"judge_id": jid, "seed": self.seed,
+                                                     "timeout_s": lane.caller.spec.timeout_s})
+
+    async def execute(self, lanes: Mapping[str, Lane], judge_one: JudgeOne, control: Any) -> None:
         ray = import_ray()
         if not ray.is_initialized():
             ray.init(include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
-        for jid, lane in lanes.items():
-            ds = self._dataset(ray, lane)
-            if self.stage_for is not None:
-                out = ds.map_batches(self.stage_for(jid), fn_constructor_kwargs={"judge_id": jid, "seed": self.seed},
-                                     batch_size=self.batch_size, concurrency=self.concurrency)
-            else:  # pragma: no cover - GPU path
-                out = vllm_stage(lane.caller.judge.model)(ds)
-            by_id = {t.trial_id: t for t in lane.trials}
-            for row in out.iter_rows():
-                self._record(row, by_id, lane)
+        for lane in lanes.values():
+            pending = await answer_on_driver(lane, self.session, judge_one)
             lane.trials.clear()
+            while pending and not control.stopped and not lane.halted:
+                pending = self._round(ray, lane, pending)
 
-    def _record(self, row: Mapping[str, Any], by_id: Mapping[str, Trial], lane: Lane) -> None:
+    def _round(self, ray: Any, lane: Lane, trials: list[Trial]) -> list[Trial]:
+        """Reserve, send and record one pass of ``trials``; the trials the caller wants retried."""
+        send: list[Trial] = []
+        for t in trials:
+            if lane.caller.reserve(t.trial_id) is None:
+                break                   # budget spent or judge halted: the rest is not sent
+            send.append(t)
+        if not send:
+            return []
+        by_id = {t.trial_id: t for t in send}
+        retry: list[Trial] = []
+        for row in self._stage(ray, lane, send).iter_rows():
+            tid = str(row["trial_id"])
+            if tid in by_id:            # a second row for a trial is ignored
+                t = by_id.pop(tid)
+                if self._record(row, t, lane):
+                    retry.append(t)
+        for t in by_id.values():        # sent, but the stage returned no row for it
+            if self._record({"error": "no row for this request in the stage's output"}, t, lane):
+                retry.append(t)
+        return retry
+
+    def _record(self, row: Mapping[str, Any], trial: Trial, lane: Lane) -> bool:
+        """Hand one stage row to the caller and write the trial's row; True when the caller wants it
+        retried."""
         from .trials import judgment_for
 
-        s = self.session
-        trial = by_id[row["trial_id"]]
-        item = s.items[(trial.dataset, trial.item_id)]
+        s, caller = self.session, lane.caller
+        item, protocol = s.items[(trial.dataset, trial.item_id)], s.protocols[trial.protocol]
+        req: JudgeRequest = s.builders[trial.judge].build(trial, item, protocol, trial.trial_id)
         text = row.get("generated_text")
         resp = None if text is None else JudgeResponse(
             text=str(text), tokens_in=_int(row.get("tokens_in")), tokens_out=_int(row.get("tokens_out")),
-            choice_probs=dict(row["choice_probs"]) if row.get("choice_probs") else None, cost_usd=0.0)
-        result = CallResult(resp, attempts=int(row.get("attempts") or 1),
-                            error=None if resp is not None else str(row.get("error") or "no answer"))
-        s.summary.calls += result.attempts
-        protocol = s.protocols[trial.protocol]
-        prompt_hash = lane.caller.prompt_hash(s.builders[trial.judge].build(trial, item, protocol, trial.trial_id))
-        s.record(judgment_for(trial, item, protocol, result, tid=trial.trial_id, prompt_hash=prompt_hash), lane)
+            choice_probs=dict(row["choice_probs"]) if row.get("choice_probs") else None,
+            cost_usd=0.0)               # the cluster's own GPUs: no per-call price
+        kind, error = row.get("error_kind"), row.get("error")
+        result = caller.record(trial.trial_id, response=resp, error=error if isinstance(error, str) else "no answer",
+                               decision=RetryDecision(RetryKind(kind)) if isinstance(kind, str) else None,
+                               cache_key=caller.cache_key(req, trial.rep) if cache_allows(s.cache, trial.temperature)
+                               else None, latency_s=_float(row.get("latency_s")))
+        if isinstance(result, RetryLater):
+            return True
+        s.record(judgment_for(trial, item, protocol, result, tid=trial.trial_id, prompt_hash=caller.prompt_hash(req)),
+                 lane)
+        return False
+
+
+def _float(v: Any) -> float | None:
+    try:
+        return None if v is None else float(v)
+    except (TypeError, ValueError):
+        return None
 
 
 def _int(v: Any) -> int | None:
@@ -174,4 +249,4 @@ def _int(v: Any) -> int | None:
         return None
 
 
-__all__ = ["LocalJudgeStage", "RayDataExecutor", "request_rows", "vllm_stage"]
+__all__ = ["STAGE_COLUMNS", "LocalJudgeStage", "RayDataExecutor", "answer_on_driver", "request_rows", "vllm_stage"]

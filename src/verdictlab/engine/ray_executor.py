@@ -51,8 +51,9 @@ from ..items import PairItem, PointItem
 from ..judgment import Judgment
 from ..limits import Budget, TokenBucket
 from ._ray_common import import_ray
-from .caller import JudgeCaller, RunControl
+from .caller import CallRecords, JudgeCaller, RunControl
 from .executor import BaseExecutor, Lane
+from .ray_data import RayDataExecutor, answer_on_driver
 
 Item = PairItem | PointItem
 LEASE = 8
@@ -119,25 +120,6 @@ class LeasedBudget(Budget):
         await self._ledger.settle.remote(unused, tokens, usd)
 
 
-class _Collector:
-    """The worker's CallLog: attempts and cache entries travel back to the driver with a chunk."""
-
-    def __init__(self) -> None:
-        self.attempts: list[dict[str, Any]] = []
-        self.cache: list[tuple[str, str, str]] = []
-
-    def add_attempt(self, row: dict[str, Any]) -> None:
-        self.attempts.append(row)
-
-    def add_cache_entry(self, key: str, judge: str, response_json: str) -> None:
-        self.cache.append((key, judge, response_json))
-
-    def drain(self) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
-        out = self.attempts, self.cache
-        self.attempts, self.cache = [], []
-        return out
-
-
 class WorkerRun:
     """What one worker keeps for one judge of one run, shared by the chunks it judges at once: one
     :class:`JudgeCaller` (so the judge's concurrency share and rate-limit share hold for the worker, not
@@ -154,7 +136,7 @@ class WorkerRun:
         def bucket(rate: float) -> TokenBucket:
             return TokenBucket(rate / share)
 
-        self.collector = _Collector()
+        self.collector = CallRecords()
         self.budget = LeasedBudget(ledger)
         self.control = RunControl()
         self.caller = JudgeCaller(judge, spec, budget=self.budget, log=self.collector, cache=None,
@@ -357,8 +339,6 @@ class RayExecutor(BaseExecutor):
             raise RuntimeError("RayExecutor needs the runner's session (run_trials attaches it)")
         data_lanes = {j: ln for j, ln in lanes.items() if getattr(ln.caller.judge, "provider", "") == "vllm"}
         if data_lanes:   # open-weight judges: Ray Data batch inference (engine/ray_data.py)
-            from .ray_data import RayDataExecutor
-
             data = RayDataExecutor(seed=self.seed)
             data.attach(self.session)
             await data.execute(data_lanes, judge_one, control)
@@ -381,23 +361,11 @@ class RayExecutor(BaseExecutor):
 
     async def _answer_cached_here(self, lanes: Mapping[str, Lane],
                                   judge_one: Callable[..., Any]) -> list[tuple[Lane, list[Trial]]]:
-        """Trials whose answer is cached are judged on the driver; the rest are returned in chunks."""
-        s = self.session
+        """Trials whose answer is cached (or that cannot be presented) are judged on the driver; the
+        rest are returned in chunks."""
         out: list[tuple[Lane, list[Trial]]] = []
-        for jid, lane in lanes.items():
-            todo: list[Trial] = []
-            builder = s.builders[jid]
-            for t in lane.trials:
-                use_cache = self.cache == "on" or (self.cache == "auto" and t.temperature == 0.0)
-                if use_cache:
-                    try:
-                        req = builder.build(t, s.items[(t.dataset, t.item_id)], s.protocols[t.protocol], t.trial_id)
-                    except Exception:  # noqa: BLE001 - the worker records the failure
-                        req = None
-                    if req is not None and lane.caller.cached(lane.caller.cache_key(req, t.rep)) is not None:
-                        await judge_one(t, lane)
-                        continue
-                todo.append(t)
+        for lane in lanes.values():
+            todo = await answer_on_driver(lane, self.session, judge_one)
             size = self.chunk_size or max(16, 2 * max(1, lane.caller.concurrency // max(1, len(self.actors))))
             out += [(lane, todo[i:i + size]) for i in range(0, len(todo), size)]
         return out

@@ -199,7 +199,7 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
         loop.add_signal_handler(signal.SIGTERM, _on_term)
     adaptive = _adaptive_executor(prepared, store) if adaptive_ok else None
     executor = adaptive if adaptive is not None else _ray_executor(cfg)
-    executor = _batch_executor(cfg, judges, executor, prices)
+    executor = _batch_executor(cfg, judges, executor)
     try:
         await run_trials(prepared.trials, store=store, items=prepared.items, judges=judges,
                          protocols=prepared.protocols, judge_specs={j.id: j for j in cfg.judges},
@@ -242,7 +242,7 @@ def _adaptive_plan(prepared: PreparedRun, run_dir: Path, judges: Mapping[str, Ju
     return adaptive_notes(prepared, stored, judges, prices)
 
 
-def _batch_executor(cfg: RunConfig, judges: Mapping[str, JudgeAPI], inner: Any, prices: PriceTable) -> Any:
+def _batch_executor(cfg: RunConfig, judges: Mapping[str, JudgeAPI], inner: Any) -> Any:
     """The batch executor when a judge says ``batch: true`` (engine/batch.py): it runs those
     judges' trials as provider batch jobs and hands the other judges to ``inner``."""
     batch = [j.id for j in cfg.judges if j.batch]
@@ -251,7 +251,7 @@ def _batch_executor(cfg: RunConfig, judges: Mapping[str, JudgeAPI], inner: Any, 
     from .batch import BatchExecutor, check_batch_judges
 
     check_batch_judges(judges, batch)
-    return BatchExecutor(inner=inner, poll_s=cfg.batch_poll_s, cache=cfg.cache, prices=prices)
+    return BatchExecutor(inner=inner, poll_s=cfg.batch_poll_s, cache=cfg.cache)
 
 
 def _adaptive_executor(prepared: PreparedRun, store: RunStore) -> AdaptiveExecutor | None:

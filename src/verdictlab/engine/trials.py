@@ -20,7 +20,7 @@ from ..judges.base import JudgeAPI, JudgeRequest, JudgeResponse
 from ..judgment import Judgment, make_judgment
 from ..protocols.base import ParseResult, Protocol
 from ..vocab import DEFAULT_DECODING, VERDICTS, ParseStatus, swap
-from .caller import ERROR_LIMIT, CallResult
+from .caller import ERROR_LIMIT, CallResult, cache_allows
 
 Item = PairItem | PointItem
 _GENERATION_KEYS = ("max_tokens", "seed")
@@ -144,7 +144,7 @@ async def judge_trial(trial: Trial, item: Item, protocol: Protocol, builder: Req
     except Exception as exc:   # one item the protocol cannot present must not sink the run
         err = f"protocol {trial.protocol!r} could not present this item: {type(exc).__name__}: {exc}"
         return failed_judgment(trial, item, tid=tid, attempts=0, error=redact_text(err, limit=ERROR_LIMIT))
-    use_cache = cache == "on" or (cache == "auto" and trial.temperature == 0.0)
+    use_cache = cache_allows(cache, trial.temperature)
     result = await caller.call(request, trial_id=tid,
                                cache_key=caller.cache_key(request, trial.rep) if use_cache else None)
     if result is None:

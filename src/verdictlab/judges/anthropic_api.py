@@ -42,7 +42,16 @@ from .base import (
     RetryDecision,
     building_offline,
 )
-from .openai_api import auth_hint, fast_http_client, missing_sdk, redact, sdk_decision, sdk_kwargs
+from .openai_api import (
+    auth_hint,
+    choose_transport,
+    import_sdk,
+    missing_sdk,
+    redact,
+    sdk_decision,
+    sdk_http_client,
+    sdk_kwargs,
+)
 
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 TOOL_NAME = "record_verdict"
@@ -65,11 +74,15 @@ class AnthropicJudge(JudgeAPI):
         self.prices = prices
         self._http_client = http_client
         self._client: Any = None
-        self.transport = "custom" if http_client is not None else "httpx"
-        if not os.environ.get(key_env) and not building_offline():     # a plan needs no key
+        offline = building_offline()    # a plan: no key, no SDK import
+        self.transport = ("custom" if http_client is not None else "none (a plan)" if offline
+                          else choose_transport(import_sdk("anthropic")))
+        if not os.environ.get(key_env) and not offline:
             raise JudgeConfigError(f"judge {judge_id!r}: no API key; set the environment variable {key_env}")
 
-    def _get_client(self) -> Any:
+    def client(self) -> Any:
+        """The SDK client (``AsyncAnthropic``), built on first use with the key from the environment;
+        the batch executor calls Message Batches through it."""
         if self._client is None:
             try:
                 import anthropic
@@ -83,7 +96,7 @@ class AnthropicJudge(JudgeAPI):
                 kwargs["base_url"] = self.base_url
             http_client = self._http_client
             if http_client is None:
-                http_client, self.transport = fast_http_client(anthropic)
+                http_client, self.transport = sdk_http_client(anthropic, self.transport)
             if http_client is not None:
                 kwargs["http_client"] = http_client
             self._client = anthropic.AsyncAnthropic(**kwargs)
@@ -149,7 +162,7 @@ class AnthropicJudge(JudgeAPI):
         return p, notes
 
     async def generate(self, request: JudgeRequest) -> JudgeResponse:
-        client = self._get_client()
+        client = self.client()
         params, notes = self.build_params(request)
         params = sdk_kwargs(client.messages.create, params)
         t0 = time.perf_counter()
@@ -163,7 +176,11 @@ class AnthropicJudge(JudgeAPI):
             raise JudgeCallError(redact(f"anthropic {self.model}: {what}: {msg}"[:500],
                                         [os.environ.get(self.key_env)]),
                                  anthropic_decision(exc)) from None
-        latency = time.perf_counter() - t0
+        return self.read_message(resp, request, notes, time.perf_counter() - t0)
+
+    def read_message(self, resp: Any, request: JudgeRequest, notes: list[str],
+                     latency: float | None = None) -> JudgeResponse:
+        """Read a Messages API answer to ``request`` -- from a live call or a batch result alike."""
         blocks = getattr(resp, "content", None)
         if blocks is None:
             raise JudgeCallError(f"anthropic {self.model}: response without content", RetryDecision.transient())

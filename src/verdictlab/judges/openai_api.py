@@ -11,8 +11,9 @@ Judge ids
                                         ``OPENAI_API_KEY`` is deliberately *not* sent to other hosts.
 
 Calls go through the SDK client's documented raw ``client.post`` (same body, auth, timeouts and
-typed errors as ``chat.completions.create``, a third less client CPU); the SDK's aiohttp
-transport is used when ``aiohttp`` is installed (half the CPU of httpx again).
+typed errors as ``chat.completions.create``, a third less client CPU) on the SDK's own HTTP client:
+its aiohttp-backed client when ``aiohttp`` is installed (half the CPU of httpx again), else its
+default httpx client (:func:`choose_transport`).
 
 Keys are read from the environment when the client is built, are never stored on the judge,
 never appear in :meth:`describe`, and are scrubbed from every error message.
@@ -182,39 +183,51 @@ def sdk_kwargs(method: Any, params: dict[str, Any]) -> dict[str, Any]:
 
 
 TRANSPORT_ENV = "VERDICTLAB_HTTP_TRANSPORT"
+TRANSPORTS = ("aiohttp", "httpx")
 
 
-def fast_http_client(sdk: Any, base_url: str | None = None) -> tuple[Any, str]:
-    """The HTTP client to give the SDK, and its name.
+def choose_transport(sdk: Any) -> str:
+    """Which of the SDK's own HTTP clients a judge uses, decided before any call (so the run meta
+    written at the start names the client the calls then go through).
 
-    ``auto`` (the default): for a plain ``http://`` base URL (a local or in-cluster server: vLLM,
-    llama.cpp, Ollama -- where hundreds of calls per second make the client's CPU the limit) the
-    lean client of :mod:`verdictlab.judges._lean_http` (the SDK's own client class with a light
-    HTTP/1.1 transport and send path); otherwise the SDK's aiohttp-backed client when ``aiohttp`` is
-    installed (about half the client CPU per call of the default httpx transport), else ``None``
-    (the SDK's default).  ``VERDICTLAB_HTTP_TRANSPORT=lean|aiohttp|httpx`` forces one."""
+    ``aiohttp`` -- the SDK's ``DefaultAioHttpClient`` (httpx's interface over aiohttp: about half the
+    client CPU per call of the default, which shows at hundreds of calls per second against a local
+    server) -- when the SDK has it and ``aiohttp`` is installed; else ``httpx``, the SDK's default
+    client.  Both are well-kept HTTP/1.1 clients tested against many servers: interim 1xx responses,
+    bodies ended by the server closing, gzip, chunk extensions and trailers, and 307/308 redirects
+    all work (``tests/test_http_conformance.py``).  ``VERDICTLAB_HTTP_TRANSPORT=aiohttp|httpx``
+    forces one.  ``sdk`` is the SDK module (``openai`` or ``anthropic``), None when not installed."""
     choice = os.environ.get(TRANSPORT_ENV, "auto").strip().lower() or "auto"
-    if choice not in ("auto", "lean", "aiohttp", "httpx"):
-        raise JudgeConfigError(f"{TRANSPORT_ENV} must be auto, lean, aiohttp or httpx, got {choice!r}")
-    if choice == "httpx":
-        return None, "httpx"
-    if choice == "lean" or (choice == "auto" and (base_url or "").startswith("http://")):
-        from ._lean_http import lean_http_client
+    if choice not in ("auto", *TRANSPORTS):
+        raise JudgeConfigError(f"{TRANSPORT_ENV} must be auto, aiohttp or httpx, got {choice!r}")
+    usable = getattr(sdk, "DefaultAioHttpClient", None) is not None and \
+        importlib.util.find_spec("aiohttp") is not None
+    if choice == "aiohttp" and sdk is not None and not usable:
+        raise JudgeConfigError(f"{TRANSPORT_ENV}=aiohttp but this SDK has no usable aiohttp client; "
+                               "`pip install aiohttp` (and a recent SDK)")
+    if choice == "httpx" or not usable:
+        return "httpx"
+    return "aiohttp"
 
-        client = lean_http_client(sdk)
-        if client is not None:
-            return client, "lean"
-        if choice == "lean":
-            raise JudgeConfigError(f"{TRANSPORT_ENV}=lean but this SDK has no DefaultAsyncHttpxClient")
-    factory = getattr(sdk, "DefaultAioHttpClient", None)
-    if factory is not None and importlib.util.find_spec("aiohttp") is not None:
-        try:
-            return factory(), "aiohttp"
-        except RuntimeError:      # the SDK says its aiohttp extra is missing
-            pass
-    if choice == "aiohttp":
-        raise JudgeConfigError(f"{TRANSPORT_ENV}=aiohttp but aiohttp is not usable; `pip install aiohttp`")
-    return None, "httpx"
+
+def sdk_http_client(sdk: Any, transport: str) -> tuple[Any, str]:
+    """The ``http_client`` to give the SDK for ``transport`` (None: the SDK's default httpx client)
+    and the transport it really is: an SDK whose aiohttp extra turns out broken when the client is
+    built falls back to httpx, and says so."""
+    if transport != "aiohttp":
+        return None, "httpx"
+    try:
+        return sdk.DefaultAioHttpClient(), "aiohttp"
+    except RuntimeError:      # the SDK says its aiohttp extra is missing
+        return None, "httpx"
+
+
+def import_sdk(name: str) -> Any:
+    """The SDK module, or None when it is not installed (the judge's first call says how to install it)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
 
 
 _JSON_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -293,13 +306,15 @@ class OpenAIJudge(JudgeAPI):
         self._client: Any = None
         self._plan: tuple[str, type | None, bool] | None = None
         self._key_env_used: str | None = None
-        self.transport = "custom" if http_client is not None else "httpx"
+        offline = building_offline()    # a plan: no key, no SDK import
+        self.transport = ("custom" if http_client is not None else "none (a plan)" if offline
+                          else choose_transport(import_sdk("openai")))
         self._dropped: set[str] = set()    # params this model rejected (remembered across calls)
         self._use_max_completion_tokens = provider == "openai"
         self.reasoning = bool(REASONING_MODEL.match(model)) and provider == "openai"
         if self.reasoning:
             self._dropped.add("temperature")
-        if building_offline():      # a plan: no key, no SDK
+        if offline:
             return
         if require_key and self._find_key()[0] is None:
             names = " or ".join(n for n in (key_env, *key_env_fallbacks) if n)
@@ -318,7 +333,9 @@ class OpenAIJudge(JudgeAPI):
     def _secret(self) -> str | None:
         return self._find_key()[0]
 
-    def _get_client(self) -> Any:
+    def client(self) -> Any:
+        """The SDK client (``AsyncOpenAI``), built on first use with the key from the environment; the
+        batch executor calls the Batch API through it."""
         if self._client is None:
             try:
                 import openai
@@ -334,7 +351,7 @@ class OpenAIJudge(JudgeAPI):
                 kwargs["base_url"] = self.base_url
             http_client = self._http_client
             if http_client is None:
-                http_client, self.transport = fast_http_client(openai, self.base_url)
+                http_client, self.transport = sdk_http_client(openai, self.transport)
             if http_client is not None:
                 kwargs["http_client"] = http_client
             self._client = openai.AsyncOpenAI(**kwargs)
@@ -429,7 +446,7 @@ class OpenAIJudge(JudgeAPI):
         return p, notes
 
     async def generate(self, request: JudgeRequest) -> JudgeResponse:
-        client = self._get_client()
+        client = self.client()
         params, notes = self.build_params(request)
         t0 = time.perf_counter()
         for _ in range(len(DROPPABLE_PARAMS) + 1):
@@ -453,7 +470,7 @@ class OpenAIJudge(JudgeAPI):
         else:  # pragma: no cover - bounded by the number of droppable params
             raise JudgeCallError(f"{self.judge_id}: too many rejected parameters", RetryDecision.fatal())
         latency = time.perf_counter() - t0
-        return self._to_response(resp, request, params, notes, latency)
+        return self.read_answer(resp, request, params, notes, latency)
 
     async def _post(self, client: Any, params: dict[str, Any]) -> Any:
         """POST the chat-completions body through the SDK's own client (auth, timeouts, typed
@@ -516,9 +533,11 @@ class OpenAIJudge(JudgeAPI):
         return JudgeCallError(redact(f"{self.provider} {self.model}: {what}: {msg}"[:500],
                                      [self._secret()]), decision)
 
-    def _to_response(self, resp: Any, request: JudgeRequest, params: dict[str, Any], notes: list[str],
-                     latency: float) -> JudgeResponse:
-        """Read the chat-completion JSON (a dict); anything else is an unreadable answer."""
+    def read_answer(self, resp: Any, request: JudgeRequest, params: dict[str, Any], notes: list[str],
+                    latency: float | None = None) -> JudgeResponse:
+        """Read a chat-completion JSON answer (a dict) to ``request`` sent with ``params`` -- from a live
+        call, a batch output or a results file alike; anything else is an unreadable answer
+        (:class:`JudgeCallError`, transient)."""
         try:
             choice = resp["choices"][0]
             msg = choice.get("message") or {}
@@ -686,5 +705,5 @@ def make_openai_compatible_judge(judge_id: str, spec: str) -> OpenAIJudge:
                        key_env=GENERIC_KEY_ENV, require_key=False, guided=guided)
 
 
-__all__ = ["OpenAIJudge", "choice_probs_from_top_logprobs", "make_openai_compatible_judge",
+__all__ = ["OpenAIJudge", "choice_probs_from_top_logprobs", "choose_transport", "import_sdk", "sdk_http_client", "make_openai_compatible_judge",
            "make_openai_judge", "openai_decision", "redact", "retry_after_seconds", "sdk_decision"]
