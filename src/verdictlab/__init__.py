@@ -11,16 +11,28 @@ JSON, HTML, plots), ``verdictlab.remedies`` / ``jury`` / ``debate`` / ``probes``
 
 __version__ = "0.1.0"  # before the submodules: engine records it in every run
 
-from .config import RunConfig, load_config
-from .datasets import DatasetLoad, load_dataset
-from .design import Trial, expand_grid
-from .engine import run_config
-from .items import ItemError, PairItem, PointItem, to_canonical
-from .judges import JudgeAPI, make_judge
-from .protocols import ParseResult, Protocol, get_protocol
-from .report import build_report
-from .stats import reliability
-from .store import RunStore, open_store
+# The public names, imported on first use (PEP 562): ``import verdictlab`` -- and every ``verdictlab``
+# command, down to ``--version`` and ``--help`` -- does not pay for pandas, scipy and the engine until a
+# name that needs them is used.
+_PUBLIC = {
+    "RunConfig": "config", "load_config": "config", "DatasetLoad": "datasets", "load_dataset": "datasets",
+    "Trial": "design", "expand_grid": "design", "run_config": "engine", "ItemError": "items",
+    "PairItem": "items", "PointItem": "items", "to_canonical": "items", "JudgeAPI": "judges",
+    "make_judge": "judges", "ParseResult": "protocols", "Protocol": "protocols", "get_protocol": "protocols",
+    "build_report": "report", "reliability": "stats", "RunStore": "store", "open_store": "store",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'verdictlab' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DatasetLoad",

@@ -24,7 +24,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ..report.demo import DEMO_PROTOCOLS
+from ..protocols.pairwise import PAIRWISE_IDS as DEMO_PROTOCOLS  # every pairwise protocol
 from ..vocab import ORDERS, Decoding
 from ._errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_STORE
 from .options import BOOTSTRAP_DEFAULT, Bootstrap, RunDirOption, deprecated, exit_codes

@@ -10,8 +10,6 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from ..config import ConfigError, load_config
-from ..store import STORE_FILENAME
 from ._errors import (
     EXIT_INCOMPLETE,
     EXIT_INPUT,
@@ -74,8 +72,10 @@ def run(
 
     Exits 0 when every trial of the grid has a stored answer, 4 when trials are left undone or
     failed for good (rerun to resume / with --retry-failed), 130/143 when interrupted."""
+    from ..config import ConfigError, load_config
     from ..engine import EngineError, run_config
     from ..engine.run import remove_run_store
+    from ..store import STORE_FILENAME
 
     if legacy_o is not None:
         deprecated(f"run -o {legacy_o}", f"run --run-dir {legacy_o}")
@@ -126,6 +126,8 @@ def _check_run_dir(rd: Path, *, given: bool) -> None:
 
 
 def _print_summary(out: Console, name: str, rd: Path, summary: Any) -> None:
+    from ..store import STORE_FILENAME
+
     out.print(f"run {name!r}: {summary.n_written} trials judged this run, "
               f"{summary.n_skipped} already done (skipped), {summary.n_remaining} remaining")
     out.print(f"  failed calls: {summary.n_failed}   parse failures: {summary.n_parse_failed}   "
