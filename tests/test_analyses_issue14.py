@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from verdictlab.analyses import AnalysisInput
-from verdictlab.analyses.self_preference import judge_family, selfpref_analysis, selfpref_table
+from verdictlab.analyses.self_preference import judge_family, self_preference_analysis, self_preference_table
 from verdictlab.analyses.transitivity import multi_rows, ranking_analysis, transitivity_analysis
 from verdictlab.datasets.multi import MultiItem, expand_pairs
 from verdictlab.items import PairItem
@@ -85,16 +85,16 @@ def test_self_preference_table_from_items_meta():
              "item_id": it.item_id, "order": o, "rep": 0, "step": "", "verdict": "A", "label": it.label}
             for it in items for o in ("AB", "BA")]
     j = pd.DataFrame(rows)
-    t = selfpref_table(j, items)
+    t = self_preference_table(j, items)
     r = t.iloc[0]
     assert r.family == "llama" and r.n_units == 20 and r.own_rate == 1.0
     assert r.gold_own_rate == pytest.approx(0.4) and r.excess == pytest.approx(0.6)
     assert r.p_own_when_own_wrong == 1.0 and r.p_other_when_other_wrong == 0.0 and r.harm == 1.0
     # x1 = 12 of 12 (own wrong, picked own), x2 = 0 of 8: pooled .6, se = sqrt(.24 (1/12 + 1/8)) = .22361
     assert r.harm_z == pytest.approx(4.472136, abs=1e-5) and r.harm_p < 1e-5
-    assert selfpref_analysis(AnalysisInput(j, items=items)) is not None
+    assert self_preference_analysis(AnalysisInput(j, items=items)) is not None
     # a judge of another family has no own-vs-other pair here
-    assert selfpref_table(j.assign(judge="openai:claude-x"), items).empty
+    assert self_preference_table(j.assign(judge="openai:claude-x"), items).empty
     assert np.isfinite(r.harm_lo)
 
 
@@ -124,8 +124,8 @@ def test_report_figures_draw_the_ranking_when_the_run_has_one():
 
 def test_generic_probe_table_does_not_call_anchoring_ignored():
     from verdictlab.analyses.probes import probe_table
+    from verdictlab.datasets.probes import anchoring_probe
     from verdictlab.datasets.registry import DatasetLoad
-    from verdictlab.probes import anchoring_probe
 
     base = [PairItem(item_id=str(i), dataset="b", question="?", response_a="x", response_b="y", label="A")
             for i in range(2)]

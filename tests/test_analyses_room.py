@@ -1,5 +1,5 @@
 """The analyses room: built-in analyses are registered with a title, take the figure policy, and the
-old homes of their tables still resolve to them."""
+old shim modules are gone."""
 
 from __future__ import annotations
 
@@ -38,13 +38,16 @@ def test_analysis_input_checks_and_splits() -> None:
         analyses.AnalysisInput(rows, confidence=1.0)
 
 
-def test_old_homes_resolve_to_the_analyses() -> None:
-    from verdictlab import jury, remedies
-    from verdictlab.analyses import juries
-    from verdictlab.analyses import remedies as aremedies
+def test_the_old_shim_modules_are_gone() -> None:
+    """jury.py, remedies.py and probes.py re-exported their real homes (stats.juries / analyses.juries,
+    analyses.remedies, datasets.probes); the shims are removed, every import names the real home."""
+    import importlib
+
+    for old in ("verdictlab.jury", "verdictlab.remedies", "verdictlab.probes", "verdictlab.report.verdicts_text"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
+    # the protocols' table names are gone (they pointed protocols at analyses: an import cycle)
     from verdictlab.protocols import flask as pflask
 
-    assert remedies.remedy_table is aremedies.remedy_table and jury.jury_table is juries.jury_table
-    # the protocols' table names are gone (they pointed protocols at analyses: an import cycle)
     with pytest.raises(AttributeError):
         pflask.flask_table  # noqa: B018

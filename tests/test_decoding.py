@@ -15,7 +15,8 @@ from verdictlab.judges import JudgeRequest, make_judge
 from verdictlab.output_format import OutputFormat
 from verdictlab.protocols import get_protocol
 from verdictlab.protocols.pairwise import PAIRWISE_IDS
-from verdictlab.stats.decoding import decoding_effect, decoding_reading
+from verdictlab.report.readings import decoding_reading
+from verdictlab.stats.decoding import decoding_effect
 
 
 # -- the format --------------------------------------------------------------------------------
@@ -283,7 +284,8 @@ def test_decoding_effect_hand_worked() -> None:
     for f in ("C", "phi", "A", "T"):
         assert r[f"d{f}_lo"] <= r[f"d{f}"] + 1e-12 and r[f"d{f}"] <= r[f"d{f}_hi"] + 1e-12
     assert r["mechanism"] == "slots (json)"
-    assert r["reading"].startswith("forcing the format removed 100% of unparsed outputs (38% -> 0%); "
+    # what the row means in words is the report's reading of it
+    assert decoding_reading(r.to_dict()).startswith("forcing the format removed 100% of unparsed outputs (38% -> 0%); "
                                    "the forced verdicts are order-driven: phi 1.00; dT -0.44")
 
 
@@ -305,7 +307,7 @@ def test_paired_interval_is_zero_when_both_modes_agree_on_every_item() -> None:
     r = decoding_effect(both, n_bootstrap=300).iloc[0]
     for f in ("C", "phi", "A", "T"):
         assert (r[f"d{f}"], r[f"d{f}_lo"], r[f"d{f}_hi"]) == (0, 0, 0)
-    assert r["reading"].startswith("every output was readable in both modes")
+    assert decoding_reading(r.to_dict()).startswith("every output was readable in both modes")
 
 
 def test_decoding_effect_needs_both_modes_and_pairs_items() -> None:

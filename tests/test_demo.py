@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from verdictlab.datasets import load_dataset
 from verdictlab.datasets.demo import demo_path
-from verdictlab.report.verdicts_text import cell_sentence, protocol_sentences
+from verdictlab.report.readings import cell_sentence, protocol_sentences
 
 
 def test_demo_dataset_is_short_balanced_and_covers_the_categories() -> None:
@@ -120,7 +120,7 @@ def test_demo_reads_what_forcing_the_format_did(tmp_path) -> None:
 def test_top_parse_failures_names_the_commonest_reason_per_cell() -> None:
     import pandas as pd
 
-    from verdictlab.report.verdicts_text import top_parse_failures
+    from verdictlab.stats import top_parse_failures
 
     rows = [("vf-json", "failed", "no complete winner field in 'Sure | x'"),
             ("vf-json", "failed", "no complete winner field in 'The answer'"),
@@ -129,8 +129,9 @@ def test_top_parse_failures_names_the_commonest_reason_per_cell() -> None:
             ("direct", "ok", "")]
     df = pd.DataFrame([{"judge": "j", "dataset": "demo", "temperature": 0.7, "protocol": p, "parse_status": s,
                         "parse_detail": d} for p, s, d in rows])
-    assert top_parse_failures(df) == {("j", "vf-json", "demo", 0.7): "no complete winner field (2x)"}
-    s = cell_sentence(_cell(parse_failure_rate=0.95, n_unparsed=68, top_parse_failure="no complete winner field (2x)"))
+    # keyed by the full cell key (no decoding column: free decoding); the reason and its count
+    assert top_parse_failures(df) == {("j", "vf-json", "demo", 0.7, "free"): ("no complete winner field", 2)}
+    s = cell_sentence(_cell(parse_failure_rate=0.95, n_unparsed=68, top_parse_failure=("no complete winner field", 2)))
     assert "most common failure: no complete winner field (2x)" in s
 
 

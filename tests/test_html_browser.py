@@ -19,7 +19,7 @@ import pytest
 
 from _browser import BROWSER_TEST, EVIL_DATASET, EVIL_JUDGE
 from verdictlab.report import build_report, render_html
-from verdictlab.report._synthetic import write_synthetic_run
+from verdictlab.testing.synthetic_run import write_synthetic_run
 
 pytestmark = BROWSER_TEST
 

@@ -113,7 +113,7 @@ def test_budget_cells() -> None:
 
 @pytest.fixture()
 def run_dir(tmp_path: Path) -> Path:
-    from verdictlab.report._synthetic import write_synthetic_run
+    from verdictlab.testing.synthetic_run import write_synthetic_run
 
     store = write_synthetic_run(tmp_path / "run", datasets=("pandalm",), protocols=("direct",),
                                 temperatures=(0.0,), judges=("sim:steady",), n_items=120, repetitions=2)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from verdictlab.jury import (
+from verdictlab.stats.juries import (
     heterogeneous_jury_table,
     homogeneous_jury_table,
     jury_table,

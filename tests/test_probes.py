@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from verdictlab.analyses.probes import probe_table
+from verdictlab.datasets.probes import INJECTION_TEXT, PADDING_TEXT, apply_probe
 from verdictlab.datasets.registry import DatasetLoad, load_dataset
 from verdictlab.items import PairItem
-from verdictlab.probes import INJECTION_TEXT, PADDING_TEXT, apply_probe
 from verdictlab.protocols.geval import GEvalProtocol
 
 

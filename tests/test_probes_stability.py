@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from verdictlab.analyses.stability import stability_table
+from verdictlab.datasets.probes import anchoring_probe, apply_probe, paraphrase_probe
 from verdictlab.datasets.registry import DatasetLoad
 from verdictlab.items import PairItem
-from verdictlab.probes import anchoring_probe, apply_probe, paraphrase_probe
 from verdictlab.stats.stability import anchoring_shift, change_vs_noise, repetition_disagreement
 
 

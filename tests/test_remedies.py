@@ -9,15 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from verdictlab.remedies import (
+from verdictlab.analyses.remedies import (
     both_orders,
-    calls_per_verdict,
     derive,
     majority_at_k,
     order_average,
     remedy_table,
 )
-from verdictlab.stats import reliability
+from verdictlab.stats import calls_per_verdict, reliability
 from verdictlab.store import JUDGMENT_COLUMN_NAMES
 
 
@@ -161,9 +160,10 @@ def test_remedies_on_a_sim_run(tmp_path: Path) -> None:
 def test_extra_tables_route_rows(tmp_path: Path) -> None:
     """The report's entry point: pairwise tables see pairwise rows only; flask enters the remedy
     table through its aggregate verdict."""
+    from verdictlab.analyses import extra_tables
+    from verdictlab.analyses._frames import pointwise_mask
     from verdictlab.config import config_from_dict
     from verdictlab.engine import run_config
-    from verdictlab.remedies import extra_tables, pointwise_mask
     from verdictlab.store import open_store
 
     data = tmp_path / "pairs.jsonl"

@@ -12,16 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from verdictlab._redact import redact_value as redact
 from verdictlab.design import trial_id
 from verdictlab.items import PairItem
-from verdictlab.report import build_report, redact, report_json
-from verdictlab.report.build import (
-    broken_items,
-    classify_region,
-    engine_accounting,
-    format_dispersion,
-    mark_best,
-)
+from verdictlab.report import build_report, report_json
+from verdictlab.report.build import broken_items, dispersion_rows, engine_rows, mark_best
 from verdictlab.store import RunStore
 
 #: generated per run, so no key-shaped literal is tracked in the repo
@@ -114,7 +109,7 @@ def test_engine_accounting_counts_from_attempts_table() -> None:
     judgments = pd.DataFrame({"judge": ["j", "j"], "parse_status": ["ok", "failed"], "cost_usd": [0.1, 0.2],
                               "tokens_in": [1, 2], "tokens_out": [3, 4], "cache_hit": [0, 1],
                               "attempts": [1, 2], "error": [None, None], "verdict": ["A", None]})
-    (row,) = engine_accounting(attempts, judgments)
+    (row,) = engine_rows(attempts, judgments)
     assert row["attempts"] == 5 and row["ok_first_try"] == 1 and row["retried_then_ok"] == 1
     assert row["failed_for_good"] == 1 and row["parse_failures"] == 1
     assert row["last_error"] == "boom with [redacted]"
@@ -126,7 +121,7 @@ def test_format_dispersion_and_best_marks() -> None:
     cells = [{"judge": "j", "dataset": "d", "temperature": 0.0, "protocol": p, "T": t}
              for p, t in (("direct", 0.40), ("vf-json", 0.55), ("cot-json", 0.62), ("cot-xml", None))]
     cells.append({"judge": "k", "dataset": "d", "temperature": 0.0, "protocol": "direct", "T": 0.70})
-    (fd_j, fd_k) = format_dispersion(cells)
+    (fd_j, fd_k) = dispersion_rows(cells)
     # j: T over protocols {0.40, 0.55, 0.62}, undefined one left out -> delta = 0.62 - 0.40 = 0.22
     assert fd_j["protocol_min"] == "direct" and fd_j["protocol_max"] == "cot-json"
     assert math.isclose(fd_j["delta_T_fmt"], 0.22) and fd_j["n_protocols_with_T"] == 3
@@ -136,12 +131,16 @@ def test_format_dispersion_and_best_marks() -> None:
 
 
 def test_regions_default_thresholds() -> None:
-    kw = {"c_threshold": 0.9, "phi_threshold": 0.1}
-    assert classify_region(0.95, 0.05, **kw) == "trustworthy"
-    assert classify_region(0.60, 0.05, **kw) == "noisy-but-fair"
-    assert classify_region(0.60, 0.40, **kw) == "chaos"
-    assert classify_region(0.99, 0.40, **kw) == "confidently-biased"
-    assert classify_region(None, 0.4, **kw) is None
+    from verdictlab.report.readings import cell_region
+
+    kw = {"c_high": 0.9, "phi_low": 0.1}
+    assert cell_region({"C": 0.95, "phi": 0.05}, **kw) == "trustworthy"
+    assert cell_region({"C": 0.60, "phi": 0.05}, **kw) == "noisy-but-fair"
+    assert cell_region({"C": 0.60, "phi": 0.40}, **kw) == "chaos"
+    assert cell_region({"C": 0.99, "phi": 0.40}, **kw) == "confidently-biased"
+    assert cell_region({"C": None, "phi": 0.4}, **kw) is None
+    # one repetition: C is not measured (1 by construction), so no region, as without phi
+    assert cell_region({"C": 1.0, "phi": 0.05, "repetitions": 1}, **kw) is None
 
 
 def test_redact_drops_secret_keys_and_masks_values() -> None:
@@ -211,7 +210,7 @@ def test_pointwise_rows_stay_out_of_pairwise_figures(tmp_path: Path) -> None:
 
 
 def test_further_tables_reach_the_report(tmp_path: Path) -> None:
-    from verdictlab.report._synthetic import write_synthetic_run
+    from verdictlab.testing.synthetic_run import write_synthetic_run
 
     st = write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct",), temperatures=(0.0,),
                              judges=("sim:steady",), n_items=6)
@@ -249,7 +248,7 @@ def test_single_order_cells_need_both_orders(tmp_path: Path) -> None:
     """With one presentation order the first-shown share is the share of one canonical side (position
     and quality confounded): such a cell shows no position bias but "needs both orders", and the
     checklist's position-bias line cannot pass (issue 11 item 4 wording)."""
-    from verdictlab.report._synthetic import write_synthetic_run
+    from verdictlab.testing.synthetic_run import write_synthetic_run
 
     st = write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct", "vf-json"),
                              temperatures=(0.0,), judges=("sim:steady",), n_items=8, one_order_share=1.0)
@@ -270,13 +269,19 @@ def test_cell_columns_of_registered_analyses_reach_the_cells(tmp_path: Path) -> 
     the renderers list them under "More figures per cell"."""
     from verdictlab import analyses
     from verdictlab.report import render_html, render_markdown
-    from verdictlab.report._synthetic import write_synthetic_run
     from verdictlab.report.build import extra_cell_fields
+    from verdictlab.testing.synthetic_run import write_synthetic_run
+    from verdictlab.vocab import CELL_KEY
 
     @analyses.register_cell_columns("_test_cols", columns=("T_expected",))
     def _cols(inp: analyses.AnalysisInput) -> pd.DataFrame:
-        keys = inp.pairs[["judge", "protocol", "dataset", "temperature"]].drop_duplicates()
+        keys = inp.pairs[list(CELL_KEY)].drop_duplicates()    # the full cell key, decoding included
         return keys.assign(T_expected=0.625)  # the synthetic run has no p_a: no real expected figures
+
+    @analyses.register_cell_columns("_test_partial_key", columns=("x_partial",))
+    def _partial(inp: analyses.AnalysisInput) -> pd.DataFrame:
+        keys = inp.pairs[["judge", "protocol", "dataset", "temperature"]].drop_duplicates()
+        return keys.assign(x_partial=1.0)     # no decoding: it would join every decoding's cell
 
     try:
         st = write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct",), temperatures=(0.0,),
@@ -284,8 +289,13 @@ def test_cell_columns_of_registered_analyses_reach_the_cells(tmp_path: Path) -> 
         rep = build_report(st, n_bootstrap=0)
     finally:
         analyses.CELL_COLUMNS.unregister("_test_cols")
+        analyses.CELL_COLUMNS.unregister("_test_partial_key")
     (cell,) = report_json(rep)["cells"]
     assert cell["T_expected"] == 0.625
+    # a frame without the full cell key is refused and shown as an error; its column is null, not guessed
+    assert cell["x_partial"] is None
+    err = report_json(rep)["run"]["analyses"]["cell_columns:_test_partial_key"]["error"]
+    assert err.startswith("ValueError: cell columns '_test_partial_key': rows lack cell-key column(s) ['decoding']")
     assert ("T_expected", "T expected") in extra_cell_fields(rep.cells)
     assert "More figures per cell" in render_html(rep, embed_plots=False) and render_markdown(rep)
 
@@ -317,7 +327,7 @@ def test_a_failing_analysis_is_shown_not_fatal(tmp_path: Path) -> None:
 
     from verdictlab import analyses
     from verdictlab.report import render_html, render_terminal
-    from verdictlab.report._synthetic import write_synthetic_run
+    from verdictlab.testing.synthetic_run import write_synthetic_run
 
     @analyses.register("_test_boom", title="Boom table", description="raises")
     def _boom(inp: analyses.AnalysisInput) -> pd.DataFrame:

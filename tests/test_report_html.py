@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
 from verdictlab.report import build_report, render_html
-from verdictlab.report._synthetic import write_synthetic_run
+from verdictlab.testing.synthetic_run import write_synthetic_run
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "src" / "verdictlab" / "report" / "templates"
 

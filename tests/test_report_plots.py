@@ -9,18 +9,28 @@ import numpy as np
 import pytest
 
 from verdictlab.report import plots as P
+from verdictlab.report.build import across_cells
+from verdictlab.report.readings import plot_readings
 
 
 def _cells() -> list[dict]:
-    # three cells with hand-picked figures; the third has T undefined (no labelled pairs)
+    # three cells with hand-picked figures; the third has T undefined (no labelled pairs).
+    # A_max = 1 - phi/2 and capability_gap = A_max - A as stats.reliability gives them:
+    # cell 1: A_max 0.8, gap 0.0; cell 2: A_max 0.95, gap 0.25; cell 3: A_max 1.0, A undefined
     return [
         {"judge": "j1", "protocol": "direct", "dataset": "d1", "temperature": 0.0, "C": 0.9, "phi": 0.4,
-         "A": 0.8, "q": 0.5, "T": 0.9 * (0.8 - 0.2)},
+         "A": 0.8, "q": 0.5, "T": 0.9 * (0.8 - 0.2), "A_max": 0.8, "capability_gap": 0.0},
         {"judge": "j2", "protocol": "cot-json", "dataset": "d1", "temperature": 0.7, "C": 0.5, "phi": 0.1,
-         "A": 0.7, "q": 0.5, "T": 0.5 * (0.7 - 0.05)},
+         "A": 0.7, "q": 0.5, "T": 0.5 * (0.7 - 0.05), "A_max": 0.95, "capability_gap": 0.25},
         {"judge": "j2", "protocol": "direct", "dataset": "d2", "temperature": 0.0, "C": 0.95, "phi": 0.0,
-         "A": None, "q": 0.5, "T": None},
+         "A": None, "q": 0.5, "T": None, "A_max": 1.0, "capability_gap": None},
     ]
+
+
+def _readings(cells: list[dict], **thresholds: float) -> dict[str, str]:
+    """The plot readings of a report holding ``cells`` and the across-cell figures stats gives for them."""
+    return plot_readings({"cells": cells, "across_cells": across_cells(cells),
+                          "region_thresholds": thresholds})
 
 
 @pytest.mark.parametrize("name", ["ceiling", "factors", "regions", "format", "spread"])
@@ -56,8 +66,8 @@ def test_factors_places_cells_at_corrected_accuracy() -> None:
     assert np.isclose(np.interp(0.625, x, y), 0.8, atol=1e-3)
 
 
-def test_readings_are_computed_from_cells() -> None:
-    r = P.readings(_cells(), c_threshold=0.9, phi_threshold=0.1)
+def test_readings_are_read_from_the_cells_and_their_figures() -> None:
+    r = _readings(_cells(), c_high=0.9, phi_low=0.1)
     # cell 1: C 0.9 >= 0.9, phi 0.4 > 0.1 -> confidently-biased; cell 2: C 0.5, phi 0.1 -> noisy-but-fair;
     # cell 3: C 0.95, phi 0 -> trustworthy
     assert "1 confidently-biased" in r["regions"] and "1 noisy-but-fair" in r["regions"]
@@ -68,7 +78,7 @@ def test_readings_are_computed_from_cells() -> None:
     assert "T_joint" not in r["factors"]
     cells = [dict(c, T_joint=t) for c, t in zip(_cells()[:2], (0.51, 0.335), strict=True)]
     # |0.51 - 0.54| = 3 points, |0.335 - 0.325| = 1 point -> mean 2.0; largest 0.51 - 0.54 = -3.0 (cell 1)
-    r2 = P.readings(cells)["factors"]
+    r2 = _readings(cells)["factors"]
     assert "differs by 2.0 points on average over 2 cells (largest: -3.0 points, j1, direct, d1)" in r2
     # ceiling: cell 1 at A_max 0.8 = A (on the ceiling), cell 2 at A_max 0.95 vs A 0.7 -> 1 of 2 near
     assert "1 of 2 cells lie within 2 points of the ceiling" in r["ceiling"]
@@ -76,7 +86,7 @@ def test_readings_are_computed_from_cells() -> None:
 
 def test_write_plots_writes_png_and_svg(tmp_path: Path) -> None:
     report = {"cells": _cells(), "format_dispersion": [{"n_protocols_with_T": 2}],
-              "region_thresholds": {"c_threshold": 0.9, "phi_threshold": 0.2}}
+              "region_thresholds": {"c_high": 0.9, "phi_low": 0.2}}
     paths = P.write_plots(report, tmp_path / "plots")
     names = sorted(p.name for p in paths)
     # two temperatures -> the temperature sweep is drawn too
@@ -97,7 +107,7 @@ def test_temperature_reading_from_cells() -> None:
     # one line (j, p, d): C 0.9 -> 0.6 (falls 30 points), A - phi/2: 0.7 - 0.1 = 0.6 -> 0.7 - 0.1 = 0.6 (flat)
     cells = [{"judge": "j", "protocol": "p", "dataset": "d", "temperature": t, "C": c, "A": 0.7, "phi": 0.2,
               "q": 0.5, "T": None} for t, c in ((0.0, 0.9), (1.0, 0.6))]
-    r = P.readings(cells)["temperature"]
+    r = _readings(cells)["temperature"]
     assert "consistency falls by 30 points and corrected accuracy barely moves" in r
     assert "mostly a consistency effect" in r
 

@@ -16,20 +16,23 @@ import pytest
 from typer.testing import CliRunner
 
 from verdictlab import analyses
-from verdictlab.analyses.juries import jury_table
 from verdictlab.analyses.remedies import REPORT_REMEDIES, remedy_table, single_verdict_rows
 from verdictlab.report import build_report, report_json
-from verdictlab.report._synthetic import write_synthetic_run
-from verdictlab.report.build import cell_columns, frame_table
+from verdictlab.report.build import dispersion_rows, frame_table
+from verdictlab.report.readings import TABLE_READINGS, cell_sentence, plot_readings, validation_checklist
 from verdictlab.stats import (
     agreement_by_cell,
     best_in_group,
+    cell_regions,
+    cells_lacking_an_order,
     failure_region,
     format_dispersion,
+    jury_table,
     modal_verdicts,
     reliability,
 )
-from verdictlab.stats.readings import cell_sentence, validation_checklist
+from verdictlab.testing.synthetic_run import write_synthetic_run
+from verdictlab.vocab import CELL_KEY
 
 RUNS: dict[str, dict[str, Any]] = {
     # two datasets, two temperatures, some unparsed outputs, label ties (every 11th item)
@@ -90,11 +93,12 @@ def _check_cells(doc: dict[str, Any], ref: pd.DataFrame, keys: list[str], policy
     """Every column of stats.reliability, the region, the best mark and the sentence of each cell."""
     cells = {_key(c, keys): c for c in doc["cells"]}
     assert len(cells) == len(ref) == len(doc["cells"])
+    regions = dict(zip((_key(r, keys) for r in ref.to_dict(orient="records")), cell_regions(ref), strict=True))
     for rec in ref.to_dict(orient="records"):
         cell = cells[_key(rec, keys)]
         for col, want in rec.items():
             _same(cell[col], want, f"{policy} cell {_key(rec, keys)} {col}")
-        region = failure_region(rec["C"], rec["phi"])
+        region = regions[_key(rec, keys)]
         _same(cell["region"], None if region == "undefined" else region, "region")
         assert cell["sentence"] == cell_sentence(cell)
     best = best_in_group(ref, by="dataset", value="T")
@@ -126,7 +130,7 @@ def _check_dispersion(doc: dict[str, Any], ref: pd.DataFrame, policy: str) -> No
 
 def _check_broken(rep: Any, j: pd.DataFrame, policy: str) -> None:
     """The broken-items counts from stats.modal_verdicts (P = 0 flipped, N = 0 unstable)."""
-    by = ["judge", "protocol", "dataset", "temperature", "step", *(["decoding"] if "decoding" in j.columns else [])]
+    by = [*CELL_KEY, "step"]
     mv = modal_verdicts(j, unparsed=policy, by=by)
     pair = mv.groupby([*by, "item_id"])
     flipped = pair["order_invariant"].agg(lambda s: bool((s == False).any()))  # noqa: E712
@@ -137,13 +141,18 @@ def _check_broken(rep: Any, j: pd.DataFrame, policy: str) -> None:
 
 
 def _check_analyses(doc: dict[str, Any], inp: analyses.AnalysisInput, policy: str) -> None:
-    """Every run.analyses table is its registered function's table under the same policy; remedies and
-    juries also as a script would call the public functions."""
+    """Every run.analyses table is its registered function's table under the same policy (plus the
+    report's reading of each row where readings has one); remedies and juries also as a script would
+    call the public functions."""
     tables = doc["run"]["analyses"]
     assert {"remedies", "juries"} <= set(tables)
     for name, table in tables.items():
         assert "error" not in table, (name, table.get("error"))
-        want = frame_table(analyses.get(name)(inp))  # type: ignore[arg-type]
+        frame = analyses.get(name)(inp)
+        assert frame is not None
+        if name in TABLE_READINGS:
+            frame = frame.assign(reading=[TABLE_READINGS[name](r) for r in frame.to_dict(orient="records")])
+        want = frame_table(frame)
         assert table["columns"] == want["columns"] and table["rows"] == want["rows"], name
     direct = frame_table(remedy_table(single_verdict_rows(inp.pairs), remedies=REPORT_REMEDIES, unparsed=policy,
                                       confidence=CONF, seed=SEED))
@@ -154,16 +163,22 @@ def _check_analyses(doc: dict[str, Any], inp: analyses.AnalysisInput, policy: st
 
 def _check_cell_columns(doc: dict[str, Any], inp: analyses.AnalysisInput, ref: pd.DataFrame, keys: list[str],
                         policy: str) -> set[str]:
-    """Columns merged into the cells by registered cell-column analyses equal their function's values;
-    returns the names of those columns."""
+    """Columns merged into the cells by registered cell-column analyses equal their function's values,
+    joined on the full cell key; every cell carries every declared column (null where the analysis has
+    no row for it).  Returns the names of those columns."""
     added: set[str] = set()
     for cc in analyses.registered_cell_columns():
+        added |= set(cc.columns)
+        for cell in doc["cells"]:
+            assert set(cc.columns) <= set(cell), (cc.name, set(cc.columns) - set(cell))
         frame = cc.fn(inp)
         if frame is None or frame.empty:
             continue
         shared = [c for c in keys if c in frame.columns]
+        assert set(CELL_KEY) <= set(shared), (cc.name, shared)
         for rec in frame.to_dict(orient="records"):
             match = [c for c in doc["cells"] if _key(c, shared) == _key(rec, shared)]
+            assert len(match) <= 1, (cc.name, rec)
             for col, want in rec.items():
                 if col in shared or col in ref.columns:
                     continue
@@ -176,35 +191,33 @@ def _check_cell_columns(doc: dict[str, Any], inp: analyses.AnalysisInput, ref: p
 @pytest.mark.parametrize("policy", POLICIES)
 def test_every_json_number_is_the_public_functions_value(run: tuple[Path, Any], policy: str) -> None:
     run_dir, (j, items_frame, items) = run
-    if "decoding" in j.columns:
-        j = j.assign(decoding=j["decoding"].fillna("free"))
     rep = _report(run_dir, policy)
     doc = report_json(rep)
     json.dumps(doc, allow_nan=False)
     assert doc["unparsed"] == policy
-    by = cell_columns(j)
-    ref = reliability(j, unparsed=policy, q="auto", confidence=CONF, n_bootstrap=N_BOOT, seed=SEED, by=by)
-    keys = [c for c in (*by, "step") if c in ref.columns]
+    ref = reliability(j, unparsed=policy, q="auto", confidence=CONF, n_bootstrap=N_BOOT, seed=SEED)
+    keys = [c for c in (*CELL_KEY, "step") if c in ref.columns]
     _check_cells(doc, ref, keys, policy)
-    _check_agreement(doc, agreement_by_cell(j, unparsed=policy, items=items_frame, by=by), keys, policy)
+    _check_agreement(doc, agreement_by_cell(j, unparsed=policy, items=items_frame), keys, policy)
     _check_dispersion(doc, ref, policy)
-    assert doc["run"]["checklist"] == validation_checklist(doc["cells"], j, cell_key=by)
+    assert doc["run"]["checklist"] == validation_checklist(doc["cells"], cells_lacking_an_order(j))
     _check_broken(rep, j, policy)
     inp = analyses.AnalysisInput(j, items=items, items_frame=items_frame, unparsed=policy, confidence=CONF,
                                  n_bootstrap=N_BOOT, seed=SEED)
     _check_analyses(doc, inp, policy)
     added = _check_cell_columns(doc, inp, ref, keys, policy)
-    # no number in a cell comes from anywhere else
+    # no number in a cell comes from anywhere else, and every cell has the same keys
     covered = set(ref.columns) | added | {"agreement", "region", "sentence", "best_T_in_dataset", "judge_label"}
     for cell in doc["cells"]:
         assert set(cell) <= covered, set(cell) - covered
+        assert set(cell) == set(doc["cells"][0])
 
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_the_none_row_of_every_remedy_table_is_its_cell(run: tuple[Path, Any], policy: str) -> None:
     run_dir, _ = run
     doc = report_json(_report(run_dir, policy))
-    key = ("judge", "protocol", "dataset", "temperature", "decoding")
+    key = CELL_KEY
     cells = {tuple(c[k] for k in key): c for c in doc["cells"]}
     t = doc["run"]["analyses"]["remedies"]
     cols = t["columns"]
@@ -249,8 +262,9 @@ def app_() -> Any:
 def test_report_and_stats_format_dispersion_agree() -> None:
     """report/build.py had its own format_dispersion: on cells where one of two protocols has no T it
     said Δ 0.0 / 1 protocol where stats said None / 2 (or the reverse).  Both now count the protocols
-    run (2), the ones with a T (1), and give no spread from a single protocol."""
-    from verdictlab.report.build import format_dispersion as report_fd
+    run (2), the ones with a T (1), and give no spread from a single protocol.  The report's rows are
+    stats.format_dispersion's, gathered (dispersion_rows: one name, one home)."""
+    report_fd = dispersion_rows
 
     cells = [{"judge": "j", "protocol": "direct", "dataset": "d", "temperature": 0.0, "T": 0.4},
              {"judge": "j", "protocol": "vf-json", "dataset": "d", "temperature": 0.0, "T": None}]
@@ -282,8 +296,6 @@ def test_sentence_never_contradicts_the_region() -> None:
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_report_sentences_and_plot_regions_agree(run: tuple[Path, Any], policy: str) -> None:
-    from verdictlab.report.plots import readings
-
     rep = _report(run[0], policy)
     for c in rep.cells:
         assert c["sentence"].startswith("Trustworthy") <= (c["region"] == "trustworthy")
@@ -292,6 +304,6 @@ def test_report_sentences_and_plot_regions_agree(run: tuple[Path, Any], policy: 
     for c in rep.cells:
         if c["region"] and c.get("C") is not None and c.get("phi") is not None:
             counts[c["region"]] = counts.get(c["region"], 0) + 1
-    text = readings(rep.cells, **rep.region_thresholds)["regions"]
+    text = plot_readings(rep)["regions"]
     for name, n in counts.items():
         assert f"{n} {name}" in text

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from verdictlab.cli.main import app
 from verdictlab.report import build as build_mod
 from verdictlab.report import build_report, render_terminal
-from verdictlab.report._synthetic import write_synthetic_run
+from verdictlab.testing.synthetic_run import write_synthetic_run
 
 
 def _frame_for(judgments: pd.DataFrame) -> pd.DataFrame:
@@ -61,7 +61,7 @@ def test_render_terminal_shows_every_cell_and_policy(synthetic_run: Path) -> Non
 
 
 def test_cli_report_json(monkeypatch: pytest.MonkeyPatch, synthetic_run: Path) -> None:
-    monkeypatch.setattr(build_mod, "reliability_frame", lambda j, **kw: _frame_for(j))
+    monkeypatch.setattr(build_mod, "reliability", lambda j, **kw: _frame_for(j))
     res = CliRunner().invoke(app, ["report", str(synthetic_run), "--format", "json", "--unparsed", "wrong"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
@@ -74,7 +74,7 @@ def test_cli_report_json(monkeypatch: pytest.MonkeyPatch, synthetic_run: Path) -
 
 def test_cli_report_table_and_missing_run(monkeypatch: pytest.MonkeyPatch, synthetic_run: Path,
                                           tmp_path: Path) -> None:
-    monkeypatch.setattr(build_mod, "reliability_frame", lambda j, **kw: _frame_for(j))
+    monkeypatch.setattr(build_mod, "reliability", lambda j, **kw: _frame_for(j))
     res = CliRunner().invoke(app, ["report", str(synthetic_run)])
     assert res.exit_code == 0, res.output
     assert "Reliability per cell" in res.stdout

@@ -24,10 +24,10 @@ from _view_runs import (  # noqa: E402
     SECRET,
     write_known_run,
 )
-from verdictlab.report._synthetic import write_synthetic_run  # noqa: E402
 from verdictlab.report.build import broken_items  # noqa: E402
 from verdictlab.stats import reliability  # noqa: E402
 from verdictlab.store import open_store  # noqa: E402
+from verdictlab.testing.synthetic_run import write_synthetic_run  # noqa: E402
 from verdictlab.view import OUTCOMES, Filters, PairIndex, Viewer, ViewError, create_app, pair_outcomes  # noqa: E402
 from verdictlab.view.pages import pair_url  # noqa: E402
 

@@ -52,7 +52,7 @@ def test_filters_narrow_the_list_and_a_pair_page_shows_every_judgment(tmp_path: 
 
 
 def test_hostile_text_stays_inert(tmp_path: Path, browser: Any) -> None:
-    from verdictlab.report._synthetic import write_synthetic_run
+    from verdictlab.testing.synthetic_run import write_synthetic_run
     from verdictlab.view import create_app
     from verdictlab.view.pages import pair_url
 

@@ -51,8 +51,11 @@ def test_cell_key() -> None:
     row = {"judge": "j", "protocol": "direct", "dataset": "d", "temperature": 0, "item_id": "x"}
     key = vocab.CellKey.of(row)
     assert key == vocab.CellKey("j", "direct", "d", 0.0, "free")
-    assert key.as_tuple() == ("j", "direct", "d", 0.0) and len(vocab.CELL_KEY) == 4
-    assert vocab.CellKey.of({**row, "decoding": "constrained"}).as_tuple(decoding=True)[-1] == "constrained"
+    # the full cell key includes the decoding mode; a row without one is free decoding
+    assert key.as_tuple() == ("j", "direct", "d", 0.0, "free") and vocab.CELL_KEY[-1] == "decoding"
+    assert vocab.CellKey.of({**row, "decoding": "constrained"}).as_tuple()[-1] == "constrained"
+    assert vocab.CellKey.of({**row, "decoding": float("nan")}).decoding == "free"     # a NULL read from a frame
+    assert key.as_dict() == dict(zip(vocab.CELL_KEY, key.as_tuple(), strict=True))
     assert key.label() == "j / direct / d / T=0"
 
 

@@ -4,9 +4,10 @@ The public API in one place::
 
     from verdictlab import load_config, run_config, open_store, reliability, build_report
 
-Submodules: ``verdictlab.stats`` (figures), ``verdictlab.datasets`` (loaders), ``verdictlab.judges``
+Submodules: ``verdictlab.stats`` (figures), ``verdictlab.analyses`` (registered tables: remedies,
+juries, probes, debate, ...), ``verdictlab.datasets`` (loaders and probes), ``verdictlab.judges``
 (backends), ``verdictlab.protocols`` (prompt formats and parsers), ``verdictlab.report`` (tables,
-JSON, HTML, plots), ``verdictlab.remedies`` / ``jury`` / ``debate`` / ``probes``.
+JSON, HTML, plots).
 """
 
 __version__ = "0.1.0"  # before the submodules: engine records it in every run

@@ -67,6 +67,20 @@ def trial_id(judge: str, dataset: str, item_id: str, protocol: str, order: str,
     return hashlib.sha1("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
+def trial_ids(judge: Sequence[str], dataset: Sequence[str], item_id: Sequence[str], protocol: Sequence[str],
+              order: Sequence[str], temperature: Sequence[float], rep: Sequence[int], step: Sequence[str], *,
+              decoding: str | None = None) -> list[str]:
+    """:func:`trial_id` of every row of these columns (one decoding for all), for bulk imports:
+    each distinct temperature formatted once, no call per row."""
+    temps = {t: format_temperature(t) for t in set(temperature)}
+    tail = "\x1f" + check_decoding(decoding) if decoding and decoding != DEFAULT_DECODING else ""
+    sha1 = hashlib.sha1
+    return [sha1(("\x1f".join((j, d, str(i), p, o, temps[t], str(int(r)), s or "")) + tail).encode("utf-8"))
+            .hexdigest()
+            for j, d, i, p, o, t, r, s in zip(judge, dataset, item_id, protocol, order, temperature, rep, step,
+                                              strict=True)]
+
+
 def expand_grid(*, judges: Sequence[str], items_by_dataset: dict[str, Sequence[str]],
                 protocols: Sequence[str], orders: Sequence[str] = ORDERS,
                 temperatures: Sequence[float] = (0.0,), repetitions: int = 1,

@@ -11,12 +11,20 @@ stays a JSON text.  Rows are sorted by the trial key so two exports of one run a
   would run as a formula (starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) get a
   leading ``'`` (OWASP's advice against CSV injection), and so does a text cell that already starts
   with ``'``; :func:`read_export` removes exactly that one quote, so the round trip is exact.
+
+``partition_by=("judge", "dataset")`` (Parquet only) writes a directory of Hive-style partitions,
+``OUT/judge=<id>/dataset=<name>/part-0.parquet`` (values percent-encoded), one partition read from
+the store at a time, so exporting millions of judgments needs the memory of the largest partition.
+Each file holds the other columns; the partition columns are in the path, as Spark, DuckDB, Ray Data
+and pyarrow datasets expect (``hive_partitioning``), and ``_verdictlab_export.json`` (skipped by
+those readers) names them.  :func:`read_export` on the directory gives back the full frame.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +33,25 @@ import pandas as pd
 from .store import JUDGMENT_COLUMN_NAMES, JUDGMENT_COLUMNS, SCHEMA_VERSION, RunStore, open_store
 
 FORMATS = ("parquet", "jsonl", "csv")
+#: columns an export can be partitioned by (text key columns with few values)
+PARTITION_COLUMNS = ("judge", "dataset", "protocol", "decoding")
+MANIFEST = "_verdictlab_export.json"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 SORT_KEY = ["judge", "dataset", "protocol", "temperature", "item_id", "order", "rep", "step"]
 
 
-def judgments_frame(source: str | Path | RunStore) -> pd.DataFrame:
-    """The judgments of a run directory (or open store), stable columns and dtypes, sorted."""
+def judgments_frame(source: str | Path | RunStore, *, where: dict[str, Any] | None = None) -> pd.DataFrame:
+    """The judgments of a run directory (or open store), stable columns and dtypes, sorted
+    (``where``: only the rows whose columns have these values)."""
     if isinstance(source, RunStore):
-        df = source.judgments()
+        df = source.judgments(where=where)
     else:
         with open_store(source) as store:
-            df = store.judgments()
-    df = _typed(df[list(JUDGMENT_COLUMN_NAMES)].copy())
+            df = store.judgments(where=where)
+    return _sorted(_typed(df[list(JUDGMENT_COLUMN_NAMES)].copy()))
+
+
+def _sorted(df: pd.DataFrame) -> pd.DataFrame:
     if len(df):
         df = df.sort_values(SORT_KEY, kind="mergesort", na_position="last").reset_index(drop=True)
     return df
@@ -52,6 +67,13 @@ def _arrow_schema() -> Any:
                                        "content": "judgments"})
 
 
+def _arrow_table(df: pd.DataFrame, schema: Any) -> Any:
+    """The typed frame as an Arrow table of ``schema`` (nulls kept as nulls)."""
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(df[[f.name for f in schema]], schema=schema, preserve_index=False)
+
+
 def _plain(v: Any) -> Any:
     if v is None or v is pd.NA:
         return None
@@ -63,25 +85,24 @@ def _plain(v: Any) -> Any:
 
 
 def export_judgments(source: str | Path | RunStore, *, format: str = "parquet",
-                     out: str | Path | None = None) -> Path:
+                     out: str | Path | None = None, partition_by: Sequence[str] = ()) -> Path:
     """Write the judgments of ``source`` (a run directory or store) to ``out`` and return its path.
 
-    ``out`` defaults to ``RUN_DIR/judgments.<format>``."""
+    ``out`` defaults to ``RUN_DIR/judgments.<format>``, or the directory ``RUN_DIR/judgments`` with
+    ``partition_by`` (Parquet only; see the module docstring)."""
     if format not in FORMATS:
         raise ValueError(f"format must be one of {list(FORMATS)}, got {format!r}")
+    if partition_by:
+        return export_partitioned(source, out=out, partition_by=partition_by, format=format)
     df = judgments_frame(source)
     if out is None:
-        base = source.run_dir if isinstance(source, RunStore) else Path(source)
-        out = base / f"judgments.{format}"
+        out = _run_dir(source) / f"judgments.{format}"
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     if format == "parquet":
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        schema = _arrow_schema()
-        arrays = [pa.array([_plain(v) for v in df[f.name]], type=f.type) for f in schema]
-        pq.write_table(pa.Table.from_arrays(arrays, schema=schema), out)
+        pq.write_table(_arrow_table(df, _arrow_schema()), out)
     elif format == "jsonl":
         with out.open("w", encoding="utf-8") as fh:
             for rec in df.itertuples(index=False, name=None):
@@ -91,6 +112,57 @@ def export_judgments(source: str | Path | RunStore, *, format: str = "parquet",
         text_cols = [n for n, t, _ in JUDGMENT_COLUMNS if t == "TEXT"]
         csv_safe(df, text_cols).to_csv(out, index=False, na_rep="")
     return out
+
+
+def _run_dir(source: str | Path | RunStore) -> Path:
+    return source.run_dir if isinstance(source, RunStore) else Path(source)
+
+
+def check_partition_by(partition_by: Sequence[str], *, format: str = "parquet") -> list[str]:
+    """The partition columns, checked: Parquet only, each of :data:`PARTITION_COLUMNS` at most once."""
+    cols = [c.strip() for c in partition_by if c.strip()]
+    if format != "parquet":
+        raise ValueError(f"partitioning is for the parquet format, not {format!r}")
+    bad = [c for c in cols if c not in PARTITION_COLUMNS]
+    if bad or not cols or len(set(cols)) != len(cols):
+        raise ValueError(f"partition columns must be distinct names of {list(PARTITION_COLUMNS)}, got {cols}")
+    return cols
+
+
+def export_partitioned(source: str | Path | RunStore, *, out: str | Path | None = None,
+                       partition_by: Sequence[str] = ("judge", "dataset"), format: str = "parquet") -> Path:
+    """Write the judgments as Hive-style Parquet partitions under the directory ``out`` (default
+    ``RUN_DIR/judgments``), one partition read from the store and written at a time.  ``out``
+    must not hold files already (an earlier export would mix in stale partitions)."""
+    cols = check_partition_by(partition_by, format=format)
+    root = Path(out) if out is not None else _run_dir(source) / "judgments"
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise ValueError(f"{root}: exists and is not an empty directory; remove it or choose another --out")
+    root.mkdir(parents=True, exist_ok=True)
+    if isinstance(source, RunStore):
+        n = _write_partitions(source, root, cols)
+    else:
+        with open_store(source) as store:
+            n = _write_partitions(store, root, cols)
+    (root / MANIFEST).write_text(json.dumps({
+        "content": "judgments", "verdictlab_schema_version": SCHEMA_VERSION, "partition_by": cols,
+        "columns": list(JUDGMENT_COLUMN_NAMES), "n_judgments": n}, indent=2) + "\n", encoding="utf-8")
+    return root
+
+
+def _write_partitions(store: RunStore, root: Path, cols: list[str]) -> int:
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    schema = _arrow_schema()
+    partitioning = ds.partitioning(pa.schema([schema.field(c) for c in cols]), flavor="hive")
+    n = 0
+    for values in store.distinct(cols):
+        df = judgments_frame(store, where=dict(zip(cols, values, strict=True)))
+        ds.write_dataset(_arrow_table(df, schema), root, format="parquet", partitioning=partitioning,
+                         basename_template="part-{i}.parquet", existing_data_behavior="overwrite_or_ignore")
+        n += len(df)
+    return n
 
 
 def escape_formula(value: Any) -> Any:
@@ -122,7 +194,9 @@ def read_export(path: str | Path) -> pd.DataFrame:
     """Read an export back (any of the three formats) with the stable columns and dtypes."""
     p = Path(path)
     suffix = p.suffix.lower()
-    if suffix == ".parquet":
+    if p.is_dir():
+        df = _read_partitions(p)
+    elif suffix == ".parquet":
         df = pd.read_parquet(p)
     elif suffix == ".jsonl":
         df = pd.read_json(p, lines=True, dtype=False)
@@ -132,13 +206,26 @@ def read_export(path: str | Path) -> pd.DataFrame:
             if sql == "TEXT" and name in df.columns:
                 df[name] = df[name].map(unescape_formula, na_action="ignore")
     else:
-        raise ValueError(f"{p}: expected .parquet, .jsonl or .csv")
+        raise ValueError(f"{p}: expected .parquet, .jsonl or .csv, or a directory of partitions")
     for name in JUDGMENT_COLUMN_NAMES:
         if name not in df.columns:
             df[name] = None
     df = _typed(df[list(JUDGMENT_COLUMN_NAMES)])
     df["step"] = df["step"].fillna("")  # '' (not NULL) for single-call protocols; CSV loses the difference
-    return df
+    return _sorted(df) if p.is_dir() else df
+
+
+def _read_partitions(root: Path) -> pd.DataFrame:
+    """A partitioned export read back (the partition columns as text, from its manifest)."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    manifest = root / MANIFEST
+    if not manifest.is_file():
+        raise ValueError(f"{root}: not a partitioned verdictlab export (no {MANIFEST})")
+    cols = json.loads(manifest.read_text(encoding="utf-8"))["partition_by"]
+    partitioning = ds.partitioning(pa.schema([(c, pa.string()) for c in cols]), flavor="hive")
+    return ds.dataset(root, format="parquet", partitioning=partitioning).to_table().to_pandas()
 
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from .design import trial_id as _trial_id
+from .design import trial_ids
 from .vocab import (
     DEFAULT_DECODING,
     PARSE_STATUSES,
@@ -228,4 +229,5 @@ def pandas_dtype(sql_type: str) -> str:
 
 
 __all__ = ["JUDGMENT_COLUMNS", "JUDGMENT_COLUMN_NAMES", "TRIAL_KEY_COLUMNS", "Judgment", "JudgmentError",
-           "as_row_values", "from_shown", "judgment_dict", "judgment_frame", "make_judgment", "pandas_dtype"]
+           "as_row_values", "from_shown", "judgment_dict", "judgment_frame", "make_judgment", "pandas_dtype",
+           "trial_ids"]

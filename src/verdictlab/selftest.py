@@ -150,7 +150,7 @@ def _shift_row(prop: str, j: pd.DataFrame, items: list[Any], judge: str, probe_d
 
 
 def _selfpref_row(j: pd.DataFrame, items: list[Any], judge: str, conf: float) -> SelftestRow:
-    from .analyses.self_preference import selfpref_table
+    from .analyses.self_preference import self_preference_table as selfpref_table
 
     one = _cell(j, judge, "systems")
     one = one[(one["order"] == Order.AB) & (one["rep"] == 0)]

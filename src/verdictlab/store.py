@@ -9,8 +9,16 @@ Tables
 ``cache``      response cache of the engine: request hash -> the judge's response (JSON).
 
 This module holds all of verdictlab's SQL.  The judgment columns are defined once, in
-:mod:`verdictlab.judgment`; a store written before a column existed gets it added on open
-(``decoding``, default ``free``).
+:mod:`verdictlab.judgment`.  Opening a store for writing migrates it in place, additively, so a run
+written by an earlier verdictlab opens, reports and resumes, and an earlier verdictlab can still
+open a migrated store: a column added to the schema later is added with its default (``decoding``,
+``free``), and the indexes are brought to the current set (:data:`INDEXES`).
+
+Reading judgments for figures should name its columns (:meth:`RunStore.judgments` with
+``columns=``): a scan of SQLite costs per value read, and the wide text columns (``raw_output``,
+``parse_detail``, ``trial_id``, ``prompt_hash``) are most of a row.  ``compact=True`` gives the
+low-cardinality text columns as pandas categoricals (a few bytes per row instead of a string
+object each); docs/scale.md has the measured comparison of layers behind this choice.
 
 Verdicts are always stored in canonical terms; ``order`` says how they were shown.
 Results are committed in small transactions so a killed run loses at most the calls in flight.
@@ -21,7 +29,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +59,6 @@ CREATE TABLE IF NOT EXISTS items (
 CREATE TABLE IF NOT EXISTS judgments (
     {", ".join(f'"{n}" {t}' + (" PRIMARY KEY" if n == "trial_id" else "") for n, t, _ in JUDGMENT_COLUMNS)}
 );
-CREATE INDEX IF NOT EXISTS judgments_cell ON judgments (judge, protocol, dataset, temperature);
 CREATE TABLE IF NOT EXISTS cache (
     key TEXT PRIMARY KEY, judge TEXT NOT NULL, response TEXT NOT NULL, created_at REAL NOT NULL
 );
@@ -61,6 +68,21 @@ CREATE TABLE IF NOT EXISTS attempts (
     latency_s REAL, created_at REAL NOT NULL
 );
 """
+
+#: the indexes of the judgments table (name -> definition), created on a writable open
+INDEXES: dict[str, str] = {
+    # a cell's rows, and the rows of one (judge, dataset) partition of an export, by a prefix of one index
+    "judgments_by_cell": "ON judgments (judge, dataset, protocol, temperature)",
+    # trials whose call failed for good: counted by every report and resumed run, a few rows in millions
+    "judgments_failed": "ON judgments (trial_id) WHERE error IS NOT NULL",
+}
+#: indexes of earlier versions, dropped when a store is migrated (judgments_by_cell replaces it)
+RETIRED_INDEXES = ("judgments_cell",)
+#: text columns with few distinct values: categoricals when a frame is read with ``compact=True``
+CATEGORICAL_COLUMNS = frozenset({"judge", "dataset", "item_id", "protocol", "order", "step", "label", "category",
+                                 "verdict", "parse_status", "fallback_rule", "decoding", "error"})
+_READ_CHUNK = 200_000
+_CACHE_KIB = 65_536     # page cache of a writable connection: bulk inserts into a store of millions of rows
 
 
 class StoreError(RuntimeError):
@@ -85,8 +107,10 @@ class RunStore:
                                             check_same_thread=False)
                 self.conn.execute("PRAGMA journal_mode=WAL")
                 self.conn.execute("PRAGMA synchronous=NORMAL")
+                self.conn.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
                 self.conn.executescript(_DDL)
                 self._add_missing_columns()
+                self._migrate_indexes()
             version = self.get_meta("schema_version")
             if version is None and not read_only:
                 self.set_meta("schema_version", SCHEMA_VERSION)
@@ -103,6 +127,17 @@ class RunStore:
             if name not in have:
                 default = f" DEFAULT '{DEFAULT_DECODING}'" if name == "decoding" else ""
                 self.conn.execute(f'ALTER TABLE judgments ADD COLUMN "{name}" {sql_type}{default}')
+
+    def _migrate_indexes(self) -> None:
+        """Bring the judgments indexes to :data:`INDEXES` (building one over millions of rows takes a
+        few seconds, once)."""
+        have = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        for name in RETIRED_INDEXES:
+            if name in have:
+                self.conn.execute(f'DROP INDEX "{name}"')
+        for name, definition in INDEXES.items():
+            if name not in have:
+                self.conn.execute(f'CREATE INDEX "{name}" {definition}')
 
     # -- meta ---------------------------------------------------------------------------------
     def set_meta(self, key: str, value: Any) -> None:
@@ -161,6 +196,31 @@ class RunStore:
             before = self.conn.total_changes
             self.conn.executemany(_INSERT_JUDGMENT, values)
             return self.conn.total_changes - before
+
+    def bulk_insert(self, chunks: Iterable[Sequence[tuple[Any, ...]]], *,
+                    items: Iterable[PairItem | PointItem] = (), expected: int | None = None) -> int:
+        """Chunks of store-ready judgment tuples (:data:`JUDGMENT_COLUMN_NAMES` order), then items, in
+        ONE transaction, for imports of millions of rows (``items`` is consumed after the last chunk,
+        so a generator may yield what the chunks found).  Rows whose trial is stored are ignored.  With
+        ``expected``, a count of inserted rows other than that rolls everything back (nothing written)
+        and is returned.  An exception from a chunk rolls back too.  Returns the number of rows
+        inserted."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            before = conn.total_changes
+            for chunk in chunks:
+                conn.executemany(_INSERT_JUDGMENT, chunk)
+            inserted = conn.total_changes - before
+            conn.executemany("INSERT OR REPLACE INTO items(dataset, item_id, kind, data) VALUES (?, ?, ?, ?)",
+                             [(it.dataset, it.item_id, "pair" if isinstance(it, PairItem) else "point",
+                               it.model_dump_json()) for it in items])
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("ROLLBACK" if expected is not None and inserted != expected else "COMMIT")
+        return inserted
 
     def stored_content(self, trial_ids: Sequence[str], columns: Sequence[str]) -> dict[str, tuple[Any, ...]]:
         """``{trial_id: (values of columns)}`` for the stored ones of ``trial_ids`` (importers compare a
@@ -256,15 +316,48 @@ class RunStore:
         with self.transaction():
             self.conn.executemany(_INSERT_ATTEMPT, [_attempt_values(r, now) for r in rows])
 
-    def judgments(self) -> pd.DataFrame:
-        """All judgments as a DataFrame with the stable column set and dtypes."""
-        df = pd.read_sql_query("SELECT * FROM judgments", self.conn)
-        if df.empty:
-            df = pd.DataFrame({c: pd.Series(dtype=pandas_dtype(t)) for c, t, _ in JUDGMENT_COLUMNS})
-        for name, sql_type, _ in JUDGMENT_COLUMNS:     # an older store opened read-only lacks newer columns
-            if name not in df.columns:
-                df[name] = DEFAULT_DECODING if name == "decoding" else pd.Series(dtype=pandas_dtype(sql_type))
-        return df[list(JUDGMENT_COLUMN_NAMES)]
+    def judgments(self, columns: Sequence[str] | None = None, *, where: Mapping[str, Any] | None = None,
+                  compact: bool = False) -> pd.DataFrame:
+        """Judgments as a DataFrame: ``columns`` (default all of :data:`JUDGMENT_COLUMNS`, in that
+        order) of the rows whose columns equal ``where``'s values (default every row).
+
+        ``compact=False`` gives the stable dtypes every caller has had.  ``compact=True`` reads in
+        chunks and gives :data:`CATEGORICAL_COLUMNS` as categoricals, ``rep``, ``shown_first_won``,
+        ``cache_hit``, token and attempt counts as nullable ``Int64`` and real columns as ``float64``:
+        the frame of 5.4 million judgments' figure columns in a few hundred megabytes.  A column an
+        older store lacks (opened read-only) comes back with its default."""
+        names = list(JUDGMENT_COLUMN_NAMES) if columns is None else list(columns)
+        bad = [c for c in [*names, *(where or {})] if c not in JUDGMENT_COLUMN_NAMES]
+        if bad:
+            raise StoreError(f"unknown judgment column(s): {bad}")
+        have = self._judgment_columns()
+        stored = [c for c in names if c in have]
+        rows = " FROM judgments"
+        args: tuple[Any, ...] = ()
+        if where:
+            rows += " WHERE " + " AND ".join(f'"{c}" IS ?' for c in where)
+            args = tuple(where.values())
+        if not stored:
+            n = int(self.conn.execute("SELECT COUNT(*)" + rows, args).fetchone()[0])
+            df = pd.DataFrame(index=pd.RangeIndex(n))
+        else:
+            sql = "SELECT " + ", ".join(f'"{c}"' for c in stored) + rows
+            df = (_read_compact if compact else _read_plain)(self.conn, sql, args, stored)
+        for name in names:     # an older store opened read-only lacks newer columns
+            if name not in have:
+                df[name] = DEFAULT_DECODING if name == "decoding" else pd.Series(
+                    dtype=pandas_dtype(_SQL_TYPE[name]), index=df.index)
+                if compact and name in CATEGORICAL_COLUMNS:
+                    df[name] = df[name].astype("category")
+        return df[names]
+
+    def distinct(self, columns: Sequence[str]) -> list[tuple[Any, ...]]:
+        """The distinct value combinations of judgment ``columns``, sorted (NULLs first)."""
+        bad = [c for c in columns if c not in JUDGMENT_COLUMN_NAMES]
+        if bad or not columns:
+            raise StoreError(f"unknown judgment column(s): {bad or list(columns)}")
+        cols = ", ".join(f'"{c}"' for c in columns)
+        return [tuple(r) for r in self.conn.execute(f"SELECT DISTINCT {cols} FROM judgments ORDER BY {cols}")]
 
     def attempts(self) -> pd.DataFrame:
         return pd.read_sql_query("SELECT * FROM attempts", self.conn)
@@ -424,6 +517,50 @@ def _row_values(rows: Sequence[Judgment | dict[str, Any]]) -> list[tuple[Any, ..
         raise StoreError(str(exc)) from None
 
 
+_SQL_TYPE = {name: sql_type for name, sql_type, _ in JUDGMENT_COLUMNS}
+
+
+def _read_plain(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...], columns: list[str]) -> pd.DataFrame:
+    df = pd.read_sql_query(sql, conn, params=args)
+    if df.empty:
+        df = pd.DataFrame({c: pd.Series(dtype=pandas_dtype(_SQL_TYPE[c])) for c in columns})
+    return df
+
+
+def _compact_column(name: str, values: Sequence[Any]) -> Any:
+    sql_type = _SQL_TYPE[name]
+    if name in CATEGORICAL_COLUMNS:
+        return _categorical(values)
+    if sql_type == "REAL":
+        return np.array(values, dtype=np.float64)      # None -> NaN
+    if sql_type == "INTEGER":
+        return pd.array(values, dtype="Int64")
+    return pd.array(values, dtype="string")
+
+
+def _read_compact(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...], columns: list[str]) -> pd.DataFrame:
+    """Read ``sql`` in chunks, each chunk's columns converted at once (categoricals for the
+    repetitive text), so the Python objects of only one chunk are alive at a time."""
+    from pandas.api.types import union_categoricals
+
+    parts: dict[str, list[Any]] = {c: [] for c in columns}
+    cur = conn.execute(sql, args)
+    while rows := cur.fetchmany(_READ_CHUNK):
+        for name, values in zip(columns, zip(*rows, strict=True), strict=True):
+            parts[name].append(_compact_column(name, values))
+    out: dict[str, Any] = {}
+    for name, chunks in parts.items():
+        if not chunks:
+            out[name] = _compact_column(name, [])
+        elif name in CATEGORICAL_COLUMNS:
+            out[name] = union_categoricals(chunks, sort_categories=True) if len(chunks) > 1 \
+                else chunks[0].reorder_categories(sorted(chunks[0].categories))
+        else:
+            out[name] = np.concatenate(chunks) if isinstance(chunks[0], np.ndarray) else pd.concat(
+                [pd.Series(c) for c in chunks], ignore_index=True).array
+    return pd.DataFrame(out)
+
+
 def _categorical(values: Sequence[Any]) -> pd.Categorical:
     """A categorical of Python strings (None missing) with plain object categories -- built from
     ``pd.factorize`` codes, which skips the inference of an Arrow string column for every chunk."""
@@ -438,5 +575,5 @@ def open_store(run_dir: str | Path, *, read_only: bool = True) -> RunStore:
     return RunStore(run_dir, create=False, read_only=read_only)
 
 
-__all__ = ["JUDGMENT_COLUMNS", "JUDGMENT_COLUMN_NAMES", "PARSE_STATUSES", "SCHEMA_VERSION", "STORE_FILENAME",
-           "RunStore", "StoreError", "open_store"]
+__all__ = ["CATEGORICAL_COLUMNS", "INDEXES", "JUDGMENT_COLUMNS", "JUDGMENT_COLUMN_NAMES", "PARSE_STATUSES",
+           "SCHEMA_VERSION", "STORE_FILENAME", "RunStore", "StoreError", "open_store"]

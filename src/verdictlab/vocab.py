@@ -172,52 +172,60 @@ def check_decoding(decoding: str) -> str:
 
 
 # -- the cell --------------------------------------------------------------------------------------
-CELL_KEY: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
-"""The columns that name a cell in today's figures (frames group by these)."""
+CELL_KEY: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature", "decoding")
+"""The columns that name a cell: every per-cell figure and every table row about a cell carries all
+five.  A frame without a ``decoding`` column (or a NULL in it: runs stored before decoding became a
+factor) is ``free`` decoding; :class:`CellKey` reads it so."""
 
-CELL_KEY_WITH_DECODING: tuple[str, ...] = (*CELL_KEY, "decoding")
-"""The same plus the decoding factor; a frame without a ``decoding`` column is ``free``."""
+
+def _temperature(value: Any) -> float | None:
+    """A temperature as a float; None for a missing one (None, NaN, NA)."""
+    try:
+        t = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if t != t else t
 
 
 @dataclass(frozen=True, slots=True, order=True)
 class CellKey:
     """One ``(judge, protocol, dataset, temperature, decoding)`` combination: the unit of the
-    reliability figures.  ``decoding`` defaults to ``free`` (runs stored before decoding became a factor)."""
+    reliability figures.  ``decoding`` defaults to ``free`` (runs stored before decoding became a factor).
+    The one way to name the cell of a row: ``CellKey.of(row)`` (temperature as a float, a missing
+    decoding as ``free``), so two tables join on it whatever their column types."""
 
     judge: str
     protocol: str
     dataset: str
-    temperature: float
+    temperature: float | None
     decoding: str = DEFAULT_DECODING
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> CellKey:
         """The cell of a judgment row, a trial key or a figure record (any mapping with the fields;
-        a missing or empty ``decoding`` is ``free``)."""
-        return cls(str(row["judge"]), str(row["protocol"]), str(row["dataset"]), float(row["temperature"]),
-                   str(row.get("decoding") or DEFAULT_DECODING))
+        a missing or empty ``decoding`` is ``free``; a missing temperature -- NULL in stores written
+        before it was required -- is None)."""
+        dec = row.get("decoding")
+        return cls(str(row["judge"]), str(row["protocol"]), str(row["dataset"]), _temperature(row.get("temperature")),
+                   str(dec) if isinstance(dec, str) and dec else DEFAULT_DECODING)
 
-    def as_tuple(self, *, decoding: bool = False) -> tuple[Any, ...]:
-        """``(judge, protocol, dataset, temperature)`` in :data:`CELL_KEY` order (plus ``decoding``)."""
-        base = (self.judge, self.protocol, self.dataset, self.temperature)
-        return (*base, self.decoding) if decoding else base
+    def as_tuple(self) -> tuple[Any, ...]:
+        """The values in :data:`CELL_KEY` order."""
+        return (self.judge, self.protocol, self.dataset, self.temperature, self.decoding)
 
-    def as_dict(self, *, decoding: bool = True) -> dict[str, Any]:
-        d: dict[str, Any] = {"judge": self.judge, "protocol": self.protocol, "dataset": self.dataset,
-                             "temperature": self.temperature}
-        if decoding:
-            d["decoding"] = self.decoding
-        return d
+    def as_dict(self) -> dict[str, Any]:
+        """``{column: value}`` in :data:`CELL_KEY` order."""
+        return dict(zip(CELL_KEY, self.as_tuple(), strict=True))
 
     def label(self) -> str:
         """Short human-readable name: ``judge / protocol / dataset / T=0.7`` (+ decoding if not free)."""
-        s = f"{self.judge} / {self.protocol} / {self.dataset} / T={self.temperature:g}"
+        t = "?" if self.temperature is None else f"{self.temperature:g}"
+        s = f"{self.judge} / {self.protocol} / {self.dataset} / T={t}"
         return s if self.decoding == DEFAULT_DECODING else f"{s} / {self.decoding}"
 
 
 __all__ = [
     "CELL_KEY",
-    "CELL_KEY_WITH_DECODING",
     "DECISIVE",
     "DECODINGS",
     "DEFAULT_DECODING",

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from verdictlab.stats.classes import CLASS_COLUMNS, class_figures, macro_f1_score, per_class_scores
+from verdictlab.vocab import CELL_KEY
 
 
 def frame(rows: list[tuple[str, str, str | None, str | None, int]]) -> pd.DataFrame:
@@ -31,7 +32,7 @@ def test_hand_worked_six_pairs():
     # tie: P = 1/1, R = 1/2, F1 = 2 (1/2) / (3/2) = 2/3
     # macro-F1 = (1/2 + 4/5 + 2/3) / 3 = 59/90
     out = class_figures(frame(SIX), n_bootstrap=0).iloc[0]
-    assert list(out.index[4:]) == list(CLASS_COLUMNS)
+    assert list(out.index[len(CELL_KEY):]) == list(CLASS_COLUMNS)  # after the five cell-key columns
     assert out["n_units_3class"] == 6 and out["n_pairs_3class"] == 6
     assert out["A_3class"] == pytest.approx(2 / 3)
     assert out["macro_f1"] == pytest.approx(59 / 90)

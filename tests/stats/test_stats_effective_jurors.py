@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from verdictlab.stats.jury import effective_jurors
+from verdictlab.stats.juries import effective_jurors
 
 
 def test_effective_jurors_hand_worked():

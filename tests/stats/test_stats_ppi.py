@@ -205,3 +205,14 @@ def test_budget_from_the_pool_size_alone() -> None:
     assert b_n.n_unlabelled == 100 and any("assumed" in r for r in b_n.reasons)
     with pytest.raises(ValueError, match=">= 0"):
         label_budget(Y, YHAT, -1, halfwidth=0.05)
+
+
+def test_worst_case_labels_and_the_smallest_halfwidth_they_reach() -> None:
+    """n = z^2 / (4 h^2) at a share of 1/2: h = 0.05 at 95% -> 1.959964^2 / 0.01 = 384.146 labels; and back,
+    384 labels reach h = 1.959964 / (2 * 19.59592) = 1.959964 / 39.19184 = 0.0500095, 0.05001 rounded up."""
+    from verdictlab.stats import smallest_halfwidth, worst_case_labels
+
+    assert worst_case_labels(0.05) == pytest.approx(384.146, abs=1e-3)
+    assert smallest_halfwidth(384) == pytest.approx(0.0500095, abs=1e-7)
+    assert smallest_halfwidth(384, decimals=5) == 0.05001
+    assert worst_case_labels(smallest_halfwidth(384, decimals=5)) <= 384

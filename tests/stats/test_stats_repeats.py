@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from verdictlab.stats.repeats import REPEAT_COLUMNS, repeat_consistency
+from verdictlab.vocab import CELL_KEY
 
 
 def frame(grades: dict[str, list[str | None]], judge: str = "g") -> pd.DataFrame:
@@ -21,7 +22,7 @@ GRADES = {"s0": ["C", "C", "C"], "s1": ["C", "I", "C"], "s2": ["I", None, "I"], 
 
 def test_hand_worked():
     out = repeat_consistency(frame(GRADES)).iloc[0]
-    assert list(out.index[4:]) == list(REPEAT_COLUMNS)
+    assert list(out.index[len(CELL_KEY):]) == list(REPEAT_COLUMNS)  # after the five cell-key columns
     # exclude: s0 agrees (1), s1 no (2/3 modal), s2 -> [I, I] agrees (1); s3 graded once: not a unit
     # C = 2/3; self-consistency = (1 + 2/3 + 1) / 3 = 8/9
     assert (out["n_units"], out["n_single"], out["n_unparsed"], out["n_judgments"]) == (3, 1, 1, 10)

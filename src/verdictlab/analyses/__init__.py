@@ -6,6 +6,12 @@ one :class:`AnalysisInput`.  The report (:func:`verdictlab.report.build_report`)
 registered analysis and shows its table in the JSON (``run.analyses[name]``), the HTML ("Further
 analyses", under its title and description) and the terminal (listed by name).
 
+An analysis tabulates figures it takes from :mod:`verdictlab.stats` (a mean, a rate, an interval, a
+vote or a verdict rule is a statistic: it goes to ``stats`` with its known-value test).  Every row
+about a cell carries the full cell key (:data:`verdictlab.vocab.CELL_KEY`); a table whose rows compare
+cells across one key column (free against constrained decoding; a jury of several judges) says so
+with ``spans=``, and leaves that column out or empty.
+
 Adding an analysis touches one module and its test::
 
     # src/verdictlab/analyses/my_thing.py
@@ -13,8 +19,7 @@ Adding an analysis touches one module and its test::
 
     @register("my_thing", title="My thing", description="One line saying how to read the table.")
     def my_thing(inp: AnalysisInput) -> pd.DataFrame | None:
-        return my_table(inp.pairs, unparsed=inp.unparsed, confidence=inp.confidence,
-                        n_bootstrap=inp.n_bootstrap, seed=inp.seed)
+        return my_stat_table(inp.pairs, **inp.policy)   # unparsed, confidence, n_bootstrap, seed
 
 Every public module of this package (a name without a leading underscore) is imported by
 :func:`registered` (no list to edit).  The entries live in :data:`ANALYSES` and :data:`CELL_COLUMNS`,
@@ -35,10 +40,10 @@ from typing import Any
 import pandas as pd
 
 from .._registry import Registry
-from ..vocab import DEFAULT_UNPARSED, UNPARSED_POLICIES
+from ..vocab import CELL_KEY, DEFAULT_UNPARSED, check_unparsed
 
 __all__ = ["ANALYSES", "CELL_COLUMNS", "Analysis", "AnalysisInput", "CellColumns", "register", "register_cell_columns", "registered",
-           "registered_cell_columns", "run_analyses", "extra_tables", "UNPARSED_POLICIES"]
+           "registered_cell_columns", "run_analyses", "extra_tables"]
 
 DEBATE_PROTOCOL = "debate"
 
@@ -61,8 +66,7 @@ class AnalysisInput:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.unparsed not in UNPARSED_POLICIES:
-            raise ValueError(f"unparsed must be one of {UNPARSED_POLICIES}, got {self.unparsed!r}")
+        check_unparsed(self.unparsed)
         if not 0 < self.confidence < 1:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence!r}")
 
@@ -105,7 +109,9 @@ FigureFn = Callable[[Mapping[str, Any]], Any]
 @dataclass(frozen=True)
 class Analysis:
     """A registered analysis: ``name`` (its key in ``run.analyses``), ``title``, ``description``
-    (one line on how to read it), ``order`` (position in the report) and ``fn``."""
+    (one line on how to read it), ``order`` (position in the report) and ``fn``; ``spans``: the cell-key
+    columns its rows compare across (left out of, or empty in, its rows), e.g. ``("decoding",)`` for a
+    free-against-constrained table."""
 
     name: str
     title: str
@@ -114,6 +120,7 @@ class Analysis:
     order: int = 100
     figure: FigureFn | None = None
     figure_title: str = ""
+    spans: tuple[str, ...] = ()
 
     def __call__(self, inp: AnalysisInput) -> pd.DataFrame | None:
         return self.fn(inp)
@@ -121,8 +128,10 @@ class Analysis:
 
 @dataclass(frozen=True)
 class CellColumns:
-    """Registered extra cell columns: ``fn(inp)`` returns a frame with the cell key columns (judge,
-    protocol, dataset, temperature, and step when present) plus the new columns."""
+    """Registered extra cell columns: ``fn(inp)`` returns a frame with the full cell key
+    (:data:`verdictlab.vocab.CELL_KEY`, and ``step`` when the cells have steps) plus the new columns,
+    at most one row per cell; ``columns`` names the new columns (every report cell carries them,
+    ``None`` where the frame has no row for it)."""
 
     name: str
     fn: AnalysisFn
@@ -136,19 +145,24 @@ _LOADED = False
 
 
 def register(name: str, *, title: str, description: str = "", order: int = 100, figure: FigureFn | None = None,
-             figure_title: str = "") -> Callable[[AnalysisFn], AnalysisFn]:
+             figure_title: str = "", spans: Sequence[str] = ()) -> Callable[[AnalysisFn], AnalysisFn]:
     """Decorator: register ``fn(inp: AnalysisInput) -> DataFrame | None`` as analysis ``name``.
 
     ``figure`` (optional): ``figure(table) -> matplotlib Figure`` drawn from the analysis' report table
     (``{"columns", "rows"}``, as in the JSON); the HTML report and ``--plots`` show it under
-    ``figure_title`` (default: the title) whenever the table has rows.  Registering a name again
-    replaces the earlier one."""
+    ``figure_title`` (default: the title) whenever the table has rows.  ``spans`` (optional): the
+    cell-key columns the table's rows compare across (see :class:`Analysis`).  Registering a name
+    again replaces the earlier one."""
     if not name or not isinstance(name, str):
         raise ValueError("an analysis needs a non-empty name")
+    unknown = [c for c in spans if c not in CELL_KEY]
+    if unknown:
+        raise ValueError(f"analysis {name!r}: spans must name cell-key columns {CELL_KEY}, got {unknown}")
 
     def deco(fn: AnalysisFn) -> AnalysisFn:
         ANALYSES.register(name, Analysis(name=name, title=title, description=description, fn=fn, order=order,
-                                         figure=figure, figure_title=figure_title or title), description=title)
+                                         figure=figure, figure_title=figure_title or title, spans=tuple(spans)),
+                          description=title)
         return fn
 
     return deco

@@ -11,10 +11,6 @@ from ..design import trial_id
 from ..judgment import JUDGMENT_COLUMN_NAMES, judgment_frame
 from ..vocab import DEFAULT_DECODING, VERDICTS
 
-#: key columns beyond the classic trial key (``decoding``); derived rows keep them, so
-#: remedies never mix free and constrained decoding
-_EXTRA_KEYS: tuple[str, ...] = ("decoding",)
-
 
 def _prep(judgments: pd.DataFrame) -> pd.DataFrame:
     df = judgments.copy()

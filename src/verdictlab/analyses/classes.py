@@ -7,7 +7,6 @@ from __future__ import annotations
 import pandas as pd
 
 from ..stats.classes import CLASS_COLUMNS, class_figures
-from ..vocab import CELL_KEY, CELL_KEY_WITH_DECODING, DEFAULT_DECODING
 from . import AnalysisInput, register_cell_columns
 
 #: what the report cells get (the policy columns are the report's own)
@@ -17,13 +16,10 @@ COLUMNS: tuple[str, ...] = tuple(c for c in CLASS_COLUMNS
 
 @register_cell_columns("classes", columns=COLUMNS)
 def classes(inp: AnalysisInput) -> pd.DataFrame | None:
+    """One row per cell (the full cell key: free and constrained decoding are separate cells)."""
     pairs = inp.pairs
     if pairs.empty:
         return None
-    # cells are split by decoding (free / constrained) whenever the judgments carry it
-    by = CELL_KEY_WITH_DECODING if "decoding" in pairs.columns else CELL_KEY
-    out = class_figures(pairs.assign(decoding=pairs["decoding"].fillna(DEFAULT_DECODING))
-                        if "decoding" in pairs.columns else pairs,
-                        unparsed=inp.unparsed, confidence=inp.confidence, n_bootstrap=inp.n_bootstrap,
-                        seed=inp.seed, by=by)
+    out = class_figures(pairs, unparsed=inp.unparsed, confidence=inp.confidence, n_bootstrap=inp.n_bootstrap,
+                        seed=inp.seed)
     return out.drop(columns=["unparsed_policy", "confidence", "n_bootstrap"])

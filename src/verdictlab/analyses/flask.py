@@ -3,13 +3,14 @@
 The ``flask`` protocol (:mod:`verdictlab.protocols.flask`) makes one call per criterion; each is its
 own judgment row with ``step`` = the criterion name.  The aggregate verdict (:func:`aggregate_criteria`)
 is a derived row with ``step = ''`` per (judge, dataset, item, protocol, order, temperature, rep): the
-jury vote of :func:`verdictlab.analyses.juries.vote_counts` over the criterion verdicts, with
+jury vote of :func:`verdictlab.stats.juries.vote_counts` over the criterion verdicts, with
 
 * a quorum (default: a strict majority of the criteria, 3 of 4) -- fewer parsed criterion verdicts
   give no aggregate verdict, so parse failures cannot silently shrink the vote;
 * an explicit tie rule for a split (2-2): ``"tie"`` (default) -> verdict ``tie``; ``"none"`` -> no
   verdict; ``"priority"`` -> the verdict of the most important criterion (rubric order) among the
-  tied values, marked ``parse_status = "fallback"`` with ``fallback_rule = "criterion-priority"``.
+  tied values (:func:`verdictlab.stats.juries.priority_verdicts`), marked ``parse_status = "fallback"``
+  with ``fallback_rule = "criterion-priority"``.
 
 Cost: calls per evaluation = number of criteria (reported by :func:`flask_table`).
 """
@@ -23,13 +24,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..vocab import DECISIVE, DEFAULT_DECODING, DEFAULT_UNPARSED, Order, ParseStatus, Verdict
+from ..stats import reliability
+from ..stats.juries import default_quorum, priority_verdicts, vote_counts
+from ..vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, Order, ParseStatus, Verdict
 from . import AnalysisInput, register
-from ._frames import _EXTRA_KEYS, _empty, _finish, _prep
-from .juries import default_quorum, vote_counts
+from ._frames import _empty, _finish, _prep
 
 FLASK_TIE_RULES = ("tie", "none", "priority")
-_AGG_KEY = ["judge", "dataset", "item_id", "protocol", "order", "temperature", "rep", *_EXTRA_KEYS]
+#: one aggregate verdict per trial of the multi-call protocol (its criteria are its steps)
+_AGG_KEY = [*CELL_KEY, "item_id", "order", "rep"]
 
 
 def aggregate_criteria(judgments: pd.DataFrame, *, quorum: int | None = None, tie_rule: str = "tie",
@@ -71,17 +74,14 @@ def aggregate_criteria(judgments: pd.DataFrame, *, quorum: int | None = None, ti
     pstatus = np.where(pd.isna(verdict), ParseStatus.FAILED.value, ParseStatus.OK.value).astype(object)
     fallback = np.full(len(g), None, dtype=object)
     if tie_rule == "priority" and (status == "split").any():
-        # the most important criterion whose verdict is one of the tied top values
-        top = counts.max(axis=1)
-        tied = {i: {x for x, c in zip(("A", "B", "tie"), counts[i], strict=True) if c == top[i]}
-                for i in np.flatnonzero(status == "split")}
-        firsts = df.dropna(subset=["verdict"]).groupby(_AGG_KEY, dropna=False, sort=True)
-        lookup = {k: list(grp["verdict"]) for k, grp in firsts}
-        for i, values in tied.items():
-            key = tuple(g.loc[i, _AGG_KEY])
-            pick = next((x for x in lookup.get(key, []) if x in values), None)
-            if pick is not None:
-                verdict[i], pstatus[i], fallback[i] = pick, ParseStatus.FALLBACK.value, "criterion-priority"
+        # each group's parsed criterion verdicts in rubric order (the frame is sorted by rank)
+        lookup = {k: list(grp["verdict"]) for k, grp in
+                  df.dropna(subset=["verdict"]).groupby(_AGG_KEY, dropna=False, sort=True)}
+        picks = priority_verdicts(counts, status, [lookup.get(tuple(k), []) for k in g[_AGG_KEY].to_numpy()])
+        picked = pd.notna(picks)
+        verdict[picked] = picks[picked]
+        pstatus[picked] = ParseStatus.FALLBACK.value
+        fallback[picked] = "criterion-priority"
     g["verdict"] = verdict
     g["parse_status"] = pstatus
     g["fallback_rule"] = fallback
@@ -108,17 +108,13 @@ def flask_table(judgments: pd.DataFrame, *, tie_rule: str = "tie", unparsed: str
     ``calls_per_evaluation`` = criterion calls behind one aggregate verdict (per pair and order).
     ``unparsed``, ``confidence``, ``n_bootstrap`` and ``seed`` go to :func:`verdictlab.stats.reliability`
     as for the cell figures (so a criterion row equals the report cell of that step)."""
-    from ..stats import reliability
-
     steps = judgments[judgments["step"].fillna("").astype(str) != ""]
     if steps.empty:
         return pd.DataFrame()
-    cell = ["judge", "protocol", "dataset", "temperature"]
-    if "decoding" in steps.columns:  # free and constrained decoding are different cells, as in the report
-        steps = steps.assign(decoding=steps["decoding"].fillna(DEFAULT_DECODING).astype(str))
-        cell.append("decoding")
+    steps = _prep(steps)               # free and constrained decoding are different cells, as in the report
+    cell = list(CELL_KEY)
     kw: dict[str, Any] = {"unparsed": unparsed, "q": "auto", "confidence": confidence,
-                          "n_bootstrap": n_bootstrap, "seed": seed, "by": tuple(cell)}
+                          "n_bootstrap": n_bootstrap, "seed": seed}
     agg = aggregate_criteria(steps, tie_rule=tie_rule)
     per = reliability(steps, **kw)
     tot = reliability(agg, **kw)

@@ -1,13 +1,12 @@
 """How consistent a pointwise grader is over repetitions (e.g. an inspect_ai model-graded scorer over
 epochs, imported with ``verdictlab import inspect``): :func:`verdictlab.stats.repeats.repeat_consistency`
-on the run's pointwise judgments."""
+on the run's pointwise judgments, one row per cell."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from ..stats.repeats import repeat_consistency
-from ..vocab import CELL_KEY, CELL_KEY_WITH_DECODING, DEFAULT_DECODING
 from . import AnalysisInput, register
 
 
@@ -19,9 +18,5 @@ def grader_consistency(inp: AnalysisInput) -> pd.DataFrame | None:
     points = inp.points
     if points.empty:
         return None
-    by = CELL_KEY
-    if "decoding" in points.columns:
-        points = points.assign(decoding=points["decoding"].fillna(DEFAULT_DECODING))
-        by = CELL_KEY_WITH_DECODING
-    out = repeat_consistency(points, unparsed=inp.unparsed, confidence=inp.confidence, by=by)
+    out = repeat_consistency(points, unparsed=inp.unparsed, confidence=inp.confidence)
     return out if (out["n_units"] > 0).any() else None

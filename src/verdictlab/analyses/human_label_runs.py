@@ -16,14 +16,13 @@ not fit in memory, and no one labels a million items) and assumes a pool of at m
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict
 from pathlib import Path
-from statistics import NormalDist
 from typing import Any
 
 import pandas as pd
 
+from ..stats.ppi import smallest_halfwidth, worst_case_labels
 from .human_labels import (
     CellBudget,
     CellValidation,
@@ -83,12 +82,11 @@ def check_label_plan(*, halfwidth: float, confidence: float = 0.95, pool: int | 
         raise LabelPlanError("halfwidth", f"halfwidth must be in (0, 1), got {halfwidth}")
     if not (0 < confidence < 1):
         raise LabelPlanError("confidence", f"confidence must be in (0, 1), got {confidence}")
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    if z * z / (4 * halfwidth * halfwidth) > MAX_PLANNED_LABELS:
-        smallest = z / (2 * math.sqrt(MAX_PLANNED_LABELS))
+    if worst_case_labels(halfwidth, confidence=confidence) > MAX_PLANNED_LABELS:
+        smallest = smallest_halfwidth(MAX_PLANNED_LABELS, confidence=confidence, decimals=5)
         raise LabelPlanError("halfwidth", f"halfwidth {halfwidth:g} could need more than {MAX_PLANNED_LABELS:,} human labels at "
                          f"{confidence:g} confidence, the most a plan counts; use a halfwidth of at least "
-                         f"{math.ceil(smallest * 1e5) / 1e5:g}")
+                         f"{smallest:g}")
     if pool is not None and not (2 <= pool <= MAX_POOL):
         raise LabelPlanError("pool", f"pool must be between 2 and {MAX_POOL:,} items, got {pool:,}")
 

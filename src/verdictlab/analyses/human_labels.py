@@ -47,7 +47,7 @@ __all__ = ["CELL", "KEY", "CellBudget", "CellValidation", "budget_cells", "apply
 CELL: tuple[str, ...] = CELL_KEY
 #: the key of a result: the cell, its decoding ('free' unless constrained) and its step ('' for one-call
 #: protocols; rubric criteria of point items keep theirs, pair step rows are left out)
-KEY: tuple[str, ...] = (*CELL, "decoding", "step")
+KEY: tuple[str, ...] = (*CELL, "step")
 
 _PAIR_VOTES = {Verdict.A.value: 1.0, Verdict.B.value: 0.0, Verdict.TIE.value: 0.5}
 _POINT_VOTES = {"PASS": 1.0, "FAIL": 0.0, "UNKNOWN": 0.5}

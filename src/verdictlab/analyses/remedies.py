@@ -19,14 +19,16 @@ their totals equal the base run's.
 ``majority@k``
     For each (judge, dataset, item, protocol, order, temperature, step): repetitions in consecutive
     blocks of k (reps 0..k-1 -> derived rep 0, k..2k-1 -> rep 1, ...; an incomplete last block is
-    dropped); the block's verdict is the jury vote of :func:`verdictlab.analyses.juries.vote_counts` (quorum
+    dropped); the block's verdict is the jury vote of :func:`verdictlab.stats.juries.vote_counts` (quorum
     ``k // 2 + 1`` parsed votes, else unparsed; split top -> ``tie``).  Vote counts go to ``scores``.
     Costs k calls per verdict.
 
 Remedies chain left to right: ``majority@3+both-orders``.
 
-:func:`remedy_table` gives, per cell, how each remedy moves A, phi, T and the tie rate, and the calls
-per verdict it costs.  ``derive_all`` adds every derived frame to a judgments frame.
+The verdict rules and the figures are :mod:`verdictlab.stats.remedies`; this module builds the derived
+judgment rows and tabulates.  :func:`remedy_table` gives, per cell, how each remedy moves A, phi, T and
+the tie rate, and the calls per verdict it costs.  ``derive_all`` adds every derived frame to a
+judgments frame.
 """
 
 from __future__ import annotations
@@ -39,37 +41,34 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..vocab import (
-    DECISIVE,
-    DEFAULT_DECODING,
-    DEFAULT_UNPARSED,
-    PARSE_STATUSES,
-    VERDICTS,
-    Order,
-    ParseStatus,
-    Verdict,
-    first_shown,
+from ..stats import reliability
+from ..stats.juries import default_quorum, vote_counts
+from ..stats.remedies import (
+    both_orders_verdicts,
+    calls_per_verdict,
+    order_average_verdicts,
+    remedy_effects,
+    worst_parse_status,
 )
+from ..vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, VERDICTS, Order, ParseStatus, Verdict, first_shown
 from . import AnalysisInput, register
-from ._frames import _EXTRA_KEYS, _empty, _finish, _prep, pointwise_mask
+from ._frames import _empty, _finish, _prep
 from .flask import aggregate_criteria
-from .juries import default_quorum, vote_counts
 
 __all__ = ["BOTH_ORDERS_VOTE", "DEFAULT_REMEDIES", "PAIR_KEY", "REMEDY_TABLE_COLUMNS", "REPORT_REMEDIES", "UNIT_KEY",
-           "_empty", "_finish", "_prep", "both_orders", "calls_per_verdict", "derive", "derive_all", "majority_at_k",
-           "order_average", "pointwise_mask", "remedy_table", "single_verdict_rows"]
+           "both_orders", "derive", "derive_all", "majority_at_k", "order_average", "remedy_table",
+           "single_verdict_rows"]
 
-PAIR_KEY: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "temperature", "rep", "step", *_EXTRA_KEYS)
-UNIT_KEY: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "order", "temperature", "step",
-                             *_EXTRA_KEYS)
+#: a pair judged in both orders (one derived verdict per key) and a unit (one verdict per order); both
+#: carry the full cell key, so remedies never mix free and constrained decoding
+PAIR_KEY: tuple[str, ...] = (*CELL_KEY, "item_id", "rep", "step")
+UNIT_KEY: tuple[str, ...] = (*CELL_KEY, "item_id", "order", "step")
 DEFAULT_REMEDIES: tuple[str, ...] = ("both-orders", "order-average", "majority@3")
 BOTH_ORDERS_VOTE = "both-orders-vote"
 #: the remedies the report shows: the defaults plus JudgeBench's both-orders vote
 #: (:mod:`verdictlab.analyses.remedy_vote`)
 REPORT_REMEDIES: tuple[str, ...] = ("both-orders", BOTH_ORDERS_VOTE, "order-average", "majority@3")
 _MAJ_RE = re.compile(r"^majority@(\d+)$")
-_WORST = {status: i for i, status in enumerate(PARSE_STATUSES)}   # ok < repaired < fallback < failed
-_STATUS = np.array(PARSE_STATUSES, dtype=object)
 
 
 def _paired(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -108,15 +107,9 @@ def both_orders(judgments: pd.DataFrame) -> pd.DataFrame:
     ab, ba = _paired(df)
     if ab.empty:
         return _empty()
-    va, vb = ab["verdict"].astype(object).to_numpy(), ba["verdict"].astype(object).to_numpy()
-    parsed = pd.notna(va) & pd.notna(vb)
-    agree = parsed & (va == vb)
-    verdict = np.full(len(va), None, dtype=object)
-    verdict[parsed] = Verdict.TIE.value
-    verdict[agree] = va[agree]
-    worst = np.maximum(ab["parse_status"].map(_WORST).fillna(3).to_numpy(int),
-                       ba["parse_status"].map(_WORST).fillna(3).to_numpy(int))
-    status = _STATUS[np.where(parsed, worst, 3)]
+    verdict, parsed, agree = both_orders_verdicts(ab["verdict"].to_numpy(object), ba["verdict"].to_numpy(object))
+    worst = worst_parse_status(ab["parse_status"].to_numpy(object), ba["parse_status"].to_numpy(object))
+    status = np.where(parsed, worst, ParseStatus.FAILED.value)
     status = np.where(parsed & (status == ParseStatus.FAILED), ParseStatus.OK.value, status)
     detail = np.where(agree, "both orders agree", np.where(parsed, "orders disagree -> tie",
                                                             "unparsed in at least one order"))
@@ -130,8 +123,7 @@ def order_average(judgments: pd.DataFrame) -> pd.DataFrame:
     ab, ba = _paired(df[df["p_a"].notna()])
     if ab.empty:
         return _empty()
-    p = (ab["p_a"].to_numpy(float) + ba["p_a"].to_numpy(float)) / 2.0
-    verdict = np.where(p > 0.5, Verdict.A.value, np.where(p < 0.5, Verdict.B.value, Verdict.TIE.value)).astype(object)
+    p, verdict = order_average_verdicts(ab["p_a"].to_numpy(float), ba["p_a"].to_numpy(float))
     status = np.full(len(p), ParseStatus.OK.value, dtype=object)
     detail = np.array([f"mean P(A) over both orders = {x:.3f}" for x in p], dtype=object)
     return _finish(_rows_for_both(ab, ba, verdict, status, detail, "+order-average", p_a=p))
@@ -202,15 +194,6 @@ def derive(judgments: pd.DataFrame, remedy: str, *, quorum: int | None = None, t
     return out
 
 
-def calls_per_verdict(remedy: str) -> int:
-    """Calls of the base protocol one derived verdict consumes (both orders: 2; majority@k: k)."""
-    n = 1
-    for part in remedy.split("+"):
-        m = _MAJ_RE.match(part)
-        n *= int(m.group(1)) if m else 2
-    return n
-
-
 def derive_all(judgments: pd.DataFrame, remedies: Sequence[str] = DEFAULT_REMEDIES) -> pd.DataFrame:
     """``judgments`` plus every derived frame (base protocols only), one frame."""
     base = judgments[~judgments["protocol"].astype(str).str.contains("+", regex=False)]
@@ -241,19 +224,12 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     ``none`` row of a cell equals that cell's figures under the same policy.  The table shows point
     figures only; ``n_bootstrap`` (default 0) only costs time.
     """
-    from ..stats import reliability
-
     rel_kw: dict[str, Any] = {"unparsed": unparsed, "q": "auto", "confidence": confidence, "n_bootstrap": n_bootstrap,
-              "seed": seed}
-
+                              "seed": seed}
     base = judgments[~judgments["protocol"].astype(str).str.contains("+", regex=False)].copy()
     base["step"] = base["step"].fillna("").astype(str) if "step" in base else ""
     base = base[base["step"] == ""]   # per-criterion / per-round rows: aggregate them first
-    cell = ["judge", "dataset", "protocol", "temperature"]
-    if "decoding" in base.columns:  # free and constrained decoding are different cells, as in the report
-        base["decoding"] = base["decoding"].fillna(DEFAULT_DECODING).astype(str)
-        cell.append("decoding")
-        rel_kw["by"] = ("judge", "protocol", "dataset", "temperature", "decoding")
+    cell = list(CELL_KEY)           # free and constrained decoding are different cells, as in the report
     if base.empty:
         return pd.DataFrame(columns=list(REMEDY_TABLE_COLUMNS))
     b = reliability(base, **rel_kw)
@@ -268,11 +244,7 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
         rel["protocol"] = rel["protocol"].str.split("+", n=1).str[0]
         rel["step"] = ""
         rows.append(rel.assign(remedy=r))
-    t = pd.concat(rows, ignore_index=True)
-    ref = b[[*cell, "A", "phi", "T", "tie_rate"]].rename(columns={c: f"{c}_base" for c in ("A", "phi", "T", "tie_rate")})
-    joined = t.merge(ref, on=cell, how="left")
-    for c in ("A", "phi", "T", "tie_rate"):
-        joined[f"d{c}"] = joined[c] - joined[f"{c}_base"]
+    joined = remedy_effects(pd.concat(rows, ignore_index=True), b, keys=cell)
     joined["calls_per_verdict"] = [1 if rem == "none" else calls_per_verdict(rem) for rem in joined["remedy"]]
     joined["extra_calls_per_verdict"] = joined["calls_per_verdict"] - 1
     joined["new_calls"] = 0

@@ -24,15 +24,13 @@ import pandas as pd
 
 from ..design import trial_id
 from ..judgment import JUDGMENT_COLUMN_NAMES, judgment_frame
-from ..vocab import Order, first_shown
+from ..stats.remedies import both_orders_vote_verdicts, worst_parse_status
+from ..vocab import CELL_KEY, Order, ParseStatus, first_shown
 
 __all__ = ["REMEDY", "both_orders_vote"]
 
 REMEDY = "both-orders-vote"
-PAIR_KEY: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "temperature", "rep", "step",
-                             "decoding")
-_RANK = {"ok": 0, "repaired": 1, "fallback": 2, "failed": 3}
-_STATUS = np.array(["ok", "repaired", "fallback", "failed"], dtype=object)
+PAIR_KEY: tuple[str, ...] = (*CELL_KEY, "item_id", "rep", "step")
 
 
 def _aligned(judgments: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -45,15 +43,6 @@ def _aligned(judgments: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return ab.loc[common], ba.loc[common]
 
 
-def _vote(va: np.ndarray, vb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(combined verdict, number of unparsed orders) per pair."""
-    a = (va == "A").astype(int) + (vb == "A").astype(int)
-    b = (va == "B").astype(int) + (vb == "B").astype(int)
-    verdict = np.where(a > b, "A", np.where(b > a, "B", "tie")).astype(object)
-    n_unparsed = pd.isna(va).astype(int) + pd.isna(vb).astype(int)
-    return verdict, n_unparsed
-
-
 def both_orders_vote(judgments: pd.DataFrame) -> pd.DataFrame:
     """The ``both-orders-vote`` remedy (see the module docstring)."""
     ab, ba = _aligned(judgments)
@@ -61,10 +50,10 @@ def both_orders_vote(judgments: pd.DataFrame) -> pd.DataFrame:
         return judgment_frame(pd.DataFrame(columns=list(JUDGMENT_COLUMN_NAMES)))
     va = ab["verdict"].astype(object).to_numpy()
     vb = ba["verdict"].astype(object).to_numpy()
-    verdict, n_unparsed = _vote(va, vb)
-    worst = np.maximum(ab["parse_status"].map(_RANK).fillna(3).to_numpy(int),
-                       ba["parse_status"].map(_RANK).fillna(3).to_numpy(int))
-    status = np.where(n_unparsed > 0, "fallback", _STATUS[np.minimum(worst, 2)]).astype(object)
+    verdict, n_unparsed = both_orders_vote_verdicts(va, vb)
+    worst = worst_parse_status(ab["parse_status"].to_numpy(object), ba["parse_status"].to_numpy(object))
+    # a combined verdict that stood on an unparsed order is a fallback; else the worse of the two statuses
+    status = np.where((n_unparsed > 0) | (worst == ParseStatus.FAILED), ParseStatus.FALLBACK.value, worst)
     rules = np.array([None, f"{REMEDY}: 1 of 2 orders unparsed, the other decides",
                       f"{REMEDY}: both orders unparsed -> tie"], dtype=object)
     rule = rules[n_unparsed]

@@ -1,5 +1,5 @@
 """Self-preference: own-family preference against the gold rate, and P(prefers own | own wrong) against
-P(prefers other | other wrong) (:mod:`verdictlab.stats.selfpref`).
+P(prefers other | other wrong) (:mod:`verdictlab.stats.self_preference`).
 
 Needs pair items that name the authoring system of each response (``model_a`` / ``model_b`` -- the
 item fields, or ``meta["model_a"]`` / ``meta["model_b"]`` as the multi-response loaders write them)
@@ -20,11 +20,12 @@ from typing import Any
 import pandas as pd
 
 from ..stats.drift import unit_frame
-from ..stats.selfpref import SelfPreference, family_side, self_preference
+from ..stats.self_preference import SelfPreference, family_side, self_preference
+from ..vocab import CELL_KEY
 from . import AnalysisInput, register
 
-CELL = ["judge", "protocol", "dataset", "temperature"]
-SELFPREF_COLUMNS: tuple[str, ...] = (*CELL, "family", *SelfPreference.__dataclass_fields__)
+CELL = list(CELL_KEY)
+SELF_PREFERENCE_COLUMNS: tuple[str, ...] = (*CELL, "family", *SelfPreference.__dataclass_fields__)
 
 
 def judge_family(judge_id: str) -> str | None:
@@ -58,14 +59,14 @@ def _models(items: Sequence[Any] | pd.DataFrame) -> pd.DataFrame:
     return out[out["model_a"].notna() & out["model_b"].notna()]
 
 
-def selfpref_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame, *,
+def self_preference_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame, *,
                    judge_families: Mapping[str, str] | None = None,
                    system_families: dict[str, str] | None = None, unparsed: str = "exclude",
                    confidence: float = 0.95) -> pd.DataFrame:
     """One row per cell whose judge has a family and whose items include own-vs-other pairs."""
     models = _models(items)
     if models.empty or judgments.empty:
-        return pd.DataFrame(columns=list(SELFPREF_COLUMNS))
+        return pd.DataFrame(columns=list(SELF_PREFERENCE_COLUMNS))
     units = unit_frame(judgments, by=CELL, unparsed=unparsed).merge(models, on=["dataset", "item_id"])
     rows = []
     for key, g in units.groupby(CELL, sort=True):
@@ -79,18 +80,18 @@ def selfpref_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame,
         if sub.empty:
             continue
         rows.append({**cell, "family": fam, **asdict(self_preference(sub, confidence=confidence))})
-    return pd.DataFrame(rows, columns=list(SELFPREF_COLUMNS))
+    return pd.DataFrame(rows, columns=list(SELF_PREFERENCE_COLUMNS))
 
 
 @register("self_preference", order=72, title="Self-preference",
           description="Pairs where one response is the judge's own model family's: how often it picks its own "
                       "against the gold rate, and P(picks own | own is wrong) vs P(picks other | other is "
                       "wrong) -- 'harm' is their difference (Newcombe interval, two-proportion test).")
-def selfpref_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
+def self_preference_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
     items = inp.items if inp.items is not None else inp.items_frame
     if items is None:
         return None
-    t = selfpref_table(inp.pairs, items, judge_families=inp.extra.get("judge_families"),
+    t = self_preference_table(inp.pairs, items, judge_families=inp.extra.get("judge_families"),
                        system_families=inp.extra.get("system_families"), unparsed=inp.unparsed,
                        confidence=inp.confidence)
     return t if len(t) else None

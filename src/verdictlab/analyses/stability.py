@@ -1,6 +1,6 @@
 """Anchoring and paraphrase stability: the ``anchoring`` and ``paraphrase`` probes of
-:mod:`verdictlab.probes`, each probed (judge, protocol, temperature) cell matched verdict by verdict
-(item, order, repetition, step) with the same cell on the base dataset.  Figures:
+:mod:`verdictlab.datasets.probes`, each probed cell matched verdict by verdict (item, order, repetition,
+step: :func:`verdictlab.stats.probes.match_probe_rows`) with the same cell on the base dataset.  Figures:
 :mod:`verdictlab.stats.stability` -- for anchoring the shift toward the anchor and the
 susceptibility with bootstrap intervals over items (and per anchor direction); for paraphrase the
 verdict change rate beside the judge's own repetition noise on the base dataset.
@@ -19,13 +19,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..stats.stability import anchoring_shift, change_vs_noise, repetition_disagreement
-from ..vocab import check_unparsed
+from ..stats.probes import match_probe_rows
+from ..stats.stability import (
+    anchor_direction_shifts,
+    anchoring_shift,
+    change_vs_noise,
+    repetition_disagreement,
+)
+from ..vocab import CELL_KEY, check_unparsed
 from . import AnalysisInput, register
-from .probes import match_probe_rows
+from .probes import trial_rows
 
 STABILITY_COLUMNS: tuple[str, ...] = (
-    "probe", "dataset", "base_dataset", "judge", "protocol", "temperature", "n_matched", "n_items",
+    "probe", *CELL_KEY, "base_dataset", "n_matched", "n_items",
     "shift", "shift_lo", "shift_hi", "susceptibility", "susceptibility_lo", "susceptibility_hi",
     "anchor_share_base", "anchor_share_probe", "shift_anchor_a", "shift_anchor_b",
     "change", "change_lo", "change_hi", "noise", "noise_lo", "noise_hi", "n_noise_pairs", "excess",
@@ -51,11 +57,7 @@ def _anchor_row(g: pd.DataFrame, metas: dict[str, Any], n_boot: int, seed: int, 
     side = np.array([metas.get(str(i), {}).get("anchor_side") for i in g["item_id"]], dtype=object)
     vb, vp = g["verdict_b"].to_numpy(object), g["verdict_p"].to_numpy(object)
     r = anchoring_shift(vb, vp, side, g["item_id"].to_numpy(object), n_boot=n_boot, seed=seed, confidence=confidence)
-    per_dir = {}
-    for d in ("A", "B"):
-        m = side == d
-        per_dir[f"shift_anchor_{d.lower()}"] = (float((vp[m] == d).mean() - (vb[m] == d).mean()) if m.any()
-                                                else np.nan)
+    per_dir = {f"shift_anchor_{d.lower()}": v for d, v in anchor_direction_shifts(vb, vp, side).items()}
     return {"n_items": r.n_items, "shift": r.shift, "shift_lo": r.shift_lo, "shift_hi": r.shift_hi,
             "susceptibility": r.susceptibility, "susceptibility_lo": r.susceptibility_lo,
             "susceptibility_hi": r.susceptibility_hi, "anchor_share_base": r.s_base,
@@ -75,7 +77,8 @@ def stability_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame
                     confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
     """One row per anchoring / paraphrase probe cell (module docstring)."""
     check_unparsed(unparsed)
-    df = judgments.assign(step=judgments["step"].fillna("").astype(str), item_id=judgments["item_id"].astype(str))
+    df = trial_rows(judgments)
+    cell_keys = [c for c in CELL_KEY if c != "dataset"]
     rows = []
     for ds, (probe, base, metas) in sorted(_probe_datasets(items).items()):
         p, b = df[df["dataset"] == ds], df[df["dataset"] == base]
@@ -83,15 +86,17 @@ def stability_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame
             continue
         m = match_probe_rows(p, b, unparsed=unparsed)
         source = next((v.get("paraphrase_source", "") for v in metas.values()), "")
-        for (judge, proto, temp), g in m.groupby(["judge", "protocol", "temperature"]):
+        for key, g in m.groupby(cell_keys, sort=True):
             rec: dict[str, Any] = {c: np.nan for c in STABILITY_COLUMNS}
-            rec.update(probe=probe, dataset=ds, base_dataset=base, judge=judge, protocol=proto, temperature=temp,
+            rec.update(probe=probe, **dict(zip(cell_keys, key, strict=True)), dataset=ds, base_dataset=base,
                        n_matched=len(g), source=source, note="")
             if probe == "anchoring":
                 rec.update(_anchor_row(g, metas, max(int(n_bootstrap), 1), seed, confidence))
             else:
-                cell = b[(b["judge"] == judge) & (b["protocol"] == proto) & (b["temperature"] == temp)]
-                rec.update(_paraphrase_row(g, cell, confidence))
+                same = np.ones(len(b), dtype=bool)
+                for c, v in zip(cell_keys, key, strict=True):
+                    same &= (b[c] == v).to_numpy()
+                rec.update(_paraphrase_row(g, b[same], confidence))
             rows.append(rec)
     return pd.DataFrame(rows, columns=list(STABILITY_COLUMNS))
 

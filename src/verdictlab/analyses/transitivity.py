@@ -1,7 +1,7 @@
 """Transitivity and the Bradley-Terry ranking of systems, for runs over multi-response items.
 
 Only pair items expanded from multi-response items (``meta["multi_id"]``, see
-:mod:`verdictlab.datasets.multi`) take part.  Per cell (judge x protocol x dataset x temperature):
+:mod:`verdictlab.datasets.multi`) take part.  Per cell (the full cell key):
 the share of non-transitive triples on modal verdicts (tie rule ``weak_order``; see
 :mod:`verdictlab.stats.transitivity`) with its Wilson interval, items with a preference cycle, and
 the Bradley-Terry ranking of the systems with bootstrap intervals over items.  Kendall's tau compares
@@ -23,10 +23,12 @@ import numpy as np
 import pandas as pd
 
 from ..datasets.multi import pair_systems
+from ..stats import with_cell_columns
 from ..stats.transitivity import bradley_terry, kendall_vs_reference, pair_outcomes, transitivity
+from ..vocab import CELL_KEY
 from . import AnalysisInput, register
 
-CELL = ["judge", "protocol", "dataset", "temperature"]
+CELL = list(CELL_KEY)
 TRANSITIVITY_COLUMNS: tuple[str, ...] = (
     *CELL, "n_items", "n_systems", "n_triples", "n_nontransitive", "share_nontransitive", "lo", "hi",
     "n_items_cycle", "n_items_strict_cycle", "n_strict_cycles", "n_excluded", "tie_rule", "ranking",
@@ -43,7 +45,7 @@ def multi_rows(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame | No
     ps = pair_systems(items)
     if ps.empty:
         return judgments.iloc[0:0].assign(group=None, sys_a=None, sys_b=None)
-    j = judgments.assign(item_id=judgments["item_id"].astype(str))
+    j = with_cell_columns(judgments).assign(item_id=judgments["item_id"].astype(str))
     return j.merge(ps, on=["dataset", "item_id"], how="inner")
 
 

@@ -8,11 +8,11 @@ rerun.  Then it prints the reliability table (one row per protocol x decoding), 
 per row and the free-vs-constrained table with a one-line reading per protocol (gathered by
 :func:`verdictlab.report.demo.demo_results`).
 
-Defaults: 16 of the 28 pairs, 3 repetitions, temperature 0.7, both decoding modes: 960 judgments,
-the free-only demo's pairs and repetitions for each mode.  (For a while they were cut to 12 pairs x 2
-repetitions to fit the second mode; since the local judge runs on one thread and remembers the logits
-of what it already evaluated, the 960 take 4 min 48 s on two loaded cores, less than the cut 480
-took before.)  ``--pairs 28`` for more, ``--decoding free`` for the free-only run.
+Defaults: 8 of the 28 pairs (every category, the better answer first in half of them), 3
+repetitions, temperature 0.7, both decoding modes: 480 judgments, every protocol x decoding cell
+filled with 8 pairs x 2 orders x 3 repetitions.  The grid is sized so that a first ``make demo`` on
+a fresh 2-core machine -- set-up, the llama-cpp-python build included, plus the demo -- stays under
+ten minutes.  ``--pairs 28`` for more, ``--decoding free`` for the free-only run.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from .options import BOOTSTRAP_DEFAULT, Bootstrap, RunDirOption, deprecated, exi
 
 DEMO_JUDGE = "llamacpp:smollm2-135m"
 DEMO_DECODINGS = ("free", "constrained")
-DEFAULT_PAIRS = 16
+DEFAULT_PAIRS = 8
 DEFAULT_REPETITIONS = 3
 DEFAULT_TEMPERATURE = 0.7
 

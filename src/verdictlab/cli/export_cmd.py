@@ -1,4 +1,5 @@
-"""`verdictlab export RUN [--format parquet|jsonl|csv] [-o PATH]` -- judgments, stable schema."""
+"""`verdictlab export RUN [--format parquet|jsonl|csv] [-o PATH] [--partition-by judge,dataset]` --
+judgments, stable schema."""
 
 from __future__ import annotations
 
@@ -23,23 +24,38 @@ def export_cmd(
         "--format", case_sensitive=False, show_default=False,
         help="parquet, jsonl or csv. Default: from --out's extension, else parquet.")] = None,
     out: OutOption = None,
+    partition_by: Annotated[str | None, typer.Option(
+        "--partition-by", metavar="COLUMNS",
+        help="Parquet only: comma-separated columns (judge, dataset, protocol, decoding) to write Hive-style "
+             "partitions by, e.g. judge,dataset; then --out is a new directory (default RUN/judgments).")] = None,
     legacy_f: Annotated[ExportFormat | None, typer.Option("-f", hidden=True, case_sensitive=False)] = None,
 ) -> None:
     """Write every judgment of the run with the documented columns, in JUDGMENT_COLUMNS order
     (default file: RUN/judgments.<format>)."""
-    from ..export import export_judgments
+    from ..export import MANIFEST, check_partition_by, export_judgments
     from ..store import StoreError
-    from ._errors import check_writable, fail, say
+    from ._errors import EXIT_USAGE, check_writable, fail, say
 
     if legacy_f is not None:
         deprecated(f"-f {legacy_f.value}", f"--format {legacy_f.value}")
         fmt = fmt or legacy_f
     form = output_format(out, fmt, ExportFormat, ExportFormat.parquet)
-    check_writable(out if out is not None else run_dir / f"judgments.{form.value}")
+    cols: list[str] = []
+    if partition_by is not None:
+        try:
+            cols = check_partition_by(partition_by.split(","), format=form.value)
+        except ValueError as exc:
+            fail(exc, EXIT_USAGE)
+    if cols:      # a new directory: its manifest file must be writable
+        check_writable((out if out is not None else run_dir / "judgments") / MANIFEST)
+    else:
+        check_writable(out if out is not None else run_dir / f"judgments.{form.value}")
     try:
-        path = export_judgments(run_dir, format=form.value, out=out)
+        path = export_judgments(run_dir, format=form.value, out=out, partition_by=cols)
     except StoreError as exc:
         fail(exc, EXIT_STORE)
+    except ValueError as exc:     # the --out directory holds files already
+        fail(exc, EXIT_INPUT)
     say(f"judgments written to {path}")
 
 

@@ -105,6 +105,18 @@ def _say_written(what: str, path: Path) -> None:
     say(f"{what} written to {path}")
 
 
+def _check_definitions(definitions: str | None) -> None:
+    """An unknown ``--definitions`` name is a usage error naming the known ones (before any work)."""
+    if definitions is None:
+        return
+    from ..analyses.definitions import resolve_definitions
+
+    try:
+        resolve_definitions(definitions)
+    except (KeyError, ValueError) as e:
+        raise typer.BadParameter(str(e).strip("'\""), param_hint="--definitions") from None
+
+
 def report(
     run_dir: RunArg,
     fmt: Annotated[ReportFormat | None, typer.Option(
@@ -121,6 +133,9 @@ def report(
     expected_reps: Annotated[int | None, typer.Option(
         "--expected-reps", min=1, metavar="R", help="R for the expected figures from token probabilities "
                                                     "(default: each cell's own repetitions).")] = None,
+    definitions: Annotated[str | None, typer.Option(
+        "--definitions", metavar="NAMES", help="Add the figures as published papers define them, per cell: 'all' "
+                                               "or NAME,NAME (see docs/definitions.md).")] = None,
     legacy_out: Annotated[Path | None, typer.Argument(hidden=True, show_default=False)] = None,
     legacy_json: LegacyJson = False,
     legacy_html: Annotated[bool, typer.Option("--html", hidden=True)] = False,
@@ -135,9 +150,10 @@ def report(
     for path in (target.out, target.html_too):     # before the (possibly long) report is built
         if path is not None:
             check_writable(path)
+    _check_definitions(definitions)
     try:
         rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
-                           seed=seed, expected_reps=expected_reps)
+                           seed=seed, expected_reps=expected_reps, definitions=definitions)
     except StoreError as e:
         fail(e, EXIT_STORE)
     _write(rep, target)

@@ -69,11 +69,29 @@ def attach_items(batch: ImportBatch, items: list[PairItem | PointItem]) -> Impor
     return batch
 
 
+def _builtin_parquet() -> bool:
+    """The ``parquet`` format is still verdictlab's table importer (not one a user registered over it)."""
+    target = IMPORTERS.entry("parquet").target
+    if isinstance(target, str):
+        return target == _PARQUET
+    from .tabular import import_parquet
+
+    return target is import_parquet
+
+
 def import_into(format: str, path: str | Path, *, run_dir: str | Path,
                 items: list[PairItem | PointItem] | None = None, replace: bool = False,
                 **options: Any) -> ImportResult:
     """Read ``path`` with the importer for ``format`` and write it into ``run_dir`` (rows that differ
-    from stored trials refuse the import unless ``replace``; see :func:`write_batch`)."""
+    from stored trials refuse the import unless ``replace``; see :func:`write_batch`).  A Parquet
+    table into a store without judgments takes the bulk path (:mod:`._bulk`) when it can: the same
+    rows, column by column."""
+    if format == "parquet" and _builtin_parquet():
+        from ._bulk import bulk_import_parquet
+
+        done = bulk_import_parquet(path, run_dir=run_dir, items=items, replace=replace, **options)
+        if done is not None:
+            return done
     batch = get_importer(format)(path, **options)
     if items:
         attach_items(batch, items)
@@ -99,7 +117,8 @@ register_importer("csv", "verdictlab.importers.tabular:import_csv",
                   "temperature, verdict, label, ...)")
 register_importer("jsonl", "verdictlab.importers.tabular:import_jsonl",
                   "JSON Lines, one judgment per line (same columns as csv)")
-register_importer("parquet", "verdictlab.importers.tabular:import_parquet",
+_PARQUET = "verdictlab.importers.tabular:import_parquet"
+register_importer("parquet", _PARQUET,
                   "Parquet, one judgment per row (same columns as csv)")
 
 __all__ = [

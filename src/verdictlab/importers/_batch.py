@@ -93,6 +93,21 @@ def unique_items(batch: ImportBatch) -> list[PairItem | PointItem]:
     return list(out.values())
 
 
+def record_import(store: RunStore, *, format: str, source: str, n_rows: int, inserted: int, replaced: int,
+                  identical: int, notes: list[str]) -> None:
+    """The import's meta: one more ``imports`` record, the source in ``imported_from``, ``import_format``."""
+    record = {"format": format, "path": source, "n_rows": n_rows, "n_inserted": inserted,
+              "n_replaced": replaced, "n_identical": identical, "notes": list(notes), "at": time.time()}
+    imports = list(store.get_meta("imports", []) or [])
+    imports.append(record)
+    store.set_meta("imports", imports)
+    sources = list(store.get_meta("imported_from", []) or [])
+    if source not in sources:
+        sources.append(source)
+    store.set_meta("imported_from", sources)
+    store.set_meta("import_format", format)
+
+
 def write_batch(batch: ImportBatch, run_dir: str | Path, *, replace: bool = False) -> ImportResult:
     """Write items, judgments and import meta (``imported_from``, ``imports``) into ``run_dir``.
 
@@ -116,17 +131,8 @@ def write_batch(batch: ImportBatch, run_dir: str | Path, *, replace: bool = Fals
             store.write_items(items)
         inserted = store.add_judgments(plan.new)
         replaced = replace_judgments(store, plan.changed) if replace else 0
-        record = {"format": batch.format, "path": batch.source, "n_rows": len(rows),
-                  "n_inserted": inserted, "n_replaced": replaced, "n_identical": plan.n_identical,
-                  "notes": list(batch.notes), "at": time.time()}
-        imports = list(store.get_meta("imports", []) or [])
-        imports.append(record)
-        store.set_meta("imports", imports)
-        sources = list(store.get_meta("imported_from", []) or [])
-        if batch.source not in sources:
-            sources.append(batch.source)
-        store.set_meta("imported_from", sources)
-        store.set_meta("import_format", batch.format)
+        record_import(store, format=batch.format, source=batch.source, n_rows=len(rows), inserted=inserted,
+                      replaced=replaced, identical=plan.n_identical, notes=batch.notes)
     cells = sorted({(r["judge"], r["protocol"], r["dataset"], float(r["temperature"])) for r in rows})
     return ImportResult(format=batch.format, source=batch.source, run_dir=str(run_dir),
                         n_rows=len(rows), n_inserted=inserted, n_items=len(items),

@@ -16,7 +16,12 @@ Columns (rename any of them with ``field_map={"verdict": "winner", ...}`` / ``--
   importer (e.g. ``pandalm``) knows what its source's numbers mean, a generic table does not.
 - ``label`` (gold, canonical ``A``/``B``/``tie``/empty): optional -- absent means unlabelled, and
   ``--items`` can attach labels by item id afterwards.
-- optional: ``step, category, raw_output, parse_status, parse_detail, fallback_rule, p_a, latency_s,
+- soft preferences and score pairs (:mod:`verdictlab.importers._preferences`): ``p_a`` (P(response_a)
+  wins) or ``p_first`` (P(the response shown first) wins), stored as ``p_a``; ``score_a``/``score_b``
+  or ``score_first``/``score_second`` (both responses scored in one call), stored in ``scores``.  With
+  no verdict column the verdict is derived from them by a stated rule (higher P or score wins, equal is
+  a tie), recorded in the notes and every row's ``parse_detail``.
+- optional: ``step, category, raw_output, parse_status, parse_detail, fallback_rule, latency_s,
   tokens_in, tokens_out, cost_usd``; with ``question, response_a, response_b`` (and ``reference``)
   the rows also give the items (one item per dataset and item_id; rows that disagree are an error).
   Without ``parse_status`` a row is 'ok' when it has a verdict and 'failed' when it has none.
@@ -39,15 +44,16 @@ from ..datasets.tabular import read_table_rows
 from ..items import ItemError, PairItem, make_pair_item
 from ..vocab import ORDERS, PARSE_STATUSES, swap
 from ._batch import ImportBatch, judgment_row
+from ._preferences import PREFERENCE_COLUMNS, Preference, read_preference
 
 KEY_COLUMNS = ("item_id", "judge", "protocol", "dataset", "order", "rep", "temperature")
 REQUIRED = (*KEY_COLUMNS, "verdict")
 TEXT_OPTIONAL = ("step", "category", "raw_output", "parse_detail", "fallback_rule")
-FLOAT_OPTIONAL = ("p_a", "latency_s", "cost_usd")
+FLOAT_OPTIONAL = ("latency_s", "cost_usd")
 INT_OPTIONAL = ("tokens_in", "tokens_out")
 ITEM_COLUMNS = ("question", "response_a", "response_b")
 KNOWN = (set(REQUIRED) | {"label"} | set(TEXT_OPTIONAL) | set(FLOAT_OPTIONAL) | set(INT_OPTIONAL)
-         | {"parse_status", "reference"} | set(ITEM_COLUMNS))
+         | {"parse_status", "reference"} | set(ITEM_COLUMNS) | set(PREFERENCE_COLUMNS))
 VERDICT_TERMS = ("canonical", "positional")
 _WORDS = {"A": "A", "B": "B", "a": "A", "b": "B", "tie": "tie", "Tie": "tie", "TIE": "tie"}
 _RULES = {
@@ -183,9 +189,17 @@ def _optional(spec: _Spec, rec: dict[str, Any], row: int) -> dict[str, Any]:
             v = rec.get(srcname)
             if v is not None:
                 extra[name] = conv(v, path=spec.src, row=row, field=srcname)
-    if extra.get("p_a") is not None and not 0.0 <= extra["p_a"] <= 1.0:
-        raise spec.err("must be a probability in [0, 1]", row, "p_a")
     return extra
+
+
+def _preference(spec: _Spec, rec: dict[str, Any], row: int, order: str) -> tuple[Preference, bool]:
+    """The row's soft preference / score pair, and whether the row has any of their columns (an
+    empty one included: then a verdict derived from them is "none", an unparsed row)."""
+    cols = [name for name in PREFERENCE_COLUMNS if spec.field_map.get(name, name) in rec]
+    values = {name: v for name in cols if (v := spec.col(rec, name)[1]) is not None}
+    if not values:
+        return Preference(), bool(cols)
+    return read_preference(values, order, lambda msg, name: spec.err(msg, row, name)), True
 
 
 def _parse_status(spec: _Spec, rec: dict[str, Any], row: int, verdict: str | None) -> str | None:
@@ -201,13 +215,20 @@ def _parse_status(spec: _Spec, rec: dict[str, Any], row: int, verdict: str | Non
     return str(status)
 
 
-def _judgment(spec: _Spec, rec: dict[str, Any], row: int) -> tuple[dict[str, Any], PairItem | None]:
+def _judgment(spec: _Spec, rec: dict[str, Any], row: int) -> tuple[dict[str, Any], PairItem | None, str | None]:
+    """The row's judgment, its item (when the row carries the texts) and the rule that derived its
+    verdict (None when the verdict came from a verdict column)."""
     key = _key(spec, rec, row)
     srcname, raw_verdict = spec.col(rec, "verdict")
-    if srcname not in rec and spec.defaults.get("verdict") is None:
-        raise spec.err("missing required column", row, "verdict")
+    pref, has_preference = _preference(spec, rec, row, key["order"])
+    derived = srcname not in rec and spec.defaults.get("verdict") is None
+    if derived and not has_preference:
+        raise spec.err("missing required column (or give a soft preference p_a / p_first or a score pair "
+                       "to derive it from)", row, "verdict")
     shown = _verdict_word(raw_verdict, what="verdict", path=spec.src, row=row, field=srcname)
     verdict = swap(shown, key["order"]) if spec.verdicts == "positional" else shown
+    if derived:
+        verdict = pref.verdict
     label_src, raw_label = spec.col(rec, "label")
     label = _verdict_word(raw_label, what="label", path=spec.src, row=row, field=label_src)
     extra = _optional(spec, rec, row)
@@ -215,20 +236,25 @@ def _judgment(spec: _Spec, rec: dict[str, Any], row: int) -> tuple[dict[str, Any
     detail = extra.pop("parse_detail", None) or f"{spec.detail}{row}"
     if spec.verdicts == "positional" and raw_verdict is not None:
         detail += f"; positional verdict {shown!r} shown {key['order']} -> canonical {verdict!r}"
+    if derived and pref.rule:
+        detail += f"; verdict {verdict!r} derived {pref.rule}"
+    if pref.detail:
+        detail += f"; {pref.detail}"
     r = judgment_row(**key, verdict=verdict, label=label, step=extra.pop("step", ""),
                      category=extra.pop("category", None), raw_output=extra.pop("raw_output", None),
-                     parse_status=status, parse_detail=detail, **extra)
+                     parse_status=status, parse_detail=detail, p_a=pref.p_a, scores=pref.scores, **extra)
     r["_row"] = row
+    rule = pref.rule if derived else None
     if not isinstance(rec.get(spec.field_map.get("question", "question")), str):
-        return r, None      # no item texts in this row (the common case for big judgment logs)
+        return r, None, rule      # no item texts in this row (the common case for big judgment logs)
     texts = {name: spec.col(rec, name)[1] for name in ITEM_COLUMNS}
     if not all(isinstance(t, str) for t in texts.values()):
-        return r, None
+        return r, None, rule
     ref = spec.col(rec, "reference")[1]
     item = make_pair_item({"item_id": key["item_id"], "dataset": key["dataset"], **texts, "label": label,
                            "category": r["category"], "reference": ref if isinstance(ref, str) else None},
                           path=spec.src, row=row)
-    return r, item
+    return r, item, rule
 
 
 def import_table(path: str | Path, *, format: str = "table", judge: str | None = None,
@@ -257,16 +283,20 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
                            "temperature": temperature, "rep": rep, "order": order})
     judgments: list[dict[str, Any]] = []
     items: list[PairItem] = []
+    derived_rules: set[str | None] = set()
     with _gc_paused():
         rows = read_rows(p)
         if not rows:
             raise ItemError("no records", path=str(p))
         for row, rec in rows:
-            r, item = _judgment(spec, rec, row)
+            r, item, rule = _judgment(spec, rec, row)
             judgments.append(r)
+            derived_rules.add(rule)
             if item is not None:
                 items.append(item)
     notes = [f"{len(judgments)} judgment row(s) from {p.name}", f"verdict rule: {_RULES[verdicts]}"]
+    rules = sorted(rule for rule in derived_rules if rule)
+    notes += [f"verdict rule: where the table has no verdict column, the verdict is derived {rule}" for rule in rules]
     if items:
         notes.append("items taken from the question / response_a / response_b columns")
     return ImportBatch(format=format, source=str(p), judgments=judgments, items=list(items), notes=notes)

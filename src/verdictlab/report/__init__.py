@@ -1,5 +1,9 @@
 """Reports of a run: terminal tables, JSON, one self-contained HTML file and plots.
 
+The report room gathers a typed :class:`Report` (:func:`build_report`: figures from
+:mod:`verdictlab.stats` and :mod:`verdictlab.analyses`, sentences from :mod:`.readings`) and renders
+it; it computes nothing.
+
 >>> rep = build_report("runs/demo")            # doctest: +SKIP
 >>> render_terminal(rep)                       # doctest: +SKIP
 >>> render_html(rep, "runs/demo/report.html")  # doctest: +SKIP
@@ -15,16 +19,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .build import (
-    build_report,
-    cells_from_frame,
-    format_dispersion,
-    redact,
-    report_json,
-    validation_checklist,
-)
+from .build import build_report, cells_from_frame, report_json
 from .markdown import render_markdown
 from .model import REPORT_SCHEMA_VERSION, Report
+from .readings import validation_checklist
 from .terminal import render_terminal
 
 
@@ -55,8 +53,6 @@ __all__ = [
     "Report",
     "build_report",
     "cells_from_frame",
-    "format_dispersion",
-    "redact",
     "render_html",
     "render_markdown",
     "render_terminal",

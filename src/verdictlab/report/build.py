@@ -3,22 +3,26 @@ markdown, JSON, HTML and plot renderers share.
 
 The report only gathers.  Every figure comes from :mod:`verdictlab.stats` -- the cell figures
 (:func:`~verdictlab.stats.reliability`), agreement and bias (:func:`~verdictlab.stats.agreement_by_cell`),
-failure regions and their thresholds (:func:`~verdictlab.stats.failure_region`), the best cell of a
-dataset (:func:`~verdictlab.stats.best_in_group`), format dispersion
-(:func:`~verdictlab.stats.format_dispersion`), modal verdicts (:func:`~verdictlab.stats.modal_verdicts`),
-the plain sentences and the checklist (:mod:`verdictlab.stats.readings`) -- or from the registered
-analyses (:mod:`verdictlab.analyses`), which get the same policy (unparsed, confidence, bootstrap,
-seed) as the cell figures.  This module adds the run's audit trail (store meta, engine accounting)
-and the raw outputs of the items that break the judge.
+failure regions (:func:`~verdictlab.stats.cell_regions`), the best cell of a dataset
+(:func:`~verdictlab.stats.best_in_group`), format dispersion (:func:`~verdictlab.stats.format_dispersion`),
+the figures across cells the plots are read by, the items that break the judge
+(:func:`~verdictlab.stats.broken_pairs`), the audit counts (:mod:`verdictlab.stats.accounting`) -- or
+from the registered analyses (:mod:`verdictlab.analyses`), which get the same policy (unparsed,
+confidence, bootstrap, seed) as the cell figures, and, when asked for, the figures as published
+papers define them (:mod:`verdictlab.analyses.definitions`).  Every sentence comes from
+:mod:`verdictlab.report.readings`.  This module adds the run's audit trail (store meta) and shapes
+everything for the renderers.
 
 Everything in the report is JSON-ready: fractions in [0, 1], ``None`` for undefined figures
 (NaN), no numpy scalars, and no secret (API keys, tokens, passwords are removed from the meta).
+Every cell carries the same keys (``None`` where a figure is undefined for it).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -27,45 +31,46 @@ import pandas as pd
 
 from .. import analyses
 from .._redact import redact_value
-from ..stats import agreement_by_cell, best_in_group, failure_region, modal_verdicts, reliability
-from ..stats import format_dispersion as stats_format_dispersion
-from ..stats.accounting import engine_accounting as stats_engine_accounting
-from ..stats.accounting import fallback_rule_counts, parse_status_counts
-from ..stats.adaptive import with_adaptive_figures
-from ..stats.readings import cell_sentence, validation_checklist
-from ..stats.regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, REGIONS
+from ..analyses.definitions import catalogue as definitions_catalogue
+from ..analyses.definitions import definitions_table, resolve_definitions
+from ..stats import (
+    CELL_TOTALS,
+    agreement_by_cell,
+    best_in_group,
+    broken_pairs,
+    cell_regions,
+    cell_totals,
+    cells_lacking_an_order,
+    engine_accounting,
+    fallback_rule_counts,
+    format_dispersion,
+    joint_gap,
+    parse_audit,
+    parse_status_counts,
+    region_thresholds,
+    reliability,
+    spread_by,
+    temperature_effect,
+    with_adaptive_figures,
+    with_cell_columns,
+)
 from ..store import RunStore, open_store
-from ..vocab import CELL_KEY as VOCAB_CELL_KEY
-from ..vocab import DEFAULT_UNPARSED, ORDERS
+from ..vocab import CELL_KEY, DEFAULT_UNPARSED, ORDERS, CellKey, check_unparsed
+from . import readings
 from .model import REPORT_SCHEMA_VERSION, AnalysisTable, BrokenItems, CheckItem, DispersionRow, Report
 
-CELL_KEY: tuple[str, ...] = VOCAB_CELL_KEY
-UNPARSED_POLICIES: tuple[str, ...] = analyses.UNPARSED_POLICIES
-
-#: Failure-region thresholds on (C, phi), under the names the plots take: the documented defaults
-#: of :func:`verdictlab.stats.failure_region` (consistent when C >= c_high, order-invariant when
-#: phi <= phi_low).
-DEFAULT_REGION_THRESHOLDS: dict[str, float] = {"c_threshold": DEFAULT_C_HIGH, "phi_threshold": DEFAULT_PHI_LOW}
-REGION_NAMES: tuple[str, ...] = tuple(REGIONS)
-
-__all__ = ["AGREEMENT_FIELDS", "CELL_KEY", "REPORT_SCHEMA_VERSION", "Report", "broken_items", "build_report",
-           "cells_from_frame", "classify_region", "engine_accounting", "format_dispersion", "judge_labels",
-           "mark_best", "plain", "redact", "report_json", "validation_checklist"]
-
-# -- secrets ----------------------------------------------------------------------------------
-
-# the one scrubber (verdictlab._redact): secret-named keys dropped, secret-looking strings masked
-redact = redact_value
+__all__ = ["AGREEMENT_FIELDS", "REPORT_SCHEMA_VERSION", "Report", "broken_items", "build_report", "cells_from_frame",
+           "dispersion_rows", "engine_rows", "json_ready", "judge_labels", "mark_best", "report_json"]
 
 
 # -- JSON-ready values --------------------------------------------------------------------------
 
-def plain(value: Any) -> Any:
-    """numpy/pandas scalars -> Python; NaN/NA -> None (recursively for dicts and lists)."""
+def json_ready(value: Any) -> Any:
+    """numpy/pandas scalars -> Python; NaN/NA -> None; tuples -> lists (recursively for dicts and lists)."""
     if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(k): json_ready(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
+        return [json_ready(v) for v in value]
     if value is None or value is pd.NA or value is pd.NaT:
         return None
     if isinstance(value, np.bool_ | bool):
@@ -76,22 +81,17 @@ def plain(value: Any) -> Any:
         f = float(value)
         return None if math.isnan(f) or math.isinf(f) else f
     if isinstance(value, np.ndarray):
-        return [plain(v) for v in value.tolist()]
+        return [json_ready(v) for v in value.tolist()]
     return value
 
 
 def frame_table(df: pd.DataFrame) -> dict[str, Any]:
     """A DataFrame as ``{"columns": [...], "rows": [[...], ...]}`` with JSON-ready values."""
     return {"columns": [str(c) for c in df.columns],
-            "rows": [plain(list(r)) for r in df.itertuples(index=False, name=None)]}
+            "rows": [json_ready(list(r)) for r in df.itertuples(index=False, name=None)]}
 
 
 # -- cells -----------------------------------------------------------------------------------------
-
-def cell_columns(judgments: pd.DataFrame) -> list[str]:
-    """The columns naming a cell: :data:`CELL_KEY`, plus ``decoding`` when the judgments carry it."""
-    return [*CELL_KEY, *(["decoding"] if "decoding" in judgments.columns else [])]
-
 
 def _sort_columns(frame: pd.DataFrame) -> list[str]:
     return [c for c in ("dataset", "judge", "protocol", "temperature", "step", "decoding") if c in frame.columns]
@@ -99,42 +99,47 @@ def _sort_columns(frame: pd.DataFrame) -> list[str]:
 
 def cells_from_frame(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """One JSON-ready dict per row of a reliability frame, sorted by dataset, judge, protocol,
-    temperature.  All columns are kept (figures as fractions, intervals as ``X_lo``/``X_hi``)."""
+    temperature, step, decoding (a frame without ``decoding`` is free decoding).  All columns are
+    kept (figures as fractions, intervals as ``X_lo``/``X_hi``)."""
     if frame is None or frame.empty:
         return []
+    frame = with_cell_columns(frame)      # a frame without decoding is free decoding
     missing = [c for c in CELL_KEY if c not in frame.columns]
     if missing:
         raise ValueError(f"reliability frame lacks cell column(s) {missing}")
     f = frame.sort_values(_sort_columns(frame), kind="stable").reset_index(drop=True)
     cells = []
     for rec in f.to_dict(orient="records"):
-        cell = plain(rec)
+        cell = json_ready(rec)
         cell["temperature"] = float(cell["temperature"]) if cell.get("temperature") is not None else None
         cells.append(cell)
     return cells
 
 
-def _key_of(rec: Mapping[str, Any], cols: Sequence[str]) -> tuple[Any, ...]:
-    return tuple(float(rec[c]) if c == "temperature" and rec.get(c) is not None else rec.get(c)
-                 for c in cols) + (rec.get("step") or "",)
+def _cell_of(rec: Mapping[str, Any]) -> tuple[CellKey, str]:
+    """The cell a record is about: its :class:`~verdictlab.vocab.CellKey` and its step ('' for none)."""
+    return CellKey.of(rec), str(rec.get("step") or "")
 
 
-def cell_key(cell: Mapping[str, Any]) -> tuple[Any, ...]:
-    return tuple(cell.get(k) for k in CELL_KEY) + ((cell.get("step") or "",) if "step" in cell else ())
-
-
-def _attach(cells: list[dict[str, Any]], frame: pd.DataFrame | None, *, under: str | None) -> None:
-    """Merge the rows of ``frame`` (keyed by the cell columns it shares with the cells, and ``step``)
-    into the cells: as a sub-dict ``cell[under]``, or as top-level keys when ``under`` is None."""
+def _attach(cells: list[dict[str, Any]], frame: pd.DataFrame | None, *, under: str | None, name: str) -> None:
+    """Merge the rows of ``frame`` into the cells they are about (the full cell key, and ``step``): as a
+    sub-dict ``cell[under]``, or as top-level keys when ``under`` is None.  A frame without the full
+    cell key, or with two rows for one cell, is refused (``ValueError``): joined on part of the key,
+    one row would be given to several cells."""
     if frame is None or frame.empty or not cells:
         return
-    cols = [c for c in (*CELL_KEY, "decoding") if c in frame.columns and c in cells[0]]
-    by_key: dict[tuple[Any, ...], dict[str, Any]] = {}
+    missing = [c for c in CELL_KEY if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{name}: rows lack cell-key column(s) {missing}; every row about a cell carries "
+                         f"{', '.join(CELL_KEY)}")
+    by_key: dict[tuple[CellKey, str], dict[str, Any]] = {}
     for rec in frame.to_dict(orient="records"):
-        rec = plain(rec)
-        by_key[_key_of(rec, cols)] = {k: v for k, v in rec.items() if k not in (*CELL_KEY, "decoding", "step")}
+        key = _cell_of(rec)
+        if key in by_key:
+            raise ValueError(f"{name}: two rows for the cell {key[0].label()}{' ' + key[1] if key[1] else ''}")
+        by_key[key] = {k: v for k, v in json_ready(rec).items() if k not in (*CELL_KEY, "step")}
     for cell in cells:
-        got = by_key.get(_key_of(cell, cols))
+        got = by_key.get(_cell_of(cell))
         if got is None:
             continue
         if under:
@@ -143,11 +148,20 @@ def _attach(cells: list[dict[str, Any]], frame: pd.DataFrame | None, *, under: s
             cell.update({k: v for k, v in got.items() if k not in cell})
 
 
-def reliability_frame(judgments: pd.DataFrame, *, unparsed: str, confidence: float, n_bootstrap: int,
-                      seed: int, by: Sequence[str] = CELL_KEY) -> pd.DataFrame:
-    """Per-cell reliability figures: :func:`verdictlab.stats.reliability` with q measured when needed."""
-    return reliability(judgments, unparsed=unparsed, q="auto", confidence=confidence, n_bootstrap=n_bootstrap,
-                       seed=seed, by=by)
+def _attach_rows(cells: list[dict[str, Any]], frame: pd.DataFrame, *, under: str, name: str) -> None:
+    """Like :func:`_attach` for a frame with several rows per cell: ``cell[under]`` is the list of the
+    cell's rows (without the cell columns), in the frame's order; a cell without rows gets ``[]``.  A
+    frame without the full cell key is refused (``ValueError``), as in :func:`_attach`."""
+    missing = [c for c in CELL_KEY if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{name}: rows lack cell-key column(s) {missing}; every row about a cell carries "
+                         f"{', '.join(CELL_KEY)}")
+    by_key: dict[tuple[CellKey, str], list[dict[str, Any]]] = {}
+    for rec in frame.to_dict(orient="records"):
+        by_key.setdefault(_cell_of(rec), []).append(
+            {k: v for k, v in json_ready(rec).items() if k not in (*CELL_KEY, "step")})
+    for cell in cells:
+        cell[under] = by_key.get(_cell_of(cell), [])
 
 
 #: Agreement/bias columns of :func:`verdictlab.stats.agreement_by_cell` shown beside C, phi, A, T,
@@ -175,6 +189,7 @@ EXTRA_CELL_FIELDS: tuple[tuple[str, str], ...] = (
     ("phi_expected", "φ expected"),
     ("A_expected", "A expected"),
     ("T_expected", "T expected"),
+    ("unreadable_expected", "unreadable (expected model)"),
 )
 
 
@@ -189,20 +204,6 @@ def extra_cell_fields(cells: Sequence[Mapping[str, Any]]) -> list[tuple[str, str
     return out
 
 
-def region_thresholds() -> dict[str, float]:
-    """Thresholds of the failure regions (the defaults of :func:`verdictlab.stats.failure_region`)."""
-    return dict(DEFAULT_REGION_THRESHOLDS)
-
-
-def classify_region(C: float | None, phi: float | None, *, c_threshold: float = DEFAULT_C_HIGH,
-                    phi_threshold: float = DEFAULT_PHI_LOW) -> str | None:
-    """Failure region of a cell on (C, phi) by :func:`verdictlab.stats.failure_region`; ``None`` when
-    either figure is undefined."""
-    if C is None or phi is None:
-        return None
-    return str(failure_region(float(C), float(phi), c_high=c_threshold, phi_low=phi_threshold))
-
-
 def mark_best(cells: list[dict[str, Any]]) -> None:
     """Set ``best_T_in_dataset`` from :func:`verdictlab.stats.best_in_group` (the highest T of each
     dataset, only where the dataset has at least two cells with a defined T)."""
@@ -214,23 +215,31 @@ def mark_best(cells: list[dict[str, Any]]) -> None:
         c["best_T_in_dataset"] = bool(best)
 
 
-def format_dispersion(cells: list[dict[str, Any]]) -> list[DispersionRow]:
-    """ΔT_fmt per (judge, dataset, temperature[, step, decoding]) from
+def _cells_frame(cells: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
+    """The report's cells back as a frame of ``columns`` (missing ones left out; figures as floats)."""
+    f = pd.DataFrame([{k: c.get(k) for k in columns if k in c} for c in cells])
+    for k in f.columns:
+        if k not in (*CELL_KEY, "step") or k == "temperature":
+            f[k] = pd.to_numeric(f[k], errors="coerce")
+    if "step" in f.columns:
+        f["step"] = f["step"].fillna("")
+    return f
+
+
+def dispersion_rows(cells: list[dict[str, Any]]) -> list[DispersionRow]:
+    """ΔT_fmt per (judge, dataset, temperature[, step], decoding) from
     :func:`verdictlab.stats.format_dispersion` over the report's cells, with T per protocol."""
     if not cells:
         return []
-    f = pd.DataFrame([{k: c.get(k) for k in (*CELL_KEY, "step", "decoding", "T") if k in c} for c in cells])
-    f["T"] = pd.to_numeric(f["T"], errors="coerce")
+    f = _cells_frame(cells, (*CELL_KEY, "step", "T"))
     by = ["judge", "dataset", "temperature"] + [c for c in ("step", "decoding") if c in f.columns]
-    if "step" in f.columns:
-        f["step"] = f["step"].fillna("")
-    d = stats_format_dispersion(f, by=by)
+    d = format_dispersion(f, by=by)
     t_by: dict[tuple[Any, ...], dict[str, Any]] = {}
     for c in cells:
         t_by.setdefault(tuple(str(c.get(k) or "") for k in by), {})[str(c["protocol"])] = c.get("T")
     out: list[DispersionRow] = []
     for rec in d.to_dict(orient="records"):
-        r = plain(rec)
+        r = json_ready(rec)
         row: dict[str, Any] = {k: r.get(k) for k in by}
         row.update(n_protocols=int(r["n_protocols"]), n_protocols_with_T=int(r["n_protocols_with_T"]),
                    T_by_protocol=t_by.get(tuple(str(r.get(k) or "") for k in by), {}),
@@ -240,35 +249,25 @@ def format_dispersion(cells: list[dict[str, Any]]) -> list[DispersionRow]:
     return out
 
 
-# -- engine accounting ------------------------------------------------------------------------
+def across_cells(cells: list[dict[str, Any]]) -> dict[str, Any]:
+    """The figures across cells the plots are read by (:mod:`verdictlab.stats.across_cells`): the gap
+    between T and T_joint, the temperature effect and the spread of T per judge."""
+    if not cells:
+        return {}
+    f = _cells_frame(cells, (*CELL_KEY, "step", "C", "phi", "A", "q", "T", "T_joint"))
+    return json_ready({"joint_gap": asdict(joint_gap(f)), "temperature_effect": asdict(temperature_effect(f)),
+                       "judge_spread": spread_by(f, by="judge", value="T").to_dict(orient="records")})
 
-def engine_accounting(attempts: pd.DataFrame, judgments: pd.DataFrame) -> list[dict[str, Any]]:
-    """:func:`verdictlab.stats.accounting.engine_accounting`, each row scrubbed of anything secret-shaped
-    and made JSON-ready (the report shows error texts)."""
-    return [plain(redact(row)) for row in stats_engine_accounting(attempts, judgments)]
+
+def engine_rows(attempts: pd.DataFrame, judgments: pd.DataFrame) -> list[dict[str, Any]]:
+    """:func:`verdictlab.stats.engine_accounting`, each row scrubbed of anything secret-shaped and made
+    JSON-ready (the report shows error texts)."""
+    return [json_ready(redact_value(row)) for row in engine_accounting(attempts, judgments)]
 
 
 # -- items that break the judge -------------------------------------------------------------------
 
 MAX_RAW_CHARS = 4000
-
-
-def _pair_flags(judgments: pd.DataFrame, key: list[str], unparsed: str) -> pd.DataFrame:
-    """Per (cell, item): flipped / unstable and the modal verdict of each order, from
-    :func:`verdictlab.stats.modal_verdicts` (the units behind C and phi)."""
-    mv = modal_verdicts(judgments, unparsed=unparsed, by=key[:-1])
-    if mv.empty:
-        return pd.DataFrame(columns=[*key, "flipped", "unstable", "modal_AB", "modal_BA"])
-    if "step" not in mv.columns:
-        mv["step"] = ""
-    mv["flip"] = mv["order_invariant"].eq(False).fillna(False).astype(bool)
-    mv["unstable"] = ~mv["consistent"].astype(bool)
-    g = mv.groupby(key, sort=False, dropna=False)
-    flags = g.agg(flipped=("flip", "any"), unstable=("unstable", "any"))
-    modes = mv.pivot_table(index=key, columns="order", values="mode", aggfunc="first", dropna=False)
-    for o in ORDERS:
-        flags[f"modal_{o}"] = modes[o].reindex(flags.index) if o in modes.columns else None
-    return flags.reset_index()
 
 
 def _raw_view(recs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -277,7 +276,7 @@ def _raw_view(recs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         raw = rec.get("raw_output")
         raw = "" if raw is None or (isinstance(raw, float) and math.isnan(raw)) else str(raw)
         cut = len(raw) > MAX_RAW_CHARS
-        order_view.setdefault(rec["order"], []).append(plain({
+        order_view.setdefault(rec["order"], []).append(json_ready({
             "rep": rec.get("rep"), "verdict": rec.get("verdict"),
             "parse_status": rec.get("parse_status"), "parse_detail": rec.get("parse_detail"),
             "raw_output": raw[:MAX_RAW_CHARS] + (" … [cut]" if cut else ""),
@@ -287,103 +286,81 @@ def _raw_view(recs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 
 def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED,
                  limit: int = 300) -> BrokenItems:
-    """Pairs whose verdict flipped under the swap or was unstable across repetitions, with the
-    question, both responses and every raw output (parsed or not), per order.
-
-    The flags are those of :func:`verdictlab.stats.modal_verdicts` under the report's policy:
-    *flipped* = the pair is not order-invariant (P = 0: modal verdicts of AB and BA differ, or one is
-    split); *unstable* = an order's verdicts are not all equal (N = 0).  Under ``unparsed="exclude"``
-    unparsed verdicts are left out of both (they are still shown); under ``"wrong"`` they are a value
-    of their own (two unparsed modes agree, as phi counts them).
+    """The pairs of :func:`verdictlab.stats.broken_pairs` (flipped under the swap or unstable across
+    repetitions) shaped for the renderers: the question, both responses and every raw output (parsed
+    or not), per order, raw outputs longer than ``MAX_RAW_CHARS`` cut (and saying so).
 
     Returns ``{"n_total", "n_flipped", "n_unstable", "n_shown", "limit", "rows"}``; flipped pairs come
-    first.  Raw outputs longer than ``MAX_RAW_CHARS`` are cut (and say so).
-    """
-    empty: BrokenItems = {"n_total": 0, "n_flipped": 0, "n_unstable": 0, "n_shown": 0, "limit": limit, "rows": []}
-    if judgments.empty:
-        return empty
-    j = judgments.copy()
-    j["step"] = j["step"].fillna("") if "step" in j.columns else ""
-    j = j.sort_values(["rep"], kind="stable")
-    # a unit is (cell, item, order): with a decoding column, free and constrained verdicts are other cells
-    key = ["judge", "protocol", "dataset", "temperature", "step",
-           *(["decoding"] if "decoding" in j.columns else []), "item_id"]
-    flags = _pair_flags(j, key, unparsed)
-    flagged = flags[flags["flipped"] | flags["unstable"]].copy()
-    if flagged.empty:
-        return empty
-    flagged["_s"] = flagged[key].astype(str).agg("\x1f".join, axis=1)
-    flagged = flagged.sort_values(["flipped", "unstable", "_s"], ascending=[False, False, True], kind="stable")
-    shown = flagged.head(limit)
-    # the rows of the shown pairs: one merge, one sort, one to_dict (no per-pair pandas work)
-    sub = j.astype({"temperature": float}).merge(shown[key].astype({"temperature": float}), on=key, how="inner")
-    sub = sub.sort_values(["order", "rep"], kind="stable")
-    raw_groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    cols = [c for c in (*key, "order", "rep", "verdict", "parse_status", "parse_detail", "raw_output",
-                        "category", "label") if c in sub.columns]
-    for rec in sub[cols].to_dict(orient="records"):
-        raw_groups.setdefault(tuple(rec[c] for c in key), []).append(rec)
-    item_lookup: dict[tuple[str, str], dict[str, Any]] = {}
-    if items is not None and not items.empty:
-        for rec in items.to_dict(orient="records"):
-            item_lookup[(str(rec.get("dataset")), str(rec.get("item_id")))] = rec
+    first."""
+    bp = broken_pairs(judgments, items, unparsed=unparsed, limit=limit)
     rows = []
-    for rec in shown.to_dict(orient="records"):
-        k = tuple(float(rec[c]) if c == "temperature" else rec[c] for c in key)
-        it = item_lookup.get((str(rec["dataset"]), str(rec["item_id"])), {})
-        recs = raw_groups.get(k, [])
-        cats = [r["category"] for r in recs if isinstance(r.get("category"), str)]
-        label = it.get("label")
-        if label is None:
-            labels = [r["label"] for r in recs if isinstance(r.get("label"), str)]
-            label = labels[0] if labels else None
-        raw_meta = it.get("meta")
+    for pair in bp.pairs:
+        raw_meta = pair.get("meta")
         meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-        rows.append(plain({
-            **{c: rec[c] for c in key}, "category": cats[0] if cats else it.get("category"), "label": label,
+        rows.append(json_ready({
+            **{c: pair[c] for c in (*CELL_KEY, "step", "item_id")}, "category": pair["category"],
+            "label": pair["label"],
             # a paraphrase probe keeps the question it rewrote, for the audit trail
             "original_question": meta.get("original_question"), "paraphrase_source": meta.get("paraphrase_source"),
-            "flipped": bool(rec["flipped"]), "unstable": bool(rec["unstable"]),
-            "modal_AB": rec.get("modal_AB"), "modal_BA": rec.get("modal_BA"),
-            "question": it.get("question"), "response_a": it.get("response_a"),
-            "response_b": it.get("response_b"), "orders": _raw_view(recs),
+            "flipped": pair["flipped"], "unstable": pair["unstable"],
+            "modal_AB": pair["modal_AB"], "modal_BA": pair["modal_BA"],
+            "question": pair["question"], "response_a": pair["response_a"], "response_b": pair["response_b"],
+            "orders": _raw_view(pair["rows"]),
         }))
-    return {"n_total": len(flagged), "n_flipped": int(flagged["flipped"].sum()),
-            "n_unstable": int(flagged["unstable"].sum()), "n_shown": len(rows), "limit": limit, "rows": rows}
+    return {"n_total": bp.n_total, "n_flipped": bp.n_flipped, "n_unstable": bp.n_unstable, "n_shown": len(rows),
+            "limit": limit, "rows": rows}
 
 
 # -- analyses ------------------------------------------------------------------------------------
 
-#: title and one-line reading of each registered analysis (kept for templates and scripts that
-#: read it; the registry is the source)
-def further_titles() -> dict[str, tuple[str, str]]:
-    return {a.name: (a.title, a.description) for a in analyses.registered()}
+def _with_readings(name: str, table: pd.DataFrame) -> pd.DataFrame:
+    """The table with the report's ``reading`` of each row when readings has one for this analysis."""
+    read = readings.TABLE_READINGS.get(name)
+    if read is None or table.empty:
+        return table
+    return table.assign(reading=[read(r) for r in table.to_dict(orient="records")])
 
 
 def analysis_tables(inp: analyses.AnalysisInput) -> dict[str, AnalysisTable]:
     """Every registered analysis the run supports, as ``{"title", "description", "columns", "rows"}``
     (or ``{"title", "error"}`` for one that failed: a report never fails for an analysis)."""
-    titles = further_titles()
+    titles = {a.name: (a.title, a.description) for a in analyses.registered()}
     out: dict[str, AnalysisTable] = {}
     for name, t in analyses.run_analyses(inp).items():
         title, desc = titles.get(name, (name, ""))
         if isinstance(t, str):
-            out[name] = {"title": title, "description": desc, "error": redact(t)}
+            out[name] = {"title": title, "description": desc, "error": redact_value(t)}
         else:
-            out[name] = {"title": title, "description": desc, **frame_table(t)}  # type: ignore[typeddict-item]
+            table = frame_table(_with_readings(name, t))
+            out[name] = {"title": title, "description": desc, "columns": table["columns"], "rows": table["rows"]}
     return out
 
 
-def _cell_column_frames(inp: analyses.AnalysisInput) -> list[pd.DataFrame]:
-    frames = []
+def _attach_cell_columns(cells: list[dict[str, Any]], inp: analyses.AnalysisInput) -> dict[str, AnalysisTable]:
+    """Merge every registered cell-column analysis into the cells; every cell gets each declared column
+    (None where the analysis has no row for it).  Returns the ones that failed, as report tables with
+    an error (shown like a failing analysis)."""
+    failed: dict[str, AnalysisTable] = {}
+    declared: list[str] = []
     for cc in analyses.registered_cell_columns():
+        declared += [c for c in cc.columns if c not in declared]
         try:
-            f = cc.fn(inp)
-        except Exception:  # noqa: BLE001 - extra cell columns never break the report
-            continue
-        if f is not None and len(f):
-            frames.append(f)
-    return frames
+            _attach(cells, cc.fn(inp), under=None, name=f"cell columns {cc.name!r}")
+        except Exception as e:  # noqa: BLE001 - extra cell columns never break the report
+            failed[f"cell_columns:{cc.name}"] = {"title": f"Cell columns: {cc.name}", "description": "",
+                                                 "error": redact_value(f"{type(e).__name__}: {e}")}
+    for c in cells:
+        for k in declared:
+            c.setdefault(k, None)
+    return failed
+
+
+def _same_keys(cells: list[dict[str, Any]]) -> None:
+    """Every cell gets every key some cell has (``None`` where undefined for it): one JSON shape."""
+    keys = list(dict.fromkeys(k for c in cells for k in c))
+    for c in cells:
+        for k in keys:
+            c.setdefault(k, None)
 
 
 # -- run meta ------------------------------------------------------------------------------------
@@ -406,8 +383,8 @@ def run_meta(store: RunStore, judgments: pd.DataFrame) -> dict[str, Any]:
 
     vl_version = _package_version()
 
-    meta = redact(store.all_meta())
-    out: dict[str, Any] = {"run_dir": str(store.run_dir), "meta": plain(meta)}
+    meta = redact_value(store.all_meta())
+    out: dict[str, Any] = {"run_dir": str(store.run_dir), "meta": json_ready(meta)}
     out["n_judgments"] = int(len(judgments))
     for col, name in (("judge", "judges"), ("dataset", "datasets"), ("protocol", "protocols")):
         out[name] = sorted(map(str, judgments[col].dropna().unique())) if len(judgments) else []
@@ -448,8 +425,7 @@ def judge_labels(judges: list[str], *, width: int = 26) -> dict[str, str]:
 # -- the report ----------------------------------------------------------------------------------
 
 def _check_args(unparsed: str, confidence: float) -> None:
-    if unparsed not in UNPARSED_POLICIES:
-        raise ValueError(f"unparsed must be one of {UNPARSED_POLICIES}, got {unparsed!r}")
+    check_unparsed(unparsed)
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
 
@@ -459,9 +435,7 @@ def _load(store_or_run_dir: RunStore | str | Path) -> tuple[pd.DataFrame, pd.Dat
     own = not isinstance(store_or_run_dir, RunStore)
     store = store_or_run_dir if isinstance(store_or_run_dir, RunStore) else open_store(store_or_run_dir)
     try:
-        judgments = store.judgments()
-        if "decoding" in judgments.columns:
-            judgments["decoding"] = judgments["decoding"].fillna("free")
+        judgments = with_cell_columns(store.judgments())   # a NULL decoding (older stores) is free decoding
         return judgments, store.attempts(), store.items_frame(), list(store.items()), run_meta(store, judgments)
     finally:
         if own:
@@ -469,38 +443,37 @@ def _load(store_or_run_dir: RunStore | str | Path) -> tuple[pd.DataFrame, pd.Dat
 
 
 def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataFrame | None,
-           items_frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """The cells: reliability figures, agreement, region, best mark, sentence, extra columns."""
-    by = cell_columns(judgments)
+           items_frame: pd.DataFrame) -> tuple[list[dict[str, Any]], dict[str, AnalysisTable]]:
+    """The cells (reliability figures, agreement, region, best mark, sentence, extra columns; every cell
+    with the same keys) and the cell-column analyses that failed."""
     if frame is None:
-        frame = (reliability_frame(judgments, unparsed=inp.unparsed, confidence=inp.confidence,
-                                   n_bootstrap=inp.n_bootstrap, seed=inp.seed, by=by)
-                 if len(judgments) else pd.DataFrame(columns=by))
+        frame = (reliability(judgments, q="auto", **inp.policy) if len(judgments)
+                 else pd.DataFrame(columns=list(CELL_KEY)))
     frame = frame.copy()
     if len(frame) and inp.extra.get("adaptive_design"):
         # an adaptive run: C and T of its cells from the C pairs (stats.adaptive), not from truncated units
-        frame = with_adaptive_figures(frame, inp.extra["adaptive_design"], judgments, unparsed=inp.unparsed,
-                                      confidence=inp.confidence, n_bootstrap=inp.n_bootstrap, seed=inp.seed)
+        frame = with_adaptive_figures(frame, inp.extra["adaptive_design"], judgments, **inp.policy)
     if len(frame):
-        region = failure_region(frame["C"].to_numpy(float), frame["phi"].to_numpy(float),
-                                c_high=DEFAULT_C_HIGH, phi_low=DEFAULT_PHI_LOW)
-        frame["region"] = np.where(np.asarray(region) == "undefined", None, region)
+        region = pd.Series(cell_regions(frame), index=frame.index, dtype=object)
+        frame["region"] = region.where(region != "undefined", None)
     cells = cells_from_frame(frame)
     if len(judgments):
         its = items_frame if items_frame is not None and "response_a" in items_frame.columns else None
-        _attach(cells, agreement_by_cell(judgments, unparsed=inp.unparsed, items=its, by=by), under="agreement")
-    for f in _cell_column_frames(inp):
-        _attach(cells, f, under=None)
+        _attach(cells, agreement_by_cell(judgments, unparsed=inp.unparsed, items=its), under="agreement",
+                name="agreement")
+    failed = _attach_cell_columns(cells, inp)
     mark_best(cells)
     for c in cells:
-        c["sentence"] = cell_sentence(c)
-    return cells
+        c.setdefault("agreement", None)
+        c["sentence"] = readings.cell_sentence(c)
+    _same_keys(cells)
+    return cells, failed
 
 
 def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEFAULT_UNPARSED,
                  confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0,
                  max_broken_items: int = 300, frame: pd.DataFrame | None = None,
-                 expected_reps: int | None = None) -> Report:
+                 expected_reps: int | None = None, definitions: str | Sequence[str] | None = None) -> Report:
     """Everything a report shows, as a typed :class:`~verdictlab.report.model.Report`.
 
     Parameters
@@ -514,8 +487,12 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
     max_broken_items : at most this many "items that break the judge" are kept.
     frame : a precomputed reliability frame (skips :func:`verdictlab.stats.reliability`).
     expected_reps : R for the expected figures (``analyses.expected``); default the cell's own.
+    definitions : ``"all"`` or names of published definitions (:mod:`verdictlab.analyses.definitions`):
+        each cell gets ``definitions`` (the figures as those papers define them) and the report their
+        catalogue.  An unknown name raises ``KeyError`` naming the known ones, before anything is read.
     """
     _check_args(unparsed, confidence)
+    names = resolve_definitions(definitions) if definitions is not None else []
     all_judgments, attempts, items_frame, item_objects, meta = _load(store_or_run_dir)
     inp = analyses.AnalysisInput(all_judgments, items=item_objects, items_frame=items_frame, unparsed=unparsed,
                                  confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
@@ -524,23 +501,28 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
     # pairwise figures only see pairwise rows; pointwise (rubric / graded) items get their own tables
     point = inp.point_mask
     judgments = all_judgments[~point] if point.any() else all_judgments
-    cells = _cells(judgments, inp, frame, items_frame)
-    meta["engine"] = (engine_accounting(attempts, all_judgments) if len(all_judgments) or len(attempts)
-                      else [])
+    cells, failed_columns = _cells(judgments, inp, frame, items_frame)
+    if names and len(judgments):
+        _attach_rows(cells, definitions_table(inp, names), under="definitions", name="definitions")
+    meta["engine"] = engine_rows(attempts, all_judgments) if len(all_judgments) or len(attempts) else []
     meta["parse_status_counts"] = parse_status_counts(all_judgments)
-    meta["n_pointwise_judgments"] = int(point.sum())
+    meta["n_pointwise_judgments"] = len(inp.points)
     meta["fallback_rules"] = fallback_rule_counts(all_judgments)
+    meta["audit"] = json_ready(asdict(parse_audit(all_judgments)))
     labels = judge_labels(sorted({str(c["judge"]) for c in cells} | set(meta.get("judges", []))))
     for c in cells:
         c["judge_label"] = labels.get(str(c["judge"]), str(c["judge"]))
-    checklist: list[CheckItem] = validation_checklist(  # type: ignore[assignment]
-        cells, judgments, cell_key=cell_columns(judgments))
+    checklist: list[CheckItem] = readings.validation_checklist(  # type: ignore[assignment]
+        cells, cells_lacking_an_order(judgments))
     return Report(
         run=meta, unparsed=unparsed, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
         cells=cells, judge_labels=labels, region_thresholds=region_thresholds(),
-        format_dispersion=format_dispersion(cells), checklist=checklist,
+        format_dispersion=dispersion_rows(cells), checklist=checklist,
         broken_items=broken_items(judgments, items_frame, unparsed=unparsed, limit=max_broken_items),
-        extra_tables=analysis_tables(inp) if len(all_judgments) else {},
+        extra_tables={**(analysis_tables(inp) if len(all_judgments) else {}), **failed_columns},
+        across_cells=across_cells(cells),
+        totals=cell_totals(_cells_frame(cells, CELL_TOTALS)) if cells else {},
+        definitions=definitions_catalogue(names) if names else [],
     )
 
 
@@ -551,16 +533,21 @@ JSON_KEYS: tuple[str, ...] = ("schema_version", "run", "unparsed", "cells")
 def report_json(report: Mapping[str, Any]) -> dict[str, Any]:
     """The stable JSON document: ``{"schema_version", "run", "unparsed", "cells"}``.
 
-    ``run`` carries the key-free meta, the engine accounting, the interval settings, the validation
-    checklist, the format dispersion and the registered analyses (``run.analyses[name]``: title,
-    description, columns, rows); each cell carries its figures (fractions in [0, 1], ``null`` when
-    undefined), intervals (``X_lo``/``X_hi``), Ns, region, sentence and, when available, ``agreement``
-    and the columns of registered cell-column analyses."""
+    ``run`` carries the key-free meta, the engine accounting, the audit counts, the interval settings,
+    the validation checklist, the format dispersion, the figures across cells and the registered
+    analyses (``run.analyses[name]``: title, description, columns, rows); each cell carries its figures
+    (fractions in [0, 1], ``null`` when undefined), intervals (``X_lo``/``X_hi``), Ns, region, sentence,
+    ``agreement`` and the columns of the registered cell-column analyses -- every cell the same keys.
+    With published definitions asked for, ``run.definitions`` is their catalogue and each cell's
+    ``definitions`` its figures under them (``[]`` for a cell none of them supports)."""
     run = dict(report["run"])
     run["intervals"] = {"confidence": report.get("confidence"), "n_bootstrap": report.get("n_bootstrap"),
                         "seed": report.get("seed")}
     run["checklist"] = report.get("checklist", [])
     run["format_dispersion"] = report.get("format_dispersion", [])
+    run["across_cells"] = report.get("across_cells", {})
     run["analyses"] = report.get("extra_tables", {})
-    return plain({"schema_version": report["schema_version"], "run": run, "unparsed": report["unparsed"],
-                  "cells": report["cells"]})
+    if report.get("definitions"):
+        run["definitions"] = report["definitions"]
+    return json_ready({"schema_version": report["schema_version"], "run": run, "unparsed": report["unparsed"],
+                       "cells": report["cells"]})

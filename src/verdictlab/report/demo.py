@@ -1,6 +1,7 @@
 """What ``verdictlab demo`` shows after its run, gathered from the run directory: the report's cells in
-protocol order, one plain sentence per cell (with the commonest parse failure of its decoding mode), and
-the free-vs-constrained comparison with the constraint mechanisms.  It gathers; the command prints.
+protocol order, one plain sentence per cell (with the commonest parse failure of its cell), and the
+free-vs-constrained comparison with its reading (:mod:`verdictlab.report.readings`) and the constraint
+mechanisms.  It gathers; the command prints.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ DEMO_PROTOCOLS: tuple[str, ...] = ("direct", "vf-json", "vf-xml", "cot-json", "c
 class DemoResults:
     """The demo's figures: ``report`` (:func:`~verdictlab.report.build_report`), its ``cells`` in protocol
     order (free before constrained) with ``top_parse_failure``, ``(label, sentence)`` per cell, the
-    ``decoding`` rows (:func:`verdictlab.stats.decoding.decoding_effect`, protocol order; empty with one
-    decoding mode) and the constraint ``mechanisms`` ``{name: output kinds}``."""
+    ``decoding`` rows (:func:`verdictlab.stats.decoding.decoding_effect`, protocol order, each with its
+    ``reading``; empty with one decoding mode) and the constraint ``mechanisms`` ``{name: output kinds}``."""
 
     report: Any
     cells: list[dict[str, Any]]
@@ -36,7 +37,7 @@ def _sorted(cells: Sequence[dict[str, Any]], order: Sequence[str]) -> list[dict[
 
 def cell_sentences(cells: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """``(label, sentence)`` per cell; the label names the decoding mode when the cells have two."""
-    from .verdicts_text import protocol_sentences
+    from .readings import protocol_sentences
 
     sentences = protocol_sentences(cells)
     if len({str(c.get("decoding") or "free") for c in cells}) < 2:
@@ -46,18 +47,13 @@ def cell_sentences(cells: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 def with_parse_failures(judgments: Any, cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Cells with the commonest parse-failure reason of their (judge, protocol, dataset, temperature,
-    decoding) added as ``top_parse_failure``."""
-    from .verdicts_text import top_parse_failures
+    """Cells with the commonest parse failure of their cell (:func:`verdictlab.stats.top_parse_failures`,
+    on the full cell key) added as ``top_parse_failure`` (a ``(reason, count)`` pair, or None)."""
+    from ..stats import top_parse_failures
+    from ..vocab import CellKey
 
-    modes = judgments["decoding"].fillna("free") if "decoding" in judgments.columns else None
-    reasons: dict[tuple[Any, ...], str] = {}
-    for mode in (["free"] if modes is None else sorted(set(modes))):
-        part = judgments if modes is None else judgments[modes == mode]
-        reasons.update({(*k, mode): v for k, v in top_parse_failures(part).items()})
-    return [{**c, "top_parse_failure": reasons.get((c.get("judge"), c.get("protocol"), c.get("dataset"),
-                                                    c.get("temperature"), c.get("decoding") or "free"))}
-            for c in cells]
+    reasons = top_parse_failures(judgments)
+    return [{**c, "top_parse_failure": reasons.get(CellKey.of(c).as_tuple())} for c in cells]
 
 
 def _mechanisms(names: Sequence[str]) -> dict[str, list[str]]:
@@ -78,6 +74,7 @@ def demo_results(run_dir: str | Path, *, n_bootstrap: int = 500,
     from ..stats.decoding import decoding_effect
     from ..store import open_store
     from .build import build_report
+    from .readings import decoding_reading
 
     rep = build_report(run_dir, n_bootstrap=n_bootstrap)
     with open_store(run_dir) as store:
@@ -85,7 +82,8 @@ def demo_results(run_dir: str | Path, *, n_bootstrap: int = 500,
     cells = _sorted(with_parse_failures(judgments, list(rep["cells"])), protocols)
     effect = decoding_effect(judgments, n_bootstrap=n_bootstrap)
     rank = {p: i for i, p in enumerate(protocols)}
-    rows = sorted(effect.to_dict("records"), key=lambda r: rank.get(r["protocol"], 99)) if len(effect) else []
+    rows = sorted(({**r, "reading": decoding_reading(r)} for r in effect.to_dict("records")),
+                  key=lambda r: rank.get(r["protocol"], 99)) if len(effect) else []
     mechanisms = _mechanisms([str(m) for m in effect["mechanism"].dropna()]) if len(effect) else {}
     return DemoResults(report=rep, cells=cells, sentences=cell_sentences(cells), decoding=rows,
                        mechanisms=mechanisms)

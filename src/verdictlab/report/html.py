@@ -13,11 +13,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..stats.readings import t_band
-from ..stats.regions import PARADOX_BIAS, PARADOX_RETEST
-from ..vocab import ParseStatus
-from .build import extra_cell_fields
-from .terminal import interval, num, pct, protocol_label, single_rep_note, temp
+from .build import AGREEMENT_FIELDS, extra_cell_fields
+from .readings import (
+    definition_unparsed_rule,
+    paradox_rule,
+    plot_readings,
+    shown_definitions,
+    single_rep_note,
+    t_band,
+)
+from .terminal import definition_interval, interval, num, pct, protocol_label, temp
 
 TEMPLATE = "report.html.j2"
 
@@ -40,8 +45,9 @@ def _env() -> Any:
     env.filters["protocol_label"] = protocol_label
     env.filters["temp"] = temp
     env.globals["interval"] = interval
-    env.globals["paradox_retest"] = f"{PARADOX_RETEST:g}"
-    env.globals["paradox_bias"] = f"{PARADOX_BIAS:g}"
+    env.globals["def_interval"] = definition_interval
+    env.globals["def_unparsed"] = definition_unparsed_rule
+    env.globals["paradox_rule"] = paradox_rule()
     return env
 
 
@@ -49,7 +55,7 @@ _T_CLASSES = ("t70", "t60", "t50", "t40", "t00")
 
 
 def _t_class(t: float | None) -> str:
-    """CSS class of T's band (:data:`verdictlab.stats.readings.T_BANDS`, like the paper's Table 1)."""
+    """CSS class of T's band (:data:`verdictlab.report.readings.T_BANDS`, like the paper's Table 1)."""
     band = t_band(t)
     return "" if band is None else _T_CLASSES[min(band, len(_T_CLASSES) - 1)]
 
@@ -78,40 +84,13 @@ def script_hash() -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode("ascii")
 
 
-def _cell_sentences(cells: list[Mapping[str, Any]]) -> list[str | None]:
-    """The plain sentence of each cell: the one the report carries (``cell["sentence"]``, from
-    :func:`verdictlab.stats.readings.cell_sentence`), else the same rule applied to the cell."""
-    from ..stats.readings import cell_sentence
-
-    out: list[str | None] = []
-    for c in cells:
-        s = c.get("sentence")
-        if s is None:
-            try:
-                s = cell_sentence(c)
-            except Exception:  # noqa: BLE001 - a sentence is a nicety; never break the report for it
-                s = None
-        out.append(s)
-    return out
-
-
 def _audit(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The audit section: the run's parse counts (:func:`verdictlab.stats.parse_audit`) and tallies."""
     run = report["run"]
-    counts = run.get("parse_status_counts", {})
-    total = sum(counts.values())
-    failed = counts.get(ParseStatus.FAILED.value, 0)
-    parsed = total - failed
-    cells = report["cells"]
-    return {
-        "n_judgments": total,
-        "n_parsed": parsed,
-        "n_unparsed": failed,
-        "parser_success_rate": (parsed / total) if total else None,
-        "parse_status_counts": counts,
-        "n_pairs": sum(c.get("n_pairs") or 0 for c in cells),
-        "n_labelled_pairs": sum(c.get("n_labelled_pairs") or 0 for c in cells),
-        "fallback_rules": run.get("fallback_rules", {}),
-    }
+    totals = report.get("totals") or {}
+    return {**(run.get("audit") or {}), "n_pairs": totals.get("n_pairs"),
+            "n_labelled_pairs": totals.get("n_labelled_pairs"),
+            "parse_status_counts": run.get("parse_status_counts", {}), "fallback_rules": run.get("fallback_rules", {})}
 
 
 def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, embed_plots: bool = True,
@@ -121,13 +100,13 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
     ``plot_format`` is ``"png"`` (default, smaller for many points) or ``"svg"``; either way the
     images are inline ``data:`` URIs, so the file needs no network and no side files.
     """
-    from .plots import figure_data_uri, figures, readings
+    from .plots import figure_data_uri, figures
 
     plots: list[dict[str, str]] = []
     if embed_plots and report["cells"]:
         import matplotlib.pyplot as plt
 
-        read = readings(report["cells"], **(report.get("region_thresholds") or {}))
+        read = plot_readings(report)
         # an analysis' figure is read by its description
         read.update({n: str(t.get("description") or "") for n, t in (report.get("extra_tables") or {}).items()
                      if n not in read})
@@ -176,8 +155,6 @@ def _render(report: Mapping[str, Any], plots: list[dict[str, str]], title: str |
     cells = report["cells"]
     agr_fields: list[tuple[str, str]] = []
     if any(c.get("agreement") for c in cells):
-        from .build import AGREEMENT_FIELDS
-
         agr_fields = [(k, lab) for k, lab in AGREEMENT_FIELDS if any(k in (c.get("agreement") or {}) for c in cells)]
     bi = report.get("broken_items") or {"rows": []}
     return _env().get_template(TEMPLATE).render(
@@ -196,9 +173,10 @@ def _render(report: Mapping[str, Any], plots: list[dict[str, str]], title: str |
         broken=bi,
         filter_values={k: sorted({str(r.get(k)) for r in bi["rows"] if r.get(k) is not None})
                        for k in ("dataset", "protocol", "category", "judge")},
-        sentences=_cell_sentences(cells),
+        sentences=[c.get("sentence") for c in cells],
         generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         confidence=report.get("confidence", 0.95),
         script_hash=script_hash(),
+        definitions=shown_definitions(report),
     )
 

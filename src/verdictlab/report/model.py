@@ -29,7 +29,7 @@ class AnalysisTable(TypedDict, total=False):
 
 
 class DispersionRow(TypedDict, total=False):
-    """ΔT_fmt of one (judge, dataset, temperature[, step, decoding]) from
+    """ΔT_fmt of one (judge, dataset, temperature[, step], decoding) from
     :func:`verdictlab.stats.format_dispersion`, with T per protocol."""
 
     judge: str
@@ -46,7 +46,7 @@ class DispersionRow(TypedDict, total=False):
 
 
 class CheckItem(TypedDict):
-    """One line of the validation-protocol checklist (:func:`verdictlab.stats.readings.validation_checklist`)."""
+    """One line of the validation-protocol checklist (:func:`verdictlab.report.readings.validation_checklist`)."""
 
     check: str
     passed: bool
@@ -70,7 +70,11 @@ class Report(Mapping[str, Any]):
     fields).  ``cells`` are JSON-ready dicts, one per cell: the columns of
     :func:`verdictlab.stats.reliability` (fractions, ``None`` when undefined), ``agreement`` (the
     cell's row of :func:`verdictlab.stats.agreement_by_cell`), ``region``, ``best_T_in_dataset``,
-    ``sentence``, ``judge_label`` and the columns added by registered cell-column analyses."""
+    ``sentence`` (:mod:`verdictlab.report.readings`), ``judge_label`` and the columns added by
+    registered cell-column analyses -- every cell the same keys, ``None`` where undefined; with
+    published definitions asked for, ``definitions`` (one row per definition and variant: value,
+    interval, N) -- and the report's ``definitions`` is their catalogue (source, rules, the note on
+    what each counts differently from A)."""
 
     run: dict[str, Any]
     unparsed: str
@@ -84,6 +88,12 @@ class Report(Mapping[str, Any]):
     checklist: list[CheckItem] = field(default_factory=list)
     broken_items: BrokenItems | dict[str, Any] = field(default_factory=dict)
     extra_tables: dict[str, AnalysisTable] = field(default_factory=dict)
+    #: figures across cells the plots are read by (:mod:`verdictlab.stats.across_cells`)
+    across_cells: dict[str, Any] = field(default_factory=dict)
+    #: counts summed over the cells (:func:`verdictlab.stats.cell_totals`): judgments, unparsed, pairs
+    totals: dict[str, int] = field(default_factory=dict)
+    #: the catalogue of the published definitions asked for (``report --definitions``)
+    definitions: list[dict[str, Any]] = field(default_factory=list)
     schema_version: int = REPORT_SCHEMA_VERSION
 
     def __getitem__(self, key: str) -> Any:

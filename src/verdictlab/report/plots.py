@@ -3,7 +3,8 @@
 Every function takes the report's ``cells`` (a list of dicts with fractions in [0, 1]) and an
 optional ``ax``; it returns the axes it drew on.  Colours follow the Okabe–Ito palette (safe for
 colour-blind readers): colour = judge, marker = protocol.  Each plot has a short plain-language
-reading (:func:`readings`) that the HTML report prints under it.
+reading (:func:`verdictlab.report.readings.plot_readings`) that the HTML report prints under it.  The
+plots draw what the report gathered; they compute no figure.
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..stats.regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, failure_region
+from ..stats import region_thresholds
+from .readings import plot_readings
 
 OKABE_ITO: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
                               "#F0E442", "#000000")
 MARKERS: tuple[str, ...] = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+#: a region box narrower than this share of the axis gets its label turned upright (layout only)
+NARROW_BOX = 0.2
 REGION_COLOURS = {"trustworthy": "#009E73", "noisy-but-fair": "#56B4E9", "chaos": "#D55E00",
                   "confidently-biased": "#E69F00"}
 
@@ -146,11 +150,15 @@ def plot_factors(cells: Cells, ax: Any = None) -> Any:
     return ax
 
 
-def plot_regions(cells: Cells, ax: Any = None, *, c_threshold: float = DEFAULT_C_HIGH,
-                 phi_threshold: float = DEFAULT_PHI_LOW) -> Any:
-    """Consistency C against flip rate φ, split into the four failure regions."""
+def plot_regions(cells: Cells, ax: Any = None, *, c_high: float | None = None,
+                 phi_low: float | None = None) -> Any:
+    """Consistency C against flip rate φ, split into the four failure regions (thresholds: the report's,
+    default :func:`verdictlab.stats.region_thresholds`)."""
     from matplotlib.patches import Rectangle
 
+    th = region_thresholds()
+    c_threshold = th["c_high"] if c_high is None else float(c_high)
+    phi_threshold = th["phi_low"] if phi_low is None else float(phi_low)
     ax = _ax(ax)
     boxes = {
         "trustworthy": (0, c_threshold, phi_threshold, 1.02 - c_threshold),
@@ -162,7 +170,7 @@ def plot_regions(cells: Cells, ax: Any = None, *, c_threshold: float = DEFAULT_C
         ax.add_patch(Rectangle((x0, y0), w, h, color=REGION_COLOURS[name], alpha=0.16, zorder=0, lw=0))
     ax.text(0.98, 1.0, "confidently-biased", ha="right", va="top", fontsize=8, color="#8a5a00")
     ax.text(phi_threshold / 2, c_threshold / 2, "noisy-but-fair", ha="center", va="center", fontsize=7,
-            rotation=90 if phi_threshold < 0.2 else 0, color="#1f5f7a")
+            rotation=90 if phi_threshold < NARROW_BOX else 0, color="#1f5f7a")
     ax.text(0.98, 0.02, "chaos", ha="right", va="bottom", fontsize=8, color="#8a3000")
     ax.axvline(phi_threshold, color="#666666", lw=0.8)
     ax.axhline(c_threshold, color="#666666", lw=0.8)
@@ -187,25 +195,36 @@ def plot_regions(cells: Cells, ax: Any = None, *, c_threshold: float = DEFAULT_C
     return ax
 
 
-def plot_format_dispersion(cells: Cells, ax: Any = None) -> Any:
-    """T per protocol for each judge × dataset (× temperature), with ΔT_fmt = max − min."""
+def _dispersion_key(row: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(str(row.get(k) if row.get(k) is not None else "") for k in ("dataset", "judge", "temperature",
+                                                                             "decoding", "step"))
+
+
+def plot_format_dispersion(cells: Cells, ax: Any = None, *, dispersion: Sequence[Mapping[str, Any]] = ()) -> Any:
+    """T per protocol for each judge × dataset (× temperature, decoding, step), with the range and
+    ΔT_fmt = max − min of the report's format dispersion rows (``dispersion``) where given."""
     ax = _ax(ax, (7.2, 4.6))
     pts = _defined(cells, "T")
     temps = sorted({c["temperature"] for c in pts})
-    groups: dict[tuple[str, str, float], list[Mapping[str, Any]]] = {}
+    groups: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
     for c in pts:
-        groups.setdefault((str(c["dataset"]), str(c["judge"]), c["temperature"]), []).append(c)
+        groups.setdefault(_dispersion_key(c), []).append(c)
+    rows = {_dispersion_key(d): d for d in dispersion}
     colours, markers = _styles(pts)
     labels = []
     for i, (key, cs) in enumerate(sorted(groups.items())):
-        ts = [c["T"] for c in cs]
-        ax.vlines(i, min(ts), max(ts), color="#999999", lw=2, zorder=1)
+        d = rows.get(key)
+        if d is not None and d.get("delta_T_fmt") is not None:
+            ax.vlines(i, d["T_min"], d["T_max"], color="#999999", lw=2, zorder=1)
+            ax.text(i, d["T_max"] + 0.02, f"Δ{100 * d['delta_T_fmt']:.0f}", ha="center", fontsize=7,
+                    color="#333333")
         for c in cs:
             ax.scatter([i], [c["T"]], color=colours[str(c["judge"])], marker=markers[str(c["protocol"])],
                        s=34, zorder=3, edgecolors="white", linewidths=0.5)
-        ax.text(i, max(ts) + 0.02, f"Δ{100 * (max(ts) - min(ts)):.0f}", ha="center", fontsize=7, color="#333333")
-        ds, judge, t = key
-        labels.append(f"{_short(ds, 16)}\n{_short(_labels(cs)[judge], 16)}" + (f"\ntemp {t:g}" if len(temps) > 1 else ""))
+        ds, judge, t, dec, step = key
+        extra = "".join(f"\n{v}" for v in (dec, step) if v and v != "free")
+        labels.append(f"{_short(ds, 16)}\n{_short(_labels(cs)[judge], 16)}" + (f"\ntemp {t}" if len(temps) > 1 else "")
+                      + extra)
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, fontsize=6.5, rotation=0 if len(labels) <= 10 else 60,
                        ha="center" if len(labels) <= 10 else "right")
@@ -275,135 +294,13 @@ def plot_judge_spread(cells: Cells, ax: Any = None) -> Any:
     return ax
 
 
-# -- readings ------------------------------------------------------------------------------------
-
-def _p(x: float) -> str:
-    return f"{100 * x:.0f}%"
-
-
-def _temp(x: Any) -> str:
-    from .terminal import temp
-
-    return temp(x)
-
-
-def _jname(c: Mapping[str, Any]) -> str:
-    return str(c.get("judge_label") or c["judge"])
-
-
-def readings(cells: Cells, *, c_threshold: float = DEFAULT_C_HIGH,
-             phi_threshold: float = DEFAULT_PHI_LOW) -> dict[str, str]:
-    """A short plain-language reading of each plot, computed from the cells."""
-    out: dict[str, str] = {}
-    names = _labels(cells)
-    pts = _defined(cells, "A", "phi")
-    near = [c for c in pts if (1 - c["phi"] * (1 - _q(c))) - c["A"] <= 0.02]
-    worst = max(pts, key=lambda c: c["phi"], default=None)
-    out["ceiling"] = (
-        "Each point is a cell. A judge that flips on a share φ of pairs can be right on at most "
-        "1 − φ/2 of them: on a flipped pair exactly one of the two orders is right. Points on the "
-        "line have reached that ceiling; more accuracy needs fewer flips, not a better judge of content. "
-        + (f"{len(near)} of {len(pts)} cells lie within 2 points of the ceiling. " if pts else "")
-        + (f"The highest flip rate is {_p(worst['phi'])} ({_jname(worst)}, {worst['protocol']}, "
-           f"{worst['dataset']}), capping accuracy at {_p(1 - worst['phi'] * (1 - _q(worst)))}."
-           if worst else ""))
-    pts = _defined(cells, "T", "C")
-    best = max(pts, key=lambda c: c["T"], default=None)
-    out["factors"] = (
-        "T is the product of consistency C (vertical) and the accuracy left after removing order "
-        "coin-flips, A − φ/2 (horizontal). Dashed curves join points of equal T; to move up a curve a "
-        "judge must get better on both axes, so a very consistent judge can still have a low T. "
-        + (f"Best T: {_p(best['T'])} ({_jname(best)}, {best['protocol']}, {best['dataset']}, "
-           f"temperature {_temp(best.get('temperature'))}). " if best else "")
-        + _joint_gap(cells))
-    pts = _defined(cells, "C", "phi")
-    counts: dict[str, int] = {}
-    for c in pts:
-        # the cell's own region (the report's, from stats), else the same stats rule
-        name = c.get("region") or str(failure_region(c["C"], c["phi"], c_high=c_threshold, phi_low=phi_threshold))
-        counts[name] = counts.get(name, 0) + 1
-    out["regions"] = (
-        f"Cells with C ≥ {c_threshold:g} and φ ≤ {phi_threshold:g} are trustworthy; consistent but "
-        "order-sensitive cells are confidently biased (stable answers driven by position), order-fair "
-        "but unstable ones are noisy-but-fair, and the rest is chaos. "
-        + ("This run: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1])) + "."
-           if counts else ""))
-    groups: dict[tuple[str, str, float], list[float]] = {}
-    for c in _defined(cells, "T"):
-        groups.setdefault((str(c["judge"]), str(c["dataset"]), c["temperature"]), []).append(c["T"])
-    spreads = [(max(v) - min(v), k) for k, v in groups.items() if len(v) > 1]
-    top = max(spreads, default=None)
-    out["format"] = (
-        "Each column holds one judge on one dataset; its points are the prompt formats (protocols). "
-        "The grey bar and Δ show ΔT_fmt, how much the trustworthy rate moves just by changing the "
-        "prompt format. "
-        + (f"Largest: {100 * top[0]:.0f} points ({names.get(top[1][0], top[1][0])} on {top[1][1]})." if top else
-           "Only one protocol per judge and dataset: no dispersion to show."))
-    out["temperature"] = _temperature_reading(cells)
-    per_judge: dict[str, list[float]] = {}
-    for c in _defined(cells, "T"):
-        per_judge.setdefault(str(c["judge"]), []).append(c["T"])
-    widest = max(((max(v) - min(v), j) for j, v in per_judge.items()), default=None)
-    out["spread"] = (
-        "One box per judge over all its cells (datasets × protocols × temperatures). A tall box means "
-        "the judge's trustworthiness depends on where and how it is used; rankings from one benchmark "
-        "or one prompt may not carry over. "
-        + (f"Widest range: {names.get(widest[1], widest[1])} ({100 * widest[0]:.0f} points)." if widest else ""))
-    return out
-
-
-def _joint_gap(cells: Cells) -> str:
-    """How far the factorised T is from T_joint (the joint event measured directly)."""
-    both = _defined(cells, "T", "T_joint")
-    if not both:
-        return ""
-    gaps = [c["T_joint"] - c["T"] for c in both]
-    mean_abs = sum(abs(g) for g in gaps) / len(gaps)
-    worst = max(both, key=lambda c: abs(c["T_joint"] - c["T"]))
-    return (f"The factorised T assumes consistency, order-invariance and correctness are independent; "
-            f"measured directly (T_joint) it differs by {100 * mean_abs:.1f} points on average over "
-            f"{len(both)} cells (largest: {100 * (worst['T_joint'] - worst['T']):+.1f} points, {_jname(worst)}, "
-            f"{worst['protocol']}, {worst['dataset']}).")
-
-
-def _temperature_reading(cells: Cells) -> str:
-    """Mean C and mean A − φq at the lowest and highest temperature, over the (judge, protocol,
-    dataset) combinations run at both, in words."""
-    pts = _defined(cells, "C", "A", "phi")
-    temps = sorted({c["temperature"] for c in pts})
-    text = ("Left: stochastic consistency per temperature; right: the accuracy left after removing order "
-            "coin-flips. Lines join the same judge, protocol and dataset. ")
-    if len(temps) < 2:
-        return text + "Only one temperature in this run."
-    lo, hi = temps[0], temps[-1]
-    key = lambda c: (str(c["judge"]), str(c["protocol"]), str(c["dataset"]))  # noqa: E731
-    at_lo = {key(c): c for c in pts if c["temperature"] == lo}
-    at_hi = {key(c): c for c in pts if c["temperature"] == hi}
-    both = sorted(set(at_lo) & set(at_hi))
-    if not both:
-        return text
-    dc = sum(at_hi[k]["C"] - at_lo[k]["C"] for k in both) / len(both)
-    da = sum((at_hi[k]["A"] - at_hi[k]["phi"] * _q(at_hi[k])) - (at_lo[k]["A"] - at_lo[k]["phi"] * _q(at_lo[k]))
-             for k in both) / len(both)
-
-    def move(d: float) -> str:
-        return "barely moves" if abs(d) < 0.02 else (f"rises by {100 * d:.0f} points" if d > 0
-                                                      else f"falls by {100 * -d:.0f} points")
-
-    main = "consistency" if abs(dc) >= abs(da) else "corrected accuracy"
-    return (text + f"From temperature {lo:g} to {hi:g} (mean over {len(both)} lines) consistency {move(dc)} "
-            f"and corrected accuracy {move(da)}; "
-            + ("so temperature hardly changes T here." if max(abs(dc), abs(da)) < 0.02
-               else f"so T's change with temperature is mostly a {main} effect."))
-
-
 # -- all figures ---------------------------------------------------------------------------------
 
 def figures(report: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
     """``[(name, title, figure)]`` for every plot that applies to the report's cells."""
     plt = _mpl()
     cells = report["cells"]
-    th = report.get("region_thresholds") or {"c_threshold": DEFAULT_C_HIGH, "phi_threshold": DEFAULT_PHI_LOW}
+    th = report.get("region_thresholds") or region_thresholds()
     out: list[tuple[str, str, Any]] = []
     specs: list[tuple[str, str, Callable[[Any], Any]]] = [
         ("ceiling", "Accuracy ceiling", lambda ax: plot_ceiling(cells, ax)),
@@ -411,7 +308,8 @@ def figures(report: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
         ("regions", "Failure regions", lambda ax: plot_regions(cells, ax, **th)),
     ]
     if any(d.get("n_protocols_with_T", 0) > 1 for d in report.get("format_dispersion", [])):
-        specs.append(("format", "Format dispersion", lambda ax: plot_format_dispersion(cells, ax)))
+        specs.append(("format", "Format dispersion", lambda ax: plot_format_dispersion(
+            cells, ax, dispersion=report.get("format_dispersion", []))))
     for name, title, fn in specs:
         fig, ax = plt.subplots(figsize=(8.6, 4.6) if name == "format" else (7.4, 4.6), layout="constrained")
         fn(ax)
@@ -476,8 +374,7 @@ def write_plots(report: Mapping[str, Any], out_dir: str | Path, *,
             written.append(p)
         plt.close(fig)
     (out / "READINGS.txt").write_text(
-        "\n\n".join(f"{k}: {v}" for k, v in readings(report["cells"],
-                                                     **(report.get("region_thresholds") or {})).items()) + "\n",
+        "\n\n".join(f"{k}: {v}" for k, v in plot_readings(report).items()) + "\n",
         encoding="utf-8")
     return written
 
@@ -486,5 +383,5 @@ PLOTS = {"ceiling": plot_ceiling, "factors": plot_factors, "regions": plot_regio
          "format": plot_format_dispersion, "temperature": plot_temperature, "spread": plot_judge_spread}
 
 __all__ = ["OKABE_ITO", "PLOTS", "figure_data_uri", "figures", "plot_ceiling", "plot_factors",
-           "plot_format_dispersion", "plot_judge_spread", "plot_regions", "plot_temperature", "readings",
+           "plot_format_dispersion", "plot_judge_spread", "plot_regions", "plot_temperature",
            "write_plots"]

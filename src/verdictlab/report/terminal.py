@@ -1,4 +1,5 @@
-"""Terminal rendering of a report (rich tables, Table-1 style: one row per cell, figures in %)."""
+"""Terminal rendering of a report (rich tables, Table-1 style: one row per cell, figures in %).  Every
+sentence and reading rule comes from :mod:`verdictlab.report.readings`."""
 
 from __future__ import annotations
 
@@ -10,10 +11,17 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..stats.readings import T_BANDS, t_band
-from ..stats.regions import PARADOX_BIAS, PARADOX_RETEST
-from ..vocab import DEFAULT_DECODING, UnparsedPolicy
+from ..vocab import DEFAULT_DECODING
 from .build import AGREEMENT_FIELDS, extra_cell_fields
+from .readings import (
+    T_BANDS,
+    agreement_caption,
+    decoding_line,
+    policy_line,
+    shown_definitions,
+    single_rep_note,
+    t_band,
+)
 
 
 def temp(x: Any) -> str:
@@ -53,7 +61,7 @@ _T_STYLES = ("bold green", "green", "yellow", "dark_orange", "red")
 
 
 def _t_style(t: float | None) -> str:
-    """Shading like the paper's Table 1, by the bands of :data:`verdictlab.stats.readings.T_BANDS`
+    """Shading like the paper's Table 1, by the bands of :data:`verdictlab.report.readings.T_BANDS`
     (>= 70 / 60-70 / 50-60 / 40-50 / < 40)."""
     band = t_band(t)
     return "dim" if band is None else _T_STYLES[min(band, len(T_BANDS))]
@@ -124,11 +132,7 @@ def agreement_table(cells: list[dict[str, Any]]) -> Table | None:
     # the Ns behind the agreement figures (units = pair x order; position = parsed A/B judgments)
     extra = [k for k in ("n_agreement_units", "n_position") if any(k in c["agreement"] for c in rows)]
     tbl = Table(title="Agreement with labels and bias", title_justify="left", header_style="bold",
-                caption="exact match (tie-excluded), Cohen κ, Krippendorff α and κ deflation (= exact − κ) on "
-                        "(pair, order) units (N units); position bias = |share first-shown won − ½| on parsed A/B "
-                        f"judgments (N pos.); retest = α over repetitions; paradox = retest > {PARADOX_RETEST:g} with "
-                        f"position bias > {PARADOX_BIAS:g}; verb. r = Pearson r of length difference with verdict",
-                caption_justify="left")
+                caption=agreement_caption(), caption_justify="left")
     short = {"exact_match": "exact", "kappa": "κ", "alpha": "α", "kappa_deflation": "κ defl.",
              "position_bias": "pos. bias", "test_retest": "retest", "consistency_bias_paradox": "paradox",
              "verbosity_bias": "verb. r", "n_agreement_units": "N units", "n_position": "N pos."}
@@ -180,6 +184,57 @@ def extra_table(cells: list[dict[str, Any]]) -> Table | None:
     return tbl
 
 
+def cell_title(cell: Mapping[str, Any]) -> str:
+    """``judge / protocol / dataset / T=t`` (+ the decoding when it is not free, + the step of a
+    multi-call protocol): one cell in a title."""
+    dec = cell.get("decoding")
+    tail = (f" / {dec}" if dec and dec != DEFAULT_DECODING else "") + (f" / {cell['step']}" if cell.get("step") else "")
+    return f"{_jl(cell)} / {protocol_label(cell)} / {cell['dataset']} / T={temp(cell.get('temperature'))}{tail}"
+
+
+def definition_interval(row: Mapping[str, Any]) -> str:
+    """``[lo, hi]`` of a definition's figure in % (one decimal), with its standard error where the
+    source reports one."""
+    lo, hi, se = row.get("lo"), row.get("hi"), row.get("standard_error")
+    out = "" if lo is None or hi is None else f"[{pct(lo)}, {pct(hi)}]"
+    return out + (f" SE {pct(se)}" if se is not None else "")
+
+
+def definitions_tables(report: Mapping[str, Any]) -> list[Table]:
+    """With published definitions asked for (``report --definitions``): per cell, the figures as the
+    papers define them (value in % to two decimals, as papers print them, interval, N, what the rules
+    left out), then one legend of the definitions: source, unparsed rule, what each counts differently
+    from A."""
+    catalogue = report.get("definitions") or []
+    if not catalogue:
+        return []
+    titles = {d["name"]: d["title"] for d in catalogue}
+    out = []
+    for c in report["cells"]:
+        rows = c.get("definitions") or []
+        if not rows:
+            continue
+        tbl = Table(title=f"Figures as the papers define them — {escape(cell_title(c))}", title_justify="left",
+                    header_style="bold")
+        for name, just in (("definition", "left"), ("", "left"), ("value %", "right"), ("interval", "right"),
+                           ("N", "right"), ("left out", "right"), ("unparsed", "left")):
+            tbl.add_column(name, justify=just, overflow="fold")  # type: ignore[arg-type]
+        for r in rows:
+            tbl.add_row(f"{r['definition']}", _run_text(titles.get(r["definition"], "")) if not r.get("variant")
+                        else _run_text(f"{titles.get(r['definition'], '')} — {r['variant']}"),
+                        pct(r.get("value"), digits=2), definition_interval(r), str(r.get("n")),
+                        str(r.get("n_left_out")), _run_text(r.get("unparsed_rule") or ""))
+        out.append(tbl)
+    legend = Table(title="The definitions: source, and what each counts differently from A", title_justify="left",
+                   header_style="bold")
+    for name in ("definition", "source", "what it counts differently from A"):
+        legend.add_column(name, overflow="fold")
+    for d in shown_definitions(report):
+        legend.add_row(str(d["name"]), _run_text(d["source"]), _run_text(d["note"]))
+    out.append(legend)
+    return out
+
+
 def engine_table(engine: list[dict[str, Any]], labels: Mapping[str, str] | None = None) -> Table | None:
     if not engine:
         return None
@@ -205,45 +260,6 @@ def checklist_table(checklist: list[dict[str, Any]]) -> Table:
         mark = Text("PASS", style="bold green") if item["passed"] else Text("FAIL", style="bold red")
         tbl.add_row(mark, _run_text(item["check"]), _run_text(item["detail"]))
     return tbl
-
-
-def policy_line(report: Mapping[str, Any], *, legend: bool = True) -> str:
-    """The unparsed policy, the Ns and the interval methods in one line (plus the column legend of
-    :func:`figures_table` when ``legend``)."""
-    cells = report["cells"]
-    conf = report.get("confidence", 0.95)
-    n_j = sum(c.get("n_judgments") or 0 for c in cells)
-    n_u = sum(c.get("n_unparsed") or 0 for c in cells)
-    policy = report["unparsed"]
-    how = ("excluded from every figure (and counted)" if policy == UnparsedPolicy.EXCLUDE
-           else "counted as wrong verdicts")
-    return (f"Unparsed verdicts: {how} [--unparsed {policy}]; {n_u} of {n_j} judgments unparsed. "
-            f"Figures in %; brackets are {conf:.0%} intervals (Wilson for proportions, pair-level "
-            f"bootstrap for T, {report.get('n_bootstrap')} resamples). C and φ stand on all pairs "
-            f"('pairs'); A, A_dec and T on labelled non-tie pairs ('lab.')."
-            + (" SC = self-consistency; gap = A_max − A; ★ = best T of the dataset." if legend
-               else " ★ = best T of the dataset."))
-
-
-def single_rep_note(cells: list[dict[str, Any]]) -> str:
-    """A warning when some cells have one repetition: their C is 100% by construction."""
-    one = [c for c in cells if (c.get("repetitions") or 0) < 2]
-    if not one:
-        return ""
-    return (f"{len(one)} of {len(cells)} cells have a single repetition: their C (and self-consistency) is 100% "
-            "by construction and says nothing about reproducibility; run ≥ 3 repetitions to measure it.")
-
-
-def decoding_line(run: Mapping[str, Any]) -> str:
-    """One line on constrained decoding from the run's meta (``decoding_mechanisms``: judge -> protocol ->
-    mechanism or "not constrainable: why"); empty when the run used free decoding only."""
-    table = (run.get("meta") or {}).get("decoding_mechanisms") or {}
-    pairs = [(j, p, str(m)) for j, protos in table.items() if isinstance(protos, Mapping) for p, m in protos.items()]
-    if not pairs:
-        return ""
-    skipped = [f"{j} × {p} ({m.split(':', 1)[-1].strip()})" for j, p, m in pairs if m.startswith("not constrainable")]
-    line = f"Constrained decoding: {len(pairs) - len(skipped)} of {len(pairs)} judge × protocol pairs constrained"
-    return line + (f"; not constrainable, so not run constrained: {'; '.join(skipped)}." if skipped else ".")
 
 
 def analyses_lines(report: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -301,7 +317,7 @@ def render_terminal(report: Mapping[str, Any], console: Console | None = None) -
     single = single_rep_note(cells)
     if single:
         console.print(_run_text(single), style="yellow", highlight=False)
-    for tbl in (extra_table(cells), agreement_table(cells)):
+    for tbl in (extra_table(cells), agreement_table(cells), *definitions_tables(report)):
         if tbl is not None:
             console.print(tbl)
     fdt = dispersion_table(report.get("format_dispersion", []), labels)

@@ -7,15 +7,16 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..vocab import ORDERS
+from ..vocab import CELL_KEY, DEFAULT_DECODING, ORDERS
 
 #: verdict codes used inside the statistics (canonical terms)
 VERDICT_CODES: dict[str, int] = {"A": 0, "B": 1, "tie": 2}
 UNPARSED = 3  # code of an unparsed verdict (only used by ``unparsed="wrong"``)
+#: an unparsed verdict as a value of its own (``unparsed="wrong"``): equal to another unparsed verdict,
+#: never to a label, a side or a grade
+UNPARSED_VALUE = "\x00unparsed"
 N_CODES = 4
 ORDER_CODES: dict[str, int] = {o: k for k, o in enumerate(ORDERS)}   # AB 0, BA 1
-
-UNPARSED_POLICIES = ("exclude", "wrong")
 
 
 def group_codes(df: pd.DataFrame, cols: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
@@ -86,9 +87,17 @@ def order_codes(values: pd.Series) -> np.ndarray:
     return _map_codes(values, ORDER_CODES, missing_code=None, what="order", expected="'AB' or 'BA'")
 
 
-def check_policy(unparsed: str) -> None:
-    if unparsed not in UNPARSED_POLICIES:
-        raise ValueError(f"unparsed must be one of {UNPARSED_POLICIES}, got {unparsed!r}")
+def with_cell_columns(df: pd.DataFrame, by: Sequence[str] = CELL_KEY) -> pd.DataFrame:
+    """``df`` with its ``decoding`` column made whole when ``by`` names it: added as ``free`` when the
+    frame has none, NULLs read as ``free`` (runs stored before decoding became a factor).  So every
+    figure of a cell carries the full cell key (:data:`verdictlab.vocab.CELL_KEY`) whatever the frame."""
+    if "decoding" not in by:
+        return df
+    if "decoding" not in df.columns:
+        return df.assign(decoding=DEFAULT_DECODING)
+    if df["decoding"].isna().any():
+        return df.assign(decoding=df["decoding"].astype(object).fillna(DEFAULT_DECODING))
+    return df
 
 
 def require_columns(df: pd.DataFrame, cols: Sequence[str], *, who: str) -> None:

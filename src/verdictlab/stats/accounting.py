@@ -1,18 +1,23 @@
-"""Audit counts of a run: per-judge engine accounting (attempts, retries, failures, spend) and the
-parse-status / fallback-rule tallies the report shows.  Pure functions over the stored tables (errors
+"""Audit counts of a run: per-judge engine accounting (attempts, retries, failures, spend), the
+parse-status / fallback-rule tallies and the parser success rate, the commonest parse failure of each
+cell, and the cells that lack a presentation order.  Pure functions over the stored tables (errors
 are stored scrubbed; the report scrubs what it shows once more)."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..vocab import ParseStatus
+from ..vocab import CELL_KEY, ORDERS, ParseStatus
+from ._frame import with_cell_columns
 
-__all__ = ["engine_accounting", "fallback_rule_counts", "parse_status_counts"]
+__all__ = ["CELL_TOTALS", "ParseAudit", "cell_totals", "cells_lacking_an_order", "engine_accounting", "fallback_rule_counts", "parse_audit",
+           "parse_status_counts", "top_parse_failures"]
 
 
 def _num(value: Any) -> float | None:
@@ -84,3 +89,63 @@ def engine_accounting(attempts: pd.DataFrame, judgments: pd.DataFrame) -> list[d
         row["cache_hits"] = int(pd.to_numeric(j["cache_hit"], errors="coerce").fillna(0).sum())
         rows.append(row)
     return rows
+
+
+@dataclass(frozen=True)
+class ParseAudit:
+    """How many judgments were read: ``n_parsed`` = every status but ``failed``, and the parser success
+    rate ``n_parsed / n_judgments`` (NaN for no judgments)."""
+
+    n_judgments: int
+    n_parsed: int
+    n_unparsed: int
+    parser_success_rate: float
+
+
+def parse_audit(judgments: pd.DataFrame) -> ParseAudit:
+    """:class:`ParseAudit` of a judgments frame."""
+    n = int(len(judgments))
+    failed = int((judgments["parse_status"] == ParseStatus.FAILED).sum()) if n else 0
+    return ParseAudit(n, n - failed, failed, (n - failed) / n if n else float("nan"))
+
+
+def top_parse_failures(judgments: pd.DataFrame, *, by: Sequence[str] = CELL_KEY) -> dict[tuple[Any, ...], tuple[str, int]]:
+    """The commonest parse-failure reason of each cell (``by``, the full cell key by default; the
+    temperature as a float) with its count: ``{cell values: (reason, count)}``.  The reason is the
+    ``parse_detail`` of the failed judgments with the quoted output excerpt cut off (60 characters at
+    most); cells without a failure are left out."""
+    if judgments is None or len(judgments) == 0 or "parse_detail" not in judgments:
+        return {}
+    failed = with_cell_columns(judgments[judgments["parse_status"] == ParseStatus.FAILED], by)
+    if failed.empty:
+        return {}
+    reasons = failed["parse_detail"].fillna("").astype(str).str.split(" | ", regex=False).str[0]
+    reasons = reasons.str.replace(r" in '.*$| \(.*$|\s+$", "", regex=True).str.slice(0, 60)
+    keys = [failed[k].astype(float) if k == "temperature" else failed[k] for k in by]
+    counts = reasons.groupby(keys).value_counts(sort=True)
+    top = counts.groupby(level=list(range(len(by))), sort=False).head(1)
+    return {tuple(k[:-1]): (str(k[-1]), int(v)) for k, v in top.items()}
+
+
+def cells_lacking_an_order(judgments: pd.DataFrame, *, by: Sequence[str] = CELL_KEY) -> tuple[int, list[tuple[Any, ...]]]:
+    """``(number of cells, the cells judged in fewer than both presentation orders)``: cells are the
+    ``by`` combinations of ``judgments`` (the full cell key by default), the lacking ones as value tuples
+    in sorted order."""
+    if judgments.empty:
+        return 0, []
+    j = with_cell_columns(judgments, by)
+    shown = j["order"].where(j["order"].isin(ORDERS))
+    orders = shown.groupby([j[k] for k in by], dropna=False).nunique()
+    lacking = [k if isinstance(k, tuple) else (k,) for k, n in orders.items() if n < len(ORDERS)]
+    return len(orders), lacking
+
+
+#: the counts :func:`cell_totals` adds up over cells
+CELL_TOTALS: tuple[str, ...] = ("n_judgments", "n_unparsed", "n_pairs", "n_labelled_pairs")
+
+
+def cell_totals(cells: pd.DataFrame) -> dict[str, int]:
+    """The counts of :data:`CELL_TOTALS` summed over the rows of a cell-figures frame
+    (:func:`verdictlab.stats.reliability`); a count the frame lacks is left out."""
+    return {c: int(pd.to_numeric(cells[c], errors="coerce").fillna(0).sum()) for c in CELL_TOTALS
+            if c in cells.columns}

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..vocab import CELL_KEY
+
 __all__ = [
     "ExactMatch", "Kappa", "Alpha", "KappaDeflation", "DisagreementCounts",
     "exact_match", "cohen_kappa", "krippendorff_alpha", "kappa_deflation", "disagreement_counts",
@@ -309,8 +311,7 @@ def krippendorff_alpha(reliability_data: Any, *, level: str = "nominal",
 
 
 def test_retest(judgments: pd.DataFrame, *, rater: str = "rep",
-                by: Sequence[str] = ("judge", "protocol", "dataset", "temperature"),
-                level: str = "nominal") -> pd.DataFrame:
+                by: Sequence[str] = CELL_KEY, level: str = "nominal") -> pd.DataFrame:
     """Test-retest reliability per cell: Krippendorff's alpha over repetitions (``rater="rep"``) or
     runs (concatenate stores with a ``run`` column and pass ``rater="run"``).
 
@@ -319,8 +320,9 @@ def test_retest(judgments: pd.DataFrame, *, rater: str = "rep",
     ``n_retest_units`` (units with >= 2 parsed verdicts), ``n_retest_values``.  A cell where every
     verdict is the same value has no expected disagreement: alpha is undefined (NaN) -- report
     self-consistency beside it."""
-    from ._frame import combine, group_codes, order_codes, require_columns, verdict_codes
+    from ._frame import combine, group_codes, order_codes, require_columns, verdict_codes, with_cell_columns
 
+    judgments = with_cell_columns(judgments, by)
     require_columns(judgments, list(by) + ["item_id", "order", "verdict", rater], who="test_retest")
     keys = list(by)
     if "step" in judgments.columns and (judgments["step"].astype("object").fillna("") != "").any():

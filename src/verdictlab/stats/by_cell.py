@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 
 from ..vocab import DEFAULT_UNPARSED, Order
-from ._frame import safe_div
+from ._frame import safe_div, with_cell_columns
 from .agreement import alpha_from_unit_counts, test_retest
 from .regions import PARADOX_BIAS, PARADOX_RETEST
 from .reliability import DEFAULT_BY, unit_table
 
-__all__ = ["agreement_by_cell", "AGREEMENT_COLUMNS", "MODAL_COLUMNS", "modal_verdicts"]
+__all__ = ["agreement_by_cell", "AGREEMENT_COLUMNS", "MODAL_COLUMNS", "ONE_ORDER_REASON", "modal_verdicts"]
 
 AGREEMENT_COLUMNS: tuple[str, ...] = (
     "n_agreement_units", "exact_match", "n_exact_match", "kappa", "alpha", "kappa_deflation",
@@ -49,6 +49,7 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARS
       parsed A/B judgments, when ``items`` (e.g. ``RunStore.items_frame()``: dataset, item_id,
       response_a, response_b) is given; NaN otherwise (``n_verbosity`` = 0).
     Undefined figures are NaN."""
+    judgments = with_cell_columns(judgments, by)
     cells, u = unit_table(judgments, unparsed=unparsed, by=by)
     G = len(cells)
     out = cells.copy()
@@ -108,7 +109,7 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARS
     out["share_first_won"] = share
     out["n_position"] = n_pos.astype(np.int64)
     note = np.full(G, None, dtype=object)
-    note[one_order] = NEEDS_BOTH_ORDERS
+    note[one_order] = ONE_ORDER_REASON
     out["position_bias_note"] = note
 
     # ---- test-retest and paradox -----------------------------------------------------------------
@@ -147,8 +148,8 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARS
     return out
 
 
-#: what a single-order cell shows instead of a position bias (and the checklist says)
-NEEDS_BOTH_ORDERS = "needs both orders"
+#: why a single-order cell has no position bias (``position_bias_note``; the checklist says it too)
+ONE_ORDER_REASON = "needs both orders"
 
 
 def _single_order_cells(row_cell: np.ndarray, order_ab: np.ndarray, G: int) -> np.ndarray:

@@ -109,7 +109,7 @@ def calibration(confidence: Sequence[float] | np.ndarray, correct: Sequence[floa
     edges = _edges(c, n_bins, strategy) if c.size else np.linspace(0.0, 1.0, n_bins + 1)
     if c.size < MIN_CALIBRATION:
         return Calibration(None, None, None, int(c.size), n_bins, strategy, (),
-                           f"too few labelled items: {c.size} (need at least {MIN_CALIBRATION})")
+                           reason=f"too few labelled items: {c.size} (need at least {MIN_CALIBRATION})")
     bins = _bins(c, y, edges)
     gaps = np.array([abs(b.accuracy - b.mean_confidence) for b in bins])
     weights = np.array([b.n for b in bins], dtype=float) / c.size
@@ -154,7 +154,7 @@ def _fit_predict(method: str, c_train: np.ndarray, y_train: np.ndarray, c_test: 
     return np.asarray(iso.predict(c_test), dtype=float)
 
 
-def _recal_problem(c: np.ndarray, y: np.ndarray, n_folds: int) -> str | None:
+def _recal_reason(c: np.ndarray, y: np.ndarray, n_folds: int) -> str | None:
     if c.size < MIN_CALIBRATION:
         return f"too few labelled items: {c.size} (need at least {MIN_CALIBRATION})"
     if np.all(y == y[0]):
@@ -183,14 +183,14 @@ def recalibrate(confidence: Sequence[float] | np.ndarray, correct: Sequence[floa
     if importlib.util.find_spec("sklearn") is None:
         before = calibration(confidence, correct, n_bins=n_bins, strategy=strategy)
         return Recalibration(method, n_folds, before, None, None,
-                             "recalibration needs scikit-learn: pip install 'verdictlab[labels]'")
+                             reason="recalibration needs scikit-learn: pip install 'verdictlab[labels]'")
     if n_folds < 2:
         raise ValueError(f"n_folds must be >= 2, got {n_folds}")
     c, y = _arrays(confidence, correct)
     before = calibration(c, y, n_bins=n_bins, strategy=strategy)
-    problem = _recal_problem(c, y, n_folds)
-    if problem is not None:
-        return Recalibration(method, n_folds, before, None, None, problem)
+    reason = _recal_reason(c, y, n_folds)
+    if reason is not None:
+        return Recalibration(method, n_folds, before, None, None, reason)
     from sklearn.model_selection import StratifiedKFold
 
     out = np.empty_like(c)

@@ -12,9 +12,9 @@ and the parse-failure rate, then the differences constrained - free:
 * ``unparsed_removed`` = share of the free mode's unparsed outputs the constraint removed,
   (pf_free - pf_constrained) / pf_free (NaN when the free outputs were all readable);
 * ``mechanism``: the constrained mechanism the backend recorded (``constrained: ...`` in the
-  parse detail), its commonest value;
-* ``reading``: one plain line, e.g. "forcing the format removed 96% of unparsed outputs (96% -> 0%);
-  the forced verdicts are order-driven: phi 0.94; dT +0.02 [-0.03, 0.08]".
+  parse detail), its commonest value.
+
+What a row means in words is the report's (:func:`verdictlab.report.readings.decoding_reading`).
 
 Figures are computed from per-pair sums (ratio estimators):
 C = sum N(i,o) / units; phi = pairs whose two modal verdicts differ / pairs with both orders;
@@ -29,18 +29,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..vocab import Order
-from ._frame import check_policy, require_columns, safe_div
+from ..vocab import CELL_KEY, Order, check_unparsed
+from ._frame import require_columns, safe_div
 from .intervals import percentile_bounds
 
-__all__ = ["decoding_effect", "decoding_reading", "DECODING_EFFECT_COLUMNS"]
+__all__ = ["decoding_effect", "DECODING_EFFECT_COLUMNS"]
 
-GROUP_KEYS: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
+#: a free cell and its constrained twin: the cell key without the decoding
+GROUP_KEYS: tuple[str, ...] = tuple(c for c in CELL_KEY if c != "decoding")
 MODES: tuple[str, str] = ("free", "constrained")
 FIGURES: tuple[str, ...] = ("C", "phi", "A", "T")
 # per-pair sums, in this column order: C num/den, phi num/den, A num/den, rows, unparsed rows
@@ -53,7 +53,7 @@ DECODING_EFFECT_COLUMNS: tuple[str, ...] = (
     *(f"{f}_{m}" for m in MODES for f in FIGURES),
     "unparsed_free", "unparsed_constrained", "d_unparsed", "unparsed_removed",
     *(f"d{f}{s}" for f in FIGURES for s in ("", "_lo", "_hi")),
-    "q", "unparsed_policy", "confidence", "n_bootstrap", "mechanism", "reading",
+    "q", "unparsed_policy", "confidence", "n_bootstrap", "mechanism",
 )
 
 
@@ -108,39 +108,6 @@ def _mechanism(j: pd.DataFrame) -> str | None:
     return None if found.empty else str(found.value_counts().index[0])
 
 
-def decoding_reading(row: dict[str, object] | pd.Series) -> str:
-    """One plain line on what the constraint changed (see the module docstring)."""
-    def f(key: str) -> float:
-        v: Any = row.get(key) if isinstance(row, dict) else row[key]
-        return float(v) if v is not None and not pd.isna(v) else float("nan")
-
-    pf0, pf1 = f("unparsed_free"), f("unparsed_constrained")
-    parts = []
-    if pf0 > 0:
-        removed = (pf0 - pf1) / pf0
-        verb = "removed" if removed >= 0 else "added"
-        parts.append(f"forcing the format {verb} {abs(removed):.0%} of unparsed outputs ({pf0:.0%} -> {pf1:.0%})")
-    elif pf1 > 0:
-        parts.append(f"forcing the format left {pf1:.0%} unparsed (free: none)")
-    else:
-        parts.append("every output was readable in both modes")
-    phi1, c1, a1 = f("phi_constrained"), f("C_constrained"), f("A_constrained")
-    if phi1 >= 0.5:
-        parts.append(f"the forced verdicts are order-driven: phi {phi1:.2f}")
-    elif c1 < 0.5:
-        parts.append(f"the forced verdicts are noisy: C {c1:.2f}")
-    elif not np.isnan(a1):
-        parts.append(f"the forced verdicts are right {a1:.0%} of the time (phi {phi1:.2f}, C {c1:.2f})")
-    dt, lo, hi = f("dT"), f("dT_lo"), f("dT_hi")
-    if np.isnan(dt):
-        which = "free" if np.isnan(f("T_free")) else "constrained"
-        parts.append(f"no T {which} (too few readable verdicts in both orders), so no dT")
-    else:
-        sig = "" if np.isnan(lo) or lo <= 0 <= hi else " (interval excludes 0)"
-        parts.append(f"dT {dt:+.2f} [{lo:+.2f}, {hi:+.2f}]{sig}")
-    return "; ".join(parts)
-
-
 def decoding_effect(judgments: pd.DataFrame, *, unparsed: str = "exclude", confidence: float = 0.95,
                     n_bootstrap: int = 1000, seed: int = 0,
                     by: Sequence[str] = GROUP_KEYS) -> pd.DataFrame:
@@ -150,7 +117,7 @@ def decoding_effect(judgments: pd.DataFrame, *, unparsed: str = "exclude", confi
     ``decoding`` (a frame without it is all 'free' and gives an empty result).  Returns one row per
     group judged in both modes, columns ``by`` + :data:`DECODING_EFFECT_COLUMNS`.
     """
-    check_policy(unparsed)
+    check_unparsed(unparsed)
     if tuple(by) != GROUP_KEYS:
         raise ValueError(f"decoding_effect groups by {GROUP_KEYS}")
     require_columns(judgments, [*GROUP_KEYS, "item_id", "order", "verdict", "label"], who="decoding_effect")
@@ -201,6 +168,5 @@ def decoding_effect(judgments: pd.DataFrame, *, unparsed: str = "exclude", confi
             sel = sel[sel[c] == v]
         row.update(q=q, unparsed_policy=unparsed, confidence=confidence, n_bootstrap=int(n_bootstrap),
                    mechanism=_mechanism(sel))
-        row["reading"] = decoding_reading(row)
         rows.append(row)
     return pd.DataFrame(rows, columns=cols)

@@ -44,7 +44,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
-from ..vocab import DECISIVE, VERDICTS, Order
+from ..vocab import CELL_KEY, DECISIVE, VERDICTS, Order
+from ._frame import with_cell_columns
 from .agreement import cohen_kappa
 from .intervals import percentile_bounds, wilson_bounds
 from .reliability import unit_table
@@ -53,7 +54,8 @@ from .significance import holm_adjust, mcnemar_exact
 __all__ = ["DRIFT_COLUMNS", "EQUIVALENCE", "unit_frame", "drift_pair", "equivalence_decision",
            "ranking_change", "ControlChart", "cusum_chart", "ewma_chart", "drift_series"]
 
-CELL: tuple[str, ...] = ("protocol", "dataset", "temperature")
+#: a drift cell: the cell key without the judge (the two sides compared are two judges or two runs)
+CELL: tuple[str, ...] = tuple(c for c in CELL_KEY if c != "judge")
 EQUIVALENCE: tuple[str, ...] = ("yes", "no", "inconclusive")
 _MODE = dict(enumerate(VERDICTS))   # unit_table mode codes 0, 1, 2
 DRIFT_COLUMNS: tuple[str, ...] = (
@@ -67,6 +69,7 @@ def unit_frame(judgments: pd.DataFrame, *, by: Sequence[str] = CELL, unparsed: s
     """One row per (cell, item, order): ``mode`` ('A' | 'B' | 'tie' | None for split or unparsed),
     ``N`` (all repetitions agree), ``label`` and ``correct`` (1.0 / 0.0, NaN when unlabelled; a split
     mode is wrong; an unparsed unit is dropped under ``"exclude"`` and wrong under ``"wrong"``)."""
+    judgments = with_cell_columns(judgments, by)
     cells, u = unit_table(judgments, unparsed=unparsed, by=by)
     keys = list(cells.columns)
     out = cells.iloc[u["unit_cell"]].reset_index(drop=True)

@@ -41,6 +41,8 @@ __all__ = [
     "judge_mean",
     "label_budget",
     "ppi_mean",
+    "smallest_halfwidth",
+    "worst_case_labels",
 ]
 
 #: fewest labelled items for any interval here (the normal approximation needs some items)
@@ -98,7 +100,7 @@ def _constant(a: np.ndarray) -> bool:
     return a.size > 0 and bool(np.all(a == a[0]))
 
 
-def _label_problem(y: np.ndarray) -> str | None:
+def _label_reason(y: np.ndarray) -> str | None:
     n = y.size
     if n < MIN_LABELLED:
         return f"too few labelled items: {n} (need at least {MIN_LABELLED})"
@@ -113,9 +115,9 @@ def classical_mean(y: Sequence[float] | np.ndarray, *, confidence: float = 0.95)
     z = _z(confidence)
     yv = _vector(y, "y")
     n = int(yv.size)
-    problem = _label_problem(yv)
-    if problem is not None:
-        return _undefined("human", n, 0, confidence, problem)
+    reason = _label_reason(yv)
+    if reason is not None:
+        return _undefined("human", n, 0, confidence, reason)
     m = float(yv.mean())
     se = float(yv.std()) / math.sqrt(n)
     return MeanEstimate(m, m - z * se, m + z * se, n, 0, 0.0, float(n), confidence, "human")
@@ -130,8 +132,8 @@ def judge_mean(yhat: Sequence[float] | np.ndarray, *, confidence: float = 0.95) 
     v = _vector(yhat, "yhat")
     big_n = int(v.size)
     if big_n < MIN_LABELLED:
-        return _undefined("judge", 0, big_n, confidence, f"too few judged items: {big_n} "
-                          f"(need at least {MIN_LABELLED})")
+        return _undefined("judge", 0, big_n, confidence, reason=f"too few judged items: {big_n} "
+                                                                f"(need at least {MIN_LABELLED})")
     m = float(v.mean())
     se = float(v.std()) / math.sqrt(big_n)
     return MeanEstimate(m, m - z * se, m + z * se, 0, big_n, None, None, confidence, "judge")
@@ -160,15 +162,15 @@ def ppi_mean(y: Sequence[float] | np.ndarray, yhat: Sequence[float] | np.ndarray
         raise ValueError(f"y and yhat must have the same length, got {yv.size} and {fv.size}")
     n, big_n = int(yv.size), int(fu.size)
     method = "ppi++" if power_tuning else "ppi"
-    problem = _label_problem(yv)
-    if problem is None and big_n < 2:
-        problem = (f"{big_n} unlabelled item(s): PPI needs judge predictions on items without a human "
+    reason = _label_reason(yv)
+    if reason is None and big_n < 2:
+        reason = (f"{big_n} unlabelled item(s): PPI needs judge predictions on items without a human "
                    "label (at least 2)")
-    if problem is None and _constant(np.concatenate([fv, fu])):
-        problem = (f"the judge's predictions are all {fv[0]:g}: they carry no information, "
+    if reason is None and _constant(np.concatenate([fv, fu])):
+        reason = (f"the judge's predictions are all {fv[0]:g}: they carry no information, "
                    "use the human-only estimate")
-    if problem is not None:
-        return _undefined(method, n, big_n, confidence, problem)
+    if reason is not None:
+        return _undefined(method, n, big_n, confidence, reason)
     lam = _optimal_lam(yv, fv, fu) if power_tuning else 1.0
     value = float(lam * fu.mean() + (yv - lam * fv).mean())
     var = float((lam * fu).var()) / big_n + float((yv - lam * fv).var()) / n
@@ -280,20 +282,20 @@ def _stratified_budget(y: np.ndarray, f: np.ndarray, fu: np.ndarray, edges: np.n
     return min(plans) if plans else None
 
 
-def _budget_notes(have_strata: bool, strat: tuple[int, tuple[int, ...]] | None, needs: tuple[int, int | None],
+def _budget_reasons(have_strata: bool, strat: tuple[int, tuple[int, ...]] | None, needs: tuple[int, int | None],
                   pool: int, halfwidth: float) -> list[str]:
-    notes = []
+    reasons = []
     if not have_strata:
-        notes.append(f"stratified: the pilot cannot fill 2 judge-confidence strata with "
+        reasons.append(f"stratified: the pilot cannot fill 2 judge-confidence strata with "
                      f"{MIN_PER_STRATUM} items each")
     elif strat is None:
-        notes.append(f"stratified: the pool of {pool} items is too small for +-{halfwidth:g}")
+        reasons.append(f"stratified: the pool of {pool} items is too small for +-{halfwidth:g}")
     for name, need in (("humans only", needs[0]), ("PPI++", needs[1]),
                        ("stratified", None if strat is None else strat[0])):
         if need is not None and need > pool:
-            notes.append(f"{name}: {need} labels is more than the pool's {pool} items; the half-width "
+            reasons.append(f"{name}: {need} labels is more than the pool's {pool} items; the half-width "
                          "is out of reach on this pool (the count holds for a larger pool like it)")
-    return notes
+    return reasons
 
 
 def _pool(yhat_unlabelled: Sequence[float] | np.ndarray | int, fv: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -328,11 +330,11 @@ def label_budget(y: Sequence[float] | np.ndarray, yhat: Sequence[float] | np.nda
     fu, assumed = _pool(yhat_unlabelled, fv)
     empty = LabelBudget(float(halfwidth), confidence, int(yv.size), int(fu.size), human_only=None, ppi=None,
                         ppi_stratified=None, allocation=None, strata_edges=None)
-    problem = _label_problem(yv)
-    if problem is None and fu.size < 2:
-        problem = f"{fu.size} unlabelled item(s): nothing for the judge to add"
-    if problem is not None:
-        return replace(empty, reasons=(f"pilot: {problem}",))
+    reason = _label_reason(yv)
+    if reason is None and fu.size < 2:
+        reason = f"{fu.size} unlabelled item(s): nothing for the judge to add"
+    if reason is not None:
+        return replace(empty, reasons=(f"pilot: {reason}",))
     target_var = (halfwidth / z) ** 2
     n_human = max(math.ceil(float(yv.var()) / target_var), 1)
     reasons: list[str] = (["pool: only its size was given; its judge predictions are assumed to look like the "
@@ -342,8 +344,26 @@ def label_budget(y: Sequence[float] | np.ndarray, yhat: Sequence[float] | np.nda
         reasons.append("ppi: the judge's predictions are constant; they cannot reduce the labels needed")
     edges = _strata(fv, fu, n_strata)
     strat = None if edges is None else _stratified_budget(yv, fv, fu, edges, target_var)
-    reasons += _budget_notes(edges is not None, strat, (n_human, n_ppi), fu.size, halfwidth)
+    reasons += _budget_reasons(edges is not None, strat, (n_human, n_ppi), fu.size, halfwidth)
     if edges is None or strat is None:
         return replace(empty, human_only=n_human, ppi=n_ppi, reasons=tuple(reasons))
     return replace(empty, human_only=n_human, ppi=n_ppi, ppi_stratified=strat[0], allocation=strat[1],
                    strata_edges=tuple(float(e) for e in edges), reasons=tuple(reasons))
+
+
+def worst_case_labels(halfwidth: float, *, confidence: float = 0.95) -> float:
+    """Human labels a normal interval of half-width ``halfwidth`` needs at worst (a share of 1/2, the
+    largest variance): n = z^2 / (4 h^2), z the normal quantile of ``confidence``.  E.g. h = 0.05 at 95%:
+    1.95996^2 / 0.01 = 384.1 labels."""
+    return _z(confidence) ** 2 / (4.0 * halfwidth * halfwidth)
+
+
+def smallest_halfwidth(n_labels: int, *, confidence: float = 0.95, decimals: int | None = None) -> float:
+    """The narrowest half-width ``n_labels`` human labels reach at worst: h = z / (2 sqrt(n)), the inverse
+    of :func:`worst_case_labels`; rounded up to ``decimals`` places when given (a half-width at least
+    that wide needs at most ``n_labels``).  E.g. 384 labels at 95%: 1.95996 / 39.19 = 0.05001."""
+    h = _z(confidence) / (2.0 * math.sqrt(n_labels))
+    if decimals is None:
+        return h
+    scale = 10.0 ** decimals
+    return math.ceil(h * scale) / scale

@@ -49,10 +49,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..vocab import CELL_KEY, check_unparsed
 from ._frame import (
     N_CODES,
     UNPARSED,
-    check_policy,
     combine,
     group_codes,
     label_codes,
@@ -60,12 +60,14 @@ from ._frame import (
     require_columns,
     safe_div,
     verdict_codes,
+    with_cell_columns,
 )
 from .intervals import percentile_bounds, wilson_bounds
 
 __all__ = ["reliability", "trust_rate", "accuracy_ceiling", "RELIABILITY_COLUMNS", "unit_table"]
 
-DEFAULT_BY: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
+#: the default cells: the full cell key of :mod:`verdictlab.vocab` (a frame without ``decoding`` is free)
+DEFAULT_BY: tuple[str, ...] = CELL_KEY
 
 #: the columns of :func:`reliability` after the cell keys (a contract for the report).
 RELIABILITY_COLUMNS: tuple[str, ...] = (
@@ -112,7 +114,8 @@ def unit_table(judgments: pd.DataFrame, *, unparsed: str = "exclude",
     Returns the cell key frame and a dict of arrays: ``unit_cell, unit_pair, unit_order, mode``
     (0 A, 1 B, 2 tie, 3 unparsed, -1 split), ``N``, ``share``, ``total`` (verdicts in the unit),
     ``pair_cell, pair_label, pair_item`` (row index of a row of the pair), plus row-level codes."""
-    check_policy(unparsed)
+    check_unparsed(unparsed)
+    judgments = with_cell_columns(judgments, by)
     keys = _cell_keys(judgments, by)
     if "step" in keys and judgments["step"].isna().any():
         judgments = judgments.assign(step=judgments["step"].astype("object").fillna(""))  # NULL = ''

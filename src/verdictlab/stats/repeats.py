@@ -19,23 +19,22 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..vocab import Order
-from ._frame import check_policy, require_columns
+from ..vocab import CELL_KEY, Order, check_unparsed
+from ._frame import UNPARSED_VALUE, require_columns, with_cell_columns
 from .intervals import wilson_bounds
 
 __all__ = ["REPEAT_COLUMNS", "repeat_consistency"]
 
-DEFAULT_BY: tuple[str, ...] = ("judge", "protocol", "dataset", "temperature")
 REPEAT_COLUMNS: tuple[str, ...] = ("n_judgments", "n_unparsed", "n_units", "n_single", "repetitions", "C",
                                    "C_lo", "C_hi", "self_consistency", "unparsed_policy", "confidence")
-_UNPARSED = "\x00unparsed"
 
 
 def repeat_consistency(judgments: pd.DataFrame, *, unparsed: str = "exclude", confidence: float = 0.95,
-                       by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
+                       by: Sequence[str] = CELL_KEY) -> pd.DataFrame:
     """``C`` and self-consistency over repetitions per cell, any verdict vocabulary (module docstring)."""
-    check_policy(unparsed)
+    check_unparsed(unparsed)
     keys = list(by)
+    judgments = with_cell_columns(judgments, by)
     require_columns(judgments, keys + ["item_id", "verdict"], who="repeat_consistency")
     df = judgments[keys + ["item_id", "verdict"]].copy()
     df["order"] = judgments["order"] if "order" in judgments.columns else Order.AB.value
@@ -45,7 +44,7 @@ def repeat_consistency(judgments: pd.DataFrame, *, unparsed: str = "exclude", co
     cells = df[keys].drop_duplicates().sort_values(keys).reset_index(drop=True)
     n_judgments = df.groupby(keys, dropna=False).size().rename("n_judgments")
     n_unparsed = missing.groupby([df[k] for k in keys], dropna=False).sum().rename("n_unparsed")
-    df = df[~missing] if unparsed == "exclude" else df.assign(verdict=df["verdict"].where(~missing, _UNPARSED))
+    df = df[~missing] if unparsed == "exclude" else df.assign(verdict=df["verdict"].where(~missing, UNPARSED_VALUE))
     unit = keys + ["item_id", "order", "step"]
     g = df.groupby(unit, dropna=False)["verdict"]
     units = pd.DataFrame({"size": g.size(), "distinct": g.nunique()})

@@ -28,9 +28,10 @@ import pandas as pd
 
 from ..vocab import DECISIVE
 from .intervals import percentile_bounds, wilson_bounds
-from .selfpref import newcombe_difference, two_proportion_test
+from .self_preference import newcombe_difference, two_proportion_test
 
-__all__ = ["AnchoringShift", "anchoring_shift", "ChangeVsNoise", "change_vs_noise", "repetition_disagreement"]
+__all__ = ["AnchoringShift", "anchor_direction_shifts", "anchoring_shift", "ChangeVsNoise", "change_vs_noise",
+           "repetition_disagreement"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,20 @@ def anchoring_shift(verdict_base: Any, verdict_probe: Any, side: Any, item: Any,
     slo, shi = percentile_bounds(b_susc, confidence=confidence)
     return AnchoringShift(n, n_items, float(s_b), float(s_p), float(shift), float(lo), float(hi), float(susc),
                           float(slo), float(shi))
+
+
+def anchor_direction_shifts(verdict_base: Any, verdict_probe: Any, side: Any) -> dict[str, float]:
+    """The shift toward the anchor per anchor direction: for ``d`` in A / B, over the matched rows whose
+    anchor points to ``d``, the share of probed verdicts for ``d`` minus the share of base verdicts for
+    ``d`` (NaN when no row points to ``d``)."""
+    vb = pd.Series(verdict_base, dtype=object).to_numpy()
+    vp = pd.Series(verdict_probe, dtype=object).to_numpy()
+    sd = pd.Series(side, dtype=object).to_numpy()
+    out = {}
+    for d in DECISIVE:
+        m = sd == d
+        out[d] = float((vp[m] == d).mean() - (vb[m] == d).mean()) if m.any() else float("nan")
+    return out
 
 
 def repetition_disagreement(judgments: pd.DataFrame) -> tuple[int, int]:

@@ -23,14 +23,14 @@ import numpy as np
 import pandas as pd
 
 from ..store import RunStore
-from ..vocab import CELL_KEY_WITH_DECODING, DEFAULT_UNPARSED, VERDICTS
+from ..vocab import CELL_KEY, DEFAULT_UNPARSED, VERDICTS
 from .index_cache import CachedIndex, index_key, read_index, write_index
 from .outcomes import OUTCOMES, PAIR_KEY, pair_outcomes
 
 __all__ = ["CELL_FILTERS", "Filters", "Page", "PairIndex", "PairRow", "ViewError"]
 
 #: the cell fields a list can be narrowed by (query parameters of the same names)
-CELL_FILTERS: tuple[str, ...] = CELL_KEY_WITH_DECODING
+CELL_FILTERS: tuple[str, ...] = CELL_KEY
 PER_PAGE = 50
 SNIPPET_CHARS = 160
 

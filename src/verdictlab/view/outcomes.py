@@ -23,12 +23,12 @@ import numpy as np
 import pandas as pd
 
 from ..stats import modal_verdicts
-from ..vocab import CELL_KEY_WITH_DECODING, DECISIVE, DEFAULT_UNPARSED, LABELS, ORDERS, check_unparsed
+from ..vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, LABELS, ORDERS, check_unparsed
 
 __all__ = ["OUTCOMES", "PAIR_KEY", "pair_outcomes"]
 
 #: the columns naming one row of the list: the cell with its decoding, the step, the pair
-PAIR_KEY: tuple[str, ...] = (*CELL_KEY_WITH_DECODING, "step", "item_id")
+PAIR_KEY: tuple[str, ...] = (*CELL_KEY, "step", "item_id")
 #: the outcomes a list can be filtered by, in the order the viewer offers them
 OUTCOMES: tuple[str, ...] = ("flipped", "unstable", "wrong", "disagree", "unparsed")
 
@@ -77,7 +77,7 @@ def _unit_flags(j: pd.DataFrame, unparsed: str) -> pd.DataFrame:
     """Per (cell, step, pair): the flags of its (order) units from :func:`modal_verdicts`, and each
     order's modal verdict."""
     key = list(PAIR_KEY)
-    mv = modal_verdicts(j, unparsed=unparsed, by=CELL_KEY_WITH_DECODING)
+    mv = modal_verdicts(j, unparsed=unparsed, by=CELL_KEY)
     if "step" not in mv.columns:            # modal_verdicts keys by step only where steps exist
         mv["step"] = ""
     if mv.empty:           # every verdict unparsed and excluded: no unit has a modal verdict

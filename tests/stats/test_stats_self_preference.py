@@ -6,7 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from verdictlab.stats.selfpref import family_side, newcombe_difference, self_preference, two_proportion_test
+from verdictlab.stats.self_preference import (
+    family_side,
+    newcombe_difference,
+    self_preference,
+    two_proportion_test,
+)
 
 
 def test_self_preference_hand_worked():

@@ -1,0 +1,337 @@
+"""Bench: one run of 54 thousand, 540 thousand and 5.4 million judgments on this machine.
+
+For each size it writes a synthetic judgment log (vectorised with numpy and pyarrow: a Parquet file of
+one judgment per row and a JSON Lines file of the items), then times, each as a child process (wall
+time, CPU time and peak memory of the child -- ``/usr/bin/time``'s maximum resident set size):
+
+- ``verdictlab import parquet LOG --run-dir RUN --items jsonl --items-path ITEMS`` (the real importer and
+  store writer),
+- ``verdictlab report RUN --json`` (every figure, interval and registered analysis),
+- ``verdictlab report RUN --html OUT`` (and the size of the HTML file),
+- ``verdictlab export RUN --format parquet --partition-by judge,dataset``.
+
+Sizes (the seed audit's grid is 3 judges x 3 protocols x 2 orders x 3 repetitions = 54 judgments per pair):
+
+====== ============================================================================== ==========
+size   grid                                                                           judgments
+====== ============================================================================== ==========
+54k    1,000 pairs x 3 judges x 3 protocols x 1 temperature x 2 orders x 3 reps          54,000
+540k   10,000 pairs, the same grid                                                      540,000
+5.4M   1,000 pairs x 18 judges x 5 protocols x 3 temperatures x 2 orders x 10 reps   5,400,000
+5.4Mp  100,000 pairs, the 54k grid (same cells as 540k, ten times the pairs)          5,400,000
+====== ============================================================================== ==========
+
+It prints every figure, its ratio to the 540k run of the same invocation (same machine), the growth
+exponent ``log(t / t_540k) / log(n / n_540k)`` (1.0 = linear) of wall time and of CPU time (the one to
+read on a shared, loaded machine), and the machine load (1-minute load average before and after each
+step).  A child whose memory passes ``--max-rss-gb`` is stopped and
+reported as such (the figure is then "over the limit", not a time).  Prints, never asserts.
+
+    python bench/scale_bench.py                       # 54k and 540k
+    python bench/scale_bench.py --sizes 540k,5.4M     # the issue's targets: 5.4M import < 5 min,
+                                                      # report --json and --html < 60 s, < 4 GB each
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+BASELINE = "540k"
+STEPS = ("import", "report --json", "report --html", "export --partition-by")
+
+
+@dataclass(frozen=True)
+class Grid:
+    pairs: int
+    judges: int
+    protocols: int
+    temperatures: int
+    reps: int
+    datasets: int = 1
+
+    @property
+    def n(self) -> int:
+        return self.pairs * self.datasets * self.judges * self.protocols * self.temperatures * 2 * self.reps
+
+
+GRIDS = {
+    "54k": Grid(pairs=1_000, judges=3, protocols=3, temperatures=1, reps=3),
+    "540k": Grid(pairs=10_000, judges=3, protocols=3, temperatures=1, reps=3),
+    "5.4M": Grid(pairs=1_000, judges=18, protocols=5, temperatures=3, reps=10),
+    "5.4Mp": Grid(pairs=100_000, judges=3, protocols=3, temperatures=1, reps=3),
+}
+PROTOCOLS = ("direct", "vf-json", "vf-xml", "cot-json", "cot-xml")
+TEMPERATURES = (0.0, 0.7, 1.0)
+
+
+# -- the synthetic log ------------------------------------------------------------------------------
+
+def judgment_table(grid: Grid, *, seed: int = 0):  # -> pyarrow.Table
+    """Every judgment of ``grid`` as an Arrow table in the tabular importer's columns.
+
+    Per (judge, protocol): skill, position bias, noise (growing with temperature) and a parse-failure
+    rate; per (judge, protocol, temperature, item, order) the judge settles on an answer (right with
+    probability skill, else the first-shown one with probability bias, else wrong); each repetition flips
+    it with probability noise; 1% of verdicts are ties and a few are unparsed (no verdict)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rng = np.random.default_rng(seed)
+    n_items = grid.pairs * grid.datasets
+    J, P, T, R = grid.judges, grid.protocols, grid.temperatures, grid.reps
+    shape = (J, P, T, n_items, 2, R)
+    j, p, t, i, o, r = (a.ravel() for a in np.indices(shape, dtype=np.int32))
+    label_a = rng.random(n_items) < 0.5
+    skill = rng.uniform(0.6, 0.9, (J, P))
+    bias = rng.uniform(0.0, 0.35, (J, P))
+    noise = rng.uniform(0.0, 0.1, (J, P))[:, :, None] + 0.15 * np.asarray(TEMPERATURES[:T])[None, None, :]
+    fail = rng.uniform(0.0, 0.03, (J, P))
+    settle = (J, P, T, n_items, 2)
+    right = rng.random(settle) < skill[:, :, None, None, None]
+    first = rng.random(settle) < bias[:, :, None, None, None]
+    shown_first_is_a = np.array([True, False])[None, None, None, None, :]          # AB shows A first
+    settled_a = np.where(right, label_a[None, None, None, :, None], ~label_a[None, None, None, :, None])
+    settled_a = np.where(first & ~right, shown_first_is_a, settled_a)
+    flip = rng.random(j.shape, dtype=np.float32) < noise[j, p, t]
+    a_won = settled_a[j, p, t, i, o] ^ flip
+    verdict = np.where(a_won, 0, 1).astype(np.int8)                                # 0 A, 1 B, 2 tie, 3 none
+    verdict[rng.random(j.shape, dtype=np.float32) < 0.01] = 2
+    verdict[rng.random(j.shape, dtype=np.float32) < fail[j, p]] = 3
+    words = pa.array(["A", "B", "tie", None])
+    verdict_col = pc.take(words, pa.array(verdict))
+    datasets = [f"bench{d}" for d in range(grid.datasets)]
+    item_ids = pa.array([f"{datasets[k // grid.pairs]}-{k % grid.pairs}" for k in range(n_items)])
+    judges = pa.array([f"sim:bench-judge-{k:02d}" for k in range(J)])
+    raw = pc.binary_join_element_wise(
+        pc.take(pa.array(['{"winner": "A", "why": "', '{"winner": "B", "why": "', '{"winner": "tie", "why": "',
+                          "I cannot decide between these two answers, "]), pa.array(verdict)),
+        pc.cast(pa.array(np.arange(len(j), dtype=np.int64) * 7919 % 1_000_003), pa.string()),
+        pa.scalar(' -- the first answer is more precise"}'), "")
+    table = pa.table({
+        "item_id": pc.take(item_ids, pa.array(i)),
+        "dataset": pc.take(pa.array(datasets), pa.array(i // grid.pairs)),
+        "judge": pc.take(judges, pa.array(j)),
+        "protocol": pc.take(pa.array(PROTOCOLS[:P]), pa.array(p)),
+        "temperature": pc.take(pa.array(TEMPERATURES[:T], pa.float64()), pa.array(t)),
+        "order": pc.take(pa.array(["AB", "BA"]), pa.array(o)),
+        "rep": pa.array(r.astype(np.int64)),
+        "verdict": verdict_col,
+        "label": pc.take(pa.array(["A", "B"]), pa.array((~label_a).astype(np.int8)[i])),
+        "raw_output": raw,
+        "latency_s": pa.array(rng.uniform(0.2, 2.0, len(j)).astype(np.float64)),
+        "tokens_in": pa.array(rng.integers(300, 900, len(j))),
+        "tokens_out": pa.array(rng.integers(5, 60, len(j))),
+    })
+    return table
+
+
+def items_lines(grid: Grid, table) -> list[str]:  # noqa: ANN001 - pyarrow.Table
+    """One JSON line per item (question, responses of varied length, label), for ``--items jsonl``."""
+    rng = np.random.default_rng(1)
+    first = table.slice(0, grid.pairs * grid.datasets * 2 * grid.reps)      # judge 0, protocol 0, temp 0
+    ids = first.column("item_id").to_pylist()[:: 2 * grid.reps]
+    labels = first.column("label").to_pylist()[:: 2 * grid.reps]
+    lengths = rng.integers(20, 400, (len(ids), 2))
+    return [json.dumps({"item_id": k, "question": f"Which answer to question {k} is better?",
+                        "response_a": "a" * int(la), "response_b": "b" * int(lb), "label": lab,
+                        "category": ("coding", "writing", "reasoning")[n % 3]})
+            for n, (k, lab, (la, lb)) in enumerate(zip(ids, labels, lengths, strict=True))]
+
+
+# -- timing children ------------------------------------------------------------------------------------
+
+@dataclass
+class Figure:
+    wall: float
+    cpu: float
+    peak_gb: float
+    rc: int
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0
+
+
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
+def run_child(cmd: list[str], *, max_rss_gb: float, stdout_path: Path | None = None) -> Figure:
+    """Run ``cmd`` under ``/usr/bin/time`` (peak RSS, CPU); stop it when its RSS passes the limit."""
+    fmt = "%e %U %S %M"
+    time_out = Path(tempfile.mkstemp(prefix="scale-time-")[1])
+    full = ["/usr/bin/time", "-f", fmt, "-o", str(time_out), *cmd]
+    with tempfile.TemporaryFile() as err, (stdout_path.open("wb") if stdout_path else open(os.devnull, "wb")) as out:
+        proc = subprocess.Popen(full, stdout=out, stderr=err)
+        rc, killed = _wait_guarded(proc, max_rss_gb)
+        err.seek(0)
+        lines = err.read().decode(errors="replace").strip().splitlines()
+    parts = time_out.read_text().split()[-4:]
+    time_out.unlink()
+    wall, user, sys_, kb = (float(x) for x in parts) if len(parts) == 4 else (math.nan,) * 4
+    note = ""
+    if killed:
+        note = f"stopped at {killed[0]:.1f} GB (over --max-rss-gb)"
+    elif rc != 0:
+        note = next((ln for ln in reversed(lines) if not ln.startswith("Command exited")), "")[:200]
+    return Figure(wall=wall, cpu=user + sys_, peak_gb=kb / 1e6, rc=rc, note=note)
+
+
+def _wait_guarded(proc: subprocess.Popen[bytes], max_rss_gb: float) -> tuple[int, list[float]]:
+    """Wait for ``proc``; kill its children when their memory passes the limit."""
+    import psutil
+
+    killed: list[float] = []
+
+    def watch() -> None:
+        try:
+            parent = psutil.Process(proc.pid)
+            while proc.poll() is None:
+                rss = sum(c.memory_info().rss for c in parent.children(recursive=True))
+                if rss > max_rss_gb * 1e9:
+                    killed.append(rss / 1e9)
+                    for c in parent.children(recursive=True):
+                        c.kill()
+                    return
+                time.sleep(0.2)
+        except psutil.Error:
+            return
+
+    guard = threading.Thread(target=watch, daemon=True)
+    guard.start()
+    rc = proc.wait()
+    guard.join(timeout=1)
+    return rc, killed
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "verdictlab.cli.main", *args]
+
+
+@dataclass
+class SizeResult:
+    name: str
+    n: int
+    gen_s: float
+    figures: dict[str, Figure]
+    html_mb: float
+    loads: dict[str, tuple[float, float]]
+
+
+def bench_size(name: str, root: Path, *, max_rss_gb: float, bootstrap: int,
+               steps_wanted: tuple[str, ...] = STEPS) -> SizeResult:
+    import pyarrow.parquet as pq
+
+    grid = GRIDS[name]
+    work = root / name
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    t0 = time.perf_counter()
+    table = judgment_table(grid)
+    pq.write_table(table, work / "judgments.parquet")
+    (work / "items.jsonl").write_text("\n".join(items_lines(grid, table)) + "\n")
+    del table
+    gen_s = time.perf_counter() - t0
+    print(f"[{name}] {grid.n:,} judgments generated in {gen_s:.1f} s", flush=True)
+    run = work / "run"
+    steps = {
+        "import": cli("import", "parquet", str(work / "judgments.parquet"), "--run-dir", str(run),
+                      "--items", "jsonl", "--items-path", str(work / "items.jsonl")),
+        "report --json": cli("report", str(run), "--format", "json", "--bootstrap", str(bootstrap)),
+        "report --html": cli("report", str(run), "--format", "html", "-o", str(work / "report.html"),
+                             "--bootstrap", str(bootstrap)),
+        "export --partition-by": cli("export", str(run), "--format", "parquet", "--partition-by",
+                                     "judge,dataset", "--out", str(work / "export")),
+    }
+    figures: dict[str, Figure] = {}
+    loads: dict[str, tuple[float, float]] = {}
+    for step, cmd in steps.items():
+        if step not in steps_wanted:
+            continue
+        before = _load()
+        fig = run_child(cmd, max_rss_gb=max_rss_gb,
+                        stdout_path=work / "report.json" if step == "report --json" else None)
+        loads[step] = (before, _load())
+        figures[step] = fig
+        status = "" if fig.ok else f"  FAILED rc={fig.rc}: {fig.note}"
+        print(f"[{name}] {step}: {fig.wall:.1f} s wall, {fig.cpu:.1f} s CPU, peak {fig.peak_gb:.2f} GB, "
+              f"load {before:.2f} -> {loads[step][1]:.2f}{status}", flush=True)
+        if step == "import" and not fig.ok:
+            break
+    html = work / "report.html"
+    html_mb = html.stat().st_size / 1e6 if html.exists() else math.nan
+    return SizeResult(name, grid.n, gen_s, figures, html_mb, loads)
+
+
+def exponent(a: float, b: float, na: int, nb: int) -> float:
+    """Growth exponent k in t ~ n^k between two sizes (1.0 = linear)."""
+    if not (a > 0 and b > 0) or na == nb:
+        return math.nan
+    return math.log(b / a) / math.log(nb / na)
+
+
+def print_summary(results: list[SizeResult]) -> None:
+    base = next((r for r in results if r.name == BASELINE), None)
+    print("\nsize    judgments   step                    wall s   ratio   exponent  CPU s   ratio  exponent"
+          "  peak GB  load")
+    for r in results:
+        for step in STEPS:
+            f = r.figures.get(step)
+            if f is None:
+                continue
+            bf = base.figures.get(step) if base else None
+            both = bool(bf and base and bf.ok and f.ok)
+            ratio = f.wall / bf.wall if both else math.nan  # type: ignore[union-attr]
+            k = exponent(bf.wall, f.wall, base.n, r.n) if both else math.nan  # type: ignore[union-attr]
+            cpu_ratio = f.cpu / bf.cpu if both else math.nan  # type: ignore[union-attr]
+            cpu_k = exponent(bf.cpu, f.cpu, base.n, r.n) if both else math.nan  # type: ignore[union-attr]
+            lo, hi = r.loads[step]
+            flag = "" if f.ok else f"  ({f.note or 'failed'})"
+            print(f"{r.name:<7} {r.n:>10,}  {step:<22} {f.wall:>7.1f} {ratio:>7.2f} {k:>9.2f} {f.cpu:>7.1f} "
+                  f"{cpu_ratio:>6.2f} {cpu_k:>9.2f} {f.peak_gb:>8.2f}  {lo:.1f}-{hi:.1f}{flag}")
+        print(f"{r.name:<7} {r.n:>10,}  {'HTML size':<22} {r.html_mb:>7.1f} MB; log generated in {r.gen_s:.1f} s")
+    print(f"\nratios and exponents against the {BASELINE} run of this invocation; machine: {os.cpu_count()} "
+          f"CPU(s), 1-minute load average now {_load():.2f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--sizes", default="54k,540k", help=f"comma-separated, of {', '.join(GRIDS)}")
+    ap.add_argument("--root", type=Path, default=None, help="work directory (kept); default a temporary one")
+    ap.add_argument("--max-rss-gb", type=float, default=8.0, help="stop a child whose memory passes this")
+    ap.add_argument("--bootstrap", type=int, default=1000, help="resamples per interval (the report default)")
+    ap.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated, of {', '.join(STEPS)}")
+    args = ap.parse_args()
+    steps = tuple(s.strip() for s in args.steps.split(",") if s.strip())
+    if "import" not in steps or set(steps) - set(STEPS):
+        ap.error(f"--steps must include import and name only {list(STEPS)}")
+    sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
+    unknown = [s for s in sizes if s not in GRIDS]
+    if unknown:
+        ap.error(f"unknown size(s) {unknown}; known: {list(GRIDS)}")
+    if BASELINE not in sizes and any(s != BASELINE for s in sizes):
+        print(f"note: without {BASELINE} there are no ratios or exponents")
+    root = args.root or Path(tempfile.mkdtemp(prefix="scale-bench-"))
+    results = [bench_size(s, root, max_rss_gb=args.max_rss_gb, bootstrap=args.bootstrap, steps_wanted=steps)
+               for s in sizes]
+    print_summary(results)
+    if args.root is None:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,406 @@
+"""Juries: majority votes over several verdicts, the error correlation between jurors, and the
+predicted against the observed majority accuracy.
+
+The vote rule (:func:`vote_counts`, normative)
+-----------------------------------------------
+* ``n_parsed`` = votes that carry a verdict.  If ``n_parsed < quorum`` there is **no verdict**
+  (``status = "no_quorum"``): parse failures can never silently shrink a jury into a smaller one.
+  The default quorum is a strict majority of the seats, ``K // 2 + 1``.
+* Otherwise the value with the most parsed votes wins (``status = "ok"``).  A ``tie`` vote is a value
+  like ``A`` and ``B``.
+* When two or more values share the top count the **tie rule** decides: ``"tie"`` (default) -- the
+  jury's verdict is ``tie``; ``"none"`` -- no verdict (``status = "split"``).  Either way the status
+  says ``split`` so it is counted.
+
+Predictions.  A jury of k jurors, each right with probability p, decides by majority.  Independent
+jurors (Condorcet) give a binomial prediction; correlated jurors are modelled as exchangeable with
+intra-class correlation rho: the number of right votes is beta-binomial with a = p s, b = (1 - p) s,
+s = 1/rho - 1 (rho = 0 is the binomial limit, rho = 1 a single juror repeated k times).  Even k: a
+tied vote is resolved by ``even_tie``: "half" (a fair coin: counts 1/2, the default), "wrong" (a tie
+is a failure) or "right".  An undefined input (NaN p or rho: e.g. a cell without one parsed vote)
+gives an undefined (NaN) prediction, never an exception.
+
+Jury tables (:func:`jury_table`), one row per (cell, jury size K): a *homogeneous* jury is one judge
+sampled K times in one cell (its repetitions); a *heterogeneous* jury is several judges of the same
+protocol, dataset, temperature and decoding, one vote each (its ``judge`` is undefined: the jurors are
+listed in ``jurors``).  Observed majority accuracy (a jury verdict ``tie`` earns ``tie_credit``, default
+1/2, like an undecided pair in A) beside the independence prediction (binomial for homogeneous,
+Poisson-binomial for heterogeneous juries) and the rho-corrected beta-binomial prediction, rho being
+the error correlation estimated from the vote matrix, with ``k_effective`` = K / (1 + (K - 1) rho).
+Unparsed votes and juries without a verdict follow the cell figures' unparsed policy:
+``unparsed="wrong"`` (the function default) counts them as wrong; ``"exclude"`` (the report's default)
+leaves them out -- juror accuracy on parsed votes, jury accuracy on juries with a verdict, rho on units
+every juror answered -- and counts them (``n_no_verdict``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _st
+
+from ..vocab import CELL_KEY, VERDICTS, UnparsedPolicy, check_unparsed
+
+__all__ = ["JURY_COLUMNS", "JURY_TABLE_COLUMNS", "VOTE_TIE_RULES", "JuryCorrelation", "JuryRow", "default_quorum",
+           "effective_jurors", "heterogeneous_jury_table", "homogeneous_jury_table", "jury_error_correlation",
+           "jury_majority_accuracy", "jury_majority_accuracy_heterogeneous", "jury_table", "majority_vote",
+           "observed_majority_accuracy", "priority_verdicts", "vote_counts"]
+
+_TIE_CREDIT = {"half": 0.5, "wrong": 0.0, "right": 1.0}
+
+
+@dataclass(frozen=True)
+class JuryCorrelation:
+    """Intra-class error correlation rho of k jurors over ``n_items`` items, mean juror accuracy p."""
+
+    rho: float
+    p: float
+    k: int
+    n_items: int
+
+    def __float__(self) -> float:
+        return self.rho
+
+
+def _tie_credit(even_tie: str) -> float:
+    if even_tie not in _TIE_CREDIT:
+        raise ValueError(f"even_tie must be one of {tuple(_TIE_CREDIT)}, got {even_tie!r}")
+    return _TIE_CREDIT[even_tie]
+
+
+def jury_error_correlation(correct_matrix: Any, *, zero_division: float = np.nan) -> JuryCorrelation:
+    """Error correlation rho from an items x jurors 0/1 matrix of correctness (no missing values).
+
+    Moment (ANOVA-free) estimator of the exchangeable intra-class correlation: with S_i the number
+    of jurors right on item i, p = mean(S)/k and Var(S) (population variance over items),
+    Var(S) = k p (1 - p) (1 + (k - 1) rho)  =>  rho = (Var(S) / (k p (1 - p)) - 1) / (k - 1).
+    Undefined (p in {0, 1} or k < 2) -> ``zero_division``."""
+    m = np.asarray(correct_matrix, dtype=float)
+    if m.ndim != 2:
+        raise ValueError("correct_matrix must be 2-D: items x jurors")
+    if np.isnan(m).any():
+        raise ValueError("correct_matrix has missing values; keep items every juror answered")
+    n, k = m.shape
+    if n == 0 or k < 2:
+        return JuryCorrelation(float(zero_division), float("nan"), k, n)
+    s = m.sum(axis=1)
+    p = float(s.mean() / k)
+    if p <= 0.0 or p >= 1.0:
+        return JuryCorrelation(float(zero_division), p, k, n)
+    rho = (float(s.var()) / (k * p * (1 - p)) - 1.0) / (k - 1)
+    return JuryCorrelation(rho, p, k, n)
+
+
+def _majority_from_pmf(pmf: np.ndarray, k: int, tie: float) -> float:
+    j = np.arange(k + 1)
+    win = pmf[2 * j > k].sum()
+    if k % 2 == 0:
+        win += tie * pmf[k // 2]
+    return float(win)
+
+
+def jury_majority_accuracy(p: float, k: int, *, rho: float = 0.0, even_tie: str = "half") -> float:
+    """Predicted accuracy of a majority vote of ``k`` exchangeable jurors of accuracy ``p`` whose
+    errors correlate with ``rho`` (binomial for rho = 0, beta-binomial for 0 < rho < 1, p itself for
+    rho = 1).  Negative rho is not modelled (raise).  NaN p or rho (undefined: no parsed vote, or a
+    correlation that cannot be estimated) gives NaN."""
+    tie = _tie_credit(even_tie)
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    if np.isnan(p) or np.isnan(rho):
+        return float("nan")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p}")
+    if not 0.0 <= rho <= 1.0:
+        raise ValueError(f"rho must be in [0, 1], got {rho}")
+    j = np.arange(k + 1)
+    if rho == 0.0 or p in (0.0, 1.0):
+        pmf = _st.binom.pmf(j, k, p)
+    elif rho == 1.0:
+        # all jurors vote together: right with probability p (no tie possible)
+        return float(p)
+    else:
+        s = 1.0 / rho - 1.0
+        pmf = _st.betabinom.pmf(j, k, p * s, (1.0 - p) * s)
+    return _majority_from_pmf(pmf, k, tie)
+
+
+def jury_majority_accuracy_heterogeneous(ps: Any, *, even_tie: str = "half") -> float:
+    """Majority accuracy of independent jurors with their own accuracies ``ps`` (Poisson-binomial
+    distribution of the number of right votes, by exact convolution).  A NaN accuracy (a juror without
+    one parsed vote) gives NaN."""
+    tie = _tie_credit(even_tie)
+    ps = np.asarray(ps, dtype=float).ravel()
+    if len(ps) == 0:
+        raise ValueError("need at least one juror")
+    if np.isnan(ps).any():
+        return float("nan")
+    if ((ps < 0) | (ps > 1)).any():
+        raise ValueError("accuracies must lie in [0, 1]")
+    pmf = np.array([1.0])
+    for p in ps:  # k jurors, O(k^2): a loop over jurors, not judgments
+        pmf = np.convolve(pmf, [1.0 - p, p])
+    return _majority_from_pmf(pmf, len(ps), tie)
+
+
+def observed_majority_accuracy(correct_matrix: Any, *, even_tie: str = "half") -> float:
+    """Observed accuracy of the majority vote of the jurors (items x jurors 0/1 correctness;
+    binary choice, so the majority is right iff more than half the jurors are)."""
+    tie = _tie_credit(even_tie)
+    m = np.asarray(correct_matrix, dtype=float)
+    k = m.shape[1]
+    s = m.sum(axis=1)
+    return float(np.mean(np.where(2 * s > k, 1.0, np.where(2 * s == k, tie, 0.0))))
+
+
+def effective_jurors(k: int, rho: float) -> float:
+    """Effective number of independent jurors of a jury of ``k`` whose errors correlate with mean
+    ``rho``: k / (1 + (k - 1) rho) (the design effect of an exchangeable cluster).  rho = 0 gives k,
+    rho = 1 gives 1; a negative rho (anti-correlated errors) gives more than k.  Undefined (NaN) for
+    NaN rho, k < 1, or rho <= -1 / (k - 1) (no exchangeable k-variable model has it)."""
+    if k < 1 or not np.isfinite(rho):
+        return float("nan")
+    denom = 1.0 + (k - 1) * float(rho)
+    return float(k / denom) if denom > 0 else float("nan")
+
+
+# -- the vote rule -------------------------------------------------------------------------------------
+
+VOTE_TIE_RULES: tuple[str, ...] = ("tie", "none")
+
+
+def default_quorum(k: int) -> int:
+    """A strict majority of the seats: ``k // 2 + 1``."""
+    return int(k) // 2 + 1
+
+
+def vote_counts(counts: np.ndarray, *, quorum: int | np.ndarray, tie_rule: str = "tie") -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised majority vote (the rule of the module docstring).
+
+    ``counts`` is an (n, 3) array of parsed votes for ``A``, ``B``, ``tie`` per jury.  Returns
+    ``(verdicts, statuses)``: object arrays with ``"A" | "B" | "tie" | None`` and
+    ``"ok" | "split" | "no_quorum"``.
+    """
+    if tie_rule not in VOTE_TIE_RULES:
+        raise ValueError(f"tie_rule must be one of {VOTE_TIE_RULES}, got {tie_rule!r}")
+    c = np.asarray(counts, dtype=np.int64).reshape(-1, 3)
+    n_parsed = c.sum(axis=1)
+    top = c.max(axis=1)
+    n_top = (c == top[:, None]).sum(axis=1)
+    winner = np.asarray(VERDICTS, dtype=object)[c.argmax(axis=1)]
+    verdict = np.full(len(c), "tie" if tie_rule == "tie" else None, dtype=object)
+    verdict[n_top == 1] = winner[n_top == 1]
+    status = np.where(n_top == 1, "ok", "split").astype(object)
+    no_q = n_parsed < np.asarray(quorum)
+    verdict[no_q] = None
+    status[no_q] = "no_quorum"
+    if tie_rule == "none":
+        verdict[status == "split"] = None
+    return verdict, status
+
+
+def majority_vote(votes: Sequence[str | None], *, quorum: int | None = None, tie_rule: str = "tie") -> tuple[str | None, str]:
+    """The rule of :func:`vote_counts` for one jury: ``(verdict, status)``."""
+    bad = [v for v in votes if v is not None and v not in VERDICTS]
+    if bad:
+        raise ValueError(f"votes must be 'A', 'B', 'tie' or None, got {bad[0]!r}")
+    counts = np.array([[sum(v == x for v in votes) for x in VERDICTS]])
+    q = default_quorum(len(votes)) if quorum is None else quorum
+    v, s = vote_counts(counts, quorum=q, tie_rule=tie_rule)
+    return v[0], s[0]
+
+
+def priority_verdicts(counts: np.ndarray, statuses: np.ndarray, ordered_votes: Sequence[Sequence[str | None]]
+                      ) -> np.ndarray:
+    """The priority tie rule for juries whose seats are ranked (FLASK's criteria, most important
+    first): for each ``split`` jury, the vote of the highest-ranked seat among the values that share
+    the top count (None when no ranked seat voted one of them); None for the other juries.
+    ``ordered_votes[i]`` are jury i's parsed votes in seat rank order."""
+    c = np.asarray(counts, dtype=np.int64).reshape(-1, 3)
+    top = c.max(axis=1)
+    out = np.full(len(c), None, dtype=object)
+    for i in np.flatnonzero(np.asarray(statuses) == "split").tolist():
+        tied = {x for x, n in zip(VERDICTS, c[i], strict=True) if n == top[i]}
+        out[i] = next((v for v in ordered_votes[i] if v in tied), None)
+    return out
+
+
+def _vote_count_matrix(votes: pd.DataFrame) -> np.ndarray:
+    """(units, 3) counts of A / B / tie votes over the seats (columns) of a units x seats frame."""
+    return np.stack([(votes == x).sum(axis=1).to_numpy() for x in VERDICTS], axis=1)
+
+
+# -- jury tables from stored judgments ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class JuryRow:
+    kind: str                 # homogeneous | heterogeneous
+    jurors: str               # judge id, or the judge ids joined by ' | '
+    k: int
+    n_evaluations: int        # (pair, order) units with a label A/B
+    n_ok: int
+    n_split: int
+    n_no_verdict: int
+    accuracy: float           # observed majority accuracy (tie -> tie_credit, no verdict -> per policy)
+    p_single: float           # mean single-juror accuracy on the same units
+    rho: float                # error correlation from the vote matrix
+    predicted_independent: float
+    predicted_rho: float
+    k_effective: float = float("nan")  # effective independent jurors k / (1 + (k - 1) rho)
+
+
+JURY_COLUMNS: tuple[str, ...] = tuple(JuryRow.__dataclass_fields__)
+#: the columns of :func:`jury_table`: the full cell key (``judge`` undefined for a heterogeneous
+#: jury), then :data:`JURY_COLUMNS`
+JURY_TABLE_COLUMNS: tuple[str, ...] = (*CELL_KEY, *JURY_COLUMNS)
+_UNIT = ["dataset", "item_id", "protocol", "order", "step"]
+
+
+def _jury_accuracy(counts: np.ndarray, labels: np.ndarray, *, quorum: int, tie_rule: str,
+                   tie_credit: float, unparsed: str = UnparsedPolicy.WRONG.value) -> tuple[float, int, int, int]:
+    verdict, status = vote_counts(counts, quorum=quorum, tie_rule=tie_rule)
+    correct = (verdict == labels).astype(float)
+    correct[verdict == "tie"] = tie_credit
+    if unparsed == UnparsedPolicy.EXCLUDE:
+        correct = correct[pd.notna(verdict)]
+    return (float(correct.mean()) if len(correct) else float("nan"), int((status == "ok").sum()),
+            int((status == "split").sum()), int(pd.isna(verdict).sum()))
+
+
+def _juror_accuracy(votes: pd.DataFrame | pd.Series, labels: pd.Series, unparsed: str) -> float:
+    """Mean single-juror accuracy: unparsed votes wrong (``"wrong"``) or left out (``"exclude"``)."""
+    right = votes.eq(labels, axis=0).to_numpy(dtype=float)
+    if unparsed == UnparsedPolicy.EXCLUDE:
+        right = right[votes.notna().to_numpy()]
+    return float(right.mean()) if right.size else float("nan")
+
+
+def _predictions(p: float | Sequence[float], k: int, rho: float) -> tuple[float, float]:
+    """(independence prediction, rho-corrected prediction).  The beta-binomial model has no
+    negative correlation: a negative estimate is clipped to 0 for the prediction (the table keeps
+    the estimate itself).  Undefined inputs give undefined predictions."""
+    r = min(max(rho, 0.0), 1.0) if np.isfinite(rho) else float("nan")
+    if isinstance(p, float):
+        ind = jury_majority_accuracy(p, k, rho=0.0)
+        pm = p
+    else:
+        ind = jury_majority_accuracy_heterogeneous(list(p))
+        pm = float(np.mean(p))
+    return float(ind), float(jury_majority_accuracy(pm, k, rho=r))
+
+
+def _vote_matrix(frame: pd.DataFrame, seat: str) -> tuple[pd.DataFrame, pd.Series]:
+    """(units x seats) canonical verdicts and the unit labels (labelled A/B units only)."""
+    f = frame[frame["label"].isin(["A", "B"])].copy()
+    f["step"] = f["step"].fillna("") if "step" in f else ""
+    mat = f.pivot_table(index=_UNIT, columns=seat, values="verdict", aggfunc="first", dropna=False)
+    labels = f.groupby(_UNIT, dropna=False)["label"].first().reindex(mat.index)
+    return mat, labels
+
+
+def _rho(mat: pd.DataFrame, labels: pd.Series, unparsed: str = UnparsedPolicy.WRONG.value) -> float:
+    # "wrong": an unparsed vote is an error, as in the juror accuracies p (no unit is dropped);
+    # "exclude": units with an unparsed vote are left out
+    if unparsed == UnparsedPolicy.EXCLUDE:
+        keep = mat.notna().all(axis=1)
+        mat, labels = mat[keep], labels[keep]
+    correct = mat.eq(labels, axis=0).astype(float)
+    return float(jury_error_correlation(correct.to_numpy()).rho)
+
+
+def _rows_at(judgments: pd.DataFrame, temperature: float, protocol: str | None) -> pd.DataFrame:
+    f = judgments[np.isclose(judgments["temperature"].astype(float), temperature)]
+    return f if protocol is None else f[f["protocol"] == protocol]
+
+
+def homogeneous_jury_table(judgments: pd.DataFrame, *, judge: str, temperature: float,
+                           sizes: Sequence[int] = (1, 3, 5), protocol: str | None = None,
+                           quorum: int | None = None, tie_rule: str = "tie",
+                           tie_credit: float = 0.5, unparsed: str = UnparsedPolicy.WRONG.value) -> pd.DataFrame:
+    """Juries of K samples of one judge at one temperature (its repetitions 0..K-1), one row per K
+    (columns :data:`JURY_COLUMNS`).  The rows given are one jury's: select one cell first
+    (:func:`jury_table` does)."""
+    check_unparsed(unparsed)
+    f = _rows_at(judgments[judgments["judge"] == judge], temperature, protocol)
+    if f.empty:
+        raise ValueError(f"no judgments for judge {judge!r} at temperature {temperature}")
+    mat, labels = _vote_matrix(f, "rep")
+    rho = _rho(mat, labels, unparsed)
+    rows = []
+    for k in sizes:
+        if k > mat.shape[1]:
+            continue
+        sub = mat.iloc[:, :k]
+        acc, n_ok, n_split, n_none = _jury_accuracy(_vote_count_matrix(sub), labels.to_numpy(dtype=object),
+                                                    quorum=quorum or default_quorum(k), tie_rule=tie_rule,
+                                                    tie_credit=tie_credit, unparsed=unparsed)
+        p = _juror_accuracy(sub, labels, unparsed)
+        ind, cor = _predictions(p, k, rho)
+        rows.append(JuryRow("homogeneous", judge, k, len(sub), n_ok, n_split, n_none, acc, p, rho, ind, cor,
+                            effective_jurors(k, rho)))
+    return pd.DataFrame([r.__dict__ for r in rows], columns=list(JURY_COLUMNS))
+
+
+def heterogeneous_jury_table(judgments: pd.DataFrame, *, judges: Sequence[str], temperature: float,
+                             rep: int = 0, protocol: str | None = None, quorum: int | None = None,
+                             tie_rule: str = "tie", tie_credit: float = 0.5,
+                             unparsed: str = UnparsedPolicy.WRONG.value) -> pd.DataFrame:
+    """Juries of the first K of ``judges`` (one vote each: repetition ``rep``), K = 1, 3, 5, ...
+    up to the panel size; the independence prediction is Poisson-binomial over their accuracies."""
+    check_unparsed(unparsed)
+    f = _rows_at(judgments[judgments["judge"].isin(list(judges)) & (judgments["rep"] == rep)], temperature,
+                 protocol)
+    missing = [j for j in judges if j not in set(f["judge"])]
+    if missing:
+        raise ValueError(f"no judgments for judge(s) {missing} at temperature {temperature}, rep {rep}")
+    mat, labels = _vote_matrix(f, "judge")
+    mat = mat[list(judges)]
+    rho = _rho(mat, labels, unparsed)
+    rows = []
+    for k in range(1, len(judges) + 1, 2):
+        sub = mat.iloc[:, :k]
+        acc, n_ok, n_split, n_none = _jury_accuracy(_vote_count_matrix(sub), labels.to_numpy(dtype=object),
+                                                    quorum=quorum or default_quorum(k), tie_rule=tie_rule,
+                                                    tie_credit=tie_credit, unparsed=unparsed)
+        ps = [_juror_accuracy(sub[j], labels, unparsed) for j in sub.columns]
+        ind, cor = _predictions(ps if k > 1 else ps[0], k, rho)
+        rows.append(JuryRow("heterogeneous", " | ".join(sub.columns), k, len(sub), n_ok, n_split, n_none, acc,
+                            float(np.mean(ps)), rho, ind, cor, effective_jurors(k, rho)))
+    return pd.DataFrame([r.__dict__ for r in rows], columns=list(JURY_COLUMNS))
+
+
+def _with_cell(table: pd.DataFrame, cell: dict[str, Any]) -> pd.DataFrame:
+    return table.assign(**cell)[list(JURY_TABLE_COLUMNS)]
+
+
+def jury_table(judgments: pd.DataFrame, *, sizes: Sequence[int] = (1, 3, 5), quorum: int | None = None,
+               tie_rule: str = "tie", tie_credit: float = 0.5, unparsed: str = UnparsedPolicy.WRONG.value) -> pd.DataFrame:
+    """Every jury the run supports, one row per (cell, K), columns :data:`JURY_TABLE_COLUMNS`: a
+    homogeneous jury per cell with at least 3 repetitions, and a heterogeneous jury per (protocol,
+    dataset, temperature, decoding) with at least 3 judges (its ``judge`` is None).  Derived protocols
+    (``base+remedy``) are left out."""
+    from ._frame import with_cell_columns
+
+    base = with_cell_columns(judgments[~judgments["protocol"].astype(str).str.contains("+", regex=False)])
+    panel = [c for c in CELL_KEY if c != "judge"]
+    frames = []
+    for key, g in base.groupby(list(CELL_KEY), sort=True):
+        cell = dict(zip(CELL_KEY, key, strict=True))
+        if g["rep"].nunique() >= 3:
+            t = homogeneous_jury_table(g, judge=cell["judge"], temperature=float(cell["temperature"]), sizes=sizes,
+                                       quorum=quorum, tie_rule=tie_rule, tie_credit=tie_credit, unparsed=unparsed)
+            frames.append(_with_cell(t, cell))
+    for key, g in base.groupby(panel, sort=True):
+        cell = {"judge": None, **dict(zip(panel, key, strict=True))}
+        judges = sorted(g["judge"].unique())
+        if len(judges) >= 3:
+            t = heterogeneous_jury_table(g, judges=judges, temperature=float(cell["temperature"]), quorum=quorum,
+                                         tie_rule=tie_rule, tie_credit=tie_credit, unparsed=unparsed)
+            frames.append(_with_cell(t, cell))
+    if not frames:
+        return pd.DataFrame(columns=list(JURY_TABLE_COLUMNS))
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,99 @@
+"""The verdict rules of the remedies (derived protocols computed from stored judgments) and what a
+remedy changes in a cell's figures.
+
+Each rule maps the verdicts of the calls a derived verdict consumes to that verdict, element-wise
+over aligned arrays (one element per pair key; canonical verdicts ``A`` / ``B`` / ``tie``, None =
+unparsed):
+
+* :func:`both_orders_verdicts` -- ``both-orders``: the verdict both orders agree on, else ``tie`` (the
+  order decided it); unparsed in either order -> unparsed.
+* :func:`order_average_verdicts` -- ``order-average``: P(A) averaged over both orders; ``A`` above
+  1/2, ``B`` below, ``tie`` at exactly 1/2.
+* :func:`both_orders_vote_verdicts` -- ``both-orders-vote`` (JudgeBench): each order votes for its
+  verdict, a ``tie`` or an unparsed order abstains, the side with more votes wins, else ``tie``.
+* ``majority@k``: the jury vote of :func:`verdictlab.stats.juries.vote_counts`.
+
+:func:`worst_parse_status` is the parse status a combined verdict inherits; :func:`calls_per_verdict`
+the calls of the base protocol one derived verdict consumes; :func:`remedy_effects` the change of A,
+phi, T and the tie rate against the cell without a remedy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..vocab import PARSE_STATUSES, Verdict
+
+__all__ = ["EFFECT_FIGURES", "both_orders_verdicts", "both_orders_vote_verdicts", "calls_per_verdict",
+           "order_average_verdicts", "remedy_effects", "worst_parse_status"]
+
+_MAJORITY = re.compile(r"^majority@(\d+)$")
+_RANK = {status: i for i, status in enumerate(PARSE_STATUSES)}   # ok < repaired < fallback < failed
+_STATUS = np.array(PARSE_STATUSES, dtype=object)
+#: the figures :func:`remedy_effects` compares
+EFFECT_FIGURES: tuple[str, ...] = ("A", "phi", "T", "tie_rate")
+
+
+def worst_parse_status(a: Any, b: Any) -> np.ndarray:
+    """Element-wise the worse of two parse statuses (ok < repaired < fallback < failed; a missing
+    status is ``failed``)."""
+    ra = pd.Series(np.asarray(a, dtype=object)).map(_RANK).fillna(_RANK["failed"]).to_numpy(int)
+    rb = pd.Series(np.asarray(b, dtype=object)).map(_RANK).fillna(_RANK["failed"]).to_numpy(int)
+    return _STATUS[np.maximum(ra, rb)]
+
+
+def both_orders_verdicts(va: Any, vb: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(verdict, parsed, agree)``: the ``both-orders`` verdict of each pair from its AB and BA
+    verdicts, and whether both orders were parsed and agreed."""
+    a, b = np.asarray(va, dtype=object), np.asarray(vb, dtype=object)
+    parsed = pd.notna(a) & pd.notna(b)
+    agree = parsed & (a == b)
+    verdict = np.full(len(a), None, dtype=object)
+    verdict[parsed] = Verdict.TIE.value
+    verdict[agree] = a[agree]
+    return verdict, parsed, agree
+
+
+def order_average_verdicts(pa_ab: Any, pa_ba: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(p, verdict)``: P(A) averaged over the two orders (canonical) and the ``order-average``
+    verdict it gives."""
+    p = (np.asarray(pa_ab, dtype=float) + np.asarray(pa_ba, dtype=float)) / 2.0
+    verdict = np.where(p > 0.5, Verdict.A.value, np.where(p < 0.5, Verdict.B.value, Verdict.TIE.value))
+    return p, verdict.astype(object)
+
+
+def both_orders_vote_verdicts(va: Any, vb: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(verdict, n_unparsed)``: the ``both-orders-vote`` verdict of each pair (A + A -> A, A + tie ->
+    A, A + unparsed -> A, A + B -> tie, tie + tie -> tie, two abstentions -> tie) and how many of its
+    two orders were unparsed."""
+    a, b = np.asarray(va, dtype=object), np.asarray(vb, dtype=object)
+    n_a = (a == "A").astype(int) + (b == "A").astype(int)
+    n_b = (a == "B").astype(int) + (b == "B").astype(int)
+    verdict = np.where(n_a > n_b, "A", np.where(n_b > n_a, "B", "tie")).astype(object)
+    return verdict, pd.isna(a).astype(int) + pd.isna(b).astype(int)
+
+
+def calls_per_verdict(remedy: str) -> int:
+    """Calls of the base protocol one derived verdict consumes: 2 per order-combining remedy,
+    k for ``majority@k``, multiplied along a ``+`` chain (``majority@3+both-orders`` -> 6)."""
+    n = 1
+    for part in remedy.split("+"):
+        m = _MAJORITY.match(part)
+        n *= int(m.group(1)) if m else 2
+    return n
+
+
+def remedy_effects(cells: pd.DataFrame, base: pd.DataFrame, *, keys: Sequence[str]) -> pd.DataFrame:
+    """``cells`` (figures of derived protocols, one row per cell and remedy) with ``d<figure>`` =
+    figure - the same cell's figure in ``base`` (the cells without a remedy) for each of
+    :data:`EFFECT_FIGURES`, joined on ``keys``; NaN where the base cell lacks the figure."""
+    ref = base[[*keys, *EFFECT_FIGURES]].rename(columns={c: f"_{c}_base" for c in EFFECT_FIGURES})
+    out = cells.merge(ref, on=list(keys), how="left")
+    for c in EFFECT_FIGURES:
+        out[f"d{c}"] = pd.to_numeric(out[c], errors="coerce") - pd.to_numeric(out[f"_{c}_base"], errors="coerce")
+    return out.drop(columns=[f"_{c}_base" for c in EFFECT_FIGURES])
