@@ -111,8 +111,8 @@ Bootstrap = Annotated[int, typer.Option("--bootstrap", min=0, metavar="N",
                                         help="Bootstrap resamples behind each interval (0: none).")]
 BOOTSTRAP_DEFAULT = 1000
 
-Seed = Annotated[int, typer.Option("--seed", metavar="N",
-                                   help="Seed of every random draw (bootstrap, folds, generated data).")]
+Seed = Annotated[int, typer.Option("--seed", metavar="N", min=0,
+                                   help="Seed of every random draw (bootstrap, folds, generated data); >= 0.")]
 SEED_DEFAULT = 0
 
 Confidence = Annotated[float, typer.Option("--confidence", callback=_open_unit, metavar="LEVEL",

@@ -34,13 +34,19 @@ class Executor(StrEnum):
 
 def _with_executor(cfg: Any, executor: Executor | None, ray_address: str | None) -> Any:
     """The config with ``--executor`` / ``--ray-address`` applied."""
+    from ..config import check_ray_address
+
     if ray_address is not None and (executor or cfg.executor) != "ray":
         fail("--ray-address needs --executor ray (or executor: ray in the config)", EXIT_USAGE)
     update: dict[str, Any] = {}
     if executor is not None:
         update["executor"] = executor.value
     if ray_address is not None:
-        update["ray"] = cfg.ray.model_copy(update={"address": ray_address})
+        try:
+            address = check_ray_address(ray_address)
+        except ValueError as exc:
+            fail(exc, EXIT_USAGE)
+        update["ray"] = cfg.ray.model_copy(update={"address": address})
     return cfg.model_copy(update=update) if update else cfg
 
 
@@ -100,8 +106,9 @@ def run(
     try:
         summary = run_config(cfg, rd, progress=not no_progress, plan_only=plan, retry_failed=retry_failed,
                              pilot=pilot)
-    except KeyboardInterrupt:      # while loading datasets / models, before any judging
-        fail("interrupted before judging started; nothing was judged.", EXIT_INTERRUPTED)
+    except KeyboardInterrupt as exc:   # while loading datasets / models, before any judging (SIGTERM: Stopped)
+        fail(f"{getattr(exc, 'reason', 'interrupted')} before judging started; nothing was judged.",
+             getattr(exc, "exit_code", EXIT_INTERRUPTED))
 
     if plan:
         assert summary.plan is not None
@@ -135,6 +142,8 @@ def _print_summary(out: Console, name: str, rd: Path, summary: Any) -> None:
               f"tokens: {summary.tokens_in + summary.tokens_out:,}   cost: ${summary.cost_usd:.4f}   "
               f"time: {summary.elapsed_s:.1f}s")
     out.print(f"  stored in {rd / STORE_FILENAME}")
+    for note in summary.notes:
+        out.print(f"  {printable(note)}")
     if summary.n_retried_failed:
         out.print(f"  {summary.n_retried_failed} previously failed trials were judged again")
     if summary.n_failed:
