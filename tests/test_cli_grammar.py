@@ -26,7 +26,8 @@ READS_A_RUN = {"report", "export", "review", "compare", "validate", "plan-labels
 CREATES_A_RUN = {"run", "demo", "import", "debate", "batch export"}
 SHARED = ("--unparsed", "--bootstrap", "--seed", "--confidence")
 #: options whose values are a fixed set: each must be a choice (an enum), listed in help
-CHOICES = {("import", "--order"), ("import", "--verdicts"), ("import", "--garbage"), ("debate", "--fallback"),
+CHOICES = {("import", "--order"), ("import", "--verdicts"), ("import", "--garbage"), ("import", "--id-from"),
+           ("debate", "--fallback"),
            ("debate", "--final-rule"), ("run", "--executor"), ("demo", "--decoding"), ("compare", "--by"),
            ("drift", "--chart"), ("fake-server", "--winner")}
 
@@ -148,6 +149,16 @@ def test_debate_choices_are_the_engines() -> None:
     assert tuple(WinnerPolicy) == WINNER_POLICIES
 
 
+def test_import_choices_are_the_importers() -> None:
+    from verdictlab.cli.import_cmd import Garbage, IdFrom, Order, VerdictTerms
+    from verdictlab.importers.pandalm import GARBAGE_RULES
+    from verdictlab.importers.tabular import ID_SOURCES, VERDICT_TERMS
+    from verdictlab.vocab import ORDERS
+
+    assert tuple(Order) == ORDERS and tuple(VerdictTerms) == VERDICT_TERMS and tuple(Garbage) == GARBAGE_RULES
+    assert set(IdFrom) == set(ID_SOURCES) - {"column"}       # "column", the default, is not a choice to make
+
+
 @pytest.mark.parametrize("path", sorted(COMMANDS))
 def test_help_lists_exit_codes_and_keeps_its_text(path: str) -> None:
     shown = _help(path)
@@ -230,6 +241,14 @@ def test_data_on_stdout_messages_on_stderr(sim_run: Path, tmp_path: Path) -> Non
         assert r.exit_code == 0, (argv, r.output)
         assert r.stdout == "" and "written to" in r.stderr and written.exists(), (argv, r.stdout, r.stderr)
     assert (tmp_path / "r.md").read_text().startswith("## verdictlab report")      # --format from .md
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"item_id": "x", "judge": "j", "protocol": "p", "dataset": "d", "order": "AB",
+                                "verdict": "A"}) + "\n")
+    imp = runner.invoke(app, ["import", "jsonl", str(rows), "--run-dir", str(tmp_path / "imported")])
+    assert imp.exit_code == 0 and imp.stdout == "" and "imported 1 new judgment(s)" in imp.stderr, imp.output
+    for argv in (["datasets", "validate", str(rows.parent / "nope.jsonl")], ["selftest", "--bootstrap", "1"]):
+        r = runner.invoke(app, argv)
+        assert r.exit_code in (2, 3) and r.stdout == "" and r.stderr.startswith("error: "), (argv, r.output)
     plan = runner.invoke(app, ["run", str(sim_run.parent / "audit.yaml"), "--run-dir", str(sim_run), "--plan"])
     assert plan.exit_code == 0 and "estimated duration" in plan.stdout and plan.stderr == ""
 

@@ -130,3 +130,52 @@ def test_batch_import_run_dir_option(work: Path, tmp_path: Path) -> None:
     r = runner.invoke(app, ["batch", "import", str(tmp_path / "results.jsonl"), "--run-dir", str(work / "run")])
     _notice(r.stderr, f"batch import {work / 'run'} {tmp_path / 'results.jsonl'}")
     assert r.exit_code == 5 and "nothing was exported from this run dir" in r.stderr   # read as before
+
+
+def test_import_o_and_json(work: Path, tmp_path: Path) -> None:
+    rows = tmp_path / "j.jsonl"
+    rows.write_text("".join(json.dumps({"item_id": f"i{i}", "judge": "j", "protocol": "p", "dataset": "d",
+                                        "order": "AB", "verdict": "A"}) + "\n" for i in range(3)))
+    r = runner.invoke(app, ["import", "jsonl", str(rows), "-o", str(tmp_path / "run"), "--json"])
+    assert r.exit_code == 0 and (tmp_path / "run" / "run.sqlite").exists(), r.output
+    assert json.loads(r.stdout)["n_inserted"] == 3
+    notices = [ln for ln in r.stderr.splitlines() if ln.startswith("deprecated: ")]
+    assert len(notices) == 2 and all("next release" in n for n in notices), r.stderr
+    assert any(f"import --run-dir {tmp_path / 'run'}" in n for n in notices)
+    assert any("--format json" in n for n in notices)
+
+
+def test_datasets_json(tmp_path: Path, work: Path) -> None:
+    for argv in (["datasets", "list", "--json"],
+                 ["datasets", "show", "jsonl", "--path", str(work / "pairs.jsonl"), "--json"],
+                 ["datasets", "validate", str(work / "pairs.jsonl"), "--json"]):
+        r = runner.invoke(app, argv)
+        assert r.exit_code == 0, (argv, r.output)
+        json.loads(r.stdout)
+        _notice(r.stderr, "--format json")
+
+
+def test_selftest_json_n_boot_and_old_default_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import verdictlab.selftest as st
+
+    asked: list[dict[str, object]] = []
+
+    def fake(**kw: object) -> list[st.SelftestRow]:
+        asked.append(kw)
+        return [st.SelftestRow(property="noise", planted=0.2, recovered=0.2, lo=0.1, hi=0.3, passed=True,
+                               judge="sim:x", how="x")]
+
+    monkeypatch.setattr(st, "run_selftest", fake)
+    r = runner.invoke(app, ["selftest", "--json", "--seed", "3"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["seed"] == 3
+    _notice(r.stderr, "--format json")
+    r = runner.invoke(app, ["selftest", "--n-boot", "300", "--seed", "3", "--format", "json"])
+    assert r.exit_code == 0 and asked[-1]["n_boot"] == 300
+    _notice(r.stderr, "--bootstrap 300")
+    r = runner.invoke(app, ["selftest", "--format", "json"])           # no --seed: the old default, said
+    assert r.exit_code == 0 and asked[-1]["seed"] == 7 and json.loads(r.stdout)["seed"] == 7
+    _notice(r.stderr, "--seed 7")
+    r = runner.invoke(app, ["selftest", "--format", "json", "--seed", "0"])     # the new default, given
+    assert r.exit_code == 0 and asked[-1]["seed"] == 0 and "deprecated" not in r.stderr
+    r = runner.invoke(app, ["selftest", "--bootstrap", "100", "--seed", "0"])
+    assert r.exit_code == 2 and "must be >= 200" in r.stderr
