@@ -117,13 +117,13 @@ def test_html_has_every_section_and_cell(report: dict) -> None:
 
 @pytest.mark.slow
 def test_cli_html_default_path_and_plots(run_dir: Path, tmp_path: Path) -> None:
-    res = CliRunner().invoke(app, ["report", str(run_dir), "--html", "--plots", str(tmp_path / "figs"),
+    res = CliRunner().invoke(app, ["report", str(run_dir), "--format", "html", "--plots", str(tmp_path / "figs"),
                                    "--bootstrap", "20"])
     assert res.exit_code == 0, res.output
     out = run_dir / "report.html"
     assert out.exists() and out.stat().st_size > 50_000
     assert (tmp_path / "figs" / "ceiling.svg").exists() and (tmp_path / "figs" / "temperature.png").exists()
-    res = CliRunner().invoke(app, ["report", str(run_dir), str(tmp_path / "x.html"), "--bootstrap", "0", "--json"])
+    res = CliRunner().invoke(app, ["report", str(run_dir), "-o", str(tmp_path / "x.html"), "--bootstrap", "0"])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "x.html").exists()
     res = CliRunner().invoke(app, ["report", str(run_dir), str(tmp_path / "x.txt")])

@@ -272,7 +272,7 @@ def test_unparsed_wrong_reaches_the_remedy_table(tmp_path: Path) -> None:
                         judges=("sim:steady",), n_items=16, fail_rate=0.3, seed=4).close()
     t_by_policy = {}
     for policy in POLICIES:
-        res = CliRunner().invoke(app_(), ["report", str(tmp_path / "run"), "--json", "--unparsed", policy,
+        res = CliRunner().invoke(app_(), ["report", str(tmp_path / "run"), "--format", "json", "--unparsed", policy,
                                           "--bootstrap", "0"])
         assert res.exit_code == 0, res.output
         doc = json.loads(res.stdout)

@@ -323,9 +323,12 @@ class RunConfig(BaseModel):
 
     def resolved_path(self, spec: DatasetSpec) -> str | None:
         """A dataset path, resolved against the config file's folder when relative."""
-        if spec.path is None:
-            return None
-        p = Path(spec.path).expanduser()
+        return None if spec.path is None else self.resolved_file(spec.path)
+
+    def resolved_file(self, path: str) -> str:
+        """A file named in the config (a dataset, a probe's file), resolved against the config file's
+        folder when relative."""
+        p = Path(path).expanduser()
         if not p.is_absolute() and self.source is not None:
             p = Path(self.source).resolve().parent / p
         return str(p)

@@ -531,7 +531,7 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
     )
 
 
-#: keys of :func:`build_report` that ``verdictlab report --json`` prints (the stable JSON schema)
+#: keys of :func:`build_report` that ``verdictlab report --format json`` prints (the stable JSON schema)
 JSON_KEYS: tuple[str, ...] = ("schema_version", "run", "unparsed", "cells")
 
 

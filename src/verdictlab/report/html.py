@@ -169,7 +169,7 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
         from ..guards import GuardError, env_name
 
         raise GuardError(f"the HTML report would be {size:,} bytes, more than the limit of {lim.html_max_bytes:,} "
-                         f"(raise it with {env_name('html_max_bytes')}, or use --json)")
+                         f"(raise it with {env_name('html_max_bytes')}, or use --format json)")
     if out is not None:
         p = Path(out)
         p.parent.mkdir(parents=True, exist_ok=True)

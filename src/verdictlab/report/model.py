@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, TypedDict
 
-#: version of the JSON document of ``verdictlab report --json``; additions keep it, a change of
+#: version of the JSON document of ``verdictlab report --format json``; additions keep it, a change of
 #: meaning or a removal bumps it
 REPORT_SCHEMA_VERSION = 1
 

@@ -289,7 +289,7 @@ def analyses_lines(report: Mapping[str, Any]) -> list[tuple[str, str]]:
             out.append((f"{t.get('title') or name} could not be computed: {t['error']}", "red"))
     names = [f"{k} ({len(v.get('rows') or [])} rows)" for k, v in extra.items() if not v.get("error")]
     if names:
-        out.append(("Further analyses in --html and --json (run.analyses): " + ", ".join(names) + ".", ""))
+        out.append(("Further analyses in --format html and --format json (run.analyses): " + ", ".join(names) + ".", ""))
     return out
 
 
@@ -411,4 +411,4 @@ def render_terminal(report: Mapping[str, Any], console: Console | None = None) -
     if bi.get("n_total"):
         console.print(f"{bi['n_total']} (pair × cell) combinations break the judge: {bi['n_flipped']} flipped "
                       f"under the swap, {bi['n_unstable']} unstable across repetitions "
-                      f"(see --html for the items side by side).", highlight=False)
+                      f"(see --format html for the items side by side).", highlight=False)
