@@ -46,8 +46,11 @@ $(STAMP): $(DEMO_STAMP)
 demo: $(DEMO_STAMP)
 	$(BIN)/verdictlab demo
 
+# Two pytest workers (pytest-xdist), one test file each at a time (module fixtures stay in one process):
+# the suite is mostly waiting on subprocesses and the embedded judge, so two workers fill 2 cores.
+TEST_WORKERS ?= 2
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
