@@ -30,6 +30,7 @@ import pandas as pd
 
 from .. import analyses
 from .._redact import redact_value
+from ..column_cache import figure_frame
 from ..stats import (
     CELL_TOTALS,
     agreement_by_cell,
@@ -250,16 +251,19 @@ def engine_rows(attempts: pd.DataFrame, judgments: pd.DataFrame) -> list[dict[st
 MAX_RAW_CHARS = 4000
 
 
+def _cut(raw: Any) -> str:
+    """A raw output as shown: empty when missing, cut after ``MAX_RAW_CHARS`` (and saying so)."""
+    raw = "" if raw is None or (isinstance(raw, float) and math.isnan(raw)) else str(raw)
+    return raw[:MAX_RAW_CHARS] + (" … [cut]" if len(raw) > MAX_RAW_CHARS else "")
+
+
 def _raw_view(recs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     order_view: dict[str, list[dict[str, Any]]] = {o: [] for o in ORDERS}
     for rec in recs:
-        raw = rec.get("raw_output")
-        raw = "" if raw is None or (isinstance(raw, float) and math.isnan(raw)) else str(raw)
-        cut = len(raw) > MAX_RAW_CHARS
         order_view.setdefault(rec["order"], []).append(json_ready({
             "rep": rec.get("rep"), "verdict": rec.get("verdict"),
             "parse_status": rec.get("parse_status"), "parse_detail": rec.get("parse_detail"),
-            "raw_output": raw[:MAX_RAW_CHARS] + (" … [cut]" if cut else ""),
+            "raw_output": _cut(rec.get("raw_output")),
         }))
     return order_view
 
@@ -410,16 +414,25 @@ def _check_args(unparsed: str, confidence: float) -> None:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
 
 
-def _load(store_or_run_dir: RunStore | str | Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
+def _load(store: RunStore, cache: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
                                                                list[Any], dict[str, Any]]:
-    own = not isinstance(store_or_run_dir, RunStore)
-    store = store_or_run_dir if isinstance(store_or_run_dir, RunStore) else open_store(store_or_run_dir)
-    try:
-        judgments = with_cell_columns(store.judgments())   # a NULL decoding (older stores) is free decoding
-        return judgments, store.attempts(), store.items_frame(), list(store.items()), run_meta(store, judgments)
-    finally:
-        if own:
-            store.close()
+    """The run's judgments (their figure columns, :func:`verdictlab.column_cache.figure_frame`: kept
+    under ``cache`` between reports when given), attempts, items and meta."""
+    judgments = with_cell_columns(figure_frame(store, cache=cache))   # a NULL decoding (older stores) is free
+    return judgments, store.attempts(), store.items_frame(), list(store.items()), run_meta(store, judgments)
+
+
+def _with_texts(store: RunStore, broken: BrokenItems) -> BrokenItems:
+    """The shown broken items with every judgment's raw output and parse detail, read from the store for
+    those pairs only (the figure frame has neither)."""
+    for row in broken["rows"]:
+        texts = store.pair_texts(row)
+        for order, recs in row["orders"].items():
+            for rec in recs:
+                raw, detail = texts.get((order, rec["rep"]), (None, rec.get("parse_detail")))
+                rec["raw_output"] = _cut(raw)
+                rec["parse_detail"] = detail
+    return broken
 
 
 def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataFrame | None,
@@ -453,7 +466,7 @@ def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataF
 def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEFAULT_UNPARSED,
                  confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0,
                  max_broken_items: int = 300, frame: pd.DataFrame | None = None,
-                 expected_reps: int | None = None) -> Report:
+                 expected_reps: int | None = None, cache: Path | None = None) -> Report:
     """Everything a report shows, as a typed :class:`~verdictlab.report.model.Report`.
 
     Parameters
@@ -467,9 +480,21 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
     max_broken_items : at most this many "items that break the judge" are kept.
     frame : a precomputed reliability frame (skips :func:`verdictlab.stats.reliability`).
     expected_reps : R for the expected figures (``analyses.expected``); default the cell's own.
+    cache : a folder (``verdictlab.column_cache.cache_root("columns")``) where the judgments' figure
+        columns are kept between reports of an unchanged store; None reads them from the store.
     """
     _check_args(unparsed, confidence)
-    all_judgments, attempts, items_frame, item_objects, meta = _load(store_or_run_dir)
+    if isinstance(store_or_run_dir, RunStore):
+        return _build(store_or_run_dir, unparsed=unparsed, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
+                      max_broken_items=max_broken_items, frame=frame, expected_reps=expected_reps, cache=cache)
+    with open_store(store_or_run_dir) as store:
+        return _build(store, unparsed=unparsed, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
+                      max_broken_items=max_broken_items, frame=frame, expected_reps=expected_reps, cache=cache)
+
+
+def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: int, seed: int, max_broken_items: int,
+           frame: pd.DataFrame | None, expected_reps: int | None, cache: Path | None) -> Report:
+    all_judgments, attempts, items_frame, item_objects, meta = _load(store, cache)
     inp = analyses.AnalysisInput(all_judgments, items=item_objects, items_frame=items_frame, unparsed=unparsed,
                                  confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
                                  extra={**({"expected_reps": expected_reps} if expected_reps else {}),
@@ -492,7 +517,8 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
         run=meta, unparsed=unparsed, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
         cells=cells, judge_labels=labels, region_thresholds=region_thresholds(),
         format_dispersion=dispersion_rows(cells), checklist=checklist,
-        broken_items=broken_items(judgments, items_frame, unparsed=unparsed, limit=max_broken_items),
+        broken_items=_with_texts(store, broken_items(judgments, items_frame, unparsed=unparsed,
+                                                     limit=max_broken_items)),
         extra_tables={**(analysis_tables(inp) if len(all_judgments) else {}), **failed_columns},
         across_cells=across_cells(cells),
         totals=cell_totals(_cells_frame(cells, CELL_TOTALS)) if cells else {},
