@@ -60,9 +60,13 @@ def caller_spy(monkeypatch: pytest.MonkeyPatch) -> CallerSpy:
     return CallerSpy(monkeypatch)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Any:
-    """Headless Debian chromium through Playwright (tests/_browser.py), started once per session."""
+    """Headless Debian chromium through Playwright (tests/_browser.py), started once per test module.
+
+    Not once per session: Playwright's sync API keeps an asyncio loop running in the main thread while it
+    is open, so every later test that calls ``asyncio.run`` (the engine, the HTTP conformance suite) would
+    fail with "cannot be called from a running event loop"."""
     from _browser import chromium
 
     with chromium() as b:

@@ -23,8 +23,12 @@ The room sentences, checked on the source (``ast``) of each module:
   comparison with a number literal that is a fraction (a threshold) and no threshold constant taken
   from ``stats``.
 
-The cli and engine sentences are checked in their own test file; :func:`module_trees` and the
-checkers below take any room.
+* **engine** = runs judgments, every judge call through the caller's *public* API (no module outside
+  ``engine/caller.py`` touches a private member of the judge caller).
+* **cli** = parses arguments and calls one library function per command: no computation library, no run
+  store opened, no table computed on what the library returned.
+
+:func:`module_trees` and the checkers below take any room.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 from test_import_cycles import SRC, import_graph
 
@@ -359,3 +364,266 @@ def test_each_room_checker_sees_a_violation() -> None:
                            "    return 'ok' if c['C'] >= 0.9 else sum(c.values())\n")
     assert sorted(report_computation(report_bad)) == [(1, "threshold DEFAULT_C_HIGH from stats"), (3, "agg()"),
                                                       (3, "groupby()"), (4, "sum()"), (4, "threshold 0.9")]
+
+
+# -- engine: every judge call through the caller's public API ---------------------------------------------
+# The engine room's rule: every judge call goes through the caller's *public* API.
+#
+# No module outside ``engine/caller.py`` touches a private method or attribute of the judge caller: an
+# executor that needs something from the caller gets a public method for it (``reserve`` / ``record`` for
+# calls made elsewhere), never ``caller._reserve()``.  Checked on every module of ``src/verdictlab`` and
+# ``bench/``, two ways:
+#
+# * any ``X._name`` (or ``getattr(X, "_name")``) whose receiver ``X`` names a caller (``caller``,
+#   ``lane.caller``, ``self.caller``, ``callers[j]``...);
+# * any use, whatever the receiver, of a private name that only the caller defines (so an alias such as
+#   ``c = lane.caller; c._reserve()`` is caught too).
+
+PKG = SRC / "verdictlab"
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+CALLER = PKG / "engine" / "caller.py"
+CALLER_CLASS = "JudgeCaller"
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _members(cls: ast.ClassDef) -> set[str]:
+    """Names a class defines: its methods and class attributes, and the ``self.X`` it assigns."""
+    out: set[str] = set()
+    for node in ast.walk(cls):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node in cls.body:
+            out.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                isinstance(node.value, ast.Name) and node.value.id == "self":
+            out.add(node.attr)
+        elif isinstance(node, ast.AnnAssign | ast.Assign) and node in cls.body:
+            targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
+            out.update(t.id for t in targets if isinstance(t, ast.Name))
+    return out
+
+
+def caller_private_names() -> set[str]:
+    tree = ast.parse(CALLER.read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == CALLER_CLASS)
+    return {n for n in _members(cls) if _private(n)}
+
+
+def _modules() -> list[Path]:
+    return sorted(p for root in (PKG, BENCH) for p in root.rglob("*.py") if p != CALLER)
+
+
+def names_defined_elsewhere(modules: list[Path]) -> set[str]:
+    """Private names some other class of the tree defines too (their uses are ambiguous by name alone)."""
+    out: set[str] = set()
+    for path in modules:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                out |= {n for n in _members(node) if _private(n)}
+    return out
+
+
+def _names_a_caller(node: ast.expr) -> bool:
+    return "caller" in ast.unparse(node).lower()
+
+
+def private_caller_uses(source: str, unique: set[str]) -> list[str]:
+    """The uses in ``source`` (as ``line: code``) of a private member on a receiver that names a caller,
+    or of a private name only the caller defines."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        attr, receiver = None, None
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            attr, receiver = node.attr, node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("getattr", "setattr", "hasattr", "delattr") and len(node.args) >= 2 and \
+                isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) and \
+                _private(node.args[1].value):
+            attr, receiver = node.args[1].value, node.args[0]
+        if attr is None or receiver is None:
+            continue
+        if _names_a_caller(receiver) or attr in unique:
+            found.append(f"{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_module_outside_the_caller_touches_its_private_members() -> None:
+    private = caller_private_names()
+    assert {"_areserve", "_granted", "_pending", "_slots"} <= private       # the check sees the caller's own
+    modules = _modules()
+    unique = private - names_defined_elsewhere(modules)
+    assert "_areserve" in unique and "_pending" in unique
+    offenders = {str(p.relative_to(PKG.parent.parent)): hits for p in modules
+                 if (hits := private_caller_uses(p.read_text(), unique))}
+    assert offenders == {}, f"use the caller's public API instead: {offenders}"
+
+
+def test_the_check_catches_each_way_of_reaching_in() -> None:
+    private = caller_private_names()
+    unique = private - names_defined_elsewhere(_modules())
+    bad = {
+        "if not caller._reserve(): pass": "caller._reserve",         # a private method gone since
+        "lane.caller._pending.clear()": "lane.caller._pending",
+        "n = self.caller._slots._value": "self.caller._slots",
+        "ok = getattr(callers[j], '_granted')(True)": "getattr(callers[j], '_granted')",
+        "c = lane.caller\nawait c._areserve()": "c._areserve",       # an alias: caught by the name
+    }
+    for code, shown in bad.items():
+        hits = private_caller_uses(code, unique)
+        assert hits and shown in hits[0], code
+    fine = "caller.reserve(t)\ncaller.record(t, response=r)\nself._slots(llm)\njudge._client"
+    assert private_caller_uses(fine, unique) == []
+
+
+# -- cli: parses arguments, calls the library, prints ------------------------------------------------------
+# The CLI holds no library: a command parses its arguments, calls the library and prints.
+#
+# Checked on the source of every module of ``verdictlab.cli`` (imports anywhere in the module, module level
+# or inside a function):
+#
+# 1. no computation library (pandas, numpy, scipy) and no ``verdictlab.stats``: figures come from the
+#    library functions a notebook can call too;
+# 2. no run store opened by the CLI (``open_store`` / ``RunStore``): reading a run is the library's job;
+# 3. no DataFrame computation on what the library returned (``groupby``, ``merge``, ``value_counts``,
+#    ``to_csv``...): a command prints what it is given;
+# 4. every command (a function registered with ``.command(...)``) calls the library -- a name imported from
+#    ``verdictlab`` outside ``verdictlab.cli`` -- itself or through a helper of its module.
+
+CLI_DIR = SRC / "verdictlab" / "cli"
+FORBIDDEN_MODULES = ("pandas", "numpy", "scipy", "verdictlab.stats")
+FORBIDDEN_NAMES = {("verdictlab.store", "open_store"), ("verdictlab.store", "RunStore")}
+FRAME_METHODS = frozenset({"groupby", "merge", "pivot", "pivot_table", "concat", "value_counts", "agg", "aggregate",
+                           "apply", "drop_duplicates", "to_csv", "to_parquet", "query", "sort_values", "crosstab",
+                           "rolling", "resample", "melt"})
+
+
+def _absolute(module: str, node: ast.ImportFrom) -> str:
+    """The absolute module of a ``from X import`` inside package ``verdictlab.cli`` (``module``)."""
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")[: -node.level]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _imports(module: str, tree: ast.AST) -> dict[str, str]:
+    """Every name bound by an import anywhere in the module -> the absolute module it comes from (for
+    ``from M import n``: ``M.n``)."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                names[(a.asname or a.name).split(".")[0]] = a.name
+        elif isinstance(node, ast.ImportFrom):
+            src = _absolute(module, node)
+            for a in node.names:
+                names[a.asname or a.name] = f"{src}.{a.name}"
+    return names
+
+
+def _commands(tree: ast.AST) -> set[str]:
+    """Functions registered as commands: ``app.command("x")(fn)`` or ``@app.command("x")``."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Call)
+                and isinstance(node.func.func, ast.Attribute) and node.func.func.attr == "command"):
+            out |= {a.id for a in node.args if isinstance(a, ast.Name)}
+        if isinstance(node, ast.FunctionDef):
+            for d in node.decorator_list:
+                if isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "command":
+                    out.add(node.name)
+    return out
+
+
+def _called_names(fn: ast.FunctionDef) -> set[str]:
+    """Names a function calls (``f(...)``) or calls an attribute of (``m.f(...)``)."""
+    out = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            f = node.func
+            while isinstance(f, ast.Attribute):
+                f = f.value
+            if isinstance(f, ast.Name):
+                out.add(f.id)
+    return out
+
+
+def _library(origin: str) -> bool:
+    return origin.startswith("verdictlab.") and not origin.startswith("verdictlab.cli")
+
+
+def cli_violations(sources: dict[str, str]) -> list[str]:
+    """The rule breaks in ``{module name: source}`` of CLI modules (module docstring)."""
+    found = []
+    for module, source in sorted(sources.items()):
+        tree = ast.parse(source)
+        imports = _imports(module, tree)
+        for _name, origin in sorted(imports.items()):
+            if origin.startswith(FORBIDDEN_MODULES) or origin.split(".")[0] in FORBIDDEN_MODULES:
+                found.append(f"{module} imports {origin} (computation belongs in the library)")
+            elif tuple(origin.rsplit(".", 1)) in FORBIDDEN_NAMES:
+                found.append(f"{module} imports {origin} (reading a run belongs in the library)")
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in FRAME_METHODS):
+                found.append(f"{module} line {node.lineno} calls .{node.func.attr}() (a table computed in the CLI)")
+        functions = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        reaches = {name for name, fn in functions.items()
+                   if any(_library(imports.get(c, "")) for c in _called_names(fn))}
+        changed = True
+        while changed:     # a command may reach the library through a helper of its module
+            more = {name for name, fn in functions.items() if name not in reaches and _called_names(fn) & reaches}
+            changed = bool(more)
+            reaches |= more
+        for cmd in sorted(_commands(tree)):
+            if cmd in functions and cmd not in reaches:
+                found.append(f"{module}.{cmd} is a command that calls no library function")
+    return found
+
+
+def _cli_sources() -> dict[str, str]:
+    return {f"verdictlab.cli.{p.stem}": p.read_text(encoding="utf-8") for p in sorted(CLI_DIR.glob("*.py"))}
+
+
+def test_every_command_module_parses_calls_the_library_and_prints() -> None:
+    sources = _cli_sources()
+    assert len(sources) >= 15           # the checker reads the real package (main, _errors, 14 commands)
+    assert cli_violations(sources) == []
+
+
+def test_the_checker_sees_a_command_that_holds_the_library() -> None:
+    bad = '''
+import typer
+import pandas as pd
+from ..store import open_store
+from ._errors import say
+
+def _table(df):
+    return df.groupby("judge").agg(n=("verdict", "size"))
+
+def drift(run: str) -> None:
+    say(str(_table(pd.read_csv(run))))
+
+def register(app: typer.Typer) -> None:
+    app.command("drift")(drift)
+'''
+    good = '''
+from ._errors import say
+
+def _line(rep):
+    return str(rep)
+
+def report(run: str) -> None:
+    from ..report import build_report
+    say(_line(build_report(run)))
+
+def register(app):
+    app.command("report")(report)
+'''
+    assert cli_violations({"verdictlab.cli.bad_cmd": bad, "verdictlab.cli.good_cmd": good}) == [
+        "verdictlab.cli.bad_cmd imports verdictlab.store.open_store (reading a run belongs in the library)",
+        "verdictlab.cli.bad_cmd imports pandas (computation belongs in the library)",
+        "verdictlab.cli.bad_cmd line 8 calls .agg() (a table computed in the CLI)",
+        "verdictlab.cli.bad_cmd line 8 calls .groupby() (a table computed in the CLI)",
+        "verdictlab.cli.bad_cmd.drift is a command that calls no library function",
+    ]

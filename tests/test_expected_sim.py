@@ -61,10 +61,17 @@ def test_sim_expected_figures_equal_the_closed_form(tmp_path):
 
 @pytest.mark.model
 def test_embedded_judge_sampled_run_falls_inside_expected_intervals(tmp_path):
-    """The embedded judge at temperature 1 with the verdict scored from its logits (constrained
-    ``direct``: the verdict is sampled from the model's own probabilities over the labels): a sampled
-    run of R = 10 falls inside the intervals of the expected figures computed from its P(A)."""
+    """The embedded judge at temperature 1, ``direct`` protocol, R = 10, free AND constrained decoding:
+    the sampled run's C and phi fall inside the intervals the report's expected figures give for a
+    sampled run of these pairs (``*_expected_run_lo/hi``), under both unparsed policies.
+
+    Free decoding writes unreadable replies (about a quarter here: "The correct ...", "You are ...");
+    the expected figures model them from the cell's observed parse-failure rate.  Before they did,
+    free ``direct`` gave C_expected 0.20 [0.16, 0.24] against a sampled C of 0.39 (28 demo pairs):
+    the sampled figure leaves unparsed repetitions out, the expected one assumed every draw a label."""
     pytest.importorskip("llama_cpp")
+    from verdictlab.analyses import AnalysisInput
+    from verdictlab.analyses.expected import expected
     from verdictlab.stats import reliability
 
     demo = __import__("importlib.resources").resources.files("verdictlab").joinpath("data/demo.jsonl")
@@ -72,22 +79,28 @@ def test_embedded_judge_sampled_run_falls_inside_expected_intervals(tmp_path):
     (tmp_path / "demo.jsonl").write_text("\n".join(lines) + "\n")
     cfg = config_from_dict({"name": "e", "datasets": [{"name": "jsonl", "path": str(tmp_path / "demo.jsonl")}],
                             "judges": ["llamacpp:smollm2-135m"], "protocols": ["direct"], "temperatures": [1.0],
-                            "repetitions": 10, "decoding": ["constrained"]})
+                            "repetitions": 10, "decoding": ["free", "constrained"]})
     s = run_config(cfg, tmp_path / "run", progress=False)
     assert s.complete
     with RunStore(tmp_path / "run") as st:
         frame = st.judgments()
     assert frame["p_a"].notna().all()
-    sampled = reliability(frame, n_bootstrap=0).iloc[0]
-    exp = expected_reliability(frame, repetitions=10, confidence=0.99, n_bootstrap=2000, seed=1).iloc[0]
-    # The expected figures' intervals are over pairs: they leave out the draw noise of one sampled run.
-    # This judge is nearly degenerate (first shown wins: every pair's expected A is ~1/2 and its flip
-    # probability ~0.99), so those intervals are a few points wide and a sampled run can sit outside
-    # them while being exactly as predicted.  The check is therefore against the predicted
-    # distribution of the *sampled* figures: 10 draws per unit from the judge's own P(A); and the
-    # closed form must be that distribution's mean.
-    units = frame.groupby(["item_id", "order"], sort=True)["p_a"].mean().reset_index()
+    free = frame["decoding"] == "free"
+    assert frame.loc[free, "verdict"].isna().mean() > 0.1 and frame.loc[~free, "verdict"].notna().all()
+    for unparsed in ("exclude", "wrong"):
+        exp = expected(AnalysisInput(frame, unparsed=unparsed, n_bootstrap=2000, seed=1)).set_index("decoding")
+        for mode in ("free", "constrained"):
+            sampled = reliability(frame[frame["decoding"] == mode], unparsed=unparsed, n_bootstrap=0).iloc[0]
+            for name in ("C", "phi"):
+                lo, hi = exp.loc[mode, f"{name}_expected_run_lo"], exp.loc[mode, f"{name}_expected_run_hi"]
+                assert lo <= sampled[name] <= hi, (unparsed, mode, name, sampled[name], lo, hi)
+    # constrained: every draw is a label, and the closed form is the mean of the predicted
+    # distribution of the sampled figures (10 draws per unit from the judge's own P(A))
+    cons = frame[~free]
+    exp = expected_reliability(cons, repetitions=10, n_bootstrap=0).iloc[0]
+    units = cons.groupby(["item_id", "order"], sort=True)["p_a"].mean().reset_index()
     pred = _predicted_sampled(units, reps=10, n_sim=4000)
+    sampled = reliability(cons, n_bootstrap=0).iloc[0]
     for name in ("C", "phi", "A"):
         lo, hi = np.quantile(pred[name], [0.005, 0.995])
         assert lo <= sampled[name] <= hi, (name, sampled[name], lo, hi)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from verdictlab.export import export_judgments
-from verdictlab.report._synthetic import write_synthetic_run
 from verdictlab.stats import reliability
 from verdictlab.store import open_store
+from verdictlab.testing.synthetic_run import write_synthetic_run
 
 duckdb = pytest.importorskip("duckdb")
 DOC = Path(__file__).resolve().parents[1] / "docs" / "scale.md"

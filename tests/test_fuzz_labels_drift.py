@@ -1,7 +1,7 @@
 """A seeded, time-bounded fuzz of the human-label reader, its join on the full item key, and the drift
 pairing -- as tests/test_fuzz_inputs.py fuzzes the JSONL and CSV dataset readers.  Every input either
 reads exactly what it says or fails with one clear line naming the file (a HumanLabelError / ItemError,
-no newline); the join never labels an item the file does not name; drift never pairs an item whose
+no newline -- or one line per problem after it when a file has several, tests/_clear_errors.py); the join never labels an item the file does not name; drift never pairs an item whose
 content differs between the runs."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from _clear_errors import one_clear_line as _one_clear_line  # noqa: E402
 from verdictlab.analyses.drift import DriftError, DriftItemsError, DriftRun, drift_pair_report  # noqa: E402
 from verdictlab.analyses.human_labels import human_label_keys  # noqa: E402
 from verdictlab.datasets.human_labels import (  # noqa: E402
@@ -48,10 +49,6 @@ def _tmp(name: str) -> Path:
     return Path(tempfile.mkdtemp(prefix="vl-fuzz-")) / name
 
 
-def _one_clear_line(exc: Exception, path: Path) -> None:
-    msg = str(exc)
-    assert "\n" not in msg and msg.strip(), msg
-    assert str(path) in msg, msg
 
 
 def _expected(rows: list[tuple[str, str, str | None]]) -> list[tuple[str, str | None, str | None]] | None:

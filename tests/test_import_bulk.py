@@ -41,8 +41,10 @@ def _table(n: int = 12) -> pa.Table:
         "rep": pa.array([(k // 2) % 2 for k in range(n)], pa.int64()),
         "temperature": pa.array([0] * n, pa.int64()),            # integers, stored as 0.0
         "verdict": verdicts[:n],
-        "label": ["A", "B", None, "tie"] * (n // 4),
-        "category": [None, "facts"] * (n // 2),
+        # one label and one category per item (rows of one item that disagree are refused), every kind
+        # of value across the items: a word, "tie", none
+        "label": [("A", "tie", None)[(k // 4) % 3] for k in range(n)],
+        "category": [(None, "facts", "facts")[(k // 4) % 3] for k in range(n)],
         "raw_output": [f"out {k}" for k in range(n)],
         "parse_detail": [None, "", "my note"] + [None] * (n - 3),
         "step": [None, ""] * (n // 2),

@@ -143,6 +143,30 @@ def test_free_cells_never_get_the_constrained_cells_expected_figures(grid_doc: d
             assert cell["n_prob_pairs"] == 8 and 0.0 <= cell["C_expected"] <= 1.0
 
 
+def test_published_definitions_join_their_own_cell_on_the_full_key(grid_run: Path) -> None:
+    """The same class for ``report --definitions``: each cell's figures under the published definitions
+    are its own -- the definitions table names whole cells, verdictlab's own A in a cell's definitions
+    equals that cell's A (free and constrained cells of one judge differ), and the soft win rate, which
+    needs P(A), is only in the constrained cells (whose rows carry it); every cell has the key."""
+    from verdictlab.analyses.definitions import definitions_table
+    from verdictlab.report import build_report, report_json
+    from verdictlab.store import open_store
+
+    doc = report_json(build_report(grid_run, definitions="A,win-rate", n_bootstrap=0))
+    cells = doc["cells"]
+    with open_store(grid_run) as st:
+        table = definitions_table(analyses.AnalysisInput(st.judgments(), items=st.items(), n_bootstrap=0),
+                                  "A,win-rate")
+    assert join_problems("definitions", json.loads(table.to_json(orient="records")), cells) == []
+    for cell in cells:
+        got = {r["definition"]: r for r in cell["definitions"]}
+        assert got["A"]["value"] == pytest.approx(cell["A"]) and got["A"]["n"] == cell["n_labelled_units"]
+        assert ("win-rate" in got) == (cell["decoding"] == "constrained"), (cell["decoding"], sorted(got))
+    free_a = {(c["judge"], c["dataset"], c["temperature"]): c["A"] for c in cells if c["decoding"] == "free"}
+    assert any(c["A"] != free_a[(c["judge"], c["dataset"], c["temperature"])] for c in cells
+               if c["decoding"] == "constrained")
+
+
 def test_every_cell_has_the_same_keys_null_when_undefined(grid_doc: dict[str, Any]) -> None:
     keys = set(grid_doc["cells"][0])
     assert {"C_expected", "T_expected", "A_3class", "agreement", "region", "sentence", "decoding"} <= keys

@@ -12,16 +12,52 @@ JSON, HTML, plots).
 
 __version__ = "0.1.0"  # before the submodules: engine records it in every run
 
-from .config import RunConfig, load_config
-from .datasets import DatasetLoad, load_dataset
-from .design import Trial, expand_grid
-from .engine import run_config
-from .items import ItemError, PairItem, PointItem, to_canonical
-from .judges import JudgeAPI, make_judge
-from .protocols import ParseResult, Protocol, get_protocol
-from .report import build_report
-from .stats import reliability
-from .store import RunStore, open_store
+from typing import TYPE_CHECKING, Any
+
+# The public names are imported when first used (PEP 562), not when the package is: importing the
+# engine, the statistics and the report pulls in numpy, pandas and scipy (seconds on a loaded
+# machine), which every ``verdictlab.x`` import -- the command line's first one included -- would pay,
+# and a Ctrl-C during those seconds could only end in a traceback.
+_PUBLIC = {
+    "RunConfig": "config", "load_config": "config",
+    "DatasetLoad": "datasets", "load_dataset": "datasets",
+    "Trial": "design", "expand_grid": "design",
+    "run_config": "engine",
+    "ItemError": "items", "PairItem": "items", "PointItem": "items", "to_canonical": "items",
+    "JudgeAPI": "judges", "make_judge": "judges",
+    "ParseResult": "protocols", "Protocol": "protocols", "get_protocol": "protocols",
+    "build_report": "report",
+    "reliability": "stats",
+    "RunStore": "store", "open_store": "store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'verdictlab' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})
+
+
+if TYPE_CHECKING:
+    from .config import RunConfig, load_config
+    from .datasets import DatasetLoad, load_dataset
+    from .design import Trial, expand_grid
+    from .engine import run_config
+    from .items import ItemError, PairItem, PointItem, to_canonical
+    from .judges import JudgeAPI, make_judge
+    from .protocols import ParseResult, Protocol, get_protocol
+    from .report import build_report
+    from .stats import reliability
+    from .store import RunStore, open_store
 
 __all__ = [
     "DatasetLoad",

@@ -38,11 +38,13 @@ index, so repetition r is never answered with repetition r' 's output.  ``on`` c
 
 from __future__ import annotations
 
-import math
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .ranges import CONFIDENCE, COST_USD, HALF_WIDTH, REPETITIONS, SEED, TEMPERATURE, RangeError
 
 CachePolicy = Literal["auto", "on", "off"]
 
@@ -54,7 +56,7 @@ class ConfigError(ValueError):
 class DatasetSpec(BaseModel):
     """One dataset: a registered loader ``name``, an optional ``path`` and loader ``options``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str = Field(min_length=1)
     path: str | None = None
@@ -79,7 +81,7 @@ class JudgeSpec(BaseModel):
     """One judge and how to call it.  ``params`` are generation parameters passed to every
     request (``max_tokens`` and ``seed`` are recognised; anything else goes to the backend)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     id: str = Field(min_length=1)
     concurrency: int = Field(default=8, ge=1)
@@ -121,11 +123,11 @@ class JudgeSpec(BaseModel):
 class BudgetSpec(BaseModel):
     """Limits for the whole run (counted across resumes).  ``None`` = no limit."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     max_calls: int | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=0)
-    max_usd: float | None = Field(default=None, ge=0)
+    max_usd: float | None = Field(default=None, ge=COST_USD.low)
 
 
 class PrecisionSpec(BaseModel):
@@ -133,13 +135,13 @@ class PrecisionSpec(BaseModel):
     ``confidence``, a pilot of ``pilot_pairs`` pairs at full R (``repetitions``, also written
     ``{max: R}``).  See :mod:`verdictlab.engine.adaptive`."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
-    C: float | None = Field(default=None, gt=0, lt=1)
-    phi: float | None = Field(default=None, gt=0, lt=1)
-    A: float | None = Field(default=None, gt=0, lt=1)
-    T: float | None = Field(default=None, gt=0, lt=1)
-    confidence: float = Field(default=0.95, gt=0, lt=1)
+    C: float | None = Field(default=None, gt=HALF_WIDTH.low, lt=HALF_WIDTH.high)
+    phi: float | None = Field(default=None, gt=HALF_WIDTH.low, lt=HALF_WIDTH.high)
+    A: float | None = Field(default=None, gt=HALF_WIDTH.low, lt=HALF_WIDTH.high)
+    T: float | None = Field(default=None, gt=HALF_WIDTH.low, lt=HALF_WIDTH.high)
+    confidence: float = Field(default=0.95, gt=CONFIDENCE.low, lt=CONFIDENCE.high)
     pilot_pairs: int = Field(default=100, ge=10)
 
     @model_validator(mode="after")
@@ -153,21 +155,52 @@ class PrecisionSpec(BaseModel):
                 if v is not None}
 
 
+_HOST_PORT = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})")
+
+
+def check_ray_address(address: str) -> str:
+    """A Ray cluster address the executor can connect to as a driver: ``HOST:PORT`` (the cluster's
+    GCS address, as ``ray start --head`` prints it), ``auto`` (the cluster this machine belongs to) or
+    ``local`` (start one); anything else is a :class:`ValueError` saying what to give instead."""
+    a = address.strip()
+    if a in ("auto", "local"):
+        return a
+    if "://" in a:
+        scheme = a.split("://", 1)[0].lower()
+        if scheme in ("http", "https"):
+            raise ValueError(f"Ray address {address!r} is an HTTP address (the dashboard or job API); give the "
+                             "cluster's GCS address HOST:PORT instead (e.g. 10.0.0.5:6379, as `ray start --head` "
+                             "prints it)")
+        raise ValueError(f"Ray address {address!r}: {scheme}:// addresses are not supported (the executor "
+                         "connects as a driver, not through Ray Client); give the GCS address HOST:PORT "
+                         "(e.g. 10.0.0.5:6379), or run verdictlab on a node of the cluster with 'auto'")
+    m = _HOST_PORT.fullmatch(a)
+    if m is None or not 1 <= int(m.group(1)) <= 65535:
+        raise ValueError(f"Ray address {address!r} is not HOST:PORT (e.g. 127.0.0.1:6379, port 1-65535), "
+                         "'auto' or 'local'")
+    return a
+
+
 class RaySpec(BaseModel):
     """``ray:`` -- settings of the Ray executor: a cluster ``address`` (None: start a local one),
     ``workers`` (actors judging chunks; default the cluster's CPUs), ``chunk_size`` (trials per chunk)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     address: str | None = None
     workers: int | None = Field(default=None, ge=1)
     chunk_size: int | None = Field(default=None, ge=1)
 
+    @field_validator("address")
+    @classmethod
+    def _address(cls, v: str | None) -> str | None:
+        return None if v is None else check_ray_address(v)
+
 
 class RunConfig(BaseModel):
     """A validated run config.  ``source`` is the YAML file it came from (if any)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str = Field(min_length=1)
     datasets: list[DatasetSpec] = Field(min_length=1)
@@ -176,7 +209,7 @@ class RunConfig(BaseModel):
     orders: list[Literal["AB", "BA"]] = Field(default_factory=lambda: list[Literal["AB", "BA"]](["AB", "BA"]),
                                               min_length=1)
     temperatures: list[float] = Field(default_factory=lambda: [0.0], min_length=1)
-    repetitions: int = Field(default=3, ge=1)
+    repetitions: int = Field(default=3, ge=REPETITIONS.low)
     # decoding modes to run: 'free' (the model writes its answer) and/or 'constrained' (the format is
     # forced by the backend's mechanism; see verdictlab.output_format); part of the trial key and the cell
     decoding: list[Literal["free", "constrained"]] = Field(
@@ -189,7 +222,7 @@ class RunConfig(BaseModel):
     batch_poll_s: float = Field(default=30.0, gt=0)   # seconds between batch status polls (batch: true judges)
     budget: BudgetSpec = Field(default_factory=BudgetSpec)
     cache: CachePolicy = "auto"
-    seed: int = 42
+    seed: int = Field(default=42, ge=SEED.low)   # numpy's generators (seeded re-ordering, sampling) take >= 0
     source: str | None = Field(default=None, exclude=True)
 
     @field_validator("name")
@@ -197,6 +230,11 @@ class RunConfig(BaseModel):
     def _name(cls, v: str) -> str:
         if "/" in v or "\\" in v or v in (".", ".."):
             raise ValueError("name must not contain path separators (it names the default run dir)")
+        bad = next((c for c in v if not c.isprintable()), None)
+        if bad is not None:
+            # a NUL byte cannot be in a file name; newlines and escapes would garble every line that shows it
+            raise ValueError(f"name must be printable text (it names the default run dir), got the control "
+                             f"character {bad!r}")
         return v
 
     @field_validator("repetitions", mode="before")
@@ -219,12 +257,21 @@ class RunConfig(BaseModel):
             return "off"
         return v
 
+    @field_validator("temperatures", mode="before")
+    @classmethod
+    def _temps_in_range(cls, v: Any) -> Any:
+        # before pydantic's own float check (which would say "should be a finite number" without the range)
+        for t in v if isinstance(v, list) else ():
+            if isinstance(t, int | float):
+                try:
+                    TEMPERATURE.check(t)
+                except RangeError:
+                    raise ValueError(f"temperature {t} is outside [{TEMPERATURE.low:g}, {TEMPERATURE.high:g}]") from None
+        return v
+
     @field_validator("temperatures")
     @classmethod
     def _temps(cls, v: list[float]) -> list[float]:
-        for t in v:
-            if not math.isfinite(t) or t < 0 or t > 2:
-                raise ValueError(f"temperature {t} is outside [0, 2]")
         if len(set(v)) != len(v):
             raise ValueError("temperatures contain duplicates")
         return v
@@ -242,6 +289,22 @@ class RunConfig(BaseModel):
             raise ValueError(f"the design asks for {per_item:,} trials per item (judges x protocols x orders x "
                              f"temperatures x decodings x repetitions), more than the limit of {limit:,} "
                              f"(raise it with {env_name('max_trials_per_item')})")
+        return self
+
+    @model_validator(mode="after")
+    def _adaptive(self) -> RunConfig:
+        """An adaptive design needs repetitions to save (R >= 2), and a phi or T target needs both orders
+        (phi compares the verdicts of the two orders; T contains phi)."""
+        if self.precision is None:
+            return self
+        if self.repetitions < 2:
+            raise ValueError(f"precision: needs repetitions of at least 2 (got {self.repetitions}): the adaptive "
+                             "design decides how many of R repetitions to spend; with R = 1 use the fixed design "
+                             "(drop precision:)")
+        needs_orders = [k for k in ("phi", "T") if k in self.precision.targets()]
+        if needs_orders and len(self.orders) < 2:
+            raise ValueError(f"a precision target for {' and '.join(needs_orders)} needs both orders (orders: [AB, BA]): "
+                             "the flip rate phi compares the verdicts of the two orders")
         return self
 
     @model_validator(mode="after")

@@ -13,6 +13,8 @@ but not for accuracy (A), decisive accuracy (A_dec) or the trustworthy rate (T).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -52,6 +54,114 @@ class ItemError(ValueError):
         self.path = path
         self.row = row
         self.field = field
+        self.detail = message
+
+
+#: how many problems of one source are listed before "... and N more"
+MAX_PROBLEMS = 20
+_ROWS_SHOWN = 5
+
+
+class ItemProblems(ItemError):
+    """Every problem found in one source, raised once the whole source was read, so a user fixes
+    them in one pass.  Problems with the same field and message are one line listing their rows;
+    the first :data:`MAX_PROBLEMS` lines are shown, then "... and N more".  ``problems`` holds them all."""
+
+    def __init__(self, problems: list[ItemError], *, path: str | None = None, n_more: int = 0) -> None:
+        groups: dict[tuple[str | None, str | None, str], list[int | None]] = {}
+        for p in problems:
+            # a folder of files (llmbar, fastchat): a problem in another file than ``path`` names its file
+            other = p.path if p.path is not None and p.path != path else None
+            groups.setdefault((other, p.field, p.detail), []).append(p.row)
+        lines = []
+        for (other, field, detail), rows in groups.items():
+            where = [] if other is None else [str(other)]
+            known = [r for r in rows if r is not None]
+            if known:
+                shown = ", ".join(str(r) for r in known[:_ROWS_SHOWN])
+                more = f" and {len(known) - _ROWS_SHOWN} more" if len(known) > _ROWS_SHOWN else ""
+                where.append(f"{'rows' if len(known) > 1 else 'row'} {shown}{more}")
+            if field is not None:
+                where.append(f"field '{field}'")
+            lines.append(f"{', '.join(where)}: {detail}" if where else detail)
+        shown_lines = lines[:MAX_PROBLEMS]
+        if len(lines) > MAX_PROBLEMS:
+            shown_lines.append(f"... and {len(lines) - MAX_PROBLEMS} more")
+        if n_more:
+            shown_lines.append(f"... and {n_more} more problem(s) not itemised")
+        n = len(problems) + n_more
+        head = f"{n} problems" + (f" ({len(lines)} kinds)" if len(lines) < n else "")
+        super().__init__(head + ":\n" + "\n".join(f"  {line}" for line in shown_lines), path=path)
+        self.problems = problems
+        self.lines = lines
+        self.n_more = n_more
+
+
+class Problems:
+    """Collects the :class:`ItemError` s of one source instead of stopping at the first.
+
+    A reader ``add`` s each problem and goes on (``try``/``except ItemError`` around a row: free when
+    nothing is raised); :meth:`raise_if_any` raises the one problem as it is, or
+    :class:`ItemProblems` for several."""
+
+    #: problems kept in full; beyond them only counted (a column missing from a million rows)
+    KEEP = 2000
+
+    def __init__(self, path: str | None = None) -> None:
+        self.path = path
+        self.found: list[ItemError] = []
+        self.n_more = 0
+
+    def add(self, err: ItemError) -> None:
+        for e in err.problems if isinstance(err, ItemProblems) else [err]:
+            if len(self.found) < self.KEEP:
+                self.found.append(e)
+            else:
+                self.n_more += 1
+
+    @property
+    def count(self) -> int:
+        return len(self.found) + self.n_more
+
+    def __bool__(self) -> bool:
+        return bool(self.found)
+
+    def raise_if_any(self) -> None:
+        if len(self.found) == 1 and not self.n_more:
+            raise self.found[0]
+        if self.found:
+            raise ItemProblems(self.found, path=self.path, n_more=self.n_more)
+
+
+def text_id(value: Any, *, path: str | None, row: int | None, field: str) -> str:
+    """An id or a name as a source wrote it: text that is not blank, or an integer (``7`` and ``7.0``
+    both ``"7"``).  Anything else -- null, ``true``, a list, an object, ``2.5`` -- is refused:
+    ``str()`` of it would become an id or a judge nobody wrote ("None", "True", "[1, 2]", "{...}")."""
+    if isinstance(value, str):
+        if not value.strip():
+            raise ItemError("must not be empty", path=path, row=row, field=field)
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    what = "null" if value is None else f"{type(value).__name__} {value!r}"
+    raise ItemError(f"must be text or an integer, got {what}"[:200], path=path, row=row, field=field)
+
+
+def derived_item_id(question: str, response_a: str, response_b: str) -> str:
+    """A stable item id from an item's content: ``h`` + 16 hex digits of the SHA-256 of the question
+    and the two responses taken as an *unordered* pair.
+
+    Unordered, so the id names the comparison, not the side a log put each response on: a log
+    written once per presentation order (one file with the pair shown AB, one shown BA) gives both
+    files' rows the same id, and they join into one pair.  Which response is canonical A is then
+    the files' business: two files that disagree are refused when the second is imported (its items
+    differ from the stored ones), never joined silently.  64 bits: a collision among a million items
+    has a chance of about 3e-8."""
+    pair = sorted((response_a, response_b))
+    digest = hashlib.sha256(json.dumps([question, *pair], ensure_ascii=False).encode("utf-8")).hexdigest()
+    return f"h{digest[:16]}"
 
 
 def normalise_label(value: Any) -> str | None:
@@ -156,5 +266,5 @@ def to_shown(canonical_verdict: str | None, order: str) -> str | None:
     return swap(canonical_verdict, order)
 
 
-__all__ = ["LABELS", "ORDERS", "ItemError", "Label", "Order", "PairItem", "PointItem", "Verdict",
-           "make_pair_item", "normalise_label", "to_canonical", "to_shown"]
+__all__ = ["LABELS", "MAX_PROBLEMS", "ORDERS", "ItemError", "ItemProblems", "Label", "Order", "PairItem", "PointItem",
+           "Problems", "Verdict", "derived_item_id", "text_id", "make_pair_item", "normalise_label", "to_canonical", "to_shown"]

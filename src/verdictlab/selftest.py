@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -41,6 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from verdictlab.stopping import Stopped
 from verdictlab.vocab import Order
 
 SYSTEMS = ("alpha-7b", "bravo-7b", "gamma-7b")
@@ -196,6 +198,8 @@ def run_selftest(*, n_pairs: int = 400, n_questions: int = 300, seed: int = 7, n
         root.mkdir(parents=True, exist_ok=True)
         pairs, systems = write_datasets(root, n_pairs=n_pairs, n_questions=n_questions, seed=seed)
         summary = run_config(build_config(pairs, systems, seed=seed), root / "run", progress=progress)
+        if summary.stopped in ("interrupted", "terminated"):    # Ctrl-C / SIGTERM: stop, not a failure
+            raise Stopped(signal.SIGINT if summary.stopped == "interrupted" else signal.SIGTERM)
         if summary.stopped:
             raise RuntimeError(f"selftest run stopped early: {summary.stopped}")
         with open_store(root / "run") as store:

@@ -239,6 +239,27 @@ class RunStore:
             conn.execute("DELETE FROM _wanted_ids")
         return out
 
+    def item_columns(self, columns: Sequence[str], *,
+                     except_trials: Sequence[str] = ()) -> dict[tuple[str, str], tuple[Any, ...]]:
+        """``{(dataset, item_id): (values of columns)}`` from one stored judgment of each item, leaving out
+        the trials ``except_trials`` (an import checks that its per-item columns -- label, category --
+        agree with the other stored judgments of the same items)."""
+        bad = [c for c in columns if c not in JUDGMENT_COLUMN_NAMES]
+        if bad:
+            raise StoreError(f"unknown judgment column(s): {bad}")
+        cols = ", ".join(f'j."{c}"' for c in columns)
+        out: dict[tuple[str, str], tuple[Any, ...]] = {}
+        with self.transaction() as conn:
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS _except_ids (trial_id TEXT PRIMARY KEY)")
+            conn.execute("DELETE FROM _except_ids")
+            conn.executemany("INSERT OR IGNORE INTO _except_ids (trial_id) VALUES (?)", [(t,) for t in except_trials])
+            query = (f"SELECT j.dataset, j.item_id, {cols} FROM judgments j WHERE j.trial_id NOT IN "
+                     "(SELECT trial_id FROM _except_ids) GROUP BY j.dataset, j.item_id")
+            for row in conn.execute(query):
+                out[(row[0], row[1])] = tuple(row[2:])
+            conn.execute("DELETE FROM _except_ids")
+        return out
+
     def replace_judgments(self, rows: Sequence[Judgment | dict[str, Any]]) -> int:
         """Insert or overwrite these judgment rows (every column but ``trial_id``), in one
         transaction -- only for an explicit ``import --replace``.  Returns the number of rows."""

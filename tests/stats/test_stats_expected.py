@@ -142,3 +142,73 @@ def test_greedy_and_missing_probabilities():
     assert empty.empty
     with pytest.raises(ValueError, match="p_a"):
         expected_reliability(df.assign(p_a=1.5), repetitions=5)
+
+
+# -- unreadable replies ----------------------------------------------------------------------------
+
+def test_unit_expectation_with_unreadable_draws_hand_worked():
+    # s = (.75, .25), u = .2, R = 2: a draw is A .6, B .2, unreadable .2
+    s = np.array([[0.75, 0.25]])
+    ex = unit_expectation(s, 2, unreadable=0.2, unparsed="exclude")
+    # exclude: dropped only when both draws are unreadable: kept = 1 - .04 = .96
+    # N = P(every readable draw agrees, >= 1 readable) = (.6 + .2)^2 - .04 + (.2 + .2)^2 - .04 = .72
+    # mode A: AA .36 + A,unreadable 2*.6*.2 = .24 -> .60; mode B: BB .04 + B,unreadable .08 -> .12;
+    # split: AB 2*.6*.2 = .24
+    assert (ex.kept[0], ex.consistent[0]) == (pytest.approx(0.96), pytest.approx(0.72))
+    assert ex.mode_prob[0].tolist() == pytest.approx([0.60, 0.12])
+    assert ex.split[0] == pytest.approx(0.24)
+    assert ex.all_same[0].tolist() == pytest.approx([0.60, 0.12])      # every readable draw is v
+    wr = unit_expectation(s, 2, unreadable=0.2, unparsed="wrong")
+    # wrong: unreadable is a value: N = .36 + .04 + .04 = .44; modes A .36, B .04, unreadable .04;
+    # split AB .24 + A,unreadable .24 + B,unreadable .08 = .56
+    assert (wr.kept[0], wr.consistent[0]) == (pytest.approx(1.0), pytest.approx(0.44))
+    assert wr.mode_prob[0].tolist() == pytest.approx([0.36, 0.04, 0.04])
+    assert wr.split[0] == pytest.approx(0.56)
+    assert wr.all_same[0].tolist() == pytest.approx([0.36, 0.04])
+    # u = 0 is the model without unreadable replies
+    assert unit_expectation(s, 2, unreadable=0.0).mode_prob[0].tolist() == pytest.approx([0.5625, 0.0625])
+    with pytest.raises(ValueError, match="unreadable"):
+        unit_expectation(s, 2, unreadable=1.5)
+
+
+def _enumerate_sums(p_units, u_units, labels, items, orders, reps, unparsed):
+    """Brute force over every assignment of A / B / unreadable to every draw: the expectations of the
+    sampled figures' numerators and denominators (reliability's own counts)."""
+    n_units = len(p_units)
+    rows, weights = [], {}
+    for k, draws in enumerate(itertools.product("AB-", repeat=n_units * reps)):
+        weight = 1.0
+        for un in range(n_units):
+            for r in range(reps):
+                v = draws[un * reps + r]
+                pa, u = p_units[un], u_units[un]
+                weight *= u if v == "-" else (1 - u) * (pa if v == "A" else 1 - pa)
+                rows.append({"judge": "j", "protocol": "direct", "dataset": f"d{k:05d}", "temperature": 1.0,
+                             "item_id": items[un], "order": orders[un], "rep": r, "label": labels[un],
+                             "verdict": None if v == "-" else v})
+        weights[f"d{k:05d}"] = weight
+    cells = reliability(pd.DataFrame(rows), unparsed=unparsed, n_bootstrap=0)
+    w = cells["dataset"].map(weights).to_numpy()
+    assert w.sum() == pytest.approx(1.0)
+
+    def e(num: str, den: str) -> float:
+        n = cells[den].to_numpy(float)
+        x = np.nan_to_num(cells[num].to_numpy(float)) * n
+        return float((w * x).sum() / (w * n).sum())
+
+    return {"C": e("C", "n_units"), "phi": e("phi", "n_order_pairs"), "A": e("A", "n_labelled_units")}
+
+
+@pytest.mark.parametrize("unparsed", ["exclude", "wrong"])
+@pytest.mark.parametrize("reps", [1, 2])
+def test_expected_with_unreadable_equals_enumerated_sampled_sums(reps, unparsed):
+    # each figure is a ratio of sums; its expected form is E[numerator] / E[denominator] (exact when
+    # no unit can drop out, i.e. under "wrong"; the ratio of expectations under "exclude")
+    items, orders, labels = ["i1", "i1", "i2", "i2"], ["AB", "BA", "AB", "BA"], ["A", "A", "B", "B"]
+    p_units, u_units = [0.9, 0.3, 0.55, 0.2], [0.1, 0.4, 0.0, 0.25]
+    truth = _enumerate_sums(p_units, u_units, labels, items, orders, reps, unparsed)
+    df = _frame({(i, o): p for i, o, p in zip(items, orders, p_units, strict=True)}, {"i1": "A", "i2": "B"}, reps=1)
+    df["u"] = u_units
+    out = expected_reliability(df, repetitions=reps, n_bootstrap=0, unparsed=unparsed, unreadable="u").iloc[0]
+    for name in ("C", "phi", "A"):
+        assert out[f"{name}_expected"] == pytest.approx(truth[name], abs=1e-12), name

@@ -76,13 +76,34 @@ def say(message: object, *, err: bool = True) -> None:
     typer.echo(printable_line(message), err=err)
 
 
+def problem_lines(exc: BaseException) -> list[str]:
+    """The problems of a source listed at once (:class:`verdictlab.items.ItemProblems`), one per
+    line; empty for any other error."""
+    return list(getattr(exc, "lines", None) or [])
+
+
+def say_error(message: object) -> None:
+    """``error: MESSAGE`` as one plain line -- or, for every problem of a source found at once
+    (:class:`verdictlab.items.ItemProblems`), a first line naming the file and how many, then one
+    plain line per problem."""
+    lines = problem_lines(message) if isinstance(message, BaseException) else []
+    if not lines:
+        say(f"error: {message}")
+        return
+    say(f"error: {str(message).split(chr(10), 1)[0]}")
+    shown = str(message).split("\n")[1:]
+    for line in shown:
+        say(line)
+
+
 def fail(message: object, code: int = EXIT_INPUT) -> NoReturn:
-    """Print ``error: MESSAGE`` as one plain line on stderr and exit with ``code``.  Called while
-    handling an exception and with ``--debug``, the traceback of that exception comes first."""
+    """Print ``error: MESSAGE`` as one plain line on stderr (several lines for a list of problems,
+    :func:`say_error`) and exit with ``code``.  Called while handling an exception and with
+    ``--debug``, the traceback of that exception comes first."""
     current = sys.exc_info()[1]
     if current is not None and debug_enabled(_root_debug_flag()):
         traceback.print_exception(current, file=sys.stderr)
-    say(f"error: {message}")
+    say_error(message)
     raise typer.Exit(code)
 
 
@@ -157,8 +178,8 @@ def classify(exc: BaseException) -> tuple[int, str]:
         return EXIT_INPUT, f"not UTF-8 text ({exc.reason})"
     if isinstance(exc, RecursionError):
         return EXIT_INPUT, "the input is nested too deeply to process"
-    if isinstance(exc, KeyboardInterrupt):
-        return EXIT_INTERRUPTED, "interrupted"
+    if isinstance(exc, KeyboardInterrupt):     # Ctrl-C, or SIGTERM as verdictlab.stopping.Stopped
+        return getattr(exc, "exit_code", EXIT_INTERRUPTED), getattr(exc, "reason", "interrupted")
     return EXIT_INTERNAL, (f"internal error: {type(exc).__name__}: {exc} (a bug in verdictlab; rerun with "
                            "--debug for the traceback and please report it)")
 
@@ -169,5 +190,5 @@ def handle(exc: BaseException, *, debug: bool = False) -> NoReturn:
     code, message = classify(exc)
     if debug_enabled(debug):
         traceback.print_exception(exc, file=sys.stderr)
-    say(f"error: {message}")
+    say_error(exc if problem_lines(exc) else message)
     raise typer.Exit(code)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ._errors import EXIT_INPUT, fail, printable
+from ._errors import EXIT_INPUT, fail, printable, problem_lines
 
 datasets_app = typer.Typer(help="Dataset loaders: list them, look at a source, validate a file.",
                            no_args_is_help=True)
@@ -32,13 +32,44 @@ def parse_options(pairs: list[str] | None) -> dict[str, Any]:
     return out
 
 
-def _load(name: str, path: str | None, hub: str | None, options: list[str] | None) -> Any:
+MapList = Annotated[list[str] | None, typer.Option(
+    "--map", help="COLUMN=SOURCE_COLUMN: the file's column that holds a field, e.g. --map question=prompt; "
+                  "repeatable (the loader option field_map).")]
+
+#: the generic loader that reads a file given instead of a loader name (`datasets validate pairs.csv`)
+FILE_LOADERS = {".jsonl": "jsonl", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}
+
+
+def loader_and_path(name: str, path: str | None) -> tuple[str, str | None]:
+    """``(loader, path)``: NAME is a loader, or a ``.jsonl`` / ``.csv`` / ``.tsv`` / ``.parquet`` file
+    read by the generic loader of its kind (one pair per row)."""
+    from pathlib import Path
+
+    from ..datasets import dataset_names
+
+    if name in dataset_names():
+        return name, path
+    suffix = Path(name).suffix.lower()
+    if suffix in FILE_LOADERS:
+        if path is not None:
+            raise typer.BadParameter(f"{name!r} is a file; give either a file or a loader name with --path",
+                                     param_hint="--path")
+        return FILE_LOADERS[suffix], name
+    return name, path           # an unknown loader: load_dataset says which ones exist
+
+
+def _load(name: str, path: str | None, hub: str | None, options: list[str] | None,
+          map_: list[str] | None = None) -> Any:
     from ..datasets import load_dataset
+    from .import_cmd import _field_map
 
     opts = parse_options(options)
     if hub:
         opts["hub"] = hub
-    return load_dataset(name, path=path, **opts)
+    if map_:
+        opts["field_map"] = {**(opts.get("field_map") or {}), **_field_map(map_)}
+    loader, path = loader_and_path(name, path)
+    return load_dataset(loader, path=path, **opts)
 
 
 def _short(text: str | None, n: int = 160) -> str:
@@ -75,9 +106,9 @@ def _print_summary(summary: dict[str, Any]) -> None:
 def _fail(exc: Exception, *, as_json: bool, code: int = EXIT_INPUT) -> None:
     msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
     if as_json:
-        typer.echo(json.dumps({"ok": False, "error": msg}, ensure_ascii=False))
+        typer.echo(json.dumps({"ok": False, "error": msg, "problems": problem_lines(exc)}, ensure_ascii=False))
         raise typer.Exit(code)
-    fail(msg, code)
+    fail(exc if problem_lines(exc) else msg, code)
 
 
 @datasets_app.command("list")
@@ -107,13 +138,14 @@ def show_cmd(
     hub: Annotated[str | None, typer.Option("--hub", help="Hugging Face hub id (needs network + the hub extra).")] = None,
     n: Annotated[int, typer.Option("--n", help="How many items to show.")] = 3,
     option: OptionList = None,
+    map_: MapList = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Load a dataset and show its summary and first items."""
+    """Load a dataset (a loader name, or your own FILE) and show its summary and first items."""
     from ..items import ItemError
 
     try:
-        load = _load(name, path, hub, option)
+        load = _load(name, path, hub, option, map_)
     except (ItemError, KeyError) as exc:
         _fail(exc, as_json=as_json)
         return
@@ -144,17 +176,20 @@ def show_cmd(
 
 @datasets_app.command("validate")
 def validate_cmd(
-    name: Annotated[str, typer.Argument(help="Loader name (see `verdictlab datasets list`).")],
+    name: Annotated[str, typer.Argument(help="Loader name (see `verdictlab datasets list`), or your own "
+                                             "FILE (.jsonl, .csv, .tsv, .parquet: one pair per row).")],
     path: Annotated[str | None, typer.Option("--path", "-p", help="Source file or folder.")] = None,
     hub: Annotated[str | None, typer.Option("--hub", help="Hugging Face hub id (needs network + the hub extra).")] = None,
     option: OptionList = None,
+    map_: MapList = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Check a source: exit 3 with the error (file, row, field) if malformed, else print its summary."""
+    """Check a source: exit 3 listing every problem found (file, row, field, and the fix), else print
+    its summary."""
     from ..items import ItemError
 
     try:
-        load = _load(name, path, hub, option)
+        load = _load(name, path, hub, option, map_)
     except (ItemError, KeyError) as exc:
         _fail(exc, as_json=as_json)
         return

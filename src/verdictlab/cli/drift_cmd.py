@@ -84,7 +84,7 @@ def drift(
     unparsed: Annotated[UnparsedPolicy, typer.Option(help="'exclude' or 'wrong' for unparsed verdicts.")
                         ] = UnparsedPolicy.EXCLUDE,
     n_boot: Annotated[int, typer.Option("--n-boot", help="Paired bootstrap resamples.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed (>= 0).", min=0)] = 0,
     chart: Annotated[Chart, typer.Option(help="Series: CUSUM or EWMA chart.")] = Chart.cusum,
     baseline: Annotated[int, typer.Option(help="Series: runs pooled as the baseline.")] = 1,
     series: Annotated[bool, typer.Option("--series", help="Treat two runs as a series (chart) too.")] = False,

@@ -21,22 +21,43 @@ def _field_map(pairs: list[str]) -> dict[str, str]:
     return fm
 
 
-def _options(format: str, given: dict[str, Any], map_: list[str] | None) -> dict[str, Any]:
+def _value_map(specs: list[str]) -> dict[str, dict[str, str]]:
+    """``["verdict:0=tie,1=A,2=B"]`` -> ``{"verdict": {"0": "tie", "1": "A", "2": "B"}}`` (an empty
+    value, ``3=``, maps to empty: unparsed / unlabelled)."""
+    out: dict[str, dict[str, str]] = {}
+    for spec in specs:
+        column, sep, pairs = spec.partition(":")
+        if not sep or not column.strip() or not pairs.strip():
+            raise typer.BadParameter(f"expected COLUMN:RAW=VALUE,RAW=VALUE (e.g. verdict:0=tie,1=A,2=B), got {spec!r}",
+                                     param_hint="--map-values")
+        for pair in pairs.split(","):
+            raw, eq, word = pair.partition("=")
+            if not eq or not raw.strip():
+                raise typer.BadParameter(f"expected RAW=VALUE in {spec!r}, got {pair!r}", param_hint="--map-values")
+            out.setdefault(column.strip(), {})[raw.strip()] = word.strip()
+    return out
+
+
+def _options(format: str, given: dict[str, Any], map_: list[str] | None,
+             map_values: list[str] | None = None) -> dict[str, Any]:
     """The importer options from the flags that were given; a flag the format does not take is a
     usage error (never silently ignored)."""
-    only = {"order": TABLE_FORMATS, "verdicts": TABLE_FORMATS, "map": TABLE_FORMATS, "split": ("llmbar",),
+    only = {"order": TABLE_FORMATS, "verdicts": TABLE_FORMATS, "id_from": TABLE_FORMATS, "split": ("llmbar",),
             "garbage": ("pandalm",), "scorer": ("inspect",)}
     opts: dict[str, Any] = {}
     for key, val in given.items():
         if val is None:
             continue
         if key in only and format not in only[key]:
-            raise typer.BadParameter(f"applies to the {', '.join(only[key])} format(s)", param_hint=f"--{key}")
+            raise typer.BadParameter(f"applies to the {', '.join(only[key])} format(s)",
+                                     param_hint=f"--{key.replace('_', '-')}")
         opts[key] = val
-    if map_:
-        if format not in TABLE_FORMATS:
-            raise typer.BadParameter("applies to the csv, jsonl and parquet formats", param_hint="--map")
-        opts["field_map"] = _field_map(map_)
+    for flag, values, option, parse in (("--map", map_, "field_map", _field_map),
+                                        ("--map-values", map_values, "value_map", _value_map)):
+        if values:
+            if format not in TABLE_FORMATS:
+                raise typer.BadParameter("applies to the csv, jsonl and parquet formats", param_hint=flag)
+            opts[option] = parse(values)
     return opts
 
 
@@ -75,9 +96,10 @@ def import_cmd(
     protocol: Annotated[str | None, typer.Option(help="Protocol id (overrides the source).")] = None,
     dataset: Annotated[str | None, typer.Option(help="Dataset name (overrides the default).")] = None,
     temperature: Annotated[float | None, typer.Option(
-        help="Sampling temperature of the imported judgments (default 0 where the source does not say).")] = None,
-    rep: Annotated[int | None, typer.Option(help="Repetition index for the whole file (tables: when "
-                                            "there is no rep column).")] = None,
+        help="Sampling temperature of the imported judgments, in [0, 2] (default 0 where the source does "
+             "not say; the import notes it).")] = None,
+    rep: Annotated[int | None, typer.Option(help="Repetition index for the whole file, >= 0 (tables: when "
+                                            "there is no rep column; default 0, noted).")] = None,
     order: Annotated[str | None, typer.Option(help="Tables: presentation order AB|BA for the whole file "
                                               "(when there is no order column).")] = None,
     verdicts: Annotated[str | None, typer.Option(
@@ -90,6 +112,12 @@ def import_cmd(
                                                "(default: every scorer, one protocol each).")] = None,
     map_: Annotated[list[str] | None, typer.Option(
         "--map", help="Tables: COLUMN=SOURCE_COLUMN for any column, e.g. --map verdict=winner; repeatable.")] = None,
+    map_values: Annotated[list[str] | None, typer.Option(
+        "--map-values", help="Tables: what the values of verdict, label or order mean, "
+                             "COLUMN:RAW=VALUE,... e.g. --map-values verdict:0=tie,1=A,2=B; repeatable.")] = None,
+    id_from: Annotated[str | None, typer.Option(
+        "--id-from", help="Tables without an item_id column: derive ids from 'hash' (question + both "
+                          "responses, the same in either order) or 'row' (the record number).")] = None,
     items: Annotated[str | None, typer.Option(
         help="Attach items and gold labels from this dataset loader (e.g. mtbench-human), matched by item_id.")
     ] = None,
@@ -105,14 +133,15 @@ def import_cmd(
     differ from the stored trials refuse the import (count + one example) unless --replace."""
     from ..importers import describe_importers, import_into
     from ..items import ItemError
-    from ._errors import EXIT_INPUT, EXIT_USAGE, fail
+    from ._errors import EXIT_INPUT, EXIT_USAGE, fail, problem_lines
 
     known = describe_importers()
     if format not in known:
         fail(f"unknown import format {format!r}; known: {', '.join(known)}", EXIT_USAGE)
     opts = _options(format, {"judge": judge, "protocol": protocol, "dataset": dataset,
                              "temperature": temperature, "rep": rep, "order": order, "verdicts": verdicts,
-                             "split": split, "garbage": garbage, "scorer": scorer}, map_)
+                             "id_from": id_from, "split": split, "garbage": garbage, "scorer": scorer},
+                    map_, map_values)
     if format == "pandalm" and items_path and not items:
         opts["items_path"] = items_path
     try:
@@ -124,8 +153,9 @@ def import_cmd(
         result = import_into(format, path, run_dir=run_dir, items=attach, replace=replace, **opts)
     except ItemError as exc:
         if as_json:
-            typer.echo(json.dumps({"ok": False, "error": str(exc)}, ensure_ascii=False))
-        fail(str(exc), EXIT_INPUT)
+            typer.echo(json.dumps({"ok": False, "error": str(exc), "problems": problem_lines(exc)},
+                                  ensure_ascii=False))
+        fail(exc, EXIT_INPUT)
     typer.echo(_result_json(result) if as_json else "\n".join(_summary(result, run_dir)))
 
 

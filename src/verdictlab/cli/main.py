@@ -30,7 +30,11 @@ class _OneErrorPath(TyperGroup):
                 hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
                 say(f"error: {exc.format_message()}{hint}")
             sys.exit(exc.exit_code)
-        except typer.Abort:
+        except typer.Abort as exc:          # click's word for a KeyboardInterrupt (SIGTERM: Stopped)
+            stop = exc.__context__
+            if isinstance(stop, KeyboardInterrupt) and hasattr(stop, "exit_code"):
+                say(f"error: {getattr(stop, 'reason', 'interrupted')}")
+                sys.exit(stop.exit_code)
             sys.exit(EXIT_INTERRUPTED)
         sys.exit(code if isinstance(code, int) else 0)
 
@@ -90,7 +94,11 @@ for _name in COMMAND_MODULES:
 
 
 def main() -> None:
-    app()
+    """The entry point of older installs (``verdictlab.cli.main:main``; new ones use
+    :func:`verdictlab.cli.entry_point`, which holds the stop handler before this module loads)."""
+    from ._program import run_program
+
+    run_program(lambda: app)
 
 
 if __name__ == "__main__":

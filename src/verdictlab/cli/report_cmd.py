@@ -12,6 +12,18 @@ import typer
 from ..vocab import UnparsedPolicy
 
 
+def _check_definitions(definitions: str | None) -> None:
+    """An unknown ``--definitions`` name is a usage error naming the known ones (before any work)."""
+    if definitions is None:
+        return
+    from ..analyses.definitions import resolve_definitions
+
+    try:
+        resolve_definitions(definitions)
+    except (KeyError, ValueError) as e:
+        raise typer.BadParameter(str(e).strip("'\""), param_hint="--definitions") from None
+
+
 def report(
     run_dir: Annotated[Path, typer.Argument(help="Run directory holding run.sqlite.")],
     out: Annotated[Path | None, typer.Argument(
@@ -26,10 +38,13 @@ def report(
     ] = UnparsedPolicy.EXCLUDE,
     confidence: Annotated[float, typer.Option(help="Confidence level of the intervals.")] = 0.95,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the T interval.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed (>= 0).", min=0)] = 0,
     expected_reps: Annotated[int | None, typer.Option(
         "--expected-reps", min=1, help="R for the expected figures from token probabilities "
                                        "(default: each cell's own repetitions).")] = None,
+    definitions: Annotated[str | None, typer.Option(
+        "--definitions", help="Add the figures as published papers define them, per cell: 'all' or "
+                              "NAME,NAME (see docs/definitions.md).")] = None,
 ) -> None:
     """Reliability per cell (judge × protocol × dataset × temperature): C, φ, A, A_max, T with intervals."""
     from rich.console import Console
@@ -47,11 +62,12 @@ def report(
         raise typer.BadParameter(f"--confidence must be in (0, 1), got {confidence}")
     if bootstrap < 0:
         raise typer.BadParameter(f"--bootstrap must be >= 0, got {bootstrap}")
+    _check_definitions(definitions)
     if html:                     # before the (possibly long) report is built
         check_writable(out or (run_dir / "report.html"), option="--html")
     try:
         rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
-                           seed=seed, expected_reps=expected_reps)
+                           seed=seed, expected_reps=expected_reps, definitions=definitions)
     except StoreError as e:
         fail(e, EXIT_STORE)
     if as_json and markdown:

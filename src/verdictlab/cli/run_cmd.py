@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from ..config import ConfigError, load_config
+from ..config import ConfigError, check_ray_address, load_config
 from ..store import STORE_FILENAME
 from ._errors import (
     EXIT_INCOMPLETE,
@@ -33,7 +33,11 @@ def _with_executor(cfg: Any, executor: str | None, ray_address: str | None) -> A
     if executor is not None:
         update["executor"] = executor
     if ray_address is not None:
-        update["ray"] = cfg.ray.model_copy(update={"address": ray_address})
+        try:
+            address = check_ray_address(ray_address)
+        except ValueError as exc:
+            fail(exc, EXIT_USAGE)
+        update["ray"] = cfg.ray.model_copy(update={"address": address})
     return cfg.model_copy(update=update) if update else cfg
 
 
@@ -85,8 +89,9 @@ def run(
     try:
         summary = run_config(cfg, rd, progress=not no_progress, plan_only=plan, retry_failed=retry_failed,
                              pilot=pilot)
-    except KeyboardInterrupt:      # while loading datasets / models, before any judging
-        fail("interrupted before judging started; nothing was judged.", EXIT_INTERRUPTED)
+    except KeyboardInterrupt as exc:   # while loading datasets / models, before any judging (SIGTERM: Stopped)
+        fail(f"{getattr(exc, 'reason', 'interrupted')} before judging started; nothing was judged.",
+             getattr(exc, "exit_code", EXIT_INTERRUPTED))
 
     if plan:
         assert summary.plan is not None
@@ -117,6 +122,8 @@ def _print_summary(out: Console, name: str, rd: Path, summary: Any) -> None:
               f"tokens: {summary.tokens_in + summary.tokens_out:,}   cost: ${summary.cost_usd:.4f}   "
               f"time: {summary.elapsed_s:.1f}s")
     out.print(f"  stored in {rd / STORE_FILENAME}")
+    for note in summary.notes:
+        out.print(f"  {printable(note)}")
     if summary.n_retried_failed:
         out.print(f"  {summary.n_retried_failed} previously failed trials were judged again")
     if summary.n_failed:

@@ -18,7 +18,8 @@ def selftest(
                      ] = 400,
     questions: Annotated[int, typer.Option(help="Generated 3-system questions (self-preference, transitivity).",
                                            min=30)] = 300,
-    seed: Annotated[int, typer.Option(help="Seed of the generated data and the simulated judges.")] = 7,
+    seed: Annotated[int, typer.Option(help="Seed of the generated data and the simulated judges (>= 0).",
+                                      min=0)] = 7,
     n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples.", min=200)] = 2000,
     keep: Annotated[Path | None, typer.Option(help="Keep the generated data and run store in this directory.")
                     ] = None,

@@ -106,7 +106,7 @@ def validate(
     unparsed: Annotated[UnparsedPolicy, typer.Option(help="Unparsed verdicts: 'exclude' or 'wrong'.")
                         ] = UnparsedPolicy.EXCLUDE,
     bins: Annotated[int, typer.Option(help="Bins of the reliability diagram / ECE.")] = 15,
-    seed: Annotated[int, typer.Option(help="Seed of the folds, splits and --keep-labels.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the folds, splits and --keep-labels (>= 0).", min=0)] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     plots: Annotated[Path | None, typer.Option(
         "--plots", help="Write the reliability diagram as reliability.png and .svg into this directory.")

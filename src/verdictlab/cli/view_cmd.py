@@ -40,9 +40,9 @@ def view(
               on_ready=ready)
     except AddressError as exc:
         raise typer.BadParameter(str(exc)) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:      # Ctrl-C 130; SIGTERM (verdictlab.stopping.Stopped) 143
         say("viewer stopped")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        raise typer.Exit(getattr(exc, "exit_code", EXIT_INTERRUPTED)) from None
 
 
 def register(app: typer.Typer) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..guards import GuardError, input_limits, loads_json, nesting_depth
-from ..items import ItemError, PairItem, PointItem
+from ..items import ItemError, PairItem, PointItem, Problems
 from .load import DatasetLoad
 
 TIE_POLICIES = ("keep", "drop")
@@ -74,21 +74,30 @@ def read_records(path: str | Path) -> Rows:
     return json_lines(text, path=str(p))
 
 
-def json_lines(text: str, *, path: str) -> Rows:
+def json_lines(text: str, *, path: str, problems: Problems | None = None) -> Rows:
     """The records of a JSON Lines text (lines from :func:`split_lines`; blank lines skipped; each
     line one JSON object), as ``(line number, record)``."""
     max_depth = input_limits().max_depth       # read once per file, not per line
     rows: Rows = []
+    own = problems is None               # every bad line of the file at once: raised here, or the caller's
+    problems = Problems(path) if problems is None else problems
     for lineno, line in split_lines(text):
         if not line.strip():
             continue
         try:
             rec = parse_json(line, path=path, row=lineno, max_depth=max_depth)
         except json.JSONDecodeError as exc:
-            raise ItemError(f"invalid JSON: {json_error(exc)}", path=path, row=lineno) from None
+            problems.add(ItemError(f"invalid JSON: {json_error(exc)}", path=path, row=lineno))
+            continue
+        except ItemError as exc:
+            problems.add(exc)
+            continue
         if not isinstance(rec, dict):
-            raise ItemError("each line must be a JSON object", path=path, row=lineno)
+            problems.add(ItemError("each line must be a JSON object", path=path, row=lineno))
+            continue
         rows.append((lineno, rec))
+    if own:
+        problems.raise_if_any()
     return rows
 
 
@@ -229,14 +238,29 @@ def check_no_options(loader: str, options: dict[str, Any]) -> None:
 
 
 def check_unique(items: Sequence[PairItem | PointItem], *, path: str | None,
-                 rows: Sequence[int] | None = None) -> None:
+                 rows: Sequence[int] | None = None, problems: Problems | None = None) -> None:
+    """No item id twice; every duplicate is recorded in ``problems`` (raised here without one)."""
+    own = problems is None
+    problems = Problems(path) if problems is None else problems
     seen: dict[str, int] = {}
     for i, it in enumerate(items):
         row = rows[i] if rows is not None else i + 1
         if it.item_id in seen:
-            raise ItemError(f"duplicate item_id {it.item_id!r} (first on row {seen[it.item_id]})",
-                            path=path, row=row, field="item_id")
-        seen[it.item_id] = row
+            problems.add(ItemError(f"duplicate item_id {it.item_id!r} (first on row {seen[it.item_id]})",
+                                   path=path, row=row, field="item_id"))
+        else:
+            seen[it.item_id] = row
+    if own:
+        problems.raise_if_any()
+
+
+def missing_field(field: str, *, path: str | None, row: int, source: str | None = None,
+                  empty: bool = False) -> ItemError:
+    """The error for a required field a record lacks, with the fix: fill the cell, or name the
+    column that holds the field."""
+    why = ("the cell is empty" if empty else
+           f"name the column that holds it: --map {field}=COLUMN, field_map in a config")
+    return ItemError(f"missing required field ({why})", path=path, row=row, field=source or field)
 
 
 def finish(name: str, items: list[PairItem | PointItem], *, source: str | None,

@@ -15,7 +15,8 @@ the CLI) naming the file, the row (file line) and the field: a missing or repeat
 written with another separator, a label outside the words above, one item labelled twice
 differently, a file without any label.  The CSV and JSON Lines are read by the package's readers
 (:func:`verdictlab.datasets.tabular.read_csv_rows`, :func:`verdictlab.datasets._common.json_lines`):
-strict field counts, records split on ``\\n`` only, BOM dropped, JSON within the input limits.
+strict field counts, records split on ``\\n`` only, BOM dropped, JSON within the input limits; when
+they find several unreadable rows, every one is listed (:class:`HumanLabelProblems`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..items import ItemError
+from ..items import ItemError, ItemProblems
 
 PAIR_LABELS: tuple[str, ...] = ("A", "B", "tie")
 POINT_LABELS: tuple[str, ...] = ("PASS", "FAIL", "UNKNOWN")
@@ -34,6 +35,10 @@ _OTHER_SEPARATORS = ((";", "';'"), ("\t", "tabs"), ("|", "'|'"))
 
 class HumanLabelError(ItemError):
     """A human-label file that cannot be used; the message names file, row and field."""
+
+
+class HumanLabelProblems(HumanLabelError, ItemProblems):
+    """Several problems of one label file, every one listed (:class:`~verdictlab.items.ItemProblems`)."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +145,8 @@ def read_human_labels(path: str | Path) -> HumanLabels:
         records = _records(p)
     except HumanLabelError:
         raise
+    except ItemProblems as exc:   # several unreadable rows: every one listed, as the readers list them
+        raise HumanLabelProblems(exc.problems, path=exc.path, n_more=exc.n_more) from None
     except ItemError as exc:      # the package readers' errors already name file, row and field
         raise HumanLabelError(str(exc)) from None
     rows: list[HumanLabel] = []
@@ -159,4 +166,4 @@ def read_human_labels(path: str | Path) -> HumanLabels:
     return HumanLabels(path=where, rows=tuple(rows))
 
 
-__all__ = ["HumanLabel", "HumanLabelError", "HumanLabels", "PAIR_LABELS", "POINT_LABELS", "read_human_labels"]
+__all__ = ["HumanLabel", "HumanLabelError", "HumanLabelProblems", "HumanLabels", "PAIR_LABELS", "POINT_LABELS", "read_human_labels"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..items import PairItem, make_pair_item
+from ..items import PairItem, make_pair_item, text_id
 from ._common import (
     as_int_choice,
     check_no_options,
@@ -48,7 +48,7 @@ def load_pandalm(path: str | None, *, dataset: str | None = None, tie_policy: st
     n_coerced = 0
     for row, rec in read_records(p):
         idx = get_field(rec, "idx", path=src, row=row)
-        item_id = str(idx)
+        item_id = text_id(idx, path=src, row=row, field="idx")      # never "None" / "True" / "[1, 2]"
         instruction = get_str(rec, "instruction", path=src, row=row)
         extra = get_str(rec, "input", path=src, row=row, default="")
         question = f"{instruction}\n\n{extra}" if extra.strip() else instruction

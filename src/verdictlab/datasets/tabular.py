@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 from ..guards import GuardError, check_depth, loads_json, nesting_depth
-from ..items import ItemError, PairItem, make_pair_item
-from ._common import check_no_options, check_unique, finish, require_path
+from ..items import ItemError, PairItem, Problems, make_pair_item
+from ._common import check_no_options, check_unique, finish, missing_field, require_path
 from .registry import DatasetLoad
 
 REQUIRED = ("item_id", "question", "response_a", "response_b")
@@ -71,7 +71,8 @@ def _csv_header(header: list[str], p: Path, line: int) -> list[str]:
     return header
 
 
-def read_csv_rows(path: str | Path, *, sep: str = ",") -> list[tuple[int, dict[str, Any]]]:
+def read_csv_rows(path: str | Path, *, sep: str = ",",
+                  problems: Problems | None = None) -> list[tuple[int, dict[str, Any]]]:
     """Rows of a CSV (or, with ``sep="\\t"``, TSV) file as ``(line, record)``: cells are text, empty
     cells None, blank lines skipped; ``line`` is the file line the record starts on."""
     p = Path(path)
@@ -83,6 +84,8 @@ def read_csv_rows(path: str | Path, *, sep: str = ",") -> list[tuple[int, dict[s
     header: list[str] | None = None
     header_line = 1
     rows: list[tuple[int, dict[str, Any]]] = []
+    own = problems is None               # every row with a wrong number of fields at once
+    problems = Problems(str(p)) if problems is None else problems
     start = 1
     try:
         for fields in reader:
@@ -93,22 +96,27 @@ def read_csv_rows(path: str | Path, *, sep: str = ",") -> list[tuple[int, dict[s
                 header, header_line = _csv_header(fields, p, line), line
                 continue
             if len(fields) != len(header):
-                raise ItemError(f"{len(fields)} fields, but the header (line {header_line}) has "
-                                f"{len(header)} columns; quote cells that hold '{sep}'", path=str(p), row=line)
+                problems.add(ItemError(f"{len(fields)} fields, but the header (line {header_line}) has "
+                                       f"{len(header)} columns; quote cells that hold '{sep}'", path=str(p),
+                                       row=line))
+                continue
             rows.append((line, {c: (v if v != "" else None) for c, v in zip(header, fields, strict=True)}))
-    except csv.Error as exc:
-        raise ItemError(f"malformed CSV ({exc})", path=str(p), row=start) from None
-    if header is None:
+    except csv.Error as exc:         # the reader cannot go on after a stray quote: the last problem
+        problems.add(ItemError(f"malformed CSV ({exc})", path=str(p), row=start))
+    if header is None and not problems:
         raise ItemError("empty file (no header row)", path=str(p))
+    if own:
+        problems.raise_if_any()
     return rows
 
 
-def read_table_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
-    """Rows of a CSV or Parquet file as ``(row, record)``; CSV cells are text, empty cells None."""
+def read_table_rows(path: str | Path, *, problems: Problems | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """Rows of a CSV or Parquet file as ``(row, record)``; CSV cells are text, empty cells None.  Rows
+    with the wrong number of cells are left out and recorded in ``problems`` (raised without one)."""
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix in (".csv", ".tsv"):
-        return read_csv_rows(p, sep="\t" if suffix == ".tsv" else ",")
+        return read_csv_rows(p, sep="\t" if suffix == ".tsv" else ",", problems=problems)
     if suffix != ".parquet":
         raise ItemError("expected a .csv, .tsv or .parquet file", path=str(p))
     try:
@@ -123,26 +131,20 @@ def read_table_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def rows_to_pair_items(rows: list[tuple[int, dict[str, Any]]], *, path: str, dataset: str,
-                       field_map: dict[str, str] | None = None) -> list[PairItem]:
-    """Generic records -> :class:`PairItem` s (shared by the CSV and Parquet loaders)."""
+                       field_map: dict[str, str] | None = None, problems: Problems | None = None) -> list[PairItem]:
+    """Generic records -> :class:`PairItem` s (shared by the CSV and Parquet loaders).  Every problem
+    of every row is collected and raised at once (:class:`~verdictlab.items.ItemProblems`), with the
+    problems already in ``problems`` (the file's unreadable rows)."""
     inverse = {src: dst for dst, src in (field_map or {}).items()}
     items: list[PairItem] = []
+    item_rows: list[int] = []
+    problems = Problems(path) if problems is None else problems
     for row, raw in rows:
         rec = {inverse.get(k, k): v for k, v in raw.items()}
-        for f in REQUIRED:
-            if rec.get(f) is None:
-                src_name = (field_map or {}).get(f, f)
-                raise ItemError("missing required field", path=path, row=row, field=src_name)
-        for f in ("question", "response_a", "response_b"):
-            if not isinstance(rec[f], str):
-                raise ItemError(f"must be a string, got {type(rec[f]).__name__}", path=path, row=row,
-                                field=(field_map or {}).get(f, f))
-        if isinstance(rec.get("meta"), str):
-            rec["meta"] = _meta_json(rec["meta"], path=path, row=row)
-        try:
-            check_depth(rec)
-        except GuardError as exc:
-            raise ItemError(str(exc), path=path, row=row, field=_deepest_field(rec)) from None
+        n = problems.count
+        _check_record(rec, raw, path=path, row=row, field_map=field_map or {}, problems=problems)
+        if problems.count > n:
+            continue
         rec.setdefault("label", None)
         rec["dataset"] = dataset
         extra = {k: rec.pop(k) for k in list(rec) if k not in ITEM_FIELDS}
@@ -150,9 +152,36 @@ def rows_to_pair_items(rows: list[tuple[int, dict[str, Any]]], *, path: str, dat
             rec["meta"] = {**(rec.get("meta") or {}), **extra}
         if rec.get("meta") is None:
             rec.pop("meta", None)
-        items.append(make_pair_item(rec, path=path, row=row))
-    check_unique(items, path=path, rows=[r for r, _ in rows])
+        try:
+            items.append(make_pair_item(rec, path=path, row=row))
+            item_rows.append(row)
+        except ItemError as exc:
+            problems.add(exc)
+    check_unique(items, path=path, rows=item_rows, problems=problems)
+    problems.raise_if_any()
     return items
+
+
+def _check_record(rec: dict[str, Any], raw: dict[str, Any], *, path: str, row: int, field_map: dict[str, str],
+                  problems: Problems) -> None:
+    """Required fields present, texts text, ``meta`` JSON, nesting within the limit (``rec`` is
+    changed in place: ``meta`` parsed)."""
+    for f in REQUIRED:
+        if rec.get(f) is None:
+            src = field_map.get(f, f)
+            problems.add(missing_field(f, path=path, row=row, source=src, empty=src in raw))
+    for f in ("question", "response_a", "response_b"):
+        if rec.get(f) is not None and not isinstance(rec[f], str):
+            problems.add(ItemError(f"must be a string, got {type(rec[f]).__name__}", path=path, row=row,
+                                   field=field_map.get(f, f)))
+    try:
+        if isinstance(rec.get("meta"), str):
+            rec["meta"] = _meta_json(rec["meta"], path=path, row=row)
+        check_depth(rec)
+    except GuardError as exc:
+        problems.add(ItemError(str(exc), path=path, row=row, field=_deepest_field(rec)))
+    except ItemError as exc:
+        problems.add(exc)
 
 
 def _meta_json(text: str, *, path: str, row: int) -> Any:
@@ -174,11 +203,12 @@ def _load_table(kind: str, path: str | None, *, dataset: str | None,
                 options: dict[str, Any]) -> DatasetLoad:
     check_no_options(kind, options)
     p = require_path(path, kind)
-    rows = read_table_rows(p)
-    if not rows:
+    problems = Problems(str(p))
+    rows = read_table_rows(p, problems=problems)
+    if not rows and not problems:
         raise ItemError("no records", path=str(p))
     name = dataset or p.stem
-    items = rows_to_pair_items(rows, path=str(p), dataset=name, field_map=field_map)
+    items = rows_to_pair_items(rows, path=str(p), dataset=name, field_map=field_map, problems=problems)
     return finish(name, list(items), source=str(p), limit=limit)
 
 

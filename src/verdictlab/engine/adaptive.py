@@ -105,7 +105,16 @@ class AdaptiveExecutor(BaseExecutor):
         self.store = store
         self.items = items
         self.all_trials = list(all_trials)
-        self.plans: dict[str, dict[str, Any]] = dict(store.get_meta(META_KEY, {}) or {}).get("cells", {})
+        stored = dict(store.get_meta(META_KEY, {}) or {})
+        self.previous_designs: list[dict[str, Any]] = list(stored.get("previous_designs", []))
+        #: the design of the last session when this config asks for another one (targets, confidence, R,
+        #: pilot size or seed changed); its plans are then made again from the stored pilot
+        self.replanned_from: dict[str, Any] | None = None
+        self.plans: dict[str, dict[str, Any]] = stored.get("cells", {})
+        if stored.get("design") is not None and stored["design"] != asdict(design):
+            self.replanned_from = stored["design"]
+            self.previous_designs.append(stored["design"])
+            self.plans = {}
         self.n_not_needed = 0
 
     # -- what is stored --------------------------------------------------------------------------
@@ -137,7 +146,7 @@ class AdaptiveExecutor(BaseExecutor):
         await asyncio.gather(*(runner.run(cell) for cell in cells.values()))
         for lane in lanes.values():
             lane.trials.clear()
-        self.store.set_meta(META_KEY, {"design": asdict(self.design), "cells": self.plans})
+        self._save()
 
     def plan_for(self, cell: _Cell, pilot: pd.DataFrame, pool: int) -> dict[str, Any]:
         label = cell.label()
@@ -154,8 +163,28 @@ class AdaptiveExecutor(BaseExecutor):
                           + ", ".join(f"{k} ±{v}" for k, v in self.design.targets.items())
                           + ("" if plan.reachable else " -- not reachable with every pair; all pairs at full R"))}
         self.plans[label] = record
-        self.store.set_meta(META_KEY, {"design": asdict(self.design), "cells": self.plans})
+        self._save()
         return record
+
+    def _save(self) -> None:
+        meta: dict[str, Any] = {"design": asdict(self.design), "cells": self.plans}
+        if self.previous_designs:
+            meta["previous_designs"] = self.previous_designs
+        self.store.set_meta(META_KEY, meta)
+
+    def replan_note(self) -> str | None:
+        """One line when this session's design differs from the stored one (None otherwise)."""
+        if self.replanned_from is None:
+            return None
+
+        def show(d: dict[str, Any]) -> str:
+            targets = ", ".join(f"{k} ±{v:g}" for k, v in dict(d.get("targets", {})).items())
+            return (f"{targets} at {float(d.get('confidence', 0)):.0%}, R = {d.get('reps')}, "
+                    f"pilot {d.get('pilot_pairs')} pairs, seed {d.get('seed')}")
+
+        return (f"adaptive design changed since the last session ({show(self.replanned_from)} -> "
+                f"{show(asdict(self.design))}): every cell was planned again from its stored pilot, "
+                "and the trials the new plan needs were judged")
 
 
 class _CellRunner:

@@ -33,7 +33,7 @@ from typing import Any
 
 from ..design import Trial
 from ..judges.base import JudgeRequest, JudgeResponse, RetryDecision, RetryKind
-from ._ray_common import import_ray, item_from, item_payload
+from ._ray_common import import_ray, init_ray, item_from, item_payload
 from .caller import RetryLater, attempt_call, cache_allows
 from .executor import BaseExecutor, JudgeOne, Lane
 
@@ -181,7 +181,7 @@ class RayDataExecutor(BaseExecutor):
     async def execute(self, lanes: Mapping[str, Lane], judge_one: JudgeOne, control: Any) -> None:
         ray = import_ray()
         if not ray.is_initialized():
-            ray.init(include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+            init_ray(ray, None)
         for lane in lanes.values():
             pending = await answer_on_driver(lane, self.session, judge_one)
             lane.trials.clear()

@@ -50,10 +50,12 @@ from ..design import Trial
 from ..items import PairItem, PointItem
 from ..judgment import Judgment
 from ..limits import Budget, TokenBucket
-from ._ray_common import import_ray
+from ..stopping import longer_grace
+from ._ray_common import import_ray, init_ray, unreachable
 from .caller import CallRecords, JudgeCaller, RunControl
 from .executor import BaseExecutor, Lane
 from .ray_data import RayDataExecutor, answer_on_driver
+from .summary import EngineError
 
 Item = PairItem | PointItem
 LEASE = 8
@@ -249,6 +251,10 @@ class _BudgetLedgerImpl:
         return {"calls": self.budget.calls, "tokens": self.budget.tokens, "usd": self.budget.usd}
 
 
+#: seconds a stop may take once Ray workers run (killing them, then ray.shutdown at exit)
+RAY_STOP_S = 30.0
+
+
 # -- driver side -----------------------------------------------------------------------------------
 @dataclasses.dataclass
 class _Pending:
@@ -291,10 +297,12 @@ class RayExecutor(BaseExecutor):
 
     # -- cluster ---------------------------------------------------------------------------------
     def _start(self, budget: Budget) -> Any:
+        why = unreachable(self.address)      # before importing Ray (seconds) and before ray.init (a hang)
+        if why is not None:
+            raise EngineError(why)
         ray = import_ray()
         if not ray.is_initialized():
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                     ignore_reinit_error=True)
+            init_ray(ray, self.address)
         if self.ledger is None:     # lives as long as the pool (a new actor is a new process: ~1 s of CPU)
             self.ledger = ray.remote(num_cpus=0, max_restarts=-1)(_BudgetLedgerImpl).remote()
         ray.get(self.ledger.begin.remote(budget.max_calls, budget.max_tokens, budget.max_usd,
@@ -348,8 +356,10 @@ class RayExecutor(BaseExecutor):
         budget = next(iter(lanes.values())).caller.budget if lanes else Budget()
         ray = self._start(budget)
         try:
-            remote = await self._answer_cached_here(lanes, judge_one)
-            await self._dispatch(ray, remote, control)
+            # a stop waits for the workers and the cluster to shut down: a forced exit would orphan them
+            with longer_grace(RAY_STOP_S):
+                remote = await self._answer_cached_here(lanes, judge_one)
+                await self._dispatch(ray, remote, control)
         finally:
             if self.ledger is not None:
                 state = await self.ledger.state.remote()

@@ -9,7 +9,6 @@ import collections
 import contextlib
 import importlib.metadata
 import platform
-import signal
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 from ..config import RunConfig
 from ..judges.base import JudgeAPI
 from ..limits import Budget, PriceTable, default_price_table
+from ..stopping import StopOnSignals, stop_reason
 from ..store import STORE_FILENAME, RunStore
 from ..vocab import Decoding
 from .adaptive import AdaptiveDesign, AdaptiveExecutor
@@ -99,8 +99,8 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
         try:
             summary = asyncio.run(_run_main(prepared, store, judges, budget, prices, summary, progress,
                                             retry_failed, adaptive_ok=not pilot_only))
-        except KeyboardInterrupt:
-            summary.stopped = "interrupted"
+        except KeyboardInterrupt as exc:     # a signal before the run's own handler was in place
+            summary.stopped = getattr(exc, "reason", "interrupted")
         summary.n_failed_stored = store.count_failed()
         sessions = store.get_meta("sessions", []) or []
         sessions.append({"started_at": started, "finished_at": time.time(), **summary.as_dict()})
@@ -188,32 +188,31 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
     main = asyncio.current_task()
     stopped_by: list[str] = []
 
-    def _on_term() -> None:
-        stopped_by.append("terminated")
-        if main is not None:
-            main.cancel()
+    def _on_stop(signum: int) -> None:
+        stopped_by.append(stop_reason(signum))
+        if main is not None:       # threadsafe: it also wakes a loop that sleeps in select()
+            loop.call_soon_threadsafe(main.cancel)
 
-    _no_signals = (NotImplementedError, RuntimeError, ValueError)   # not main thread / Windows
-    with contextlib.suppress(*_no_signals):
-        loop.add_signal_handler(signal.SIGTERM, _on_term)
     adaptive = _adaptive_executor(prepared, store) if adaptive_ok else None
     executor = adaptive if adaptive is not None else _ray_executor(cfg)
     executor = _batch_executor(cfg, judges, executor)
     try:
-        await run_trials(prepared.trials, store=store, items=prepared.items, judges=judges,
-                         protocols=prepared.protocols, judge_specs={j.id: j for j in cfg.judges},
-                         cache=cfg.cache, seed=cfg.seed, budget=budget, prices=prices, progress=progress,
-                         summary=summary, retry_failed=retry_failed, executor=executor)
+        with StopOnSignals(_on_stop):
+            await run_trials(prepared.trials, store=store, items=prepared.items, judges=judges,
+                             protocols=prepared.protocols, judge_specs={j.id: j for j in cfg.judges},
+                             cache=cfg.cache, seed=cfg.seed, budget=budget, prices=prices, progress=progress,
+                             summary=summary, retry_failed=retry_failed, executor=executor)
     except asyncio.CancelledError:
-        # Ctrl-C (asyncio.run cancels the main task) or SIGTERM: run_trials has flushed what
-        # was finished; calls in flight are simply redone on resume.
+        # Ctrl-C or SIGTERM (engine stopping: the main task is cancelled): run_trials has flushed
+        # what was finished; calls in flight are simply redone on resume.
         summary.stopped = stopped_by[0] if stopped_by else "interrupted"
     finally:
-        with contextlib.suppress(*_no_signals):
-            loop.remove_signal_handler(signal.SIGTERM)
         await _close_judges(judges)
         if adaptive is not None:
             summary.n_not_needed = adaptive.n_not_needed
+            note = adaptive.replan_note()
+            if note is not None:
+                summary.notes.append(note)
     return summary
 
 

@@ -87,6 +87,7 @@ class RunSummary:
     n_retried_failed: int = 0  # failed rows removed at the start to be judged again (--retry-failed)
     n_not_needed: int = 0      # trials an adaptive design chose not to run (precision reached without them)
     n_failed_stored: int = 0   # trials in the store whose calls failed for good, earlier sessions included
+    notes: list[str] = field(default_factory=list)   # what the session decided that the user should know
     plan: Plan | None = None
 
     @property

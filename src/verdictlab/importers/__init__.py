@@ -20,7 +20,7 @@ from typing import Any
 
 from .._registry import Registry
 from ..items import PairItem, PointItem
-from ._batch import ImportBatch, ImportResult, judgment_row, shown_first_won, write_batch
+from ._batch import ImportBatch, ImportResult, check_options, judgment_row, shown_first_won, write_batch
 
 Importer = Callable[..., ImportBatch]
 IMPORTERS: Registry[Importer] = Registry("import format")
@@ -86,13 +86,15 @@ def import_into(format: str, path: str | Path, *, run_dir: str | Path,
     from stored trials refuse the import unless ``replace``; see :func:`write_batch`).  A Parquet
     table into a store without judgments takes the bulk path (:mod:`._bulk`) when it can: the same
     rows, column by column."""
+    importer = get_importer(format)
+    check_options(options, path=str(path))
     if format == "parquet" and _builtin_parquet():
         from ._bulk import bulk_import_parquet
 
         done = bulk_import_parquet(path, run_dir=run_dir, items=items, replace=replace, **options)
         if done is not None:
             return done
-    batch = get_importer(format)(path, **options)
+    batch = importer(path, **options)
     if items:
         attach_items(batch, items)
     return write_batch(batch, run_dir, replace=replace)

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..items import ItemError, PairItem, PointItem
+from ..items import ItemError, PairItem, PointItem, Problems
 from ..judgment import judgment_dict
+from ..ranges import REP, TEMPERATURE, Range, RangeError
 from ..store import RunStore
 from ..vocab import canonical_first_won, check_order
 from ._reimport import ReimportError, plan_reimport, replace_judgments
@@ -23,6 +24,7 @@ class ImportBatch:
     judgments: list[dict[str, Any]]
     items: list[PairItem | PointItem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    checked: bool = False      # check_batch already ran over these rows (the importer collected its problems)
 
 
 @dataclass(frozen=True)
@@ -67,28 +69,101 @@ def judgment_row(*, judge: str, dataset: str, item_id: str, protocol: str, order
                          parse_detail=parse_detail, **extra)
 
 
-def check_batch(batch: ImportBatch) -> None:
-    """No trial twice in one import (two source rows for one trial key would be a silent choice)."""
+def checked(range_: Range, value: Any, *, path: str | None = None, row: int | None = None,
+            field: str | None = None) -> Any:
+    """``value`` within ``range_`` (:mod:`verdictlab.ranges`), else an :class:`ItemError` naming the
+    file, row and field (or the option: ``field="--temperature"``)."""
+    try:
+        return range_.check(value)
+    except RangeError as exc:
+        raise ItemError(str(exc), path=path, row=row, field=field) from None
+
+
+def check_options(options: dict[str, Any], *, path: str | None = None) -> None:
+    """The whole-file numbers an import is given (``--temperature``, ``--rep``), checked before any
+    importer reads its source -- whatever the format."""
+    for name, range_ in (("temperature", TEMPERATURE), ("rep", REP)):
+        if options.get(name) is not None:
+            checked(range_, options[name], path=path, field=f"--{name}")
+
+
+#: the columns of a judgment row that describe its item rather than the trial: one value per item
+PER_ITEM_COLUMNS = ("label", "category")
+_TRIAL_KEY = ("judge", "dataset", "item_id", "protocol", "order", "temperature", "rep", "step")
+
+
+def _show(value: Any) -> str:
+    return "empty" if value is None else repr(value)
+
+
+def check_batch(batch: ImportBatch, problems: Problems | None = None) -> None:
+    """The rows of one import agree with themselves: no trial twice (two source rows for one trial
+    key would be a silent choice), and one value of each per-item column (:data:`PER_ITEM_COLUMNS`:
+    the gold label, the category) for all rows of one item -- an item labelled A on its AB row and B
+    on its BA row would make accuracy depend on row order.  Every problem is collected."""
+    own = problems is None
+    problems = Problems(batch.source) if problems is None else problems
     seen: dict[str, int] = {}
+    per_item: dict[tuple[str, str], tuple[tuple[Any, ...], int]] = {}
     for i, r in enumerate(batch.judgments, start=1):
+        row = r.get("_row") or i
         tid = r["trial_id"]
         if tid in seen:
-            key = ", ".join(f"{k}={r[k]!r}" for k in ("judge", "dataset", "item_id", "protocol", "order",
-                                                       "temperature", "rep", "step"))
-            raise ItemError(f"two judgments for one trial ({key}); first was judgment {seen[tid]}",
-                            path=batch.source, row=r.get("_row") or i)
-        seen[tid] = i
+            key = ", ".join(f"{k}={r[k]!r}" for k in _TRIAL_KEY)
+            problems.add(ItemError(f"two judgments for one trial ({key}); first was judgment {seen[tid]}",
+                                   path=batch.source, row=row))
+        else:
+            seen[tid] = row
+        item = (r["dataset"], r["item_id"])
+        values = tuple(r.get(c) for c in PER_ITEM_COLUMNS)
+        first = per_item.setdefault(item, (values, row))
+        if first[0] != values:
+            for c, new, old in zip(PER_ITEM_COLUMNS, values, first[0], strict=True):
+                if new != old:
+                    problems.add(ItemError(f"item {item[1]!r} of dataset {item[0]!r} has {c} {_show(new)} here "
+                                           f"but {_show(old)} on row {first[1]}: one item has one {c} (fix the "
+                                           "file; labels can also come from --items)", path=batch.source,
+                                           row=row, field=c))
+    if own:
+        problems.raise_if_any()
+
+
+def check_stored_items(batch: ImportBatch, store: RunStore) -> None:
+    """The per-item columns of the batch agree with the judgments already stored for the same items
+    (an earlier import of the other order's file, say): one item, one label, across imports too."""
+    if store.count() == 0:
+        return
+    # the stored rows of the batch's own trials are compared trial by trial (new / identical / changed)
+    stored = store.item_columns(PER_ITEM_COLUMNS, except_trials=[r["trial_id"] for r in batch.judgments])
+    problems = Problems(batch.source)
+    reported: set[tuple[str, str, str]] = set()
+    for i, r in enumerate(batch.judgments, start=1):
+        item = (r["dataset"], r["item_id"])
+        old = stored.get(item)
+        if old is None:
+            continue
+        for c, before in zip(PER_ITEM_COLUMNS, old, strict=True):
+            if r.get(c) != before and (*item, c) not in reported:
+                reported.add((*item, c))
+                problems.add(ItemError(f"item {item[1]!r} of dataset {item[0]!r} has {c} {_show(r.get(c))} here but "
+                                       f"{_show(before)} in the judgments already stored in {store.run_dir}: one "
+                                       f"item has one {c} (fix the file, or import into another run dir)",
+                                       path=batch.source, row=r.get("_row") or i, field=c))
+    problems.raise_if_any()
 
 
 def unique_items(batch: ImportBatch) -> list[PairItem | PointItem]:
-    """The batch's items once each; one id with two different contents is an error."""
+    """The batch's items once each; one id with two different contents is an error naming the field."""
     out: dict[tuple[str, str], PairItem | PointItem] = {}
     for it in batch.items:
         key = (it.dataset, it.item_id)
         prev = out.get(key)
-        if prev is not None and (prev.model_dump(exclude={"meta"}) != it.model_dump(exclude={"meta"})):
-            raise ItemError(f"item {it.item_id!r} of dataset {it.dataset!r} appears twice with different "
-                            "content", path=batch.source, field="item_id")
+        if prev is not None:
+            before, after = prev.model_dump(exclude={"meta"}), it.model_dump(exclude={"meta"})
+            if before != after:
+                which = next((k for k in after if before.get(k) != after[k]), "item_id")
+                raise ItemError(f"item {it.item_id!r} of dataset {it.dataset!r} appears twice with different "
+                                f"content ({which} differs)", path=batch.source, field=which)
         out.setdefault(key, it)
     return list(out.values())
 
@@ -116,14 +191,16 @@ def write_batch(batch: ImportBatch, run_dir: str | Path, *, replace: bool = Fals
     ``replace`` -- then they replace the stored rows and the result counts them."""
     if not batch.judgments:
         raise ItemError("no judgments found to import", path=batch.source)
-    check_batch(batch)
-    # rows are passed on as they are (no copy: imports are large); created_at left unset (None) so
-    # the store stamps the write time; the source-row marker is only for the checks above
-    for r in batch.judgments:
-        r.pop("_row", None)
-    rows = batch.judgments
+    if not batch.checked:
+        check_batch(batch)
     items = unique_items(batch)
     with RunStore(run_dir) as store:
+        check_stored_items(batch, store)
+        # rows are passed on as they are (no copy: imports are large); created_at left unset (None) so
+        # the store stamps the write time; the source-row marker is only for the checks above
+        for r in batch.judgments:
+            r.pop("_row", None)
+        rows = batch.judgments
         plan = plan_reimport(store, rows, items)
         if (plan.changed or plan.items_changed) and not replace:
             raise ReimportError(plan.refusal(batch.source), path=batch.source)

@@ -10,7 +10,8 @@ nothing, and the memory is that of the Arrow table plus one chunk of rows.
 
 It is a fast path, never a second set of rules: whenever a check finds anything the per-row import
 would reject, or the file or store is not of the simple kind above (item text columns, a
-``parse_status`` column, a ``--replace``, judgments already stored, an unknown option...),
+``parse_status`` column, a ``--replace``, judgments already stored, an unknown option, a number out of
+its range, two labels or categories for one item, a column another field is mapped to...),
 :func:`bulk_import_parquet` returns ``None`` and the caller runs the per-row import, which then
 raises its own error naming file, row and field.  ``tests/test_import_bulk.py`` holds the two paths
 to the same stored rows.
@@ -25,6 +26,7 @@ from typing import Any
 
 from ..items import PairItem, PointItem
 from ..judgment import JUDGMENT_COLUMN_NAMES, trial_ids
+from ..ranges import COST_USD, LATENCY_S, PROBABILITY, TEMPERATURE, TOKENS, Range
 from ..store import RunStore
 from ._batch import ImportResult, record_import
 
@@ -59,6 +61,7 @@ def bulk_import_parquet(path: str | Path, *, run_dir: str | Path, items: Sequenc
             src = {name: field_map.get(name, name) for name in KNOWN}
             if table.num_rows == 0 or any(src[c] in table.column_names for c in (*ITEM_COLUMNS, "parse_status")):
                 raise _NotBulk
+            _check_table(table, src, field_map, options)
             tally = _Tally(list(items or []))
             chunks = (tally.rows(_columns(table.slice(start, _CHUNK), src, options, verdicts,
                                           detail=f"imported from {p.name} row ", first_row=start + 1))
@@ -126,6 +129,36 @@ class _Tally:
 
 # -- the columns, checked and derived ---------------------------------------------------------------
 
+#: preference columns the bulk path does not read (the per-row import converts them: _preferences)
+_PER_ROW_PREFERENCES = ("p_first", "score_a", "score_b", "score_first", "score_second")
+
+
+def _check_table(table: Any, src: dict[str, str], field_map: dict[str, str], options: dict[str, Any]) -> None:
+    """What the per-row import checks across rows, on the whole table: a column another field is
+    mapped to is not read under its own name too (``--map verdict=judge``); one label and one category
+    per item (dataset, item_id) over all rows.  Anything else -> :class:`_NotBulk`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    taken = {s for d, s in field_map.items() if s != d}
+    if any(name in taken and name not in field_map for name in src) \
+            or any(src[c] in table.column_names for c in _PER_ROW_PREFERENCES):
+        raise _NotBulk
+    n = table.num_rows
+    keys = {"i": _filled(table, src["item_id"], None, n)}
+    if src["dataset"] in table.column_names:
+        keys["d"] = _filled(table, src["dataset"], options.get("dataset"), n)
+    for name in ("label", "category"):
+        if src[name] not in table.column_names:
+            continue
+        col = _column(table, src[name], n)
+        if _is_text(col):
+            col = pc.utf8_trim_whitespace(col)
+        grouped = pa.table({**keys, "v": col}).group_by(list(keys)).aggregate(
+            [("v", "count_distinct", pc.CountOptions(mode="all"))])
+        if grouped.num_rows and pc.max(grouped["v_count_distinct"]).as_py() > 1:
+            raise _NotBulk          # the per-row import names the rows that disagree
+
 def _columns(table: Any, src: dict[str, str], options: dict[str, Any], verdicts: str, *,
              detail: str, first_row: int) -> dict[str, list[Any]]:
     """Every judgment column as a Python list (the store's values), or :class:`_NotBulk`."""
@@ -140,7 +173,8 @@ def _columns(table: Any, src: dict[str, str], options: dict[str, Any], verdicts:
         raise _NotBulk
     out["order"] = order.to_pylist()
     out["rep"] = _key_number(table, src["rep"], options.get("rep"), n, integer=True)
-    out["temperature"] = _key_number(table, src["temperature"], options.get("temperature"), n, integer=False)
+    out["temperature"] = _key_number(table, src["temperature"], options.get("temperature"), n, integer=False,
+                                     within=TEMPERATURE)
     if src["verdict"] not in table.column_names:
         raise _NotBulk
     shown = _words(table, src["verdict"], n)
@@ -152,12 +186,12 @@ def _columns(table: Any, src: dict[str, str], options: dict[str, Any], verdicts:
     out["label"] = _words(table, src["label"], n)
     for name in ("step", "category", "raw_output", "parse_detail", "fallback_rule"):
         out[name] = _text(table, src[name], n)
-    for name in ("p_a", "latency_s", "cost_usd"):
-        out[name] = _floats(table, src[name], n)
+    # counts, prices, durations and probabilities in their ranges (verdictlab.ranges): else the per-row
+    # import says which row is not
+    for name, range_ in (("p_a", PROBABILITY), ("latency_s", LATENCY_S), ("cost_usd", COST_USD)):
+        out[name] = _floats(table, src[name], n, within=range_)
     for name in ("tokens_in", "tokens_out"):
-        out[name] = _ints(table, src[name], n)
-    if any(v is not None and not 0.0 <= v <= 1.0 for v in out["p_a"]):
-        raise _NotBulk
+        out[name] = _ints(table, src[name], n, within=TOKENS)
     _derive(out, shown, raw_given, verdicts, detail, first_row)
     return out
 
@@ -247,7 +281,19 @@ def _key_text(table: Any, name: str, default: Any, n: int) -> list[str]:
     return arr.to_pylist()
 
 
-def _key_number(table: Any, name: str, default: Any, n: int, *, integer: bool) -> list[Any]:
+def _within(arr: Any, range_: Range | None) -> None:
+    """:class:`_NotBulk` unless every value of a numeric Arrow array (nulls aside) is in ``range_``."""
+    import pyarrow.compute as pc
+
+    if range_ is None or arr.null_count == len(arr):
+        return
+    lo, hi = pc.min_max(arr).values()
+    if not (range_.contains(lo.as_py()) and range_.contains(hi.as_py())):
+        raise _NotBulk
+
+
+def _key_number(table: Any, name: str, default: Any, n: int, *, integer: bool,
+                within: Range | None = None) -> list[Any]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -261,6 +307,7 @@ def _key_number(table: Any, name: str, default: Any, n: int, *, integer: bool) -
     arr = pc.cast(arr, pa.float64())
     if not pc.all(pc.is_finite(arr)).as_py():
         raise _NotBulk
+    _within(arr, within)
     return arr.to_pylist()
 
 
@@ -291,7 +338,7 @@ def _text(table: Any, name: str, n: int) -> list[str | None]:
     return arr.to_pylist()
 
 
-def _floats(table: Any, name: str, n: int) -> list[float | None]:
+def _floats(table: Any, name: str, n: int, *, within: Range | None = None) -> list[float | None]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -303,10 +350,11 @@ def _floats(table: Any, name: str, n: int) -> list[float | None]:
     arr = pc.cast(arr, pa.float64())
     if not pc.all(pc.fill_null(pc.is_finite(arr), True)).as_py():
         raise _NotBulk
+    _within(arr, within)
     return arr.to_pylist()
 
 
-def _ints(table: Any, name: str, n: int) -> list[int | None]:
+def _ints(table: Any, name: str, n: int, *, within: Range | None = None) -> list[int | None]:
     import pyarrow as pa
 
     arr = _column(table, name, n)
@@ -314,4 +362,5 @@ def _ints(table: Any, name: str, n: int) -> list[int | None]:
         return [None] * n
     if not pa.types.is_integer(arr.type):
         raise _NotBulk
+    _within(arr, within)
     return arr.to_pylist()

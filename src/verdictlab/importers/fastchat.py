@@ -25,7 +25,7 @@ from typing import Any
 
 from ..datasets._common import get_field, read_records
 from ..datasets.mtbench_human import pair_item_id
-from ..items import ItemError
+from ..items import ItemError, Problems, text_id
 from ..vocab import order_showing_first
 from ._batch import ImportBatch, judgment_row
 
@@ -54,54 +54,68 @@ def import_fastchat(path: str | Path, *, judge: str | None = None, protocol: str
     name = dataset or "mt-bench"
     judgments: list[dict[str, Any]] = []
     notes: list[str] = [f"verdict rule: {RULE}"]
+    problems = Problems(str(p))          # every bad record of every file at once
     for f in _files(p):
         src = str(f)
-        n_err = 0
         rows = read_records(f)
+        n_before = len(judgments)
         for row, rec in rows:
-            if "score" in rec or "m1_score" in rec:
-                raise ItemError("single-answer grading record; only pairwise judgments can be imported",
-                                path=src, row=row, field="score")
-            qid = get_field(rec, "question_id", path=src, row=row)
-            m1 = get_field(rec, "model_1", path=src, row=row)
-            m2 = get_field(rec, "model_2", path=src, row=row)
-            turn = get_field(rec, "turn", path=src, row=row)
-            if isinstance(turn, bool) or not isinstance(turn, int) or turn < 1:
-                raise ItemError(f"must be a positive integer, got {turn!r}", path=src, row=row, field="turn")
-            raw_judge = get_field(rec, "judge", path=src, row=row)
-            if isinstance(raw_judge, list | tuple) and len(raw_judge) == 2:
-                j_model, j_prompt = str(raw_judge[0]), str(raw_judge[1])
-            elif isinstance(raw_judge, str):
-                j_model, j_prompt = raw_judge, None
-            else:
-                raise ItemError(f"must be [judge model, prompt name], got {raw_judge!r}", path=src, row=row,
-                                field="judge")
-            j = judge or j_model
-            proto = protocol or j_prompt
-            if not proto:
-                raise ItemError("no prompt name in 'judge'; pass --protocol", path=src, row=row,
-                                field="judge")
-            canon_a, _ = sorted((m1, m2))
-            side = {"model_1": "A" if m1 == canon_a else "B", "model_2": "A" if m2 == canon_a else "B"}
-            item_id = pair_item_id(qid, m1, m2, turn)
-            # game 1 shows model_1 first; game 2 shows model_2 first
-            for game, shown_first in (("g1", "model_1"), ("g2", "model_2")):
-                field = f"{game}_winner"
-                w = get_field(rec, field, path=src, row=row)
-                if w not in WINNERS:
-                    raise ItemError(f"must be one of {list(WINNERS)}, got {w!r}", path=src, row=row,
-                                    field=field)
-                verdict = None if w == "error" else ("tie" if w == "tie" else side[w])
-                n_err += verdict is None
-                order = order_showing_first(side[shown_first])
-                raw = rec.get(f"{game}_judgment")
-                r = judgment_row(
-                    judge=j, dataset=name, item_id=item_id, protocol=proto, order=order,
-                    temperature=temperature, rep=rep, verdict=verdict, label=None,
-                    category=f"turn-{turn}", raw_output=raw if isinstance(raw, str) else None,
-                    parse_detail=(f"FastChat {field}={w!r}" if verdict is not None
-                                  else f"FastChat recorded {field}='error' (judgment not parsed)"))
-                r["_row"] = row
-                judgments.append(r)
+            try:
+                judgments += _match_rows(rec, src=src, row=row, judge=judge, protocol=protocol, dataset=name,
+                                         temperature=temperature, rep=rep)
+            except ItemError as exc:
+                problems.add(exc)
+        n_err = sum(r["verdict"] is None for r in judgments[n_before:])
         notes.append(f"{f.name}: {len(rows)} match(es), {n_err} unparsed verdict(s)")
+    problems.raise_if_any()
     return ImportBatch(format="fastchat", source=str(p), judgments=judgments, notes=notes)
+
+
+def _judge_names(rec: dict[str, Any], *, src: str, row: int) -> tuple[str, str | None]:
+    raw_judge = get_field(rec, "judge", path=src, row=row)
+    if isinstance(raw_judge, list | tuple) and len(raw_judge) == 2:
+        j_model, j_prompt = (text_id(x, path=src, row=row, field="judge") for x in raw_judge)
+        return j_model, j_prompt
+    if isinstance(raw_judge, str):
+        return raw_judge, None
+    raise ItemError(f"must be [judge model, prompt name], got {raw_judge!r}", path=src, row=row, field="judge")
+
+
+def _match_rows(rec: dict[str, Any], *, src: str, row: int, judge: str | None, protocol: str | None,
+                dataset: str, temperature: float, rep: int) -> list[dict[str, Any]]:
+    """The two judgment rows (games g1 and g2) of one FastChat match record."""
+    if "score" in rec or "m1_score" in rec:
+        raise ItemError("single-answer grading record; only pairwise judgments can be imported",
+                        path=src, row=row, field="score")
+    # ids and names are text or integers, never str() of null, a list or an object
+    qid, m1, m2 = (text_id(get_field(rec, f, path=src, row=row), path=src, row=row, field=f)
+                   for f in ("question_id", "model_1", "model_2"))
+    turn = get_field(rec, "turn", path=src, row=row)
+    if isinstance(turn, bool) or not isinstance(turn, int) or turn < 1:
+        raise ItemError(f"must be a positive integer, got {turn!r}", path=src, row=row, field="turn")
+    j_model, j_prompt = _judge_names(rec, src=src, row=row)
+    j = judge or j_model
+    proto = protocol or j_prompt
+    if not proto:
+        raise ItemError("no prompt name in 'judge'; pass --protocol", path=src, row=row, field="judge")
+    canon_a, _ = sorted((m1, m2))
+    side = {"model_1": "A" if m1 == canon_a else "B", "model_2": "A" if m2 == canon_a else "B"}
+    item_id = pair_item_id(qid, m1, m2, turn)
+    out = []
+    # game 1 shows model_1 first; game 2 shows model_2 first
+    for game, shown_first in (("g1", "model_1"), ("g2", "model_2")):
+        field = f"{game}_winner"
+        w = get_field(rec, field, path=src, row=row)
+        if w not in WINNERS:
+            raise ItemError(f"must be one of {list(WINNERS)}, got {w!r}", path=src, row=row, field=field)
+        verdict = None if w == "error" else ("tie" if w == "tie" else side[w])
+        raw = rec.get(f"{game}_judgment")
+        r = judgment_row(
+            judge=j, dataset=dataset, item_id=item_id, protocol=proto, order=order_showing_first(side[shown_first]),
+            temperature=temperature, rep=rep, verdict=verdict, label=None,
+            category=f"turn-{turn}", raw_output=raw if isinstance(raw, str) else None,
+            parse_detail=(f"FastChat {field}={w!r}" if verdict is not None
+                          else f"FastChat recorded {field}='error' (judgment not parsed)"))
+        r["_row"] = row
+        out.append(r)
+    return out

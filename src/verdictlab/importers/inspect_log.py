@@ -31,8 +31,9 @@ from typing import Any
 
 from ..items import ItemError, PairItem, PointItem
 from ..judgment import judgment_dict
+from ..ranges import TEMPERATURE
 from ..vocab import Order
-from ._batch import ImportBatch
+from ._batch import ImportBatch, checked
 
 RULE = ("inspect: one pointwise judgment per sample x epoch x scorer; the grade as the scorer gave it; "
         "epoch = repetition (rep = epoch - 1) of the same answer; unscored -> unparsed")
@@ -135,7 +136,11 @@ def _log_rows(f: Path, log: Any, opts: dict[str, Any]) -> tuple[list[dict[str, A
         for scorer_name, score in (s.scores or {}).items():
             if opts["scorer"] and scorer_name != opts["scorer"]:
                 continue
-            model, temp = graders.setdefault(scorer_name, _grader(log, scorer_name))
+            if scorer_name not in graders:
+                model, temp = _grader(log, scorer_name)
+                graders[scorer_name] = (model, None if temp is None else
+                                        checked(TEMPERATURE, temp, path=str(f), field=f"{scorer_name}.temperature"))
+            model, temp = graders[scorer_name]
             verdict = grade(score.value)
             item_id = ids[(s.id, s.epoch)]
             items.setdefault(item_id, PointItem(

@@ -36,7 +36,7 @@ from typing import Any
 
 from ..datasets._common import get_field, get_str, read_records
 from ..datasets.judgebench import LABELS
-from ..items import ItemError, PairItem, make_pair_item
+from ..items import ItemError, PairItem, Problems, make_pair_item, text_id
 from ..vocab import ORDERS, swap
 from ._batch import ImportBatch, judgment_row
 
@@ -110,28 +110,45 @@ def import_judgebench(path: str | Path, *, judge: str | None = None, protocol: s
     name = dataset or "judgebench"
     judgments: list[dict[str, Any]] = []
     items: list[PairItem] = []
-    n_unparsed = 0
+    problems = Problems(src)             # every bad record at once
     for row, rec in read_records(p):
-        j = judge or rec.get("judge_model") or info.get("judge_model")
-        proto = protocol or rec.get("judge_name") or info.get("judge_name") or "judgebench"
-        if not j:
-            raise ItemError("no judge_model in the record or the file name; pass --judge", path=src, row=row,
-                            field="judge_model")
-        item = _item(rec, name, src=src, row=row, response_model=info.get("response_model"))
+        try:
+            item, rows = _record(rec, row, src=src, info=info, judge=judge, protocol=protocol, dataset=name,
+                                 temperature=temperature, rep=rep)
+        except ItemError as exc:
+            problems.add(exc)
+            continue
         items.append(item)
-        for k, (game, order) in enumerate(zip(_games(rec, src=src, row=row), ORDERS, strict=True)):
-            field = f"judgments[{k}].decision"
-            decision = game.get("decision")
-            verdict = swap(shown_verdict(decision, path=src, row=row, field=field), order)
-            n_unparsed += verdict is None
-            r = judgment_row(judge=str(j), dataset=name, item_id=item.item_id, protocol=str(proto),
-                             order=order, temperature=temperature, rep=rep, verdict=verdict,
-                             label=item.label, category=item.category, raw_output=_raw(game),
-                             parse_detail=f"JudgeBench game {k + 1} decision {decision!r} (shown {order}) "
-                                          f"-> canonical {verdict!r}; rule {RULE}")
-            r["_row"] = row
-            judgments.append(r)
+        judgments += rows
+    problems.raise_if_any()
+    n_unparsed = sum(r["verdict"] is None for r in judgments)
     notes = [f"verdict rule: {RULE}",
              f"{len(items)} pair(s), {len(judgments)} judgment(s), {n_unparsed} unparsed decision(s)",
              "JudgeBench's score is A of <protocol>+both-orders-vote (remedies table)"]
     return ImportBatch(format="judgebench", source=src, judgments=judgments, items=list(items), notes=notes)
+
+
+def _record(rec: dict[str, Any], row: int, *, src: str, info: dict[str, str], judge: str | None,
+            protocol: str | None, dataset: str, temperature: float, rep: int) -> tuple[PairItem, list[dict[str, Any]]]:
+    """The item and the two judgment rows (games) of one JudgeBench record."""
+    j = judge or rec.get("judge_model") or info.get("judge_model")
+    proto = protocol or rec.get("judge_name") or info.get("judge_name") or "judgebench"
+    if not j:
+        raise ItemError("no judge_model in the record or the file name; pass --judge", path=src, row=row,
+                        field="judge_model")
+    j = text_id(j, path=src, row=row, field="judge_model")           # never str() of an object
+    proto = text_id(proto, path=src, row=row, field="judge_name")
+    item = _item(rec, dataset, src=src, row=row, response_model=info.get("response_model"))
+    rows = []
+    for k, (game, order) in enumerate(zip(_games(rec, src=src, row=row), ORDERS, strict=True)):
+        field = f"judgments[{k}].decision"
+        decision = game.get("decision")
+        verdict = swap(shown_verdict(decision, path=src, row=row, field=field), order)
+        r = judgment_row(judge=j, dataset=dataset, item_id=item.item_id, protocol=proto,
+                         order=order, temperature=temperature, rep=rep, verdict=verdict,
+                         label=item.label, category=item.category, raw_output=_raw(game),
+                         parse_detail=f"JudgeBench game {k + 1} decision {decision!r} (shown {order}) "
+                                      f"-> canonical {verdict!r}; rule {RULE}")
+        r["_row"] = row
+        rows.append(r)
+    return item, rows

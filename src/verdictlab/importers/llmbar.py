@@ -31,7 +31,7 @@ from typing import Any
 
 from ..datasets._common import read_records
 from ..datasets.llmbar import records_to_items
-from ..items import ItemError, PairItem
+from ..items import ItemError, PairItem, Problems
 from ..vocab import Order
 from ._batch import ImportBatch, judgment_row
 
@@ -141,28 +141,41 @@ def import_llmbar(path: str | Path, *, judge: str | None = None, protocol: str |
     judgments: list[dict[str, Any]] = []
     items: list[PairItem] = []
     notes: list[str] = [f"verdict rule: {RULE}"]
+    problems = Problems(str(p))          # every bad record of every file at once
     for f in result_files(p):
         src = str(f)
         j, proto, sp = _file_names(f, judge, protocol, split)
         rows = read_records(f)
         file_items = records_to_items(rows, split=sp, path=src, dataset=name)
         items.extend(file_items)
-        n_failed = 0
+        n_before = len(judgments)
         for (row, rec), item in zip(rows, file_items, strict=True):
-            last = _last_step(rec, src=src, row=row)
-            for key, order in ORDERS:
-                if key not in last:
-                    continue
-                w, verdict = _game_verdict(last, key, src=src, row=row)
-                n_failed += verdict is None
-                judgments.append(judgment_row(
-                    judge=j, dataset=name, item_id=item.item_id, protocol=proto, order=order,
-                    temperature=temperature, rep=rep, verdict=verdict, label=item.label,
-                    category=item.category, raw_output=_raw_output(last[key].get("completion"))
-                    or _rating_scores(last),
-                    parse_detail=(f"LLMBar winner {w!r} ({key}; already in original numbering)"
-                                  if verdict else f"LLMBar recorded no winner ({key})")))
+            try:
+                judgments += _games(rec, item, src=src, row=row, judge=j, protocol=proto, dataset=name,
+                                    temperature=temperature, rep=rep)
+            except ItemError as exc:
+                problems.add(exc)
+        n_failed = sum(r["verdict"] is None for r in judgments[n_before:])
         notes.append(f"{f.name}: judge={j}, protocol={proto}, split={sp}, {len(rows)} pairs, "
                      f"{n_failed} unparsed verdict(s)")
+    problems.raise_if_any()
     return ImportBatch(format="llmbar", source=str(p), judgments=judgments, items=list(items),
                        notes=notes)
+
+
+def _games(rec: dict[str, Any], item: PairItem, *, src: str, row: int, judge: str, protocol: str, dataset: str,
+           temperature: float, rep: int) -> list[dict[str, Any]]:
+    """The judgment rows of one LLMBar result record: the last step's game in each order it ran."""
+    last = _last_step(rec, src=src, row=row)
+    out = []
+    for key, order in ORDERS:
+        if key not in last:
+            continue
+        w, verdict = _game_verdict(last, key, src=src, row=row)
+        out.append(judgment_row(
+            judge=judge, dataset=dataset, item_id=item.item_id, protocol=protocol, order=order,
+            temperature=temperature, rep=rep, verdict=verdict, label=item.label,
+            category=item.category, raw_output=_raw_output(last[key].get("completion")) or _rating_scores(last),
+            parse_detail=(f"LLMBar winner {w!r} ({key}; already in original numbering)"
+                          if verdict else f"LLMBar recorded no winner ({key})")))
+    return out

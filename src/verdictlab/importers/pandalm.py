@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..datasets._common import read_records
-from ..items import ItemError, PairItem, PointItem
+from ..items import ItemError, PairItem, PointItem, Problems, text_id
 from ..vocab import Order
 from ._batch import ImportBatch, judgment_row
 
@@ -102,26 +102,18 @@ def import_pandalm(path: str | Path, *, items_path: str | None = None, judge: st
     rule = verdict_rule(garbage)
     judgments: list[dict[str, Any]] = []
     n_garbage = 0
+    problems = Problems(src)             # every bad record at once
     for row, rec in read_records(p):
-        if "idx" not in rec:
-            raise ItemError("missing required field", path=src, row=row, field="idx")
-        item_id = str(rec["idx"])
-        j, key = _judge_keys(rec, judge, path=src, row=row)
-        verdict, status, fallback = _verdict(rec[key], garbage, path=src, row=row, field=key)
-        n_garbage += str(rec[key]).strip().lower() == "garbage"
-        item = test_set.get(item_id)
-        if test_set and item is None:
-            raise ItemError(f"idx {item_id!r} is not in the test set {items_path}", path=src, row=row,
-                            field="idx")
-        reason = rec.get(f"{j}_reason", rec.get(key.replace("_result", "_reason")))
-        r = judgment_row(judge=j, dataset=name, item_id=item_id, protocol=proto, order=Order.AB.value,
-                         temperature=temperature, rep=rep, verdict=verdict,
-                         label=item.label if item else None, category=item.category if item else None,
-                         raw_output=reason if isinstance(reason, str) else None, parse_status=status,
-                         fallback_rule=fallback,
-                         parse_detail=f"PandaLM {key}={rec[key]!r}; rule {rule}")
-        r["_row"] = row
+        try:
+            r, is_garbage = _verdict_row(rec, row, src=src, judge=judge, garbage=garbage, test_set=test_set,
+                                         items_path=items_path, dataset=name, protocol=proto,
+                                         temperature=temperature, rep=rep, rule=rule)
+        except ItemError as exc:
+            problems.add(exc)
+            continue
+        n_garbage += is_garbage
         judgments.append(r)
+    problems.raise_if_any()
     items: list[PairItem | PointItem] = [it.model_copy(update={"dataset": name}) for it in test_set.values()]
     notes = [f"verdict rule: {rule}", f"{len(judgments)} verdict(s) from {p.name}, {n_garbage} 'garbage'",
              "one order (response1 shown first: AB), rep 0; temperature "
@@ -132,3 +124,25 @@ def import_pandalm(path: str | Path, *, items_path: str | None = None, judge: st
     else:
         notes.append("no --items-path: rows carry no labels, questions or responses")
     return ImportBatch(format="pandalm", source=src, judgments=judgments, items=items, notes=notes)
+
+
+def _verdict_row(rec: dict[str, Any], row: int, *, src: str, judge: str | None, garbage: str,
+                 test_set: dict[str, PairItem], items_path: str | None, dataset: str, protocol: str,
+                 temperature: float, rep: int, rule: str) -> tuple[dict[str, Any], bool]:
+    """The judgment row of one PandaLM verdict record, and whether its verdict was 'garbage'."""
+    if "idx" not in rec:
+        raise ItemError("missing required field", path=src, row=row, field="idx")
+    item_id = text_id(rec["idx"], path=src, row=row, field="idx")
+    j, key = _judge_keys(rec, judge, path=src, row=row)
+    verdict, status, fallback = _verdict(rec[key], garbage, path=src, row=row, field=key)
+    item = test_set.get(item_id)
+    if test_set and item is None:
+        raise ItemError(f"idx {item_id!r} is not in the test set {items_path}", path=src, row=row, field="idx")
+    reason = rec.get(f"{j}_reason", rec.get(key.replace("_result", "_reason")))
+    r = judgment_row(judge=j, dataset=dataset, item_id=item_id, protocol=protocol, order=Order.AB.value,
+                     temperature=temperature, rep=rep, verdict=verdict,
+                     label=item.label if item else None, category=item.category if item else None,
+                     raw_output=reason if isinstance(reason, str) else None, parse_status=status,
+                     fallback_rule=fallback, parse_detail=f"PandaLM {key}={rec[key]!r}; rule {rule}")
+    r["_row"] = row
+    return r, str(rec[key]).strip().lower() == "garbage"

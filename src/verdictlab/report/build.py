@@ -8,7 +8,8 @@ failure regions (:func:`~verdictlab.stats.cell_regions`), the best cell of a dat
 the figures across cells the plots are read by, the items that break the judge
 (:func:`~verdictlab.stats.broken_pairs`), the audit counts (:mod:`verdictlab.stats.accounting`) -- or
 from the registered analyses (:mod:`verdictlab.analyses`), which get the same policy (unparsed,
-confidence, bootstrap, seed) as the cell figures.  Every sentence comes from
+confidence, bootstrap, seed) as the cell figures, and, when asked for, the figures as published
+papers define them (:mod:`verdictlab.analyses.definitions`).  Every sentence comes from
 :mod:`verdictlab.report.readings`.  This module adds the run's audit trail (store meta) and shapes
 everything for the renderers.
 
@@ -30,6 +31,8 @@ import pandas as pd
 
 from .. import analyses
 from .._redact import redact_value
+from ..analyses.definitions import catalogue as definitions_catalogue
+from ..analyses.definitions import definitions_table, resolve_definitions
 from ..column_cache import figure_frame
 from ..stats import (
     CELL_TOTALS,
@@ -146,6 +149,22 @@ def _attach(cells: list[dict[str, Any]], frame: pd.DataFrame | None, *, under: s
             cell.update({k: v for k, v in got.items() if k not in cell})
 
 
+def _attach_rows(cells: list[dict[str, Any]], frame: pd.DataFrame, *, under: str, name: str) -> None:
+    """Like :func:`_attach` for a frame with several rows per cell: ``cell[under]`` is the list of the
+    cell's rows (without the cell columns), in the frame's order; a cell without rows gets ``[]``.  A
+    frame without the full cell key is refused (``ValueError``), as in :func:`_attach`."""
+    missing = [c for c in CELL_KEY if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{name}: rows lack cell-key column(s) {missing}; every row about a cell carries "
+                         f"{', '.join(CELL_KEY)}")
+    by_key: dict[tuple[CellKey, str], list[dict[str, Any]]] = {}
+    for rec in frame.to_dict(orient="records"):
+        by_key.setdefault(_cell_of(rec), []).append(
+            {k: v for k, v in json_ready(rec).items() if k not in (*CELL_KEY, "step")})
+    for cell in cells:
+        cell[under] = by_key.get(_cell_of(cell), [])
+
+
 #: Agreement/bias columns of :func:`verdictlab.stats.agreement_by_cell` shown beside C, phi, A, T,
 #: with the label used in tables.
 AGREEMENT_FIELDS: tuple[tuple[str, str], ...] = (
@@ -171,6 +190,7 @@ EXTRA_CELL_FIELDS: tuple[tuple[str, str], ...] = (
     ("phi_expected", "φ expected"),
     ("A_expected", "A expected"),
     ("T_expected", "T expected"),
+    ("unreadable_expected", "unreadable (expected model)"),
 )
 
 
@@ -466,7 +486,8 @@ def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataF
 def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEFAULT_UNPARSED,
                  confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0,
                  max_broken_items: int = 300, frame: pd.DataFrame | None = None,
-                 expected_reps: int | None = None, cache: Path | None = None) -> Report:
+                 expected_reps: int | None = None, definitions: str | Sequence[str] | None = None,
+                 cache: Path | None = None) -> Report:
     """Everything a report shows, as a typed :class:`~verdictlab.report.model.Report`.
 
     Parameters
@@ -480,20 +501,25 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
     max_broken_items : at most this many "items that break the judge" are kept.
     frame : a precomputed reliability frame (skips :func:`verdictlab.stats.reliability`).
     expected_reps : R for the expected figures (``analyses.expected``); default the cell's own.
+    definitions : ``"all"`` or names of published definitions (:mod:`verdictlab.analyses.definitions`):
+        each cell gets ``definitions`` (the figures as those papers define them) and the report their
+        catalogue.  An unknown name raises ``KeyError`` naming the known ones, before anything is read.
     cache : a folder (``verdictlab.column_cache.cache_root("columns")``) where the judgments' figure
         columns are kept between reports of an unchanged store; None reads them from the store.
     """
     _check_args(unparsed, confidence)
+    names = resolve_definitions(definitions) if definitions is not None else []
+    opts: dict[str, Any] = {"unparsed": unparsed, "confidence": confidence, "n_bootstrap": n_bootstrap, "seed": seed,
+                            "max_broken_items": max_broken_items, "frame": frame, "expected_reps": expected_reps,
+                            "names": names, "cache": cache}
     if isinstance(store_or_run_dir, RunStore):
-        return _build(store_or_run_dir, unparsed=unparsed, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
-                      max_broken_items=max_broken_items, frame=frame, expected_reps=expected_reps, cache=cache)
+        return _build(store_or_run_dir, **opts)
     with open_store(store_or_run_dir) as store:
-        return _build(store, unparsed=unparsed, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
-                      max_broken_items=max_broken_items, frame=frame, expected_reps=expected_reps, cache=cache)
+        return _build(store, **opts)
 
 
 def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: int, seed: int, max_broken_items: int,
-           frame: pd.DataFrame | None, expected_reps: int | None, cache: Path | None) -> Report:
+           frame: pd.DataFrame | None, expected_reps: int | None, names: list[str], cache: Path | None) -> Report:
     all_judgments, attempts, items_frame, item_objects, meta = _load(store, cache)
     inp = analyses.AnalysisInput(all_judgments, items=item_objects, items_frame=items_frame, unparsed=unparsed,
                                  confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
@@ -503,6 +529,8 @@ def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: in
     point = inp.point_mask
     judgments = all_judgments[~point] if point.any() else all_judgments
     cells, failed_columns = _cells(judgments, inp, frame, items_frame)
+    if names and len(judgments):
+        _attach_rows(cells, definitions_table(inp, names), under="definitions", name="definitions")
     meta["engine"] = engine_rows(attempts, all_judgments) if len(all_judgments) or len(attempts) else []
     meta["parse_status_counts"] = parse_status_counts(all_judgments)
     meta["n_pointwise_judgments"] = len(inp.points)
@@ -522,6 +550,7 @@ def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: in
         extra_tables={**(analysis_tables(inp) if len(all_judgments) else {}), **failed_columns},
         across_cells=across_cells(cells),
         totals=cell_totals(_cells_frame(cells, CELL_TOTALS)) if cells else {},
+        definitions=definitions_catalogue(names) if names else [],
     )
 
 
@@ -536,7 +565,9 @@ def report_json(report: Mapping[str, Any]) -> dict[str, Any]:
     the validation checklist, the format dispersion, the figures across cells and the registered
     analyses (``run.analyses[name]``: title, description, columns, rows); each cell carries its figures
     (fractions in [0, 1], ``null`` when undefined), intervals (``X_lo``/``X_hi``), Ns, region, sentence,
-    ``agreement`` and the columns of the registered cell-column analyses -- every cell the same keys."""
+    ``agreement`` and the columns of the registered cell-column analyses -- every cell the same keys.
+    With published definitions asked for, ``run.definitions`` is their catalogue and each cell's
+    ``definitions`` its figures under them (``[]`` for a cell none of them supports)."""
     run = dict(report["run"])
     run["intervals"] = {"confidence": report.get("confidence"), "n_bootstrap": report.get("n_bootstrap"),
                         "seed": report.get("seed")}
@@ -544,5 +575,7 @@ def report_json(report: Mapping[str, Any]) -> dict[str, Any]:
     run["format_dispersion"] = report.get("format_dispersion", [])
     run["across_cells"] = report.get("across_cells", {})
     run["analyses"] = report.get("extra_tables", {})
+    if report.get("definitions"):
+        run["definitions"] = report["definitions"]
     return json_ready({"schema_version": report["schema_version"], "run": run, "unparsed": report["unparsed"],
                        "cells": report["cells"]})

@@ -14,8 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from .build import AGREEMENT_FIELDS, extra_cell_fields
-from .readings import paradox_rule, plot_readings, single_rep_note, t_band
-from .terminal import interval, num, pct, protocol_label, temp
+from .readings import (
+    definition_unparsed_rule,
+    paradox_rule,
+    plot_readings,
+    shown_definitions,
+    single_rep_note,
+    t_band,
+)
+from .terminal import definition_interval, interval, num, pct, protocol_label, temp
 
 TEMPLATE = "report.html.j2"
 
@@ -38,6 +45,8 @@ def _env() -> Any:
     env.filters["protocol_label"] = protocol_label
     env.filters["temp"] = temp
     env.globals["interval"] = interval
+    env.globals["def_interval"] = definition_interval
+    env.globals["def_unparsed"] = definition_unparsed_rule
     env.globals["paradox_rule"] = paradox_rule()
     return env
 
@@ -168,5 +177,6 @@ def _render(report: Mapping[str, Any], plots: list[dict[str, str]], title: str |
         generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         confidence=report.get("confidence", 0.95),
         script_hash=script_hash(),
+        definitions=shown_definitions(report),
     )
 

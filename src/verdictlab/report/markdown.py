@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .readings import policy_line, single_rep_note
-from .terminal import interval, num, pct, protocol_label, temp
+from .readings import policy_line, shown_definitions, single_rep_note
+from .terminal import cell_title, definition_interval, interval, num, pct, protocol_label, temp
 
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "`": "\\`", "*": "\\*", "_": "\\_",
             "[": "\\[", "]": "\\]", "\n": " ", "\r": " "}
@@ -31,6 +31,30 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence
 def _fig(cell: Mapping[str, Any], name: str) -> str:
     iv = interval(cell, name)
     return pct(cell.get(name)) + (f" {iv}" if iv else "")
+
+
+def definitions_lines(report: Mapping[str, Any]) -> list[str]:
+    """With published definitions asked for: per cell, the figures as the papers define them, then the
+    definitions' sources and what each counts differently from A."""
+    shown = shown_definitions(report)
+    if not shown:
+        return []
+    lines = ["### Figures as the papers define them", ""]
+    for c in report["cells"]:
+        rows = c.get("definitions") or []
+        if not rows:
+            continue
+        lines += [f"**{md_escape(cell_title(c))}**", ""]
+        lines += _table(["definition", "variant", "value %", "interval", "N", "left out", "unparsed outputs"],
+                        [[md_escape(r["definition"]), md_escape(r.get("variant") or ""), pct(r.get("value"), digits=2),
+                          definition_interval(r), str(r.get("n")), str(r.get("n_left_out")),
+                          md_escape(r.get("unparsed_rule") or "")] for r in rows],
+                        ["l", "l", "r", "r", "r", "r", "l"])
+        lines.append("")
+    lines += _table(["definition", "source", "what it counts differently from A"],
+                    [[md_escape(d["name"]), md_escape(d["source"]), md_escape(d["note"])] for d in shown],
+                    ["l", "l", "l"])
+    return [*lines, ""]
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:
@@ -90,6 +114,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
                           f"{pct(d['T_max'])} ({md_escape(d['protocol_max'])})"] for d in fd],
                         ["l", "l", "r", "r", "l", "l"])
         lines.append("")
+    lines += definitions_lines(report)
     lines += ["### Validation-protocol checklist", ""]
     lines += [f"- {'✅ PASS' if it['passed'] else '❌ FAIL'} — {md_escape(it['check'])}: {md_escape(it['detail'])}"
               for it in report.get("checklist", [])]

@@ -71,7 +71,10 @@ class Report(Mapping[str, Any]):
     :func:`verdictlab.stats.reliability` (fractions, ``None`` when undefined), ``agreement`` (the
     cell's row of :func:`verdictlab.stats.agreement_by_cell`), ``region``, ``best_T_in_dataset``,
     ``sentence`` (:mod:`verdictlab.report.readings`), ``judge_label`` and the columns added by
-    registered cell-column analyses -- every cell the same keys, ``None`` where undefined."""
+    registered cell-column analyses -- every cell the same keys, ``None`` where undefined; with
+    published definitions asked for, ``definitions`` (one row per definition and variant: value,
+    interval, N) -- and the report's ``definitions`` is their catalogue (source, rules, the note on
+    what each counts differently from A)."""
 
     run: dict[str, Any]
     unparsed: str
@@ -89,6 +92,8 @@ class Report(Mapping[str, Any]):
     across_cells: dict[str, Any] = field(default_factory=dict)
     #: counts summed over the cells (:func:`verdictlab.stats.cell_totals`): judgments, unparsed, pairs
     totals: dict[str, int] = field(default_factory=dict)
+    #: the catalogue of the published definitions asked for (``report --definitions``)
+    definitions: list[dict[str, Any]] = field(default_factory=list)
     schema_version: int = REPORT_SCHEMA_VERSION
 
     def __getitem__(self, key: str) -> Any:

@@ -29,7 +29,9 @@ Every sentence names the cell's region and ends with the N it stands on (pairs x
 repetitions, unparsed outputs).  Beside them: the validation-protocol checklist
 (:func:`validation_checklist`), the display bands of T (:func:`t_band`), the reading printed under
 each plot (:func:`plot_readings`), the free-vs-constrained reading (:func:`decoding_reading`), the
-single-repetition warning, the unparsed-policy line and the constrained-decoding line.
+single-repetition warning, the unparsed-policy line, the constrained-decoding line and, with published
+definitions asked for, which of them the report explains (:func:`shown_definitions`) and their unparsed
+rule (:func:`definition_unparsed_rule`).
 """
 
 from __future__ import annotations
@@ -42,11 +44,12 @@ from ..stats.by_cell import ONE_ORDER_REASON
 from ..stats.regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, PARADOX_BIAS, PARADOX_RETEST, failure_region
 from ..vocab import CellKey, UnparsedPolicy
 
-__all__ = ["BARELY_MOVES", "CHANCE_MARGIN", "DETERMINISTIC_C", "MIN_BENCHMARKS", "MIN_PARSED_SHARE", "MIN_REPETITIONS",
-           "NEAR_CEILING", "NOISY_C", "NOTE_UNPARSED", "ORDER_DRIVEN_PHI", "SOME_FLIPS_PHI", "TABLE_READINGS",
-           "TRUSTWORTHY_T", "T_BANDS", "agreement_caption", "cell_region", "cell_sentence", "decoding_line",
-           "decoding_reading", "n_phrase", "paradox_rule", "parse_failure_phrase", "plot_readings", "policy_line",
-           "protocol_sentences", "single_rep_note", "t_band", "validation_checklist"]
+__all__ = ["BARELY_MOVES", "CHANCE_MARGIN", "DETERMINISTIC_C", "MIN_BENCHMARKS", "MIN_PARSED_SHARE",
+           "MIN_REPETITIONS", "NEAR_CEILING", "NOISY_C", "NOTE_UNPARSED", "ORDER_DRIVEN_PHI", "SOME_FLIPS_PHI",
+           "TABLE_READINGS", "TRUSTWORTHY_T", "T_BANDS", "agreement_caption", "cell_region", "cell_sentence",
+           "decoding_line", "decoding_reading", "definition_unparsed_rule", "n_phrase", "paradox_rule",
+           "parse_failure_phrase", "plot_readings", "policy_line", "protocol_sentences", "shown_definitions",
+           "single_rep_note", "t_band", "validation_checklist"]
 
 MIN_PARSED_SHARE = 0.10      # below this share of readable outputs the figures are not read
 ORDER_DRIVEN_PHI = 0.70      # swapping the answers reverses most verdicts
@@ -290,6 +293,19 @@ def agreement_caption() -> str:
             "(pair, order) units (N units); position bias = |share first-shown won − ½| on parsed A/B "
             f"judgments (N pos.); retest = α over repetitions; paradox = retest > {PARADOX_RETEST:g} with "
             f"position bias > {PARADOX_BIAS:g}; verb. r = Pearson r of length difference with verdict")
+
+
+def shown_definitions(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The published definitions the report explains (``report --definitions``): the catalogue entries
+    (``report["definitions"]``) of those some cell has a figure for, in catalogue order."""
+    shown = {r["definition"] for c in report["cells"] for r in c.get("definitions") or []}
+    return [d for d in report.get("definitions") or [] if d["name"] in shown]
+
+
+def definition_unparsed_rule(entry: Mapping[str, Any], policy: str) -> str:
+    """What a published definition does with unparsed outputs, for its catalogue line: its source's
+    rule, or the cell's unparsed policy where the source has none (``entry["policy"]``)."""
+    return f"the cell's policy: {policy}" if entry.get("policy") else str(entry.get("unparsed") or "")
 
 
 def decoding_line(run: Mapping[str, Any]) -> str:

@@ -13,7 +13,15 @@ from rich.text import Text
 
 from ..vocab import DEFAULT_DECODING
 from .build import AGREEMENT_FIELDS, extra_cell_fields
-from .readings import T_BANDS, agreement_caption, decoding_line, policy_line, single_rep_note, t_band
+from .readings import (
+    T_BANDS,
+    agreement_caption,
+    decoding_line,
+    policy_line,
+    shown_definitions,
+    single_rep_note,
+    t_band,
+)
 
 
 def temp(x: Any) -> str:
@@ -176,6 +184,57 @@ def extra_table(cells: list[dict[str, Any]]) -> Table | None:
     return tbl
 
 
+def cell_title(cell: Mapping[str, Any]) -> str:
+    """``judge / protocol / dataset / T=t`` (+ the decoding when it is not free, + the step of a
+    multi-call protocol): one cell in a title."""
+    dec = cell.get("decoding")
+    tail = (f" / {dec}" if dec and dec != DEFAULT_DECODING else "") + (f" / {cell['step']}" if cell.get("step") else "")
+    return f"{_jl(cell)} / {protocol_label(cell)} / {cell['dataset']} / T={temp(cell.get('temperature'))}{tail}"
+
+
+def definition_interval(row: Mapping[str, Any]) -> str:
+    """``[lo, hi]`` of a definition's figure in % (one decimal), with its standard error where the
+    source reports one."""
+    lo, hi, se = row.get("lo"), row.get("hi"), row.get("standard_error")
+    out = "" if lo is None or hi is None else f"[{pct(lo)}, {pct(hi)}]"
+    return out + (f" SE {pct(se)}" if se is not None else "")
+
+
+def definitions_tables(report: Mapping[str, Any]) -> list[Table]:
+    """With published definitions asked for (``report --definitions``): per cell, the figures as the
+    papers define them (value in % to two decimals, as papers print them, interval, N, what the rules
+    left out), then one legend of the definitions: source, unparsed rule, what each counts differently
+    from A."""
+    catalogue = report.get("definitions") or []
+    if not catalogue:
+        return []
+    titles = {d["name"]: d["title"] for d in catalogue}
+    out = []
+    for c in report["cells"]:
+        rows = c.get("definitions") or []
+        if not rows:
+            continue
+        tbl = Table(title=f"Figures as the papers define them — {escape(cell_title(c))}", title_justify="left",
+                    header_style="bold")
+        for name, just in (("definition", "left"), ("", "left"), ("value %", "right"), ("interval", "right"),
+                           ("N", "right"), ("left out", "right"), ("unparsed", "left")):
+            tbl.add_column(name, justify=just, overflow="fold")  # type: ignore[arg-type]
+        for r in rows:
+            tbl.add_row(f"{r['definition']}", _run_text(titles.get(r["definition"], "")) if not r.get("variant")
+                        else _run_text(f"{titles.get(r['definition'], '')} — {r['variant']}"),
+                        pct(r.get("value"), digits=2), definition_interval(r), str(r.get("n")),
+                        str(r.get("n_left_out")), _run_text(r.get("unparsed_rule") or ""))
+        out.append(tbl)
+    legend = Table(title="The definitions: source, and what each counts differently from A", title_justify="left",
+                   header_style="bold")
+    for name in ("definition", "source", "what it counts differently from A"):
+        legend.add_column(name, overflow="fold")
+    for d in shown_definitions(report):
+        legend.add_row(str(d["name"]), _run_text(d["source"]), _run_text(d["note"]))
+    out.append(legend)
+    return out
+
+
 def engine_table(engine: list[dict[str, Any]], labels: Mapping[str, str] | None = None) -> Table | None:
     if not engine:
         return None
@@ -258,7 +317,7 @@ def render_terminal(report: Mapping[str, Any], console: Console | None = None) -
     single = single_rep_note(cells)
     if single:
         console.print(_run_text(single), style="yellow", highlight=False)
-    for tbl in (extra_table(cells), agreement_table(cells)):
+    for tbl in (extra_table(cells), agreement_table(cells), *definitions_tables(report)):
         if tbl is not None:
             console.print(tbl)
     fdt = dispersion_table(report.get("format_dispersion", []), labels)

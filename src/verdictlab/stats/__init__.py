@@ -11,6 +11,8 @@ decoding (:func:`with_cell_columns`).
 * :func:`reliability` -- C, phi, A, A_dec, A_max, T, T_joint per cell, with intervals.
 * :func:`agreement_by_cell` -- exact match, kappa, alpha, kappa deflation, position/verbosity bias,
   test-retest and the consistency-bias paradox flag per cell (same cells as :func:`reliability`).
+* :mod:`verdictlab.stats.definitions` -- the figures as published papers define them (Auto-J,
+  MT-Bench, JudgeBench, LLMBar, AlpacaEval, Vicuna), one row per cell.
 
 Every public module's names are exported here (``tests/test_architecture_rooms.py`` checks it).
 """
@@ -87,6 +89,24 @@ from .classes import CLASS_COLUMNS, CLASSES, class_figures, macro_f1_score, per_
 from .compare import paired_mcnemar
 from .debate import DebateFigures, debate_figures
 from .decoding import DECODING_EFFECT_COLUMNS, decoding_effect
+from .definitions import (
+    CLASS_FIGURES,
+    DEFINITION_COLUMNS,
+    RELIABILITY_FIGURES,
+    OrderPairs,
+    accuracy_mean_of_orders,
+    accuracy_per_order,
+    agreement_both_orders,
+    class_figure,
+    consistency_both_orders,
+    order_pairs,
+    pair_verdict_agreement,
+    positional_agreement,
+    reliability_figure,
+    score_ratio,
+    vote_accuracy,
+    win_rate,
+)
 from .drift import (
     DRIFT_COLUMNS,
     EQUIVALENCE,
@@ -101,6 +121,7 @@ from .drift import (
 )
 from .expected import (
     EXPECTED_COLUMNS,
+    UNREADABLE_SOURCES,
     UnitExpectation,
     expected_by_cell,
     expected_reliability,
@@ -194,9 +215,12 @@ from .variance import anova_eta_squared, g_study, g_study_verdicts
 
 __all__ = [
     "accuracy_ceiling",
+    "accuracy_mean_of_orders",
+    "accuracy_per_order",
     "adaptive_cells",
     "adaptive_reliability",
     "AdaptivePlan",
+    "agreement_both_orders",
     "agreement_by_cell",
     "AGREEMENT_COLUMNS",
     "Alpha",
@@ -228,11 +252,14 @@ __all__ = [
     "ChangeVsNoise",
     "check_targets",
     "CLASS_COLUMNS",
+    "class_figure",
+    "CLASS_FIGURES",
     "class_figures",
     "CLASSES",
     "classical_mean",
     "cohen_kappa",
     "consistency_bias_paradox",
+    "consistency_both_orders",
     "CONTRADICTION_COLUMNS",
     "contradiction_rates",
     "ControlChart",
@@ -245,6 +272,7 @@ __all__ = [
     "DEFAULT_C_HIGH",
     "DEFAULT_PHI_LOW",
     "default_quorum",
+    "DEFINITION_COLUMNS",
     "disagreement_counts",
     "DisagreementCounts",
     "DRIFT_COLUMNS",
@@ -310,8 +338,11 @@ __all__ = [
     "observed_majority_accuracy",
     "ONE_ORDER_REASON",
     "order_average_verdicts",
+    "order_pairs",
+    "OrderPairs",
     "pair_outcomes",
     "pair_rank",
+    "pair_verdict_agreement",
     "paired_mcnemar",
     "PARADOX_BIAS",
     "PARADOX_RETEST",
@@ -322,6 +353,7 @@ __all__ = [
     "percentile_bounds",
     "plan_adaptive",
     "position_bias",
+    "positional_agreement",
     "PositionBias",
     "ppi_mean",
     "priority_verdicts",
@@ -335,6 +367,8 @@ __all__ = [
     "REGIONS",
     "reliability",
     "RELIABILITY_COLUMNS",
+    "reliability_figure",
+    "RELIABILITY_FIGURES",
     "remedy_effects",
     "REPEAT_COLUMNS",
     "repeat_consistency",
@@ -342,6 +376,7 @@ __all__ = [
     "rubric_agreement_figures",
     "RubricAgreement",
     "sampling_distribution",
+    "score_ratio",
     "selective_threshold",
     "SelectiveResult",
     "self_preference",
@@ -366,12 +401,15 @@ __all__ = [
     "unit_table",
     "UnitExpectation",
     "UNPARSED",
+    "UNREADABLE_SOURCES",
     "verbosity_bias",
+    "vote_accuracy",
     "vote_counts",
     "VOTE_TIE_RULES",
     "weak_order_consistent",
     "wilson_bounds",
     "wilson_interval",
+    "win_rate",
     "with_adaptive_figures",
     "with_cell_columns",
     "worst_case_labels",

@@ -19,12 +19,25 @@ of repetitions R and any sampling temperature tau:
 * the joint event of ``T_joint``: N(i,o)·P(i)·1[m(i,o) = label] = 1 exactly when all R draws of (i,o)
   are the label and the other order's mode is the label: ``s_{o,label}^R · P(m_{o'} = label)``.
 
-Cell figures are the means of these unit/pair expectations over the same units and pairs as the
-sampled figures: ``C_expected``, ``phi_expected`` (pairs with both orders), ``A_expected`` (labelled
-units), ``T_expected = C_expected (A_expected − phi_expected q)`` with q = 1/2 (binary forced choice),
-and ``T_joint_expected``.  Intervals come from a pair-level BCa bootstrap (pairs resampled within
-the cell; bias-corrected and accelerated, since percentile bounds undercovered in simulation): they describe the uncertainty from
+Unreadable replies: P(A) says how the judge splits its verdict between the labels, not how often a
+reply can be read at all (a free-decoding judge also writes replies that start elsewhere).  With a
+per-unit probability u of an unreadable draw (``unreadable=``), a draw is the verdict v with
+probability (1 − u) s_v and unreadable with probability u, and the count vectors run over the verdict
+values plus "unreadable".  The figures then count those draws as the sampled ones do under the
+``unparsed`` policy: "exclude" leaves them out -- N = 1 when every readable draw agrees (at least one),
+the mode is taken over readable draws, and a unit with no readable draw is dropped from every
+denominator, so each denominator sums P(kept) = 1 − u^R instead of 1; "wrong" makes unreadable a
+value of its own (it can be the mode, equals itself across orders, and is never the label).
+
+Cell figures are ratios of these unit/pair expectations over the same units and pairs as the
+sampled figures (numerator and denominator each in expectation): ``C_expected``, ``phi_expected``
+(pairs with both orders), ``A_expected`` (labelled units), ``T_expected = C_expected (A_expected −
+phi_expected q)`` with q = 1/2 (binary forced choice), and ``T_joint_expected``.  Intervals
+``_lo/_hi`` come from a pair-level BCa bootstrap (pairs resampled within the cell; bias-corrected and
+accelerated, since percentile bounds undercovered in simulation): they describe the uncertainty from
 the finite set of pairs, the only randomness left once the sampling noise is integrated out.
+Intervals ``_run_lo/_run_hi`` put the sampling noise back: where a sampled R-repetition run of the
+same pairs falls (simulated runs), the interval to compare a sampled run with.
 """
 
 from __future__ import annotations
@@ -41,9 +54,11 @@ from scipy.special import gammaln, xlogy
 from ..vocab import CELL_KEY
 from ._frame import group_codes, label_codes, order_codes, require_columns, with_cell_columns
 from ._pair_bootstrap import bca_pair_bootstrap
+from .intervals import percentile_bounds
 
 __all__ = [
     "EXPECTED_COLUMNS",
+    "UNREADABLE_SOURCES",
     "UnitExpectation",
     "expected_by_cell",
     "expected_reliability",
@@ -61,7 +76,9 @@ EXPECTED_COLUMNS: tuple[str, ...] = (
     "phi_expected", "phi_expected_lo", "phi_expected_hi",
     "A_expected", "A_expected_lo", "A_expected_hi",
     "T_expected", "T_expected_lo", "T_expected_hi",
-    "T_joint_expected",
+    "T_joint_expected", "unreadable_expected",
+    "C_expected_run_lo", "C_expected_run_hi", "phi_expected_run_lo", "phi_expected_run_hi",
+    "A_expected_run_lo", "A_expected_run_hi", "T_expected_run_lo", "T_expected_run_hi",
 )
 
 
@@ -93,96 +110,171 @@ def sampling_distribution(p: np.ndarray, temperature: float) -> np.ndarray:
 
 
 @lru_cache(maxsize=64)
-def _compositions(reps: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All count vectors of ``reps`` draws over ``k`` values, their log multinomial coefficient and
-    the index of the strict mode (-1 when the top count is shared)."""
-    rows = [c for c in itertools.product(range(reps + 1), repeat=k) if sum(c) == reps]
+def _compositions(reps: int, k: int, unparsed: str) -> tuple[np.ndarray, ...]:
+    """All count vectors of ``reps`` draws over ``k`` verdict values plus "unreadable" (the last
+    column), their log multinomial coefficient, and per count vector under the ``unparsed`` policy:
+    the strict mode (a value index; ``k`` = unreadable under "wrong"; -1 split; -2 the unit is
+    dropped: "exclude" with no readable draw), N (all counted draws agree), the top share, and for
+    each value v < k whether every counted draw is v."""
+    rows = [c for c in itertools.product(range(reps + 1), repeat=k + 1) if sum(c) == reps]
     counts = np.array(rows, dtype=np.int64)
     log_coef = gammaln(reps + 1) - gammaln(counts + 1).sum(axis=1)
-    top = counts.max(axis=1)
-    unique_top = (counts == top[:, None]).sum(axis=1) == 1
-    mode = np.where(unique_top, counts.argmax(axis=1), -1)
-    return counts, log_coef, mode
+    counted = counts[:, :k] if unparsed == "exclude" else counts
+    total = counted.sum(axis=1)
+    top = counted.max(axis=1)
+    unique_top = (counted == top[:, None]).sum(axis=1) == 1
+    mode = np.where(unique_top, counted.argmax(axis=1), -1)
+    mode = np.where(total > 0, mode, -2)
+    consistent = (total > 0) & (top == total)
+    share = np.where(total > 0, top / np.maximum(total, 1), 0.0)
+    all_value = (counts[:, :k] == total[:, None]) & (total[:, None] > 0)
+    return counts, log_coef, mode, consistent.astype(float), share, all_value.astype(float)
 
 
 @dataclass(frozen=True)
 class UnitExpectation:
-    """Expectations for units (rows) under R draws from ``s``: ``consistent`` = E[N],
-    ``mode_prob[:, v]`` = P(strict mode = v), ``split`` = P(no strict mode), ``all_same[:, v]`` =
-    P(all R draws are v) = s_v^R, ``self_consistency`` = E[top count] / R."""
+    """Expectations for units (rows) under R draws: ``kept`` = P(the unit has a counted draw: 1
+    unless unparsed draws are excluded), ``consistent`` = E[N], ``mode_prob[:, v]`` = P(strict mode
+    = v) (one more column, the unreadable mode, under the "wrong" policy), ``split`` = P(no strict
+    mode), ``all_same[:, v]`` = P(every counted draw is the verdict v, at least one),
+    ``self_consistency`` = E[top share | kept].  ``outcome_pmf[:, c]`` is the probability of the
+    count vector c, whose mode (as in ``mode_prob``; -1 split, -2 dropped) and N are
+    ``outcome_mode[c]`` and ``outcome_consistent[c]`` (for simulating sampled runs)."""
 
     consistent: np.ndarray
     mode_prob: np.ndarray
     split: np.ndarray
     all_same: np.ndarray
     self_consistency: np.ndarray
+    kept: np.ndarray
+    outcome_pmf: np.ndarray
+    outcome_mode: np.ndarray
+    outcome_consistent: np.ndarray
 
 
-def unit_expectation(s: np.ndarray, reps: int) -> UnitExpectation:
+def unit_expectation(s: np.ndarray, reps: int, *, unreadable: np.ndarray | float | None = None,
+                     unparsed: str = "exclude") -> UnitExpectation:
     """Exact expectations of the per-unit quantities for ``reps`` i.i.d. draws from each row of ``s``.
 
-    Worked example (tested): s = (0.8, 0.2), R = 3.  E[N] = .8³ + .2³ = .512 + .008 = .52;
+    ``unreadable`` (per row, or one number): the probability that a draw is an unreadable reply; a
+    draw is then the verdict v with probability (1 - u) s_v.  ``unparsed`` is the figures' policy for
+    such draws: "exclude" leaves them out (a unit with none readable is dropped: ``kept`` < 1),
+    "wrong" makes them a value of their own.
+
+    Worked example (tested): s = (0.8, 0.2), R = 3, u = 0.  E[N] = .8³ + .2³ = .512 + .008 = .52;
     P(mode A) = P(#A ≥ 2) = .512 + 3·.64·.2 = .896, P(mode B) = .104, split = 0 (R odd, K = 2)."""
     if reps < 1:
         raise ValueError(f"repetitions must be >= 1, got {reps!r}")
+    if unparsed not in ("exclude", "wrong"):
+        raise ValueError(f"unparsed must be 'exclude' or 'wrong', got {unparsed!r}")
     s = np.atleast_2d(np.asarray(s, dtype=float))
     n, k = s.shape
-    counts, log_coef, mode = _compositions(int(reps), k)
-    # log pmf of every composition for every unit: (n, n_comp)
-    logpmf = log_coef[None, :] + xlogy(counts[None, :, :], s[:, None, :]).sum(axis=2)
-    pmf = np.exp(logpmf)
-    mode_prob = np.zeros((n, k))
-    for v in range(k):
+    u = np.broadcast_to(np.asarray(0.0 if unreadable is None else unreadable, dtype=float), (n,))
+    if np.any(~np.isfinite(u)) or np.any(u < 0) or np.any(u > 1):
+        raise ValueError("unreadable probabilities must be in [0, 1]")
+    ext = np.column_stack([(1.0 - u)[:, None] * s, u])
+    counts, log_coef, mode, consistent, share, all_value = _compositions(int(reps), k, unparsed)
+    # pmf of every composition for every unit: (n, n_comp)
+    pmf = np.exp(log_coef[None, :] + xlogy(counts[None, :, :], ext[:, None, :]).sum(axis=2))
+    n_modes = k if unparsed == "exclude" else k + 1
+    mode_prob = np.zeros((n, n_modes))
+    for v in range(n_modes):
         mode_prob[:, v] = pmf[:, mode == v].sum(axis=1)
-    split = pmf[:, mode < 0].sum(axis=1)
-    all_same = s ** reps
-    top = counts.max(axis=1).astype(float)
-    return UnitExpectation(consistent=all_same.sum(axis=1), mode_prob=mode_prob, split=split,
-                           all_same=all_same, self_consistency=(pmf @ top) / reps)
+    kept = pmf[:, mode != -2].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        self_cons = np.where(kept > 0, (pmf @ share) / kept, np.nan)
+    return UnitExpectation(consistent=pmf @ consistent, mode_prob=mode_prob, split=pmf[:, mode == -1].sum(axis=1),
+                           all_same=pmf @ all_value, self_consistency=self_cons, kept=kept, outcome_pmf=pmf,
+                           outcome_mode=mode, outcome_consistent=consistent)
 
 
-def _unit_probabilities(judgments: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """One row per (cell, item, order) with the mean canonical P(A) of its judgments."""
-    rows = judgments.loc[judgments["p_a"].notna(), keys + ["item_id", "order", "label", "p_a"]]
+def _unit_probabilities(judgments: pd.DataFrame, keys: list[str], unreadable: str | None) -> pd.DataFrame:
+    """One row per (cell, item, order) with the mean canonical P(A) of its judgments (and the mean of
+    the ``unreadable`` column, renamed ``u``)."""
+    extra = [unreadable] if unreadable else []
+    rows = judgments.loc[judgments["p_a"].notna(), keys + ["item_id", "order", "label", "p_a", *extra]]
     if rows.empty:
         return rows
-    bad = ~np.isfinite(rows["p_a"].astype(float)) | (rows["p_a"] < 0) | (rows["p_a"] > 1)
-    if bad.any():
-        pos = int(np.flatnonzero(bad.to_numpy())[0])
-        raise ValueError(f"expected_reliability: row {pos} has p_a {rows['p_a'].iloc[pos]!r}; "
-                         "expected a probability in [0, 1]")
+    for col in ("p_a", *extra):
+        vals = rows[col].astype(float)
+        bad = ~np.isfinite(vals) | (vals < 0) | (vals > 1)
+        if bad.any():
+            pos = int(np.flatnonzero(bad.to_numpy())[0])
+            raise ValueError(f"expected_reliability: row {pos} has {col} {rows[col].iloc[pos]!r}; "
+                             "expected a probability in [0, 1]")
     grouped = rows.groupby(keys + ["item_id", "order"], sort=True, dropna=False)
-    return grouped.agg(p_a=("p_a", "mean"), label=("label", "first")).reset_index()
+    aggs = {"p_a": ("p_a", "mean"), "label": ("label", "first")}
+    if unreadable:
+        aggs["u"] = (unreadable, "mean")
+    return grouped.agg(**aggs).reset_index()
 
 
 def _pair_stats(pair_idx: np.ndarray, order: np.ndarray, label: np.ndarray, ue: UnitExpectation,
                 n_pairs: int) -> np.ndarray:
-    """Per-pair sums (n_pairs x 8) whose column totals give the cell figures: consistent units, units,
-    P(invariant) where both orders exist, both orders, P(correct) over labelled units, labelled units,
-    the joint event over joint units, joint units.  ``pair_idx`` in 0..n_pairs-1, ``order`` 0/1,
-    ``label`` 0 (A) / 1 (B) / -1 (unlabelled)."""
+    """Per-pair expected sums (n_pairs x 8) whose column totals give the cell figures, numerator and
+    denominator alike (a unit whose draws may all be unreadable counts in a denominator only with its
+    probability ``kept`` of having a verdict): consistent units, kept units, P(invariant) over pairs
+    with both orders, P(both orders kept), P(correct) over labelled units, kept labelled units, the
+    joint event, kept joint units.  ``pair_idx`` in 0..n_pairs-1, ``order`` 0/1, ``label`` 0 (A) /
+    1 (B) / -1 (unlabelled)."""
     k = ue.mode_prob.shape[1]
     ab = np.full((n_pairs, k), np.nan)
     ba = np.full((n_pairs, k), np.nan)
     ab[pair_idx[order == 0]] = ue.mode_prob[order == 0]
     ba[pair_idx[order == 1]] = ue.mode_prob[order == 1]
+    kept = np.zeros((2, n_pairs))
+    kept[order, pair_idx] = ue.kept
     both = ~np.isnan(ab[:, 0]) & ~np.isnan(ba[:, 0])
     invariant = np.where(both, np.nansum(np.nan_to_num(ab) * np.nan_to_num(ba), axis=1), 0.0)
+    both_kept = np.where(both, kept[0] * kept[1], 0.0)
     lab = label >= 0
     lv = np.where(lab, label, 0)
     rows = np.arange(len(order))
     correct = np.where(lab, ue.mode_prob[rows, lv], 0.0)
-    # joint: all R draws are the label, and the other order's mode is the label
+    # joint: every counted draw is the label, and the other order's mode is the label
     other_modes = np.where((order == 0)[:, None], ba[pair_idx], ab[pair_idx])
+    other_kept = kept[1 - order, pair_idx]
     joint_units = lab & both[pair_idx]
     joint = np.where(joint_units, ue.all_same[rows, lv] * np.nan_to_num(other_modes[rows, lv]), 0.0)
 
     def per_pair(x: np.ndarray) -> np.ndarray:
         return np.bincount(pair_idx, weights=np.asarray(x, dtype=float), minlength=n_pairs)
 
-    return np.column_stack([per_pair(ue.consistent), per_pair(np.ones(len(order))), invariant,
-                            both.astype(float), per_pair(correct), per_pair(lab), per_pair(joint),
-                            per_pair(joint_units)])
+    return np.column_stack([per_pair(ue.consistent), per_pair(ue.kept), invariant, both_kept, per_pair(correct),
+                            per_pair(lab * ue.kept), per_pair(joint), per_pair(joint_units * ue.kept * other_kept)])
+
+
+def _simulated_runs(ue: UnitExpectation, pair_idx: np.ndarray, order: np.ndarray, label: np.ndarray,
+                    n_pairs: int, *, n_runs: int, rng: np.random.Generator, q: float) -> np.ndarray:
+    """C, phi, A, T of ``n_runs`` simulated sampled runs of these units (n_runs x 4): each unit's R
+    draws are one count vector drawn from ``ue.outcome_pmf``; the figures are then counted as
+    :func:`~verdictlab.stats.reliability.reliability` counts them (split modes never consistent,
+    invariant or right; dropped units out of every denominator)."""
+    n = len(order)
+    cum = np.cumsum(ue.outcome_pmf, axis=1)
+    cum[:, -1] = 1.0
+    unit_of = np.full((2, n_pairs), -1)
+    unit_of[order, pair_idx] = np.arange(n)
+    both = (unit_of[0] >= 0) & (unit_of[1] >= 0)
+    ab_u, ba_u = unit_of[0][both], unit_of[1][both]
+    lab = label >= 0
+    out = np.empty((n_runs, 4))
+    chunk = max(1, 4_000_000 // max(1, n * cum.shape[1]))
+    for start in range(0, n_runs, chunk):
+        b = min(chunk, n_runs - start)
+        draw = (rng.random((b, n))[:, :, None] > cum[None, :, :]).sum(axis=2)
+        mode = ue.outcome_mode[draw]                       # (b, n)
+        kept = mode != -2
+        N = ue.outcome_consistent[draw]
+        m_ab, m_ba = mode[:, ab_u], mode[:, ba_u]
+        pair_kept = kept[:, ab_u] & kept[:, ba_u]
+        invariant = pair_kept & (m_ab == m_ba) & (m_ab >= 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            C = N.sum(axis=1) / kept.sum(axis=1)
+            phi = 1.0 - invariant.sum(axis=1) / pair_kept.sum(axis=1)
+            A = (lab & (mode == label)).sum(axis=1) / (lab & kept).sum(axis=1)
+        out[start:start + b] = np.column_stack([C, phi, A, C * (A - phi * q)])
+    return out
 
 
 def _figures(q: float) -> Callable[[np.ndarray], np.ndarray]:
@@ -198,7 +290,8 @@ def _figures(q: float) -> Callable[[np.ndarray], np.ndarray]:
 
 def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperature: float | None = None,
                          by: Sequence[str] = DEFAULT_BY, q: float = 0.5, confidence: float = 0.95,
-                         n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+                         n_bootstrap: int = 1000, seed: int = 0, unparsed: str = "exclude",
+                         unreadable: str | None = None, n_runs: int = 0) -> pd.DataFrame:
     """Expected C, phi, A, T (and T_joint) per cell for ``repetitions`` draws at ``temperature``
     (None: each cell's own ``temperature`` column), from the judgments' ``p_a`` column.
 
@@ -206,13 +299,23 @@ def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperatu
     prompt, so the same distribution); cells without any are left out.  The verdict space is binary
     (A/B): ``q`` = 1/2 is the credit of an undecisive pair, as for a forced choice.  Returns one row
     per cell: the cell keys, then :data:`EXPECTED_COLUMNS`.
+
+    ``unreadable``: the name of a column holding each judgment's probability of an unreadable reply
+    (a unit's value is the mean over its rows; rows without it count as 0).  Each draw is then
+    unreadable with that probability, and the figures follow the ``unparsed`` policy as the sampled
+    ones do (module docstring of :mod:`verdictlab.stats.reliability`): "exclude" leaves unreadable
+    draws out, so a unit counts in a denominator only with the probability that it has a readable
+    draw; "wrong" makes unreadable a value of its own.  Without ``unreadable`` every draw is a label.
     """
     keys = list(by)
     judgments = with_cell_columns(judgments, by)
     require_columns(judgments, keys + ["item_id", "order", "label", "p_a"], who="expected_reliability")
     if repetitions < 1:
         raise ValueError(f"repetitions must be >= 1, got {repetitions!r}")
-    units = _unit_probabilities(judgments, keys)
+    if unreadable is not None:
+        require_columns(judgments, [unreadable], who="expected_reliability")
+        judgments = judgments.assign(**{unreadable: judgments[unreadable].fillna(0.0)})
+    units = _unit_probabilities(judgments, keys, unreadable)
     out_rows: list[dict[str, object]] = []
     if units.empty:
         return pd.DataFrame(columns=keys + list(EXPECTED_COLUMNS))
@@ -223,7 +326,8 @@ def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperatu
         tau = float(cell_frame.iloc[c]["temperature"]) if temperature is None else float(temperature)
         pa = u["p_a"].to_numpy(dtype=float)
         s = sampling_distribution(np.column_stack([pa, 1.0 - pa]), tau)
-        ue = unit_expectation(s, repetitions)
+        ue = unit_expectation(s, repetitions, unparsed=unparsed,
+                              unreadable=u["u"].to_numpy(dtype=float) if unreadable else None)
         pair_idx, _ = pd.factorize(u["item_id"], sort=True)
         order = order_codes(u["order"])
         label = label_codes(u["label"])
@@ -236,7 +340,14 @@ def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperatu
         with np.errstate(invalid="ignore", divide="ignore"):
             t_joint = float(total[6] / total[7]) if total[7] > 0 else np.nan
         row.update(n_prob_units=len(u), n_prob_pairs=n_pairs, expected_reps=int(repetitions),
-                   expected_temperature=tau, T_joint_expected=t_joint)
+                   expected_temperature=tau, T_joint_expected=t_joint,
+                   unreadable_expected=float(u["u"].mean()) if unreadable else 0.0)
+        if n_runs > 0:
+            runs = _simulated_runs(ue, pair_idx, order, label, n_pairs, n_runs=n_runs, rng=rng, q=q)
+            r_lo, r_hi = percentile_bounds(runs, confidence=confidence, axis=0)
+            for j, name in enumerate(FIGURES):
+                row[f"{name}_expected_run_lo"] = float(r_lo[j])
+                row[f"{name}_expected_run_hi"] = float(r_hi[j])
         for j, name in enumerate(FIGURES):
             row[f"{name}_expected"] = float(point[name])
             row[f"{name}_expected_lo"] = float(lo[j])
@@ -245,20 +356,54 @@ def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperatu
     return pd.DataFrame(out_rows, columns=keys + list(EXPECTED_COLUMNS))
 
 
+#: where :func:`expected_by_cell` takes each cell's unreadable share from (its ``unreadable_from``)
+UNREADABLE_SOURCES: tuple[str, ...] = ("cell", "unit", "none")
+
+
+def _observed_unreadable(cell: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The cell's rows with column ``_u`` = each judgment's modelled probability of an unreadable
+    reply: the cell's observed parse-failure rate (share of its judgments without a verdict), or at
+    temperature 0 -- a reply is then deterministic -- its unit's own observed share."""
+    unparsed = cell["verdict"].isna().to_numpy(dtype=float)
+    if float(cell["temperature"].iloc[0]) == 0:
+        unit = pd.Series(unparsed, index=cell.index).groupby([cell["item_id"], cell["order"]]).transform("mean")
+        return cell.assign(_u=unit.to_numpy(dtype=float)), "unit"
+    return cell.assign(_u=float(unparsed.mean()) if len(unparsed) else 0.0), "cell"
+
+
 def expected_by_cell(judgments: pd.DataFrame, *, repetitions: int | None = None, by: Sequence[str] = DEFAULT_BY,
-                     confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+                     unparsed: str = "exclude", unreadable: str | None = "observed", confidence: float = 0.95,
+                     n_bootstrap: int = 1000, n_runs: int = 0, seed: int = 0) -> pd.DataFrame:
     """:func:`expected_reliability` of every cell that has verdict probabilities, each for its own
     design: ``repetitions`` draws when given, else the cell's own repetition count (its distinct
-    ``rep`` values among the rows with ``p_a``, at least 1).  Only rows with a ``p_a`` count, so a cell
-    without any (e.g. the free-decoding cell beside a constrained one) has no row.  Returns the cell
-    keys and :data:`EXPECTED_COLUMNS` (empty when no row has ``p_a``)."""
+    ``rep`` values, at least 1), at the cell's own temperature.  Cells are ``by`` (the full cell key;
+    a missing or NULL ``decoding`` is free, :func:`with_cell_columns`); a cell none of whose rows has
+    ``p_a`` (e.g. the free-decoding cell beside a constrained one) has no row.
+
+    ``unreadable="observed"`` (default) models unreadable replies from the cell's observed
+    parse-failure rate -- every judgment of the cell counts, with or without ``p_a`` -- or, at
+    temperature 0, each unit's own share (``unreadable_from`` = ``"cell"`` / ``"unit"``); ``None``
+    assumes every draw is a label (``"none"``).  A cell whose every judgment is unparsed cannot be
+    modelled: ``modelled`` is False and its figures are NaN.  Returns the cell keys,
+    :data:`EXPECTED_COLUMNS`, ``unreadable_from`` and ``modelled`` (empty when no row has ``p_a``)."""
     keys = list(by)
+    cols = keys + list(EXPECTED_COLUMNS) + ["unreadable_from", "modelled"]
     if judgments.empty or "p_a" not in judgments.columns or not judgments["p_a"].notna().any():
-        return pd.DataFrame(columns=keys + list(EXPECTED_COLUMNS))
-    with_p = with_cell_columns(judgments[judgments["p_a"].notna()], by)
+        return pd.DataFrame(columns=cols)
+    if unreadable not in ("observed", None):
+        raise ValueError(f"unreadable must be 'observed' or None, got {unreadable!r}")
     frames = []
-    for _key, cell in with_p.groupby(keys, sort=True, dropna=False):
+    # on the full cell key: a cell whose rows carry no p_a (a free cell beside a constrained one) gets no row
+    for _key, cell in with_cell_columns(judgments, keys).groupby(keys, sort=True, dropna=False):
+        if not cell["p_a"].notna().any():
+            continue
         reps = int(repetitions) if repetitions else max(1, int(cell["rep"].nunique()))
-        frames.append(expected_reliability(cell, repetitions=reps, by=keys, confidence=confidence,
-                                           n_bootstrap=n_bootstrap, seed=seed))
-    return pd.concat(frames, ignore_index=True)
+        frame, source = _observed_unreadable(cell) if unreadable else (cell.assign(_u=0.0), "none")
+        out = expected_reliability(frame, repetitions=reps, by=keys, unparsed=unparsed, unreadable="_u",
+                                   confidence=confidence, n_bootstrap=n_bootstrap, n_runs=n_runs, seed=seed)
+        modelled = not bool((frame["_u"] >= 1.0).all())
+        if not modelled:
+            figures = [c for c in EXPECTED_COLUMNS if c.startswith(("C_", "phi_", "A_", "T_"))]
+            out[figures] = np.nan
+        frames.append(out.assign(unreadable_from=source, modelled=modelled))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
