@@ -454,17 +454,28 @@ class RunStore:
             rec.setdefault("decoding", DEFAULT_DECODING)
         return out
 
-    def pair_texts(self, pair: Mapping[str, Any]) -> dict[tuple[str, int], tuple[str | None, str | None]]:
-        """``{(order, rep): (raw_output, parse_detail)}`` of the judgments of one pair in its cell:
-        ``pair`` names ``judge, dataset, protocol, temperature, item_id`` and optionally ``step`` (none:
-        ``''``) and ``decoding`` (none: ``free``).  An index range of the cell, filtered by item."""
+    def pair_texts(self, pairs: Sequence[Mapping[str, Any]]) -> list[dict[tuple[str, int], tuple[Any, Any]]]:
+        """For each pair, ``{(order, rep): (raw_output, parse_detail)}`` of its judgments in its cell: a
+        pair names ``judge, dataset, protocol, temperature, item_id`` and optionally ``step`` (none:
+        ``''``) and ``decoding`` (none: ``free``).  One query per cell (its index range, filtered by
+        the items asked for), so a report's few hundred shown pairs cost a few scans of their cells."""
         decoding = "COALESCE(\"decoding\", 'free')" if "decoding" in self._judgment_columns() else "'free'"
-        sql = ("SELECT \"order\", rep, raw_output, parse_detail FROM judgments WHERE judge IS ? AND dataset IS ? "
-               "AND protocol IS ? AND temperature IS ? AND item_id IS ? AND COALESCE(step, '') IS ? "
-               f"AND {decoding} IS ?")
-        args = (*(pair[c] for c in ("judge", "dataset", "protocol", "temperature", "item_id")),
-                pair.get("step") or "", pair.get("decoding") or DEFAULT_DECODING)
-        return {(order, int(rep)): (raw, detail) for order, rep, raw, detail in self.conn.execute(sql, args)}
+        cells: dict[tuple[Any, ...], list[int]] = {}
+        for k, pair in enumerate(pairs):
+            cell = (*(pair[c] for c in ("judge", "dataset", "protocol", "temperature")), pair.get("step") or "",
+                    pair.get("decoding") or DEFAULT_DECODING)
+            cells.setdefault(cell, []).append(k)
+        out: list[dict[tuple[str, int], tuple[Any, Any]]] = [{} for _ in pairs]
+        for cell, at in cells.items():
+            where = {str(pairs[k]["item_id"]): k for k in at}
+            for start in range(0, len(at), 500):         # SQLite's bound-parameter limit, with room
+                ids = list(where)[start:start + 500]
+                sql = ("SELECT item_id, \"order\", rep, raw_output, parse_detail FROM judgments WHERE judge IS ? "
+                       "AND dataset IS ? AND protocol IS ? AND temperature IS ? AND COALESCE(step, '') IS ? "
+                       f"AND {decoding} IS ? AND item_id IN ({', '.join('?' * len(ids))})")
+                for item, order, rep, raw, detail in self.conn.execute(sql, (*cell, *ids)):
+                    out[where[str(item)]][(order, int(rep))] = (raw, detail)
+        return out
 
     def _judgment_columns(self) -> set[str]:
         return {r[1] for r in self.conn.execute('PRAGMA table_info("judgments")')}
@@ -607,8 +618,8 @@ class CompactColumns:
             if not chunks:
                 out[name] = _compact_column(name, [])
             elif name in CATEGORICAL_COLUMNS:
-                out[name] = union_categoricals(chunks, sort_categories=True) if len(chunks) > 1 \
-                    else chunks[0].reorder_categories(sorted(chunks[0].categories))
+                cat = union_categoricals(chunks, sort_categories=True) if len(chunks) > 1 else chunks[0]
+                out[name] = cat.reorder_categories(pd.Index(sorted(cat.categories), dtype=object))
             else:
                 out[name] = np.concatenate(chunks) if isinstance(chunks[0], np.ndarray) else pd.concat(
                     [pd.Series(c) for c in chunks], ignore_index=True).array

@@ -46,22 +46,20 @@ def suffixed(values: pd.Series, suffix: str) -> pd.Series:
 
 def per_distinct(fn: Callable[..., Any], *columns: Any) -> np.ndarray:
     """``fn(*values)`` of every row, called once per distinct combination of the ``columns`` values
-    (the rows' texts are then taken from those few results): an object array."""
-    n = len(columns[0])
+    (the rows' texts are then taken from those few results): an object array.  ``fn`` gets the
+    values as they are in ``columns`` (a missing value stays ``None`` or NaN, as given)."""
+    values = [np.asarray(c, dtype=object) for c in columns]
+    n = len(values[0])
     if n == 0:
         return np.empty(0, dtype=object)
-    frame = pd.DataFrame({f"c{k}": pd.Series(np.asarray(c, dtype=object)) for k, c in enumerate(columns)})
     codes = np.zeros(n, dtype=np.int64)
-    uniques = []
-    for name in frame.columns:
-        c, u = pd.factorize(frame[name], use_na_sentinel=False)
+    for v in values:
+        c, u = pd.factorize(v, use_na_sentinel=False)
         codes = codes * (len(u) + 1) + c
-        uniques.append(u)
-    distinct, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-    del distinct
-    values = np.empty(len(first), dtype=object)
-    values[:] = [fn(*(frame[name].iat[i] for name in frame.columns)) for i in first]
-    return values[inverse.ravel()]
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    texts = np.empty(len(first), dtype=object)
+    texts[:] = [fn(*(v[i] for v in values)) for i in first]
+    return texts[inverse.ravel()]
 
 
 def _prep(judgments: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:

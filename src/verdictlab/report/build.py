@@ -445,8 +445,7 @@ def _load(store: RunStore, cache: Path | None = None) -> tuple[pd.DataFrame, pd.
 def _with_texts(store: RunStore, broken: BrokenItems) -> BrokenItems:
     """The shown broken items with every judgment's raw output and parse detail, read from the store for
     those pairs only (the figure frame has neither)."""
-    for row in broken["rows"]:
-        texts = store.pair_texts(row)
+    for row, texts in zip(broken["rows"], store.pair_texts(broken["rows"]), strict=True):
         for order, recs in row["orders"].items():
             for rec in recs:
                 raw, detail = texts.get((order, rec["rep"]), (None, rec.get("parse_detail")))
