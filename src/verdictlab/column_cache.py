@@ -23,15 +23,23 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from .store import CATEGORICAL_COLUMNS, JUDGMENT_COLUMN_NAMES, RunStore
+from .store import (
+    CATEGORICAL_COLUMNS,
+    JUDGMENT_COLUMN_NAMES,
+    CompactColumns,
+    RunStore,
+    figure_detail_kept,
+    open_store,
+)
 
-__all__ = ["FIGURE_COLUMNS", "FIGURE_FORMAT", "KEEP", "WIDE_COLUMNS", "cache_root", "cached_folder",
-           "figure_frame", "figure_key", "store_key", "write_figure_frame", "write_folder"]
+__all__ = ["FIGURE_COLUMNS", "FIGURE_FORMAT", "KEEP", "WIDE_COLUMNS", "FigureFrameBuilder", "cache_root",
+           "cached_folder", "figure_frame", "figure_key", "store_key", "write_figure_frame", "write_folder"]
 
 #: cached entries kept per kind; the least recently used beyond this are removed
 KEEP = 8
@@ -62,8 +70,8 @@ def store_key(store: RunStore, *parts: str) -> str:
     """The key of what is cached for ``store`` as it is now, and ``parts`` (a format, a policy)."""
     lines = [*parts, f"path={store.path.resolve()}"]
     for f in (store.path, store.path.with_name(store.path.name + "-wal")):
-        if f.exists():
-            st = f.stat()
+        st = f.stat() if f.exists() else None
+        if st is not None and (st.st_size or f == store.path):   # an empty -wal (a reader's) holds nothing
             lines.append(f"{f.name}={st.st_size}:{st.st_mtime_ns}")
     n, last = store.judgment_extent()
     lines.append(f"judgments={n}:{last}")
@@ -137,6 +145,31 @@ def write_figure_frame(cache: Path, key: str, frame: pd.DataFrame) -> Path | Non
     """Cache ``frame`` (the figure frame of the store state ``key``) under ``cache``; None when the
     cache cannot be written."""
     return write_folder(cache, key, lambda folder: frame.to_parquet(folder / _FILE, index=False))
+
+
+class FigureFrameBuilder:
+    """The figure frame of the rows a writer stores, built from the columns it writes (chunk by chunk,
+    in the order the rows get their rowids), so a bulk import leaves the cache warm without reading the
+    store back: :meth:`add` every chunk, then :meth:`write` once the store is closed."""
+
+    def __init__(self) -> None:
+        self._columns = CompactColumns(FIGURE_COLUMNS)
+
+    def add(self, values: Mapping[str, Sequence[Any]]) -> None:
+        """One chunk of store-ready column values (every figure column); ``parse_detail`` is kept
+        only where a figure reads it, as ``RunStore.judgments(figure_details=True)`` reads it."""
+        keep = figure_detail_kept(values["parse_status"], values["decoding"])
+        details = [d if k else None for d, k in zip(values["parse_detail"], keep, strict=True)]
+        self._columns.add({**values, "parse_detail": details})
+
+    def write(self, run_dir: str | Path, cache: Path | None = None) -> Path | None:
+        """Cache the frame under the key of the store in ``run_dir`` as it is now (after its writer
+        closed it): the frame must hold every row of the store, in rowid order."""
+        frame = self._columns.frame()
+        with open_store(run_dir) as store:
+            if store.count() != len(frame):
+                return None
+            return write_figure_frame(cache or cache_root(_FIGURES), figure_key(store), frame)
 
 
 def _read(store: RunStore) -> pd.DataFrame:

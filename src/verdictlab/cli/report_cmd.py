@@ -49,6 +49,7 @@ def report(
     """Reliability per cell (judge × protocol × dataset × temperature): C, φ, A, A_max, T with intervals."""
     from rich.console import Console
 
+    from ..column_cache import cache_root
     from ..report import build_report, render_html, render_markdown, render_terminal, report_json, write_plots
     from ..store import StoreError
     from ._errors import EXIT_STORE, check_writable, fail, printable_view, say
@@ -67,7 +68,8 @@ def report(
         check_writable(out or (run_dir / "report.html"), option="--html")
     try:
         rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
-                           seed=seed, expected_reps=expected_reps, definitions=definitions)
+                           seed=seed, expected_reps=expected_reps, definitions=definitions,
+                           cache=cache_root("columns"))
     except StoreError as e:
         fail(e, EXIT_STORE)
     if as_json and markdown:
