@@ -73,8 +73,9 @@ def test_compact_columns_in_chunks_equal_one_chunk() -> None:
     whole.add_rows(rows)
     parts.add_rows(rows[:1])
     parts.add_rows(rows[1:])
-    pd.testing.assert_frame_equal(whole.frame(), parts.frame())
-    assert list(parts.frame()["judge"].cat.categories) == ["sim:a", "sim:b", "sim:c"]   # sorted across chunks
+    joined = parts.frame()
+    pd.testing.assert_frame_equal(whole.frame(), joined)
+    assert list(joined["judge"].cat.categories) == ["sim:a", "sim:b", "sim:c"]   # sorted across chunks
 
 
 def test_a_cached_frame_equals_a_store_read(run: Path, tmp_path: Path) -> None:

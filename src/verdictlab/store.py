@@ -611,10 +611,13 @@ class CompactColumns:
         self.add(dict(zip(self.columns, zip(*rows, strict=True), strict=True)))
 
     def frame(self) -> pd.DataFrame:
+        """The frame of every chunk added (once: each column's chunks are released as it is joined,
+        so the chunks and the frame are not both held in full)."""
         from pandas.api.types import union_categoricals
 
         out: dict[str, Any] = {}
-        for name, chunks in self._parts.items():
+        for name in self.columns:
+            chunks = self._parts.pop(name, [])
             if not chunks:
                 out[name] = _compact_column(name, [])
             elif name in CATEGORICAL_COLUMNS:
@@ -623,7 +626,8 @@ class CompactColumns:
             else:
                 out[name] = np.concatenate(chunks) if isinstance(chunks[0], np.ndarray) else pd.concat(
                     [pd.Series(c) for c in chunks], ignore_index=True).array
-        return pd.DataFrame(out)
+            del chunks
+        return pd.DataFrame(out, copy=False)
 
 
 def _compact_column(name: str, values: Sequence[Any]) -> Any:
