@@ -120,6 +120,22 @@ def test_a_damaged_cache_is_rebuilt_and_an_unwritable_one_skipped(run: Path, tmp
         pd.testing.assert_frame_equal(figure_frame(st, cache=blocked / "columns"), direct)
 
 
+def test_a_cache_this_user_may_not_read_is_skipped(run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # another user's cache folder: Path.is_dir raises PermissionError on a folder one may not search (root
+    # ignores permissions, so the error is fed in); the report reads the store instead of failing
+    cache = tmp_path / "cache"
+    real = Path.is_dir
+
+    def denied(self: Path) -> bool:
+        if str(self).startswith(str(cache)):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "is_dir", denied)
+    with open_store(run) as st:
+        pd.testing.assert_frame_equal(figure_frame(st, cache=cache), figure_frame(st))
+
+
 def test_only_the_most_recently_used_entries_are_kept(tmp_path: Path) -> None:
     for k in range(KEEP + 3):
         assert write_folder(tmp_path, f"key{k}", lambda folder, k=k: (folder / "x").write_text(str(k))) is not None

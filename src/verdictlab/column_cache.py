@@ -81,7 +81,10 @@ def store_key(store: RunStore, *parts: str) -> str:
 def cached_folder(root: Path, key: str) -> Path | None:
     """The cached entry ``key`` under ``root`` (marked as recently used), or None."""
     folder = root / key
-    if not folder.is_dir():
+    try:
+        if not folder.is_dir():
+            return None
+    except OSError:       # a cache folder this user may not read (another user's): as if absent
         return None
     with contextlib.suppress(OSError):
         os.utime(folder)
@@ -104,7 +107,8 @@ def write_folder(root: Path, key: str, fill: Callable[[Path], None]) -> Path | N
             shutil.rmtree(tmp, ignore_errors=True)
     except OSError:
         return None
-    _prune(root, keep=KEEP)
+    with contextlib.suppress(OSError):    # a folder another process is removing
+        _prune(root, keep=KEEP)
     return target
 
 
