@@ -58,6 +58,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/engine_bench.py
 	$(BIN)/python bench/local_judge_bench.py
 	$(BIN)/python bench/view_bench.py
+	$(BIN)/python bench/cli_start_bench.py
 
 # Headless Debian chromium for the HTML-report browser test (tests marked `browser`).
 browser:

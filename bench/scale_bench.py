@@ -251,9 +251,9 @@ def bench_size(name: str, root: Path, *, max_rss_gb: float, bootstrap: int,
     steps = {
         "import": cli("import", "parquet", str(work / "judgments.parquet"), "--run-dir", str(run),
                       "--items", "jsonl", "--items-path", str(work / "items.jsonl")),
-        "report --json": cli("report", str(run), "--json", "--bootstrap", str(bootstrap)),
-        "report --html": cli("report", str(run), "--html", str(work / "report.html"), "--bootstrap",
-                             str(bootstrap)),
+        "report --json": cli("report", str(run), "--format", "json", "--bootstrap", str(bootstrap)),
+        "report --html": cli("report", str(run), "--format", "html", "-o", str(work / "report.html"),
+                             "--bootstrap", str(bootstrap)),
         "export --partition-by": cli("export", str(run), "--format", "parquet", "--partition-by",
                                      "judge,dataset", "--out", str(work / "export")),
     }

@@ -35,6 +35,16 @@ def shared_data() -> Path:
     return d
 
 
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The docs runner's count of run and skipped blocks (tests/_doc_blocks.py), when it ran."""
+    import sys
+
+    doc_blocks = sys.modules.get("_doc_blocks")
+    line = doc_blocks.summary_line() if doc_blocks is not None else None
+    if line:
+        terminalreporter.write_line(line)
+
+
 class CallerSpy:
     """Counts, by trial id, every call reservation and every recorded result as the judge caller saw them
     (``JudgeCaller.reserve`` / ``JudgeCaller.record`` wrapped on the class), and the cache key each result

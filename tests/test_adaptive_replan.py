@@ -65,8 +65,9 @@ def test_the_cli_prints_the_replan_line(tmp_path):
         cfg.write_text(yaml.safe_dump(_data("pairs.jsonl", precision={"T": t, "pilot_pairs": 20})))
         r = CliRunner().invoke(app, ["run", str(cfg), "--run-dir", str(tmp_path / "run"), "--no-progress"])
         assert r.exit_code == 0, r.output
-    assert "adaptive design changed since the last session" in r.stdout
-    assert "0 trials judged this run" not in r.stdout
+    # the run's summary and notes are messages: stderr (docs/cli.md)
+    assert "adaptive design changed since the last session" in r.stderr
+    assert "0 trials judged this run" not in r.stderr
 
 
 @pytest.mark.parametrize(("over", "message"), [

@@ -58,7 +58,7 @@ def _results(tmp_path: Path, requests: list[dict], fail: tuple[str, ...] = ()) -
 
 
 def _import(tmp_path: Path, path: Path):
-    return runner.invoke(app, ["batch", "import", str(path), "--run-dir", str(tmp_path / "run")])
+    return runner.invoke(app, ["batch", "import", str(tmp_path / "run"), str(path)])
 
 
 def test_export_then_import_through_the_normal_path(tmp_path: Path) -> None:
@@ -117,5 +117,5 @@ def test_export_refuses_a_judge_without_openai_requests(tmp_path: Path) -> None:
 
 def test_import_into_a_run_dir_without_a_store(tmp_path: Path) -> None:
     (tmp_path / "r.jsonl").write_text("")
-    res = runner.invoke(app, ["batch", "import", str(tmp_path / "r.jsonl"), "--run-dir", str(tmp_path / "none")])
+    res = runner.invoke(app, ["batch", "import", str(tmp_path / "none"), str(tmp_path / "r.jsonl")])
     assert res.exit_code != 0 and "no run store" in res.output

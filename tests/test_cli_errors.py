@@ -100,7 +100,7 @@ def _bad_inputs(tmp: Path, good_run: Path) -> list[tuple[str, list[str], int | N
         ("import unknown format", ["import", "nosuch", str(tmp / "deep.jsonl"), "--run-dir", str(tmp / "r6")], None),
         ("datasets list bad option", ["datasets", "list", "--bogus"], EXIT_USAGE),
     ]
-    for cmd in (["report"], ["export"], ["review"], ["compare"], ["report", "--json"], ["validate"],
+    for cmd in (["report"], ["export"], ["review"], ["compare"], ["report", "--format", "json"], ["validate"],
                 ["plan-labels", "--halfwidth", "0.05"]):
         cases += [
             (f"{cmd[0]} no store", [cmd[0], str(tmp / "nowhere"), *cmd[1:]], EXIT_STORE),
@@ -109,9 +109,9 @@ def _bad_inputs(tmp: Path, good_run: Path) -> list[tuple[str, list[str], int | N
             (f"{cmd[0]} file as run dir", [cmd[0], str(tmp / "afile"), *cmd[1:]], EXIT_STORE),
         ]
     cases += [
-        ("report --html into a missing folder", ["report", str(good_run), "--html", str(tmp / "no" / "r.html")],
+        ("report --format html into a missing folder", ["report", str(good_run), "--format", "html", "-o", str(tmp / "no" / "r.html")],
          None),
-        ("report --html onto a directory", ["report", str(good_run), "--html", str(tmp / "adir.yaml")], EXIT_INPUT),
+        ("report -o onto a directory", ["report", str(good_run), "--format", "html", "-o", str(tmp / "adir.yaml")], EXIT_INPUT),
         ("export --out onto a directory", ["export", str(good_run), "--out", str(tmp / "adir.yaml")], EXIT_INPUT),
         ("review --out onto a directory", ["review", str(good_run), "--out", str(tmp / "adir.yaml")], EXIT_INPUT),
         ("report bad option", ["report", str(good_run), "--confidence", "2"], EXIT_USAGE),
@@ -225,7 +225,7 @@ def test_item11_review_and_csv_export_escape_formulas(tmp_path: Path) -> None:
     assert {row["question"] for row in rows} <= {"'=HYPERLINK(\"http://x\")", "'+1+1", "'-2+3", "'@SUM(A1)",
                                                  "''quoted"}
     out = tmp_path / "j.csv"
-    assert runner.invoke(app, ["export", str(rd), "-f", "csv", "--out", str(out)]).exit_code == 0
+    assert runner.invoke(app, ["export", str(rd), "--format", "csv", "--out", str(out)]).exit_code == 0
     assert "\n=" not in out.read_text() and ",=" not in out.read_text()
     back = read_export(out)
     assert set(back["item_id"]) == {f"=i{i}" for i in range(5)}       # exact round trip
@@ -246,7 +246,7 @@ def test_item5_read_only_run_dir(tmp_path: Path, good_run: Path) -> None:
     ro = _archive(good_run, tmp_path)
     try:
         before = sorted(p.name for p in ro.iterdir())
-        for argv in (["report", str(ro)], ["report", str(ro), "--json"], ["compare", str(ro)],
+        for argv in (["report", str(ro)], ["report", str(ro), "--format", "json"], ["compare", str(ro)],
                      ["export", str(ro), "--out", str(tmp_path / "j.parquet")],
                      ["review", str(ro), "--out", str(tmp_path / "r.csv")]):
             r = runner.invoke(app, argv)
@@ -276,7 +276,7 @@ def test_item5_read_only_run_dir_as_an_unprivileged_user(good_run: Path) -> None
         before = sorted(p.name for p in ro.iterdir())
         exe = [sys.executable, "-m", "verdictlab.cli.main"]
         asuser = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-        for argv, code in ((["report", str(ro), "--json"], 0), (["compare", str(ro)], 0),
+        for argv, code in ((["report", str(ro), "--format", "json"], 0), (["compare", str(ro)], 0),
                            (["export", str(ro), "--out", str(out / "j.parquet")], 0),
                            (["review", str(ro), "--out", str(out / "r.csv")], 0),
                            (["export", str(ro)], EXIT_INPUT)):
@@ -309,10 +309,10 @@ def test_item6_dataset_named_like_markup_reaches_the_terminal_report(tmp_path: P
     rd = tmp_path / "run"
     r = runner.invoke(app, ["run", str(cfg), "--run-dir", str(rd), "--no-progress"])
     assert r.exit_code == 0, r.output + r.stderr
-    for argv in (["report", str(rd), "--bootstrap", "0"], ["compare", str(rd)], ["report", str(rd), "--markdown"]):
+    for argv in (["report", str(rd), "--bootstrap", "0"], ["compare", str(rd)], ["report", str(rd), "--format", "markdown"]):
         r = runner.invoke(app, argv)
         assert r.exit_code == 0 and "Traceback" not in r.output + r.stderr, (argv, r.output, r.stderr)
-        shown = "\\[/bold\\]x" if "--markdown" in argv else "[/bold]x"   # Markdown escapes the brackets
+        shown = "\\[/bold\\]x" if "markdown" in argv else "[/bold]x"   # Markdown escapes the brackets
         assert shown in r.output, (argv, r.output)
 
 
@@ -369,11 +369,11 @@ def test_item2_nan_temperature_in_imports_is_refused(tmp_path: Path) -> None:
 
 
 def test_usage_errors_are_one_plain_line(tmp_path: Path) -> None:
-    for argv, text in ((["report", str(tmp_path), "--bogus"], "error: No such option: --bogus (see 'verdictlab report --help')"),
-                       (["report"], "error: Missing argument 'run_dir'. (see 'verdictlab report --help')"),
+    for argv, text in ((["report", str(tmp_path), "--bogus"], "error: No such option: --bogus (Possible options: --out) (see 'verdictlab report --help')"),
+                       (["report"], "error: Missing argument 'RUN'. (see 'verdictlab report --help')"),
                        (["nosuch"], "error: No such command 'nosuch'. (see 'verdictlab --help')"),
                        (["report", "data[v2]", "--confidence", "2"],
-                        "error: Invalid value: --confidence must be in (0, 1), got 2.0 (see 'verdictlab report --help')")):
+                        "error: Invalid value for '--confidence': must be in (0, 1), got 2.0 (see 'verdictlab report --help')")):
         r = runner.invoke(app, argv)
         assert r.exit_code == EXIT_USAGE and r.stderr.strip() == text, (argv, r.stderr)
 
@@ -405,7 +405,7 @@ def test_item6_escape_sequences_in_run_text_are_shown_not_obeyed(tmp_path: Path)
                    "judges: ['sim:skill=0.9,seed=1']\nprotocols: [direct]\nrepetitions: 1\n")
     rd = tmp_path / "run"
     assert runner.invoke(app, ["run", str(cfg), "--run-dir", str(rd), "--no-progress"]).exit_code == 0
-    for argv in (["report", str(rd), "--bootstrap", "0"], ["report", str(rd), "--markdown"],
+    for argv in (["report", str(rd), "--bootstrap", "0"], ["report", str(rd), "--format", "markdown"],
                  ["datasets", "show", "jsonl", "--path", str(tmp_path / "pairs.jsonl"), "-O", f"dataset={hostile}"]):
         r = runner.invoke(app, argv)
         assert r.exit_code == 0, (argv, r.output, r.stderr)
@@ -422,8 +422,8 @@ def test_item2_a_store_with_null_temperatures_can_be_reported(tmp_path: Path, go
     con.execute("UPDATE judgments SET temperature = NULL")
     con.commit()
     con.close()
-    for argv in (["report", str(rd), "--bootstrap", "0"], ["report", str(rd), "--json", "--bootstrap", "0"],
-                 ["report", str(rd), "--markdown", "--bootstrap", "0"],
-                 ["report", str(rd), "--html", str(tmp_path / "r.html"), "--bootstrap", "0"]):
+    for argv in (["report", str(rd), "--bootstrap", "0"], ["report", str(rd), "--format", "json", "--bootstrap", "0"],
+                 ["report", str(rd), "--format", "markdown", "--bootstrap", "0"],
+                 ["report", str(rd), "--format", "html", "-o", str(tmp_path / "r.html"), "--bootstrap", "0"]):
         r = runner.invoke(app, argv)
         assert r.exit_code == 0 and "Traceback" not in r.output + r.stderr, (argv, r.output, r.stderr)

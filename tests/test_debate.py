@@ -140,7 +140,7 @@ def test_debate_cli_and_run_refusal(tmp_path: Path) -> None:
     cfg = tmp_path / "debate.yaml"
     cfg.write_text("name: deb\ndatasets: [{name: jsonl, path: pairs.jsonl}]\n"
                    "judges: ['sim:skill=0.9,seed=1', 'sim:skill=0.6,seed=2']\nprotocols: [debate]\nrepetitions: 1\n")
-    res = CliRunner().invoke(app, ["debate", str(cfg), str(tmp_path / "run"), "--fallback", "previous"])
+    res = CliRunner().invoke(app, ["debate", str(cfg), "--run-dir", str(tmp_path / "run"), "--fallback", "previous"])
     assert res.exit_code == 0, res.output
     assert "10 debate(s) run" in res.output and "round-1 accuracy" in res.output
     # `verdictlab run` refuses the debate protocol instead of running it as one call

@@ -77,7 +77,7 @@ def test_renderers_show_a_table_per_cell_and_the_notes(llmbar_run: Path, tmp_pat
 
 
 def test_cli_definitions_option(llmbar_run: Path) -> None:
-    r = CliRunner().invoke(app, ["report", str(llmbar_run), "--json", "--bootstrap", "0",
+    r = CliRunner().invoke(app, ["report", str(llmbar_run), "--format", "json", "--bootstrap", "0",
                                  "--definitions", "both-orders-vote"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)

@@ -45,7 +45,7 @@ def _write_run(d: Path, judge: str, accuracy: float, *, seed: int, n: int = 120,
 def test_two_runs_json_has_the_promised_fields(tmp_path: Path):
     a = _write_run(tmp_path / "a", "sim:v1", 0.9, seed=1, protocols=("direct", "vf-json"))
     b = _write_run(tmp_path / "b", "sim:v2", 0.7, seed=2, protocols=("direct", "vf-json"))
-    res = CliRunner().invoke(_app(), ["drift", str(a), str(b), "--json", "--n-boot", "200"])
+    res = CliRunner().invoke(_app(), ["drift", str(a), str(b), "--format", "json", "--bootstrap", "200"])
     assert res.exit_code == 0, res.output
     rep = json.loads(res.output)
     assert rep["mode"] == "pair" and len(rep["cells"]) == 2
@@ -62,7 +62,7 @@ def test_two_runs_json_has_the_promised_fields(tmp_path: Path):
 def test_same_run_twice_is_equivalent_and_html_escapes(tmp_path: Path):
     a = _write_run(tmp_path / "a", HOSTILE, 0.8, seed=1)
     out = tmp_path / "drift.html"
-    res = CliRunner().invoke(_app(), ["drift", str(a), str(a), "--html", str(out), "--n-boot", "100"])
+    res = CliRunner().invoke(_app(), ["drift", str(a), str(a), "--format", "html", "-o", str(out), "--bootstrap", "100"])
     assert res.exit_code == 0, res.output
     page = out.read_text()
     assert "<script>" not in page and "&lt;script&gt;" in page
@@ -73,9 +73,9 @@ def test_one_run_two_judges_needs_both_names(tmp_path: Path):
     d = tmp_path / "r"
     _write_run(d, "sim:a", 0.8, seed=1)
     _write_run(d, "sim:b", 0.8, seed=1)      # same verdicts: identical judges
-    res = CliRunner().invoke(_app(), ["drift", str(d), "--json"])
+    res = CliRunner().invoke(_app(), ["drift", str(d), "--format", "json"])
     assert res.exit_code == 2 and "--judge-a" in res.output
-    res = CliRunner().invoke(_app(), ["drift", str(d), "--judge-a", "sim:a", "--judge-b", "sim:b", "--json"])
+    res = CliRunner().invoke(_app(), ["drift", str(d), "--judge-a", "sim:a", "--judge-b", "sim:b", "--format", "json"])
     rep = json.loads(res.output)
     assert rep["cells"][0]["flip_rate"] == 0 and rep["cells"][0]["kappa"] == pytest.approx(1.0)
 
@@ -83,7 +83,7 @@ def test_one_run_two_judges_needs_both_names(tmp_path: Path):
 def test_series_flags_the_first_shifted_run(tmp_path: Path):
     runs = [_write_run(tmp_path / f"r{k}", "sim:j", acc, seed=k, n=300)
             for k, acc in enumerate((0.85, 0.85, 0.85, 0.65, 0.65))]
-    res = CliRunner().invoke(_app(), ["drift", *map(str, runs), "--json", "--baseline", "2"])
+    res = CliRunner().invoke(_app(), ["drift", *map(str, runs), "--format", "json", "--baseline", "2"])
     assert res.exit_code == 0, res.output
     ch = json.loads(res.output)["charts"][0]
     assert ch["first_flagged_index"] == 3 and ch["onset_index"] == 3

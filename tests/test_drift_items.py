@@ -48,7 +48,7 @@ def test_swapped_responses_and_flipped_labels_are_refused(tmp_path: Path) -> Non
     # 1.000, kappa -0.60, "equivalent: yes" and no warning.
     a = _run(tmp_path / "a", _items(40))
     b = _run(tmp_path / "b", _items(40, swapped=frozenset(range(40))))
-    res = runner.invoke(app, ["drift", str(a), str(b), "--n-boot", "50"])
+    res = runner.invoke(app, ["drift", str(a), str(b), "--bootstrap", "50"])
     assert res.exit_code == 3, res.output
     line = res.output.strip()
     assert "\n" not in line and line.startswith(f"error: {b}: 40 item(s) judged in both runs differ from {a}")
@@ -59,7 +59,7 @@ def test_swapped_responses_and_flipped_labels_are_refused(tmp_path: Path) -> Non
 def test_changed_items_left_out_on_both_sides_when_asked(tmp_path: Path) -> None:
     a = _run(tmp_path / "a", _items(40))
     b = _run(tmp_path / "b", _items(40, swapped=frozenset({3, 7, 11})))
-    res = runner.invoke(app, ["drift", str(a), str(b), "--n-boot", "50", "--json", "--exclude-changed-items"])
+    res = runner.invoke(app, ["drift", str(a), str(b), "--bootstrap", "50", "--format", "json", "--exclude-changed-items"])
     assert res.exit_code == 0, res.output
     rep = json.loads(res.output)
     check = rep["item_check"]
@@ -68,7 +68,7 @@ def test_changed_items_left_out_on_both_sides_when_asked(tmp_path: Path) -> None
     (cell,) = rep["cells"]
     # 37 unchanged items x 2 orders, the same verdicts on both sides
     assert cell["n_units"] == 74 and cell["flip_rate"] == 0 and cell["equivalent"] == "yes"
-    res = runner.invoke(app, ["drift", str(a), str(b), "--n-boot", "50", "--exclude-changed-items"])
+    res = runner.invoke(app, ["drift", str(a), str(b), "--bootstrap", "50", "--exclude-changed-items"])
     assert res.exit_code == 0 and "3 item(s) whose content differs between the runs left out" in res.output
 
 
@@ -93,7 +93,7 @@ def _frame(items: list[PairItem]):  # type: ignore[no-untyped-def]
 def test_two_judges_of_one_run_need_no_item_check(tmp_path: Path) -> None:
     d = _run(tmp_path / "r", _items(20), judge="sim:a")
     _run(d, _items(20), judge="sim:b")
-    res = runner.invoke(app, ["drift", str(d), "--judge-a", "sim:a", "--judge-b", "sim:b", "--json", "--n-boot", "20"])
+    res = runner.invoke(app, ["drift", str(d), "--judge-a", "sim:a", "--judge-b", "sim:b", "--format", "json", "--bootstrap", "20"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["item_check"]["compared"] == "none: two judges of one run"
 

@@ -114,7 +114,7 @@ def test_documented_schema_matches_store():
 def sim_run(tmp_path):
     """Two judges x two datasets x two protocols, 6 items, both orders, 3 repetitions (144 judgments),
     with parse failures and a hostile judge id (characters a path must encode)."""
-    from verdictlab.report._synthetic import write_synthetic_run
+    from verdictlab.testing.synthetic_run import write_synthetic_run
 
     store = write_synthetic_run(tmp_path / "sim", datasets=("llmbar/natural", "pandalm"),
                                 protocols=("direct", "vf-json"), temperatures=(0.7,), n_items=6,

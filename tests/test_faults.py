@@ -69,7 +69,7 @@ def test_full_run_with_20pct_faults_loses_and_duplicates_nothing(tmp_path: Path)
     with FakeOpenAIServer(faults) as srv:
         cfg = write_run(tmp_path, srv.base_url, max_retries=1, timeout_s=1.0)
         out = tmp_path / "run"
-        r = subprocess.run(cli("run", cfg, "-o", out, "--no-progress"), env=env(), capture_output=True,
+        r = subprocess.run(cli("run", cfg, "--run-dir", out, "--no-progress"), env=env(), capture_output=True,
                            text=True, timeout=180)
         stats = srv.stats
     # 0, or 4 when some trial failed for good after its one retry (docs/errors.md: incomplete run)
@@ -115,7 +115,7 @@ def test_full_run_with_20pct_faults_loses_and_duplicates_nothing(tmp_path: Path)
     # client-side timeouts (a hung request, or a slow start on a loaded machine)
     n_timeouts = con.execute("SELECT COUNT(*) FROM attempts WHERE error LIKE 'timeout%'").fetchone()[0]
     assert stats["requests"] <= len(attempts) <= stats["requests"] + n_timeouts
-    assert "200 trials judged" in r.stdout
+    assert "200 trials judged" in r.stderr      # the run summary is a message: stderr
 
 
 def _count(db: Path) -> int:
@@ -149,7 +149,7 @@ def test_sigkill_at_random_points_then_resume_gives_one_row_per_trial(tmp_path: 
             before = _count(db)
             target = before + rng.randint(5, 25)
             with (logs / f"{round_no}.out").open("w") as so, (logs / f"{round_no}.err").open("w") as se:
-                proc = subprocess.Popen(cli("run", cfg, "-o", out, "--no-progress"), env=env(),
+                proc = subprocess.Popen(cli("run", cfg, "--run-dir", out, "--no-progress"), env=env(),
                                         stdout=so, stderr=se)
                 deadline = time.monotonic() + 60
                 while proc.poll() is None and time.monotonic() < deadline:
@@ -169,7 +169,7 @@ def test_sigkill_at_random_points_then_resume_gives_one_row_per_trial(tmp_path: 
         assert [b for b, _ in kills] == sorted(b for b, _ in kills)
 
         # resume to the end
-        r = subprocess.run(cli("run", cfg, "-o", out, "--no-progress"), env=env(), capture_output=True,
+        r = subprocess.run(cli("run", cfg, "--run-dir", out, "--no-progress"), env=env(), capture_output=True,
                            text=True, timeout=180)
         assert r.returncode in (0, 4), r.stderr[-2000:]     # 4: a trial failed for good (docs/errors.md)
 

@@ -259,7 +259,7 @@ def test_item4_huge_flipping_response_keeps_the_html_report_small(tmp_path: Path
     rd = tmp_path / "run"
     runner = CliRunner()
     assert runner.invoke(app, ["run", str(cfg), "--run-dir", str(rd), "--no-progress"]).exit_code == 0
-    r = runner.invoke(app, ["report", str(rd), "--html", "--bootstrap", "0"])
+    r = runner.invoke(app, ["report", str(rd), "--format", "html", "--bootstrap", "0"])
     assert r.exit_code == 0, r.output
     html = (rd / "report.html").read_text()
     # four cells flip: the item is shown four times, each time cut to 20,000 characters
@@ -269,9 +269,9 @@ def test_item4_huge_flipping_response_keeps_the_html_report_small(tmp_path: Path
         (item,) = st.items()
         assert isinstance(item, PairItem) and len(item.response_a) == len(big)
     monkeypatch.setenv("VERDICTLAB_HTML_MAX_BYTES", "1000")
-    r = runner.invoke(app, ["report", str(rd), "--html", "--bootstrap", "0"])
+    r = runner.invoke(app, ["report", str(rd), "--format", "html", "--bootstrap", "0"])
     assert r.exit_code == 3
-    assert "more than the limit of 1,000 (raise it with VERDICTLAB_HTML_MAX_BYTES, or use --json)" in r.stderr
+    assert "more than the limit of 1,000 (raise it with VERDICTLAB_HTML_MAX_BYTES, or use --format json)" in r.stderr
 
 
 # -- item 10: a template override file --------------------------------------------------------------

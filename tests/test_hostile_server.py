@@ -104,7 +104,7 @@ def test_item9_a_key_echoed_in_a_completion_is_masked_before_storage(tmp_path: P
     assert outputs and all("[redacted]" in o and o.startswith("A -- by the way") for o in outputs)
     assert cached and all(key not in c for c in cached)
     out = tmp_path / "j.jsonl"
-    assert runner.invoke(app, ["export", str(rd), "-f", "jsonl", "--out", str(out)]).exit_code == 0
+    assert runner.invoke(app, ["export", str(rd), "--format", "jsonl", "--out", str(out)]).exit_code == 0
     assert key not in out.read_text()
 
 

@@ -109,6 +109,89 @@ def test_nothing_injected_executes_and_every_row_renders(hostile_report: tuple[P
     assert "sk-test-THIS-MUST-NOT-APPEAR" not in dom_text
 
 
+def test_hostile_names_stay_text_in_the_decision_panel_and_the_legend(hostile_report: tuple[Path, dict],
+                                                                        browser: Any) -> None:
+    html_path, rep = hostile_report
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(html_path.as_uri(), wait_until="load")
+    try:
+        panel = page.inner_text("#decision")
+        # the short names of the hostile dataset and judge show as text in the panel, the full ids in the
+        # legend and in the tooltips, and none of them became markup
+        assert rep["display_names"]["dataset"][EVIL_DATASET] in panel
+        legend = page.inner_text("details.legend")
+        assert EVIL_DATASET in legend and EVIL_JUDGE in legend
+        titles = page.eval_on_selector_all("td.nm[title]", "els => els.map(e => e.getAttribute('title'))")
+        assert EVIL_DATASET in titles and EVIL_JUDGE in titles
+        assert page.eval_on_selector_all("#decision script, #decision img[onerror], #decision h1", "els => els.length") == 0
+        assert page.title().startswith("verdictlab report") and page.get_attribute("body", "data-pwned") is None
+    finally:
+        page.close()
+
+
+LONG_JUDGES = ("sim:skill=0.85,position_lock=0.05,noise=0.03,seed=1", "sim:skill=0.8,position_lock=0.3,noise=0.05,seed=2",
+               "sim:skill=0.6,position_lock=0.1,noise=0.3,seed=3")
+
+
+@pytest.fixture(scope="module")
+def sim_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run like the README's: three simulated judges with long ids, two datasets, three protocols, with
+    every published definition's table (their tables must fit the page too)."""
+    tmp = tmp_path_factory.mktemp("sim")
+    st = write_synthetic_run(tmp / "run", datasets=("llmbar-natural", "pandalm"), judges=LONG_JUDGES,
+                             protocols=("direct", "vf-json", "cot-json"), temperatures=(0.0,), n_items=30,
+                             repetitions=3)
+    rep = build_report(st, n_bootstrap=50, definitions="all")
+    st.close()
+    out = tmp / "report.html"
+    render_html(rep, out)
+    return out
+
+
+_OVERFLOWS = """() => {
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
+  const out = [];
+  document.querySelectorAll('table').forEach(t => {
+    const box = t.parentElement.clientWidth;
+    if (t.scrollWidth > box + 1) out.push([t.id || t.className, t.scrollWidth, box]);
+  });
+  if (document.documentElement.scrollWidth > window.innerWidth) out.push(['page', document.documentElement.scrollWidth]);
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("which", ["sim", "hostile"])
+def test_no_table_overflows_at_1280(which: str, sim_report: Path, hostile_report: tuple[Path, dict],
+                                    browser: Any) -> None:
+    path = sim_report if which == "sim" else hostile_report[0]
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(path.as_uri(), wait_until="load")
+    try:
+        assert page.eval_on_selector_all("table", "els => els.length") >= 8
+        assert page.evaluate(_OVERFLOWS) == []
+    finally:
+        page.close()
+
+
+def test_the_decision_is_the_first_section_and_above_the_fold(sim_report: Path, browser: Any) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(sim_report.as_uri(), wait_until="load")
+    try:
+        # above every table
+        first = page.evaluate("() => document.querySelector('main section, main table').id")
+        assert first == "decision"
+        # every dataset's answer, its configurations to use and its picture fit the first screen
+        boxes = page.evaluate("""() => Array.from(document.querySelectorAll('#decision article.ds')).map(a => [
+            a.querySelector('p.answer').getBoundingClientRect().bottom,
+            a.querySelector('dd ul.use').getBoundingClientRect().bottom,
+            a.querySelector('figure img').getBoundingClientRect().bottom])""")
+        assert len(boxes) == 2
+        assert all(0 < b <= 800 for row in boxes for b in row), boxes
+        assert "Use " in page.inner_text("#decision article.ds p.answer")
+    finally:
+        page.close()
+
+
 def test_page_renders_a_non_empty_screenshot(hostile_report: tuple[Path, dict], browser: Any) -> None:
     html_path, _ = hostile_report
     shot = html_path.parent / "shot.png"

@@ -64,7 +64,7 @@ def test_a_file_labelling_one_dataset_leaves_the_other_alone(tmp_path: Path) -> 
     assert df.loc[df["dataset"] == "d2", "label"].isna().all()          # before: d1's labels applied to d2
     d1 = df[(df["dataset"] == "d1") & (df["order"] == "AB")].sort_values("item_id", key=lambda s: s.astype(int))
     assert list(d1["label"]) == ["A"] * 3 + ["B"] * 9
-    res = runner.invoke(app, ["validate", str(run), "--human", str(_d1_file(tmp_path, with_dataset=True)), "--json"])
+    res = runner.invoke(app, ["validate", str(run), "--human", str(_d1_file(tmp_path, with_dataset=True)), "--format", "json"])
     assert res.exit_code == 0, res.output
     cells = {c["cell"]["dataset"]: c for c in json.loads(res.output)["cells"]}
     # d1: the file's 3 A of 12 -> human win rate 3/12 = 0.25; d2: no human label at all (not 0.25)

@@ -132,7 +132,7 @@ def test_validate_cli(run_dir: Path) -> None:
     res = CliRunner().invoke(_app(), ["validate", str(run_dir), "--keep-labels", "40"])
     assert res.exit_code == 0, res.output
     assert "PPI++" in res.output and "ECE" in res.output and "all-label human estimate" in res.output
-    res = CliRunner().invoke(_app(), ["validate", str(run_dir), "--json", "--plots", str(run_dir / "plots")])
+    res = CliRunner().invoke(_app(), ["validate", str(run_dir), "--format", "json", "--plots", str(run_dir / "plots")])
     assert res.exit_code == 0, res.output
     assert (run_dir / "plots" / "reliability.svg").stat().st_size > 0
     cell = json.loads(res.stdout)["cells"][0]
@@ -147,7 +147,7 @@ def test_validate_human_file(run_dir: Path, tmp_path: Path) -> None:
     labels = tmp_path / "human.jsonl"
     labels.write_text("\n".join(json.dumps({"item_id": i, "label": "A" if k % 3 else "B"})
                                 for k, i in enumerate(ids[:50])) + "\n")
-    res = CliRunner().invoke(_app(), ["validate", str(run_dir), "--human", str(labels), "--json"])
+    res = CliRunner().invoke(_app(), ["validate", str(run_dir), "--human", str(labels), "--format", "json"])
     assert res.exit_code == 0, res.output
     cell = json.loads(res.output)["cells"][0]
     assert cell["n_labelled"] == 50 and cell["ppi"]["value"] is not None
@@ -165,11 +165,11 @@ def test_plan_labels_cli(run_dir: Path) -> None:
     res = CliRunner().invoke(_app(), ["plan-labels", str(run_dir), "--halfwidth", "0.03"])
     assert res.exit_code == 0, res.output
     assert "humans only" in res.output and "PPI++ Neyman" in res.output
-    res = CliRunner().invoke(_app(), ["plan-labels", str(run_dir), "--halfwidth", "0.05", "--json"])
+    res = CliRunner().invoke(_app(), ["plan-labels", str(run_dir), "--halfwidth", "0.05", "--format", "json"])
     b = json.loads(res.output)["cells"][0]
     # human-only by hand: ceil(1.96^2 var(y) / 0.05^2) with var(y) of the pilot (<= 0.25 -> <= 385)
     assert 0 < b["human_only"] <= 385 and b["ppi"] <= b["human_only"]
-    res = CliRunner().invoke(_app(), ["plan-labels", str(run_dir), "--halfwidth", "0.05", "--pool", "5000", "--json"])
+    res = CliRunner().invoke(_app(), ["plan-labels", str(run_dir), "--halfwidth", "0.05", "--pool", "5000", "--format", "json"])
     big = json.loads(res.output)["cells"][0]
     # a larger pool: the same humans-only count, PPI++ no worse (the judge's part of the variance shrinks)
     assert big["n_unlabelled"] == 5000 and big["human_only"] == b["human_only"] and big["ppi"] <= b["ppi"]

@@ -75,12 +75,12 @@ def test_published_log_imports_one_command_per_file_and_joins_into_pairs(tmp_pat
     for path, flags in ((ab, AB), (ba, BA)):
         r = runner.invoke(app, ["import", "csv", str(path), "--run-dir", str(run), *COMMON, *flags])
         assert r.exit_code == 0, r.stderr
-        assert f"imported {N_PAIRS} new judgment(s)" in r.stdout
-        # what was assumed and derived is said, one line each
-        assert "rep 0 assumed for every row (no rep column, no --rep)" in r.stdout
-        assert "temperature 0 assumed for every row (no temperature column, no --temperature)" in r.stdout
-        assert "item ids derived (--id-from hash)" in r.stdout
-        assert "values mapped (verdict): 0 -> tie, 1 -> A, 2 -> B" in r.stdout
+        assert f"imported {N_PAIRS} new judgment(s)" in r.stderr
+        # the summary is a message (stderr); what was assumed and derived is said, one line each
+        assert "rep 0 assumed for every row (no rep column, no --rep)" in r.stderr
+        assert "temperature 0 assumed for every row (no temperature column, no --temperature)" in r.stderr
+        assert "item ids derived (--id-from hash)" in r.stderr
+        assert "values mapped (verdict): 0 -> tie, 1 -> A, 2 -> B" in r.stderr
     with open_store(run) as store:
         j = store.judgments()
         items = {it.item_id: it for it in store.items("pub")}
@@ -217,7 +217,7 @@ def test_datasets_validate_file_lists_every_problem(tmp_path):
     assert "rows 2, 3, 4, 5, field 'question': missing required field (name the column that holds it: " \
            "--map question=COLUMN" in r.stderr
     r = runner.invoke(app, ["datasets", "validate", str(src), "--map", "question=prompt", "--map", "response_a=a",
-                            "--map", "response_b=b", "--json"])
+                            "--map", "response_b=b", "--format", "json"])
     assert r.exit_code == 3
     out = json.loads(r.stdout)
     assert out["ok"] is False and out["problems"] == [

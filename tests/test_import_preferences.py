@@ -109,7 +109,7 @@ def test_cli_import_then_win_rate_and_score_ratio(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     with open_store(run) as st:
         assert list(st.judgments().sort_values("item_id")["verdict"]) == ["B", "B", "A"]   # from P(A)
-    r = CliRunner().invoke(app, ["report", str(run), "--json", "--bootstrap", "0",
+    r = CliRunner().invoke(app, ["report", str(run), "--format", "json", "--bootstrap", "0",
                                  "--definitions", "win-rate,win-rate-discrete,score-ratio"])
     assert r.exit_code == 0, r.output
     rows = {d["definition"]: d for d in json.loads(r.stdout)["cells"][0]["definitions"]}

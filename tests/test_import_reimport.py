@@ -90,9 +90,9 @@ def test_cli_reimport_messages_and_exit_codes(tmp_path):
     fixed = write_jsonl(tmp_path / "fixed.jsonl", [{**ROWS[0], "verdict": "B"}, *ROWS[1:]])
     r = runner.invoke(app, ["import", "jsonl", str(fixed), "--run-dir", str(run)])
     assert r.exit_code == 3 and "1 judgment row(s) differ" in r.output
-    r = runner.invoke(app, ["import", "jsonl", str(fixed), "--run-dir", str(run), "--replace", "--json"])
+    r = runner.invoke(app, ["import", "jsonl", str(fixed), "--run-dir", str(run), "--replace", "--format", "json"])
     assert r.exit_code == 0, r.output
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert (out["n_inserted"], out["n_replaced"], out["n_identical"]) == (0, 1, 3)
 
 

@@ -15,7 +15,7 @@ from verdictlab.importers import import_into
 
 
 def _report(run) -> dict:
-    r = CliRunner().invoke(app, ["report", str(run), "--json"])
+    r = CliRunner().invoke(app, ["report", str(run), "--format", "json"])
     assert r.exit_code == 0, r.output
     return json.loads(r.output)
 

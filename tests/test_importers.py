@@ -363,9 +363,9 @@ def test_cli_import_and_error_exit(tmp_path):
     df = _table()
     df.to_csv(tmp_path / "j.csv", index=False)
     r = runner.invoke(app, ["import", "csv", str(tmp_path / "j.csv"), "--run-dir", str(tmp_path / "run"),
-                            "--map", "item_id=item", "--json"])
+                            "--map", "item_id=item", "--format", "json"])
     assert r.exit_code == 0, r.output
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     assert out["ok"] and out["n_inserted"] == 4 and out["n_unparsed"] == 1
     df.loc[0, "order"] = "ZZ"
     df.to_csv(tmp_path / "bad.csv", index=False)

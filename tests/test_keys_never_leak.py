@@ -61,7 +61,7 @@ repetitions: 1
         env = dict(os.environ, VERDICTLAB_API_KEY=GOOD, VL_TEST_WRONG_KEY=WRONG, OPENAI_LOG="debug")
         env.pop("OPENAI_API_KEY", None)
         out = tmp_path / "run"
-        r = subprocess.run(cli("run", cfg, "-o", out, "--no-progress"), env=env, capture_output=True,
+        r = subprocess.run(cli("run", cfg, "--run-dir", out, "--no-progress"), env=env, capture_output=True,
                            text=True, timeout=180)
         stats = srv.stats
     # exit 4 (docs/errors.md): the wrong-key judge's trials failed for good, so the run is incomplete
@@ -80,11 +80,11 @@ repetitions: 1
     assert errors, "the wrong-key judge's 401 errors should be recorded (redacted)"
     con.close()
 
-    rep = subprocess.run(cli("report", out, "--json"), env=env, capture_output=True, text=True, timeout=180)
+    rep = subprocess.run(cli("report", out, "--format", "json"), env=env, capture_output=True, text=True, timeout=180)
     assert rep.returncode == 0, rep.stderr[-2000:]
     json.loads(rep.stdout)          # it is the JSON report
     _assert_clean("report --json output", rep.stdout + rep.stderr)
-    html = subprocess.run(cli("report", out, "--html"), env=env, capture_output=True, text=True, timeout=180)
+    html = subprocess.run(cli("report", out, "--format", "html"), env=env, capture_output=True, text=True, timeout=180)
     _assert_clean("report --html output", html.stdout + html.stderr)
 
     # scan after the reports too: they may write into the run dir

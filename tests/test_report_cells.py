@@ -73,7 +73,7 @@ def grid_doc(grid_run: Path) -> dict[str, Any]:
     """``verdictlab report RUN --json`` of the grid run."""
     from verdictlab.cli.main import app
 
-    res = CliRunner().invoke(app, ["report", str(grid_run), "--json", "--bootstrap", "20"])
+    res = CliRunner().invoke(app, ["report", str(grid_run), "--format", "json", "--bootstrap", "20"])
     assert res.exit_code == 0, res.output
     return json.loads(res.stdout)
 

@@ -90,8 +90,12 @@ def test_html_has_every_section_and_cell(report: dict) -> None:
                     "Validation-protocol checklist (this run)", "Audit trail", "Items that break the judge"):
         assert any(section in h for h in p.h2), section
     # the plots are inline images: no network, no side files
-    assert len(p.imgs) == 6 and all(s.startswith("data:image/png;base64,") for s in p.imgs)
-    assert not re.search(r"""(src|href)=["']https?://""", html)
+    # (six plots, and the decision's trust-region picture of each of the two datasets)
+    assert len(p.imgs) == 6 + 2 and all(s.startswith("data:image/png;base64,") for s in p.imgs)
+    assert not re.search(r"""src=["']https?://""", html)
+    # the only http links are to the local viewer (verdictlab view), and they load nothing by themselves
+    links = re.findall(r"""href=["'](https?://[^"']*)""", html)
+    assert links and all(u.startswith("http://127.0.0.1:8765/pairs") for u in links)
     # cell figures as %: the first row's C cell shows C with its interval
     c0 = report["cells"][0]
     header = p.rows[0]
@@ -113,13 +117,13 @@ def test_html_has_every_section_and_cell(report: dict) -> None:
 
 @pytest.mark.slow
 def test_cli_html_default_path_and_plots(run_dir: Path, tmp_path: Path) -> None:
-    res = CliRunner().invoke(app, ["report", str(run_dir), "--html", "--plots", str(tmp_path / "figs"),
+    res = CliRunner().invoke(app, ["report", str(run_dir), "--format", "html", "--plots", str(tmp_path / "figs"),
                                    "--bootstrap", "20"])
     assert res.exit_code == 0, res.output
     out = run_dir / "report.html"
     assert out.exists() and out.stat().st_size > 50_000
     assert (tmp_path / "figs" / "ceiling.svg").exists() and (tmp_path / "figs" / "temperature.png").exists()
-    res = CliRunner().invoke(app, ["report", str(run_dir), str(tmp_path / "x.html"), "--bootstrap", "0", "--json"])
+    res = CliRunner().invoke(app, ["report", str(run_dir), "-o", str(tmp_path / "x.html"), "--bootstrap", "0"])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "x.html").exists()
     res = CliRunner().invoke(app, ["report", str(run_dir), str(tmp_path / "x.txt")])

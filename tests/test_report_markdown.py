@@ -23,8 +23,9 @@ def test_markdown_tables_and_escaping() -> None:
     md = render_markdown(_report())
     lines = md.splitlines()
     row = next(line for line in lines if line.startswith("| d\\_1 |"))
-    # 12 columns -> 13 unescaped pipes; the judge's own "|" is escaped and its tags are inert
-    assert row.replace("\\|", "").count("|") == 13
+    # 13 columns (the last: the region) -> 14 unescaped pipes; the judge's own "|" is escaped and its tags
+    # are inert; C 0.90 >= 0.90 and phi 0.20 <= 0.20 without intervals: trustworthy
+    assert row.replace("\\|", "").count("|") == 14 and row.endswith("| trustworthy |")
     assert "j\\|&lt;b&gt;x&lt;/b&gt;" in row and "<b>" not in md
     # C 0.9 [0.8, 0.95] -> "90.0 [80, 95]"; T 0.585 -> "58.5 [40, 70] ★"; unparsed 3/60 = 5.0 %
     assert "90.0 [80, 95]" in row and "58.5 [40, 70] ★" in row and "5.0% (3/60)" in row

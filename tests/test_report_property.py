@@ -19,17 +19,25 @@ from verdictlab import analyses
 from verdictlab.analyses.remedies import REPORT_REMEDIES, remedy_table, single_verdict_rows
 from verdictlab.report import build_report, report_json
 from verdictlab.report.build import dispersion_rows, frame_table
-from verdictlab.report.readings import TABLE_READINGS, cell_sentence, plot_readings, validation_checklist
+from verdictlab.report.readings import (
+    TABLE_READINGS,
+    cell_sentence,
+    decision,
+    plot_readings,
+    validation_checklist,
+)
 from verdictlab.stats import (
     agreement_by_cell,
     best_in_group,
     cell_regions,
+    cell_regions_possible,
     cells_lacking_an_order,
     failure_region,
     format_dispersion,
     jury_table,
     modal_verdicts,
     reliability,
+    versus_best,
 )
 from verdictlab.testing.synthetic_run import write_synthetic_run
 from verdictlab.vocab import CELL_KEY
@@ -104,6 +112,28 @@ def _check_cells(doc: dict[str, Any], ref: pd.DataFrame, keys: list[str], policy
     best = best_in_group(ref, by="dataset", value="T")
     for rec, b in zip(ref.to_dict(orient="records"), best, strict=True):
         assert cells[_key(rec, keys)]["best_T_in_dataset"] is bool(b)
+
+
+def _check_decision(doc: dict[str, Any], ref: pd.DataFrame, j: pd.DataFrame, keys: list[str], policy: str) -> None:
+    """Each cell's regions_possible and vs_best are stats.cell_regions_possible and stats.versus_best of
+    the same cells (tested at 1 - confidence); run.decision is readings.decision of the cells, and every
+    T it quotes is its cell's."""
+    cells = {_key(c, keys): c for c in doc["cells"]}
+    vs = versus_best(j, ref, unparsed=policy, alpha=1.0 - CONF)
+    for rec, reach, row in zip(ref.to_dict(orient="records"), cell_regions_possible(ref),
+                               vs.to_dict(orient="records"), strict=True):
+        cell = cells[_key(rec, keys)]
+        assert cell["regions_possible"] == (list(reach) or None)
+        for col, want in row.items():
+            if col != "best_row":
+                _same(cell["vs_best"][col], want, f"{policy} vs_best {col}")
+    assert doc["run"]["decision"] == decision(doc["cells"], alpha=1.0 - CONF, family_size=vs.attrs["family_size"])
+    for d in doc["run"]["decision"]:
+        for group in ("use", "avoid", "below_best", "not_measured"):
+            for e in d[group]:
+                cell = doc["cells"][e["cell_index"]]
+                assert cell["dataset"] == d["dataset"] and (e["T"], e["T_lo"], e["T_hi"]) == (
+                    cell["T"], cell["T_lo"], cell["T_hi"])
 
 
 def _check_agreement(doc: dict[str, Any], agr: pd.DataFrame, keys: list[str], policy: str) -> None:
@@ -198,6 +228,7 @@ def test_every_json_number_is_the_public_functions_value(run: tuple[Path, Any], 
     ref = reliability(j, unparsed=policy, q="auto", confidence=CONF, n_bootstrap=N_BOOT, seed=SEED)
     keys = [c for c in (*CELL_KEY, "step") if c in ref.columns]
     _check_cells(doc, ref, keys, policy)
+    _check_decision(doc, ref, j, keys, policy)
     _check_agreement(doc, agreement_by_cell(j, unparsed=policy, items=items_frame), keys, policy)
     _check_dispersion(doc, ref, policy)
     assert doc["run"]["checklist"] == validation_checklist(doc["cells"], cells_lacking_an_order(j))
@@ -207,7 +238,8 @@ def test_every_json_number_is_the_public_functions_value(run: tuple[Path, Any], 
     _check_analyses(doc, inp, policy)
     added = _check_cell_columns(doc, inp, ref, keys, policy)
     # no number in a cell comes from anywhere else, and every cell has the same keys
-    covered = set(ref.columns) | added | {"agreement", "region", "sentence", "best_T_in_dataset", "judge_label"}
+    covered = set(ref.columns) | added | {"agreement", "region", "sentence", "best_T_in_dataset", "judge_label",
+                                          "regions_possible", "vs_best", "display"}
     for cell in doc["cells"]:
         assert set(cell) <= covered, set(cell) - covered
         assert set(cell) == set(doc["cells"][0])
@@ -240,7 +272,7 @@ def test_unparsed_wrong_reaches_the_remedy_table(tmp_path: Path) -> None:
                         judges=("sim:steady",), n_items=16, fail_rate=0.3, seed=4).close()
     t_by_policy = {}
     for policy in POLICIES:
-        res = CliRunner().invoke(app_(), ["report", str(tmp_path / "run"), "--json", "--unparsed", policy,
+        res = CliRunner().invoke(app_(), ["report", str(tmp_path / "run"), "--format", "json", "--unparsed", policy,
                                           "--bootstrap", "0"])
         assert res.exit_code == 0, res.output
         doc = json.loads(res.stdout)

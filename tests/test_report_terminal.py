@@ -62,7 +62,7 @@ def test_render_terminal_shows_every_cell_and_policy(synthetic_run: Path) -> Non
 
 def test_cli_report_json(monkeypatch: pytest.MonkeyPatch, synthetic_run: Path) -> None:
     monkeypatch.setattr(build_mod, "reliability", lambda j, **kw: _frame_for(j))
-    res = CliRunner().invoke(app, ["report", str(synthetic_run), "--json", "--unparsed", "wrong"])
+    res = CliRunner().invoke(app, ["report", str(synthetic_run), "--format", "json", "--unparsed", "wrong"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert set(doc) == {"schema_version", "run", "unparsed", "cells"}
@@ -86,7 +86,7 @@ def test_cli_json_with_real_stats_matches_reliability(synthetic_run: Path) -> No
     from verdictlab.stats import reliability
     from verdictlab.store import open_store
 
-    res = CliRunner().invoke(app, ["report", str(synthetic_run), "--json", "--bootstrap", "30"])
+    res = CliRunner().invoke(app, ["report", str(synthetic_run), "--format", "json", "--bootstrap", "30"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     with open_store(synthetic_run) as st:

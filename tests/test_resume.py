@@ -108,7 +108,7 @@ def test_sigkill_then_resume_gives_one_row_per_trial(tmp_path: Path) -> None:
 
     done = subprocess.run(_cmd(cfg_path, run_dir), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "already done (skipped)" in done.stdout and "verdictlab report" in done.stdout
+    assert "already done (skipped)" in done.stderr and "verdictlab report" in done.stderr   # messages on stderr
 
     con = sqlite3.connect(run_dir / "run.sqlite")
     try:
@@ -139,8 +139,9 @@ def test_ctrl_c_and_sigterm_stop_cleanly_and_resume(tmp_path: Path) -> None:
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == code, (out, err)
-        assert ("interrupted" if sig == signal.SIGINT else "terminated") in out
-        assert "Rerun the same command to resume" in out
+        # the summary is a message: stderr (data alone goes to stdout)
+        assert ("interrupted" if sig == signal.SIGINT else "terminated") in err and out == ""
+        assert "Rerun the same command to resume" in err
         assert "Traceback" not in err
         # what was finished before the signal is in the store
         assert partial < _count(run_dir) < total

@@ -20,9 +20,9 @@ def test_selftest_json_recovers_every_planted_property():
     app = typer.Typer()
     selftest_cmd.register(app)
     app.command("noop")(lambda: None)
-    res = CliRunner().invoke(app, ["selftest", "--json"])
+    res = CliRunner().invoke(app, ["selftest", "--format", "json", "--seed", "7"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     props = [r["property"] for r in out["rows"]]
     assert props == ["accuracy", "position bias", "noise", "verbosity bias", "anchoring", "self-preference",
                      "non-transitive share"]

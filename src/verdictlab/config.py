@@ -84,6 +84,8 @@ class JudgeSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     id: str = Field(min_length=1)
+    # the short name reports show for this judge (the full id beside it); default: derived from the id
+    label: str | None = Field(default=None, min_length=1, max_length=40)
     concurrency: int = Field(default=8, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
@@ -310,7 +312,8 @@ class RunConfig(BaseModel):
     @model_validator(mode="after")
     def _unique(self) -> RunConfig:
         named: tuple[tuple[str, list[str]], ...] = (
-            ("judges", [j.id for j in self.judges]), ("protocols", list(self.protocols)),
+            ("judges", [j.id for j in self.judges]), ("judge labels", [j.label for j in self.judges if j.label]),
+            ("protocols", list(self.protocols)),
             ("orders", [str(o) for o in self.orders]), ("decoding", [str(d) for d in self.decoding]))
         for field, values in named:
             dup = sorted({v for v in values if values.count(v) > 1})
@@ -320,9 +323,12 @@ class RunConfig(BaseModel):
 
     def resolved_path(self, spec: DatasetSpec) -> str | None:
         """A dataset path, resolved against the config file's folder when relative."""
-        if spec.path is None:
-            return None
-        p = Path(spec.path).expanduser()
+        return None if spec.path is None else self.resolved_file(spec.path)
+
+    def resolved_file(self, path: str) -> str:
+        """A file named in the config (a dataset, a probe's file), resolved against the config file's
+        folder when relative."""
+        p = Path(path).expanduser()
         if not p.is_absolute() and self.source is not None:
             p = Path(self.source).resolve().parent / p
         return str(p)

@@ -101,8 +101,9 @@ def build_config(pairs: Path, systems: Path, *, seed: int) -> Any:
     return RunConfig.model_validate({
         "name": "selftest",
         "datasets": [{"name": "jsonl", "path": str(pairs), "dataset": "pairs"},
-                     {"name": "jsonl", "path": str(pairs), "dataset": "pairs", "probe": "padding"},
-                     {"name": "jsonl", "path": str(pairs), "dataset": "pairs", "probe": "anchoring"},
+                     # a probe's dataset is <base>+<probe> (pairs+padding); its base is the file's name, pairs
+                     {"name": "jsonl", "path": str(pairs), "probe": "padding"},
+                     {"name": "jsonl", "path": str(pairs), "probe": "anchoring"},
                      {"name": "multi-jsonl", "path": str(systems), "dataset": "systems"}],
         "judges": [{"id": j, "concurrency": 64} for j in judges(seed).values()],
         "protocols": ["direct"], "repetitions": 2, "temperatures": [0.0], "cache": "off", "seed": seed,

@@ -77,7 +77,7 @@ def _write_store(run_dir, df: pd.DataFrame, judges: list[str]) -> None:
 def test_cli_table_and_json(tmp_path) -> None:
     _write_store(tmp_path / "run", three_judges(), ["j3", "j2", "j1"])  # config order j3, j2, j1
     runner = CliRunner()
-    out = runner.invoke(app, ["compare", str(tmp_path / "run"), "--json"])
+    out = runner.invoke(app, ["compare", str(tmp_path / "run"), "--format", "json"])
     assert out.exit_code == 0, out.output
     payload = json.loads(out.output)
     assert payload["order"] == ["j3", "j2", "j1"] and payload["family_size"] == 2
@@ -93,7 +93,7 @@ def test_cli_two_runs_same_judge_are_kept_apart(tmp_path) -> None:
     df = three_judges()
     _write_store(tmp_path / "a", df[df.judge == "j1"], ["j1"])
     _write_store(tmp_path / "b", df[df.judge.isin(["j1", "j2"])], ["j1", "j2"])
-    out = CliRunner().invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json"])
+    out = CliRunner().invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--format", "json"])
     assert out.exit_code == 0, out.output
     payload = json.loads(out.output)
     assert payload["order"] == ["a/j1", "b/j1", "j2"]

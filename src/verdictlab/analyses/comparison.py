@@ -89,7 +89,7 @@ def _clean(v: Any) -> Any:
 
 
 def comparison_json(res: pd.DataFrame, *, by: str, unparsed: str, alpha: float) -> dict[str, Any]:
-    """The result of :func:`compare_runs` as the JSON document of ``compare --json``."""
+    """The result of :func:`compare_runs` as the JSON document of ``compare --format json``."""
     return {"by": by, "pairs": res.attrs["pairs"], "unparsed": unparsed, "alpha": alpha, "family_size": len(res),
             "correction": "holm", "test": TEST, "order": res.attrs["order"],
             "comparisons": [{k: _clean(v) for k, v in rec.items()} for rec in res.to_dict("records")]}

@@ -325,7 +325,7 @@ def check_drift_options(*, margin: float, alpha: float, n_boot: int, baseline: i
     if not (0 < alpha < 0.5):
         raise DriftError(f"--alpha must be in (0, 0.5), got {alpha}")
     if n_boot < 1 or baseline < 1:
-        raise DriftError(f"--n-boot and --baseline must be >= 1, got {n_boot} and {baseline}")
+        raise DriftError(f"--bootstrap and --baseline must be >= 1, got {n_boot} and {baseline}")
     if chart not in CHARTS or changed_items not in CHANGED_ITEMS:
         raise DriftError(f"chart must be one of {CHARTS} and changed_items one of {CHANGED_ITEMS}")
     try:

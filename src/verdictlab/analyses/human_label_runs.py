@@ -104,7 +104,7 @@ def plan_labels(run_dir: str | Path, *, halfwidth: float, human: str | Path | No
 
 
 def validation_records(cells: list[CellValidation]) -> list[dict[str, Any]]:
-    """The cells as JSON-ready records (``validate --json``): every field, the cell as a dict."""
+    """The cells as JSON-ready records (``validate --format json``): every field, the cell as a dict."""
     out = []
     for v in cells:
         d = asdict(v)
@@ -117,7 +117,7 @@ def validation_records(cells: list[CellValidation]) -> list[dict[str, Any]]:
 
 
 def budget_records(cells: list[CellBudget]) -> list[dict[str, Any]]:
-    """The label budgets as JSON-ready records (``plan-labels --json``)."""
+    """The label budgets as JSON-ready records (``plan-labels --format json``)."""
     return [{"cell": c.cell, "quantity": c.quantity, **asdict(c.budget)} for c in cells]
 
 

@@ -8,8 +8,8 @@ Exit codes
 0 ok · 1 internal error (a bug: please report it with ``--debug`` output) · 2 usage (a wrong option
 or argument) · 3 input (a config, data or template file, or an output path, that cannot be used)
 · 4 incomplete run (trials left undone or failed calls; rerun to resume) · 5 store problem (the run
-store cannot be opened, read or written: corrupt, locked, disk full) · 130 interrupted (Ctrl-C) ·
-143 terminated (SIGTERM).
+store cannot be opened, read or written: corrupt, locked, disk full) · 6 selftest: a planted property
+was not recovered · 130 interrupted (Ctrl-C) · 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ EXIT_USAGE = 2
 EXIT_INPUT = 3
 EXIT_INCOMPLETE = 4
 EXIT_STORE = 5
+EXIT_SELFTEST_FAILED = 6
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 

@@ -1,39 +1,54 @@
-"""`verdictlab batch export CONFIG --run-dir DIR --out requests.jsonl` and
-`verdictlab batch import RESULTS.jsonl --run-dir DIR`: a run's pending requests as an
+"""`verdictlab batch export CONFIG --run-dir DIR -o requests.jsonl` and
+`verdictlab batch import RUN RESULTS.jsonl`: a run's pending requests as an
 OpenAI batch JSONL file (which `vllm run-batch` also reads), and its results back into judgments through
 the normal parsing path.  Library side: :mod:`verdictlab.engine.batch_files`."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ._errors import EXIT_INPUT, EXIT_STORE, EXIT_USAGE, fail, say
+from .options import OutOption, RunArg, RunDirOption, deprecated, exit_codes, output_format
 
 batch_app = typer.Typer(help="Offline batch files: export a run's pending requests, import the results.",
-                        no_args_is_help=True)
+                        no_args_is_help=True, rich_markup_mode=None)
 
 
-@batch_app.command("export")
+class BatchFormat(StrEnum):
+    """The batch file form: OpenAI batch JSON Lines (which `vllm run-batch` also reads)."""
+
+    jsonl = "jsonl"
+
+
+@batch_app.command("export", epilog=exit_codes(EXIT_INPUT, EXIT_STORE))
 def export(
-    config: Annotated[Path, typer.Argument(help="The run config (YAML).")],
-    run_dir: Annotated[Path, typer.Option("--run-dir", help="The run directory (created if needed).")],
-    out: Annotated[Path, typer.Option("--out", help="Where to write the requests (JSONL).")],
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", show_default=False, help="The run config (YAML).")],
+    run_dir: RunDirOption = None,
+    out: OutOption = None,
+    fmt: Annotated[BatchFormat, typer.Option("--format", case_sensitive=False,
+                                             help="The requests file's form.")] = BatchFormat.jsonl,
     judge: Annotated[str | None, typer.Option("--judge", help="Export only this judge's requests.")] = None,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Export again the requests whose "
                                                                        "imported result was an error.")] = False,
 ) -> None:
-    """Write the run's pending requests in the OpenAI batch format ({custom_id, method, url, body})."""
+    """Write the run's pending requests in the OpenAI batch format ({custom_id, method, url, body}) to --out
+    (required)."""
     from ..config import ConfigError, load_config
     from ..engine import EngineError
     from ..engine.batch_files import export_requests
 
+    if out is None:
+        raise typer.BadParameter("give the requests file with -o/--out PATH", param_hint="'--out'")
+    output_format(out, fmt, BatchFormat, BatchFormat.jsonl)
     try:
         cfg = load_config(config)
     except ConfigError as exc:
         fail(exc, EXIT_INPUT)
+    run_dir = run_dir or Path("runs") / cfg.name
     if run_dir.exists() and not run_dir.is_dir():
         fail(f"--run-dir {run_dir} is a file, not a directory", EXIT_USAGE)
     try:
@@ -45,17 +60,30 @@ def export(
     say(f"wrote {res.n_written} request(s) for {', '.join(res.judges)} to {res.out} "
         f"({res.n_done} trial(s) already judged in {run_dir})")
     say(f"next: e.g. `vllm run-batch -i {res.out} -o results.jsonl --model MODEL`, then "
-        f"`verdictlab batch import results.jsonl --run-dir {run_dir}`")
+        f"`verdictlab batch import {run_dir} results.jsonl`")
 
 
-@batch_app.command("import")
+@batch_app.command("import", epilog=exit_codes(EXIT_INPUT, EXIT_STORE))
 def import_(
-    results: Annotated[Path, typer.Argument(help="A batch output file (OpenAI Batch API / vllm run-batch).")],
-    run_dir: Annotated[Path, typer.Option("--run-dir", help="The run directory the requests came from.")],
+    run_dir: RunArg,
+    results: Annotated[Path | None, typer.Argument(
+        metavar="RESULTS", show_default=False,
+        help="A batch output file (OpenAI Batch API / vllm run-batch); required.")] = None,
+    legacy_run_dir: Annotated[Path | None, typer.Option("--run-dir", hidden=True)] = None,
 ) -> None:
-    """Turn batch results into judgments of the run (errors and unreadable answers stored as failures)."""
+    """Turn batch results into judgments of RUN, the run the requests came from (errors and unreadable
+    answers stored as failures)."""
     from ..engine import EngineError
     from ..engine.batch_files import BatchFileError, import_results
+
+    if legacy_run_dir is not None:
+        if results is not None:
+            raise typer.BadParameter("give the run directory once: batch import RUN RESULTS")
+        deprecated(f"batch import {run_dir} --run-dir {legacy_run_dir}",
+                   f"batch import {legacy_run_dir} {run_dir}")
+        run_dir, results = legacy_run_dir, run_dir
+    if results is None:
+        raise typer.BadParameter("expected RUN RESULTS (the run directory, then the batch output file)")
 
     try:
         res = import_results(results, run_dir)

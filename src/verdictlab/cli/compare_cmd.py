@@ -1,4 +1,4 @@
-"""`verdictlab compare RUN_DIR [RUN_DIR ...] --by judge|protocol` -- paired exact McNemar tests on
+"""`verdictlab compare RUN [RUN ...] --by judge|protocol` -- paired exact McNemar tests on
 parse-shared items, Holm-corrected across the family (:func:`verdictlab.analyses.comparison.compare_runs`)."""
 
 from __future__ import annotations
@@ -10,7 +10,17 @@ from typing import Annotated
 
 import typer
 
-from ..vocab import UnparsedPolicy
+from ._errors import EXIT_INPUT, EXIT_STORE
+from .options import (
+    FORMAT_DEFAULT,
+    UNPARSED_DEFAULT,
+    FormatOption,
+    LegacyJson,
+    TableOrJson,
+    Unparsed,
+    exit_codes,
+    format_or_json,
+)
 
 
 class CompareBy(StrEnum):
@@ -19,33 +29,35 @@ class CompareBy(StrEnum):
 
 
 def compare(
-    run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories (run.sqlite).")],
+    run_dirs: Annotated[list[Path], typer.Argument(metavar="RUN", show_default=False,
+                                                   help="One or more run directories (run.sqlite).")],
     by: Annotated[CompareBy, typer.Option(help="Compare judges or protocols.")] = CompareBy.judge,
     all_pairs: Annotated[bool, typer.Option("--all-pairs", help="Test every pair, not only neighbours "
                                             "in config order.")] = False,
-    unparsed: Annotated[UnparsedPolicy, typer.Option(
-        help="'exclude': a unit unparsed for either side is dropped (parse-shared items only); "
-             "'wrong': an unparsed verdict counts as wrong.")] = UnparsedPolicy.EXCLUDE,
+    unparsed: Unparsed = UNPARSED_DEFAULT,
     alpha: Annotated[float, typer.Option(help="Significance level for the Holm-adjusted p.")] = 0.05,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    fmt: FormatOption = FORMAT_DEFAULT,
+    legacy_json: LegacyJson = False,
 ) -> None:
-    """Paired exact McNemar tests (per dataset; one modal verdict per item and order), Holm-corrected."""
+    """Paired exact McNemar tests (per dataset; one modal verdict per item and order), Holm-corrected.
+    Under --unparsed exclude a unit unparsed for either side is dropped (parse-shared items only)."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     from ..analyses.comparison import compare_runs, comparison_json
     from ._errors import printable_line
+    from .output import data_console
 
+    form = format_or_json(fmt, legacy_json, TableOrJson)
     if not 0 < alpha < 1:
         raise typer.BadParameter(f"--alpha must be in (0, 1), got {alpha}")
     res = compare_runs(run_dirs, by=by.value, all_pairs=all_pairs, unparsed=unparsed.value, alpha=alpha)
-    if as_json:
+    if form is TableOrJson.json:
         payload = comparison_json(res, by=by.value, unparsed=unparsed.value, alpha=alpha)
         typer.echo(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
         return
-    con = Console(markup=False, highlight=False)
+    con = data_console(wide=False, markup=False, highlight=False)
     if res.empty:
         con.print(f"Nothing to compare: fewer than two {by.value}s share a dataset in these runs.")
         return
@@ -65,8 +77,8 @@ def compare(
                   f"{rec['p']:.3g}", f"{rec['p_holm']:.3g}", "*" if rec["significant"] else "")
     con.print(t)
     con.print(f"* Holm-adjusted p < {alpha}.  Units are (item, order) with a label; items a side could "
-              "not parse are left out (n dropped per row in --json).")
+              "not parse are left out (n dropped per row in --format json).")
 
 
 def register(app: typer.Typer) -> None:
-    app.command("compare")(compare)
+    app.command("compare", epilog=exit_codes(EXIT_INPUT, EXIT_STORE))(compare)

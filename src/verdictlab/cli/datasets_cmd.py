@@ -8,12 +8,15 @@ from typing import Annotated, Any
 import typer
 
 from ._errors import EXIT_INPUT, fail, printable, problem_lines
+from .options import FORMAT_DEFAULT, FormatOption, LegacyJson, TableOrJson, exit_codes, format_or_json
+from .output import data_console
 
 datasets_app = typer.Typer(help="Dataset loaders: list them, look at a source, validate a file.",
-                           no_args_is_help=True)
+                           no_args_is_help=True, rich_markup_mode=None)
 
 OptionList = Annotated[list[str] | None, typer.Option(
-    "--option", "-O", help="Loader option KEY=VALUE (VALUE read as YAML: 42, [a, b], drop); repeatable.")]
+    "--option", "-O", metavar="KEY=VALUE",
+    help="Loader option KEY=VALUE (VALUE read as YAML: 42, [a, b], drop); repeatable.")]
 
 
 def parse_options(pairs: list[str] | None) -> dict[str, Any]:
@@ -33,7 +36,7 @@ def parse_options(pairs: list[str] | None) -> dict[str, Any]:
 
 
 MapList = Annotated[list[str] | None, typer.Option(
-    "--map", help="COLUMN=SOURCE_COLUMN: the file's column that holds a field, e.g. --map question=prompt; "
+    "--map", metavar="COLUMN=SOURCE", help="COLUMN=SOURCE_COLUMN: the file's column that holds a field, e.g. --map question=prompt; "
                   "repeatable (the loader option field_map).")]
 
 #: the generic loader that reads a file given instead of a loader name (`datasets validate pairs.csv`)
@@ -80,11 +83,10 @@ def _short(text: str | None, n: int = 160) -> str:
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    con = Console(soft_wrap=True)
+    con = data_console(soft_wrap=True)
     t = Table(title=Text(printable(f"dataset {summary['dataset']}")), show_header=False)
     t.add_column("key", style="bold")
     t.add_column("value")
@@ -111,16 +113,15 @@ def _fail(exc: Exception, *, as_json: bool, code: int = EXIT_INPUT) -> None:
     fail(exc if problem_lines(exc) else msg, code)
 
 
-@datasets_app.command("list")
-def list_cmd(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+@datasets_app.command("list", epilog=exit_codes())
+def list_cmd(fmt: FormatOption = FORMAT_DEFAULT, legacy_json: LegacyJson = False) -> None:
     """Registered dataset loaders and what each reads."""
-    from rich.console import Console
     from rich.table import Table
 
     from ..datasets import describe_loaders
 
     loaders = describe_loaders()
-    if as_json:
+    if format_or_json(fmt, legacy_json, TableOrJson) is TableOrJson.json:
         typer.echo(json.dumps(loaders, indent=2))
         return
     t = Table(title="dataset loaders")
@@ -128,10 +129,10 @@ def list_cmd(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")
     t.add_column("reads")
     for name, desc in loaders.items():
         t.add_row(name, desc)
-    Console(soft_wrap=True).print(t)
+    data_console(soft_wrap=True).print(t)
 
 
-@datasets_app.command("show")
+@datasets_app.command("show", epilog=exit_codes(EXIT_INPUT))
 def show_cmd(
     name: Annotated[str, typer.Argument(help="Loader name (see `verdictlab datasets list`).")],
     path: Annotated[str | None, typer.Option("--path", "-p", help="Source file or folder.")] = None,
@@ -139,10 +140,13 @@ def show_cmd(
     n: Annotated[int, typer.Option("--n", help="How many items to show.")] = 3,
     option: OptionList = None,
     map_: MapList = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    fmt: FormatOption = FORMAT_DEFAULT,
+    legacy_json: LegacyJson = False,
 ) -> None:
     """Load a dataset (a loader name, or your own FILE) and show its summary and first items."""
     from ..items import ItemError
+
+    as_json = format_or_json(fmt, legacy_json, TableOrJson) is TableOrJson.json
 
     try:
         load = _load(name, path, hub, option, map_)
@@ -155,7 +159,6 @@ def show_cmd(
                                "items": [it.model_dump() for it in items]}, indent=2, ensure_ascii=False,
                               default=str))
         return
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
@@ -171,10 +174,10 @@ def show_cmd(
             resp = f"A: {_short(resp, 100)}\nB: {_short(getattr(it, 'response_b', None), 100)}"
         t.add_row(*(Text(printable(c)) for c in (it.item_id, it.label, it.category or "-", _short(it.question),
                                                    resp)))
-    Console(soft_wrap=True).print(t)
+    data_console(soft_wrap=True).print(t)
 
 
-@datasets_app.command("validate")
+@datasets_app.command("validate", epilog=exit_codes(EXIT_INPUT))
 def validate_cmd(
     name: Annotated[str, typer.Argument(help="Loader name (see `verdictlab datasets list`), or your own "
                                              "FILE (.jsonl, .csv, .tsv, .parquet: one pair per row).")],
@@ -182,11 +185,14 @@ def validate_cmd(
     hub: Annotated[str | None, typer.Option("--hub", help="Hugging Face hub id (needs network + the hub extra).")] = None,
     option: OptionList = None,
     map_: MapList = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    fmt: FormatOption = FORMAT_DEFAULT,
+    legacy_json: LegacyJson = False,
 ) -> None:
     """Check a source: exit 3 listing every problem found (file, row, field, and the fix), else print
     its summary."""
     from ..items import ItemError
+
+    as_json = format_or_json(fmt, legacy_json, TableOrJson) is TableOrJson.json
 
     try:
         load = _load(name, path, hub, option, map_)

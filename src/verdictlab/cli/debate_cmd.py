@@ -1,35 +1,64 @@
-"""`verdictlab debate CONFIG [RUN_DIR]` -- a structured debate between the config's two judges, every round
-stored (:mod:`verdictlab.engine.debate`), then round-1 vs final figures
+"""`verdictlab debate CONFIG [--run-dir DIR]` -- a structured debate between the config's two judges, every
+round stored (:mod:`verdictlab.engine.debate`), then round-1 vs final figures
 (:func:`verdictlab.analyses.debate.debate_summary`)."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ._errors import EXIT_INPUT, EXIT_STORE
+from .options import Command, RunDirOption, deprecated, exit_codes
+
+
+class DebateFallback(StrEnum):
+    """What a round does with a reply that cannot be parsed (``engine.debate.FALLBACKS``)."""
+
+    none = "none"
+    previous = "previous"
+    paper = "paper"
+
+
+class FinalRule(StrEnum):
+    """The final verdict when the judges still disagree (``engine.debate.FINAL_RULES``)."""
+
+    tie = "tie"
+    first_judge = "first-judge"
+
 
 def debate(
-    config: Annotated[Path, typer.Argument(help="Run config: two judges, protocols [debate], datasets of pairs.")],
-    run_dir: Annotated[Path | None, typer.Argument(help="Run directory (default runs/<name>).")] = None,
-    rounds: Annotated[int, typer.Option(help="Most rounds (round 1 + rebuttals).")] = 3,
-    fallback: Annotated[str, typer.Option(help="On a parse failure: none | previous | paper.")] = "none",
-    final_rule: Annotated[str, typer.Option(help="Judges still disagree: tie | first-judge.")] = "tie",
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", show_default=False,
+                                           help="Run config: two judges, protocols [debate], datasets of pairs.")],
+    run_dir: RunDirOption = None,
+    rounds: Annotated[int, typer.Option(min=1, help="Most rounds (round 1 + rebuttals).")] = 3,
+    fallback: Annotated[DebateFallback, typer.Option(
+        help="A reply that cannot be parsed: none (no verdict that round), previous (the judge keeps its "
+             "previous verdict) or paper (round 1 takes the response shown first, later rounds the previous "
+             "verdict: the audited implementation's rule).")] = DebateFallback.none,
+    final_rule: Annotated[FinalRule, typer.Option(
+        help="Judges still disagree after the last round: tie, or the first judge's verdict.")] = FinalRule.tie,
     stop_on_agreement: Annotated[bool, typer.Option(help="Stop once both judges agree.")] = True,
+    legacy_run_dir: Annotated[Path | None, typer.Argument(hidden=True, show_default=False)] = None,
 ) -> None:
-    """Structured debate between the config's two judges; every round stored (see verdictlab.engine.debate)."""
-    from rich.console import Console
-
+    """Structured debate between the config's two judges; every round stored (see verdictlab.engine.debate).
+    The round-1 vs final figures go to stdout."""
     from ..analyses.debate import debate_summary
     from ..engine.debate import debate_config
     from ..export import judgments_frame
+    from ._errors import say
+    from .output import data_console
 
-    res = debate_config(config, run_dir, rounds=rounds, fallback=fallback, final_rule=final_rule,
+    if legacy_run_dir is not None:
+        deprecated(f"debate CONFIG {legacy_run_dir}", f"debate CONFIG --run-dir {legacy_run_dir}")
+        run_dir = run_dir or legacy_run_dir
+    res = debate_config(config, run_dir, rounds=rounds, fallback=fallback.value, final_rule=final_rule.value,
                         stop_on_agreement=stop_on_agreement)
     summ = debate_summary(judgments_frame(res.run_dir))
-    out = Console(markup=False, highlight=False)
-    out.print(f"{res.n_debates} debate(s) run; stored in {res.run_dir}/run.sqlite")
+    say(f"{res.n_debates} debate(s) run; stored in {res.run_dir}/run.sqlite")
+    out = data_console(wide=False, markup=False, highlight=False)
     for rec in summ.to_dict("records"):
         out.print(f"{rec['debate']} T={rec['temperature']:g}: round-1 accuracy {rec['round1_accuracy']:.3f}, "
                   f"final {rec['final_accuracy']:.3f} (n={rec['n_labelled']}), mean rounds {rec['mean_rounds']:.2f}, "
@@ -38,4 +67,4 @@ def debate(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("debate")(debate)
+    app.command("debate", cls=Command, epilog=exit_codes(EXIT_INPUT, EXIT_STORE))(debate)

@@ -24,8 +24,10 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ..report.demo import DEMO_PROTOCOLS
-from ..vocab import ORDERS
+from ..protocols.pairwise import PAIRWISE_IDS as DEMO_PROTOCOLS  # every pairwise protocol
+from ..vocab import ORDERS, Decoding
+from ._errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_STORE
+from .options import BOOTSTRAP_DEFAULT, Bootstrap, RunDirOption, deprecated, exit_codes
 
 DEMO_JUDGE = "llamacpp:smollm2-135m"
 DEMO_DECODINGS = ("free", "constrained")
@@ -104,7 +106,7 @@ def _delta(r: dict[str, Any], f: str) -> str:
 
 
 def demo(
-    run_dir: Annotated[Path, typer.Option("--run-dir", "-o", help="Where the run store goes.")] = Path("runs/demo"),
+    run_dir: RunDirOption = None,
     pairs: Annotated[int, typer.Option(min=1, help="How many of the 28 demo pairs (balanced over categories "
                                                    "and label positions).")] = DEFAULT_PAIRS,
     repetitions: Annotated[int, typer.Option(min=1, help="Repetitions per (pair, protocol, order).")]
@@ -112,23 +114,29 @@ def demo(
     temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature.")] = DEFAULT_TEMPERATURE,
     judge: Annotated[str, typer.Option(help="Judge id to audit.")] = DEMO_JUDGE,
     protocols: Annotated[str, typer.Option(help="Comma-separated protocol ids.")] = ",".join(DEMO_PROTOCOLS),
-    decoding: Annotated[str, typer.Option(help="Comma-separated decoding modes: free, constrained.")]
-    = ",".join(DEMO_DECODINGS),
+    decoding: Annotated[list[Decoding] | None, typer.Option(
+        case_sensitive=False, show_default=False,
+        help="Decoding mode, repeatable: free, constrained (default: both).")] = None,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="Do not show a progress bar.")] = False,
-    bootstrap: Annotated[int, typer.Option(min=0, help="Bootstrap resamples for the T interval.")] = 500,
+    bootstrap: Bootstrap = BOOTSTRAP_DEFAULT,
+    legacy_o: Annotated[Path | None, typer.Option("-o", hidden=True)] = None,
 ) -> None:
-    """Audit the embedded local judge on the demo pairs over all five pairwise protocols."""
-    from rich.console import Console
-
+    """Audit the embedded local judge on the demo pairs over all five pairwise protocols (run directory
+    default: runs/demo).  The figures go to stdout, progress to stderr."""
     from ..engine import EngineError, run_config
     from ..items import ItemError
     from ..judges.base import JudgeConfigError
-    from ._errors import EXIT_INPUT, EXIT_USAGE, fail
+    from ._errors import EXIT_USAGE, fail
+    from .output import data_console, message_console
 
-    out = Console(soft_wrap=True)
-    wide = Console(width=max(Console().width, 180))
+    if legacy_o is not None:
+        deprecated(f"demo -o {legacy_o}", f"demo --run-dir {legacy_o}")
+        run_dir = run_dir or legacy_o
+    run_dir = run_dir or Path("runs/demo")
+    out = message_console(soft_wrap=True)
+    wide = data_console()
     plist = [p.strip() for p in protocols.split(",") if p.strip()]
-    dlist = [d.strip() for d in decoding.split(",") if d.strip()]
+    dlist = [str(d) for d in dict.fromkeys(decoding or DEMO_DECODINGS)]
     try:
         cfg = demo_config(pairs=pairs, repetitions=repetitions, temperature=temperature, judge=judge,
                           protocols=plist, decodings=dlist)
@@ -152,8 +160,8 @@ def demo(
                   highlight=False)
     print_results(run_dir, console=wide, n_bootstrap=bootstrap)
     out.print(f"\nStored in {run_dir / 'run.sqlite'} (every raw output, verdict and parse status). "
-              f"More: `verdictlab report {run_dir} --html`.", highlight=False)
+              f"More: `verdictlab report {run_dir} --format html`.", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("demo")(demo)
+    app.command("demo", epilog=exit_codes(EXIT_INPUT, EXIT_STORE, EXIT_INTERRUPTED))(demo)

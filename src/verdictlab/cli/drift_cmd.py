@@ -12,7 +12,20 @@ from typing import Annotated, Any
 
 import typer
 
-from ..vocab import UnparsedPolicy
+from ._errors import EXIT_INPUT, EXIT_STORE
+from .options import (
+    BOOTSTRAP_DEFAULT,
+    SEED_DEFAULT,
+    UNPARSED_DEFAULT,
+    Bootstrap,
+    LegacyJson,
+    OutOption,
+    Seed,
+    Unparsed,
+    deprecated,
+    exit_codes,
+    output_format,
+)
 
 
 class Chart(StrEnum):
@@ -25,9 +38,9 @@ def _f(v: Any, spec: str = ".3f") -> str:
 
 
 def _print_pair(rep: dict[str, Any]) -> None:
-    from rich.console import Console
+    from .output import data_console
 
-    con = Console(highlight=False)
+    con = data_console(wide=False, highlight=False)
     con.print(f"Drift: {' vs '.join(rep['runs'])} (margin ±{rep['margin']:g}; McNemar Holm-adjusted over "
               f"{len(rep['cells'])} cells; items compared: {rep['item_check']['compared']})", markup=False)
     _print_item_note(con, rep)
@@ -62,9 +75,9 @@ def _print_item_note(con: Any, rep: dict[str, Any]) -> None:
 
 
 def _print_series(rep: dict[str, Any]) -> None:
-    from rich.console import Console
+    from .output import data_console
 
-    con = Console()
+    con = data_console(wide=False)
     _print_item_note(con, rep)
     for c in rep["charts"]:
         accs = "  ".join(f"{a:.3f}{'*' if fl else ''}" for a, fl in zip(c["accuracy"], c["flagged"], strict=True))
@@ -74,50 +87,96 @@ def _print_series(rep: dict[str, Any]) -> None:
                   f"{accs}\n  baseline {c['baseline_accuracy']:.3f}; {flag}")
 
 
+class DriftFormat(StrEnum):
+    table = "table"
+    json = "json"
+    html = "html"
+
+
+def _form(fmt: DriftFormat | None, out: Path | None, legacy_json: bool, legacy_html: Path | None
+          ) -> tuple[DriftFormat, Path | None, Path | None]:
+    """(form, where it goes, the old --html page beside it).  The old ``--json`` and ``--html PATH``
+    keep their behaviour (JSON or the table on stdout, the page written too) for one release."""
+    if legacy_json:
+        deprecated("--json", "--format json")
+        fmt = fmt or DriftFormat.json
+    if legacy_html is not None:
+        deprecated(f"--html {legacy_html}", f"--format html -o {legacy_html}")
+        return fmt or DriftFormat.table, out, legacy_html
+    form = output_format(out, fmt, DriftFormat, DriftFormat.table)
+    if form is DriftFormat.html and out is None:
+        raise typer.BadParameter("--format html writes a page: give its file with -o/--out PATH",
+                                 param_hint="'--format'")
+    if form is DriftFormat.table and out is not None:
+        raise typer.BadParameter("the drift table prints to the terminal; use --format json or html with -o",
+                                 param_hint="'--out'")
+    return form, out, None
+
+
 def drift(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories: one (with --judge-a/--judge-b), two "
-                                                   "(a vs b), or three or more (a series on a fixed anchor set).")],
+    run_dirs: Annotated[list[Path], typer.Argument(
+        metavar="RUN", show_default=False,
+        help="Run directories: one (with --judge-a/--judge-b), two (a vs b), or three or more (a series on a "
+             "fixed anchor set).")],
     judge_a: Annotated[str | None, typer.Option("--judge-a", help="Judge id on side a (or of the series).")] = None,
     judge_b: Annotated[str | None, typer.Option("--judge-b", help="Judge id on side b.")] = None,
     margin: Annotated[float, typer.Option(help="Equivalence margin on delta A (0.02 = ±2 pp).")] = 0.02,
     alpha: Annotated[float, typer.Option(help="Level of each one-sided test (TOST).")] = 0.05,
-    unparsed: Annotated[UnparsedPolicy, typer.Option(help="'exclude' or 'wrong' for unparsed verdicts.")
-                        ] = UnparsedPolicy.EXCLUDE,
-    n_boot: Annotated[int, typer.Option("--n-boot", help="Paired bootstrap resamples.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed (>= 0).", min=0)] = 0,
+    unparsed: Unparsed = UNPARSED_DEFAULT,
+    bootstrap: Bootstrap = BOOTSTRAP_DEFAULT,
+    seed: Seed = SEED_DEFAULT,
     chart: Annotated[Chart, typer.Option(help="Series: CUSUM or EWMA chart.")] = Chart.cusum,
     baseline: Annotated[int, typer.Option(help="Series: runs pooled as the baseline.")] = 1,
     series: Annotated[bool, typer.Option("--series", help="Treat two runs as a series (chart) too.")] = False,
     exclude_changed: Annotated[bool, typer.Option(
         "--exclude-changed-items", help="Leave out items whose question, responses or label differ between the "
                                         "runs (default: refuse to compare them).")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    html: Annotated[Path | None, typer.Option("--html", help="Write a drift page (HTML) to this file.")] = None,
+    fmt: Annotated[DriftFormat | None, typer.Option(
+        "--format", case_sensitive=False, show_default=False,
+        help="table (terminal), json, or html (a drift page; needs -o). Default: from --out's extension, "
+             "else table.")] = None,
+    out: OutOption = None,
+    legacy_json: LegacyJson = False,
+    legacy_html: Annotated[Path | None, typer.Option("--html", hidden=True)] = None,
+    legacy_n_boot: Annotated[int | None, typer.Option("--n-boot", hidden=True)] = None,
 ) -> None:
     """Did the judge's verdicts change between runs, by how much, and is the replacement equivalent?"""
     from ..analyses.drift import DriftError, drift_report
     from ..report.drift_page import render_drift_html
     from ._errors import EXIT_USAGE, check_writable, fail, say
 
-    if html is not None:
-        check_writable(html, option="--html")
+    form, out, page = _form(fmt, out, legacy_json, legacy_html)
+    if legacy_n_boot is not None:
+        deprecated(f"--n-boot {legacy_n_boot}", f"--bootstrap {legacy_n_boot}")
+        bootstrap = legacy_n_boot
+    for path in (out, page):
+        if path is not None:
+            check_writable(path)
     try:
         rep = drift_report(run_dirs, series=series, judge_a=judge_a, judge_b=judge_b, margin=margin, alpha=alpha,
-                           n_boot=n_boot, seed=seed, unparsed=unparsed.value, chart=chart.value, baseline=baseline,
-                           changed_items="exclude" if exclude_changed else "refuse")
+                           n_boot=bootstrap, seed=seed, unparsed=unparsed.value, chart=chart.value,
+                           baseline=baseline, changed_items="exclude" if exclude_changed else "refuse")
     except DriftError as e:
         fail(str(e), EXIT_USAGE)
-    if html is not None:
-        html.write_text(render_drift_html(rep), encoding="utf-8")
-    if as_json:
-        typer.echo(json.dumps(rep, indent=2, ensure_ascii=False, allow_nan=False, default=str))
+    _print(rep, form, out)
+    if page is not None:
+        page.write_text(render_drift_html(rep), encoding="utf-8")
+        say(f"drift page written to {page}")
+
+
+def _print(rep: dict[str, Any], form: DriftFormat, out: Path | None) -> None:
+    from ..report.drift_page import render_drift_html
+    from .output import emit
+
+    if form is DriftFormat.html:
+        emit(render_drift_html(rep), out, what="drift page")
+    elif form is DriftFormat.json:
+        emit(json.dumps(rep, indent=2, ensure_ascii=False, allow_nan=False, default=str), out, what="drift JSON")
     elif rep["mode"] == "pair":
         _print_pair(rep)
     else:
         _print_series(rep)
-    if html is not None and not as_json:
-        say(f"drift page written to {html}")
 
 
 def register(app: typer.Typer) -> None:
-    app.command("drift")(drift)
+    app.command("drift", epilog=exit_codes(EXIT_INPUT, EXIT_STORE))(drift)

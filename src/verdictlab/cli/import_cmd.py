@@ -3,12 +3,52 @@
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from ._errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_STORE, EXIT_TERMINATED
+from .options import (
+    FORMAT_DEFAULT,
+    FormatOption,
+    LegacyJson,
+    TableOrJson,
+    deprecated,
+    exit_codes,
+    format_or_json,
+)
+
 TABLE_FORMATS = ("csv", "jsonl", "parquet")
+
+
+class Order(StrEnum):
+    """The presentation order of a whole table (``vocab.ORDERS``)."""
+
+    AB = "AB"
+    BA = "BA"
+
+
+class VerdictTerms(StrEnum):
+    """What a table's verdict A means (``importers.tabular.VERDICT_TERMS``)."""
+
+    canonical = "canonical"
+    positional = "positional"
+
+
+class IdFrom(StrEnum):
+    """Where a table without an item_id column takes its ids (``importers.tabular.ID_SOURCES``)."""
+
+    hash = "hash"
+    row = "row"
+
+
+class Garbage(StrEnum):
+    """PandaLM: what an unreadable output becomes (``importers.pandalm.GARBAGE_RULES``)."""
+
+    tie = "tie"
+    unparsed = "unparsed"
 
 
 def _field_map(pairs: list[str]) -> dict[str, str]:
@@ -88,10 +128,12 @@ def _result_json(result: Any) -> str:
 
 def import_cmd(
     format: Annotated[str, typer.Argument(
+        metavar="FORMAT", show_default=False,
         help="Source format: llmbar, fastchat, pandalm, judgebench, inspect, csv, jsonl or parquet.")],
-    path: Annotated[Path, typer.Argument(help="Source file or folder.")],
-    run_dir: Annotated[Path, typer.Option("--run-dir", "-o", help="Run directory to write into "
-                                          "(created if needed).")],
+    path: Annotated[Path, typer.Argument(metavar="PATH", show_default=False, help="Source file or folder.")],
+    run_dir: Annotated[Path | None, typer.Option(
+        "--run-dir", metavar="DIR", show_default=False,
+        help="Run directory to write into (created if needed; required).")] = None,
     judge: Annotated[str | None, typer.Option(help="Judge id (overrides what the source/path says).")] = None,
     protocol: Annotated[str | None, typer.Option(help="Protocol id (overrides the source).")] = None,
     dataset: Annotated[str | None, typer.Option(help="Dataset name (overrides the default).")] = None,
@@ -100,47 +142,65 @@ def import_cmd(
              "not say; the import notes it).")] = None,
     rep: Annotated[int | None, typer.Option(help="Repetition index for the whole file, >= 0 (tables: when "
                                             "there is no rep column; default 0, noted).")] = None,
-    order: Annotated[str | None, typer.Option(help="Tables: presentation order AB|BA for the whole file "
-                                              "(when there is no order column).")] = None,
-    verdicts: Annotated[str | None, typer.Option(
-        help="Tables: 'canonical' (A = response_a, default) or 'positional' (A = the response shown "
-             "first; converted with the order).")] = None,
+    order: Annotated[Order | None, typer.Option(
+        show_default=False, help="Tables: presentation order of the whole file (when there is no order "
+                                 "column).")] = None,
+    verdicts: Annotated[VerdictTerms | None, typer.Option(
+        show_default=False,
+        help="Tables: canonical (A = response_a, default) or positional (A = the response shown first; "
+             "converted with the order).")] = None,
     split: Annotated[str | None, typer.Option(help="llmbar: split of a file whose name does not say it.")] = None,
-    garbage: Annotated[str | None, typer.Option(
-        help="pandalm: 'tie' (PandaLM's rule, default, recorded as a fallback) or 'unparsed'.")] = None,
+    garbage: Annotated[Garbage | None, typer.Option(
+        show_default=False, help="pandalm: an unreadable output is a tie (PandaLM's rule, default, recorded as "
+                                 "a fallback) or unparsed.")] = None,
     scorer: Annotated[str | None, typer.Option(help="inspect: the scorer whose grades to import "
                                                "(default: every scorer, one protocol each).")] = None,
     map_: Annotated[list[str] | None, typer.Option(
-        "--map", help="Tables: COLUMN=SOURCE_COLUMN for any column, e.g. --map verdict=winner; repeatable.")] = None,
+        "--map", metavar="COLUMN=SOURCE",
+        help="Tables: COLUMN=SOURCE_COLUMN for any column, e.g. --map verdict=winner; repeatable.")] = None,
     map_values: Annotated[list[str] | None, typer.Option(
-        "--map-values", help="Tables: what the values of verdict, label or order mean, "
-                             "COLUMN:RAW=VALUE,... e.g. --map-values verdict:0=tie,1=A,2=B; repeatable.")] = None,
-    id_from: Annotated[str | None, typer.Option(
-        "--id-from", help="Tables without an item_id column: derive ids from 'hash' (question + both "
-                          "responses, the same in either order) or 'row' (the record number).")] = None,
+        "--map-values", metavar="COLUMN:RAW=VALUE,...",
+        help="Tables: what the values of verdict, label or order mean, COLUMN:RAW=VALUE,... e.g. --map-values "
+             "verdict:0=tie,1=A,2=B; repeatable.")] = None,
+    id_from: Annotated[IdFrom | None, typer.Option(
+        "--id-from", show_default=False,
+        help="Tables without an item_id column: derive ids from hash (question + both responses, the same "
+             "in either order) or row (the record number).")] = None,
     items: Annotated[str | None, typer.Option(
+        metavar="LOADER",
         help="Attach items and gold labels from this dataset loader (e.g. mtbench-human), matched by item_id.")
     ] = None,
     items_path: Annotated[str | None, typer.Option(
-        help="Source path for --items; for pandalm the test set (testset-v1.json) to join.")] = None,
+        metavar="PATH", help="Source path for --items; for pandalm the test set (testset-v1.json) to join.")
+    ] = None,
     replace: Annotated[bool, typer.Option(
         "--replace", help="Replace stored judgments that differ from the imported rows (otherwise the "
                           "import refuses and writes nothing).")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the import result as JSON.")] = False,
+    fmt: FormatOption = FORMAT_DEFAULT,
+    legacy_o: Annotated[Path | None, typer.Option("-o", hidden=True)] = None,
+    legacy_json: LegacyJson = False,
 ) -> None:
     """Import judgments.  Every row is checked before anything is written; a malformed source exits 3
-    with file, row and field named.  Re-importing: identical rows are a no-op that says so; rows that
-    differ from the stored trials refuse the import (count + one example) unless --replace."""
+    with every problem listed (file, row and field named).  Re-importing: identical rows are a no-op that
+    says so; rows that differ from the stored trials refuse the import (count + one example) unless
+    --replace.  The summary goes to stderr; --format json prints the result on stdout."""
     from ..importers import describe_importers, import_into
     from ..items import ItemError
-    from ._errors import EXIT_INPUT, EXIT_USAGE, fail, problem_lines
+    from ._errors import EXIT_USAGE, fail, problem_lines, say
 
+    form = format_or_json(fmt, legacy_json, TableOrJson)
+    if legacy_o is not None:
+        deprecated(f"import -o {legacy_o}", f"import --run-dir {legacy_o}")
+        run_dir = run_dir or legacy_o
+    if run_dir is None:
+        raise typer.BadParameter("the run directory to write into is required", param_hint="'--run-dir'")
     known = describe_importers()
     if format not in known:
         fail(f"unknown import format {format!r}; known: {', '.join(known)}", EXIT_USAGE)
-    opts = _options(format, {"judge": judge, "protocol": protocol, "dataset": dataset,
-                             "temperature": temperature, "rep": rep, "order": order, "verdicts": verdicts,
-                             "id_from": id_from, "split": split, "garbage": garbage, "scorer": scorer},
+    given = {"judge": judge, "protocol": protocol, "dataset": dataset, "temperature": temperature, "rep": rep,
+             "order": order, "verdicts": verdicts, "id_from": id_from, "split": split, "garbage": garbage,
+             "scorer": scorer}
+    opts = _options(format, {k: v.value if isinstance(v, StrEnum) else v for k, v in given.items()},
                     map_, map_values)
     if format == "pandalm" and items_path and not items:
         opts["items_path"] = items_path
@@ -152,12 +212,16 @@ def import_cmd(
             attach = load_dataset(items, path=items_path).items
         result = import_into(format, path, run_dir=run_dir, items=attach, replace=replace, **opts)
     except ItemError as exc:
-        if as_json:
+        if form is TableOrJson.json:
             typer.echo(json.dumps({"ok": False, "error": str(exc), "problems": problem_lines(exc)},
                                   ensure_ascii=False))
         fail(exc, EXIT_INPUT)
-    typer.echo(_result_json(result) if as_json else "\n".join(_summary(result, run_dir)))
+    if form is TableOrJson.json:
+        typer.echo(_result_json(result))
+        return
+    for line in _summary(result, run_dir):
+        say(line)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("import")(import_cmd)
+    app.command("import", epilog=exit_codes(EXIT_INPUT, EXIT_STORE, EXIT_INTERRUPTED, EXIT_TERMINATED))(import_cmd)

@@ -1,5 +1,6 @@
 """`verdictlab` entry point.  Each command group lives in its own module with a
-``register(app)`` function; they are listed in ``COMMAND_MODULES``."""
+``register(app)`` function; they are listed in ``COMMAND_MODULES``.  The grammar every command follows:
+``docs/cli.md`` and :mod:`verdictlab.cli.options`."""
 
 from __future__ import annotations
 
@@ -12,18 +13,22 @@ import typer
 from typer._click.exceptions import ClickException
 from typer.core import TyperGroup
 
-from ._errors import EXIT_INTERRUPTED, handle, say
+from ._errors import EXIT_INTERRUPTED, EXIT_OK, handle, say
+from .argv import rewrite
+from .options import exit_codes
+from .output import quiet_broken_pipe
 
 
 class _OneErrorPath(TyperGroup):
     """Every exception a command lets escape becomes one plain line and a documented exit code
     (:mod:`verdictlab.cli._errors`); a usage error is one plain line too (exit 2)."""
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:
+    def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
+        args = rewrite(sys.argv[1:] if args is None else args)
         if not kwargs.get("standalone_mode", True):
-            return super().main(*args, **kwargs)
+            return super().main(args, *rest, **kwargs)
         try:
-            code = super().main(*args, **{**kwargs, "standalone_mode": False})
+            code = super().main(args, *rest, **{**kwargs, "standalone_mode": False})
         except ClickException as exc:
             if type(exc).__name__ != "NoArgsIsHelpError":       # bare `verdictlab`: help was printed
                 ctx = getattr(exc, "ctx", None)
@@ -43,6 +48,8 @@ class _OneErrorPath(TyperGroup):
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, SystemExit, GeneratorExit):
             raise
+        except BrokenPipeError:        # before click's own handler, which would exit 1
+            quiet_broken_pipe()
         except Exception as exc:
             if type(exc).__module__.startswith(("typer", "click")):    # usage errors: typer prints them
                 raise
@@ -58,6 +65,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,     # help is plain text: "[a, b]" stays, no "<bool>" after a flag
 )
 
 COMMAND_MODULES = (
@@ -76,15 +84,27 @@ COMMAND_MODULES = (
     "selftest_cmd",  # selftest
     "batch_cmd",     # batch export|import
     "view_cmd",      # view
+    "fake_server_cmd",  # fake-server
 )
 
-@app.callback()
-def _root(debug: Annotated[bool, typer.Option(
-        "--debug", help="Show the full traceback of an error (also VERDICTLAB_DEBUG=1).")] = False) -> None:
-    """Audit LLM judges: are their verdicts reproducible, order-invariant and correct?
 
-    Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input, 4 incomplete run, 5 run store problem
-    (docs/errors.md)."""
+def _print_version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        typer.echo(f"verdictlab {__version__}")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback(epilog=exit_codes(3, 4, 5, 6, 130, 143) + " Grammar: docs/cli.md.")
+def _root(
+    debug: Annotated[bool, typer.Option(
+        "--debug", help="Show the full traceback of an error (also VERDICTLAB_DEBUG=1); accepted anywhere "
+                        "on the command line.")] = False,
+    version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version, help="Print the version and exit.")] = False,
+) -> None:
+    """Audit LLM judges: are their verdicts reproducible, order-invariant and correct?"""
 
 
 for _name in COMMAND_MODULES:

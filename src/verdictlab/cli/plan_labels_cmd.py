@@ -1,4 +1,4 @@
-"""`verdictlab plan-labels RUN_DIR --halfwidth 0.03` -- how many human labels a target interval needs.
+"""`verdictlab plan-labels RUN --halfwidth 0.03` -- how many human labels a target interval needs.
 
 Per cell, the items that already have a human label are the pilot; the judge's predictions on every judged
 item are the pool.  Printed: labels needed with humans alone, with PPI++ (the judge's verdicts on the pool,
@@ -14,7 +14,20 @@ from typing import Annotated, Any
 
 import typer
 
-from ..vocab import UnparsedPolicy
+from ._errors import EXIT_INPUT, EXIT_STORE
+from .options import (
+    CONFIDENCE_DEFAULT,
+    FORMAT_DEFAULT,
+    UNPARSED_DEFAULT,
+    Confidence,
+    FormatOption,
+    LegacyJson,
+    RunArg,
+    TableOrJson,
+    Unparsed,
+    exit_codes,
+    format_or_json,
+)
 
 
 def _n(x: int | None) -> str:
@@ -29,41 +42,43 @@ def _alloc(b: Any) -> str:
 
 
 def plan_labels_cmd(
-    run_dir: Annotated[Path, typer.Argument(help="Run directory holding run.sqlite.")],
+    run_dir: RunArg,
     halfwidth: Annotated[float, typer.Option(help="Target half-width of the interval (e.g. 0.03 = ±3 points).")],
     human: Annotated[Path | None, typer.Option(
         "--human", help="Pilot human labels: JSON Lines or CSV with item_id, label and (optional) dataset "
                         "(default: the items').")
     ] = None,
-    confidence: Annotated[float, typer.Option(help="Confidence level of the interval.")] = 0.95,
+    confidence: Confidence = CONFIDENCE_DEFAULT,
     strata: Annotated[int, typer.Option(help="Most judge-confidence strata for the Neyman allocation.")] = 4,
     pool: Annotated[int | None, typer.Option(
         help="Plan for a pool of this many judged items (default: the run's; at most 10,000,000), assumed to "
              "look like the pilot.")
     ] = None,
-    unparsed: Annotated[UnparsedPolicy, typer.Option(help="Unparsed verdicts: 'exclude' or 'wrong'.")
-                        ] = UnparsedPolicy.EXCLUDE,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the budgets as JSON.")] = False,
+    unparsed: Unparsed = UNPARSED_DEFAULT,
+    fmt: FormatOption = FORMAT_DEFAULT,
+    legacy_json: LegacyJson = False,
 ) -> None:
     """Human labels needed for an interval of ±HALFWIDTH: humans only, PPI++, PPI++ with Neyman strata."""
-    from rich.console import Console
+    import sys
+
     from rich.table import Table
     from rich.text import Text
 
     from ..analyses.human_label_runs import LabelPlanError, budget_records, plan_labels
     from ._errors import printable_line
-    from .validate_cmd import cell_name, check_fractions
+    from .output import data_console
+    from .validate_cmd import cell_name
 
-    check_fractions(("--confidence", confidence))
+    form = format_or_json(fmt, legacy_json, TableOrJson)
     try:
         cells = plan_labels(run_dir, halfwidth=halfwidth, human=human, confidence=confidence, n_strata=strata,
                             unparsed=unparsed.value, pool=pool)
     except LabelPlanError as e:   # out of range or over a documented limit: a bad option value (exit 2)
         raise typer.BadParameter(str(e), param_hint=f"--{e.option}") from None
-    if as_json:
+    if form is TableOrJson.json:
         typer.echo(json.dumps({"cells": budget_records(cells)}, indent=2, allow_nan=False, default=str))
         return
-    console = Console(width=200) if not Console().is_terminal else Console()
+    console = data_console(width=200) if not sys.stdout.isatty() else data_console()
     if not cells:
         console.print("No cells with pair or PASS/FAIL verdicts in this run.", markup=False)
         return
@@ -83,4 +98,4 @@ def plan_labels_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("plan-labels")(plan_labels_cmd)
+    app.command("plan-labels", epilog=exit_codes(EXIT_INPUT, EXIT_STORE))(plan_labels_cmd)

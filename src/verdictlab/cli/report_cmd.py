@@ -1,15 +1,108 @@
-"""`verdictlab report RUN_DIR` -- reliability figures per cell as a table, JSON, HTML or plot files."""
+"""`verdictlab report RUN [--format table|json|markdown|html] [-o PATH]` -- reliability figures per cell
+as a terminal table, JSON, Markdown or one HTML file, and the figures as plot files."""
 
 from __future__ import annotations
 
 import json
-import sys
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from ..vocab import UnparsedPolicy
+from ._errors import EXIT_INPUT, EXIT_STORE
+from .options import (
+    BOOTSTRAP_DEFAULT,
+    CONFIDENCE_DEFAULT,
+    SEED_DEFAULT,
+    UNPARSED_DEFAULT,
+    Bootstrap,
+    Command,
+    Confidence,
+    LegacyJson,
+    OutOption,
+    RunArg,
+    Seed,
+    Unparsed,
+    deprecated,
+    exit_codes,
+    output_format,
+)
+
+
+class ReportFormat(StrEnum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    html = "html"
+
+
+@dataclass(frozen=True)
+class _Target:
+    fmt: ReportFormat
+    out: Path | None             # None: stdout
+    html_too: Path | None = None  # the old --html beside another form
+
+
+def _legacy_target(run_dir: Path, fmt: ReportFormat | None, out: Path | None, legacy_out: Path | None,
+                   legacy_json: bool, legacy_html: bool, legacy_markdown: bool) -> _Target:
+    """The old spellings (``--json``, ``--markdown``, ``--html [PATH]``, ``report RUN OUT.html``) as they
+    behaved: JSON or Markdown on stdout, or the table, and the HTML file beside it."""
+    if legacy_json and legacy_markdown:
+        raise typer.BadParameter("choose one of --json and --markdown")
+    if legacy_out is not None and legacy_html:
+        deprecated(f"--html {legacy_out}", f"--format html -o {legacy_out}")
+    elif legacy_out is not None:
+        if legacy_out.suffix.lower() not in (".html", ".htm"):
+            raise typer.BadParameter(f"unexpected argument {legacy_out}; did you mean -o {legacy_out}?")
+        deprecated(f"report RUN {legacy_out}", f"report RUN --format html -o {legacy_out}")
+    elif legacy_html:
+        deprecated("--html [PATH]", "--format html [-o PATH]")
+    if legacy_json:
+        deprecated("--json", "--format json")
+    if legacy_markdown:
+        deprecated("--markdown", "--format markdown")
+    form = fmt or (ReportFormat.json if legacy_json else ReportFormat.markdown if legacy_markdown
+                   else ReportFormat.table)
+    html = (legacy_out or run_dir / "report.html") if legacy_out is not None or legacy_html else None
+    return _Target(form, out, html)
+
+
+def _target(run_dir: Path, fmt: ReportFormat | None, out: Path | None, legacy: tuple[Any, ...]) -> _Target:
+    if any(legacy):
+        return _legacy_target(run_dir, fmt, out, *legacy)
+    fmt = output_format(out, fmt, ReportFormat, ReportFormat.table)
+    if fmt is ReportFormat.html and out is None:
+        out = run_dir / "report.html"
+    return _Target(fmt, out)
+
+
+def _write(rep: Any, target: _Target, viewer_url: str | None) -> None:
+    from ..report import render_html, render_markdown, render_terminal, report_json
+    from ._errors import printable_view
+    from .output import console, emit
+
+    if target.fmt is ReportFormat.json:
+        emit(json.dumps(report_json(rep), indent=2, ensure_ascii=False, allow_nan=False), target.out,
+             what="JSON report")
+    elif target.fmt is ReportFormat.markdown:   # run text with control characters shown as \x1b, not obeyed
+        emit(render_markdown(printable_view(rep)), target.out, what="Markdown report")
+    elif target.fmt is ReportFormat.table:
+        with console(target.out, what="report") as con:
+            render_terminal(printable_view(rep), con)
+    if target.fmt is ReportFormat.html and target.out is not None:
+        render_html(rep, target.out, viewer_url=viewer_url)
+        _say_written("HTML report", target.out)
+    if target.html_too is not None:
+        render_html(rep, target.html_too, viewer_url=viewer_url)
+        _say_written("HTML report", target.html_too)
+
+
+def _say_written(what: str, path: Path) -> None:
+    from ._errors import say
+
+    say(f"{what} written to {path}")
 
 
 def _check_definitions(definitions: str | None) -> None:
@@ -24,71 +117,68 @@ def _check_definitions(definitions: str | None) -> None:
         raise typer.BadParameter(str(e).strip("'\""), param_hint="--definitions") from None
 
 
+def _check_viewer_url(url: str) -> None:
+    """A ``--viewer-url`` that is not ``http(s)://host[:port]`` is a usage error ('' means no links)."""
+    if not url:
+        return
+    from ..viewer_links import check_viewer_url
+
+    try:
+        check_viewer_url(url)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--viewer-url") from None
+
+
 def report(
-    run_dir: Annotated[Path, typer.Argument(help="Run directory holding run.sqlite.")],
-    out: Annotated[Path | None, typer.Argument(
-        help="Where to write the HTML report with --html (default RUN_DIR/report.html).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON (schema_version 1).")] = False,
-    html: Annotated[bool, typer.Option("--html", help="Write one self-contained HTML file.")] = False,
-    markdown: Annotated[bool, typer.Option("--markdown", help="Print the tables as Markdown.")] = False,
+    run_dir: RunArg,
+    fmt: Annotated[ReportFormat | None, typer.Option(
+        "--format", case_sensitive=False, show_default=False,
+        help="table (terminal), json (schema_version 1), markdown, or html (one self-contained file, "
+             "default RUN/report.html). Default: from --out's extension, else table.")] = None,
+    out: OutOption = None,
     plots: Annotated[Path | None, typer.Option(
-        "--plots", help="Write every figure as PNG and SVG into this directory.")] = None,
-    unparsed: Annotated[UnparsedPolicy, typer.Option(
-        help="Unparsed verdicts: 'exclude' (counted, left out) or 'wrong' (counted as wrong).")
-    ] = UnparsedPolicy.EXCLUDE,
-    confidence: Annotated[float, typer.Option(help="Confidence level of the intervals.")] = 0.95,
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the T interval.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed (>= 0).", min=0)] = 0,
+        "--plots", metavar="DIR", help="Write every figure as PNG and SVG into this directory.")] = None,
+    unparsed: Unparsed = UNPARSED_DEFAULT,
+    confidence: Confidence = CONFIDENCE_DEFAULT,
+    bootstrap: Bootstrap = BOOTSTRAP_DEFAULT,
+    seed: Seed = SEED_DEFAULT,
     expected_reps: Annotated[int | None, typer.Option(
-        "--expected-reps", min=1, help="R for the expected figures from token probabilities "
-                                       "(default: each cell's own repetitions).")] = None,
+        "--expected-reps", min=1, metavar="R", help="R for the expected figures from token probabilities "
+                                                    "(default: each cell's own repetitions).")] = None,
     definitions: Annotated[str | None, typer.Option(
-        "--definitions", help="Add the figures as published papers define them, per cell: 'all' or "
-                              "NAME,NAME (see docs/definitions.md).")] = None,
+        "--definitions", metavar="NAMES", help="Add the figures as published papers define them, per cell: 'all' "
+                                               "or NAME,NAME (see docs/definitions.md).")] = None,
+    viewer_url: Annotated[str, typer.Option(
+        "--viewer-url", metavar="URL", help="Where `verdictlab view RUN` serves: the HTML report links its tables and "
+                                           "items to the viewer's pages there ('' for no links).")] = "http://127.0.0.1:8765",
+    legacy_out: Annotated[Path | None, typer.Argument(hidden=True, show_default=False)] = None,
+    legacy_json: LegacyJson = False,
+    legacy_html: Annotated[bool, typer.Option("--html", hidden=True)] = False,
+    legacy_markdown: Annotated[bool, typer.Option("--markdown", hidden=True)] = False,
 ) -> None:
     """Reliability per cell (judge × protocol × dataset × temperature): C, φ, A, A_max, T with intervals."""
-    from rich.console import Console
-
     from ..column_cache import cache_root
-    from ..report import build_report, render_html, render_markdown, render_terminal, report_json, write_plots
+    from ..report import build_report, write_plots
     from ..store import StoreError
-    from ._errors import EXIT_STORE, check_writable, fail, printable_view, say
+    from ._errors import check_writable, fail
 
-    if out is not None and not html:
-        if out.suffix.lower() in (".html", ".htm"):
-            html = True
-        else:
-            raise typer.BadParameter(f"unexpected argument {out}; did you mean --html {out}?")
-    if not 0 < confidence < 1:
-        raise typer.BadParameter(f"--confidence must be in (0, 1), got {confidence}")
-    if bootstrap < 0:
-        raise typer.BadParameter(f"--bootstrap must be >= 0, got {bootstrap}")
+    target = _target(run_dir, fmt, out, (legacy_out, legacy_json, legacy_html, legacy_markdown))
+    for path in (target.out, target.html_too):     # before the (possibly long) report is built
+        if path is not None:
+            check_writable(path)
     _check_definitions(definitions)
-    if html:                     # before the (possibly long) report is built
-        check_writable(out or (run_dir / "report.html"), option="--html")
+    _check_viewer_url(viewer_url)
     try:
         rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
                            seed=seed, expected_reps=expected_reps, definitions=definitions,
                            cache=cache_root("columns"))
     except StoreError as e:
         fail(e, EXIT_STORE)
-    if as_json and markdown:
-        raise typer.BadParameter("choose one of --json and --markdown")
-    if as_json:
-        typer.echo(json.dumps(report_json(rep), indent=2, ensure_ascii=False, allow_nan=False))
-    elif markdown:     # run text with control characters (ANSI escapes...) shown as \x1b, not obeyed
-        typer.echo(render_markdown(printable_view(rep)))
-    else:
-        # piped or captured output gets a wide table instead of rich's 80-column default
-        render_terminal(printable_view(rep), Console() if sys.stdout.isatty() else Console(width=180))
-    if html:
-        target = out or (run_dir / "report.html")
-        render_html(rep, target)
-        say(f"HTML report written to {target}")
+    _write(rep, target, viewer_url or None)
     if plots is not None:
         written = write_plots(rep, plots)
-        say(f"{len(written)} plot files written to {plots}")
+        _say_written(f"{len(written)} plot files", plots)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("report")(report)
+    app.command("report", cls=Command, epilog=exit_codes(EXIT_INPUT, EXIT_STORE))(report)

@@ -1,13 +1,16 @@
-"""`verdictlab review RUN_DIR` -- export the judge/human disagreements for the label-or-rubric loop
-(the rows and their kinds: :mod:`verdictlab.analyses.review`)."""
+"""`verdictlab review RUN [--format csv|jsonl] [-o PATH]` -- export the judge/human disagreements for the
+label-or-rubric loop (the rows and their kinds: :mod:`verdictlab.analyses.review`)."""
 
 from __future__ import annotations
 
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from ..vocab import UnparsedPolicy
+from ._errors import EXIT_INPUT, EXIT_STORE
+from .options import UNPARSED_DEFAULT, OutOption, RunArg, Unparsed, deprecated, exit_codes, output_format
 
 
 class ReviewFormat(StrEnum):
@@ -16,24 +19,32 @@ class ReviewFormat(StrEnum):
 
 
 def review(
-    run_dir: Annotated[Path, typer.Argument(help="Run directory holding run.sqlite.")],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Output file (default RUN_DIR/review.<format>).")] = None,
-    fmt: Annotated[ReviewFormat | None, typer.Option("--format", help="csv or jsonl (default: from --out, else csv).")] = None,
+    run_dir: RunArg,
+    fmt: Annotated[ReviewFormat | None, typer.Option(
+        "--format", case_sensitive=False, show_default=False,
+        help="csv or jsonl. Default: from --out's extension, else csv.")] = None,
+    out: OutOption = None,
     protocol: Annotated[str | None, typer.Option(help="Only this protocol.")] = None,
     judge: Annotated[str | None, typer.Option(help="Only this judge.")] = None,
-    unparsed: Annotated[bool, typer.Option("--unparsed", help="Also export labelled rows the parser could not read.")] = False,
+    unparsed: Unparsed = UNPARSED_DEFAULT,
 ) -> None:
-    """Export the judge/human disagreements, the judge's reasoning beside the human label and critique."""
+    """Export the judge/human disagreements, the judge's reasoning beside the human label and critique
+    (default file: RUN/review.<format>).  With --unparsed wrong, labelled verdicts the parser could not
+    read count as disagreements and are exported too."""
     from ..analyses.review import export_review
     from ._errors import check_writable, say
 
-    if fmt is None:
-        fmt = ReviewFormat.jsonl if out is not None and out.suffix.lower() in (".jsonl", ".json") else ReviewFormat.csv
-    check_writable(out or (run_dir / f"review.{fmt.value}"))
-    res = export_review(run_dir, out=out, fmt=fmt.value, protocol=protocol, judge=judge, include_unparsed=unparsed)
+    if out is not None and out.suffix.lower() == ".json" and fmt in (None, ReviewFormat.jsonl):
+        deprecated(f"review -o {out.name} (JSON Lines in a .json file)", "a .jsonl name or --format jsonl")
+        form = ReviewFormat.jsonl
+    else:
+        form = output_format(out, fmt, ReviewFormat, ReviewFormat.csv)
+    check_writable(out or (run_dir / f"review.{form.value}"))
+    res = export_review(run_dir, out=out, fmt=form.value, protocol=protocol, judge=judge,
+                        include_unparsed=unparsed is UnparsedPolicy.WRONG)
     summary = ", ".join(f"{k}: {v}" for k, v in res.counts.items()) or "none"
-    say(f"{res.n_rows} disagreement(s) written to {res.path} ({summary})", err=False)
+    say(f"{res.n_rows} disagreement(s) written to {res.path} ({summary})")
 
 
 def register(app: typer.Typer) -> None:
-    app.command("review")(review)
+    app.command("review", epilog=exit_codes(EXIT_INPUT, EXIT_STORE))(review)

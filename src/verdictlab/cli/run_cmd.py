@@ -1,15 +1,15 @@
-"""`verdictlab run CONFIG`: run (or resume) an audit described by a YAML config."""
+"""`verdictlab run CONFIG [--run-dir DIR]`: run (or resume) an audit described by a YAML config; `--plan`
+prints what it would cost without calling anything."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
-from ..config import ConfigError, check_ray_address, load_config
-from ..store import STORE_FILENAME
 from ._errors import (
     EXIT_INCOMPLETE,
     EXIT_INPUT,
@@ -21,17 +21,26 @@ from ._errors import (
     printable,
     say,
 )
+from .options import RunDirOption, deprecated, exit_codes
+from .output import data_console, message_console
 
 
-def _with_executor(cfg: Any, executor: str | None, ray_address: str | None) -> Any:
+class Executor(StrEnum):
+    """Where trials run (the config's ``executor``)."""
+
+    local = "local"
+    ray = "ray"
+
+
+def _with_executor(cfg: Any, executor: Executor | None, ray_address: str | None) -> Any:
     """The config with ``--executor`` / ``--ray-address`` applied."""
-    if executor is not None and executor not in ("local", "ray"):
-        fail(f"--executor must be 'local' or 'ray', got {executor!r}", EXIT_USAGE)
+    from ..config import check_ray_address
+
     if ray_address is not None and (executor or cfg.executor) != "ray":
         fail("--ray-address needs --executor ray (or executor: ray in the config)", EXIT_USAGE)
     update: dict[str, Any] = {}
     if executor is not None:
-        update["executor"] = executor
+        update["executor"] = executor.value
     if ray_address is not None:
         try:
             address = check_ray_address(ray_address)
@@ -42,10 +51,11 @@ def _with_executor(cfg: Any, executor: str | None, ray_address: str | None) -> A
 
 
 def run(
-    config: Annotated[Path, typer.Argument(help="YAML run config (datasets, judges, protocols, design).")],
-    run_dir: Annotated[Path | None, typer.Option("--run-dir", "-o",
-                                                 help="Where the run store goes (default: runs/<name>).")] = None,
-    plan: Annotated[bool, typer.Option("--plan", help="Only print trial counts and a token/cost estimate.")] = False,
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", show_default=False,
+                                           help="YAML run config (datasets, judges, protocols, design).")],
+    run_dir: RunDirOption = None,
+    plan: Annotated[bool, typer.Option("--plan", help="Only print what the run would do: calls, tokens, dollars "
+                                                      "and duration (offline: no key, no call).")] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="Do not show a progress bar.")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="Start over instead of resuming (refuses if a store "
                                                        "exists, unless --force).")] = False,
@@ -53,22 +63,29 @@ def run(
     retry_failed: Annotated[bool, typer.Option("--retry-failed",
                                                help="Judge again the trials whose calls failed for good "
                                                     "(errors, not unparseable answers).")] = False,
-    executor: Annotated[str | None, typer.Option("--executor", help="Where trials run: local (default) or "
-                                                                   "ray (overrides the config's executor).")] = None,
+    executor: Annotated[Executor | None, typer.Option(
+        "--executor", show_default=False,
+        help="Where trials run: local or ray (default: the config's executor).")] = None,
     ray_address: Annotated[str | None, typer.Option("--ray-address", help="With --executor ray: the address of "
                                                                           "a running Ray cluster.")] = None,
     pilot: Annotated[bool, typer.Option("--pilot", help="With --plan and precision: in the config: judge the "
                                                         "adaptive design's pilot first and plan from it (the "
                                                         "run reuses it).")] = False,
+    legacy_o: Annotated[Path | None, typer.Option("-o", hidden=True)] = None,
 ) -> None:
-    """Run an audit.  Resumes by default: trials already in the store are skipped.
+    """Run an audit.  Resumes by default: trials already in the store are skipped.  The plan goes to
+    stdout; the run's progress and summary to stderr.
 
     Exits 0 when every trial of the grid has a stored answer, 4 when trials are left undone or
     failed for good (rerun to resume / with --retry-failed), 130/143 when interrupted."""
+    from ..config import ConfigError, load_config
     from ..engine import EngineError, run_config
     from ..engine.run import remove_run_store
+    from ..store import STORE_FILENAME
 
-    out = Console(soft_wrap=True, markup=False, highlight=False)
+    if legacy_o is not None:
+        deprecated(f"run -o {legacy_o}", f"run --run-dir {legacy_o}")
+        run_dir = run_dir or legacy_o
     try:
         cfg = load_config(config)
     except ConfigError as exc:
@@ -95,11 +112,12 @@ def run(
 
     if plan:
         assert summary.plan is not None
-        out.print(printable(f"plan for {cfg.name!r} -> {rd}"))
+        data = data_console(wide=False, soft_wrap=True, markup=False, highlight=False)
+        data.print(printable(f"plan for {cfg.name!r} -> {rd}"))
         for line in summary.plan.lines():
-            out.print(printable(line))
+            data.print(printable(line))
         return
-    _print_summary(out, cfg.name, rd, summary)
+    _print_summary(message_console(soft_wrap=True, markup=False, highlight=False), cfg.name, rd, summary)
     if summary.stopped == "interrupted":
         raise typer.Exit(EXIT_INTERRUPTED)
     if summary.stopped == "terminated":
@@ -115,6 +133,8 @@ def _check_run_dir(rd: Path, *, given: bool) -> None:
 
 
 def _print_summary(out: Console, name: str, rd: Path, summary: Any) -> None:
+    from ..store import STORE_FILENAME
+
     out.print(f"run {name!r}: {summary.n_written} trials judged this run, "
               f"{summary.n_skipped} already done (skipped), {summary.n_remaining} remaining")
     out.print(f"  failed calls: {summary.n_failed}   parse failures: {summary.n_parse_failed}   "
@@ -152,4 +172,5 @@ def _exit_if_incomplete(summary: Any) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("run")(run)
+    app.command("run", epilog=exit_codes(EXIT_INPUT, EXIT_INCOMPLETE, EXIT_STORE, EXIT_INTERRUPTED,
+                                         EXIT_TERMINATED))(run)

@@ -1,4 +1,4 @@
-"""`verdictlab validate RUN_DIR` -- the judge's figures corrected by human labels.
+"""`verdictlab validate RUN` -- the judge's figures corrected by human labels.
 
 Human labels come from the run's items (their ``label``) or from ``--human FILE`` (JSON Lines or CSV
 with ``item_id``, ``label`` -- A / B / tie for pairs, PASS / FAIL / UNKNOWN for point items -- and, when
@@ -18,8 +18,22 @@ from typing import Annotated, Any
 
 import typer
 
-from ..vocab import UnparsedPolicy
-from ._errors import printable_line, say
+from ._errors import EXIT_INPUT, EXIT_STORE, printable_line, say
+from .options import (
+    CONFIDENCE_DEFAULT,
+    FORMAT_DEFAULT,
+    SEED_DEFAULT,
+    UNPARSED_DEFAULT,
+    Confidence,
+    FormatOption,
+    LegacyJson,
+    RunArg,
+    Seed,
+    TableOrJson,
+    Unparsed,
+    exit_codes,
+    format_or_json,
+)
 
 
 def check_fractions(*fractions: tuple[str, float]) -> None:
@@ -91,7 +105,7 @@ def _calibration_table(cells: list[Any], target: float, delta: float) -> Any:
 
 
 def validate(
-    run_dir: Annotated[Path, typer.Argument(help="Run directory holding run.sqlite.")],
+    run_dir: RunArg,
     human: Annotated[Path | None, typer.Option(
         "--human", help="Human labels: JSON Lines or CSV with item_id, label and (optional) dataset "
                         "(default: the items' labels).")
@@ -99,26 +113,29 @@ def validate(
     target_agreement: Annotated[float, typer.Option(
         "--target-agreement", help="Agreement with humans the judge must reach on the items it decides.")] = 0.9,
     delta: Annotated[float, typer.Option(help="Allowed chance that the certified agreement is not met.")] = 0.1,
-    confidence: Annotated[float, typer.Option(help="Confidence level of the intervals.")] = 0.95,
+    confidence: Confidence = CONFIDENCE_DEFAULT,
     keep_labels: Annotated[int | None, typer.Option(
         "--keep-labels", help="What-if: keep only this many human labels per cell (seeded), hide the rest.")
     ] = None,
-    unparsed: Annotated[UnparsedPolicy, typer.Option(help="Unparsed verdicts: 'exclude' or 'wrong'.")
-                        ] = UnparsedPolicy.EXCLUDE,
+    unparsed: Unparsed = UNPARSED_DEFAULT,
     bins: Annotated[int, typer.Option(help="Bins of the reliability diagram / ECE.")] = 15,
-    seed: Annotated[int, typer.Option(help="Seed of the folds, splits and --keep-labels (>= 0).", min=0)] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    seed: Seed = SEED_DEFAULT,
     plots: Annotated[Path | None, typer.Option(
-        "--plots", help="Write the reliability diagram as reliability.png and .svg into this directory.")
+        "--plots", metavar="DIR", help="Write the reliability diagram as reliability.png and .svg into this "
+                                       "directory.")
     ] = None,
+    fmt: FormatOption = FORMAT_DEFAULT,
+    legacy_json: LegacyJson = False,
 ) -> None:
     """Human-label-corrected estimates (PPI++), calibration and a certified selective threshold."""
-    from rich.console import Console
+    import sys
 
     from ..analyses.human_label_runs import validate_run, validation_records, write_reliability_plots
     from ..analyses.human_labels import cell_notes
+    from .output import data_console
 
-    check_fractions(("--target-agreement", target_agreement), ("--delta", delta), ("--confidence", confidence))
+    form = format_or_json(fmt, legacy_json, TableOrJson)
+    check_fractions(("--target-agreement", target_agreement), ("--delta", delta))
     if keep_labels is not None and keep_labels < 1:
         raise typer.BadParameter(f"--keep-labels must be >= 1, got {keep_labels}")
     if bins < 1:
@@ -129,10 +146,10 @@ def validate(
         written = write_reliability_plots(cells, plots)
         say(f"reliability diagram written to {plots}/reliability.png and .svg" if written else
             "no reliability diagram: no cell has calibration bins (see the reasons)")
-    if as_json:
+    if form is TableOrJson.json:
         typer.echo(json.dumps({"cells": validation_records(cells)}, indent=2, allow_nan=False, default=str))
         return
-    console = Console(width=200) if not Console().is_terminal else Console()
+    console = data_console(width=200) if not sys.stdout.isatty() else data_console()
     if not cells:
         console.print("No cells with pair or PASS/FAIL verdicts in this run.", markup=False)
         return
@@ -147,4 +164,4 @@ def validate(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("validate")(validate)
+    app.command("validate", epilog=exit_codes(EXIT_INPUT, EXIT_STORE))(validate)

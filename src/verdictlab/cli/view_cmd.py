@@ -2,31 +2,30 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ..vocab import UnparsedPolicy
+from ._errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_STORE
+from .options import UNPARSED_DEFAULT, RunArg, Unparsed, exit_codes
 
 
 def view(
-    run_dir: Annotated[Path, typer.Argument(metavar="RUN", help="Run directory holding run.sqlite (opened read-only).")],
+    run_dir: RunArg,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free port).")] = 8765,
     host: Annotated[str, typer.Option(
         help="Address to listen on; the default serves this machine only. Another address shows the run "
              "to every machine that can reach it.")] = "127.0.0.1",
-    unparsed: Annotated[UnparsedPolicy, typer.Option(
-        help="Unparsed verdicts in the outcomes: 'exclude' (counted, left out) or 'wrong', as in the report.")
-    ] = UnparsedPolicy.EXCLUDE,
+    unparsed: Unparsed = UNPARSED_DEFAULT,
     no_cache: Annotated[bool, typer.Option(
         "--no-cache", help="Build the index from the store, without reading or writing the index cache "
                            "(VERDICTLAB_CACHE_DIR, default ~/.cache/verdictlab).")] = False,
 ) -> None:
-    """Serve pages over every judgment of RUN: pairs filtered by cell, outcome and text; one page per pair."""
+    """Serve pages over every judgment of RUN (opened read-only): pairs filtered by cell, outcome and text; one
+    page per pair.  Prints what it serves and its address on stdout; stop it with Ctrl-C."""
     from ..view import AddressError, Viewer, serve
     from ..view.index_cache import cache_root
-    from ._errors import EXIT_INTERRUPTED, say
+    from ._errors import say
 
     def ready(url: str, viewer: Viewer) -> None:
         ix = viewer.index
@@ -46,4 +45,4 @@ def view(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("view")(view)
+    app.command("view", epilog=exit_codes(EXIT_INPUT, EXIT_STORE, EXIT_INTERRUPTED))(view)

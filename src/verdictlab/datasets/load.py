@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,10 @@ class DatasetLoad:
     reordered: bool = False            # fixed-order source re-ordered per item with a seeded RNG
     seed: int | None = None
     notes: list[str] = field(default_factory=list)
+
+    def renamed(self, name: str) -> DatasetLoad:
+        """The same load under another dataset name (every item's ``dataset`` too)."""
+        return replace(self, name=name, items=[it.model_copy(update={"dataset": name}) for it in self.items])
 
     def summary(self) -> dict[str, Any]:
         """Items, label distribution, ties, dropped rows and why, response length statistics."""

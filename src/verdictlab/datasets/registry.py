@@ -38,15 +38,20 @@ def load_dataset(name: str, *, path: str | None = None, **options: Any) -> Datas
     """Load a dataset by registry name (``jsonl``, ``llmbar``, ``pandalm``, ``demo`` ...).
 
     ``probe`` (with optional ``probe_options``) turns the loaded items into a bias probe
-    (padding, injection, labels, granularity; see :mod:`verdictlab.datasets.probes`)."""
+    (padding, injection, labels, granularity; see :mod:`verdictlab.datasets.probes`).  With a probe,
+    ``dataset`` names the probe's dataset (default ``<base>+<probe>``) and the base keeps its own name,
+    so two probes of one kind on one base can be told apart and each still finds its base."""
     probe = options.pop("probe", None)
     probe_options = dict(options.pop("probe_options", None) or {})
+    probe_name = options.pop("dataset", None) if probe is not None else None
     load = get_loader(name)(path, **options)
     if probe is not None:
         from .probes import apply_probe
 
         probe_options.setdefault("seed", options.get("seed", load.seed if load.seed is not None else 42))
         load = apply_probe(load, probe, **probe_options)
+        if probe_name:
+            load = load.renamed(str(probe_name))
     return load
 
 

@@ -24,6 +24,7 @@ Executors (when each trial runs)
   ``adaptive``      :class:`~verdictlab.engine.adaptive.AdaptiveExecutor`: repetitions only where a figure
                     can still change (``precision:`` in the config).
   ``plan_cost``     the adaptive design's expected calls, tokens and dollars for ``run --plan``.
+  ``plan_duration`` how long a run would take under its concurrency and rate limits (``run --plan``).
   ``batch``         provider batch jobs (OpenAI Batch API, Anthropic Message Batches) at batch prices.
   ``batch_files``   offline batch files: pending requests out as OpenAI batch JSONL, results back in.
   ``ray_executor``  the same run on a Ray cluster (``executor: ray``).

@@ -31,20 +31,28 @@ class PreparedRun:
     trials_by_judge: dict[str, int]
 
 
-def _with_paraphraser(opts: dict[str, Any]) -> dict[str, Any]:
+def _with_paraphraser(opts: dict[str, Any], *, offline: bool = False) -> dict[str, Any]:
     """A ``paraphrase`` probe with a named paraphraser judge gets the engine's caller-backed function
-    (datasets never call a judge themselves)."""
+    (datasets never call a judge themselves); ``offline`` (a plan): the questions as they are, so a plan
+    calls nothing and still counts every item."""
     probe = opts.get("probe")
     name = probe.get("name") if isinstance(probe, Mapping) else probe
     if name != "paraphrase":
         return opts
     from .paraphrase import paraphrase_with_judge
 
-    return {**opts, "probe_options": {**dict(opts.get("probe_options") or {}), "paraphrase_fn": paraphrase_with_judge}}
+    fn = _unchanged_questions if offline else paraphrase_with_judge
+    return {**opts, "probe_options": {**dict(opts.get("probe_options") or {}), "paraphrase_fn": fn}}
 
 
-def load_items(config: RunConfig) -> tuple[dict[tuple[str, str], Item], list[Any]]:
-    """Load and validate every dataset of ``config`` (all of them, before anything is judged)."""
+def _unchanged_questions(judge_id: str, questions: Mapping[str, str]) -> dict[str, str]:
+    """A plan's stand-in for the paraphraser judge: the run asks it; the plan only counts."""
+    return dict(questions)
+
+
+def load_items(config: RunConfig, *, offline: bool = False) -> tuple[dict[tuple[str, str], Item], list[Any]]:
+    """Load and validate every dataset of ``config`` (all of them, before anything is judged);
+    ``offline``: for a plan, no judge is called (a paraphraser judge included)."""
     from ..datasets import get_loader, load_dataset
 
     items: dict[tuple[str, str], Item] = {}
@@ -56,6 +64,9 @@ def load_items(config: RunConfig) -> tuple[dict[tuple[str, str], Item], list[Any
             loader = get_loader(spec.name)
         except KeyError as exc:
             raise EngineError(f"{config.source or '<config>'}: field 'datasets.{i}.name': {exc.args[0]}") from None
+        probe_opts = opts.get("probe_options")
+        if isinstance(probe_opts, Mapping) and isinstance(probe_opts.get("file"), str):   # beside the config
+            opts["probe_options"] = {**probe_opts, "file": config.resolved_file(probe_opts["file"])}
         if "seed" not in opts:
             try:
                 params = inspect.signature(loader).parameters
@@ -63,11 +74,12 @@ def load_items(config: RunConfig) -> tuple[dict[tuple[str, str], Item], list[Any
                     opts["seed"] = config.seed
             except (TypeError, ValueError):
                 pass
-        load = load_dataset(spec.name, path=config.resolved_path(spec), **_with_paraphraser(opts))
+        load = load_dataset(spec.name, path=config.resolved_path(spec), **_with_paraphraser(opts, offline=offline))
         if load.name in seen:
             raise EngineError(f"{config.source or '<config>'}: field 'datasets.{i}': dataset name "
                               f"{load.name!r} is also produced by datasets entry {seen[load.name]}; "
-                              "give one a different name")
+                              "give one a different name with 'dataset: NAME' in the entry (on a probe entry "
+                              "it names the probe's dataset)")
         seen[load.name] = str(i)
         if not load.items:
             raise EngineError(f"dataset {load.name!r} ({load.source}) has no items")
@@ -130,10 +142,11 @@ def prompt_order(trials: list[Trial], config: RunConfig, items: Mapping[tuple[st
                                          temperatures[t.temperature]))
 
 
-def prepare_run(config: RunConfig) -> PreparedRun:
+def prepare_run(config: RunConfig, *, offline: bool = False) -> PreparedRun:
+    """Load the datasets, build the protocols and the trial grid; ``offline`` (a plan): call no judge."""
     from ..protocols import get_protocol
 
-    items, loads = load_items(config)
+    items, loads = load_items(config, offline=offline)
     protocols: dict[str, Protocol] = {}
     for i, pid in enumerate(config.protocols):
         base, arg = config.resolve_protocol_arg(pid)   # ID@ARG: a file ARG resolves next to the config
@@ -163,6 +176,22 @@ def prepare_run(config: RunConfig) -> PreparedRun:
     return PreparedRun(config, items, loads, protocols, trials, dict(counts))
 
 
+def _with_duration(plan: JudgePlan, spec: Any, judge: JudgeAPI) -> JudgePlan:
+    """``plan`` with its time under the judge's concurrency and rate limits (engine/plan_duration.py)."""
+    from dataclasses import replace
+
+    from .plan_duration import assumed_latency, estimate_duration
+
+    concurrency = min(spec.concurrency, judge.max_concurrency or spec.concurrency)
+    latency = assumed_latency(judge.provider)
+    limits = {"latency_s": latency, "concurrency": concurrency, "requests_per_minute": spec.requests_per_minute,
+              "tokens_per_minute": spec.tokens_per_minute}
+    if spec.batch:
+        return replace(plan, est_duration_s=None, duration_bound="batch", **limits)
+    est = estimate_duration(plan.n_remaining, plan.est_tokens_in + plan.est_tokens_out_max, **limits)
+    return replace(plan, est_duration_s=est.seconds, duration_bound=est.bound, **limits)
+
+
 def make_plan(prepared: PreparedRun, done: set[str], judges: Mapping[str, JudgeAPI],
               prices: PriceTable | None = None) -> Plan:
     prices = prices or default_price_table()
@@ -187,8 +216,9 @@ def make_plan(prepared: PreparedRun, done: set[str], judges: Mapping[str, JudgeA
     for jid, acc in per.items():
         judge = judges[jid]
         cost = prices.cost(judge.provider, judge.model, acc["tin"], acc["tout"])
-        plans.append(JudgePlan(jid, acc["n"], acc["done"], acc["n"] - acc["done"], acc["tin"], acc["tout"], cost,
-                               prices.batch_cost(judge.provider, judge.model, acc["tin"], acc["tout"])))
+        plans.append(_with_duration(JudgePlan(
+            jid, acc["n"], acc["done"], acc["n"] - acc["done"], acc["tin"], acc["tout"], cost,
+            prices.batch_cost(judge.provider, judge.model, acc["tin"], acc["tout"])), specs[jid], judge))
     n = len(prepared.trials)
     n_done = sum(p.n_done for p in plans)
     return Plan(n_trials=n, n_done=n_done, n_remaining=n - n_done, judges=plans)

@@ -53,12 +53,13 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
         run_config(config, run_dir, progress=progress, pilot_only=True)
 
     run_dir = Path(run_dir)
-    prepared = prepare_run(config)          # all datasets loaded and validated first
+    prepared = prepare_run(config, offline=plan_only)   # all datasets loaded and validated first
     if pilot_only:
         from .plan_cost import pilot_trials
 
         prepared.trials = pilot_trials(prepared)
-    judges = {spec.id: make_judge(spec.id) for spec in config.judges}
+    # a plan builds its judges offline: no key, no SDK, no model -- nothing is called
+    judges = {spec.id: make_judge(spec.id, offline=plan_only) for spec in config.judges}
     mechanisms = _keep_constrainable(prepared, judges)
     prices = default_price_table()
     if config.budget.max_usd is not None and not plan_only:

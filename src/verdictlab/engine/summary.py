@@ -23,6 +23,12 @@ class JudgePlan:
     est_tokens_out_max: int
     est_cost_usd: float | None
     est_cost_batch_usd: float | None = None    # the same at batch prices (price table batch_rate)
+    est_duration_s: float | None = None        # engine/plan_duration.py (None: not estimated)
+    duration_bound: str = "unknown"            # latency | requests_per_minute | tokens_per_minute | batch
+    latency_s: float | None = None             # the latency per call assumed
+    concurrency: int = 1
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
 
 
 @dataclass
@@ -49,22 +55,62 @@ class Plan:
         costs = [j.est_cost_usd for j in self.judges if j.n_remaining]
         return None if any(c is None for c in costs) else float(sum(costs))  # type: ignore[arg-type]
 
+    @property
+    def est_duration_s(self) -> float | None:
+        """The slowest judge's time (judges run side by side) among those with an estimate (not batch
+        jobs, not a provider without an assumed latency); None when no judge has one."""
+        times = [j.est_duration_s for j in self.judges if j.n_remaining and j.est_duration_s is not None]
+        return max(times) if times else (0.0 if not any(j.n_remaining for j in self.judges) else None)
+
     def lines(self) -> list[str]:
+        from .plan_duration import BATCH_WINDOW, format_duration
+
         out = [f"trials: {self.n_trials}  done: {self.n_done}  remaining: {self.n_remaining}"]
         for j in self.judges:
             cost = "unknown (no price for this model)" if j.est_cost_usd is None else f"${j.est_cost_usd:.4f}"
-            out.append(f"  {j.judge}: {j.n_remaining} of {j.n_trials} remaining, "
+            out.append(f"  {j.judge}: {j.n_remaining} of {j.n_trials} remaining ({j.n_remaining} calls), "
                        f"~{j.est_tokens_in:,} prompt tokens, <= {j.est_tokens_out_max:,} output tokens, "
-                       f"cost <= {cost}")
+                       f"cost <= {cost}, time {_judge_time(j, BATCH_WINDOW, format_duration)}")
         total = self.est_cost_usd
         out.append(f"estimated tokens: ~{self.est_tokens_in:,} in, <= {self.est_tokens_out_max:,} out; "
                    f"estimated cost: {'unknown' if total is None else f'<= ${total:.4f}'}")
+        unknown = [j.judge for j in self.judges if j.n_remaining and j.est_duration_s is None]
+        total_time = self.est_duration_s
+        out.append(f"estimated duration: {'unknown' if total_time is None else '~' + format_duration(total_time)} "
+                   "(judges run side by side: the slowest one; retries not counted"
+                   + (f"; not included: {', '.join(unknown)}" if unknown else "") + ")")
         batch = [j.est_cost_batch_usd for j in self.judges if j.n_remaining]
         if batch and total:
             out.append("at batch prices (batch: true on OpenAI / Anthropic judges): "
                        + ("unknown (no batch rate for a judge's provider)" if any(c is None for c in batch)
                           else f"<= ${sum(c or 0.0 for c in batch):.4f}"))
-        return out + self.notes
+        return out + self._assumptions() + self.notes
+
+    def _assumptions(self) -> list[str]:
+        lat = sorted({(j.judge.partition(":")[0], j.latency_s) for j in self.judges if j.n_remaining})
+        per_call = [f"{j.judge}: ~{j.est_tokens_in // j.n_remaining:,} + <= {j.est_tokens_out_max // j.n_remaining:,}"
+                    for j in self.judges if j.n_remaining]
+        return [("assumed: latency per call " + ", ".join(
+                    f"{p} {'unknown' if s is None else f'{s:g} s'}" for p, s in lat)
+                 + "; tokens per call in + out (prompt characters / 4; the max_tokens ceiling): "
+                 + "; ".join(per_call))] if lat else []
+
+
+def _judge_time(j: JudgePlan, batch_window: str, fmt: Any) -> str:
+    """One judge's time and the limit that sets it."""
+    if j.duration_bound == "batch":
+        return batch_window
+    if j.est_duration_s is None:
+        return "unknown (no latency assumed for this provider)"
+    if j.duration_bound == "requests_per_minute":
+        bound = f"requests_per_minute {j.requests_per_minute:g}"
+    elif j.duration_bound == "tokens_per_minute":
+        bound = f"tokens_per_minute {j.tokens_per_minute:g}"
+    elif j.duration_bound == "latency" and j.latency_s is not None:
+        bound = f"concurrency {j.concurrency} x {j.latency_s:g} s per call"
+    else:
+        return "unknown"
+    return f"~{fmt(j.est_duration_s)} (set by {bound})"
 
 
 @dataclass

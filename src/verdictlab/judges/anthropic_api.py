@@ -33,8 +33,17 @@ from typing import Any
 
 from ..output_format import OutputFormat
 from ..prices import PriceTable, default_price_table
-from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
+from .base import (
+    JudgeAPI,
+    JudgeCallError,
+    JudgeConfigError,
+    JudgeRequest,
+    JudgeResponse,
+    RetryDecision,
+    building_offline,
+)
 from .openai_api import (
+    auth_hint,
     choose_transport,
     import_sdk,
     missing_sdk,
@@ -65,8 +74,10 @@ class AnthropicJudge(JudgeAPI):
         self.prices = prices
         self._http_client = http_client
         self._client: Any = None
-        self.transport = "custom" if http_client is not None else choose_transport(import_sdk("anthropic"))
-        if not os.environ.get(key_env):
+        offline = building_offline()    # a plan: no key, no SDK import
+        self.transport = ("custom" if http_client is not None else "none (a plan)" if offline
+                          else choose_transport(import_sdk("anthropic")))
+        if not os.environ.get(key_env) and not offline:
             raise JudgeConfigError(f"judge {judge_id!r}: no API key; set the environment variable {key_env}")
 
     def client(self) -> Any:
@@ -160,6 +171,7 @@ class AnthropicJudge(JudgeAPI):
         except Exception as exc:  # noqa: BLE001 - mapped to a typed decision
             status = getattr(exc, "status_code", None)
             what = type(exc).__name__ + (f" (HTTP {status})" if status else "")
+            what += auth_hint(status, self.key_env, (self.key_env,))
             msg = getattr(exc, "message", None) or str(exc)
             raise JudgeCallError(redact(f"anthropic {self.model}: {what}: {msg}"[:500],
                                         [os.environ.get(self.key_env)]),

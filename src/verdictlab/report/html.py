@@ -13,16 +13,24 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup, escape
+
+from ..viewer_links import DEFAULT_VIEWER_URL, cell_anchor, cell_list_url, check_viewer_url, pair_url
 from .build import AGREEMENT_FIELDS, extra_cell_fields
 from .readings import (
+    decision_test_line,
     definition_unparsed_rule,
+    missing_line,
     paradox_rule,
     plot_readings,
+    region_caption,
+    region_phrase,
     shown_definitions,
     single_rep_note,
     t_band,
+    t_with_interval,
 )
-from .terminal import definition_interval, interval, num, pct, protocol_label, temp
+from .terminal import definition_interval, interval, num, pct, protocol_label, protocol_name, shown_name, temp
 
 TEMPLATE = "report.html.j2"
 
@@ -43,12 +51,37 @@ def _env() -> Any:
     env.filters["cellfmt"] = _cellfmt
     env.filters["tclass"] = _t_class
     env.filters["protocol_label"] = protocol_label
+    env.filters["protocol_name"] = lambda c: _breakable(protocol_name(c))
+    env.filters["shown"] = lambda c, kind: _breakable(shown_name(c, kind))
+    env.filters["cell_url"] = lambda c, outcome="": cell_list_url(c, outcome=outcome)
+    env.filters["pair_link"] = lambda r: pair_url(str(r["dataset"]), str(r["item_id"]), cell_anchor(
+        str(r["judge"]), str(r["protocol"]), float(r["temperature"]), str(r.get("decoding") or "free"),
+        str(r.get("step") or "")))
+    env.filters["tci"] = t_with_interval
+    env.filters["breakable"] = _breakable
+    env.filters["region_words"] = region_phrase
+    env.filters["filled_columns"] = _filled_columns
+    env.filters["missing"] = missing_line
     env.filters["temp"] = temp
     env.globals["interval"] = interval
     env.globals["def_interval"] = definition_interval
     env.globals["def_unparsed"] = definition_unparsed_rule
     env.globals["paradox_rule"] = paradox_rule()
     return env
+
+
+def _breakable(text: str) -> Markup:
+    """A name escaped, with a line-break opportunity after each comma (``sim:sk=0.8,pl=0.2`` wraps at
+    its commas in a narrow column instead of overflowing it)."""
+    return Markup(",<wbr>").join(escape(part) for part in str(text).split(","))
+
+
+def _filled_columns(table: Mapping[str, Any]) -> list[tuple[str, int]]:
+    """``[(column, position)]`` of an analysis table's columns with a value in some row (a column empty
+    in every row -- ``step`` of a run without steps -- is left out of the page, kept in the JSON)."""
+    rows = table.get("rows") or []
+    return [(str(col), k) for k, col in enumerate(table.get("columns") or [])
+            if not rows or any(r[k] not in (None, "") for r in rows)]
 
 
 _T_CLASSES = ("t70", "t60", "t50", "t40", "t00")
@@ -94,15 +127,21 @@ def _audit(report: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, embed_plots: bool = True,
-                plot_format: str = "png", title: str | None = None) -> str:
+                plot_format: str = "png", title: str | None = None,
+                viewer_url: str | None = DEFAULT_VIEWER_URL) -> str:
     """Render the report as one self-contained HTML page; write it to ``out`` when given.
 
     ``plot_format`` is ``"png"`` (default, smaller for many points) or ``"svg"``; either way the
     images are inline ``data:`` URIs, so the file needs no network and no side files.
+    ``viewer_url``: where ``verdictlab view`` serves the run (default http://127.0.0.1:8765); the
+    tables and the items that break the judge link to its pages (working while it runs); None or ""
+    leaves the links out.  ``ValueError`` unless it is an ``http(s)://host[:port]`` address.
     """
     from .plots import figure_data_uri, figures
 
+    viewer = check_viewer_url(viewer_url) if viewer_url else None
     plots: list[dict[str, str]] = []
+    decision_images: dict[str, str] = {}
     if embed_plots and report["cells"]:
         import matplotlib.pyplot as plt
 
@@ -114,22 +153,23 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
             plots.append({"name": name, "title": ptitle, "src": figure_data_uri(fig, fmt=plot_format),
                           "reading": read.get(name, "")})
             plt.close(fig)
+        decision_images = _decision_images(report, plot_format)
     from ..guards import input_limits
 
     lim = input_limits()
     report = _cut_long_text(report, lim.html_max_output_chars)
-    html = _render(report, plots, title)
+    html = _render(report, plots, title, viewer_url=viewer, decision_images=decision_images)
     rows = list((report.get("broken_items") or {}).get("rows") or [])
     while len(html.encode("utf-8")) > lim.html_max_bytes and rows:     # shed the audit rows, flipped first kept
         rows = rows[: len(rows) // 2]
         report = {**report, "broken_items": {**report["broken_items"], "rows": rows, "n_shown": len(rows)}}
-        html = _render(report, plots, title)
+        html = _render(report, plots, title, viewer_url=viewer, decision_images=decision_images)
     size = len(html.encode("utf-8"))
     if size > lim.html_max_bytes:
         from ..guards import GuardError, env_name
 
         raise GuardError(f"the HTML report would be {size:,} bytes, more than the limit of {lim.html_max_bytes:,} "
-                         f"(raise it with {env_name('html_max_bytes')}, or use --json)")
+                         f"(raise it with {env_name('html_max_bytes')}, or use --format json)")
     if out is not None:
         p = Path(out)
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -151,8 +191,37 @@ def _cut_long_text(value: Any, limit: int) -> Any:
     return value
 
 
-def _render(report: Mapping[str, Any], plots: list[dict[str, str]], title: str | None) -> str:
+def _decision_images(report: Mapping[str, Any], plot_format: str) -> dict[str, str]:
+    """dataset -> the ``data:`` URI of its trust-region picture (:func:`verdictlab.report.plots.plot_decision`)."""
+    import matplotlib.pyplot as plt
+
+    from .plots import decision_figures, figure_data_uri
+
+    out = {}
+    for dataset, fig in decision_figures(report):
+        out[dataset] = figure_data_uri(fig, fmt=plot_format)
+        plt.close(fig)
+    return out
+
+
+def _legend(report: Mapping[str, Any]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """``[(kind, [(id, display name), ...])]`` for the ids shown under another name."""
+    names = report.get("display_names") or {}
+    out = []
+    for kind in ("judge", "protocol", "dataset"):
+        pairs = [(i, n) for i, n in sorted((names.get(kind) or {}).items()) if i != n]
+        if pairs:
+            out.append((kind, pairs))
+    return out
+
+
+def _render(report: Mapping[str, Any], plots: list[dict[str, str]], title: str | None, *,
+            viewer_url: str | None = None, decision_images: Mapping[str, str] | None = None) -> str:
     cells = report["cells"]
+    images = decision_images or {}
+    decision = [{**d, "img": images.get(str(d["dataset"]))} for d in report.get("decision") or []]
+    names = {k: dict((report.get("display_names") or {}).get(k) or {}) for k in ("judge", "protocol", "dataset")}
+    names["category"] = {}
     agr_fields: list[tuple[str, str]] = []
     if any(c.get("agreement") for c in cells):
         agr_fields = [(k, lab) for k, lab in AGREEMENT_FIELDS if any(k in (c.get("agreement") or {}) for c in cells)]
@@ -165,6 +234,13 @@ def _render(report: Mapping[str, Any], plots: list[dict[str, str]], title: str |
         agr_fields=agr_fields,
         extra_fields=extra_cell_fields(cells),
         jl=report.get("judge_labels") or {},
+        names=names,
+        legend=_legend(report),
+        decision=decision,
+        test_line=decision_test_line(1.0 - float(report.get("confidence", 0.95)),
+                                     int(decision[0]["family_size"]) if decision else 0),
+        region_caption=region_caption(),
+        viewer_url=viewer_url,
         further_titles={n: (t.get("title", n), t.get("description", ""))
                         for n, t in (report.get("extra_tables") or {}).items()},
         single_rep=single_rep_note(cells),

@@ -9,8 +9,27 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .readings import policy_line, shown_definitions, single_rep_note
-from .terminal import cell_title, definition_interval, interval, num, pct, protocol_label, temp
+from .readings import (
+    decision_test_line,
+    missing_line,
+    policy_line,
+    region_caption,
+    region_phrase,
+    shown_definitions,
+    single_rep_note,
+)
+from .terminal import (
+    cell_title,
+    definition_interval,
+    interval,
+    names_line,
+    num,
+    pct,
+    protocol_name,
+    shown_name,
+    t_with_interval,
+    temp,
+)
 
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "`": "\\`", "*": "\\*", "_": "\\_",
             "[": "\\[", "]": "\\]", "\n": " ", "\r": " "}
@@ -31,6 +50,39 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence
 def _fig(cell: Mapping[str, Any], name: str) -> str:
     iv = interval(cell, name)
     return pct(cell.get(name)) + (f" {iv}" if iv else "")
+
+
+_GROUPS = (("use", "Use"), ("avoid", "Avoid"), ("below_best", "Below the best"), ("not_measured", "No T"))
+
+
+def _entry(e: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]) -> str:
+    name = f"{e['number']}. {md_escape(e['configuration'])}"
+    if e["group"] == "avoid":
+        return f"{name} — **{md_escape(e['rule'])}**: {md_escape(e['reason'])}"
+    if e["group"] == "not_measured":
+        return f"{name} — {md_escape(e['reason'])}"
+    tail = f"; {md_escape(e['caution'])}" if e.get("caution") else ""
+    region = f" · {md_escape(e['region_short'])}" if e.get("region_short") else ""
+    return f"{name} — {t_with_interval(cells[int(e['cell_index'])])}{region} ({md_escape(e['brief'])}){tail}"
+
+
+def decision_markdown(report: Mapping[str, Any]) -> list[str]:
+    """The decision per dataset as Markdown lines (:func:`verdictlab.report.readings.decision`)."""
+    lines: list[str] = []
+    cells = report["cells"]
+    for d in report.get("decision") or []:
+        lines += [f"### Decision — {md_escape(d['dataset_name'])}", "", f"**{md_escape(d['headline'])}**", ""]
+        for group, title in _GROUPS:
+            for e in d.get(group) or []:
+                lines.append(f"- {title}: {_entry(e, cells)}")
+        lines += [f"- Not measured: {md_escape(missing_line(m))}" for m in d.get("missing") or []]
+        lines.append("")
+    if lines:
+        first = (report.get("decision") or [{}])[0]
+        lines += [md_escape(decision_test_line(1.0 - float(report.get("confidence", 0.95)),
+                                               int(first.get("family_size") or 0))), ""]
+    legend = names_line(report)
+    return lines + ([md_escape(legend), ""] if legend else [])
 
 
 def definitions_lines(report: Mapping[str, Any]) -> list[str]:
@@ -66,18 +118,21 @@ def render_markdown(report: Mapping[str, Any]) -> str:
              f"temperature).", ""]
     if not cells:
         return "\n".join(lines + ["No judgments in this run yet.", ""])
+    lines += decision_markdown(report)
+    lines += ["### Reliability per cell", ""]
     rows = []
     for c in cells:
         star = " ★" if c.get("best_T_in_dataset") else ""
-        rows.append([md_escape(c["dataset"]), md_escape(c.get("judge_label") or c["judge"]),
-                     md_escape(protocol_label(c)),
+        rows.append([md_escape(shown_name(c, "dataset")), md_escape(c.get("judge_label") or c["judge"]),
+                     md_escape(protocol_name(c)),
                      temp(c.get("temperature")), f"{c.get('n_pairs')} ({c.get('n_labelled_pairs')} lab.)",
                      _fig(c, "C"), _fig(c, "phi"), _fig(c, "A"), pct(c.get("A_max")), _fig(c, "T") + star,
                      pct(c.get("T_joint")),
-                     f"{pct(c.get('parse_failure_rate'))}% ({c.get('n_unparsed')}/{c.get('n_judgments')})"])
+                     f"{pct(c.get('parse_failure_rate'))}% ({c.get('n_unparsed')}/{c.get('n_judgments')})",
+                     md_escape(region_phrase(c, short=True) or "—")])
     lines += _table(["dataset", "judge", "protocol", "temp", "pairs", "C", "φ", "A", "A_max", "T", "T_joint",
-                     "unparsed"], rows, ["l", "l", "l", "r", "r", "r", "r", "r", "r", "r", "r", "r"])
-    lines += ["", md_escape(policy_line(report, legend=False)), ""]
+                     "unparsed", "region"], rows, ["l", "l", "l", "r", "r", "r", "r", "r", "r", "r", "r", "r", "l"])
+    lines += ["", md_escape(policy_line(report, legend=False) + " " + region_caption() + "."), ""]
     note = single_rep_note(cells)
     if note:
         lines += [f"> {note}", ""]
@@ -89,8 +144,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             paradox = a.get("consistency_bias_paradox")
             if a.get("test_retest") is None or a.get("position_bias") is None:
                 paradox = None
-            rows.append([md_escape(c["dataset"]), md_escape(c.get("judge_label") or c["judge"]),
-                         md_escape(c["protocol"]), temp(c.get("temperature")),
+            rows.append([md_escape(shown_name(c, "dataset")), md_escape(c.get("judge_label") or c["judge"]),
+                         md_escape(protocol_name(c)), temp(c.get("temperature")),
                          num(a.get("exact_match"), digits=3), num(a.get("kappa"), digits=3),
                          num(a.get("alpha"), digits=3), num(a.get("kappa_deflation"), digits=3),
                          (md_escape(a["position_bias_note"]) if a.get("position_bias") is None

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, TypedDict
 
-#: version of the JSON document of ``verdictlab report --json``; additions keep it, a change of
+#: version of the JSON document of ``verdictlab report --format json``; additions keep it, a change of
 #: meaning or a removal bumps it
 REPORT_SCHEMA_VERSION = 1
 
@@ -70,8 +70,10 @@ class Report(Mapping[str, Any]):
     fields).  ``cells`` are JSON-ready dicts, one per cell: the columns of
     :func:`verdictlab.stats.reliability` (fractions, ``None`` when undefined), ``agreement`` (the
     cell's row of :func:`verdictlab.stats.agreement_by_cell`), ``region``, ``best_T_in_dataset``,
-    ``sentence`` (:mod:`verdictlab.report.readings`), ``judge_label`` and the columns added by
-    registered cell-column analyses -- every cell the same keys, ``None`` where undefined; with
+    ``regions_possible`` (the regions the intervals of C and phi reach), ``vs_best`` (its row of
+    :func:`verdictlab.stats.versus_best`), ``sentence`` (:mod:`verdictlab.report.readings`),
+    ``display`` (short names: judge, protocol, dataset, configuration), ``judge_label`` and the columns
+    added by registered cell-column analyses -- every cell the same keys, ``None`` where undefined; with
     published definitions asked for, ``definitions`` (one row per definition and variant: value,
     interval, N) -- and the report's ``definitions`` is their catalogue (source, rules, the note on
     what each counts differently from A)."""
@@ -83,6 +85,12 @@ class Report(Mapping[str, Any]):
     seed: int
     cells: list[dict[str, Any]] = field(default_factory=list)
     judge_labels: dict[str, str] = field(default_factory=dict)
+    #: the short names shown for ids: ``{"judge": {id: name}, "protocol": {...}, "dataset": {...}}``
+    #: (:mod:`verdictlab.report.names`)
+    display_names: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: per dataset: the configurations to use, to avoid, below the best, not measured
+    #: (:func:`verdictlab.report.readings.decision`)
+    decision: list[dict[str, Any]] = field(default_factory=list)
     region_thresholds: dict[str, float] = field(default_factory=dict)
     format_dispersion: list[DispersionRow] = field(default_factory=list)
     checklist: list[CheckItem] = field(default_factory=list)

@@ -294,6 +294,82 @@ def plot_judge_spread(cells: Cells, ax: Any = None) -> Any:
     return ax
 
 
+#: how the decision panel's picture draws each group of configurations: (colour, marker, legend text)
+DECISION_STYLES: dict[str, tuple[str, str, str]] = {
+    "use": ("#009E73", "o", "use"), "below_best": ("#8a8f98", "o", "below the best"),
+    "avoid": ("#D55E00", "X", "avoid"),
+}
+#: where a configuration's number sits beside its point (cycled, so numbers of close points part)
+_LABEL_OFFSETS = ((3, 3), (3, -9), (-9, 3), (-9, -9))
+#: the iso-T lines of the decision picture: A − φ/2 = T (the T of a fully consistent judge, C = 1)
+ISO_T = (0.2, 0.4, 0.6, 0.8)
+
+
+def _bound(cell: Mapping[str, Any], name: str, side: str) -> float:
+    """A figure's interval bound (``side`` "lo" or "hi"), the figure itself where the cell has none."""
+    v = cell.get(f"{name}_{side}")
+    return float(cell[name] if v is None else v)
+
+
+def _box(cells: Cells) -> tuple[float, float, float]:
+    """x limit and y limits of the decision picture: room for every interval (layout only)."""
+    phis = [_bound(c, "phi", "hi") for c in cells]
+    accs = [_bound(c, "A", "lo") for c in cells]
+    return (min(1.02, max([*phis, 0.3]) + 0.08), max(-0.02, min([*accs, 0.45]) - 0.06), 1.02)
+
+
+def plot_decision(entries: Sequence[Mapping[str, Any]], cells: Cells, ax: Any = None) -> Any:
+    """The trust-region picture of one dataset's decision: A against φ for each configuration
+    (``entries`` of :func:`verdictlab.report.readings.decision`, each naming its cell by
+    ``cell_index``), with both intervals as error bars, numbered like the decision's list and drawn
+    by group (use / below the best / avoid); the ceiling A = 1 − φ/2 and the iso-T lines
+    A − φ/2 = T of a fully consistent judge (a configuration's T is its C times the value of its line)."""
+    import numpy as np
+
+    ax = _ax(ax, (4.2, 3.1))
+    pts = [(e, cells[int(e["cell_index"])]) for e in entries if e["group"] in DECISION_STYLES]
+    pts = [(e, c) for e, c in pts if c.get("A") is not None and c.get("phi") is not None]
+    x_max, y_min, y_max = _box([c for _, c in pts])
+    phi = np.linspace(0, 1, 101)
+    ax.fill_between(phi, 1 - phi / 2, 1.05, color="#bbbbbb", alpha=0.3, lw=0, zorder=0)
+    ax.plot(phi, 1 - phi / 2, color="#333333", lw=1.2, zorder=1)
+    for t in ISO_T:
+        ax.plot(phi, t + phi / 2, color="#9a9a9a", lw=0.7, ls="--", zorder=1)
+        y_end = t + x_max / 2
+        if y_min < y_end < y_max:
+            ax.text(x_max, y_end, f"T={t:g}", fontsize=6, color="#666666", ha="right", va="bottom")
+    ax.axhline(0.5, color="#999999", lw=0.7, ls=":", zorder=1)
+    for group, (colour, marker, label) in DECISION_STYLES.items():
+        sel = [(e, c) for e, c in pts if e["group"] == group]
+        for k, (e, c) in enumerate(sel):
+            x, y = float(c["phi"]), float(c["A"])
+            xerr = [[x - _bound(c, "phi", "lo")], [_bound(c, "phi", "hi") - x]]
+            yerr = [[y - _bound(c, "A", "lo")], [_bound(c, "A", "hi") - y]]
+            ax.errorbar([x], [y], xerr=xerr, yerr=yerr, fmt=marker, color=colour, ms=5, lw=0.8, alpha=0.85,
+                        capsize=0, zorder=3 if group != "use" else 4, label=label if k == 0 else None)
+            ax.annotate(str(e["number"]), (x, y), xytext=_LABEL_OFFSETS[int(e["number"]) % len(_LABEL_OFFSETS)],
+                        textcoords="offset points", fontsize=6.5, color=colour, zorder=5)
+    ax.set_xlim(-0.01, x_max)
+    ax.set_ylim(y_min, y_max)
+    ax.set_xlabel("position flip rate φ", fontsize=8)
+    ax.set_ylabel("accuracy A", fontsize=8)
+    ax.tick_params(labelsize=7)
+    if pts:
+        ax.legend(fontsize=6.5, loc="lower left", framealpha=0.85)
+    return ax
+
+
+def decision_figures(report: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """``[(dataset, figure)]``: the trust-region picture of each dataset's decision."""
+    plt = _mpl()
+    out = []
+    for d in report.get("decision") or []:
+        fig, ax = plt.subplots(figsize=(4.2, 3.1), layout="constrained")
+        plot_decision([e for g in ("use", "below_best", "avoid") for e in d[g]], report["cells"], ax)
+        out.append((str(d["dataset"]), fig))
+    return out
+
+
 # -- all figures ---------------------------------------------------------------------------------
 
 def figures(report: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
@@ -382,6 +458,6 @@ def write_plots(report: Mapping[str, Any], out_dir: str | Path, *,
 PLOTS = {"ceiling": plot_ceiling, "factors": plot_factors, "regions": plot_regions,
          "format": plot_format_dispersion, "temperature": plot_temperature, "spread": plot_judge_spread}
 
-__all__ = ["OKABE_ITO", "PLOTS", "figure_data_uri", "figures", "plot_ceiling", "plot_factors",
-           "plot_format_dispersion", "plot_judge_spread", "plot_regions", "plot_temperature",
-           "write_plots"]
+__all__ = ["DECISION_STYLES", "OKABE_ITO", "PLOTS", "decision_figures", "figure_data_uri", "figures", "plot_ceiling",
+           "plot_decision", "plot_factors", "plot_format_dispersion", "plot_judge_spread", "plot_regions",
+           "plot_temperature", "write_plots"]

@@ -44,12 +44,14 @@ from ..stats.by_cell import ONE_ORDER_REASON
 from ..stats.regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, PARADOX_BIAS, PARADOX_RETEST, failure_region
 from ..vocab import CellKey, UnparsedPolicy
 
-__all__ = ["BARELY_MOVES", "CHANCE_MARGIN", "DETERMINISTIC_C", "MIN_BENCHMARKS", "MIN_PARSED_SHARE",
+__all__ = ["BARELY_MOVES", "CHANCE_MARGIN", "DECISION_GROUPS", "DETERMINISTIC_C", "MIN_BENCHMARKS", "MIN_PARSED_SHARE",
            "MIN_REPETITIONS", "NEAR_CEILING", "NOISY_C", "NOTE_UNPARSED", "ORDER_DRIVEN_PHI", "SOME_FLIPS_PHI",
-           "TABLE_READINGS", "TRUSTWORTHY_T", "T_BANDS", "agreement_caption", "cell_region", "cell_sentence",
-           "decoding_line", "decoding_reading", "definition_unparsed_rule", "n_phrase", "paradox_rule",
-           "parse_failure_phrase", "plot_readings", "policy_line", "protocol_sentences", "shown_definitions",
-           "single_rep_note", "t_band", "validation_checklist"]
+           "TABLE_READINGS", "TRUSTWORTHY_T", "T_BANDS", "agreement_caption", "avoid_rule", "caution", "cell_region",
+           "cell_sentence", "configuration_status", "decision", "decision_test_line", "decoding_line",
+           "decoding_reading", "definition_unparsed_rule", "missing_figures", "missing_line", "n_phrase",
+           "paradox_rule", "parse_failure_phrase", "plot_readings", "policy_line", "protocol_sentences",
+           "region_caption", "region_phrase", "shown_definitions", "single_rep_note", "t_band", "t_with_interval",
+           "validation_checklist"]
 
 MIN_PARSED_SHARE = 0.10      # below this share of readable outputs the figures are not read
 ORDER_DRIVEN_PHI = 0.70      # swapping the answers reverses most verdicts
@@ -140,6 +142,40 @@ def cell_region(cell: Mapping[str, Any], *, c_high: float = DEFAULT_C_HIGH,
     return str(failure_region(C, phi, c_high=c_high, phi_low=phi_low))
 
 
+def _region_words(cell: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(the regions a cell may be in, joined with "or"; the span clause, empty for one region), or None
+    when the cell has no region.  The regions are ``regions_possible`` (the ones the intervals of C and
+    phi reach: :func:`verdictlab.stats.cell_regions_possible`), else the cell's region alone."""
+    region = cell_region(cell)
+    if region is None:
+        return None
+    reach = [str(r) for r in (cell.get("regions_possible") or []) if r] or [region]
+    if len(reach) == 1:
+        return reach[0], ""
+    names = f"{', '.join(reach[:-1])} or {reach[-1]}"
+    span = {2: "both", 3: "all three", 4: "all four"}.get(len(reach), f"all {len(reach)}")
+    return names, f"the interval spans {span}"
+
+
+def region_phrase(cell: Mapping[str, Any], *, short: bool = False) -> str | None:
+    """A cell's failure region as the report names it everywhere: ``chaos``, or -- when the intervals
+    of C and phi reach other regions -- ``chaos or confidently-biased: the interval spans both``
+    (``short``: without the clause, for a table whose caption says it).  None without a region."""
+    words = _region_words(cell)
+    if words is None:
+        return None
+    names, span = words
+    if short and span:
+        return "any of the four regions" if span.endswith("all four") else names
+    return names if not span else f"{names}: {span}"
+
+
+def region_caption() -> str:
+    """How a table's region column reads."""
+    return ("Region: the failure region of (C, φ); 'X or Y' when the intervals of C and φ reach both "
+            "regions (the figures cannot tell them apart), 'any of the four' when they reach all four")
+
+
 def _not_trustworthy_because(region: str | None, C: float, phi: float | None, *, c_high: float,
                              phi_low: float) -> str:
     """Why a cell outside the trustworthy region is not called trustworthy, in words."""
@@ -222,7 +258,9 @@ def cell_sentence(cell: Mapping[str, Any], *, c_high: float = DEFAULT_C_HIGH,
     measured = _c_measured(cell)
     region = cell_region(cell, c_high=c_high, phi_low=phi_low)
     c_text = f"C = {_pct(C)}" if measured else "C not measured (one repetition)"
-    figures = f"region {region or 'undefined'}: {c_text}, phi = {_pct(phi)}, A = {_pct(A)}, T = {_pct(T)}"
+    words = _region_words(cell)
+    where = "undefined" if words is None else words[0] + (f" ({words[1]})" if words[1] else "")
+    figures = f"region {where}: {c_text}, phi = {_pct(phi)}, A = {_pct(A)}, T = {_pct(T)}"
     side: list[str] = []
     if phi is not None and SOME_FLIPS_PHI <= phi < ORDER_DRIVEN_PHI:
         side.append(f"swapping the two answers changes the verdict on {_pct(phi)} of pairs")
@@ -559,3 +597,203 @@ def plot_readings(report: Mapping[str, Any]) -> dict[str, str]:
             "format": _format_reading(report.get("format_dispersion") or [], names),
             "temperature": _temperature_reading(across.get("temperature_effect")),
             "spread": _spread_reading(across.get("judge_spread") or [], names)}
+
+
+# -- the decision: which configurations to use, which to avoid, what was not measured ----------------
+
+#: the groups of the decision, in the order a reader sees them
+DECISION_GROUPS: tuple[str, ...] = ("use", "avoid", "below_best", "not_measured")
+
+
+def avoid_rule(cell: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(rule, one sentence)`` when a configuration must be avoided, by the rules its cell sentence
+    reads (:func:`cell_sentence`), tried in this order: *unreadable format* (fewer than
+    ``MIN_PARSED_SHARE`` of its outputs parsed), *order-driven* (phi >= ``ORDER_DRIVEN_PHI``),
+    *unstable* (C measured and below ``NOISY_C``), *inaccurate* (A's interval contains 1/2 or lies
+    below it).  None when no rule applies."""
+    fail = _num(cell.get("parse_failure_rate")) or 0.0
+    if (_num(cell.get("n_judgments")) or 0) > 0 and 1.0 - fail < MIN_PARSED_SHARE:
+        return ("unreadable format", f"almost never gives a readable verdict in this format ({_pct(1 - fail)} "
+                                     f"of its outputs parsed{_reason(cell)})")
+    phi, C = _num(cell.get("phi")), _num(cell.get("C"))
+    if phi is not None and phi >= ORDER_DRIVEN_PHI:
+        return ("order-driven", f"swapping the two answers reverses {_pct(phi)} of its verdicts: they follow "
+                                f"the layout, not the content")
+    if C is not None and _c_measured(cell) and C < NOISY_C:
+        return ("unstable", f"re-asking changes its verdict on most pairs (only {_pct(C)} reproducible)")
+    verdict, _ = _accuracy(cell)
+    A = _pct(_num(cell.get("A")))
+    if verdict == "chance":
+        return ("inaccurate", f"no better than chance (A = {A}; its interval contains 50%)")
+    if verdict == "worse":
+        return ("inaccurate", f"worse than chance: it prefers the wrong answer (A = {A})")
+    return None
+
+
+def _interval_text(cell: Mapping[str, Any], name: str) -> str:
+    lo, hi = _num(cell.get(f"{name}_lo")), _num(cell.get(f"{name}_hi"))
+    return "" if lo is None or hi is None else f" [{100 * lo:.0f}, {100 * hi:.0f}]"
+
+
+def t_with_interval(cell: Mapping[str, Any]) -> str:
+    """``T 95% [88, 100]``: a configuration's T with its interval."""
+    return f"T {_pct(_num(cell.get('T')))}{_interval_text(cell, 'T')}"
+
+
+def _paired(vs: Mapping[str, Any]) -> str:
+    n, a, b = (int(_num(vs.get(k)) or 0) for k in ("n_shared", "n_better_best", "n_better_cell"))
+    p = _num(vs.get("p_holm"))
+    return (f"on the {n} pairs both judged, {a} favour the best and {b} this one "
+            f"(sign test, Holm p = {'n/a' if p is None else f'{p:.2g}'})")
+
+
+def _no_t_reason(cell: Mapping[str, Any]) -> str:
+    if _num(cell.get("A")) is None:
+        return "no T: no labelled pair, so its accuracy is not measured"
+    if _num(cell.get("phi")) is None:
+        return "no T: no pair was judged in both orders, so its flip rate is not measured"
+    return "no T: too few readable verdicts"
+
+
+def configuration_status(cell: Mapping[str, Any]) -> tuple[str, str, str]:
+    """``(group, rule, reason)`` of one configuration in the decision: ``avoid`` by :func:`avoid_rule`;
+    ``not_measured`` without a T (or never compared with the best: no pair judged by both); ``use``
+    for the best T of its dataset and every configuration the paired test does not tell from it (or
+    tells better); ``below_best`` for the ones it tells worse.  ``cell["vs_best"]`` is its row of
+    :func:`verdictlab.stats.versus_best`."""
+    avoid = avoid_rule(cell)
+    if avoid is not None:
+        return "avoid", avoid[0], avoid[1]
+    if _num(cell.get("T")) is None:
+        return "not_measured", "no T", _no_t_reason(cell)
+    vs = cell.get("vs_best") or {}
+    if vs.get("best"):
+        return "use", "best", "the best T of this dataset"
+    if _num(vs.get("p_holm")) is None:
+        return "not_measured", "not compared", "not compared with the best: no labelled pair judged in both orders by both"
+    if not vs.get("distinguishable"):
+        return "use", "not distinguishable", "not distinguishable from the best: " + _paired(vs)
+    if (_num(vs.get("n_better_cell")) or 0) > (_num(vs.get("n_better_best")) or 0):
+        return "use", "better on shared pairs", "below the best by T but more often trustworthy: " + _paired(vs)
+    return "below_best", "below the best", "distinguishably below the best: " + _paired(vs)
+
+
+_MISSING = (
+    ("C", "one repetition: re-asking was never tried, so reproducibility is not measured",
+     lambda c: not _c_measured(c)),
+    ("φ", "one order: the answers were never swapped, so the flip rate is not measured",
+     lambda c: _num(c.get("phi")) is None and (_num(c.get("n_judgments")) or 0) > 0),
+    ("A", "no labels: accuracy (and T) is not measured",
+     lambda c: _num(c.get("A")) is None and (_num(c.get("n_judgments")) or 0) > 0),
+)
+
+
+def _configuration(cell: Mapping[str, Any]) -> str:
+    return str((cell.get("display") or {}).get("configuration") or _cell_name(cell))
+
+
+def missing_figures(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What was not measured: ``{"figure", "why", "configurations", "every"}`` for C (one repetition),
+    φ (one order) and A (no labels), naming the configurations that lack it (``every``: all do)."""
+    out = []
+    for figure, why, lacks in _MISSING:
+        names = [_configuration(c) for c in cells if lacks(c)]
+        if names:
+            out.append({"figure": figure, "why": why, "configurations": names, "every": len(names) == len(cells)})
+    return out
+
+
+def missing_line(item: Mapping[str, Any]) -> str:
+    """One line of :func:`missing_figures` in words."""
+    who = "every configuration" if item["every"] else ", ".join(item["configurations"])
+    return f"{item['figure']} not measured for {who}: {item['why']}"
+
+
+def caution(cell: Mapping[str, Any]) -> str:
+    """What a reader of a usable configuration should still know, by the side clauses of the cell
+    sentences: flips under the swap (phi >= ``SOME_FLIPS_PHI``), unreadable outputs (>=
+    ``NOTE_UNPARSED``), C not measured.  Empty when nothing applies."""
+    phi = _num(cell.get("phi"))
+    fail = _num(cell.get("parse_failure_rate")) or 0.0
+    notes = []
+    if phi is not None and phi >= SOME_FLIPS_PHI:
+        notes.append(f"swapping the answers changes {_pct(phi)} of its verdicts")
+    if fail >= NOTE_UNPARSED:
+        notes.append(f"{_pct(fail)} of its outputs unreadable")
+    if not _c_measured(cell):
+        notes.append("C not measured (one repetition)")
+    return "; ".join(notes)
+
+
+def _brief(group: str, rule: str, cell: Mapping[str, Any]) -> str:
+    """The reason in a few words, for a one-line list: the paired counts against the best."""
+    vs = cell.get("vs_best") or {}
+    if rule == "best":
+        return "the best T"
+    if group in ("use", "below_best") and _num(vs.get("p_holm")) is not None:
+        n, a, b = (int(_num(vs.get(k)) or 0) for k in ("n_shared", "n_better_best", "n_better_cell"))
+        return f"{a} vs {b} of {n} pairs, Holm p {float(vs['p_holm']):.2g}"
+    return rule
+
+
+def _entry(index: int, cell: Mapping[str, Any]) -> dict[str, Any]:
+    group, rule, reason = configuration_status(cell)
+    display = cell.get("display") or {}
+    return {"cell_index": index, "configuration": _configuration(cell),
+            "configuration_id": str(display.get("configuration_id") or _configuration(cell)),
+            **{k: cell.get(k) for k in ("judge", "protocol", "temperature", "decoding", "step")},
+            "T": cell.get("T"), "T_lo": cell.get("T_lo"), "T_hi": cell.get("T_hi"),
+            "region": region_phrase(cell), "region_short": region_phrase(cell, short=True),
+            "group": group, "rule": rule, "reason": reason, "brief": _brief(group, rule, cell),
+            "caution": caution(cell) if group == "use" else ""}
+
+
+def _headline(entries: Sequence[Mapping[str, Any]], cells: Sequence[Mapping[str, Any]]) -> str:
+    use = [e for e in entries if e["group"] == "use"]
+    best = next((e for e in entries if (cells[e["cell_index"]].get("vs_best") or {}).get("best")), None)
+    if use:
+        first = use[0]
+        more = (f" — or any of {len(use) - 1} more not distinguishable from it" if len(use) > 2
+                else " — or one more not distinguishable from it" if len(use) == 2 else "")
+        head = f"Use {first['configuration']} ({t_with_interval(cells[first['cell_index']])}){more}."
+        if best is not None and best["group"] == "avoid":
+            head += (f" The best T, {best['configuration']} ({t_with_interval(cells[best['cell_index']])}), "
+                     f"is to be avoided: {best['reason']}.")
+        return head
+    if best is not None:
+        return (f"No configuration to use: the best T, {best['configuration']} "
+                f"({t_with_interval(cells[best['cell_index']])}), is to be avoided: {best['reason']}.")
+    return "No configuration to use: no configuration has a T (see what was not measured)."
+
+
+def decision(cells: Sequence[Mapping[str, Any]], *, alpha: float, family_size: int) -> list[dict[str, Any]]:
+    """Per dataset, in the order of the cells: ``{"dataset", "headline", "use", "avoid", "below_best",
+    "not_measured", "missing"}``.  Each group lists configurations as ``{"number", "cell_index",
+    "configuration", judge, protocol, temperature, decoding, step, "T", "T_lo", "T_hi", "region",
+    "group", "rule", "reason"}`` (``number``: its rank by T in the dataset, 1 = best; ``cell_index``:
+    its place in the report's cells); ``missing`` is :func:`missing_figures`.  The cells carry their
+    ``vs_best`` row and ``display`` names (:func:`verdictlab.report.build_report`)."""
+    out = []
+    for ds in dict.fromkeys(str(c["dataset"]) for c in cells):
+        idx = [i for i, c in enumerate(cells) if str(c["dataset"]) == ds]
+        ranked = sorted(idx, key=lambda i: (_num(cells[i].get("T")) is None, -(_num(cells[i].get("T")) or 0.0), i))
+        entries = [{"number": k + 1, **_entry(i, cells[i])} for k, i in enumerate(ranked)]
+        item: dict[str, Any] = {"dataset": ds,
+                                "dataset_name": str((cells[idx[0]].get("display") or {}).get("dataset") or ds),
+                                "headline": _headline(entries, cells), "alpha": alpha, "family_size": family_size}
+        for g in DECISION_GROUPS:
+            item[g] = [e for e in entries if e["group"] == g]
+        item["missing"] = missing_figures([cells[i] for i in idx])
+        out.append(item)
+    return out
+
+
+def decision_test_line(alpha: float, family_size: int) -> str:
+    """How "not distinguishable from the best" is decided, in one sentence."""
+    return (f"Not distinguishable = an exact sign test over the pairs both configurations judged (labelled, "
+            f"both orders) on how many of each pair's two orders got a trustworthy verdict (reproducible, "
+            f"order-invariant and right; the event T_joint counts) — 'a vs b of n pairs': on a pairs the best "
+            f"has more, on b this one — Holm-adjusted across all {family_size} "
+            f"comparisons with a dataset's best T, at {alpha:.0%}. Avoid = the rules of the cell sentences: "
+            f"unreadable format, order-driven (φ ≥ {_pct(ORDER_DRIVEN_PHI)}), unstable (C < {_pct(NOISY_C)}), "
+            f"inaccurate (A's interval not above 50%).")

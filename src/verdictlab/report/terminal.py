@@ -16,11 +16,16 @@ from .build import AGREEMENT_FIELDS, extra_cell_fields
 from .readings import (
     T_BANDS,
     agreement_caption,
+    decision_test_line,
     decoding_line,
+    missing_line,
     policy_line,
+    region_caption,
+    region_phrase,
     shown_definitions,
     single_rep_note,
     t_band,
+    t_with_interval,
 )
 
 
@@ -85,6 +90,17 @@ def protocol_label(cell: Mapping[str, Any]) -> str:
     return label
 
 
+def shown_name(cell: Mapping[str, Any], kind: str) -> str:
+    """The display name of a cell's ``kind`` (judge, protocol, dataset): ``cell["display"]`` when the
+    report gave it one, else the id."""
+    return str((cell.get("display") or {}).get(kind) or cell.get(kind))
+
+
+def protocol_name(cell: Mapping[str, Any]) -> str:
+    """:func:`protocol_label` under the protocol's display name."""
+    return protocol_label({**cell, "protocol": shown_name(cell, "protocol")})
+
+
 def _jl(row: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> str:
     """The short display name of a row's judge."""
     if row.get("judge_label"):
@@ -94,12 +110,12 @@ def _jl(row: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> str:
 
 def figures_table(cells: list[dict[str, Any]], *, title: str) -> Table:
     tbl = Table(title=title, title_justify="left", show_lines=False, header_style="bold",
-                caption_justify="left")
-    judge_width = min(26, max((len(_jl(c)) for c in cells), default=5))
+                caption=region_caption(), caption_justify="left")
+    judge_width = min(32, max((len(_jl(c)) for c in cells), default=5))
     for name, justify in (("dataset", "left"), ("judge", "left"), ("protocol", "left"), ("temp", "right"),
                           ("pairs", "right"), ("C", "right"), ("SC", "right"), ("φ", "right"),
                           ("A", "right"), ("A_dec", "right"), ("A_max", "right"), ("gap", "right"),
-                          ("T", "right"), ("T_joint", "right"), ("unparsed", "right")):
+                          ("T", "right"), ("T_joint", "right"), ("unparsed", "right"), ("region", "left")):
         tbl.add_column(name, justify=justify, overflow="fold",  # type: ignore[arg-type]
                        min_width=judge_width if name == "judge" else None)
     last_ds = None
@@ -114,12 +130,12 @@ def figures_table(cells: list[dict[str, Any]], *, title: str) -> Table:
         unparsed = (f"{pct(c.get('parse_failure_rate'))}%\n{c.get('n_unparsed', 0)}/{c.get('n_judgments', 0)}"
                     if c.get("parse_failure_rate") is not None else "—")
         tbl.add_row(
-            _run_text(ds), _run_text(_jl(c)), _run_text(protocol_label(c)),
+            _run_text(shown_name(c, "dataset")), _run_text(_jl(c)), _run_text(protocol_name(c)),
             temp(c.get("temperature")),
             pairs, _fig(c, "C"), pct(c.get("self_consistency")), _fig(c, "phi"), _fig(c, "A"),
             pct(c.get("A_dec")), pct(c.get("A_max")), pct(c.get("capability_gap")),
             Text.assemble(_fig(c, "T", style=_t_style(c.get("T"))), (best, "bold")),
-            pct(c.get("T_joint")), unparsed,
+            pct(c.get("T_joint")), unparsed, region_phrase(c, short=True) or "—",
         )
     return tbl
 
@@ -136,7 +152,7 @@ def agreement_table(cells: list[dict[str, Any]]) -> Table | None:
     short = {"exact_match": "exact", "kappa": "κ", "alpha": "α", "kappa_deflation": "κ defl.",
              "position_bias": "pos. bias", "test_retest": "retest", "consistency_bias_paradox": "paradox",
              "verbosity_bias": "verb. r", "n_agreement_units": "N units", "n_position": "N pos."}
-    judge_width = min(26, max((len(_jl(c)) for c in rows), default=5))
+    judge_width = min(32, max((len(_jl(c)) for c in rows), default=5))
     for name in ("dataset", "judge", "protocol", "temp"):
         tbl.add_column(name, overflow="fold", min_width=judge_width if name == "judge" else None)
     for k, lab in present:
@@ -158,8 +174,8 @@ def agreement_table(cells: list[dict[str, Any]]) -> Table | None:
                 vals.append(num(v, digits=3))
             else:
                 vals.append("—" if v is None else str(v))
-        tbl.add_row(_run_text(c["dataset"]), _run_text(_jl(c)), _run_text(c["protocol"]), temp(c.get("temperature")),
-                    *vals)
+        tbl.add_row(_run_text(shown_name(c, "dataset")), _run_text(_jl(c)), _run_text(protocol_name(c)),
+                    temp(c.get("temperature")), *vals)
     return tbl
 
 
@@ -179,7 +195,7 @@ def extra_table(cells: list[dict[str, Any]]) -> Table | None:
         for k, _ in fields:
             v = c.get(k)
             vals.append(_fig(c, k) if isinstance(v, float) else _run_text("—" if v is None else v))
-        tbl.add_row(_run_text(c["dataset"]), _run_text(_jl(c)), _run_text(c["protocol"]),
+        tbl.add_row(_run_text(shown_name(c, "dataset")), _run_text(_jl(c)), _run_text(protocol_name(c)),
                     temp(c.get("temperature")), *vals)
     return tbl
 
@@ -189,7 +205,8 @@ def cell_title(cell: Mapping[str, Any]) -> str:
     multi-call protocol): one cell in a title."""
     dec = cell.get("decoding")
     tail = (f" / {dec}" if dec and dec != DEFAULT_DECODING else "") + (f" / {cell['step']}" if cell.get("step") else "")
-    return f"{_jl(cell)} / {protocol_label(cell)} / {cell['dataset']} / T={temp(cell.get('temperature'))}{tail}"
+    return (f"{_jl(cell)} / {protocol_name(cell)} / {shown_name(cell, 'dataset')} / "
+            f"T={temp(cell.get('temperature'))}{tail}")
 
 
 def definition_interval(row: Mapping[str, Any]) -> str:
@@ -272,7 +289,7 @@ def analyses_lines(report: Mapping[str, Any]) -> list[tuple[str, str]]:
             out.append((f"{t.get('title') or name} could not be computed: {t['error']}", "red"))
     names = [f"{k} ({len(v.get('rows') or [])} rows)" for k, v in extra.items() if not v.get("error")]
     if names:
-        out.append(("Further analyses in --html and --json (run.analyses): " + ", ".join(names) + ".", ""))
+        out.append(("Further analyses in --format html and --format json (run.analyses): " + ", ".join(names) + ".", ""))
     return out
 
 
@@ -293,6 +310,66 @@ def dispersion_table(rows: list[dict[str, Any]], labels: Mapping[str, str]) -> T
     return tbl
 
 
+def _entry_line(e: Mapping[str, Any], cells: list[dict[str, Any]]) -> Text:
+    """One configuration of the decision: its number, name, T and why."""
+    line = Text(f"{e['number']:>3} ")
+    line.append_text(_run_text(e["configuration"]))
+    if e["group"] == "avoid":
+        line.append(f"  {e['rule']}: ", style="bold red")
+        line.append_text(_run_text(e["reason"]))
+        return line
+    if e["group"] == "not_measured":
+        line.append(": " + str(e["reason"]), style="dim")
+        return line
+    line.append(f"  {t_with_interval(cells[int(e['cell_index'])])}", style=_t_style(e.get("T")))
+    if e.get("region_short"):
+        line.append(f"  {e['region_short']}", style="dim")
+    line.append(f"  ({e['brief']})", style="dim")
+    if e.get("caution"):
+        line.append(f"; {e['caution']}", style="yellow")
+    return line
+
+
+_GROUP_TITLES = {"use": ("use", "bold green"), "avoid": ("avoid", "bold red"),
+                 "below_best": ("below the best", "bold"), "not_measured": ("no T", "dim")}
+
+
+def decision_lines(report: Mapping[str, Any]) -> list[Text]:
+    """The decision, per dataset: the answer, then the configurations to use, to avoid, below the best
+    and without a T, then what was not measured (:func:`verdictlab.report.readings.decision`)."""
+    cells = report["cells"]
+    out: list[Text] = []
+    for d in report.get("decision") or []:
+        head = Text("Decision — ", style="bold")
+        head.append_text(Text(str(d["dataset_name"]), style="bold"))
+        head.append(": ")
+        head.append_text(_run_text(d["headline"]))
+        out.append(head)
+        for group, (title, style) in _GROUP_TITLES.items():
+            for k, e in enumerate(d.get(group) or []):
+                line = Text(f"  {title if k == 0 else '':<15}", style=style)
+                out.append(line.append_text(_entry_line(e, cells)))
+        for m in d.get("missing") or []:
+            out.append(Text("  not measured   ", style="dim").append_text(_run_text(missing_line(m))))
+    if out:
+        first = (report.get("decision") or [{}])[0]
+        out.append(Text(decision_test_line(1.0 - float(report.get("confidence", 0.95)),
+                                           int(first.get("family_size") or 0)), style="dim"))
+    return out
+
+
+def names_line(report: Mapping[str, Any]) -> str:
+    """The ids shown under a shorter name: ``Names: judge X = id; ...``; empty when none is.  Read
+    from the cells' values (their id and ``display`` name), never from the keys of
+    ``display_names``: a terminal view makes the values of a report printable, not its keys."""
+    seen: dict[str, dict[str, str]] = {"judge": {}, "protocol": {}, "dataset": {}}
+    for c in report.get("cells") or []:
+        for kind, ids in seen.items():
+            ids[str(c[kind])] = shown_name(c, kind)
+    pairs = [f"{kind} {n} = {i}" for kind in seen for i, n in sorted(seen[kind].items()) if i != n]
+    return ("Names: " + "; ".join(pairs)) if pairs else ""
+
+
 def render_terminal(report: Mapping[str, Any], console: Console | None = None) -> None:
     """Print the report: figures per cell, agreement/bias, engine accounting, checklist."""
     console = console or Console()
@@ -308,10 +385,8 @@ def render_terminal(report: Mapping[str, Any], console: Console | None = None) -
             console.print(_run_text(line), style=style, highlight=False)
         return
     labels = report.get("judge_labels") or {}
-    shortened = {j: lab for j, lab in labels.items() if j != lab}
-    if shortened:
-        console.print(_run_text("Judges: " + "; ".join(f"{lab} = {j}" for j, lab in shortened.items())),
-                      highlight=False, style="dim")
+    for text in [*decision_lines(report), *([Text(names_line(report), style="dim")] if names_line(report) else [])]:
+        console.print(text, highlight=False)
     console.print(figures_table(cells, title="Reliability per cell (judge × protocol × dataset × temperature)"))
     console.print(_run_text(policy_line(report)), style="dim", highlight=False)
     single = single_rep_note(cells)
@@ -336,4 +411,4 @@ def render_terminal(report: Mapping[str, Any], console: Console | None = None) -
     if bi.get("n_total"):
         console.print(f"{bi['n_total']} (pair × cell) combinations break the judge: {bi['n_flipped']} flipped "
                       f"under the swap, {bi['n_unstable']} unstable across repetitions "
-                      f"(see --html for the items side by side).", highlight=False)
+                      f"(see --format html for the items side by side).", highlight=False)

@@ -170,10 +170,20 @@ from .regions import (
     PARADOX_RETEST,
     REGIONS,
     cell_regions,
+    cell_regions_possible,
     failure_region,
     region_thresholds,
+    regions_reached,
 )
-from .reliability import RELIABILITY_COLUMNS, accuracy_ceiling, reliability, trust_rate, unit_table
+from .reliability import (
+    RELIABILITY_COLUMNS,
+    PairEvents,
+    accuracy_ceiling,
+    pair_events,
+    reliability,
+    trust_rate,
+    unit_table,
+)
 from .remedies import (
     EFFECT_FIGURES,
     both_orders_verdicts,
@@ -192,7 +202,7 @@ from .self_preference import (
     self_preference,
     two_proportion_test,
 )
-from .significance import McNemar, holm_adjust, kendall, mcnemar_exact, spearman
+from .significance import McNemar, exact_sign_test, holm_adjust, kendall, mcnemar_exact, spearman
 from .stability import (
     AnchoringShift,
     ChangeVsNoise,
@@ -212,6 +222,7 @@ from .transitivity import (
     weak_order_consistent,
 )
 from .variance import anova_eta_squared, g_study, g_study_verdicts
+from .versus_best import VERSUS_BEST_COLUMNS, versus_best
 
 __all__ = [
     "accuracy_ceiling",
@@ -245,6 +256,7 @@ __all__ = [
     "calls_per_verdict",
     "calls_to_decide",
     "cell_regions",
+    "cell_regions_possible",
     "CELL_TOTALS",
     "cell_totals",
     "cells_lacking_an_order",
@@ -326,6 +338,7 @@ __all__ = [
     "match_probe_rows",
     "McNemar",
     "mcnemar_exact",
+    "exact_sign_test",
     "MeanEstimate",
     "MIN_CALIBRATION",
     "min_calibration_items",
@@ -342,6 +355,8 @@ __all__ = [
     "OrderPairs",
     "pair_outcomes",
     "pair_rank",
+    "pair_events",
+    "PairEvents",
     "pair_verdict_agreement",
     "paired_mcnemar",
     "PARADOX_BIAS",
@@ -364,6 +379,7 @@ __all__ = [
     "recalibrate",
     "Recalibration",
     "region_thresholds",
+    "regions_reached",
     "REGIONS",
     "reliability",
     "RELIABILITY_COLUMNS",
@@ -399,6 +415,8 @@ __all__ = [
     "unit_expectation",
     "unit_frame",
     "unit_table",
+    "versus_best",
+    "VERSUS_BEST_COLUMNS",
     "UnitExpectation",
     "UNPARSED",
     "UNREADABLE_SOURCES",

@@ -45,6 +45,7 @@ resamples ``C_boot_lo/hi``, ``phi_boot_lo/hi``, ``A_boot_lo/hi``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -64,7 +65,8 @@ from ._frame import (
 )
 from .intervals import percentile_bounds, wilson_bounds
 
-__all__ = ["reliability", "trust_rate", "accuracy_ceiling", "RELIABILITY_COLUMNS", "unit_table"]
+__all__ = ["reliability", "trust_rate", "accuracy_ceiling", "RELIABILITY_COLUMNS", "PairEvents", "pair_events",
+           "unit_table"]
 
 #: the default cells: the full cell key of :mod:`verdictlab.vocab` (a frame without ``decoding`` is free)
 DEFAULT_BY: tuple[str, ...] = CELL_KEY
@@ -179,6 +181,44 @@ def unit_table(judgments: pd.DataFrame, *, unparsed: str = "exclude",
     return cell_frame, units
 
 
+@dataclass(frozen=True)
+class PairEvents:
+    """The events of T_joint from a unit table (:func:`unit_table`).
+
+    Per pair: ``present`` (it has a unit), ``both`` (a unit in each order), ``P`` (both orders have the
+    same modal verdict, a split mode never agrees; under ``unparsed="wrong"`` unparsed equals
+    unparsed).  Per unit: ``unit_correct`` (labelled A/B and its modal verdict is the label),
+    ``unit_joint`` (in T_joint's denominator: a labelled unit of a pair judged in both orders) and
+    ``unit_trustworthy`` (the joint event N(i,o) P(i) 1[m(i,o) = label(i)] on such a unit)."""
+
+    present: np.ndarray
+    both: np.ndarray
+    P: np.ndarray
+    unit_correct: np.ndarray
+    unit_joint: np.ndarray
+    unit_trustworthy: np.ndarray
+
+
+def pair_events(u: dict[str, np.ndarray]) -> PairEvents:
+    """:class:`PairEvents` of the unit arrays ``u`` of :func:`unit_table`."""
+    up, uo, m = u["unit_pair"], u["unit_order"], u["mode"]
+    n_pairs_all = len(u["pair_cell"])
+    m_ab = np.full(n_pairs_all, -2, dtype=np.int64)  # -2: order absent
+    m_ba = np.full(n_pairs_all, -2, dtype=np.int64)
+    m_ab[up[uo == 0]] = m[uo == 0]
+    m_ba[up[uo == 1]] = m[uo == 1]
+    present = np.zeros(n_pairs_all, dtype=bool)
+    present[up] = True
+    both = (m_ab != -2) & (m_ba != -2)
+    # unparsed == unparsed under "wrong" (LLMBar's positional agreement); a split mode never agrees
+    P = both & (m_ab == m_ba) & (m_ab >= 0)
+    ulab = u["pair_label"][up]
+    correct = (ulab >= 0) & (m == ulab)
+    joint = (ulab >= 0) & both[up]
+    return PairEvents(present=present, both=both, P=P, unit_correct=correct, unit_joint=joint,
+                      unit_trustworthy=joint & u["N"] & P[up] & correct)
+
+
 def reliability(judgments: pd.DataFrame, *, unparsed: str = "exclude", q: float | str = "auto",
                 confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0,
                 by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
@@ -195,30 +235,20 @@ def reliability(judgments: pd.DataFrame, *, unparsed: str = "exclude", q: float 
         raise ValueError(f"q must be in [0, 1], got {q!r}")
     cells, u = unit_table(judgments, unparsed=unparsed, by=by)
     G = len(cells)
-    uc, up, uo, m = u["unit_cell"], u["unit_pair"], u["unit_order"], u["mode"]
+    uc, up, m = u["unit_cell"], u["unit_pair"], u["mode"]
     n_pairs_all = len(u["pair_cell"])
 
     def per_cell(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
         return np.bincount(idx, weights=np.asarray(x, dtype=float), minlength=G)
 
-    # ---- pairs: modes in both orders ------------------------------------------------------
-    m_ab = np.full(n_pairs_all, -2, dtype=np.int64)  # -2: order absent
-    m_ba = np.full(n_pairs_all, -2, dtype=np.int64)
-    m_ab[up[uo == 0]] = m[uo == 0]
-    m_ba[up[uo == 1]] = m[uo == 1]
-    present = np.zeros(n_pairs_all, dtype=bool)
-    present[up] = True
-    both = (m_ab != -2) & (m_ba != -2)
-    # unparsed == unparsed under "wrong" (LLMBar's positional agreement); a split mode never agrees
-    P = both & (m_ab == m_ba) & (m_ab >= 0)
+    # ---- pairs: modes in both orders; units: correct, joint events ------------------------------
+    ev = pair_events(u)
+    present, both, P = ev.present, ev.both, ev.P
     lab = u["pair_label"]
     labelled_pair = lab >= 0
     pc = u["pair_cell"]
-
-    # ---- units -----------------------------------------------------------------------------
-    ulab = lab[up]
-    u_labelled = ulab >= 0
-    correct = u_labelled & (m == ulab)
+    u_labelled = lab[up] >= 0
+    correct = ev.unit_correct
     u_both = both[up]
     u_P = P[up]
 
@@ -270,9 +300,8 @@ def reliability(judgments: pd.DataFrame, *, unparsed: str = "exclude", q: float 
         q_arr = np.full(G, float(q))
     A_max = 1.0 - phi * (1.0 - q_arr)
     T = C * (A - phi * q_arr)
-    joint_units = u_labelled & u_both
-    n_joint_units = per_cell(joint_units, uc)
-    T_joint = safe_div(per_cell(joint_units & u["N"] & u_P & correct, uc), n_joint_units)
+    n_joint_units = per_cell(ev.unit_joint, uc)
+    T_joint = safe_div(per_cell(ev.unit_trustworthy, uc), n_joint_units)
 
     C_lo, C_hi = wilson_bounds(sum_N, n_units, confidence=confidence)
     phi_lo, phi_hi = wilson_bounds(n_flip, n_order_pairs, confidence=confidence)

@@ -11,7 +11,7 @@ from scipy import stats as _st
 
 from .bias import Correlation, _corr
 
-__all__ = ["McNemar", "mcnemar_exact", "holm_adjust", "spearman", "kendall"]
+__all__ = ["McNemar", "exact_sign_test", "mcnemar_exact", "holm_adjust", "spearman", "kendall"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,20 @@ class McNemar:
     acc_y: float
 
 
+def exact_sign_test(n_plus: Any, n_minus: Any) -> np.ndarray:
+    """Two-sided exact sign test of ``n_plus`` against ``n_minus`` discordant items (vectorised):
+    p = min(1, 2 * Binom(n_plus + n_minus, 1/2).cdf(min(n_plus, n_minus))); p = 1 with no discordant
+    item.  McNemar's exact test is this test on its two discordant counts."""
+    a = np.asarray(n_plus, dtype=np.int64)
+    b = np.asarray(n_minus, dtype=np.int64)
+    if (a < 0).any() or (b < 0).any():
+        raise ValueError("discordant counts must not be negative")
+    n = a + b
+    with np.errstate(invalid="ignore"):
+        p = np.minimum(1.0, 2.0 * _st.binom.cdf(np.minimum(a, b), n, 0.5))
+    return np.where(n == 0, 1.0, p)
+
+
 def mcnemar_exact(correct_x: Any, correct_y: Any) -> McNemar:
     """Exact two-sided McNemar test: p = min(1, 2 * Binom(b + c, 1/2).cdf(min(b, c))).
 
@@ -44,7 +58,7 @@ def mcnemar_exact(correct_x: Any, correct_y: Any) -> McNemar:
     x, y = x[keep].astype(bool), y[keep].astype(bool)
     b = int((x & ~y).sum())
     c = int((~x & y).sum())
-    p = 1.0 if b + c == 0 else float(min(1.0, 2.0 * _st.binom.cdf(min(b, c), b + c, 0.5)))
+    p = float(exact_sign_test(b, c))
     n = int(keep.sum())
     return McNemar(p, b, c, n, int((~keep).sum()),
                    float(x.mean()) if n else float("nan"), float(y.mean()) if n else float("nan"))

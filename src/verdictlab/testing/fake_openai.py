@@ -74,6 +74,7 @@ import sys
 import threading
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -812,6 +813,30 @@ class FakeOpenAIProcess:
         self.stop()
 
 
+def serve_forever(config: FakeConfig, *, host: str = "127.0.0.1", port: int = 0,
+                  on_ready: Callable[[str], None] | None = None) -> None:
+    """Serve ``config`` in the foreground until interrupted; ``on_ready(base_url)`` once listening (the
+    ``verdictlab fake-server`` command and :class:`FakeOpenAIProcess`'s child).  ``OSError`` when the
+    address cannot be bound (a port in use)."""
+    handler = _Handler(config)
+
+    async def serve() -> None:
+        server = await asyncio.start_server(lambda r, w: _serve_connection(handler, r, w), host, port,
+                                            backlog=1024)
+        bound = server.sockets[0].getsockname()[1]
+        if on_ready is not None:
+            on_ready(f"http://{host}:{bound}/v1")
+        async with server:
+            await server.serve_forever()
+
+    try:
+        import uvloop  # type: ignore[import-not-found]
+
+        uvloop.run(serve())
+    except ImportError:
+        asyncio.run(serve())
+
+
 def main(argv: list[str] | None = None) -> None:
     """``python -m verdictlab.testing.fake_openai [--port N] [--knob value ...]``.
     Knobs come from ``VERDICTLAB_FAKE_CONFIG`` (JSON) and ``--name value`` pairs."""
@@ -831,23 +856,8 @@ def main(argv: list[str] | None = None) -> None:
             parsed = value
         knobs[name.lstrip("-").replace("-", "_")] = parsed
     config.update(knobs)
-    handler = _Handler(config)
-
-    async def serve() -> None:
-        server = await asyncio.start_server(lambda r, w: _serve_connection(handler, r, w),
-                                            "127.0.0.1", args.port, backlog=1024)
-        port = server.sockets[0].getsockname()[1]
-        print(f"LISTENING http://127.0.0.1:{port}/v1", flush=True)
-        async with server:
-            await server.serve_forever()
-
     with contextlib.suppress(KeyboardInterrupt):
-        try:
-            import uvloop  # type: ignore[import-not-found]
-
-            uvloop.run(serve())
-        except ImportError:
-            asyncio.run(serve())
+        serve_forever(config, port=args.port, on_ready=lambda url: print(f"LISTENING {url}", flush=True))
 
 
 if __name__ == "__main__":
@@ -855,4 +865,4 @@ if __name__ == "__main__":
 
 
 __all__ = ["FAULT_KINDS", "WINNER_POLICIES", "FakeConfig", "FakeOpenAIProcess", "FakeOpenAIServer", "detect_shape", "main",
-           "shown_responses"]
+           "serve_forever", "shown_responses"]

@@ -8,15 +8,15 @@ details and raw outputs first go through the secret scrubber.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from .._redact import redact_text
+from ..viewer_links import cell_anchor, pair_url
 from ..vocab import DECISIVE, DEFAULT_DECODING, swap
 from .index import Filters, PairIndex, PairRow
 
@@ -131,21 +131,10 @@ def _scores(value: Any) -> str | None:
         return str(value)
 
 
-def cell_anchor(judge: str, protocol: str, temperature: float, decoding: str, step: str) -> str:
-    """The id of a cell's section on a pair page (stable, and free of the data's characters)."""
-    text = "\x1f".join((judge, protocol, repr(float(temperature)), decoding, step))
-    return "cell-" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
-
-
 def pairs_url(filters: Filters | None = None, **change: Any) -> str:
     """The list page of ``filters`` with ``change`` applied."""
     params = (filters or Filters()).query(**change)
     return "/pairs" + (f"?{urlencode(params)}" if params else "")
-
-
-def pair_url(dataset: str, item_id: str, anchor: str | None = None) -> str:
-    """A pair's page (the id quoted whole: ids may hold ``/``, ``?`` or ``#``), at a cell's section."""
-    return f"/pairs/{quote(item_id, safe='')}?{urlencode({'dataset': dataset})}" + (f"#{anchor}" if anchor else "")
 
 
 def when(ts: Any) -> str:

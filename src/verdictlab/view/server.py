@@ -8,13 +8,11 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
+from ..viewer_links import DEFAULT_HOST, DEFAULT_PORT
 from ..vocab import DEFAULT_UNPARSED
 from .app import LOOPBACK_HOSTS, Viewer, create_app
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "AddressError", "is_loopback", "serve"]
-
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
 
 
 class AddressError(ValueError):

@@ -1,0 +1,163 @@
+"""The command-line grammar, defined once (``docs/cli.md``; ``tests/test_cli_grammar.py`` walks every
+command and holds it to these definitions).
+
+* An existing run is the positional ``RUN`` (:data:`RunArg`); a command that creates a run takes
+  ``--run-dir`` (:data:`RunDirOption`).
+* Every output file is ``-o/--out PATH`` (:data:`OutOption`) and its form ``--format`` with the choices
+  listed in help; :func:`output_format` refuses a file name whose extension says another form, and picks
+  the form from the extension when ``--format`` is not given.  Without ``--out``, data goes to stdout.
+* ``--unparsed``, ``--bootstrap``, ``--seed`` and ``--confidence`` are one option each, with one type,
+  one help text and one default (:data:`Unparsed` ... with :data:`UNPARSED_DEFAULT` ...), wherever they
+  appear.
+* Data goes to stdout, messages (progress, "written to", warnings, deprecation notices) to stderr.
+* Every command's help ends with its exit codes (:func:`exit_codes`, the meanings of ``docs/errors.md``).
+
+The old spellings accepted for one release (hidden options, hidden positionals) are declared beside the
+command that had them and announce themselves with :func:`deprecated`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from typer.core import TyperCommand
+
+from ..vocab import UnparsedPolicy
+from ._errors import (
+    EXIT_INCOMPLETE,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SELFTEST_FAILED,
+    EXIT_STORE,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    say,
+)
+
+# -- runs -----------------------------------------------------------------------------------------
+RUN_HELP = "Run directory holding run.sqlite."
+RunArg = Annotated[Path, typer.Argument(metavar="RUN", help=RUN_HELP, show_default=False)]
+RunDirOption = Annotated[Path | None, typer.Option(
+    "--run-dir", metavar="DIR", help="Run directory to create or resume (default: runs/<config name>).",
+    show_default=False)]
+
+# -- output files -----------------------------------------------------------------------------------
+OutOption = Annotated[Path | None, typer.Option(
+    "--out", "-o", metavar="PATH", show_default=False,
+    help="Write to this file (its extension must agree with --format; without --format it chooses the "
+         "form).")]
+
+
+class TableOrJson(StrEnum):
+    """The form of a command's printed result: a terminal table or JSON."""
+
+    table = "table"
+    json = "json"
+
+
+FormatOption = Annotated[TableOrJson, typer.Option(
+    "--format", help="Print a terminal table or JSON.", case_sensitive=False)]
+FORMAT_DEFAULT = TableOrJson.table
+
+#: file extensions and the --format they say
+EXTENSIONS: Mapping[str, str] = {
+    ".html": "html", ".htm": "html", ".json": "json", ".md": "markdown", ".markdown": "markdown",
+    ".txt": "table", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet",
+    ".pq": "parquet",
+}
+
+F = TypeVar("F", bound=StrEnum)
+
+
+def output_format(out: Path | None, fmt: F | None, choices: type[F], default: F) -> F:
+    """The form to write: ``fmt`` when given, else the one ``out``'s extension names, else ``default``.
+    A usage error (exit 2) when the extension names another form than ``--format``, or a form this
+    command does not write: a ``.csv`` file never receives JSON Lines."""
+    said = EXTENSIONS.get(out.suffix.lower()) if out is not None else None
+    if said is None:
+        return fmt if fmt is not None else default
+    names = [c.value for c in choices]
+    if fmt is None:
+        if said not in names:
+            raise typer.BadParameter(f"{out} is named like a {said} file, which this command does not write; "
+                                     f"choose --format {'|'.join(names)} and a matching extension",
+                                     param_hint="'--out'")
+        return choices(said)
+    if said != fmt.value:
+        raise typer.BadParameter(f"{out} is named like a {said} file but --format is {fmt.value}; rename the "
+                                 f"file or change --format", param_hint="'--out'")
+    return fmt
+
+
+# -- shared figures options ---------------------------------------------------------------------------
+def _open_unit(value: float) -> float:
+    if not 0 < value < 1:     # also NaN
+        raise typer.BadParameter(f"must be in (0, 1), got {value}")
+    return value
+
+
+Unparsed = Annotated[UnparsedPolicy, typer.Option(
+    "--unparsed", case_sensitive=False,
+    help="Unparsed verdicts: 'exclude' (counted, left out of the figures) or 'wrong' (counted as wrong).")]
+UNPARSED_DEFAULT = UnparsedPolicy.EXCLUDE
+
+Bootstrap = Annotated[int, typer.Option("--bootstrap", min=0, metavar="N",
+                                        help="Bootstrap resamples behind each interval (0: none).")]
+BOOTSTRAP_DEFAULT = 1000
+
+Seed = Annotated[int, typer.Option("--seed", metavar="N", min=0,
+                                   help="Seed of every random draw (bootstrap, folds, generated data); >= 0.")]
+SEED_DEFAULT = 0
+
+Confidence = Annotated[float, typer.Option("--confidence", callback=_open_unit, metavar="LEVEL",
+                                           help="Confidence level of the intervals, in (0, 1).")]
+CONFIDENCE_DEFAULT = 0.95
+
+# -- old spellings, accepted for one release ---------------------------------------------------------
+class Command(TyperCommand):
+    """A command whose hidden parameters (old spellings) stay out of its usage line as well as its help."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if not getattr(param, "hidden", False):
+                pieces.extend(param.get_usage_pieces(ctx))
+        return pieces
+
+
+LegacyJson = Annotated[bool, typer.Option("--json", hidden=True, help="Deprecated: --format json.")]
+
+
+def deprecated(old: str, new: str) -> None:
+    """One line on stderr: the old spelling still works for this release; say the new one."""
+    say(f"deprecated: {old} -- use {new} (the old spelling goes in the next release)")
+
+
+def format_or_json(fmt: F, legacy_json: bool, choices: type[F]) -> F:
+    """``--format``, or ``choices.json`` when the deprecated ``--json`` flag was given."""
+    if not legacy_json:
+        return fmt
+    deprecated("--json", "--format json")
+    return choices("json")
+
+
+# -- help -----------------------------------------------------------------------------------------
+EXIT_MEANINGS: Mapping[int, str] = {
+    EXIT_OK: "ok", EXIT_INTERNAL: "internal error", EXIT_USAGE: "usage", EXIT_INPUT: "bad input",
+    EXIT_INCOMPLETE: "incomplete run", EXIT_STORE: "run store problem",
+    EXIT_SELFTEST_FAILED: "a planted property not recovered", EXIT_INTERRUPTED: "interrupted",
+    EXIT_TERMINATED: "terminated",
+}
+BASE_CODES = (EXIT_OK, EXIT_INTERNAL, EXIT_USAGE)
+
+
+def exit_codes(*codes: int) -> str:
+    """The help epilog listing a command's exit codes (0, 1 and 2 for every command, then ``codes``)."""
+    listed = sorted({*BASE_CODES, *codes})
+    return "Exit codes: " + ", ".join(f"{c} {EXIT_MEANINGS[c]}" for c in listed) + " (docs/errors.md)."
