@@ -73,6 +73,7 @@ def main() -> None:
     from verdictlab import analyses
     from verdictlab.report import build_report, render_html, report_json
     from verdictlab.report.build import _load
+    from verdictlab.store import open_store
 
     with PeakRss() as whole:
         prof = cProfile.Profile(time.process_time)
@@ -100,7 +101,8 @@ def main() -> None:
     for tt, name in own[: args.top]:
         print(f"  {tt:8.2f} s  {100 * tt / total:5.1f}%  {name}")
 
-    (judgments, _att, items_frame, items, _meta), load_cpu, load_gb = _cpu(lambda: _load(args.run_dir))
+    with open_store(args.run_dir) as store:
+        (judgments, _att, items_frame, items, _meta), load_cpu, load_gb = _cpu(lambda: _load(store))
     print(f"\nloading the run (store.judgments, attempts, items): {load_cpu:.1f} s CPU, +{load_gb:.2f} GB; "
           f"the judgments frame holds {judgments.memory_usage(deep=True).sum() / 1e9:.2f} GB "
           f"({len(judgments):,} rows)")

@@ -19,6 +19,14 @@ def shared_data_dir() -> Path:
     return Path(env) if env else REPO_ROOT.parent / "shared" / "data"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Caches the library keeps beside a store (a bulk import's figure columns, the viewer's index) go
+    to a folder of this session, never the user's cache (``VERDICTLAB_CACHE_DIR`` given wins)."""
+    if not os.environ.get("VERDICTLAB_CACHE_DIR"):
+        os.environ["VERDICTLAB_CACHE_DIR"] = str(tmp_path_factory.mktemp("verdictlab-cache"))
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     d = shared_data_dir()

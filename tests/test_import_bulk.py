@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from verdictlab.column_cache import cache_root, cached_folder, figure_frame, figure_key
 from verdictlab.importers import _bulk, attach_items, get_importer, import_into, tabular, write_batch
 from verdictlab.items import ItemError, PairItem
 from verdictlab.store import open_store
@@ -83,6 +84,10 @@ def _same(tmp_path: Path, table: pa.Table, monkeypatch: pytest.MonkeyPatch, **kw
     assert got_items == want_items
     for field in ("n_rows", "n_inserted", "n_items", "n_unparsed", "cells", "notes", "n_replaced", "n_identical"):
         assert getattr(bulk, field) == getattr(per_row, field), field
+    # the bulk path leaves the report's figure columns cached, equal to a read of the store (dtypes too)
+    with open_store(a) as st:
+        assert cached_folder(cache_root("columns"), figure_key(st)) is not None
+        pd.testing.assert_frame_equal(figure_frame(st, cache=cache_root("columns")), figure_frame(st))
     return bulk, got
 
 

@@ -338,7 +338,7 @@ class RunStore:
             self.conn.executemany(_INSERT_ATTEMPT, [_attempt_values(r, now) for r in rows])
 
     def judgments(self, columns: Sequence[str] | None = None, *, where: Mapping[str, Any] | None = None,
-                  compact: bool = False) -> pd.DataFrame:
+                  compact: bool = False, figure_details: bool = False) -> pd.DataFrame:
         """Judgments as a DataFrame: ``columns`` (default all of :data:`JUDGMENT_COLUMNS`, in that
         order) of the rows whose columns equal ``where``'s values (default every row).
 
@@ -346,7 +346,12 @@ class RunStore:
         chunks and gives :data:`CATEGORICAL_COLUMNS` as categoricals, ``rep``, ``shown_first_won``,
         ``cache_hit``, token and attempt counts as nullable ``Int64`` and real columns as ``float64``:
         the frame of 5.4 million judgments' figure columns in a few hundred megabytes.  A column an
-        older store lacks (opened read-only) comes back with its default."""
+        older store lacks (opened read-only) comes back with its default.
+
+        ``figure_details=True`` reads ``parse_detail`` only where a figure reads it
+        (:func:`figure_detail_kept`: a judgment not parsed cleanly, or decoded under a constraint) and
+        NULL elsewhere: an import writes a different detail on every row, which would otherwise be
+        most of a compact frame."""
         names = list(JUDGMENT_COLUMN_NAMES) if columns is None else list(columns)
         bad = [c for c in [*names, *(where or {})] if c not in JUDGMENT_COLUMN_NAMES]
         if bad:
@@ -362,7 +367,9 @@ class RunStore:
             n = int(self.conn.execute("SELECT COUNT(*)" + rows, args).fetchone()[0])
             df = pd.DataFrame(index=pd.RangeIndex(n))
         else:
-            sql = "SELECT " + ", ".join(f'"{c}"' for c in stored) + rows
+            picks = [_FIGURE_DETAIL_SQL.format(decoding='"decoding"' if "decoding" in have else "NULL")
+                     if c == "parse_detail" and figure_details else f'"{c}"' for c in stored]
+            sql = "SELECT " + ", ".join(picks) + rows
             df = (_read_compact if compact else _read_plain)(self.conn, sql, args, stored)
         for name in names:     # an older store opened read-only lacks newer columns
             if name not in have:
@@ -445,6 +452,29 @@ class RunStore:
             out.extend(dict(zip(names, row, strict=True)) for row in cur)
         for rec in out:
             rec.setdefault("decoding", DEFAULT_DECODING)
+        return out
+
+    def pair_texts(self, pairs: Sequence[Mapping[str, Any]]) -> list[dict[tuple[str, int], tuple[Any, Any]]]:
+        """For each pair, ``{(order, rep): (raw_output, parse_detail)}`` of its judgments in its cell: a
+        pair names ``judge, dataset, protocol, temperature, item_id`` and optionally ``step`` (none:
+        ``''``) and ``decoding`` (none: ``free``).  One query per cell (its index range, filtered by
+        the items asked for), so a report's few hundred shown pairs cost a few scans of their cells."""
+        decoding = "COALESCE(\"decoding\", 'free')" if "decoding" in self._judgment_columns() else "'free'"
+        cells: dict[tuple[Any, ...], list[int]] = {}
+        for k, pair in enumerate(pairs):
+            cell = (*(pair[c] for c in ("judge", "dataset", "protocol", "temperature")), pair.get("step") or "",
+                    pair.get("decoding") or DEFAULT_DECODING)
+            cells.setdefault(cell, []).append(k)
+        out: list[dict[tuple[str, int], tuple[Any, Any]]] = [{} for _ in pairs]
+        for cell, at in cells.items():
+            where = {str(pairs[k]["item_id"]): k for k in at}
+            for start in range(0, len(at), 500):         # SQLite's bound-parameter limit, with room
+                ids = list(where)[start:start + 500]
+                sql = ("SELECT item_id, \"order\", rep, raw_output, parse_detail FROM judgments WHERE judge IS ? "
+                       "AND dataset IS ? AND protocol IS ? AND temperature IS ? AND COALESCE(step, '') IS ? "
+                       f"AND {decoding} IS ? AND item_id IN ({', '.join('?' * len(ids))})")
+                for item, order, rep, raw, detail in self.conn.execute(sql, (*cell, *ids)):
+                    out[where[str(item)]][(order, int(rep))] = (raw, detail)
         return out
 
     def _judgment_columns(self) -> set[str]:
@@ -548,6 +578,58 @@ def _read_plain(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...], colum
     return df
 
 
+#: ``parse_detail`` where a figure reads it (the SQL of :func:`figure_detail_kept`)
+_FIGURE_DETAIL_SQL = ("CASE WHEN \"parse_status\" IS NOT 'ok' OR COALESCE({decoding}, 'free') IS NOT 'free' "
+                      "THEN \"parse_detail\" END AS \"parse_detail\"")
+
+
+def figure_detail_kept(parse_status: Sequence[Any], decoding: Sequence[Any]) -> np.ndarray:
+    """Which rows' ``parse_detail`` a figure reads: the judgments not parsed cleanly (status other than
+    ``ok``: the parse audit's reasons) and those decoded under a constraint (the mechanism the decoding
+    table names).  ``RunStore.judgments(figure_details=True)`` reads the others as NULL."""
+    status = np.asarray(parse_status, dtype=object)
+    mode = np.asarray(decoding, dtype=object)
+    return (status != "ok") | ((mode != DEFAULT_DECODING) & pd.notna(mode))
+
+
+class CompactColumns:
+    """Builds a compact judgments frame (the dtypes of ``RunStore.judgments(compact=True)``) from
+    chunks of column values, one chunk's Python objects alive at a time: what a compact read does with
+    the rows SQLite returns, and what a bulk import does with the columns it writes."""
+
+    def __init__(self, columns: Sequence[str]) -> None:
+        self.columns = list(columns)
+        self._parts: dict[str, list[Any]] = {c: [] for c in self.columns}
+
+    def add(self, values: Mapping[str, Sequence[Any]]) -> None:
+        """One chunk: ``{column: values}`` for every column, all of one length."""
+        for name in self.columns:
+            self._parts[name].append(_compact_column(name, values[name]))
+
+    def add_rows(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """One chunk of row tuples (the values in :attr:`columns` order)."""
+        self.add(dict(zip(self.columns, zip(*rows, strict=True), strict=True)))
+
+    def frame(self) -> pd.DataFrame:
+        """The frame of every chunk added (once: each column's chunks are released as it is joined,
+        so the chunks and the frame are not both held in full)."""
+        from pandas.api.types import union_categoricals
+
+        out: dict[str, Any] = {}
+        for name in self.columns:
+            chunks = self._parts.pop(name, [])
+            if not chunks:
+                out[name] = _compact_column(name, [])
+            elif name in CATEGORICAL_COLUMNS:
+                cat = union_categoricals(chunks, sort_categories=True) if len(chunks) > 1 else chunks[0]
+                out[name] = cat.reorder_categories(pd.Index(sorted(cat.categories), dtype=object))
+            else:
+                out[name] = np.concatenate(chunks) if isinstance(chunks[0], np.ndarray) else pd.concat(
+                    [pd.Series(c) for c in chunks], ignore_index=True).array
+            del chunks
+        return pd.DataFrame(out, copy=False)
+
+
 def _compact_column(name: str, values: Sequence[Any]) -> Any:
     sql_type = _SQL_TYPE[name]
     if name in CATEGORICAL_COLUMNS:
@@ -562,24 +644,11 @@ def _compact_column(name: str, values: Sequence[Any]) -> Any:
 def _read_compact(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...], columns: list[str]) -> pd.DataFrame:
     """Read ``sql`` in chunks, each chunk's columns converted at once (categoricals for the
     repetitive text), so the Python objects of only one chunk are alive at a time."""
-    from pandas.api.types import union_categoricals
-
-    parts: dict[str, list[Any]] = {c: [] for c in columns}
+    frame = CompactColumns(columns)
     cur = conn.execute(sql, args)
     while rows := cur.fetchmany(_READ_CHUNK):
-        for name, values in zip(columns, zip(*rows, strict=True), strict=True):
-            parts[name].append(_compact_column(name, values))
-    out: dict[str, Any] = {}
-    for name, chunks in parts.items():
-        if not chunks:
-            out[name] = _compact_column(name, [])
-        elif name in CATEGORICAL_COLUMNS:
-            out[name] = union_categoricals(chunks, sort_categories=True) if len(chunks) > 1 \
-                else chunks[0].reorder_categories(sorted(chunks[0].categories))
-        else:
-            out[name] = np.concatenate(chunks) if isinstance(chunks[0], np.ndarray) else pd.concat(
-                [pd.Series(c) for c in chunks], ignore_index=True).array
-    return pd.DataFrame(out)
+        frame.add_rows(rows)
+    return frame.frame()
 
 
 def _categorical(values: Sequence[Any]) -> pd.Categorical:
@@ -596,5 +665,5 @@ def open_store(run_dir: str | Path, *, read_only: bool = True) -> RunStore:
     return RunStore(run_dir, create=False, read_only=read_only)
 
 
-__all__ = ["CATEGORICAL_COLUMNS", "INDEXES", "JUDGMENT_COLUMNS", "JUDGMENT_COLUMN_NAMES", "PARSE_STATUSES",
+__all__ = ["CATEGORICAL_COLUMNS", "INDEXES", "CompactColumns", "figure_detail_kept", "JUDGMENT_COLUMNS", "JUDGMENT_COLUMN_NAMES", "PARSE_STATUSES",
            "SCHEMA_VERSION", "STORE_FILENAME", "RunStore", "StoreError", "open_store"]

@@ -152,3 +152,21 @@ def test_cell_columns_split_by_decoding():
     got = got.set_index("decoding")
     assert got.loc["free", "macro_f1"] == pytest.approx(59 / 90)
     assert got.loc["constrained", "macro_f1"] == pytest.approx(1.0)
+
+
+def test_bootstrap_counts_equal_the_resample_draws():
+    # The resample weights (how often each pair is drawn) are one bincount; every resample's F1 must equal
+    # the one computed from the same draws counted one by one (np.add.at, the earlier code): 3 pairs
+    # (pair 0: units (A,A) and (B,B); pair 1: (B,B); pair 2: (tie,tie) and (A,tie)), 7 resamples.
+    from verdictlab.stats.classes import _bootstrap_f1
+
+    pair = np.array([0, 0, 1, 2, 2])
+    conf_idx = np.array([0, 5, 5, 10, 3])          # g * 4 + p for K = 3 classes
+    got = _bootstrap_f1(pair, conf_idx, n_bootstrap=7, rng=np.random.default_rng(5), zero_division=0.0)
+    rng = np.random.default_rng(5)
+    draws = rng.integers(0, 3, size=(7, 3))
+    weights = np.zeros((7, 3))
+    np.add.at(weights, (np.repeat(np.arange(7), 3), draws.ravel()), 1.0)
+    per_pair = np.bincount(np.array([0, 0, 1, 2, 2]) * 12 + conf_idx, minlength=36).reshape(3, 12)
+    want = macro_f1_score((weights @ per_pair).reshape(7, 3, 4), zero_division=0.0)
+    assert np.array_equal(got, want)

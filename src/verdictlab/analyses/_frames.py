@@ -1,37 +1,114 @@
 """Helpers shared by the analyses that derive judgment rows (remedies, the FLASK aggregate): a leaf
-module, so the analyses import it and never each other in a circle."""
+module, so the analyses import it and never each other in a circle.
+
+Derived frames are built column by column (no Python loop over rows): the trial ids in bulk with
+:func:`verdictlab.design.trial_ids`, a text that depends on a few values per row formatted once per
+distinct combination (:func:`per_distinct`), and a text column that is categorical (a compact read of the
+store) stays categorical (:func:`text_filled`, :func:`suffixed`).  A caller that needs only some
+columns (the remedy table needs the figure columns) asks for them with ``columns`` and skips the rest.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from ..design import trial_id
+from ..design import trial_ids
 from ..judgment import JUDGMENT_COLUMN_NAMES, judgment_frame
 from ..vocab import DEFAULT_DECODING, VERDICTS
 
+#: the columns :func:`verdictlab.stats.reliability` reads of a derived frame (with the cell key)
+FIGURE_COLUMNS: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "order", "temperature", "rep", "step",
+                                   "label", "verdict", "decoding")
 
-def _prep(judgments: pd.DataFrame) -> pd.DataFrame:
+
+def text_filled(values: pd.Series, fill: str) -> pd.Series:
+    """A text column with its missing values set to ``fill``: categorical stays categorical (the
+    category added when new), anything else becomes ``str``."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        cat = values if fill in values.cat.categories else values.cat.add_categories([fill])
+        return cat.fillna(fill)
+    return values.astype(object).fillna(fill).astype(str)
+
+
+def suffixed(values: pd.Series, suffix: str) -> pd.Series:
+    """``values + suffix`` for a text column; a categorical is renamed per category (its categories
+    kept in sorted order, as a compact store read gives them) instead of once per row."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        cats = values.cat.remove_unused_categories()
+        renamed = cats.cat.rename_categories([f"{c}{suffix}" for c in cats.cat.categories])
+        return renamed.cat.reorder_categories(sorted(renamed.cat.categories))
+    return values.astype(str) + suffix
+
+
+def per_distinct(fn: Callable[..., Any], *columns: Any) -> np.ndarray:
+    """``fn(*values)`` of every row, called once per distinct combination of the ``columns`` values
+    (the rows' texts are then taken from those few results): an object array.  ``fn`` gets the
+    values as they are in ``columns`` (a missing value stays ``None`` or NaN, as given)."""
+    values = [np.asarray(c, dtype=object) for c in columns]
+    n = len(values[0])
+    if n == 0:
+        return np.empty(0, dtype=object)
+    codes = np.zeros(n, dtype=np.int64)
+    for v in values:
+        c, u = pd.factorize(v, use_na_sentinel=False)
+        codes = codes * (len(u) + 1) + c
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    texts = np.empty(len(first), dtype=object)
+    texts[:] = [fn(*(v[i] for v in values)) for i in first]
+    return texts[inverse.ravel()]
+
+
+def _prep(judgments: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """The rows to derive from: every judgment column (``columns=None``; missing ones NULL), or the
+    input's columns when a caller asks for part of them; ``step`` and ``decoding`` filled."""
     df = judgments.copy()
-    for c in JUDGMENT_COLUMN_NAMES:
-        if c not in df.columns:
-            df[c] = None
-    df["step"] = df["step"].fillna("").astype(str)
-    df["decoding"] = df["decoding"].fillna(DEFAULT_DECODING).astype(str)
+    if columns is None:
+        for c in JUDGMENT_COLUMN_NAMES:
+            if c not in df.columns:
+                df[c] = None
+    for c, fill in (("step", ""), ("decoding", DEFAULT_DECODING)):
+        df[c] = text_filled(df[c], fill) if c in df.columns else fill
     return df
 
 
-def _finish(df: pd.DataFrame) -> pd.DataFrame:
+def _finish(df: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """The derived frame: every judgment column with its trial id (``columns=None``), or just
+    ``columns`` (the trial id only when asked for)."""
+    if columns is not None:
+        out = df[[c for c in columns if c in df.columns]]
+        if "trial_id" in columns and len(out):
+            out = out.assign(trial_id=derived_trial_ids(df))
+        return out.reset_index(drop=True)
     if len(df):
-        df["trial_id"] = [trial_id(j, d, i, p, o, t, r, s, decoding=dec) for j, d, i, p, o, t, r, s, dec in
-                          zip(df["judge"], df["dataset"], df["item_id"], df["protocol"], df["order"],
-                              df["temperature"], df["rep"], df["step"], df["decoding"], strict=True)]
+        df["trial_id"] = derived_trial_ids(df)
     return judgment_frame(df).reset_index(drop=True)
 
 
-def _empty() -> pd.DataFrame:
-    return judgment_frame(pd.DataFrame({c: pd.Series(dtype=object) for c in JUDGMENT_COLUMN_NAMES}))
+def derived_trial_ids(df: pd.DataFrame) -> np.ndarray:
+    """:func:`verdictlab.design.trial_id` of every row, in bulk per decoding mode."""
+    out = np.empty(len(df), dtype=object)
+    decoding = np.asarray(df["decoding"], dtype=object)
+    judge, dataset, item_id, protocol, order = (np.asarray(df[c], dtype=object)
+                                                for c in ("judge", "dataset", "item_id", "protocol", "order"))
+    temperature = np.asarray(df["temperature"], dtype=float)
+    rep = np.asarray(df["rep"], dtype=np.int64)
+    step = np.asarray(df["step"], dtype=object)
+    for mode in pd.unique(decoding):
+        at = np.flatnonzero(decoding == mode)
+        out[at] = trial_ids(judge[at].tolist(), dataset[at].tolist(), item_id[at].tolist(), protocol[at].tolist(),
+                            order[at].tolist(), temperature[at].tolist(), rep[at].tolist(), step[at].tolist(),
+                            decoding=str(mode))
+    return out
+
+
+def _empty(columns: Sequence[str] | None = None) -> pd.DataFrame:
+    names = list(JUDGMENT_COLUMN_NAMES) if columns is None else list(columns)
+    frame = pd.DataFrame({c: pd.Series(dtype=object) for c in names})
+    return judgment_frame(frame) if columns is None else frame
 
 
 def pointwise_mask(judgments: pd.DataFrame, items: Sequence[object] | None = None) -> pd.Series:
@@ -43,8 +120,8 @@ def pointwise_mask(judgments: pd.DataFrame, items: Sequence[object] | None = Non
 
         point = {(it.dataset, str(it.item_id)) for it in items if isinstance(it, PointItem)}
         if point:
-            return pd.Series([(d, str(i)) in point for d, i in zip(judgments["dataset"], judgments["item_id"],
-                                                                   strict=True)], index=judgments.index)
+            keys = pd.MultiIndex.from_arrays([judgments["dataset"].astype(str), judgments["item_id"].astype(str)])
+            return pd.Series(keys.isin(list(point)), index=judgments.index)
         return pd.Series(False, index=judgments.index)
     v = judgments["verdict"]
     return v.notna() & ~v.isin(VERDICTS)

@@ -28,7 +28,7 @@ from ..stats import reliability
 from ..stats.juries import default_quorum, priority_verdicts, vote_counts
 from ..vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, Order, ParseStatus, Verdict
 from . import AnalysisInput, register
-from ._frames import _empty, _finish, _prep
+from ._frames import _empty, _finish, _prep, per_distinct
 
 FLASK_TIE_RULES = ("tie", "none", "priority")
 #: one aggregate verdict per trial of the multi-call protocol (its criteria are its steps)
@@ -85,11 +85,11 @@ def aggregate_criteria(judgments: pd.DataFrame, *, quorum: int | None = None, ti
     g["verdict"] = verdict
     g["parse_status"] = pstatus
     g["fallback_rule"] = fallback
-    g["parse_detail"] = [f"{s}: {int(a + b + t)}/{int(n)} criteria parsed"
-                         for s, a, b, t, n in zip(status, *counts.T, n_crit, strict=True)]
-    g["scores"] = [json.dumps({"votes_A": int(a), "votes_B": int(b), "votes_tie": int(t), "criteria": int(n),
-                               "calls": int(n), "vote": s})
-                   for a, b, t, n, s in zip(*counts.T, n_crit, status, strict=True)]
+    g["parse_detail"] = per_distinct(lambda s, parsed, n: f"{s}: {int(parsed)}/{int(n)} criteria parsed",
+                                     status, counts.sum(axis=1), n_crit)
+    g["scores"] = per_distinct(lambda a, b, t, n, s: json.dumps(
+        {"votes_A": int(a), "votes_B": int(b), "votes_tie": int(t), "criteria": int(n), "calls": int(n), "vote": s}),
+        *counts.T, n_crit, status)
     g["step"] = ""
     g["raw_output"] = None
     g["prompt_hash"] = None

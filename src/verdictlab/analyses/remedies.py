@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -52,10 +52,10 @@ from ..stats.remedies import (
 )
 from ..vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, VERDICTS, Order, ParseStatus, Verdict, first_shown
 from . import AnalysisInput, register
-from ._frames import _empty, _finish, _prep
+from ._frames import FIGURE_COLUMNS, _empty, _finish, _prep, per_distinct, suffixed, text_filled
 from .flask import aggregate_criteria
 
-__all__ = ["BOTH_ORDERS_VOTE", "DEFAULT_REMEDIES", "PAIR_KEY", "REMEDY_TABLE_COLUMNS", "REPORT_REMEDIES", "UNIT_KEY",
+__all__ = ["BOTH_ORDERS_VOTE", "DEFAULT_REMEDIES", "PAIR_KEY", "REMEDY_COLUMNS", "REMEDY_TABLE_COLUMNS", "REPORT_REMEDIES", "UNIT_KEY",
            "both_orders", "derive", "derive_all", "majority_at_k", "order_average", "remedy_table",
            "single_verdict_rows"]
 
@@ -80,114 +80,129 @@ def _paired(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return ab.loc[common], ba.loc[common]
 
 
-def _rows_for_both(ab: pd.DataFrame, ba: pd.DataFrame, verdict: np.ndarray, status: np.ndarray,
-                   detail: np.ndarray, protocol_suffix: str, p_a: np.ndarray | None = None) -> pd.DataFrame:
+def _rows_for_both(ab: pd.DataFrame, ba: pd.DataFrame, columns: dict[str, Any], protocol_suffix: str) -> pd.DataFrame:
+    """The derived rows of an order-combining remedy: each pair's AB and BA rows, both carrying the
+    combined ``columns`` (verdict, parse status, ...: one value per pair), protocol suffixed."""
+    verdict = np.asarray(columns["verdict"], dtype=object)
+    decisive = pd.Series(verdict).isin(DECISIVE).to_numpy()
     out = []
     for rows, order in ((ab, Order.AB.value), (ba, Order.BA.value)):
-        r = rows.reset_index().copy()
+        r = rows.reset_index()
         r["order"] = order
-        r["protocol"] = r["protocol"].astype(str) + protocol_suffix
-        r["verdict"] = verdict
-        r["parse_status"] = status
-        r["parse_detail"] = detail
-        r["fallback_rule"] = None
-        r["raw_output"] = None
-        r["scores"] = None
-        r["p_a"] = p_a if p_a is not None else np.nan
-        first = first_shown(order)
-        sfw = np.where(pd.Series(verdict).isin(DECISIVE), (pd.Series(verdict) == first).astype(float), np.nan)
-        r["shown_first_won"] = sfw
+        r["protocol"] = suffixed(r["protocol"], protocol_suffix)
+        for name, values in columns.items():
+            if name in r.columns:
+                r[name] = values
+        # the first-shown winner of the combined verdict (NaN when it is not A or B)
+        r["shown_first_won"] = np.where(decisive, (verdict == first_shown(order)).astype(float), np.nan)
         out.append(r)
     return pd.concat(out, ignore_index=True)
 
 
-def both_orders(judgments: pd.DataFrame) -> pd.DataFrame:
-    """The ``both-orders`` remedy (see the module docstring)."""
-    df = _prep(judgments)
+def _combined_texts(columns: Sequence[str] | None, **texts: Callable[[], Any]) -> dict[str, Any]:
+    """The text columns of combined rows the caller asked for (``columns=None``: all), each computed
+    only then."""
+    return {name: make() for name, make in texts.items() if columns is None or name in columns}
+
+
+def both_orders(judgments: pd.DataFrame, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """The ``both-orders`` remedy (see the module docstring); ``columns``: only these columns of the
+    derived frame (default every judgment column)."""
+    df = _prep(judgments, columns)
     ab, ba = _paired(df)
     if ab.empty:
-        return _empty()
+        return _empty(columns)
     verdict, parsed, agree = both_orders_verdicts(ab["verdict"].to_numpy(object), ba["verdict"].to_numpy(object))
     worst = worst_parse_status(ab["parse_status"].to_numpy(object), ba["parse_status"].to_numpy(object))
     status = np.where(parsed, worst, ParseStatus.FAILED.value)
     status = np.where(parsed & (status == ParseStatus.FAILED), ParseStatus.OK.value, status)
-    detail = np.where(agree, "both orders agree", np.where(parsed, "orders disagree -> tie",
-                                                            "unparsed in at least one order"))
-    return _finish(_rows_for_both(ab, ba, verdict, status, detail, "+both-orders"))
+    combined = {"verdict": verdict, "parse_status": status, **_combined_texts(
+        columns, fallback_rule=lambda: None, raw_output=lambda: None, scores=lambda: None, p_a=lambda: np.nan,
+        parse_detail=lambda: np.where(agree, "both orders agree", np.where(
+            parsed, "orders disagree -> tie", "unparsed in at least one order")))}
+    return _finish(_rows_for_both(ab, ba, combined, "+both-orders"), columns)
 
 
-def order_average(judgments: pd.DataFrame) -> pd.DataFrame:
-    """The ``order-average`` remedy (see the module docstring)."""
-    df = _prep(judgments)
+def order_average(judgments: pd.DataFrame, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """The ``order-average`` remedy (see the module docstring); ``columns`` as for :func:`both_orders`."""
+    df = _prep(judgments, columns)
     df["p_a"] = pd.to_numeric(df["p_a"], errors="coerce")
     ab, ba = _paired(df[df["p_a"].notna()])
     if ab.empty:
-        return _empty()
+        return _empty(columns)
     p, verdict = order_average_verdicts(ab["p_a"].to_numpy(float), ba["p_a"].to_numpy(float))
-    status = np.full(len(p), ParseStatus.OK.value, dtype=object)
-    detail = np.array([f"mean P(A) over both orders = {x:.3f}" for x in p], dtype=object)
-    return _finish(_rows_for_both(ab, ba, verdict, status, detail, "+order-average", p_a=p))
+    combined = {"verdict": verdict, "parse_status": np.full(len(p), ParseStatus.OK.value, dtype=object),
+                "p_a": p, **_combined_texts(
+                    columns, fallback_rule=lambda: None, raw_output=lambda: None, scores=lambda: None,
+                    parse_detail=lambda: np.array([f"mean P(A) over both orders = {x:.3f}" for x in p], dtype=object))}
+    return _finish(_rows_for_both(ab, ba, combined, "+order-average"), columns)
 
 
 def majority_at_k(judgments: pd.DataFrame, *, k: int = 3, quorum: int | None = None,
-                  tie_rule: str = "tie") -> pd.DataFrame:
-    """The ``majority@k`` remedy (see the module docstring)."""
+                  tie_rule: str = "tie", columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """The ``majority@k`` remedy (see the module docstring); ``columns`` as for :func:`both_orders`."""
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    df = _prep(judgments)
+    df = _prep(judgments, columns)
     if df.empty:
-        return _empty()
-    df["rep"] = df["rep"].astype(int)
-    df["_block"] = df["rep"] // k
+        return _empty(columns)
+    df["_block"] = df["rep"].astype(int) // k
     keys = [*UNIT_KEY, "_block"]
     v = df["verdict"].astype(object)
     for x in VERDICTS:
         df[f"_n_{x}"] = (v == x).astype(int)
     df["_n"] = 1
-    num_cols = ["tokens_in", "tokens_out", "cost_usd", "latency_s", "attempts"]
+    num_cols = [c for c in ("tokens_in", "tokens_out", "cost_usd", "latency_s", "attempts") if c in df.columns]
     for c in num_cols:
         df[c] = pd.to_numeric(df[c], errors="coerce")
     agg = {"_n_A": "sum", "_n_B": "sum", "_n_tie": "sum", "_n": "sum", "label": "first", "category": "first",
            "cache_hit": "max", "prompt_hash": "first", "created_at": "max", "error": "first"}
-    grouped = df.sort_values("rep").groupby(keys, dropna=False, sort=True)
-    g = grouped.agg(agg).join(grouped[num_cols].sum(min_count=1)).reset_index()
+    agg = {c: how for c, how in agg.items() if c in df.columns}
+    grouped = df.sort_values("rep", kind="stable").groupby(keys, dropna=False, sort=True, observed=True)
+    g = grouped.agg(agg)
+    if num_cols:
+        g = g.join(grouped[num_cols].sum(min_count=1))
+    g = g.reset_index()
     g = g[g["_n"] == k]  # incomplete last block dropped
     if g.empty:
-        return _empty()
+        return _empty(columns)
     counts = g[["_n_A", "_n_B", "_n_tie"]].to_numpy()
     verdict, vstatus = vote_counts(counts, quorum=quorum or default_quorum(k), tie_rule=tie_rule)
     g["verdict"] = verdict
     g["parse_status"] = np.where(pd.isna(verdict), ParseStatus.FAILED.value, ParseStatus.OK.value)
-    n_parsed = counts.sum(axis=1)
-    g["parse_detail"] = [f"{s}: {n}/{k} votes parsed" for s, n in zip(vstatus, n_parsed, strict=True)]
-    g["scores"] = [json.dumps({"votes_A": int(a), "votes_B": int(b), "votes_tie": int(t), "unparsed": int(k - a - b - t),
-                               "k": k, "vote": s}) for a, b, t, s in zip(*counts.T, vstatus, strict=True)]
+    texts = _combined_texts(
+        columns, fallback_rule=lambda: None, raw_output=lambda: None, p_a=lambda: np.nan,
+        parse_detail=lambda: per_distinct(lambda s, n: f"{s}: {n}/{k} votes parsed", vstatus, counts.sum(axis=1)),
+        scores=lambda: per_distinct(lambda a, b, t, s: json.dumps(
+            {"votes_A": int(a), "votes_B": int(b), "votes_tie": int(t), "unparsed": int(k - a - b - t), "k": k,
+             "vote": s}), *counts.T, vstatus))
+    for name, values in texts.items():
+        g[name] = values
     g["rep"] = g["_block"].astype(int)
-    g["protocol"] = g["protocol"].astype(str) + f"+majority@{k}"
-    g["fallback_rule"] = None
-    g["raw_output"] = None
-    g["p_a"] = np.nan
+    g["protocol"] = suffixed(g["protocol"], f"+majority@{k}")
     first = np.where(g["order"] == Order.AB, Verdict.A.value, Verdict.B.value)
     g["shown_first_won"] = np.where(pd.Series(verdict).isin(DECISIVE).to_numpy(), (verdict == first).astype(float),
                                     np.nan)
-    return _finish(g)
+    return _finish(g, columns)
 
 
-def derive(judgments: pd.DataFrame, remedy: str, *, quorum: int | None = None, tie_rule: str = "tie") -> pd.DataFrame:
-    """Apply ``remedy`` (``both-orders``, ``order-average``, ``majority@K`` or a ``+`` chain of them)."""
+def derive(judgments: pd.DataFrame, remedy: str, *, quorum: int | None = None, tie_rule: str = "tie",
+           columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Apply ``remedy`` (``both-orders``, ``order-average``, ``majority@K`` or a ``+`` chain of them);
+    ``columns``: only these columns of the derived frame (default every judgment column)."""
     out = judgments
     for part in remedy.split("+"):
         m = _MAJ_RE.match(part)
         if part == "both-orders":
-            out = both_orders(out)
+            out = both_orders(out, columns=columns)
         elif part == BOTH_ORDERS_VOTE:
             from .remedy_vote import both_orders_vote
 
-            out = both_orders_vote(out)
+            out = both_orders_vote(out, columns=columns)
         elif part == "order-average":
-            out = order_average(out)
+            out = order_average(out, columns=columns)
         elif m:
-            out = majority_at_k(out, k=int(m.group(1)), quorum=quorum, tie_rule=tie_rule)
+            out = majority_at_k(out, k=int(m.group(1)), quorum=quorum, tie_rule=tie_rule, columns=columns)
         else:
             raise ValueError(f"unknown remedy {part!r}; known: both-orders, {BOTH_ORDERS_VOTE}, order-average, "
                              "majority@K")
@@ -201,6 +216,8 @@ def derive_all(judgments: pd.DataFrame, remedies: Sequence[str] = DEFAULT_REMEDI
     return pd.concat([f for f in frames if len(f)], ignore_index=True)
 
 
+#: what :func:`remedy_table` derives: the figure columns and what the verdict rules read
+REMEDY_COLUMNS: tuple[str, ...] = (*FIGURE_COLUMNS, "parse_status", "p_a")
 REMEDY_TABLE_COLUMNS: tuple[str, ...] = (
     "judge", "dataset", "protocol", "temperature", "decoding", "step", "remedy", "derived_protocol", "n_pairs",
     "n_labelled_pairs", "A", "phi", "C", "T", "tie_rate", "dA", "dphi", "dT", "dtie_rate",
@@ -226,8 +243,10 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     """
     rel_kw: dict[str, Any] = {"unparsed": unparsed, "q": "auto", "confidence": confidence, "n_bootstrap": n_bootstrap,
                               "seed": seed}
-    base = judgments[~judgments["protocol"].astype(str).str.contains("+", regex=False)].copy()
-    base["step"] = base["step"].fillna("").astype(str) if "step" in base else ""
+    derived = [p for p in pd.unique(judgments["protocol"]) if isinstance(p, str) and "+" in p]
+    base = judgments.loc[~judgments["protocol"].isin(derived), [c for c in REMEDY_COLUMNS if c in judgments.columns]]
+    base = base.reindex(columns=list(REMEDY_COLUMNS))     # the figure columns only: no text, no trial id
+    base["step"] = text_filled(base["step"], "")
     base = base[base["step"] == ""]   # per-criterion / per-round rows: aggregate them first
     cell = list(CELL_KEY)           # free and constrained decoding are different cells, as in the report
     if base.empty:
@@ -236,7 +255,7 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     b["step"] = ""
     rows = [b.assign(remedy="none", derived_protocol=b["protocol"])]
     for r in remedies:
-        d = derive(base, r)
+        d = derive(base, r, columns=REMEDY_COLUMNS)
         if d.empty:
             continue
         rel = reliability(d, **rel_kw)

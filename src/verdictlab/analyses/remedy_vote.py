@@ -19,13 +19,14 @@ verdict (so phi is 0 by construction), cost columns of the calls consumed kept. 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
-from ..design import trial_id
-from ..judgment import JUDGMENT_COLUMN_NAMES, judgment_frame
 from ..stats.remedies import both_orders_vote_verdicts, worst_parse_status
 from ..vocab import CELL_KEY, Order, ParseStatus, first_shown
+from ._frames import _empty, _finish, _prep, per_distinct, suffixed
 
 __all__ = ["REMEDY", "both_orders_vote"]
 
@@ -33,9 +34,7 @@ REMEDY = "both-orders-vote"
 PAIR_KEY: tuple[str, ...] = (*CELL_KEY, "item_id", "rep", "step")
 
 
-def _aligned(judgments: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    df = judgment_frame(judgments)
-    df["step"] = df["step"].fillna("").astype(str)
+def _aligned(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     key = list(PAIR_KEY)
     ab = df[df["order"] == Order.AB].drop_duplicates(key).set_index(key)
     ba = df[df["order"] == Order.BA].drop_duplicates(key).set_index(key)
@@ -43,11 +42,16 @@ def _aligned(judgments: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return ab.loc[common], ba.loc[common]
 
 
-def both_orders_vote(judgments: pd.DataFrame) -> pd.DataFrame:
-    """The ``both-orders-vote`` remedy (see the module docstring)."""
-    ab, ba = _aligned(judgments)
+def _vote_detail(x: object, y: object, v: object) -> str:
+    return f"votes AB={x if isinstance(x, str) else 'unparsed'} BA={y if isinstance(y, str) else 'unparsed'} -> {v}"
+
+
+def both_orders_vote(judgments: pd.DataFrame, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """The ``both-orders-vote`` remedy (see the module docstring); ``columns``: only these columns of
+    the derived frame (default every judgment column)."""
+    ab, ba = _aligned(_prep(judgments, columns))
     if ab.empty:
-        return judgment_frame(pd.DataFrame(columns=list(JUDGMENT_COLUMN_NAMES)))
+        return _empty(columns)
     va = ab["verdict"].astype(object).to_numpy()
     vb = ba["verdict"].astype(object).to_numpy()
     verdict, n_unparsed = both_orders_vote_verdicts(va, vb)
@@ -56,28 +60,19 @@ def both_orders_vote(judgments: pd.DataFrame) -> pd.DataFrame:
     status = np.where((n_unparsed > 0) | (worst == ParseStatus.FAILED), ParseStatus.FALLBACK.value, worst)
     rules = np.array([None, f"{REMEDY}: 1 of 2 orders unparsed, the other decides",
                       f"{REMEDY}: both orders unparsed -> tie"], dtype=object)
-    rule = rules[n_unparsed]
-    detail = np.array([f"votes AB={x if isinstance(x, str) else 'unparsed'} "
-                       f"BA={y if isinstance(y, str) else 'unparsed'} -> {v}"
-                       for x, y, v in zip(va, vb, verdict, strict=True)], dtype=object)
+    combined = {"verdict": verdict, "parse_status": status, "fallback_rule": rules[n_unparsed], "raw_output": None,
+                "scores": None, "p_a": np.nan}
+    if columns is None or "parse_detail" in columns:
+        combined["parse_detail"] = per_distinct(_vote_detail, va, vb, verdict)
+    decided = np.isin(verdict, ["A", "B"])
     out = []
     for rows, order in ((ab, Order.AB.value), (ba, Order.BA.value)):
         r = rows.reset_index()
         r["order"] = order
-        r["protocol"] = r["protocol"].astype(str) + "+" + REMEDY
-        r["verdict"] = verdict
-        r["parse_status"] = status
-        r["parse_detail"] = detail
-        r["fallback_rule"] = rule
-        r["raw_output"] = None
-        r["scores"] = None
-        r["p_a"] = np.nan
-        first = first_shown(order)
-        decided = np.isin(verdict, ["A", "B"])
-        r["shown_first_won"] = np.where(decided, (verdict == first).astype(float), np.nan)
+        r["protocol"] = suffixed(r["protocol"], "+" + REMEDY)
+        for name, values in combined.items():
+            if name in r.columns:
+                r[name] = values
+        r["shown_first_won"] = np.where(decided, (verdict == first_shown(order)).astype(float), np.nan)
         out.append(r)
-    df = pd.concat(out, ignore_index=True)
-    df["trial_id"] = [trial_id(j, d, i, p, o, t, rep, s, decoding=dec) for j, d, i, p, o, t, rep, s, dec in
-                      zip(df["judge"], df["dataset"], df["item_id"], df["protocol"], df["order"],
-                          df["temperature"], df["rep"], df["step"], df["decoding"], strict=True)]
-    return judgment_frame(df).reset_index(drop=True)
+    return _finish(pd.concat(out, ignore_index=True), columns)

@@ -157,6 +157,7 @@ def report(
     legacy_markdown: Annotated[bool, typer.Option("--markdown", hidden=True)] = False,
 ) -> None:
     """Reliability per cell (judge × protocol × dataset × temperature): C, φ, A, A_max, T with intervals."""
+    from ..column_cache import cache_root
     from ..report import build_report, write_plots
     from ..store import StoreError
     from ._errors import check_writable, fail
@@ -169,7 +170,8 @@ def report(
     _check_viewer_url(viewer_url)
     try:
         rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
-                           seed=seed, expected_reps=expected_reps, definitions=definitions)
+                           seed=seed, expected_reps=expected_reps, definitions=definitions,
+                           cache=cache_root("columns"))
     except StoreError as e:
         fail(e, EXIT_STORE)
     _write(rep, target, viewer_url or None)

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..column_cache import FigureFrameBuilder
 from ..items import PairItem, PointItem
 from ..judgment import JUDGMENT_COLUMN_NAMES, trial_ids
 from ..ranges import COST_USD, LATENCY_S, PROBABILITY, TEMPERATURE, TOKENS, Range
@@ -75,6 +76,7 @@ def bulk_import_parquet(path: str | Path, *, run_dir: str | Path, items: Sequenc
         notes = [f"{n} judgment row(s) from {p.name}", f"verdict rule: {_RULES[verdicts]}", *tally.notes(n)]
         record_import(store, format="parquet", source=str(p), n_rows=n, inserted=inserted, replaced=0,
                       identical=0, notes=notes)
+    tally.figures.write(run_dir)
     return ImportResult(format="parquet", source=str(p), run_dir=str(run_dir), n_rows=n, n_inserted=inserted,
                         n_items=tally.n_items, n_unparsed=tally.n_unparsed, cells=tuple(sorted(tally.cells)),
                         notes=tuple(notes))
@@ -92,6 +94,8 @@ class _Tally:
         self.n_unparsed = 0
         self.n_items = 0
         self.cells: set[tuple[str, str, str, float]] = set()
+        #: the report's figure columns of the rows, cached once the store is closed (a warm first report)
+        self.figures = FigureFrameBuilder()
 
     def rows(self, cols: dict[str, list[Any]]) -> list[tuple[Any, ...]]:
         if self.by_id:
@@ -99,6 +103,7 @@ class _Tally:
         self.n_unparsed += sum(v is None for v in cols["verdict"])
         self.cells.update(zip(cols["judge"], cols["protocol"], cols["dataset"], cols["temperature"], strict=True))
         cols["created_at"] = [time.time()] * len(cols["trial_id"])
+        self.figures.add(cols)
         return list(zip(*(cols[c] for c in JUDGMENT_COLUMN_NAMES), strict=True))
 
     def _attach(self, cols: dict[str, list[Any]]) -> None:

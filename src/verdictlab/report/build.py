@@ -33,6 +33,7 @@ from .. import analyses
 from .._redact import redact_value
 from ..analyses.definitions import catalogue as definitions_catalogue
 from ..analyses.definitions import definitions_table, resolve_definitions
+from ..column_cache import figure_frame
 from ..stats import (
     CELL_TOTALS,
     agreement_by_cell,
@@ -273,16 +274,19 @@ def engine_rows(attempts: pd.DataFrame, judgments: pd.DataFrame) -> list[dict[st
 MAX_RAW_CHARS = 4000
 
 
+def _cut(raw: Any) -> str:
+    """A raw output as shown: empty when missing, cut after ``MAX_RAW_CHARS`` (and saying so)."""
+    raw = "" if raw is None or (isinstance(raw, float) and math.isnan(raw)) else str(raw)
+    return raw[:MAX_RAW_CHARS] + (" … [cut]" if len(raw) > MAX_RAW_CHARS else "")
+
+
 def _raw_view(recs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     order_view: dict[str, list[dict[str, Any]]] = {o: [] for o in ORDERS}
     for rec in recs:
-        raw = rec.get("raw_output")
-        raw = "" if raw is None or (isinstance(raw, float) and math.isnan(raw)) else str(raw)
-        cut = len(raw) > MAX_RAW_CHARS
         order_view.setdefault(rec["order"], []).append(json_ready({
             "rep": rec.get("rep"), "verdict": rec.get("verdict"),
             "parse_status": rec.get("parse_status"), "parse_detail": rec.get("parse_detail"),
-            "raw_output": raw[:MAX_RAW_CHARS] + (" … [cut]" if cut else ""),
+            "raw_output": _cut(rec.get("raw_output")),
         }))
     return order_view
 
@@ -429,16 +433,24 @@ def _check_args(unparsed: str, confidence: float) -> None:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
 
 
-def _load(store_or_run_dir: RunStore | str | Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
+def _load(store: RunStore, cache: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
                                                                list[Any], dict[str, Any]]:
-    own = not isinstance(store_or_run_dir, RunStore)
-    store = store_or_run_dir if isinstance(store_or_run_dir, RunStore) else open_store(store_or_run_dir)
-    try:
-        judgments = with_cell_columns(store.judgments())   # a NULL decoding (older stores) is free decoding
-        return judgments, store.attempts(), store.items_frame(), list(store.items()), run_meta(store, judgments)
-    finally:
-        if own:
-            store.close()
+    """The run's judgments (their figure columns, :func:`verdictlab.column_cache.figure_frame`: kept
+    under ``cache`` between reports when given), attempts, items and meta."""
+    judgments = with_cell_columns(figure_frame(store, cache=cache))   # a NULL decoding (older stores) is free
+    return judgments, store.attempts(), store.items_frame(), list(store.items()), run_meta(store, judgments)
+
+
+def _with_texts(store: RunStore, broken: BrokenItems) -> BrokenItems:
+    """The shown broken items with every judgment's raw output and parse detail, read from the store for
+    those pairs only (the figure frame has neither)."""
+    for row, texts in zip(broken["rows"], store.pair_texts(broken["rows"]), strict=True):
+        for order, recs in row["orders"].items():
+            for rec in recs:
+                raw, detail = texts.get((order, rec["rep"]), (None, rec.get("parse_detail")))
+                rec["raw_output"] = _cut(raw)
+                rec["parse_detail"] = detail
+    return broken
 
 
 def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataFrame | None,
@@ -478,7 +490,8 @@ def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataF
 def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEFAULT_UNPARSED,
                  confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0,
                  max_broken_items: int = 300, frame: pd.DataFrame | None = None,
-                 expected_reps: int | None = None, definitions: str | Sequence[str] | None = None) -> Report:
+                 expected_reps: int | None = None, definitions: str | Sequence[str] | None = None,
+                 cache: Path | None = None) -> Report:
     """Everything a report shows, as a typed :class:`~verdictlab.report.model.Report`.
 
     Parameters
@@ -495,10 +508,23 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
     definitions : ``"all"`` or names of published definitions (:mod:`verdictlab.analyses.definitions`):
         each cell gets ``definitions`` (the figures as those papers define them) and the report their
         catalogue.  An unknown name raises ``KeyError`` naming the known ones, before anything is read.
+    cache : a folder (``verdictlab.column_cache.cache_root("columns")``) where the judgments' figure
+        columns are kept between reports of an unchanged store; None reads them from the store.
     """
     _check_args(unparsed, confidence)
     names = resolve_definitions(definitions) if definitions is not None else []
-    all_judgments, attempts, items_frame, item_objects, meta = _load(store_or_run_dir)
+    opts: dict[str, Any] = {"unparsed": unparsed, "confidence": confidence, "n_bootstrap": n_bootstrap, "seed": seed,
+                            "max_broken_items": max_broken_items, "frame": frame, "expected_reps": expected_reps,
+                            "names": names, "cache": cache}
+    if isinstance(store_or_run_dir, RunStore):
+        return _build(store_or_run_dir, **opts)
+    with open_store(store_or_run_dir) as store:
+        return _build(store, **opts)
+
+
+def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: int, seed: int, max_broken_items: int,
+           frame: pd.DataFrame | None, expected_reps: int | None, names: list[str], cache: Path | None) -> Report:
+    all_judgments, attempts, items_frame, item_objects, meta = _load(store, cache)
     inp = analyses.AnalysisInput(all_judgments, items=item_objects, items_frame=items_frame, unparsed=unparsed,
                                  confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
                                  extra={**({"expected_reps": expected_reps} if expected_reps else {}),
@@ -523,7 +549,8 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
         decision=readings.decision(cells, alpha=1.0 - confidence, family_size=family),
         region_thresholds=region_thresholds(),
         format_dispersion=dispersion_rows(cells), checklist=checklist,
-        broken_items=broken_items(judgments, items_frame, unparsed=unparsed, limit=max_broken_items),
+        broken_items=_with_texts(store, broken_items(judgments, items_frame, unparsed=unparsed,
+                                                     limit=max_broken_items)),
         extra_tables={**(analysis_tables(inp) if len(all_judgments) else {}), **failed_columns},
         across_cells=across_cells(cells),
         totals=cell_totals(_cells_frame(cells, CELL_TOTALS)) if cells else {},

@@ -83,7 +83,7 @@ def broken_pairs(judgments: pd.DataFrame, items: pd.DataFrame | None = None, *,
     flagged = flags[flags["flipped"] | flags["unstable"]].copy()
     if flagged.empty:
         return BrokenPairs()
-    flagged["_s"] = flagged[key].astype(str).agg("\x1f".join, axis=1)
+    flagged["_s"] = _joined(flagged[key].astype(str))
     flagged = flagged.sort_values(["flipped", "unstable", "_s"], ascending=[False, False, True], kind="stable")
     shown = flagged.head(limit).drop(columns="_s")
     # the rows of the shown pairs: one merge, one sort, one to_dict (no per-pair pandas work)
@@ -111,6 +111,16 @@ def broken_pairs(judgments: pd.DataFrame, items: pd.DataFrame | None = None, *,
                       "rows": recs})
     return BrokenPairs(n_total=len(flagged), n_flipped=int(flagged["flipped"].sum()),
                        n_unstable=int(flagged["unstable"].sum()), pairs=pairs)
+
+
+def _joined(texts: pd.DataFrame) -> pd.Series:
+    """Each row's texts joined by ``\\x1f`` (the pairs' sort key), column by column: a row-wise
+    ``agg("\\x1f".join, axis=1)`` builds a Series per row (25 s for the 43,000 broken pairs of 540,000
+    judgments)."""
+    out = texts.iloc[:, 0].astype(object)
+    for name in texts.columns[1:]:
+        out = out + "\x1f" + texts[name].astype(object)
+    return out
 
 
 def _missing(value: Any) -> bool:

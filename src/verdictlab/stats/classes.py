@@ -107,8 +107,9 @@ def _bootstrap_f1(pair: np.ndarray, conf_idx: np.ndarray, *, n_bootstrap: int,
     for start in range(0, n_bootstrap, chunk):
         b = min(chunk, n_bootstrap - start)
         draws = rng.integers(0, n_pairs, size=(b, n_pairs))
-        weights = np.zeros((b, n_pairs))
-        np.add.at(weights, (np.repeat(np.arange(b), n_pairs), draws.ravel()), 1.0)
+        # how often each pair is drawn in each resample: one bincount (the counts np.add.at gave)
+        weights = np.bincount((draws + (np.arange(b) * n_pairs)[:, None]).ravel(),
+                              minlength=b * n_pairs).reshape(b, n_pairs).astype(float)
         conf = (weights @ per_pair).reshape(b, _K, _K + 1)
         out[start:start + b] = macro_f1_score(conf, zero_division=zero_division)
     return out

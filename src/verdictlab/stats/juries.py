@@ -296,7 +296,9 @@ def _predictions(p: float | Sequence[float], k: int, rho: float) -> tuple[float,
 def _vote_matrix(frame: pd.DataFrame, seat: str) -> tuple[pd.DataFrame, pd.Series]:
     """(units x seats) canonical verdicts and the unit labels (labelled A/B units only)."""
     f = frame[frame["label"].isin(["A", "B"])].copy()
-    f["step"] = f["step"].fillna("") if "step" in f else ""
+    f["step"] = f["step"].astype(object).fillna("") if "step" in f else ""
+    # plain values: categorical verdicts and labels (a compact read) compare only within one category set
+    f["verdict"], f["label"] = f["verdict"].astype(object), f["label"].astype(object)
     mat = f.pivot_table(index=_UNIT, columns=seat, values="verdict", aggfunc="first", dropna=False)
     labels = f.groupby(_UNIT, dropna=False)["label"].first().reindex(mat.index)
     return mat, labels

@@ -1,0 +1,170 @@
+"""The report's figure-column cache (``verdictlab.column_cache``) and the store reads under it: a cached frame
+reads back equal to a store read, a changed store is never served from the cache, a damaged entry is
+rebuilt, an unwritable one skipped; ``parse_detail`` is read only where a figure reads it; the texts of
+one pair come from the store by index; a report built through the cache equals one built without it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from verdictlab.column_cache import FIGURE_COLUMNS, KEEP, figure_frame, figure_key, write_folder
+from verdictlab.judgment import make_judgment
+from verdictlab.report import build_report, report_json
+from verdictlab.store import CompactColumns, RunStore, figure_detail_kept, open_store
+from verdictlab.testing.synthetic_run import write_synthetic_run
+
+
+def _row(item: str, order: str, rep: int, **kw: object) -> object:
+    return make_judgment(judge="sim:a", dataset="ds", item_id=item, protocol="direct", order=order,
+                         temperature=0.0, rep=rep, label="A", **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture()
+def run(tmp_path: Path) -> Path:
+    # four rows, one of each kind figure_detail_kept decides on:
+    #   p1 AB ok/free        -> detail dropped (no figure reads a clean parse's detail)
+    #   p1 BA failed/free    -> kept (the parse audit's reason)
+    #   p2 AB ok/constrained -> kept (the decoding table names the mechanism)
+    #   p2 BA repaired/free  -> kept
+    st = RunStore(tmp_path / "run")
+    st.add_judgments([
+        _row("p1", "AB", 0, verdict="A", raw_output="raw-1", parse_detail="clean"),
+        _row("p1", "BA", 0, verdict=None, raw_output="raw-2", parse_detail="no verdict found"),
+        _row("p2", "AB", 0, verdict="B", raw_output="raw-3", parse_detail="grammar: gbnf", decoding="constrained"),
+        _row("p2", "BA", 0, verdict="A", parse_status="repaired", raw_output="raw-4", parse_detail="quotes fixed"),
+    ])
+    st.close()
+    return tmp_path / "run"
+
+
+def test_parse_detail_is_read_only_where_a_figure_reads_it(run: Path) -> None:
+    assert figure_detail_kept(["ok", "failed", "ok", "repaired", "ok"],
+                              ["free", "free", "constrained", "free", None]).tolist() == [
+        False, True, True, True, False]
+    with open_store(run) as st:
+        full = st.judgments(["item_id", "order", "parse_detail"])
+        figure = st.judgments(["item_id", "order", "parse_detail"], figure_details=True)
+    assert full["parse_detail"].tolist() == ["clean", "no verdict found", "grammar: gbnf", "quotes fixed"]
+    assert figure["parse_detail"].isna().tolist() == [True, False, False, False]
+    assert figure["parse_detail"].tolist()[1:] == ["no verdict found", "grammar: gbnf", "quotes fixed"]
+
+
+def test_pair_texts_gives_one_pairs_raw_outputs_and_details(run: Path) -> None:
+    with open_store(run) as st:
+        cell = {"judge": "sim:a", "dataset": "ds", "protocol": "direct", "temperature": 0.0}
+        texts, absent, constrained, free = st.pair_texts([
+            {**cell, "item_id": "p1"}, {**cell, "item_id": "p9"}, {**cell, "item_id": "p2", "decoding": "constrained"},
+            {**cell, "item_id": "p2"}])
+    assert absent == {}
+    assert free == {("BA", 0): ("raw-4", "quotes fixed")}
+    assert texts == {("AB", 0): ("raw-1", "clean"), ("BA", 0): ("raw-2", "no verdict found")}
+    # the decoding is part of the cell: p2's free BA row is not in the constrained cell
+    assert constrained == {("AB", 0): ("raw-3", "grammar: gbnf")}
+
+
+def test_compact_columns_in_chunks_equal_one_chunk() -> None:
+    cols = ["judge", "rep", "temperature", "verdict"]
+    rows = [("sim:b", 0, 0.0, "A"), ("sim:a", 1, 0.7, None), ("sim:c", 2, 0.0, "B"), ("sim:a", 0, 0.7, "tie")]
+    whole, parts = CompactColumns(cols), CompactColumns(cols)
+    whole.add_rows(rows)
+    parts.add_rows(rows[:1])
+    parts.add_rows(rows[1:])
+    joined = parts.frame()
+    pd.testing.assert_frame_equal(whole.frame(), joined)
+    assert list(joined["judge"].cat.categories) == ["sim:a", "sim:b", "sim:c"]   # sorted across chunks
+
+
+def test_a_cached_frame_equals_a_store_read(run: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    with open_store(run) as st:
+        direct = figure_frame(st)
+        first = figure_frame(st, cache=cache)
+        assert (cache / figure_key(st)).is_dir()
+        second = figure_frame(st, cache=cache)
+    assert list(direct.columns) == list(FIGURE_COLUMNS)
+    assert "raw_output" not in direct and "trial_id" not in direct
+    pd.testing.assert_frame_equal(direct, first)
+    pd.testing.assert_frame_equal(direct, second)        # dtypes too: categoricals with sorted categories
+    # nothing written inside the run directory
+    assert {p.name for p in run.iterdir()} <= {"run.sqlite", "run.sqlite-wal", "run.sqlite-shm"}
+
+
+def test_a_changed_store_gets_a_new_key(run: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    with open_store(run) as st:
+        before = figure_key(st)
+        assert len(figure_frame(st, cache=cache)) == 4
+    st = RunStore(run)
+    st.add_judgments([_row("p3", "AB", 0, verdict="A")])
+    st.close()
+    with open_store(run) as st:
+        assert figure_key(st) != before
+        assert len(figure_frame(st, cache=cache)) == 5
+    assert len(list(cache.iterdir())) == 2
+
+
+def test_a_damaged_cache_is_rebuilt_and_an_unwritable_one_skipped(run: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    with open_store(run) as st:
+        direct = figure_frame(st)
+        figure_frame(st, cache=cache)
+        (cache / figure_key(st) / "judgments.parquet").write_bytes(b"not parquet")
+        pd.testing.assert_frame_equal(figure_frame(st, cache=cache), direct)
+        pd.testing.assert_frame_equal(figure_frame(st, cache=cache), direct)   # rewritten
+        blocked = tmp_path / "file"
+        blocked.write_text("a file where the cache folder would be")
+        pd.testing.assert_frame_equal(figure_frame(st, cache=blocked / "columns"), direct)
+
+
+def test_a_cache_this_user_may_not_read_is_skipped(run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # another user's cache folder: Path.is_dir raises PermissionError on a folder one may not search (root
+    # ignores permissions, so the error is fed in); the report reads the store instead of failing
+    cache = tmp_path / "cache"
+    real = Path.is_dir
+
+    def denied(self: Path) -> bool:
+        if str(self).startswith(str(cache)):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "is_dir", denied)
+    with open_store(run) as st:
+        pd.testing.assert_frame_equal(figure_frame(st, cache=cache), figure_frame(st))
+
+
+def test_only_the_most_recently_used_entries_are_kept(tmp_path: Path) -> None:
+    for k in range(KEEP + 3):
+        assert write_folder(tmp_path, f"key{k}", lambda folder, k=k: (folder / "x").write_text(str(k))) is not None
+    kept = sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("."))
+    assert len(kept) == KEEP
+
+
+def test_a_report_through_the_cache_equals_one_without(tmp_path: Path) -> None:
+    st = write_synthetic_run(tmp_path / "run", datasets=("d1",), protocols=("direct", "vf-json"), n_items=8,
+                             repetitions=3, seed=4, fail_rate=0.2, decodings=("free", "constrained"))
+    st.close()
+    plain = report_json(build_report(tmp_path / "run", n_bootstrap=30))
+    cold = build_report(tmp_path / "run", n_bootstrap=30, cache=tmp_path / "cache")
+    warm = build_report(tmp_path / "run", n_bootstrap=30, cache=tmp_path / "cache")
+    assert report_json(cold) == plain and report_json(warm) == plain
+    # the broken items shown carry the stored raw outputs and details (read for those pairs only)
+    with open_store(tmp_path / "run") as s:
+        stored = s.judgments(["judge", "protocol", "temperature", "item_id", "order", "rep", "decoding",
+                              "raw_output", "parse_detail"])
+    rows = warm["broken_items"]["rows"]
+    assert rows
+    for row in rows:
+        for order, recs in row["orders"].items():
+            for rec in recs:
+                match = stored[(stored["judge"] == row["judge"]) & (stored["protocol"] == row["protocol"])
+                               & (stored["temperature"] == row["temperature"])
+                               & (stored["item_id"] == row["item_id"]) & (stored["order"] == order)
+                               & (stored["rep"] == rec["rep"]) & (stored["decoding"] == row["decoding"])]
+                assert len(match) == 1
+                assert rec["raw_output"] == (match["raw_output"].iloc[0] or "")[:4000]
+                assert rec["parse_detail"] == match["parse_detail"].iloc[0]
+    assert np.isfinite([c["T"] for c in warm["cells"] if c["T"] is not None]).all()
