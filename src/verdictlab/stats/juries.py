@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -318,13 +319,27 @@ class _VoteMatrix:
     seats: list[Any]
     labels: np.ndarray
 
+    @cached_property
+    def label_codes(self) -> np.ndarray:
+        """The labels' verdict codes; a unit without a label gets a code no vote has."""
+        return pd.Series(self.labels, dtype=object).map(_CODE).fillna(_NONE - 1).to_numpy(dtype=int)
+
     def right(self) -> np.ndarray:
         """Units x seats: the vote equals the unit's label."""
-        lab = pd.Series(self.labels, dtype=object).map(_CODE).fillna(_NONE - 1).to_numpy(dtype=int)
-        return self.codes == lab[:, None]
+        return self.codes == self.label_codes[:, None]
+
+    def seat(self, i: int) -> _VoteMatrix:
+        """The votes of seat ``i`` alone."""
+        return self._with(self.codes[:, [i]], [self.seats[i]])
 
     def first(self, k: int) -> _VoteMatrix:
-        return _VoteMatrix(self.codes[:, :k], self.seats[:k], self.labels)
+        """The votes of the first ``k`` seats."""
+        return self._with(self.codes[:, :k], self.seats[:k])
+
+    def _with(self, codes: np.ndarray, seats: list[Any]) -> _VoteMatrix:
+        out = _VoteMatrix(codes, seats, self.labels)
+        out.__dict__["label_codes"] = self.label_codes      # computed once per jury
+        return out
 
 
 _CODE = {x: i for i, x in enumerate(VERDICTS)}
@@ -435,8 +450,7 @@ def heterogeneous_jury_table(judgments: pd.DataFrame, *, judges: Sequence[str], 
         acc, n_ok, n_split, n_none = _jury_accuracy(_vote_count_matrix(sub.codes), sub.labels,
                                                     quorum=quorum or default_quorum(k), tie_rule=tie_rule,
                                                     tie_credit=tie_credit, unparsed=unparsed)
-        ps = [_juror_accuracy(_VoteMatrix(sub.codes[:, [i]], [j], sub.labels), unparsed)
-              for i, j in enumerate(sub.seats)]
+        ps = [_juror_accuracy(sub.seat(i), unparsed) for i in range(k)]
         ind, cor = _predictions(ps if k > 1 else ps[0], k, rho)
         rows.append(JuryRow("heterogeneous", " | ".join(map(str, sub.seats)), k, len(sub.labels), n_ok, n_split, n_none, acc,
                             float(np.mean(ps)), rho, ind, cor, effective_jurors(k, rho)))
