@@ -191,18 +191,14 @@ def recalibrate(confidence: Sequence[float] | np.ndarray, correct: Sequence[floa
     reason = _recal_reason(c, y, n_folds)
     if reason is not None:
         return Recalibration(method, n_folds, before, None, None, reason)
-    import sklearn
     from sklearn.model_selection import StratifiedKFold
 
     out = np.empty_like(c)
     folds = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
-    # the inputs are checked above (finite, 1-D, the parameters fixed here): sklearn's own checks of
-    # every fit cost more than the fits of a few thousand items and change no result
-    with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
-        for train, test in folds.split(c[:, None], y):
-            if np.all(y[train] == y[train][0]):  # cannot happen with stratified folds and minority >= K
-                out[test] = y[train][0]
-                continue
-            out[test] = _fit_predict(method, c[train], y[train], c[test])
+    for train, test in folds.split(c[:, None], y):
+        if np.all(y[train] == y[train][0]):  # cannot happen with stratified folds and minority >= K
+            out[test] = y[train][0]
+            continue
+        out[test] = _fit_predict(method, c[train], y[train], c[test])
     after = calibration(out, y, n_bins=n_bins, strategy=strategy)
-    return Recalibration(method, n_folds, before, after, tuple(out.tolist()))
+    return Recalibration(method, n_folds, before, after, tuple(float(v) for v in out))
