@@ -830,7 +830,7 @@ def serve_forever(config: FakeConfig, *, host: str = "127.0.0.1", port: int = 0,
             await server.serve_forever()
 
     try:
-        import uvloop  # type: ignore[import-not-found]
+        import uvloop  # type: ignore[import-not-found, unused-ignore]  # optional: typed when installed
 
         uvloop.run(serve())
     except ImportError:
