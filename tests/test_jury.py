@@ -140,3 +140,22 @@ def test_sim_heterogeneous_jury_of_independent_judges(tmp_path: Path) -> None:
     assert abs(het.loc[3, "accuracy"] - het.loc[3, "predicted_independent"]) < 0.08
     # expected juror accuracies s + (1-s)/2 = 0.75, 0.80, 0.85 -> majority ~0.89 beats each juror
     assert het.loc[3, "accuracy"] > het.loc[3, "p_single"]
+
+
+def test_vote_matrix_units_are_every_item_order_combination_and_a_seat_takes_its_first_vote() -> None:
+    """The units of a jury are every (item, order) the cell's values combine to: an item judged in one
+    order only leaves a unit without votes (no verdict); a repeated (unit, seat) row keeps its first vote.
+
+    Label A everywhere.  i1 AB: A A B -> A (right); i1 BA: A A A -> A (right); i2 AB: B B A -> B (wrong);
+    i2 BA: no rows -> no quorum.  exclude: jury accuracy 2/3 over the 3 juries with a verdict; juror
+    accuracy 6 right of 9 parsed votes = 2/3.  wrong: the empty unit is a wrong jury (2/4) and its 3
+    missing votes wrong (6/12).  The duplicate i1 AB rep-0 row (B, after A) changes nothing."""
+    rows = _rows("j", {"i1": ["A", "A", "B"], "i2": ["B", "B", "A"]})
+    rows += [{**r, "order": "BA"} for r in _rows("j", {"i1": ["A", "A", "A"]})]
+    rows.append({**rows[0], "verdict": "B"})
+    df = pd.DataFrame(rows)
+    ex = homogeneous_jury_table(df, judge="j", temperature=0.7, sizes=(3,), unparsed="exclude").iloc[0]
+    assert (ex["n_evaluations"], ex["n_ok"], ex["n_no_verdict"]) == (4, 3, 1)
+    assert ex["accuracy"] == pytest.approx(2 / 3) and ex["p_single"] == pytest.approx(2 / 3)
+    wr = homogeneous_jury_table(df, judge="j", temperature=0.7, sizes=(3,), unparsed="wrong").iloc[0]
+    assert wr["accuracy"] == pytest.approx(2 / 4) and wr["p_single"] == pytest.approx(6 / 12)

@@ -184,3 +184,22 @@ def test_extra_tables_route_rows(tmp_path: Path) -> None:
     assert "debate" not in t and "rubric" not in t
     mixed = pd.DataFrame({"dataset": ["d", "d"], "item_id": ["1", "2"], "verdict": ["PASS", "A"]})
     assert list(pointwise_mask(mixed)) == [True, False]
+
+
+def test_worst_parse_status_ranks_each_value_and_reads_missing_or_unknown_as_failed() -> None:
+    from verdictlab.stats.remedies import worst_parse_status
+
+    # ok < repaired < fallback < failed; None and an unknown word are failed
+    got = worst_parse_status(["ok", "repaired", None, "weird", "ok"], ["fallback", "ok", "ok", "ok", "ok"])
+    assert list(got) == ["fallback", "repaired", "failed", "failed", "ok"]
+
+
+def test_paired_orders_keeps_the_first_row_of_each_order_and_only_keys_judged_in_both() -> None:
+    from verdictlab.analyses._frames import paired_orders
+
+    # keys k1 (AB twice, BA once), k2 (BA only), k3 (BA before AB): k1 and k3 pair, in the AB rows' order
+    df = pd.DataFrame({"k": ["k3", "k1", "k1", "k2", "k1", "k3"], "order": ["BA", "AB", "AB", "BA", "BA", "AB"],
+                       "v": [1, 2, 3, 4, 5, 6]})
+    ab, ba = paired_orders(df, ["k"])
+    assert list(ab.index) == ["k1", "k3"] and list(ba.index) == ["k1", "k3"]
+    assert list(ab["v"]) == [2, 6] and list(ba["v"]) == [5, 1]

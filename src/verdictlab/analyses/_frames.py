@@ -18,7 +18,8 @@ import pandas as pd
 
 from ..design import trial_ids
 from ..judgment import JUDGMENT_COLUMN_NAMES, judgment_frame
-from ..vocab import DEFAULT_DECODING, VERDICTS
+from ..stats._frame import group_codes
+from ..vocab import DEFAULT_DECODING, VERDICTS, Order
 
 #: the columns :func:`verdictlab.stats.reliability` reads of a derived frame (with the cell key)
 FIGURE_COLUMNS: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "order", "temperature", "rep", "step",
@@ -125,3 +126,21 @@ def pointwise_mask(judgments: pd.DataFrame, items: Sequence[object] | None = Non
         return pd.Series(False, index=judgments.index)
     v = judgments["verdict"]
     return v.notna() & ~v.isin(VERDICTS)
+
+
+def paired_orders(df: pd.DataFrame, key: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The AB and the BA row of every ``key`` judged in both orders (the first row of a key in each
+    order), aligned row by row in the order of the AB rows, both indexed by ``key``.  Matched by integer
+    codes of the key (one sort), not by a join of the two frames' key indexes."""
+    codes, distinct = group_codes(df, key)
+    is_ab = (df["order"] == Order.AB).to_numpy(dtype=bool)
+    is_ba = (df["order"] == Order.BA).to_numpy(dtype=bool)
+    ab = np.flatnonzero(is_ab)
+    ab = ab[np.sort(np.unique(codes[ab], return_index=True)[1])]     # first AB row per key, in row order
+    ba = np.flatnonzero(is_ba)
+    ba_codes, ba_first = np.unique(codes[ba], return_index=True)
+    ba_of = np.full(len(distinct), -1, dtype=np.int64)
+    ba_of[ba_codes] = ba[ba_first]                                   # first BA row per key
+    match = ba_of[codes[ab]]
+    both = match >= 0
+    return df.iloc[ab[both]].set_index(list(key)), df.iloc[match[both]].set_index(list(key))

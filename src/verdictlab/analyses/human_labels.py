@@ -89,9 +89,14 @@ def _cell_dict(key: tuple[Any, ...]) -> dict[str, Any]:
     return dict(zip(KEY, key, strict=True))
 
 
+#: what a cell's figures read of its rows (:func:`_item_frame`, :func:`_kind_of`) beside the key
+_ROW_COLUMNS: tuple[str, ...] = ("item_id", "verdict", "p_a", "label")
+
+
 def _keyed(judgments: pd.DataFrame) -> pd.DataFrame:
-    """The judgments with ``decoding`` ('free' when absent) and ``step`` ('' when absent) filled in."""
-    df = judgments.copy()
+    """The key and the columns a cell reads of the judgments, with ``decoding`` ('free' when absent)
+    and ``step`` ('' when absent) filled in."""
+    df = judgments[[c for c in (*KEY, *_ROW_COLUMNS) if c in judgments.columns]].copy()
     df["decoding"] = df["decoding"].fillna(DEFAULT_DECODING).astype(str) if "decoding" in df else DEFAULT_DECODING
     df["step"] = df["step"].fillna("").astype(str) if "step" in df else ""
     return df

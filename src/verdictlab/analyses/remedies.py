@@ -52,7 +52,16 @@ from ..stats.remedies import (
 )
 from ..vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, VERDICTS, Order, ParseStatus, Verdict, first_shown
 from . import AnalysisInput, register
-from ._frames import FIGURE_COLUMNS, _empty, _finish, _prep, per_distinct, suffixed, text_filled
+from ._frames import (
+    FIGURE_COLUMNS,
+    _empty,
+    _finish,
+    _prep,
+    paired_orders,
+    per_distinct,
+    suffixed,
+    text_filled,
+)
 from .flask import aggregate_criteria
 
 __all__ = ["BOTH_ORDERS_VOTE", "DEFAULT_REMEDIES", "PAIR_KEY", "REMEDY_COLUMNS", "REMEDY_TABLE_COLUMNS", "REPORT_REMEDIES", "UNIT_KEY",
@@ -69,15 +78,6 @@ BOTH_ORDERS_VOTE = "both-orders-vote"
 #: (:mod:`verdictlab.analyses.remedy_vote`)
 REPORT_REMEDIES: tuple[str, ...] = ("both-orders", BOTH_ORDERS_VOTE, "order-average", "majority@3")
 _MAJ_RE = re.compile(r"^majority@(\d+)$")
-
-
-def _paired(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """AB and BA rows of the pair keys judged in both orders, aligned row by row."""
-    key = list(PAIR_KEY)
-    ab = df[df["order"] == Order.AB].drop_duplicates(key).set_index(key)
-    ba = df[df["order"] == Order.BA].drop_duplicates(key).set_index(key)
-    common = ab.index.intersection(ba.index)
-    return ab.loc[common], ba.loc[common]
 
 
 def _rows_for_both(ab: pd.DataFrame, ba: pd.DataFrame, columns: dict[str, Any], protocol_suffix: str) -> pd.DataFrame:
@@ -109,7 +109,7 @@ def both_orders(judgments: pd.DataFrame, *, columns: Sequence[str] | None = None
     """The ``both-orders`` remedy (see the module docstring); ``columns``: only these columns of the
     derived frame (default every judgment column)."""
     df = _prep(judgments, columns)
-    ab, ba = _paired(df)
+    ab, ba = paired_orders(df, PAIR_KEY)
     if ab.empty:
         return _empty(columns)
     verdict, parsed, agree = both_orders_verdicts(ab["verdict"].to_numpy(object), ba["verdict"].to_numpy(object))
@@ -127,7 +127,7 @@ def order_average(judgments: pd.DataFrame, *, columns: Sequence[str] | None = No
     """The ``order-average`` remedy (see the module docstring); ``columns`` as for :func:`both_orders`."""
     df = _prep(judgments, columns)
     df["p_a"] = pd.to_numeric(df["p_a"], errors="coerce")
-    ab, ba = _paired(df[df["p_a"].notna()])
+    ab, ba = paired_orders(df[df["p_a"].notna()], PAIR_KEY)
     if ab.empty:
         return _empty(columns)
     p, verdict = order_average_verdicts(ab["p_a"].to_numpy(float), ba["p_a"].to_numpy(float))

@@ -26,20 +26,12 @@ import pandas as pd
 
 from ..stats.remedies import both_orders_vote_verdicts, worst_parse_status
 from ..vocab import CELL_KEY, Order, ParseStatus, first_shown
-from ._frames import _empty, _finish, _prep, per_distinct, suffixed
+from ._frames import _empty, _finish, _prep, paired_orders, per_distinct, suffixed
 
 __all__ = ["REMEDY", "both_orders_vote"]
 
 REMEDY = "both-orders-vote"
 PAIR_KEY: tuple[str, ...] = (*CELL_KEY, "item_id", "rep", "step")
-
-
-def _aligned(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    key = list(PAIR_KEY)
-    ab = df[df["order"] == Order.AB].drop_duplicates(key).set_index(key)
-    ba = df[df["order"] == Order.BA].drop_duplicates(key).set_index(key)
-    common = ab.index.intersection(ba.index)
-    return ab.loc[common], ba.loc[common]
 
 
 def _vote_detail(x: object, y: object, v: object) -> str:
@@ -49,7 +41,7 @@ def _vote_detail(x: object, y: object, v: object) -> str:
 def both_orders_vote(judgments: pd.DataFrame, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """The ``both-orders-vote`` remedy (see the module docstring); ``columns``: only these columns of
     the derived frame (default every judgment column)."""
-    ab, ba = _aligned(_prep(judgments, columns))
+    ab, ba = paired_orders(_prep(judgments, columns), PAIR_KEY)
     if ab.empty:
         return _empty(columns)
     va = ab["verdict"].astype(object).to_numpy()

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -229,9 +230,10 @@ def priority_verdicts(counts: np.ndarray, statuses: np.ndarray, ordered_votes: S
     return out
 
 
-def _vote_count_matrix(votes: pd.DataFrame) -> np.ndarray:
-    """(units, 3) counts of A / B / tie votes over the seats (columns) of a units x seats frame."""
-    return np.stack([(votes == x).sum(axis=1).to_numpy() for x in VERDICTS], axis=1)
+def _vote_count_matrix(codes: np.ndarray) -> np.ndarray:
+    """(units, 3) counts of A / B / tie votes over the seats (columns) of a units x seats code matrix
+    (:func:`_vote_matrix`)."""
+    return np.stack([(codes == i).sum(axis=1) for i in range(len(VERDICTS))], axis=1)
 
 
 # -- jury tables from stored judgments ----------------------------------------------------------------
@@ -271,11 +273,12 @@ def _jury_accuracy(counts: np.ndarray, labels: np.ndarray, *, quorum: int, tie_r
             int((status == "split").sum()), int(pd.isna(verdict).sum()))
 
 
-def _juror_accuracy(votes: pd.DataFrame | pd.Series, labels: pd.Series, unparsed: str) -> float:
-    """Mean single-juror accuracy: unparsed votes wrong (``"wrong"``) or left out (``"exclude"``)."""
-    right = votes.eq(labels, axis=0).to_numpy(dtype=float)
+def _juror_accuracy(mat: _VoteMatrix, unparsed: str) -> float:
+    """Mean single-juror accuracy over the seats of ``mat``: unparsed votes wrong (``"wrong"``) or left
+    out (``"exclude"``)."""
+    right = mat.right().astype(float)
     if unparsed == UnparsedPolicy.EXCLUDE:
-        right = right[votes.notna().to_numpy()]
+        right = right[mat.codes != _NONE]
     return float(right.mean()) if right.size else float("nan")
 
 
@@ -293,25 +296,98 @@ def _predictions(p: float | Sequence[float], k: int, rho: float) -> tuple[float,
     return float(ind), float(jury_majority_accuracy(pm, k, rho=r))
 
 
-def _vote_matrix(frame: pd.DataFrame, seat: str) -> tuple[pd.DataFrame, pd.Series]:
-    """(units x seats) canonical verdicts and the unit labels (labelled A/B units only)."""
-    f = frame[frame["label"].isin(["A", "B"])].copy()
-    f["step"] = f["step"].astype(object).fillna("") if "step" in f else ""
-    # plain values: categorical verdicts and labels (a compact read) compare only within one category set
-    f["verdict"], f["label"] = f["verdict"].astype(object), f["label"].astype(object)
-    mat = f.pivot_table(index=_UNIT, columns=seat, values="verdict", aggfunc="first", dropna=False)
-    labels = f.groupby(_UNIT, dropna=False)["label"].first().reindex(mat.index)
-    return mat, labels
+#: a vote's integer code: the index of its verdict in VERDICTS, _OTHER for any other value, _NONE for none
+_OTHER, _NONE = len(VERDICTS), -1
 
 
-def _rho(mat: pd.DataFrame, labels: pd.Series, unparsed: str = UnparsedPolicy.WRONG.value) -> float:
+def _verdict_codes(values: Any) -> np.ndarray:
+    """Integer codes of verdict values (see ``_OTHER``, ``_NONE``)."""
+    v = pd.Series(values, dtype=object).to_numpy()
+    present = pd.notna(v)
+    out = np.where(present, _OTHER, _NONE)
+    for i, x in enumerate(VERDICTS):
+        out[present & (v == x)] = i
+    return out
+
+
+@dataclass(frozen=True)
+class _VoteMatrix:
+    """Units x seats verdict codes of one jury, its seats and the unit labels (object: ``A``/``B``,
+    NaN for a unit without rows)."""
+
+    codes: np.ndarray
+    seats: list[Any]
+    labels: np.ndarray
+
+    @cached_property
+    def label_codes(self) -> np.ndarray:
+        """The labels' verdict codes; a unit without a label gets a code no vote has."""
+        return pd.Series(self.labels, dtype=object).map(_CODE).fillna(_NONE - 1).to_numpy(dtype=int)
+
+    def right(self) -> np.ndarray:
+        """Units x seats: the vote equals the unit's label."""
+        return self.codes == self.label_codes[:, None]
+
+    def seat(self, i: int) -> _VoteMatrix:
+        """The votes of seat ``i`` alone."""
+        return self._with(self.codes[:, [i]], [self.seats[i]])
+
+    def first(self, k: int) -> _VoteMatrix:
+        """The votes of the first ``k`` seats."""
+        return self._with(self.codes[:, :k], self.seats[:k])
+
+    def _with(self, codes: np.ndarray, seats: list[Any]) -> _VoteMatrix:
+        out = _VoteMatrix(codes, seats, self.labels)
+        out.__dict__["label_codes"] = self.label_codes      # computed once per jury
+        return out
+
+
+_CODE = {x: i for i, x in enumerate(VERDICTS)}
+
+
+def _vote_matrix(frame: pd.DataFrame, seat: str, seats: Sequence[Any] | None = None) -> _VoteMatrix:
+    """The units x seats votes of the labelled A/B units (the first non-null verdict of a (unit, seat));
+    the units are every combination of the unit columns' values (a unit without rows has no votes and
+    no label); the seats sorted, or ``seats`` in that order (a seat without a labelled row: KeyError)."""
+    f = frame[frame["label"].isin(["A", "B"])]
+    n = len(f)
+    unit_codes, sizes = [], []
+    for col in _UNIT:
+        values = (f["step"].astype(object).fillna("") if "step" in f else pd.Series([""] * n, dtype=object)) \
+            if col == "step" else f[col]        # a categorical sorts in its categories' order, as pivot_table
+        codes, levels = pd.factorize(values, sort=True, use_na_sentinel=False)
+        unit_codes.append(codes)
+        sizes.append(len(levels))
+    seat_codes, seat_levels = pd.factorize(f[seat], sort=True, use_na_sentinel=False)
+    n_units, n_seats = (int(np.prod(sizes)) if n else 0), len(seat_levels)
+    unit = np.ravel_multi_index(unit_codes, sizes) if n else np.zeros(0, dtype=np.intp)
+    vote = _verdict_codes(f["verdict"])
+    codes = np.full((n_units, n_seats), _NONE)
+    cast = np.flatnonzero(vote != _NONE)
+    _, first = np.unique(unit[cast] * n_seats + seat_codes[cast], return_index=True)
+    rows = cast[first]
+    codes[unit[rows], seat_codes[rows]] = vote[rows]
+    labels = np.full(n_units, np.nan, dtype=object)
+    _, first_row = np.unique(unit, return_index=True)
+    labels[unit[first_row]] = f["label"].astype(object).to_numpy()[first_row]
+    seat_list = list(seat_levels)
+    if seats is not None:
+        where = {s: i for i, s in enumerate(seat_list)}
+        missing = [s for s in seats if s not in where]
+        if missing:
+            raise KeyError(f"no labelled votes for seat(s) {missing}")
+        codes = codes[:, [where[s] for s in seats]]
+        seat_list = list(seats)
+    return _VoteMatrix(codes, seat_list, labels)
+
+
+def _rho(mat: _VoteMatrix, unparsed: str = UnparsedPolicy.WRONG.value) -> float:
     # "wrong": an unparsed vote is an error, as in the juror accuracies p (no unit is dropped);
     # "exclude": units with an unparsed vote are left out
+    right = mat.right()
     if unparsed == UnparsedPolicy.EXCLUDE:
-        keep = mat.notna().all(axis=1)
-        mat, labels = mat[keep], labels[keep]
-    correct = mat.eq(labels, axis=0).astype(float)
-    return float(jury_error_correlation(correct.to_numpy()).rho)
+        right = right[(mat.codes != _NONE).all(axis=1)]
+    return float(jury_error_correlation(right.astype(float)).rho)
 
 
 def _rows_at(judgments: pd.DataFrame, temperature: float, protocol: str | None) -> pd.DataFrame:
@@ -330,19 +406,26 @@ def homogeneous_jury_table(judgments: pd.DataFrame, *, judge: str, temperature: 
     f = _rows_at(judgments[judgments["judge"] == judge], temperature, protocol)
     if f.empty:
         raise ValueError(f"no judgments for judge {judge!r} at temperature {temperature}")
-    mat, labels = _vote_matrix(f, "rep")
-    rho = _rho(mat, labels, unparsed)
+    return _homogeneous_rows(f, judge, sizes, quorum=quorum, tie_rule=tie_rule, tie_credit=tie_credit,
+                             unparsed=unparsed)
+
+
+def _homogeneous_rows(f: pd.DataFrame, judge: str, sizes: Sequence[int], *, quorum: int | None, tie_rule: str,
+                      tie_credit: float, unparsed: str) -> pd.DataFrame:
+    """:func:`homogeneous_jury_table` of the rows ``f`` already selected (one judge, one temperature)."""
+    mat = _vote_matrix(f, "rep")
+    rho = _rho(mat, unparsed)
     rows = []
     for k in sizes:
-        if k > mat.shape[1]:
+        if k > len(mat.seats):
             continue
-        sub = mat.iloc[:, :k]
-        acc, n_ok, n_split, n_none = _jury_accuracy(_vote_count_matrix(sub), labels.to_numpy(dtype=object),
+        sub = mat.first(k)
+        acc, n_ok, n_split, n_none = _jury_accuracy(_vote_count_matrix(sub.codes), sub.labels,
                                                     quorum=quorum or default_quorum(k), tie_rule=tie_rule,
                                                     tie_credit=tie_credit, unparsed=unparsed)
-        p = _juror_accuracy(sub, labels, unparsed)
+        p = _juror_accuracy(sub, unparsed)
         ind, cor = _predictions(p, k, rho)
-        rows.append(JuryRow("homogeneous", judge, k, len(sub), n_ok, n_split, n_none, acc, p, rho, ind, cor,
+        rows.append(JuryRow("homogeneous", judge, k, len(sub.labels), n_ok, n_split, n_none, acc, p, rho, ind, cor,
                             effective_jurors(k, rho)))
     return pd.DataFrame([r.__dict__ for r in rows], columns=list(JURY_COLUMNS))
 
@@ -359,18 +442,17 @@ def heterogeneous_jury_table(judgments: pd.DataFrame, *, judges: Sequence[str], 
     missing = [j for j in judges if j not in set(f["judge"])]
     if missing:
         raise ValueError(f"no judgments for judge(s) {missing} at temperature {temperature}, rep {rep}")
-    mat, labels = _vote_matrix(f, "judge")
-    mat = mat[list(judges)]
-    rho = _rho(mat, labels, unparsed)
+    mat = _vote_matrix(f, "judge", seats=list(judges))
+    rho = _rho(mat, unparsed)
     rows = []
     for k in range(1, len(judges) + 1, 2):
-        sub = mat.iloc[:, :k]
-        acc, n_ok, n_split, n_none = _jury_accuracy(_vote_count_matrix(sub), labels.to_numpy(dtype=object),
+        sub = mat.first(k)
+        acc, n_ok, n_split, n_none = _jury_accuracy(_vote_count_matrix(sub.codes), sub.labels,
                                                     quorum=quorum or default_quorum(k), tie_rule=tie_rule,
                                                     tie_credit=tie_credit, unparsed=unparsed)
-        ps = [_juror_accuracy(sub[j], labels, unparsed) for j in sub.columns]
+        ps = [_juror_accuracy(sub.seat(i), unparsed) for i in range(k)]
         ind, cor = _predictions(ps if k > 1 else ps[0], k, rho)
-        rows.append(JuryRow("heterogeneous", " | ".join(sub.columns), k, len(sub), n_ok, n_split, n_none, acc,
+        rows.append(JuryRow("heterogeneous", " | ".join(map(str, sub.seats)), k, len(sub.labels), n_ok, n_split, n_none, acc,
                             float(np.mean(ps)), rho, ind, cor, effective_jurors(k, rho)))
     return pd.DataFrame([r.__dict__ for r in rows], columns=list(JURY_COLUMNS))
 
@@ -393,8 +475,9 @@ def jury_table(judgments: pd.DataFrame, *, sizes: Sequence[int] = (1, 3, 5), quo
     for key, g in base.groupby(list(CELL_KEY), sort=True):
         cell = dict(zip(CELL_KEY, key, strict=True))
         if g["rep"].nunique() >= 3:
-            t = homogeneous_jury_table(g, judge=cell["judge"], temperature=float(cell["temperature"]), sizes=sizes,
-                                       quorum=quorum, tie_rule=tie_rule, tie_credit=tie_credit, unparsed=unparsed)
+            check_unparsed(unparsed)
+            t = _homogeneous_rows(g, cell["judge"], sizes, quorum=quorum, tie_rule=tie_rule, tie_credit=tie_credit,
+                                  unparsed=unparsed)
             frames.append(_with_cell(t, cell))
     for key, g in base.groupby(panel, sort=True):
         cell = {"judge": None, **dict(zip(panel, key, strict=True))}

@@ -42,9 +42,14 @@ EFFECT_FIGURES: tuple[str, ...] = ("A", "phi", "T", "tie_rate")
 def worst_parse_status(a: Any, b: Any) -> np.ndarray:
     """Element-wise the worse of two parse statuses (ok < repaired < fallback < failed; a missing
     status is ``failed``)."""
-    ra = pd.Series(np.asarray(a, dtype=object)).map(_RANK).fillna(_RANK["failed"]).to_numpy(int)
-    rb = pd.Series(np.asarray(b, dtype=object)).map(_RANK).fillna(_RANK["failed"]).to_numpy(int)
-    return _STATUS[np.maximum(ra, rb)]
+    return _STATUS[np.maximum(_ranks(a), _ranks(b))]
+
+
+def _ranks(statuses: Any) -> np.ndarray:
+    """The rank of each parse status (missing or unknown: ``failed``), looked up once per distinct value."""
+    codes, uniques = pd.factorize(np.asarray(statuses, dtype=object), use_na_sentinel=True)
+    table = np.array([_RANK.get(u, _RANK["failed"]) for u in uniques] + [_RANK["failed"]], dtype=np.int64)
+    return table[codes]      # code -1 (missing) takes the last entry
 
 
 def both_orders_verdicts(va: Any, vb: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
