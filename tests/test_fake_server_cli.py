@@ -9,6 +9,7 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+import uuid
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,10 @@ from verdictlab.testing import FakeConfig, FakeOpenAIServer
 
 runner = CliRunner()
 pytest.importorskip("openai")
+
+#: wrong keys made at import (no key-shaped literal tracked); the server accepts only DEFAULT_KEY
+WRONG_KEY = f"sk-wrong-key-{uuid.uuid4().hex}"
+WRONG_ANTHROPIC_KEY = f"sk-ant-wrong-{uuid.uuid4().hex}"
 
 
 def _get(url: str, key: str | None) -> tuple[int, dict[str, object]]:
@@ -84,8 +89,8 @@ def test_an_api_judge_audited_end_to_end_through_the_fake_server(tmp_path: Path,
 
 @pytest.mark.parametrize(("judge_tail", "env", "named"), [
     ("", {}, "no key was sent: set VERDICTLAB_API_KEY, or name another variable with #key_env=NAME"),
-    ("", {"VERDICTLAB_API_KEY": "sk-wrong-key-123456"}, "the key was read from VERDICTLAB_API_KEY"),
-    ("#key_env=MY_FAKE_KEY", {"MY_FAKE_KEY": "sk-wrong-key-123456"}, "the key was read from MY_FAKE_KEY"),
+    ("", {"VERDICTLAB_API_KEY": WRONG_KEY}, "the key was read from VERDICTLAB_API_KEY"),
+    ("#key_env=MY_FAKE_KEY", {"MY_FAKE_KEY": WRONG_KEY}, "the key was read from MY_FAKE_KEY"),
 ])
 def test_a_401_names_the_variable_the_key_was_read_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         judge_tail: str, env: dict[str, str], named: str) -> None:
@@ -105,7 +110,7 @@ def test_a_401_names_the_variable_the_key_was_read_from(tmp_path: Path, monkeypa
 
 def test_an_anthropic_401_names_its_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("anthropic")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-wrong-123456")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", WRONG_ANTHROPIC_KEY)
     with FakeOpenAIServer(FakeConfig(api_key=DEFAULT_KEY)) as srv:    # it answers 401 to any other key
         cfg = _config(tmp_path, f"anthropic:claude-test@{srv.base_url.removesuffix('/v1')}")
         r = runner.invoke(app, ["run", str(cfg), "--run-dir", str(tmp_path / "run"), "--no-progress"])
