@@ -427,3 +427,25 @@ def test_item2_a_store_with_null_temperatures_can_be_reported(tmp_path: Path, go
                  ["report", str(rd), "--format", "html", "-o", str(tmp_path / "r.html"), "--bootstrap", "0"]):
         r = runner.invoke(app, argv)
         assert r.exit_code == 0 and "Traceback" not in r.output + r.stderr, (argv, r.output, r.stderr)
+
+
+@pytest.mark.parametrize(("signum", "code", "line"), [(2, 130, "error: interrupted\n"),
+                                                      (15, 143, "error: terminated\n")])
+def test_a_stop_signal_while_the_arguments_are_parsed_is_one_line_and_its_own_code(monkeypatch, capsys,
+                                                                                  signum, code, line):
+    """Regression (CI, stop 27): typer 0.29 imports pydantic while it parses the arguments (0.3 s) and
+    turns a KeyboardInterrupt there into a silent exit 130 -- a Ctrl-C 0.5 s after start printed nothing,
+    and a SIGTERM there exited 130.  The signal is raised exactly where the parsing happens."""
+    import typer.main
+    from typer.core import TyperGroup
+
+    from verdictlab.stopping import Stopped
+
+    def stopped(*args, **kwargs):
+        raise Stopped(signum)
+
+    monkeypatch.setattr(TyperGroup, "make_context", stopped)
+    with pytest.raises(SystemExit) as exc:
+        typer.main.get_command(app).main(["report", "nowhere"])
+    assert exc.value.code == code
+    assert capsys.readouterr().err == line

@@ -43,6 +43,14 @@ class _OneErrorPath(TyperGroup):
             sys.exit(EXIT_INTERRUPTED)
         sys.exit(code if isinstance(code, int) else 0)
 
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        # typer turns a KeyboardInterrupt outside a command's body into a silent exit 130 (a SIGTERM too);
+        # parsing the arguments imports pydantic (0.3 s), so a signal there is one line and its own code
+        try:
+            return super().make_context(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            handle(exc)
+
     def invoke(self, ctx: Any) -> Any:    # a click Context (typer vendors click)
         try:
             return super().invoke(ctx)
