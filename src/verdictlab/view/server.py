@@ -8,9 +8,12 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
+from ..stopping import longer_grace
 from ..viewer_links import DEFAULT_HOST, DEFAULT_PORT
 from ..vocab import DEFAULT_UNPARSED
 from .app import LOOPBACK_HOSTS, Viewer, create_app
+
+VIEWER_STOP_S = 3.0     # the stop grace while uvicorn serves (see serve)
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "AddressError", "is_loopback", "serve"]
 
@@ -66,12 +69,16 @@ def serve(run_dir: str | Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_
         raise
     try:
         app = create_app(viewer, allowed_hosts=LOOPBACK_HOSTS if is_loopback(host) else None)
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                               timeout_graceful_shutdown=1))
         bound_host, bound_port = sock.getsockname()[:2]
         shown = f"[{bound_host}]" if ":" in str(bound_host) else str(bound_host)
         if on_ready is not None:
             on_ready(f"http://{shown}:{bound_port}/pairs", viewer)
-        server.run(sockets=[sock])
+        # uvicorn's clean stop (its next 0.1 s tick, then closing the connections) can pass the usual
+        # 0.8 s grace on a loaded machine; the viewer only reads, but "viewer stopped" is the true ending
+        with longer_grace(VIEWER_STOP_S):
+            server.run(sockets=[sock])
     finally:
         sock.close()
         viewer.close()
