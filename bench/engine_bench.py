@@ -10,9 +10,9 @@ canonical mapping, SQLite writes) drives the real ``openai-compatible`` judge (`
 2. Near-zero latency: the same at concurrency 64 (and 16), where the client's CPU is the limit.
    Baselines in the same process: (a) the bare SDK -- ``chat.completions.create`` with its
    default transport under a semaphore, nothing else; (b) our judge's ``generate`` alone under a
-   semaphore (its default client: the SDK's aiohttp client,
-   :func:`verdictlab.judges.openai_api.choose_transport`), and the same judge on the SDK's httpx
-   client; (c) the engine with the simulated judge (no HTTP at all), the engine's own cost per trial.
+   semaphore (its default client for ``http://``: the body posted on an aiohttp session,
+   :func:`verdictlab.judges.openai_api.choose_transport`), and the same judge on the SDK's aiohttp
+   and httpx clients; (c) the engine with the simulated judge (no HTTP at all), the engine's own cost per trial.
    The split says whether the engine or the HTTP client is the bottleneck.
 3. ``--profile``: cProfile of the engine at near-zero latency, top functions by own time.
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import io
 import os
@@ -30,11 +31,26 @@ import pstats
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 KEY = f"bench-{uuid.uuid4().hex}"  # generated: the fake server only compares it
 KEY_ENV = "VL_BENCH_KEY"
+
+
+@contextlib.contextmanager
+def forced_transport(transport: str) -> Iterator[None]:
+    """Judges built inside use ``transport`` (``VERDICTLAB_HTTP_TRANSPORT``)."""
+    before = os.environ.get("VERDICTLAB_HTTP_TRANSPORT")
+    os.environ["VERDICTLAB_HTTP_TRANSPORT"] = transport
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("VERDICTLAB_HTTP_TRANSPORT", None)
+        else:
+            os.environ["VERDICTLAB_HTTP_TRANSPORT"] = before
 
 
 def server_cpu_s(pid: int) -> float:
@@ -198,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
                          "answers arrive at once and queue for the client's CPU (about concurrency/2 "
                          "calls each)")
     ap.add_argument("--concurrency", type=int, nargs="*", default=[1, 8, 16, 32, 64])
+    ap.add_argument("--transports", nargs="*", default=["aiohttp-direct", "aiohttp"],
+                    help="HTTP transports of section 1, each concurrency in turns (VERDICTLAB_HTTP_TRANSPORT; "
+                         "aiohttp-direct is the default for http:// judges, aiohttp the SDK's aiohttp client)")
     ap.add_argument("--rounds", type=int, default=30, help="trials per run = rounds x concurrency")
     ap.add_argument("--fast-calls", type=int, default=3000, help="calls in the near-zero-latency runs")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
@@ -231,9 +250,12 @@ def main(argv: list[str] | None = None) -> int:
               + (f" + uniform(0, {args.jitter * 1000:.0f}) ms" if args.jitter else ""))
         for c in args.concurrency:
             n = max(60, args.rounds * c)
-            s0 = server_cpu_s(pid)
-            r = run_engine(judge_id, n, c, folder)
-            print(line(f"engine, concurrency {c}", r, ideal=c / mean_latency, server_cpu=server_cpu_s(pid) - s0))
+            for transport in args.transports:
+                with forced_transport(transport):
+                    s0 = server_cpu_s(pid)
+                    r = run_engine(judge_id, n, c, folder)
+                print(line(f"engine, c={c}, {transport}", r, ideal=c / mean_latency,
+                           server_cpu=server_cpu_s(pid) - s0) + f"  load {os.getloadavg()[0]:.2f}")
 
         srv.configure(latency_s=0.0, jitter_s=0.0)
         print("2. near-zero latency (the client's CPU is the limit)")
@@ -245,15 +267,13 @@ def main(argv: list[str] | None = None) -> int:
         print(line("baseline: bare SDK create(), httpx, c=64", bare))
         judge_only = run_bare_judge(judge_id, args.fast_calls, 64)
         print(line("baseline: our judge alone, c=64", judge_only))
-        for transport in ("httpx",):                # the same judge on the SDK's other HTTP client
-            os.environ["VERDICTLAB_HTTP_TRANSPORT"] = transport
+        for transport in ("aiohttp", "httpx"):     # the same judge on the SDK's own HTTP clients
             try:
-                other = run_bare_judge(judge_id, args.fast_calls, 64)
+                with forced_transport(transport):
+                    other = run_bare_judge(judge_id, args.fast_calls, 64)
                 print(line(f"  same, SDK's {transport} client", other))
             except Exception as exc:  # noqa: BLE001 - a missing optional client is reported, not fatal
                 print(f"  same, SDK's {transport} client: not available ({type(exc).__name__})")
-            finally:
-                os.environ.pop("VERDICTLAB_HTTP_TRANSPORT", None)
         eng = run_engine(judge_id, args.fast_calls, 64, folder)
         print(line("engine + our judge, c=64 (again)", eng))
         sim = run_engine("sim:skill=0.8,position_lock=0.1,noise=0.1,seed=1", args.fast_calls, 64, folder)

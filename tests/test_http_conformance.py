@@ -7,8 +7,9 @@ The hand-written HTTP/1.1 client that used to be the default for ``http://`` jud
 ``100 Continue`` / ``103 Early Hints`` for the answer (of 24 trials, 12 failed with "HTTP 100" and 6 were
 stored with the previous trial's answer, parse status ok: the real 200 stayed in the buffer of a pooled
 connection and was read by the next request) and failed every call on gzip bodies, HTTP/1.0 bodies ended
-by close and 307/308 redirects.  The SDK's own clients (aiohttp, httpx) replace it; this suite holds the
-default and both of them to every case, through a judge, through the engine and through the CLI.
+by close and 307/308 redirects.  aiohttp (posting the body itself, the default for ``http://``) and the
+SDK's own clients (aiohttp, httpx) replace it; this suite holds the default and all three to every
+case, through a judge, through the engine and through the CLI.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from verdictlab.judges.openai_api import TRANSPORT_ENV  # noqa: E402
 from verdictlab.store import RunStore  # noqa: E402
 from verdictlab.testing.raw_http import RawHTTPServer, RawReply  # noqa: E402
 
-TRANSPORTS = ["default", "aiohttp", "httpx"]
+TRANSPORTS = ["default", "aiohttp-direct", "aiohttp", "httpx"]
+DEFAULT = "aiohttp-direct"      # an http:// judge: the body posted straight on an aiohttp session
 CASES = {
     "100 Continue": RawReply(interim=(100,)),
     "103 Early Hints": RawReply(interim=(103,)),
@@ -87,7 +89,7 @@ def test_every_request_gets_its_own_answer(transport: str, case: str) -> None:
         if CASES[case].redirect:
             assert srv.redirected == len(answers)          # every redirected request carried its body again
     assert [nonce for nonce, _ in answers] == [text for _, text in answers]
-    assert used == ("aiohttp" if transport == "default" else transport)
+    assert used == (DEFAULT if transport == "default" else transport)
 
 
 @pytest.mark.parametrize("interim", [(100,), (102,), (103,), (104,), (150,), (199,), (100, 103, 102, 199, 103)],
@@ -149,7 +151,7 @@ def test_24_trials_behind_an_interim_response_are_all_right_and_their_own(tmp_pa
         item = items[row.item_id]
         first = item.response_a if row.order == "AB" else item.response_b
         assert json.loads(row.raw_output)["rationale"] == f"{item.question} | first shown: {first}", row
-    assert meta[judge_id]["transport"] == ("aiohttp" if transport == "default" else transport)
+    assert meta[judge_id]["transport"] == (DEFAULT if transport == "default" else transport)
 
 
 @pytest.mark.parametrize("case", ["gzip", "HTTP/1.0 body ended by close", "307 redirect", "308 redirect"])
@@ -173,4 +175,4 @@ def test_run_succeeds_where_the_hand_written_client_halted_the_judge(tmp_path: P
     # the server always names the response shown first: canonical A in order AB, B in order BA
     assert len(df) == 8 and (df.parse_status == "ok").all() and df.error.isna().all()
     assert (df.verdict == df.order.map({"AB": "A", "BA": "B"})).all()
-    assert [j["transport"] for j in meta.values()] == ["aiohttp" if transport == "default" else transport]
+    assert [j["transport"] for j in meta.values()] == [DEFAULT if transport == "default" else transport]

@@ -394,9 +394,9 @@ def test_vllm_batches_requests_and_maps_outputs() -> None:
 
 
 # -- both HTTP transports behave the same ------------------------------------------------------------
-@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp", "aiohttp-direct"])
 def test_transports_map_faults_identically(server, key_env, monkeypatch, transport) -> None:
-    if transport == "aiohttp":
+    if transport.startswith("aiohttp"):
         pytest.importorskip("aiohttp")
     monkeypatch.setenv("VERDICTLAB_HTTP_TRANSPORT", transport)
 
@@ -429,12 +429,14 @@ def test_transports_map_faults_identically(server, key_env, monkeypatch, transpo
     assert out["p_hang"] == (RetryKind.TRANSIENT, None)
 
 
-@pytest.mark.parametrize("setting, expected", [(None, "aiohttp"), ("aiohttp", "aiohttp"), ("httpx", "httpx")])
+@pytest.mark.parametrize("setting, expected", [(None, "aiohttp-direct"), ("aiohttp-direct", "aiohttp-direct"),
+                                               ("aiohttp", "aiohttp"), ("httpx", "httpx")])
 def test_the_transport_described_before_a_call_is_the_client_the_calls_use(server, key_env, monkeypatch, setting,
                                                                              expected) -> None:
     """Regression: the run meta (written from ``describe()`` before the first call) said "httpx" while
-    the calls went through another client.  The default for an ``http://`` judge is the SDK's aiohttp
-    client; the SDK client holds exactly the client class described."""
+    the calls went through another client.  The default for an ``http://`` judge posts on its own aiohttp
+    session (the SDK client is then never used for a call); otherwise the SDK client holds exactly the
+    client class described."""
     import openai
 
     pytest.importorskip("aiohttp")
@@ -446,14 +448,17 @@ def test_the_transport_described_before_a_call_is_the_client_the_calls_use(serve
     before = judge.describe()["transport"]
     run(_call(judge, JudgeRequest(messages=LABEL_PROMPT)))
     http_client = judge.client()._client
+    posted_directly = judge._direct is not None
     run(judge.aclose())
     assert before == judge.describe()["transport"] == expected
-    assert isinstance(http_client, openai.DefaultAioHttpClient if expected == "aiohttp" else openai.DefaultAsyncHttpxClient)
+    assert posted_directly == (expected == "aiohttp-direct")
+    if expected != "aiohttp-direct":
+        assert isinstance(http_client, openai.DefaultAioHttpClient if expected == "aiohttp" else openai.DefaultAsyncHttpxClient)
 
 
 def test_an_unknown_or_removed_transport_setting_is_refused(key_env, monkeypatch) -> None:
     monkeypatch.setenv("VERDICTLAB_HTTP_TRANSPORT", "lean")
-    with pytest.raises(JudgeConfigError, match="must be auto, aiohttp or httpx"):
+    with pytest.raises(JudgeConfigError, match="must be auto, aiohttp-direct, aiohttp or httpx"):
         make_judge("openai-compatible:fake-judge@http://127.0.0.1:9/v1")
 
 
@@ -500,3 +505,50 @@ def test_fake_server_process_knobs_stats_and_chunked_bodies() -> None:
         assert proc.stats == {"requests": 4, "ok": 2, "unauthorized": 1, "rate_limit": 1}
         proc.reset()
         assert proc.stats == {}
+
+
+@pytest.mark.parametrize("transport", ["aiohttp-direct", "aiohttp", "httpx"])
+def test_every_transport_drops_a_rejected_param_names_the_key_and_a_refused_port(server, key_env, monkeypatch,
+                                                                                  transport) -> None:
+    """The direct aiohttp path builds the SDK's typed errors itself: a 400 naming ``param`` drops that
+    parameter and retries once, a 401 is fatal and names the variable read, a refused connection is named
+    as such -- the same on every transport."""
+    import socket
+
+    pytest.importorskip("aiohttp")
+    monkeypatch.setenv("VERDICTLAB_HTTP_TRANSPORT", transport)
+    judge = make_judge(f"openai-compatible:reasoner-1@{server.base_url}")
+    resp = run(_call(judge, JudgeRequest(messages=LABEL_PROMPT, temperature=0.7)))
+    assert resp.text in ("A", "B") and any("temperature" in n and "rejected" in n for n in resp.notes)
+    assert server.stats["rejected_temperature"] == 1 and judge.describe()["transport"] == transport
+
+    monkeypatch.setenv("VERDICTLAB_API_KEY", "wrong-" + KEY[::-1])
+    err = run(_error(make_judge(f"openai-compatible:fake-judge@{server.base_url}"),
+                     JudgeRequest(messages=LABEL_PROMPT)))
+    assert err.decision.kind == RetryKind.FATAL and "HTTP 401" in str(err) and "VERDICTLAB_API_KEY" in str(err)
+    assert KEY[::-1] not in str(err)
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]          # closed again: nothing listens there
+    err = run(_error(make_judge(f"openai-compatible:fake-judge@http://127.0.0.1:{port}/v1"),
+                     JudgeRequest(messages=LABEL_PROMPT)))
+    assert err.decision.kind == RetryKind.TRANSIENT
+    assert f"connection refused: cannot connect to http://127.0.0.1:{port}/v1" in str(err)
+
+
+def test_a_judge_that_cannot_post_directly_reads_aiohttp_direct_as_the_sdks_aiohttp(monkeypatch) -> None:
+    """``aiohttp-direct`` is for chat-completions judges only: the Anthropic judge (``direct=False``)
+    forced to it uses the SDK's aiohttp client, and says so; an ``https://`` chat judge is not direct
+    unless forced."""
+    import openai
+
+    from verdictlab.judges.openai_api import choose_transport
+
+    pytest.importorskip("aiohttp")
+    monkeypatch.setenv("VERDICTLAB_HTTP_TRANSPORT", "aiohttp-direct")
+    assert choose_transport(openai, "http://127.0.0.1:9/v1", direct=False) == "aiohttp"
+    assert choose_transport(openai, "https://api.example.com/v1", direct=True) == "aiohttp-direct"
+    monkeypatch.delenv("VERDICTLAB_HTTP_TRANSPORT")
+    assert choose_transport(openai, "https://api.example.com/v1", direct=True) == "aiohttp"
+    assert choose_transport(openai, "http://127.0.0.1:9/v1", direct=True) == "aiohttp-direct"

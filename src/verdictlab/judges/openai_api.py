@@ -10,10 +10,12 @@ Judge ids
                                         never sent), else ``VERDICTLAB_API_KEY``, else none.  The
                                         ``OPENAI_API_KEY`` is deliberately *not* sent to other hosts.
 
-Calls go through the SDK client's documented raw ``client.post`` (same body, auth, timeouts and
-typed errors as ``chat.completions.create``, a third less client CPU) on the SDK's own HTTP client:
-its aiohttp-backed client when ``aiohttp`` is installed (half the CPU of httpx again), else its
-default httpx client (:func:`choose_transport`).
+Calls to an ``http://`` server (a local vLLM, llama.cpp, Ollama) are posted straight on an aiohttp
+session (:mod:`.aiohttp_chat`: the same body and auth, the SDK's typed errors, a third of the SDK's
+client CPU per call).  Other calls go through the SDK client's documented raw ``client.post`` (same
+body, auth, timeouts and typed errors as ``chat.completions.create``, a third less client CPU) on the
+SDK's own HTTP client: its aiohttp-backed client when ``aiohttp`` is installed (half the CPU of httpx
+again), else its default httpx client (:func:`choose_transport`).
 
 Keys are read from the environment when the client is built, are never stored on the judge,
 never appear in :meth:`describe`, and are scrubbed from every error message.
@@ -59,9 +61,11 @@ from collections.abc import Iterable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from .. import __version__
 from .._redact import redact_text
 from ..output_format import OutputFormat
 from ..prices import PriceTable, default_price_table
+from .aiohttp_chat import AiohttpChatPoster
 from .base import (
     JudgeAPI,
     JudgeCallError,
@@ -183,25 +187,37 @@ def sdk_kwargs(method: Any, params: dict[str, Any]) -> dict[str, Any]:
 
 
 TRANSPORT_ENV = "VERDICTLAB_HTTP_TRANSPORT"
-TRANSPORTS = ("aiohttp", "httpx")
+DIRECT = "aiohttp-direct"
+TRANSPORTS = (DIRECT, "aiohttp", "httpx")
 
 
-def choose_transport(sdk: Any) -> str:
-    """Which of the SDK's own HTTP clients a judge uses, decided before any call (so the run meta
+def choose_transport(sdk: Any, base_url: str | None = None, *, direct: bool = False) -> str:
+    """Which HTTP client a judge uses, decided before any call (so the run meta
     written at the start names the client the calls then go through).
 
-    ``aiohttp`` -- the SDK's ``DefaultAioHttpClient`` (httpx's interface over aiohttp: about half the
+    ``aiohttp-direct`` -- for an ``http://`` base URL (a local server, where the client's CPU bounds
+    the calls per second): the body posted straight on an aiohttp session (:mod:`.aiohttp_chat`),
+    errors still the SDK's typed exceptions; only for a judge that can post so (``direct``: the
+    chat-completions judges; for others the setting means the SDK's aiohttp client).  ``aiohttp`` --
+    the SDK's ``DefaultAioHttpClient`` (httpx's interface over aiohttp: about half the
     client CPU per call of the default, which shows at hundreds of calls per second against a local
     server) -- when the SDK has it and ``aiohttp`` is installed; else ``httpx``, the SDK's default
     client.  Both are well-kept HTTP/1.1 clients tested against many servers: interim 1xx responses,
     bodies ended by the server closing, gzip, chunk extensions and trailers, and 307/308 redirects
-    all work (``tests/test_http_conformance.py``).  ``VERDICTLAB_HTTP_TRANSPORT=aiohttp|httpx``
+    all work (``tests/test_http_conformance.py``).  ``VERDICTLAB_HTTP_TRANSPORT=aiohttp-direct|aiohttp|httpx``
     forces one.  ``sdk`` is the SDK module (``openai`` or ``anthropic``), None when not installed."""
     choice = os.environ.get(TRANSPORT_ENV, "auto").strip().lower() or "auto"
     if choice not in ("auto", *TRANSPORTS):
-        raise JudgeConfigError(f"{TRANSPORT_ENV} must be auto, aiohttp or httpx, got {choice!r}")
-    usable = getattr(sdk, "DefaultAioHttpClient", None) is not None and \
-        importlib.util.find_spec("aiohttp") is not None
+        raise JudgeConfigError(f"{TRANSPORT_ENV} must be auto, aiohttp-direct, aiohttp or httpx, got {choice!r}")
+    has_aiohttp = importlib.util.find_spec("aiohttp") is not None
+    if choice == DIRECT and not has_aiohttp:
+        raise JudgeConfigError(f"{TRANSPORT_ENV}={DIRECT} needs aiohttp; `pip install aiohttp`")
+    local = has_aiohttp and (base_url or "").startswith("http://")
+    if direct and (choice == DIRECT or (choice == "auto" and local)):
+        return DIRECT
+    if choice == DIRECT:
+        choice = "aiohttp"
+    usable = getattr(sdk, "DefaultAioHttpClient", None) is not None and has_aiohttp
     if choice == "aiohttp" and sdk is not None and not usable:
         raise JudgeConfigError(f"{TRANSPORT_ENV}=aiohttp but this SDK has no usable aiohttp client; "
                                "`pip install aiohttp` (and a recent SDK)")
@@ -308,7 +324,8 @@ class OpenAIJudge(JudgeAPI):
         self._key_env_used: str | None = None
         offline = building_offline()    # a plan: no key, no SDK import
         self.transport = ("custom" if http_client is not None else "none (a plan)" if offline
-                          else choose_transport(import_sdk("openai")))
+                          else choose_transport(import_sdk("openai"), base_url, direct=True))
+        self._direct: AiohttpChatPoster | None = None
         self._dropped: set[str] = set()    # params this model rejected (remembered across calls)
         self._use_max_completion_tokens = provider == "openai"
         self.reasoning = bool(REASONING_MODEL.match(model)) and provider == "openai"
@@ -350,7 +367,7 @@ class OpenAIJudge(JudgeAPI):
             if self.base_url:
                 kwargs["base_url"] = self.base_url
             http_client = self._http_client
-            if http_client is None:
+            if http_client is None and self.transport != DIRECT:    # direct: the SDK client serves batches only
                 http_client, self.transport = sdk_http_client(openai, self.transport)
             if http_client is not None:
                 kwargs["http_client"] = http_client
@@ -401,6 +418,8 @@ class OpenAIJudge(JudgeAPI):
         return mechanism
 
     async def aclose(self) -> None:
+        if self._direct is not None:
+            await self._direct.aclose()
         if self._client is not None:
             await self._client.close()
             self._client = None
@@ -486,6 +505,8 @@ class OpenAIJudge(JudgeAPI):
         unreadable answer, retried as transient)."""
         body = {k: v for k, v in params.items() if k not in ("timeout", "extra_body")}
         body.update(params.get("extra_body") or {})
+        if self.transport == DIRECT:
+            return await self._direct_poster(client).post(body, float(params.get("timeout") or self.timeout_s))
         options: dict[str, Any] = {}
         if params.get("timeout"):
             options["timeout"] = params["timeout"]
@@ -504,6 +525,14 @@ class OpenAIJudge(JudgeAPI):
             return json.loads(resp.content)
         except ValueError:      # includes JSONDecodeError and UnicodeDecodeError
             return None
+
+    def _direct_poster(self, client: Any) -> AiohttpChatPoster:
+        if self._direct is None:
+            import openai
+
+            self._direct = AiohttpChatPoster(str(client.base_url), self._find_key()[0], openai,
+                                             user_agent=f"verdictlab/{__version__} openai/{openai.__version__}")
+        return self._direct
 
     def _param_to_drop(self, exc: Exception, params: dict[str, Any]) -> str | None:
         import openai
