@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..stats.calibration import Calibration, Recalibration, calibration, recalibrate
+from ..stats.calibration import Calibration, Recalibration, calibration, recalibrations
 from ..stats.ppi import LabelBudget, MeanEstimate, classical_mean, judge_mean, label_budget, ppi_mean
 from ..stats.selective import SelectiveResult, selective_threshold
 from ..vocab import CELL_KEY, DECISIVE, DEFAULT_DECODING, DEFAULT_UNPARSED, VERDICTS, Verdict, check_unparsed
@@ -197,6 +197,8 @@ def _cell(key: tuple[Any, ...], rows: pd.DataFrame, kind: str, *, unparsed: str,
     if not decided.all():
         notes.append(f"{int((~decided).sum())} labelled item(s) with prediction exactly 1/2 (no top label) "
                      "left out of calibration; counted as disagreeing in selective evaluation")
+    platt, isotonic = recalibrations(conf[decided], correct[decided], methods=("platt", "isotonic"), seed=seed,
+                                     n_bins=n_bins)
     return CellValidation(
         key=key, quantity="win_rate_A" if kind == "pair" else "accuracy",
         source="p_a" if bool(items["from_p_a"].all()) and len(items) else
@@ -209,8 +211,7 @@ def _cell(key: tuple[Any, ...], rows: pd.DataFrame, kind: str, *, unparsed: str,
         ppi_classic=ppi_mean(y, f, fu, confidence=confidence, power_tuning=False),
         reference=reference,
         calibration=calibration(conf[decided], correct[decided], n_bins=n_bins),
-        platt=recalibrate(conf[decided], correct[decided], method="platt", seed=seed, n_bins=n_bins),
-        isotonic=recalibrate(conf[decided], correct[decided], method="isotonic", seed=seed, n_bins=n_bins),
+        platt=platt, isotonic=isotonic,
         selective=selective_threshold(conf, correct, target=target, delta=delta, seed=seed),
         notes=tuple(notes),
         vote_calibration=_vote_calibration(items, labelled, y, n_bins) if items["from_p_a"].any() else None)
