@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ..stats import reliability
+from ..stats._frame import group_codes
 from ..stats.juries import default_quorum, vote_counts
 from ..stats.remedies import (
     both_orders_verdicts,
@@ -148,11 +149,14 @@ def majority_at_k(judgments: pd.DataFrame, *, k: int = 3, quorum: int | None = N
     agg = {"_n_A": "sum", "_n_B": "sum", "_n_tie": "sum", "_n": "sum", "label": "first", "category": "first",
            "cache_hit": "max", "prompt_hash": "first", "created_at": "max", "error": "first"}
     agg = {c: how for c, how in agg.items() if c in df.columns}
-    grouped = df.sort_values("rep", kind="stable").groupby(keys, dropna=False, sort=True, observed=True)
+    df = df.sort_values("rep", kind="stable")
+    # the blocks by integer codes of their key (sorted as a groupby over the key columns sorts them)
+    block, distinct = group_codes(df, keys)
+    grouped = df.groupby(block, sort=True)
     g = grouped.agg(agg)
     if num_cols:
         g = g.join(grouped[num_cols].sum(min_count=1))
-    g = g.reset_index()
+    g = pd.concat([distinct, g.reset_index(drop=True)], axis=1)
     g = g[g["_n"] == k]  # incomplete last block dropped
     if g.empty:
         return _empty(columns)
