@@ -288,3 +288,16 @@ def test_cells_of_every_kind_in_one_frame_keep_their_own_items() -> None:
         "win_rate_A", 0, 1)
     wrong = {v.key[0]: v for v in validate_cells(frame, unparsed="wrong")}
     assert (wrong["unparsed"].n_items, wrong["unparsed"].n_no_verdict) == (1, 1)   # predicted 1/2
+
+
+def test_item_ids_group_by_their_text() -> None:
+    # the item id 7 and the text "7" are one item (ids are compared as text); items sort as text: "10" < "7"
+    rows = _rows("7", "A", ["A", "A"]) + _rows("10", "B", ["B", "A"])
+    frame = pd.DataFrame(rows, dtype=object)
+    frame.loc[0, "item_id"] = 7
+    from verdictlab.analyses.human_labels import _item_codes
+
+    codes, texts = _item_codes(frame["item_id"])
+    assert texts.tolist() == ["10", "7"] and codes.tolist() == [1, 1, 0, 0]
+    (cell,) = validate_cells(frame)
+    assert (cell.n_items, cell.n_labelled) == (2, 2)

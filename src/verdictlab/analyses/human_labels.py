@@ -154,6 +154,16 @@ def _kinds(df: pd.DataFrame, gid: np.ndarray, n_groups: int) -> list[str | None]
     return out
 
 
+def _item_codes(item_id: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, texts)``: each row's item id as text (``texts[codes]``), the codes in the order of the
+    texts -- the groups and the order of a groupby on ``item_id.astype(str)`` -- found per distinct id, not
+    per row; a missing text (code -1) is no item."""
+    codes, uniques = pd.factorize(item_id, use_na_sentinel=False)
+    text = pd.Series(np.asarray(uniques, dtype=object)).astype(str)
+    text_codes, texts = pd.factorize(text, sort=True, use_na_sentinel=True)
+    return np.append(text_codes, -1)[codes], np.asarray(texts, dtype=object)
+
+
 def _item_frames(df: pd.DataFrame, gid: np.ndarray, kinds: np.ndarray, keep: np.ndarray,
                  unparsed: str) -> dict[int, tuple[pd.DataFrame, int]]:
     """Per kept group: one row per item -- ``p`` (judge prediction), ``votes``, ``from_p_a`` and
@@ -166,9 +176,11 @@ def _item_frames(df: pd.DataFrame, gid: np.ndarray, kinds: np.ndarray, keep: np.
                                float)
     votes = np.where(is_pair, pair_vote[v], point_vote[v])
     p_a = pd.to_numeric(df["p_a"], errors="coerce").to_numpy(dtype=float) if "p_a" in df else np.full(len(df), np.nan)
-    frame = pd.DataFrame({"_g": gid[rows], "item_id": df["item_id"].astype(str).to_numpy()[rows], "v": votes[rows],
+    item, item_text = _item_codes(df["item_id"])
+    rows &= item >= 0
+    frame = pd.DataFrame({"_g": gid[rows], "_item": item[rows], "v": votes[rows],
                           "p_a": np.where(is_pair, p_a, np.nan)[rows], "label": df["label"].to_numpy()[rows]})
-    g = frame.groupby(["_g", "item_id"], sort=True).agg(
+    g = frame.groupby(["_g", "_item"], sort=True).agg(
         p_mean=("p_a", "mean"), p_n=("p_a", "count"), v_mean=("v", "mean"), v_n=("v", "count"), label=("label", "first"))
     from_p_a = g["p_n"] > 0
     p = g["p_mean"].where(from_p_a, g["v_mean"])
@@ -176,7 +188,7 @@ def _item_frames(df: pd.DataFrame, gid: np.ndarray, kinds: np.ndarray, keep: np.
     if unparsed == "wrong":
         p = p.fillna(0.5)
     items = pd.DataFrame({"p": p, "votes": g["v_mean"], "from_p_a": from_p_a, "label": g["label"]})
-    items.index = g.index.get_level_values("item_id")
+    items.index = pd.Index(item_text[g.index.get_level_values("_item").to_numpy()], name="item_id")
     group_of = g.index.get_level_values("_g").to_numpy()
     n_none = np.bincount(group_of, weights=none.astype(float), minlength=len(keep)).astype(int)
     if unparsed == DEFAULT_UNPARSED:
