@@ -159,3 +159,18 @@ def test_partitioned_export_refuses_bad_columns_other_formats_and_a_used_directo
     assert (sim_run / "judgments" / "_verdictlab_export.json").is_file()
     r = CliRunner().invoke(app, ["export", str(sim_run), "--partition-by", "judge"])
     assert r.exit_code == 3 and "not an empty directory" in r.output
+
+
+def test_partitioned_export_does_not_use_the_dataset_writer(sim_run, tmp_path, monkeypatch):
+    """Regression (CI): ``export --partition-by`` exited -6 after writing everything ("terminate called
+    without an active exception"): pyarrow's dataset writer leaves threads that can abort the process as
+    the interpreter exits.  The partitions are written one file each with ``pyarrow.parquet``; the dataset
+    writer is never called."""
+    import pyarrow.dataset as ds
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("pyarrow.dataset.write_dataset called")
+
+    monkeypatch.setattr(ds, "write_dataset", refuse)
+    out = export_judgments(sim_run, format="parquet", out=tmp_path / "parts", partition_by=["judge"])
+    assert len(read_export(out)) == 288

@@ -22,8 +22,10 @@ those readers) names them.  :func:`read_export` on the directory gives back the 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import operator
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -151,16 +153,26 @@ def export_partitioned(source: str | Path | RunStore, *, out: str | Path | None 
 
 
 def _write_partitions(store: RunStore, root: Path, cols: list[str]) -> int:
+    """One ``part-0.parquet`` per partition, in the directory pyarrow's hive partitioning names for it
+    (values URI-escaped), without the partition columns (the path holds them).  Written with
+    ``pyarrow.parquet.write_table`` rather than ``pyarrow.dataset.write_dataset``: the dataset writer
+    leaves threads that, now and then, abort the process as the interpreter exits ("terminate called
+    without an active exception", a known Arrow bug), after the export is complete."""
     import pyarrow as pa
     import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
 
     schema = _arrow_schema()
     partitioning = ds.partitioning(pa.schema([schema.field(c) for c in cols]), flavor="hive")
     n = 0
     for values in store.distinct(cols):
         df = judgments_frame(store, where=dict(zip(cols, values, strict=True)))
-        ds.write_dataset(_arrow_table(df, schema), root, format="parquet", partitioning=partitioning,
-                         basename_template="part-{i}.parquet", existing_data_behavior="overwrite_or_ignore")
+        conditions = [ds.field(c) == v if v is not None else ds.field(c).is_null()
+                      for c, v in zip(cols, values, strict=True)]
+        directory, _ = partitioning.format(functools.reduce(operator.and_, conditions))
+        target = root / directory
+        target.mkdir(parents=True, exist_ok=True)
+        pq.write_table(_arrow_table(df, schema).drop_columns(cols), target / "part-0.parquet")
         n += len(df)
     return n
 

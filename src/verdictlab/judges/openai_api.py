@@ -492,7 +492,8 @@ class OpenAIJudge(JudgeAPI):
         return self.read_answer(resp, request, params, notes, latency)
 
     async def _post(self, client: Any, params: dict[str, Any]) -> Any:
-        """POST the chat-completions body through the SDK's own client (auth, timeouts, typed
+        """POST the chat-completions body: on the ``aiohttp-direct`` transport straight on an aiohttp
+        session (:mod:`.aiohttp_chat`), otherwise through the SDK's own client (auth, timeouts, typed
         errors) via its documented ``client.post`` for raw requests, answered as plain JSON.  This
         skips the SDK's per-call walk of the typed parameter definitions and the construction of
         pydantic response models -- about a third of the client CPU per call, which caps
