@@ -245,3 +245,25 @@ def test_options_from_the_rubric_file(tmp_path: Path) -> None:
     bad.write_text("geval:\n  options: {colour: red}\n")
     with pytest.raises(RubricError, match="colour"):
         get_protocol(f"geval@{bad}")
+
+
+def test_contradiction_table_reads_each_scores_text_once_and_every_form() -> None:
+    # JSON text (repeated), NULL, empty text, a dict and a row without a contradiction flag
+    import pandas as pd
+
+    from verdictlab.analyses.geval import contradiction_table, score_flags
+
+    hit = json.dumps({"contradiction": True, "wscore_shown_first": 3.2})
+    ok = json.dumps({"contradiction": False})
+    base = {"judge": "j", "dataset": "d", "protocol": "geval", "temperature": 0.0, "step": None}
+    scores = [hit, hit, ok, None, "", json.dumps({"score_A": 4})]
+    frame = pd.DataFrame([{**base, "scores": s} for s in scores], dtype=object)
+    assert score_flags(frame["scores"]).tolist() == [[True, True, True], [True, True, True], [True, False, False],
+                                                     [False, False, False], [False, False, False],
+                                                     [False, False, False]]
+    (row,) = contradiction_table(frame).to_dict("records")
+    # 3 scored rows (two contradictions, both weighted); the rest carry no G-Eval scores
+    assert (row["n_scored"], row["n_contradictions"], row["n_weighted"]) == (3, 2, 2)
+    assert row["contradiction_rate"] == pytest.approx(2 / 3)
+    with_dict = frame.assign(scores=[{"contradiction": True}, None, None, None, None, None])
+    assert score_flags(with_dict["scores"])[:, 0].tolist() == [True, False, False, False, False, False]

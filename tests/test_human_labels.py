@@ -266,3 +266,38 @@ def test_registered_with_the_reliability_figure() -> None:
     a = analyses.get("human_labels_reliability")
     assert a.figure is reliability_figure and "reliability" in a.figure_title.lower()
     assert analyses.get("human_labels").title.startswith("Human labels")
+
+
+def test_cells_of_every_kind_in_one_frame_keep_their_own_items() -> None:
+    # the cells are grouped once for the whole frame: each must still read only its own rows and kind
+    rows = (_rows("1", "A", ["A", "B", "A", "A"], judge="pair")                 # votes 3/4
+            + _rows("2", "B", ["B", "B", None, None], judge="pair")             # 0/2
+            + _rows("1", "PASS", ["PASS", "FAIL", "PASS", "PASS"], judge="point", protocol="rubric")   # 3/4
+            + _rows("1", "A", ["4", "5", "4", "5"], judge="graded")              # graded verdicts: no cell
+            + _rows("1", "B", [None, None, None, None], judge="unparsed")        # no verdict: kind of its label
+            + _rows("1", "A", ["A", "A", "A", "A"], judge="pair-step"))
+    frame = pd.DataFrame(rows)
+    frame.loc[frame["judge"] == "pair-step", "step"] = "round-1"              # pair step rows: left out
+    cells = {v.key[0]: v for v in validate_cells(frame)}
+    assert sorted(cells) == ["pair", "point", "unparsed"]
+    assert (cells["pair"].quantity, cells["pair"].n_items, cells["pair"].n_labelled) == ("win_rate_A", 2, 2)
+    assert cells["pair"].source == "votes" and cells["point"].quantity == "accuracy"
+    assert (cells["point"].n_items, cells["point"].n_labelled) == (1, 1)
+    # the unparsed cell: a pair cell (label B) whose one item has no parsed vote -> left out, counted
+    assert (cells["unparsed"].quantity, cells["unparsed"].n_items, cells["unparsed"].n_no_verdict) == (
+        "win_rate_A", 0, 1)
+    wrong = {v.key[0]: v for v in validate_cells(frame, unparsed="wrong")}
+    assert (wrong["unparsed"].n_items, wrong["unparsed"].n_no_verdict) == (1, 1)   # predicted 1/2
+
+
+def test_item_ids_group_by_their_text() -> None:
+    # the item id 7 and the text "7" are one item (ids are compared as text); items sort as text: "10" < "7"
+    rows = _rows("7", "A", ["A", "A"]) + _rows("10", "B", ["B", "A"])
+    frame = pd.DataFrame(rows, dtype=object)
+    frame.loc[0, "item_id"] = 7
+    from verdictlab.analyses.human_labels import _item_codes
+
+    codes, texts = _item_codes(frame["item_id"])
+    assert texts.tolist() == ["10", "7"] and codes.tolist() == [1, 1, 0, 0]
+    (cell,) = validate_cells(frame)
+    assert (cell.n_items, cell.n_labelled) == (2, 2)

@@ -159,3 +159,27 @@ def test_vote_matrix_units_are_every_item_order_combination_and_a_seat_takes_its
     assert ex["accuracy"] == pytest.approx(2 / 3) and ex["p_single"] == pytest.approx(2 / 3)
     wr = homogeneous_jury_table(df, judge="j", temperature=0.7, sizes=(3,), unparsed="wrong").iloc[0]
     assert wr["accuracy"] == pytest.approx(2 / 4) and wr["p_single"] == pytest.approx(6 / 12)
+
+
+def test_vote_codes_of_object_and_categorical_verdicts_are_the_same() -> None:
+    # votes are coded once per distinct value: A, B, tie by their index, any other value "other", none "none"
+    from verdictlab.stats.juries import _NONE, _OTHER, _verdict_codes
+
+    values = ["A", "tie", None, "B", "maybe", "A", np.nan]
+    want = [0, 2, _NONE, 1, _OTHER, 0, _NONE]
+    assert _verdict_codes(values).tolist() == want
+    assert _verdict_codes(pd.Series(values, dtype="category")).tolist() == want
+    assert _verdict_codes(pd.Series([], dtype=object)).tolist() == []
+
+
+def test_jury_table_keeps_a_heterogeneous_jury_without_a_judge() -> None:
+    # one row per (cell, K) with the cell key; the panel of 3 judges has judge None (not a missing text)
+    rows = [{"judge": j, "dataset": "d", "item_id": str(i), "protocol": "p", "order": o, "temperature": 0.0,
+             "rep": r, "step": "", "label": "A", "verdict": "A" if (i + r) % 4 else "B"}
+            for j in ("j1", "j2", "j3") for i in range(6) for o in ("AB", "BA") for r in range(3)]
+    table = jury_table(pd.DataFrame(rows))
+    homo = table[table["kind"] == "homogeneous"]
+    assert sorted(homo["judge"].unique()) == ["j1", "j2", "j3"] and sorted(homo["k"].unique()) == [1, 3]
+    hetero = table[table["kind"] == "heterogeneous"]
+    assert hetero["judge"].tolist() == [None, None] and hetero["k"].tolist() == [1, 3]
+    assert hetero["jurors"].tolist() == ["j1", "j1 | j2 | j3"]

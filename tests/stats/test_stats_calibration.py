@@ -96,3 +96,43 @@ def test_without_scikit_learn_recalibration_says_how_to_get_it(monkeypatch: pyte
     rec = recalibrate(CONF, CORRECT)
     assert rec.after is None and "verdictlab[labels]" in str(rec.reason)
     assert rec.before.ece == pytest.approx(0.10)  # calibration itself needs no scikit-learn
+
+
+def _reference_fit(method: str, conf: np.ndarray, correct: np.ndarray, seed: int) -> np.ndarray:
+    """Out-of-fold confidences from scikit-learn under its default configuration (input checks on)."""
+    from sklearn.isotonic import IsotonicRegression
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    out = np.empty_like(conf)
+    for train, test in StratifiedKFold(n_splits=5, shuffle=True, random_state=seed).split(conf[:, None], correct):
+        if method == "platt":
+            def logit(p: np.ndarray) -> np.ndarray:
+                q = np.clip(p, 1e-6, 1 - 1e-6)
+                return np.log(q / (1 - q))[:, None]
+            model = LogisticRegression(C=1e6, solver="newton-cholesky").fit(logit(conf[train]), correct[train])
+            out[test] = model.predict_proba(logit(conf[test]))[:, 1]
+        else:
+            iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(conf[train], correct[train])
+            out[test] = iso.predict(conf[test])
+    return out
+
+
+def test_recalibrations_equal_each_method_alone_and_sklearn_bit_for_bit() -> None:
+    # both methods share the folds and skip scikit-learn's input checks: the numbers must not move
+    from verdictlab.stats.calibration import recalibrations
+
+    rng = np.random.default_rng(5)
+    conf = rng.uniform(0.5, 1.0, 300)
+    correct = (rng.random(300) < conf).astype(float)
+    platt, iso = recalibrations(conf, correct, methods=("platt", "isotonic"), seed=3)
+    assert (platt.method, iso.method) == ("platt", "isotonic")
+    for rec in (platt, iso):
+        alone = recalibrate(conf, correct, method=rec.method, seed=3)  # type: ignore[arg-type]
+        assert rec == alone
+        assert rec.confidence == tuple(_reference_fit(rec.method, conf, correct, 3).tolist())
+    # an undefined recalibration gives each method the same reason
+    both = recalibrations(CONF, np.ones(20), methods=("platt", "isotonic"))
+    assert [r.reason for r in both] == [recalibrate(CONF, np.ones(20)).reason] * 2
+    with pytest.raises(ValueError, match="method must be"):
+        recalibrations(CONF, CORRECT, methods=("platt", "beta"))  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ import pandas as pd
 from ..design import trial_ids
 from ..judgment import JUDGMENT_COLUMN_NAMES, judgment_frame
 from ..stats._frame import group_codes
-from ..vocab import DEFAULT_DECODING, VERDICTS, Order
+from ..vocab import DECISIVE, DEFAULT_DECODING, VERDICTS, Order, first_shown
 
 #: the columns :func:`verdictlab.stats.reliability` reads of a derived frame (with the cell key)
 FIGURE_COLUMNS: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "order", "temperature", "rep", "step",
@@ -128,10 +128,10 @@ def pointwise_mask(judgments: pd.DataFrame, items: Sequence[object] | None = Non
     return v.notna() & ~v.isin(VERDICTS)
 
 
-def paired_orders(df: pd.DataFrame, key: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The AB and the BA row of every ``key`` judged in both orders (the first row of a key in each
-    order), aligned row by row in the order of the AB rows, both indexed by ``key``.  Matched by integer
-    codes of the key (one sort), not by a join of the two frames' key indexes."""
+def paired_positions(df: pd.DataFrame, key: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The positions (``iloc``) of the AB and the BA row of every ``key`` judged in both orders (the
+    first row of a key in each order), aligned pair by pair in the order of the AB rows.  Matched by
+    integer codes of the key (one sort), not by a join of the two orders' key indexes."""
     codes, distinct = group_codes(df, key)
     is_ab = (df["order"] == Order.AB).to_numpy(dtype=bool)
     is_ba = (df["order"] == Order.BA).to_numpy(dtype=bool)
@@ -143,4 +143,44 @@ def paired_orders(df: pd.DataFrame, key: Sequence[str]) -> tuple[pd.DataFrame, p
     ba_of[ba_codes] = ba[ba_first]                                   # first BA row per key
     match = ba_of[codes[ab]]
     both = match >= 0
-    return df.iloc[ab[both]].set_index(list(key)), df.iloc[match[both]].set_index(list(key))
+    return ab[both], match[both]
+
+
+def paired_orders(df: pd.DataFrame, key: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The AB and the BA row of every ``key`` judged in both orders (:func:`paired_positions`), aligned
+    row by row in the order of the AB rows, both indexed by ``key``."""
+    ab, ba = paired_positions(df, key)
+    return df.iloc[ab].set_index(list(key)), df.iloc[ba].set_index(list(key))
+
+
+def _twice(values: Any) -> Any:
+    """A per-pair column repeated for the pair's two derived rows (AB rows first, then BA); a text
+    column becomes categorical (factorized once per pair, not once per row), a scalar stays a scalar."""
+    if values is None or np.ndim(values) == 0:
+        return values
+    arr = np.asarray(values)
+    if arr.dtype != object:
+        return np.concatenate([arr, arr])
+    codes, uniques = pd.factorize(arr, use_na_sentinel=True)
+    return pd.Categorical.from_codes(np.concatenate([codes, codes]), categories=pd.Index(uniques, dtype=object))
+
+
+def both_order_rows(df: pd.DataFrame, ab: np.ndarray, ba: np.ndarray, combined: dict[str, Any],
+                    protocol_suffix: str) -> pd.DataFrame:
+    """The derived rows of an order-combining remedy: the AB rows ``ab`` then the BA rows ``ba`` of
+    ``df`` (positions, :func:`paired_positions`), each pair's two rows carrying its ``combined`` columns
+    (one value per pair: verdict, parse status, ...), the protocol suffixed and ``shown_first_won`` the
+    first-shown winner of the combined verdict (NaN when it is not A or B)."""
+    n = len(ab)
+    out = df.iloc[np.concatenate([ab, ba])].reset_index(drop=True)
+    out["order"] = pd.Categorical.from_codes(np.repeat(np.array([0, 1], dtype=np.int8), n),
+                                             categories=pd.Index([Order.AB.value, Order.BA.value], dtype=object))
+    out["protocol"] = suffixed(out["protocol"], protocol_suffix)
+    for name, values in combined.items():
+        if name in out.columns:
+            out[name] = _twice(values)
+    verdict = np.asarray(combined["verdict"], dtype=object)
+    decisive = np.isin(verdict, DECISIVE)
+    out["shown_first_won"] = np.concatenate([np.where(decisive, (verdict == first_shown(o)).astype(float), np.nan)
+                                             for o in (Order.AB.value, Order.BA.value)])
+    return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 
 from ..stats import with_cell_columns
@@ -20,18 +21,35 @@ from . import AnalysisInput, register
 _KEYS = [*CELL_KEY, "step"]
 
 
+def _parsed(scores: object) -> dict[str, object]:
+    if isinstance(scores, dict):
+        return scores
+    return json.loads(scores) if isinstance(scores, str) and scores else {}
+
+
+def score_flags(scores: pd.Series) -> np.ndarray:
+    """Per row: (has G-Eval scores, names a winner that contradicts them, carries probability-weighted
+    scores), a boolean array of shape (rows, 3); each distinct ``scores`` text is parsed once (a run
+    without G-Eval rows, all NULL, costs one factorize)."""
+    try:
+        codes, uniques = pd.factorize(scores, use_na_sentinel=True)
+        parsed = [_parsed(u) for u in uniques]
+    except TypeError:                  # dict values (unhashable): parsed row by row
+        codes, parsed = np.arange(len(scores)), [_parsed(u) for u in scores]
+    flags = np.array([("contradiction" in d, bool(d.get("contradiction")), "wscore_shown_first" in d)
+                      for d in parsed] + [(False, False, False)], dtype=bool)
+    return flags[codes]           # code -1 (NULL) takes the last row: no scores
+
+
 def contradiction_table(judgments: pd.DataFrame) -> pd.DataFrame:
     """Per cell and step: rows with G-Eval scores, how many name a winner that contradicts their own
     scores, and how many carry probability-weighted scores."""
     if judgments.empty:
         return pd.DataFrame(columns=[*_KEYS, *CONTRADICTION_COLUMNS])
-    parsed = [json.loads(s) if isinstance(s, str) and s else (s if isinstance(s, dict) else {})
-              for s in judgments["scores"]]
-    has = [("contradiction" in p) for p in parsed]
+    flags = score_flags(judgments["scores"])
+    has = flags[:, 0]
     rows = with_cell_columns(judgments).loc[has, list(CELL_KEY)].assign(
-        step=judgments.loc[has, "step"].fillna("").astype(str),
-        contradiction=[bool(p.get("contradiction")) for p, h in zip(parsed, has, strict=True) if h],
-        weighted=[("wscore_shown_first" in p) for p, h in zip(parsed, has, strict=True) if h])
+        step=judgments.loc[has, "step"].fillna("").astype(str), contradiction=flags[has, 1], weighted=flags[has, 2])
     return contradiction_rates(rows, by=_KEYS)
 
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..stats.calibration import Calibration, Recalibration, calibration, recalibrate
+from ..stats.calibration import Calibration, Recalibration, calibration, recalibrations
 from ..stats.ppi import LabelBudget, MeanEstimate, classical_mean, judge_mean, label_budget, ppi_mean
 from ..stats.selective import SelectiveResult, selective_threshold
 from ..vocab import CELL_KEY, DECISIVE, DEFAULT_DECODING, DEFAULT_UNPARSED, VERDICTS, Verdict, check_unparsed
@@ -89,7 +89,7 @@ def _cell_dict(key: tuple[Any, ...]) -> dict[str, Any]:
     return dict(zip(KEY, key, strict=True))
 
 
-#: what a cell's figures read of its rows (:func:`_item_frame`, :func:`_kind_of`) beside the key
+#: what a cell's figures read of its rows (:func:`_item_frames`, :func:`_kinds`) beside the key
 _ROW_COLUMNS: tuple[str, ...] = ("item_id", "verdict", "p_a", "label")
 
 
@@ -102,15 +102,22 @@ def _keyed(judgments: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _groups(judgments: pd.DataFrame) -> list[tuple[tuple[Any, ...], pd.DataFrame, str]]:
-    """(key, rows, kind) per result: pair rows of one-call protocols and PASS/FAIL point rows."""
-    out = []
-    for key, rows in _keyed(judgments).groupby(list(KEY), sort=True, dropna=False):
-        kind = _kind_of(rows)
-        if kind is None or (kind == "pair" and key[-1] != ""):
-            continue
-        out.append((tuple(key), rows, kind))
-    return out
+def _cell_items(judgments: pd.DataFrame, unparsed: str) -> list[tuple[tuple[Any, ...], str, pd.DataFrame, int]]:
+    """``(key, kind, items, n_none)`` per result -- pair rows of one-call protocols and PASS/FAIL point
+    rows -- with the cell's item frame (:func:`_item_frames`), every cell from one grouping of the rows."""
+    df = _keyed(judgments)
+    if df.empty:
+        return []
+    grouped = df.groupby(list(KEY), sort=True, dropna=False)
+    gid = grouped.ngroup().to_numpy(dtype=np.int64)
+    keys = [tuple(k) for k in grouped.size().index]
+    kinds = _kinds(df, gid, len(keys))
+    keep = np.array([kind is not None and not (kind == "pair" and key[-1] != "")
+                     for key, kind in zip(keys, kinds, strict=True)], dtype=bool)
+    if not keep.any():
+        return []
+    frames = _item_frames(df, gid, np.array(kinds, dtype=object), keep, unparsed)
+    return [(keys[g], str(kinds[g]), items, n_none) for g, (items, n_none) in frames.items()]
 
 
 def _normalise_point(value: Any) -> str | None:
@@ -119,26 +126,75 @@ def _normalise_point(value: Any) -> str | None:
     return normalise_result(value)
 
 
-def _item_frame(rows: pd.DataFrame, kind: str, unparsed: str) -> tuple[pd.DataFrame, int]:
-    """One row per item: ``p`` (judge prediction), ``from_p_a`` and ``label``; and the count of items
-    without any parsed vote that were left out."""
-    votes = _PAIR_VOTES if kind == "pair" else _POINT_VOTES
-    verdict = rows["verdict"] if kind == "pair" else rows["verdict"].map(_normalise_point)
-    df = pd.DataFrame({"item_id": rows["item_id"].astype(str).to_numpy(),
-                       "v": verdict.map(votes).astype(float).to_numpy(),
-                       "p_a": pd.to_numeric(rows["p_a"], errors="coerce").to_numpy(dtype=float)
-                       if kind == "pair" else np.nan,
-                       "label": rows["label"].to_numpy()})
-    g = df.groupby("item_id", sort=True).agg(p_mean=("p_a", "mean"), p_n=("p_a", "count"),
-                                            v_mean=("v", "mean"), v_n=("v", "count"), label=("label", "first"))
+def _per_value(values: pd.Series, fn: Any, missing: Any, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, table)``: ``table[codes]`` is ``fn`` of each row's value, ``fn`` called once per distinct
+    value; a missing value has code -1 (the table's last entry, ``missing``)."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    return codes, np.array([fn(u) for u in uniques] + [missing], dtype=dtype)
+
+
+def _kinds(df: pd.DataFrame, gid: np.ndarray, n_groups: int) -> list[str | None]:
+    """The kind of every group of rows (``gid``): ``pair`` when its parsed verdicts are all A / B / tie,
+    ``point`` when they all read as PASS / FAIL / UNKNOWN, None (left out: graded verdicts) otherwise;
+    a group without a parsed verdict takes the kind of its gold labels (None without any)."""
+    def count(mask: np.ndarray) -> np.ndarray:
+        return np.bincount(gid, weights=mask.astype(float), minlength=n_groups)
+
+    v, v_pair = _per_value(df["verdict"], lambda u: u in VERDICTS, False, bool)
+    _, v_point = _per_value(df["verdict"], lambda u: _normalise_point(u) is not None, False, bool)
+    lab, l_pair = _per_value(df["label"], lambda u: u in VERDICTS, False, bool)
+    n_v, n_v_pair, n_v_point = count(v >= 0), count(v_pair[v]), count(v_point[v])
+    n_l, n_l_pair = count(lab >= 0), count(l_pair[lab])
+    out: list[str | None] = []
+    for g in range(n_groups):
+        if n_v[g] == 0:
+            out.append(None if n_l[g] == 0 else "pair" if n_l_pair[g] == n_l[g] else "point")
+        else:
+            out.append("pair" if n_v_pair[g] == n_v[g] else "point" if n_v_point[g] == n_v[g] else None)
+    return out
+
+
+def _item_codes(item_id: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, texts)``: each row's item id as text (``texts[codes]``), the codes in the order of the
+    texts -- the groups and the order of a groupby on ``item_id.astype(str)`` -- found per distinct id, not
+    per row; a missing text (code -1) is no item."""
+    codes, uniques = pd.factorize(item_id, use_na_sentinel=False)
+    text = pd.Series(np.asarray(uniques, dtype=object)).astype(str)
+    text_codes, texts = pd.factorize(text, sort=True, use_na_sentinel=True)
+    return np.append(text_codes, -1)[codes], np.asarray(texts, dtype=object)
+
+
+def _item_frames(df: pd.DataFrame, gid: np.ndarray, kinds: np.ndarray, keep: np.ndarray,
+                 unparsed: str) -> dict[int, tuple[pd.DataFrame, int]]:
+    """Per kept group: one row per item -- ``p`` (judge prediction), ``votes``, ``from_p_a`` and
+    ``label`` -- and the count of items without any parsed vote that were left out; all groups from one
+    ``groupby`` over (group, item), so each item's means sum its rows in the same order as alone."""
+    rows = keep[gid]
+    is_pair = kinds[gid] == "pair"
+    v, pair_vote = _per_value(df["verdict"], lambda u: _PAIR_VOTES.get(u, np.nan), np.nan, float)
+    _, point_vote = _per_value(df["verdict"], lambda u: _POINT_VOTES.get(_normalise_point(u) or "", np.nan), np.nan,
+                               float)
+    votes = np.where(is_pair, pair_vote[v], point_vote[v])
+    p_a = pd.to_numeric(df["p_a"], errors="coerce").to_numpy(dtype=float) if "p_a" in df else np.full(len(df), np.nan)
+    item, item_text = _item_codes(df["item_id"])
+    rows &= item >= 0
+    frame = pd.DataFrame({"_g": gid[rows], "_item": item[rows], "v": votes[rows],
+                          "p_a": np.where(is_pair, p_a, np.nan)[rows], "label": df["label"].to_numpy()[rows]})
+    g = frame.groupby(["_g", "_item"], sort=True).agg(
+        p_mean=("p_a", "mean"), p_n=("p_a", "count"), v_mean=("v", "mean"), v_n=("v", "count"), label=("label", "first"))
     from_p_a = g["p_n"] > 0
     p = g["p_mean"].where(from_p_a, g["v_mean"])
-    none = p.isna()
+    none = p.isna().to_numpy()
     if unparsed == "wrong":
         p = p.fillna(0.5)
-    out = pd.DataFrame({"p": p, "votes": g["v_mean"], "from_p_a": from_p_a, "label": g["label"]})
-    n_none = int(none.sum())
-    return (out[~none] if unparsed == DEFAULT_UNPARSED else out), n_none
+    items = pd.DataFrame({"p": p, "votes": g["v_mean"], "from_p_a": from_p_a, "label": g["label"]})
+    items.index = pd.Index(item_text[g.index.get_level_values("_item").to_numpy()], name="item_id")
+    group_of = g.index.get_level_values("_g").to_numpy()
+    n_none = np.bincount(group_of, weights=none.astype(float), minlength=len(keep)).astype(int)
+    if unparsed == DEFAULT_UNPARSED:
+        items, group_of = items[~none], group_of[~none]
+    bounds = np.searchsorted(group_of, np.arange(len(keep) + 1))
+    return {int(k): (items.iloc[bounds[k]:bounds[k + 1]], int(n_none[k])) for k in np.flatnonzero(keep)}
 
 
 def _outcomes(labels: pd.Series, kind: str) -> tuple[np.ndarray, np.ndarray]:
@@ -166,9 +222,8 @@ def _top_label(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.maximum(p, 1.0 - p), (pred == y).astype(float)
 
 
-def _cell(key: tuple[Any, ...], rows: pd.DataFrame, kind: str, *, unparsed: str, confidence: float,
+def _cell(key: tuple[Any, ...], kind: str, items: pd.DataFrame, n_none: int, *, unparsed: str, confidence: float,
           target: float, delta: float, keep_labels: int | None, seed: int, n_bins: int) -> CellValidation:
-    items, n_none = _item_frame(rows, kind, unparsed)
     y_all, excluded = _outcomes(items["label"], kind)
     p_all = items["p"].to_numpy(dtype=float)
     labelled = ~np.isnan(y_all)
@@ -197,6 +252,8 @@ def _cell(key: tuple[Any, ...], rows: pd.DataFrame, kind: str, *, unparsed: str,
     if not decided.all():
         notes.append(f"{int((~decided).sum())} labelled item(s) with prediction exactly 1/2 (no top label) "
                      "left out of calibration; counted as disagreeing in selective evaluation")
+    platt, isotonic = recalibrations(conf[decided], correct[decided], methods=("platt", "isotonic"), seed=seed,
+                                     n_bins=n_bins)
     return CellValidation(
         key=key, quantity="win_rate_A" if kind == "pair" else "accuracy",
         source="p_a" if bool(items["from_p_a"].all()) and len(items) else
@@ -209,8 +266,7 @@ def _cell(key: tuple[Any, ...], rows: pd.DataFrame, kind: str, *, unparsed: str,
         ppi_classic=ppi_mean(y, f, fu, confidence=confidence, power_tuning=False),
         reference=reference,
         calibration=calibration(conf[decided], correct[decided], n_bins=n_bins),
-        platt=recalibrate(conf[decided], correct[decided], method="platt", seed=seed, n_bins=n_bins),
-        isotonic=recalibrate(conf[decided], correct[decided], method="isotonic", seed=seed, n_bins=n_bins),
+        platt=platt, isotonic=isotonic,
         selective=selective_threshold(conf, correct, target=target, delta=delta, seed=seed),
         notes=tuple(notes),
         vote_calibration=_vote_calibration(items, labelled, y, n_bins) if items["from_p_a"].any() else None)
@@ -222,18 +278,6 @@ def _vote_calibration(items: pd.DataFrame, labelled: np.ndarray, y: np.ndarray, 
     ok = ~np.isnan(votes) & (votes != 0.5)
     conf, correct = _top_label(votes[ok], y[ok])
     return calibration(conf, correct, n_bins=n_bins)
-
-
-def _kind_of(rows: pd.DataFrame) -> str | None:
-    v = rows["verdict"].dropna()
-    if v.empty:
-        lab = rows["label"].dropna()
-        if lab.empty:
-            return None
-        return "pair" if lab.isin(VERDICTS).all() else "point"
-    if v.isin(VERDICTS).all():
-        return "pair"
-    return "point" if v.map(_normalise_point).notna().all() else None
 
 
 #: the full key of an item: dataset and id (ids repeat across datasets, e.g. two benchmarks' "0")
@@ -344,8 +388,9 @@ def validate_cells(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED,
     check_unparsed(unparsed)
     if judgments.empty or not judgments["label"].notna().any():
         return []  # no human label anywhere: nothing to validate against (and no per-cell work)
-    return [_cell(key, rows, kind, unparsed=unparsed, confidence=confidence, target=target, delta=delta,
-                  keep_labels=keep_labels, seed=seed, n_bins=n_bins) for key, rows, kind in _groups(judgments)]
+    return [_cell(key, kind, items, n_none, unparsed=unparsed, confidence=confidence, target=target, delta=delta,
+                  keep_labels=keep_labels, seed=seed, n_bins=n_bins)
+            for key, kind, items, n_none in _cell_items(judgments, unparsed)]
 
 
 @dataclass(frozen=True)
@@ -369,8 +414,7 @@ def budget_cells(judgments: pd.DataFrame, *, halfwidth: float, confidence: float
     if judgments.empty:
         return []
     out = []
-    for key, rows, kind in _groups(judgments):
-        items, _ = _item_frame(rows, kind, unparsed)
+    for key, kind, items, _ in _cell_items(judgments, unparsed):
         y, excluded = _outcomes(items["label"], kind)
         p = items["p"].to_numpy(dtype=float)
         lab = ~np.isnan(y)

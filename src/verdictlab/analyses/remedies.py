@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ..stats import reliability
+from ..stats._frame import group_codes
 from ..stats.juries import default_quorum, vote_counts
 from ..stats.remedies import (
     both_orders_verdicts,
@@ -50,14 +51,15 @@ from ..stats.remedies import (
     remedy_effects,
     worst_parse_status,
 )
-from ..vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, VERDICTS, Order, ParseStatus, Verdict, first_shown
+from ..vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, VERDICTS, Order, ParseStatus, Verdict
 from . import AnalysisInput, register
 from ._frames import (
     FIGURE_COLUMNS,
     _empty,
     _finish,
     _prep,
-    paired_orders,
+    both_order_rows,
+    paired_positions,
     per_distinct,
     suffixed,
     text_filled,
@@ -80,25 +82,6 @@ REPORT_REMEDIES: tuple[str, ...] = ("both-orders", BOTH_ORDERS_VOTE, "order-aver
 _MAJ_RE = re.compile(r"^majority@(\d+)$")
 
 
-def _rows_for_both(ab: pd.DataFrame, ba: pd.DataFrame, columns: dict[str, Any], protocol_suffix: str) -> pd.DataFrame:
-    """The derived rows of an order-combining remedy: each pair's AB and BA rows, both carrying the
-    combined ``columns`` (verdict, parse status, ...: one value per pair), protocol suffixed."""
-    verdict = np.asarray(columns["verdict"], dtype=object)
-    decisive = pd.Series(verdict).isin(DECISIVE).to_numpy()
-    out = []
-    for rows, order in ((ab, Order.AB.value), (ba, Order.BA.value)):
-        r = rows.reset_index()
-        r["order"] = order
-        r["protocol"] = suffixed(r["protocol"], protocol_suffix)
-        for name, values in columns.items():
-            if name in r.columns:
-                r[name] = values
-        # the first-shown winner of the combined verdict (NaN when it is not A or B)
-        r["shown_first_won"] = np.where(decisive, (verdict == first_shown(order)).astype(float), np.nan)
-        out.append(r)
-    return pd.concat(out, ignore_index=True)
-
-
 def _combined_texts(columns: Sequence[str] | None, **texts: Callable[[], Any]) -> dict[str, Any]:
     """The text columns of combined rows the caller asked for (``columns=None``: all), each computed
     only then."""
@@ -109,33 +92,40 @@ def both_orders(judgments: pd.DataFrame, *, columns: Sequence[str] | None = None
     """The ``both-orders`` remedy (see the module docstring); ``columns``: only these columns of the
     derived frame (default every judgment column)."""
     df = _prep(judgments, columns)
-    ab, ba = paired_orders(df, PAIR_KEY)
-    if ab.empty:
+    return _both_orders_of(df, *paired_positions(df, PAIR_KEY), columns=columns)
+
+
+def _both_orders_of(df: pd.DataFrame, ab: np.ndarray, ba: np.ndarray, *, columns: Sequence[str] | None) -> pd.DataFrame:
+    """:func:`both_orders` of the prepared rows ``df`` whose order pairs are at ``ab`` / ``ba``."""
+    if not len(ab):
         return _empty(columns)
-    verdict, parsed, agree = both_orders_verdicts(ab["verdict"].to_numpy(object), ba["verdict"].to_numpy(object))
-    worst = worst_parse_status(ab["parse_status"].to_numpy(object), ba["parse_status"].to_numpy(object))
+    verdict, parsed, agree = both_orders_verdicts(df["verdict"].to_numpy(object)[ab], df["verdict"].to_numpy(object)[ba])
+    status_all = df["parse_status"].to_numpy(object)
+    worst = worst_parse_status(status_all[ab], status_all[ba])
     status = np.where(parsed, worst, ParseStatus.FAILED.value)
     status = np.where(parsed & (status == ParseStatus.FAILED), ParseStatus.OK.value, status)
     combined = {"verdict": verdict, "parse_status": status, **_combined_texts(
         columns, fallback_rule=lambda: None, raw_output=lambda: None, scores=lambda: None, p_a=lambda: np.nan,
         parse_detail=lambda: np.where(agree, "both orders agree", np.where(
-            parsed, "orders disagree -> tie", "unparsed in at least one order")))}
-    return _finish(_rows_for_both(ab, ba, combined, "+both-orders"), columns)
+            parsed, "orders disagree -> tie", "unparsed in at least one order")).astype(object))}
+    return _finish(both_order_rows(df, ab, ba, combined, "+both-orders"), columns)
 
 
 def order_average(judgments: pd.DataFrame, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """The ``order-average`` remedy (see the module docstring); ``columns`` as for :func:`both_orders`."""
     df = _prep(judgments, columns)
     df["p_a"] = pd.to_numeric(df["p_a"], errors="coerce")
-    ab, ba = paired_orders(df[df["p_a"].notna()], PAIR_KEY)
-    if ab.empty:
+    df = df[df["p_a"].notna()]
+    ab, ba = paired_positions(df, PAIR_KEY)
+    if not len(ab):
         return _empty(columns)
-    p, verdict = order_average_verdicts(ab["p_a"].to_numpy(float), ba["p_a"].to_numpy(float))
+    p_a = df["p_a"].to_numpy(float)
+    p, verdict = order_average_verdicts(p_a[ab], p_a[ba])
     combined = {"verdict": verdict, "parse_status": np.full(len(p), ParseStatus.OK.value, dtype=object),
                 "p_a": p, **_combined_texts(
                     columns, fallback_rule=lambda: None, raw_output=lambda: None, scores=lambda: None,
                     parse_detail=lambda: np.array([f"mean P(A) over both orders = {x:.3f}" for x in p], dtype=object))}
-    return _finish(_rows_for_both(ab, ba, combined, "+order-average"), columns)
+    return _finish(both_order_rows(df, ab, ba, combined, "+order-average"), columns)
 
 
 def majority_at_k(judgments: pd.DataFrame, *, k: int = 3, quorum: int | None = None,
@@ -148,9 +138,10 @@ def majority_at_k(judgments: pd.DataFrame, *, k: int = 3, quorum: int | None = N
         return _empty(columns)
     df["_block"] = df["rep"].astype(int) // k
     keys = [*UNIT_KEY, "_block"]
-    v = df["verdict"].astype(object)
-    for x in VERDICTS:
-        df[f"_n_{x}"] = (v == x).astype(int)
+    codes, uniques = pd.factorize(df["verdict"], use_na_sentinel=True)   # one lookup per distinct verdict
+    v = np.append(pd.Index(list(VERDICTS), dtype=object).get_indexer(pd.Index(uniques, dtype=object)), -1)[codes]
+    for k_x, x in enumerate(VERDICTS):
+        df[f"_n_{x}"] = (v == k_x).astype(int)
     df["_n"] = 1
     num_cols = [c for c in ("tokens_in", "tokens_out", "cost_usd", "latency_s", "attempts") if c in df.columns]
     for c in num_cols:
@@ -158,11 +149,14 @@ def majority_at_k(judgments: pd.DataFrame, *, k: int = 3, quorum: int | None = N
     agg = {"_n_A": "sum", "_n_B": "sum", "_n_tie": "sum", "_n": "sum", "label": "first", "category": "first",
            "cache_hit": "max", "prompt_hash": "first", "created_at": "max", "error": "first"}
     agg = {c: how for c, how in agg.items() if c in df.columns}
-    grouped = df.sort_values("rep", kind="stable").groupby(keys, dropna=False, sort=True, observed=True)
+    df = df.sort_values("rep", kind="stable")
+    # the blocks by integer codes of their key (sorted as a groupby over the key columns sorts them)
+    block, distinct = group_codes(df, keys)
+    grouped = df.groupby(block, sort=True)
     g = grouped.agg(agg)
     if num_cols:
         g = g.join(grouped[num_cols].sum(min_count=1))
-    g = g.reset_index()
+    g = pd.concat([distinct, g.reset_index(drop=True)], axis=1)
     g = g[g["_n"] == k]  # incomplete last block dropped
     if g.empty:
         return _empty(columns)
@@ -254,8 +248,7 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     b = reliability(base, **rel_kw)
     b["step"] = ""
     rows = [b.assign(remedy="none", derived_protocol=b["protocol"])]
-    for r in remedies:
-        d = derive(base, r, columns=REMEDY_COLUMNS)
+    for r, d in _derived_frames(base, remedies):
         if d.empty:
             continue
         rel = reliability(d, **rel_kw)
@@ -285,6 +278,25 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     joined["_o"] = joined["remedy"].map(order)
     joined = joined.sort_values([*cell, "_o"]).reset_index(drop=True)
     return joined[[c for c in REMEDY_TABLE_COLUMNS if c in joined.columns]]
+
+
+def _derived_frames(base: pd.DataFrame, remedies: Sequence[str]) -> list[tuple[str, pd.DataFrame]]:
+    """``(remedy, derived figure frame)`` of each remedy over ``base``; the order pairs of the base rows
+    are found once for the remedies that combine them (``both-orders``, ``both-orders-vote``)."""
+    from .remedy_vote import both_orders_vote_of
+
+    df = _prep(base, REMEDY_COLUMNS)
+    pairs = paired_positions(df, PAIR_KEY) if {"both-orders", BOTH_ORDERS_VOTE} & set(remedies) else None
+    out = []
+    for r in remedies:
+        if r == "both-orders" and pairs is not None:
+            d = _both_orders_of(df, *pairs, columns=REMEDY_COLUMNS)
+        elif r == BOTH_ORDERS_VOTE and pairs is not None:
+            d = both_orders_vote_of(df, *pairs, columns=REMEDY_COLUMNS)
+        else:
+            d = derive(base, r, columns=REMEDY_COLUMNS)
+        out.append((r, d))
+    return out
 
 
 def _why_missing(remedy: str) -> str:

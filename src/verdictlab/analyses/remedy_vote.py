@@ -25,10 +25,10 @@ import numpy as np
 import pandas as pd
 
 from ..stats.remedies import both_orders_vote_verdicts, worst_parse_status
-from ..vocab import CELL_KEY, Order, ParseStatus, first_shown
-from ._frames import _empty, _finish, _prep, paired_orders, per_distinct, suffixed
+from ..vocab import CELL_KEY, ParseStatus
+from ._frames import _empty, _finish, _prep, both_order_rows, paired_positions, per_distinct
 
-__all__ = ["REMEDY", "both_orders_vote"]
+__all__ = ["REMEDY", "both_orders_vote", "both_orders_vote_of"]
 
 REMEDY = "both-orders-vote"
 PAIR_KEY: tuple[str, ...] = (*CELL_KEY, "item_id", "rep", "step")
@@ -41,13 +41,21 @@ def _vote_detail(x: object, y: object, v: object) -> str:
 def both_orders_vote(judgments: pd.DataFrame, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """The ``both-orders-vote`` remedy (see the module docstring); ``columns``: only these columns of
     the derived frame (default every judgment column)."""
-    ab, ba = paired_orders(_prep(judgments, columns), PAIR_KEY)
-    if ab.empty:
+    df = _prep(judgments, columns)
+    return both_orders_vote_of(df, *paired_positions(df, PAIR_KEY), columns=columns)
+
+
+def both_orders_vote_of(df: pd.DataFrame, ab: np.ndarray, ba: np.ndarray, *,
+                        columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """:func:`both_orders_vote` of the prepared rows ``df`` whose order pairs are at ``ab`` / ``ba``
+    (:func:`verdictlab.analyses._frames.paired_positions`)."""
+    if not len(ab):
         return _empty(columns)
-    va = ab["verdict"].astype(object).to_numpy()
-    vb = ba["verdict"].astype(object).to_numpy()
+    verdicts = df["verdict"].astype(object).to_numpy()
+    va, vb = verdicts[ab], verdicts[ba]
     verdict, n_unparsed = both_orders_vote_verdicts(va, vb)
-    worst = worst_parse_status(ab["parse_status"].to_numpy(object), ba["parse_status"].to_numpy(object))
+    statuses = df["parse_status"].to_numpy(object)
+    worst = worst_parse_status(statuses[ab], statuses[ba])
     # a combined verdict that stood on an unparsed order is a fallback; else the worse of the two statuses
     status = np.where((n_unparsed > 0) | (worst == ParseStatus.FAILED), ParseStatus.FALLBACK.value, worst)
     rules = np.array([None, f"{REMEDY}: 1 of 2 orders unparsed, the other decides",
@@ -56,15 +64,4 @@ def both_orders_vote(judgments: pd.DataFrame, *, columns: Sequence[str] | None =
                 "scores": None, "p_a": np.nan}
     if columns is None or "parse_detail" in columns:
         combined["parse_detail"] = per_distinct(_vote_detail, va, vb, verdict)
-    decided = np.isin(verdict, ["A", "B"])
-    out = []
-    for rows, order in ((ab, Order.AB.value), (ba, Order.BA.value)):
-        r = rows.reset_index()
-        r["order"] = order
-        r["protocol"] = suffixed(r["protocol"], "+" + REMEDY)
-        for name, values in combined.items():
-            if name in r.columns:
-                r[name] = values
-        r["shown_first_won"] = np.where(decided, (verdict == first_shown(order)).astype(float), np.nan)
-        out.append(r)
-    return _finish(pd.concat(out, ignore_index=True), columns)
+    return _finish(both_order_rows(df, ab, ba, combined, "+" + REMEDY), columns)

@@ -84,6 +84,7 @@ from .calibration import (
     Recalibration,
     calibration,
     recalibrate,
+    recalibrations,
 )
 from .classes import CLASS_COLUMNS, CLASSES, class_figures, macro_f1_score, per_class_scores
 from .compare import paired_mcnemar
@@ -377,6 +378,7 @@ __all__ = [
     "rank_shifts",
     "ranking_change",
     "recalibrate",
+    "recalibrations",
     "Recalibration",
     "region_thresholds",
     "regions_reached",

@@ -27,11 +27,24 @@ def group_codes(df: pd.DataFrame, cols: Sequence[str]) -> tuple[np.ndarray, pd.D
         return np.zeros(n, dtype=np.int64), pd.DataFrame(index=[0] if n else [])
     composite = np.zeros(n, dtype=np.int64)
     for c in cols:
-        codes, uniques = pd.factorize(df[c], sort=True, use_na_sentinel=False)
-        composite = composite * (len(uniques) + 1) + codes.astype(np.int64)
+        codes, n_levels = sorted_codes(df[c])
+        composite = composite * (n_levels + 1) + codes
     _, first, inverse = np.unique(composite, return_index=True, return_inverse=True)
     keys = df.iloc[first][list(cols)].reset_index(drop=True)
     return inverse.astype(np.int64).ravel(), keys
+
+
+def sorted_codes(values: pd.Series) -> tuple[np.ndarray, int]:
+    """``(codes, n)``: integer codes 0..n-1 in the order of ``pd.factorize(values, sort=True,
+    use_na_sentinel=False)`` -- sorted values, missing last; a categorical sorts in its categories'
+    order -- not necessarily dense.  A categorical gives its own codes (no hashing of the rows; unused
+    categories leave gaps)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        n = len(values.dtype.categories)
+        codes = values.cat.codes.to_numpy().astype(np.int64)
+        return np.where(codes < 0, n, codes), n + 1
+    codes, uniques = pd.factorize(values, sort=True, use_na_sentinel=False)
+    return codes.astype(np.int64), len(uniques)
 
 
 def combine(*codes: np.ndarray) -> np.ndarray:

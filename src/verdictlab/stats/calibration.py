@@ -32,6 +32,7 @@ __all__ = [
     "Recalibration",
     "calibration",
     "recalibrate",
+    "recalibrations",
 ]
 
 #: fewest items for a calibration figure
@@ -176,29 +177,46 @@ def recalibrate(confidence: Sequence[float] | np.ndarray, correct: Sequence[floa
 
     Stratified K-fold (on ``correct``, shuffled with ``seed``): each fold's confidences are mapped by a
     model fitted on the other folds, then :func:`calibration` is computed on the out-of-fold values."""
-    if method not in ("platt", "isotonic"):
-        raise ValueError(f"method must be 'platt' or 'isotonic', got {method!r}")
+    return recalibrations(confidence, correct, methods=(method,), n_folds=n_folds, seed=seed, n_bins=n_bins,
+                          strategy=strategy)[0]
+
+
+def recalibrations(confidence: Sequence[float] | np.ndarray, correct: Sequence[float] | np.ndarray, *,
+                   methods: Sequence[Method] = ("platt", "isotonic"), n_folds: int = 5, seed: int = 0,
+                   n_bins: int = 15, strategy: Strategy = "uniform") -> tuple[Recalibration, ...]:
+    """:func:`recalibrate` with each of ``methods`` on the same items: the same figures, with the
+    calibration before, the checks and the folds computed once.  The inputs are checked here (finite
+    probabilities, 0/1 outcomes), so scikit-learn's own per-fit input checks are skipped."""
+    for method in methods:
+        if method not in ("platt", "isotonic"):
+            raise ValueError(f"method must be 'platt' or 'isotonic', got {method!r}")
     import importlib.util
 
     if importlib.util.find_spec("sklearn") is None:
         before = calibration(confidence, correct, n_bins=n_bins, strategy=strategy)
-        return Recalibration(method, n_folds, before, None, None,
-                             reason="recalibration needs scikit-learn: pip install 'verdictlab[labels]'")
+        return tuple(Recalibration(m, n_folds, before, None, None,
+                                   reason="recalibration needs scikit-learn: pip install 'verdictlab[labels]'")
+                     for m in methods)
     if n_folds < 2:
         raise ValueError(f"n_folds must be >= 2, got {n_folds}")
     c, y = _arrays(confidence, correct)
     before = calibration(c, y, n_bins=n_bins, strategy=strategy)
     reason = _recal_reason(c, y, n_folds)
     if reason is not None:
-        return Recalibration(method, n_folds, before, None, None, reason)
+        return tuple(Recalibration(m, n_folds, before, None, None, reason) for m in methods)
+    import sklearn
     from sklearn.model_selection import StratifiedKFold
 
-    out = np.empty_like(c)
-    folds = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
-    for train, test in folds.split(c[:, None], y):
-        if np.all(y[train] == y[train][0]):  # cannot happen with stratified folds and minority >= K
-            out[test] = y[train][0]
-            continue
-        out[test] = _fit_predict(method, c[train], y[train], c[test])
-    after = calibration(out, y, n_bins=n_bins, strategy=strategy)
-    return Recalibration(method, n_folds, before, after, tuple(float(v) for v in out))
+    folds = list(StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed).split(c[:, None], y))
+    out = []
+    with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
+        for method in methods:
+            fitted = np.empty_like(c)
+            for train, test in folds:
+                if np.all(y[train] == y[train][0]):  # cannot happen with stratified folds and minority >= K
+                    fitted[test] = y[train][0]
+                    continue
+                fitted[test] = _fit_predict(method, c[train], y[train], c[test])
+            after = calibration(fitted, y, n_bins=n_bins, strategy=strategy)
+            out.append(Recalibration(method, n_folds, before, after, tuple(fitted.tolist())))
+    return tuple(out)

@@ -298,16 +298,14 @@ def _predictions(p: float | Sequence[float], k: int, rho: float) -> tuple[float,
 
 #: a vote's integer code: the index of its verdict in VERDICTS, _OTHER for any other value, _NONE for none
 _OTHER, _NONE = len(VERDICTS), -1
+_CODE = {x: i for i, x in enumerate(VERDICTS)}
 
 
 def _verdict_codes(values: Any) -> np.ndarray:
     """Integer codes of verdict values (see ``_OTHER``, ``_NONE``)."""
-    v = pd.Series(values, dtype=object).to_numpy()
-    present = pd.notna(v)
-    out = np.where(present, _OTHER, _NONE)
-    for i, x in enumerate(VERDICTS):
-        out[present & (v == x)] = i
-    return out
+    codes, uniques = pd.factorize(pd.Series(values), use_na_sentinel=True)    # one lookup per distinct value
+    table = np.array([_CODE.get(u, _OTHER) if isinstance(u, str) else _OTHER for u in uniques] + [_NONE], dtype=np.int64)
+    return table[codes]
 
 
 @dataclass(frozen=True)
@@ -342,7 +340,6 @@ class _VoteMatrix:
         return out
 
 
-_CODE = {x: i for i, x in enumerate(VERDICTS)}
 
 
 def _vote_matrix(frame: pd.DataFrame, seat: str, seats: Sequence[Any] | None = None) -> _VoteMatrix:
@@ -457,8 +454,9 @@ def heterogeneous_jury_table(judgments: pd.DataFrame, *, judges: Sequence[str], 
     return pd.DataFrame([r.__dict__ for r in rows], columns=list(JURY_COLUMNS))
 
 
-def _with_cell(table: pd.DataFrame, cell: dict[str, Any]) -> pd.DataFrame:
-    return table.assign(**cell)[list(JURY_TABLE_COLUMNS)]
+def _with_cell(table: pd.DataFrame, cell: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of a jury ``table`` (one per K), each with the cell's key."""
+    return [{**row, **cell} for row in table.to_dict("records")]
 
 
 def jury_table(judgments: pd.DataFrame, *, sizes: Sequence[int] = (1, 3, 5), quorum: int | None = None,
@@ -469,23 +467,25 @@ def jury_table(judgments: pd.DataFrame, *, sizes: Sequence[int] = (1, 3, 5), quo
     (``base+remedy``) are left out."""
     from ._frame import with_cell_columns
 
-    base = with_cell_columns(judgments[~judgments["protocol"].astype(str).str.contains("+", regex=False)])
+    read = [c for c in dict.fromkeys((*CELL_KEY, *_UNIT, "rep", "label", "verdict")) if c in judgments.columns]
+    base = with_cell_columns(judgments.loc[~judgments["protocol"].astype(str).str.contains("+", regex=False), read])
     panel = [c for c in CELL_KEY if c != "judge"]
-    frames = []
+    frames: list[dict[str, Any]] = []
     for key, g in base.groupby(list(CELL_KEY), sort=True):
         cell = dict(zip(CELL_KEY, key, strict=True))
         if g["rep"].nunique() >= 3:
             check_unparsed(unparsed)
             t = _homogeneous_rows(g, cell["judge"], sizes, quorum=quorum, tie_rule=tie_rule, tie_credit=tie_credit,
                                   unparsed=unparsed)
-            frames.append(_with_cell(t, cell))
+            frames += _with_cell(t, cell)
     for key, g in base.groupby(panel, sort=True):
         cell = {"judge": None, **dict(zip(panel, key, strict=True))}
         judges = sorted(g["judge"].unique())
         if len(judges) >= 3:
             t = heterogeneous_jury_table(g, judges=judges, temperature=float(cell["temperature"]), quorum=quorum,
                                          tie_rule=tie_rule, tie_credit=tie_credit, unparsed=unparsed)
-            frames.append(_with_cell(t, cell))
-    if not frames:
-        return pd.DataFrame(columns=list(JURY_TABLE_COLUMNS))
-    return pd.concat(frames, ignore_index=True)
+            frames += _with_cell(t, cell)
+    out = pd.DataFrame(frames, columns=list(JURY_TABLE_COLUMNS))
+    if any(r["judge"] is None for r in frames):     # a heterogeneous jury has no judge: None, not a missing text
+        out["judge"] = pd.Series([r["judge"] for r in frames], dtype=object)
+    return out

@@ -103,8 +103,8 @@ def _cell_keys(judgments: pd.DataFrame, by: Sequence[str]) -> list[str]:
     keys = list(by)
     require_columns(judgments, keys + ["item_id", "order", "verdict", "label"], who="reliability")
     if "step" in judgments.columns and "step" not in keys:
-        steps = judgments["step"].astype("object").fillna("")
-        if (steps != "").any():
+        steps = judgments["step"]           # compared as they are: a categorical compares its codes
+        if (steps.notna() & (steps != "")).any():
             keys.append("step")
     return keys
 
