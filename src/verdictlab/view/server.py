@@ -3,6 +3,7 @@ built), build the index, announce the address, serve until Ctrl-C."""
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import socket
 from collections.abc import Callable
@@ -57,8 +58,8 @@ def serve(run_dir: str | Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_
           on_ready: Callable[[str, Viewer], None] | None = None) -> None:
     """Serve the viewer of ``run_dir`` on ``host:port`` until interrupted (Ctrl-C raises
     ``KeyboardInterrupt`` after a clean shutdown).  ``on_ready(url, viewer)`` is called once the
-    index is built (or read from ``cache``, see :class:`~verdictlab.view.app.Viewer`) and the socket
-    listens."""
+    index is built (or read from ``cache``, see :class:`~verdictlab.view.app.Viewer`) and uvicorn
+    serves on the socket."""
     import uvicorn
 
     sock = bind(host, port)
@@ -73,12 +74,23 @@ def serve(run_dir: str | Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_
                                                timeout_graceful_shutdown=1))
         bound_host, bound_port = sock.getsockname()[:2]
         shown = f"[{bound_host}]" if ":" in str(bound_host) else str(bound_host)
-        if on_ready is not None:
-            on_ready(f"http://{shown}:{bound_port}/pairs", viewer)
+        url = f"http://{shown}:{bound_port}/pairs"
+
+        async def serve_then_announce() -> None:
+            # the address is announced once uvicorn serves (its signal handling in place): a stop right
+            # after the announcement is uvicorn's clean shutdown, never an interrupted start-up (which
+            # left an un-awaited coroutine and a RuntimeWarning after "viewer stopped")
+            task = asyncio.ensure_future(server.serve(sockets=[sock]))
+            while not (server.started or task.done()):
+                await asyncio.sleep(0.005)
+            if server.started and on_ready is not None:
+                on_ready(url, viewer)
+            await task
+
         # uvicorn's clean stop (its next 0.1 s tick, then closing the connections) can pass the usual
         # 0.8 s grace on a loaded machine; the viewer only reads, but "viewer stopped" is the true ending
-        with longer_grace(VIEWER_STOP_S):
-            server.run(sockets=[sock])
+        with longer_grace(VIEWER_STOP_S), asyncio.Runner(loop_factory=server.config.get_loop_factory()) as runner:
+            runner.run(serve_then_announce())
     finally:
         sock.close()
         viewer.close()
