@@ -195,7 +195,11 @@ def test_worst_parse_status_ranks_each_value_and_reads_missing_or_unknown_as_fai
 
 
 def test_paired_orders_keeps_the_first_row_of_each_order_and_only_keys_judged_in_both() -> None:
-    from verdictlab.analyses._frames import paired_orders
+    from verdictlab.analyses._frames import paired_positions
+
+    def paired_orders(df, key):             # the rows at the paired positions, indexed by the key
+        ab, ba = paired_positions(df, key)
+        return df.iloc[ab].set_index(key), df.iloc[ba].set_index(key)
 
     # keys k1 (AB twice, BA once), k2 (BA only), k3 (BA before AB): k1 and k3 pair, in the AB rows' order
     df = pd.DataFrame({"k": ["k3", "k1", "k1", "k2", "k1", "k3"], "order": ["BA", "AB", "AB", "BA", "BA", "AB"],

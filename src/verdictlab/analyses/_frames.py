@@ -146,13 +146,6 @@ def paired_positions(df: pd.DataFrame, key: Sequence[str]) -> tuple[np.ndarray, 
     return ab[both], match[both]
 
 
-def paired_orders(df: pd.DataFrame, key: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The AB and the BA row of every ``key`` judged in both orders (:func:`paired_positions`), aligned
-    row by row in the order of the AB rows, both indexed by ``key``."""
-    ab, ba = paired_positions(df, key)
-    return df.iloc[ab].set_index(list(key)), df.iloc[ba].set_index(list(key))
-
-
 def _twice(values: Any) -> Any:
     """A per-pair column repeated for the pair's two derived rows (AB rows first, then BA); a text
     column becomes categorical (factorized once per pair, not once per row), a scalar stays a scalar."""

@@ -99,7 +99,8 @@ def _both_orders_of(df: pd.DataFrame, ab: np.ndarray, ba: np.ndarray, *, columns
     """:func:`both_orders` of the prepared rows ``df`` whose order pairs are at ``ab`` / ``ba``."""
     if not len(ab):
         return _empty(columns)
-    verdict, parsed, agree = both_orders_verdicts(df["verdict"].to_numpy(object)[ab], df["verdict"].to_numpy(object)[ba])
+    verdicts = df["verdict"].to_numpy(object)
+    verdict, parsed, agree = both_orders_verdicts(verdicts[ab], verdicts[ba])
     status_all = df["parse_status"].to_numpy(object)
     worst = worst_parse_status(status_all[ab], status_all[ba])
     status = np.where(parsed, worst, ParseStatus.FAILED.value)
