@@ -34,6 +34,7 @@ from .._redact import redact_value
 from ..analyses.definitions import catalogue as definitions_catalogue
 from ..analyses.definitions import definitions_table, resolve_definitions
 from ..column_cache import figure_frame
+from ..lanes import SecondLane, lanes_for
 from ..stats import (
     CELL_TOTALS,
     agreement_by_cell,
@@ -328,12 +329,20 @@ def _with_readings(name: str, table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(reading=[read(r) for r in table.to_dict(orient="records")])
 
 
-def analysis_tables(inp: analyses.AnalysisInput) -> dict[str, AnalysisTable]:
+def analysis_tables(inp: analyses.AnalysisInput, lane: SecondLane | None = None) -> dict[str, AnalysisTable]:
     """Every registered analysis the run supports, as ``{"title", "description", "columns", "rows"}``
-    (or ``{"title", "error"}`` for one that failed: a report never fails for an analysis)."""
+    (or ``{"title", "error"}`` for one that failed: a report never fails for an analysis); the ones named
+    in :data:`SECOND_LANE_ANALYSES` come from ``lane`` when given, in the same order either way."""
     titles = {a.name: (a.title, a.description) for a in analyses.registered()}
+    if lane is None:
+        tables = analyses.run_analyses(inp)
+    else:
+        here = analyses.run_analyses(inp, names=[n for n in titles if n not in SECOND_LANE_ANALYSES])
+        there = lane.result("analyses")
+        order = [*(n for n in here if n not in titles), *titles]
+        tables = {n: t for n in order for t in ([here[n]] if n in here else [there[n]] if n in there else [])}
     out: dict[str, AnalysisTable] = {}
-    for name, t in analyses.run_analyses(inp).items():
+    for name, t in tables.items():
         title, desc = titles.get(name, (name, ""))
         if isinstance(t, str):
             out[name] = {"title": title, "description": desc, "error": redact_value(t)}
@@ -454,7 +463,7 @@ def _with_texts(store: RunStore, broken: BrokenItems) -> BrokenItems:
 
 
 def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataFrame | None,
-           items_frame: pd.DataFrame) -> tuple[list[dict[str, Any]], dict[str, AnalysisTable], int]:
+           lane: SecondLane) -> tuple[list[dict[str, Any]], dict[str, AnalysisTable], int]:
     """The cells (reliability figures, agreement, region and the regions its intervals reach, the
     paired comparison with its dataset's best, best mark, sentence, extra columns; every cell with the
     same keys), the cell-column analyses that failed and the size of the paired tests' family."""
@@ -475,9 +484,7 @@ def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataF
         family = int(vs.attrs["family_size"])
     cells = cells_from_frame(frame)
     if len(judgments):
-        its = items_frame if items_frame is not None and "response_a" in items_frame.columns else None
-        _attach(cells, agreement_by_cell(judgments, unparsed=inp.unparsed, items=its), under="agreement",
-                name="agreement")
+        _attach(cells, lane.result("agreement"), under="agreement", name="agreement")
     failed = _attach_cell_columns(cells, inp)
     mark_best(cells)
     for c in cells:
@@ -532,7 +539,22 @@ def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: in
     # pairwise figures only see pairwise rows; pointwise (rubric / graded) items get their own tables
     point = inp.point_mask
     judgments = all_judgments[~point] if point.any() else all_judgments
-    cells, failed_columns, family = _cells(judgments, inp, frame, items_frame)
+    its = items_frame if items_frame is not None and "response_a" in items_frame.columns else None
+    # jobs that need only the loaded frames; on a large run a forked second process does them meanwhile
+    jobs = {"agreement": lambda: agreement_by_cell(judgments, unparsed=unparsed, items=its) if len(judgments) else None,
+            "broken_items": lambda: broken_items(judgments, items_frame, unparsed=unparsed, limit=max_broken_items),
+            "analyses": lambda: analyses.run_analyses(inp, names=SECOND_LANE_ANALYSES) if len(all_judgments) else {}}
+    two = lanes_for(len(all_judgments)) == 2
+    with SecondLane(jobs, use=two) as lane:
+        return _gathered(store, inp, all_judgments, judgments, attempts, meta, lane if two else None, lane,
+                         frame=frame, names=names)
+
+
+def _gathered(store: RunStore, inp: analyses.AnalysisInput, all_judgments: pd.DataFrame, judgments: pd.DataFrame,
+              attempts: pd.DataFrame, meta: dict[str, Any], analyses_lane: SecondLane | None, lane: SecondLane, *,
+              frame: pd.DataFrame | None, names: list[str]) -> Report:
+    unparsed, confidence = inp.unparsed, inp.confidence
+    cells, failed_columns, family = _cells(judgments, inp, frame, lane)
     if names and len(judgments):
         _attach_rows(cells, definitions_table(inp, names), under="definitions", name="definitions")
     meta["engine"] = engine_rows(attempts, all_judgments) if len(all_judgments) or len(attempts) else []
@@ -544,18 +566,24 @@ def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: in
     checklist: list[CheckItem] = readings.validation_checklist(  # type: ignore[assignment]
         cells, cells_lacking_an_order(judgments))
     return Report(
-        run=meta, unparsed=unparsed, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
+        run=meta, unparsed=unparsed, confidence=confidence, n_bootstrap=inp.n_bootstrap, seed=inp.seed,
         cells=cells, judge_labels=shown["judge"], display_names=shown,
         decision=readings.decision(cells, alpha=1.0 - confidence, family_size=family),
         region_thresholds=region_thresholds(),
         format_dispersion=dispersion_rows(cells), checklist=checklist,
-        broken_items=_with_texts(store, broken_items(judgments, items_frame, unparsed=unparsed,
-                                                     limit=max_broken_items)),
-        extra_tables={**(analysis_tables(inp) if len(all_judgments) else {}), **failed_columns},
+        broken_items=_with_texts(store, lane.result("broken_items")),
+        extra_tables={**(analysis_tables(inp, analyses_lane) if len(all_judgments) else {}), **failed_columns},
         across_cells=across_cells(cells),
         totals=cell_totals(_cells_frame(cells, CELL_TOTALS)) if cells else {},
         definitions=definitions_catalogue(names) if names else [],
     )
+
+
+#: the registered analyses a large run's second process computes (:mod:`verdictlab.lanes`), with the
+#: agreement and the items that break the judge, while this one computes the cells and the other analyses
+#: (measured at 5.4M judgments: about 40 s of CPU on each side); none of them fits scikit-learn models
+#: (OpenMP must not run in a forked process whose parent used it)
+SECOND_LANE_ANALYSES: tuple[str, ...] = ("remedies", "juries")
 
 
 #: keys of :func:`build_report` that ``verdictlab report --format json`` prints (the stable JSON schema)
