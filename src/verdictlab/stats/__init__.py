@@ -75,7 +75,7 @@ from .bias import (
     shown_first_won_from_verdicts,
     verbosity_bias,
 )
-from .broken_pairs import BROKEN_PAIR_KEY, BrokenPairs, broken_pairs
+from .broken_pairs import BROKEN_PAIR_KEY, BrokenPairs, broken_pairs, text_order
 from .by_cell import AGREEMENT_COLUMNS, MODAL_COLUMNS, ONE_ORDER_REASON, agreement_by_cell, modal_verdicts
 from .calibration import (
     MIN_CALIBRATION,
@@ -406,6 +406,7 @@ __all__ = [
     "temperature_effect",
     "TemperatureEffect",
     "test_retest",
+    "text_order",
     "TIE_RULES",
     "top_parse_failures",
     "transitivity",
