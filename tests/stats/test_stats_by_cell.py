@@ -14,6 +14,7 @@ from verdictlab.stats import (
     cohen_kappa,
     krippendorff_alpha,
     reliability,
+    retest_by_cell,
     test_retest,
 )
 
@@ -96,3 +97,32 @@ def test_test_retest_over_runs() -> None:
     out = test_retest(both, rater="run")
     # identical runs at rep 0: every unit agrees; values A x6, B x2 -> D_o = 0 -> alpha = 1
     assert out["test_retest"].iloc[0] == pytest.approx(1.0)
+
+
+def test_retest_by_cell_hand_value() -> None:
+    # cell 0, units (item, order) -> verdict codes: (0,0) A,A; (1,0) A,B; (1,1) B,B,B; (2,0) A + unparsed
+    # (one parsed value: not pairable).  Coincidences: (0,0) o_AA += (4-2)/1 = 2; (1,0) o_AB = o_BA += 1;
+    # (1,1) o_BB += (9-3)/2 = 3.  n_A = 3, n_B = 4, n = 7; D_o = 2/7; D_e = 2*3*4/(7*6) = 4/7;
+    # alpha = 1 - (2/7)/(4/7) = 1/2 over 3 pairable units.  Cell 1 has no judgment: NaN, 0 units.
+    item = np.array([0, 0, 1, 1, 1, 1, 1, 2, 2])
+    order = np.array([0, 0, 0, 0, 1, 1, 1, 0, 0])
+    verdict = np.array([0, 0, 0, 1, 1, 1, 1, 0, 3])
+    a, units, n = retest_by_cell(np.zeros(9, dtype=np.int64), item, order, verdict, 2)
+    assert a[0] == pytest.approx(0.5) and np.isnan(a[1])
+    assert units.tolist() == [3, 0] and n.tolist() == [7, 0]
+
+
+@pytest.mark.parametrize("unparsed", ["exclude", "wrong"])
+def test_agreement_test_retest_is_test_retests_to_the_last_bit(unparsed: str) -> None:
+    """agreement_by_cell computes test_retest from the unit table's codes: the same floats as
+    test_retest on a shuffled frame with steps, unparsed verdicts and R up to 4 (units whose sums
+    are not exact in binary)."""
+    rng = np.random.default_rng(4)
+    j = pd.concat([_random_frame(rng, 40, 4, p_tie=0.2).assign(judge=judge) for judge in ("j1", "j2")])
+    j = j.sample(frac=1.0, random_state=2).reset_index(drop=True)
+    j["step"] = np.where(np.arange(len(j)) % 3 == 0, "s1", None)
+    j.loc[j.index[::7], "verdict"] = None
+    got = agreement_by_cell(j, unparsed=unparsed)
+    want = test_retest(j)
+    assert got["test_retest"].to_numpy().tobytes() == want["test_retest"].to_numpy().tobytes()
+    assert got["n_retest_units"].tolist() == want["n_retest_units"].tolist()

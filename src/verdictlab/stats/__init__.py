@@ -65,6 +65,7 @@ from .agreement import (
     exact_match,
     kappa_deflation,
     krippendorff_alpha,
+    retest_by_cell,
     test_retest,
 )
 from .bias import (
@@ -384,6 +385,7 @@ __all__ = [
     "regions_reached",
     "REGIONS",
     "reliability",
+    "retest_by_cell",
     "RELIABILITY_COLUMNS",
     "reliability_figure",
     "RELIABILITY_FIGURES",

@@ -20,7 +20,7 @@ from ..vocab import CELL_KEY
 __all__ = [
     "ExactMatch", "Kappa", "Alpha", "KappaDeflation", "DisagreementCounts",
     "exact_match", "cohen_kappa", "krippendorff_alpha", "kappa_deflation", "disagreement_counts",
-    "test_retest", "alpha_from_unit_counts",
+    "test_retest", "retest_by_cell", "alpha_from_unit_counts",
 ]
 
 LEVELS = ("nominal", "ordinal", "interval")
@@ -320,15 +320,17 @@ def test_retest(judgments: pd.DataFrame, *, rater: str = "rep",
     ``n_retest_units`` (units with >= 2 parsed verdicts), ``n_retest_values``.  A cell where every
     verdict is the same value has no expected disagreement: alpha is undefined (NaN) -- report
     self-consistency beside it."""
-    from ._frame import combine, group_codes, order_codes, require_columns, verdict_codes, with_cell_columns
+    from ._frame import group_codes, order_codes, require_columns, verdict_codes, with_cell_columns
 
     judgments = with_cell_columns(judgments, by)
     require_columns(judgments, list(by) + ["item_id", "order", "verdict", rater], who="test_retest")
     keys = list(by)
-    if "step" in judgments.columns and (judgments["step"].astype("object").fillna("") != "").any():
-        keys.append("step")
-        if judgments["step"].isna().any():
-            judgments = judgments.assign(step=judgments["step"].astype("object").fillna(""))
+    if "step" in judgments.columns:
+        steps = judgments["step"]           # compared as they are: a categorical compares its codes
+        if (steps.notna() & (steps != "")).any():
+            keys.append("step")
+            if steps.isna().any():
+                judgments = judgments.assign(step=steps.astype("object").fillna(""))
     cell, cells = group_codes(judgments, keys)
     out = cells.copy()
     if judgments.empty:
@@ -336,19 +338,32 @@ def test_retest(judgments: pd.DataFrame, *, rater: str = "rep",
         out["n_retest_units"] = []
         out["n_retest_values"] = []
         return out
-    v = verdict_codes(judgments["verdict"])
     item, _ = pd.factorize(judgments["item_id"], use_na_sentinel=False)
-    unit = combine(cell, item.astype(np.int64), order_codes(judgments["order"]))
-    parsed = v < 3
-    U = int(unit.max()) + 1
-    counts = np.bincount(unit[parsed] * 3 + v[parsed], minlength=U * 3).reshape(U, 3)
-    unit_cell = np.zeros(U, dtype=np.int64)
-    unit_cell[unit] = cell
-    a, _, _, units, n = alpha_from_unit_counts(counts, unit_cell, len(cells), level=level)
+    a, units, n = retest_by_cell(cell, item.astype(np.int64), order_codes(judgments["order"]),
+                                 verdict_codes(judgments["verdict"]), len(cells), level=level)
     out["test_retest"] = a
     out["n_retest_units"] = units
-    out["n_retest_values"] = n.astype(np.int64)
+    out["n_retest_values"] = n
     return out
+
+
+def retest_by_cell(cell: np.ndarray, item: np.ndarray, order: np.ndarray, verdict: np.ndarray, n_cells: int, *,
+                   level: str = "nominal") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`test_retest` from row codes: per cell 0..n_cells-1, Krippendorff's alpha over the
+    repetitions of each (cell, item, order) unit, the pairable units and the pairable values.
+
+    ``verdict`` holds the verdict codes (0 A, 1 B, 2 tie, 3 or more: unparsed, missing).  The units of a
+    cell are summed in (item, order) code order, so equal codes give equal figures to the last bit."""
+    from ._frame import combine
+
+    unit = combine(cell, item, order)
+    parsed = verdict < 3
+    U = int(unit.max(initial=-1)) + 1
+    counts = np.bincount(unit[parsed] * 3 + verdict[parsed], minlength=U * 3).reshape(U, 3)
+    unit_cell = np.zeros(U, dtype=np.int64)
+    unit_cell[unit] = cell
+    a, _, _, units, n = alpha_from_unit_counts(counts, unit_cell, n_cells, level=level)
+    return a, units, n.astype(np.int64)
 
 
 test_retest.__test__ = False  # type: ignore[attr-defined]  # not a pytest test despite its name

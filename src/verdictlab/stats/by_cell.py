@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from ..vocab import DEFAULT_UNPARSED, Order
-from ._frame import safe_div, with_cell_columns
-from .agreement import alpha_from_unit_counts, test_retest
+from ._frame import ORDER_CODES, combine, order_codes, safe_div, with_cell_columns
+from .agreement import alpha_from_unit_counts, retest_by_cell
 from .regions import PARADOX_BIAS, PARADOX_RETEST
 from .reliability import DEFAULT_BY, unit_table
 
@@ -69,8 +69,9 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARS
     kappa = _kappa(cm)
     # alpha: each unit has two values (label, judge) on the same category scale
     two = np.zeros((int(has.sum()), _K))
-    np.add.at(two, (np.arange(len(two)), ulab[has]), 1.0)
-    np.add.at(two, (np.arange(len(two)), pred[has]), 1.0)
+    rows = np.arange(len(two))
+    two[rows, ulab[has]] += 1.0          # one value per row in each assignment: no repeated index
+    two[rows, pred[has]] += 1.0
     alpha = alpha_from_unit_counts(two, uc[has], G)[0]
 
     # ---- tie-excluded: exact match, deflation, disagreement counts ----------------------------
@@ -93,10 +94,8 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARS
 
     # ---- position bias (row level) -------------------------------------------------------------
     rc, rv = u["row_cell"], u["row_vcode"]
-    if len(judgments):
-        order_ab = judgments["order"].astype("object").to_numpy() == Order.AB.value
-    else:
-        order_ab = np.zeros(0, dtype=bool)
+    order = order_codes(judgments["order"]) if len(judgments) else np.zeros(0, dtype=np.int64)
+    order_ab = order == ORDER_CODES[Order.AB.value]
     decided = rv <= 1
     first_won = decided & (((rv == 0) & order_ab) | ((rv == 1) & ~order_ab))
     n_pos = np.bincount(rc[decided], minlength=G).astype(float)
@@ -114,9 +113,12 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARS
 
     # ---- test-retest and paradox -----------------------------------------------------------------
     if "rep" in judgments.columns:
-        tr = test_retest(judgments, by=by)
-        out["test_retest"] = tr["test_retest"].to_numpy()
-        out["n_retest_units"] = tr["n_retest_units"].to_numpy()
+        # test_retest's figures from the unit table's row codes (same cells; its units are numbered by
+        # the items in the order they are met, as test_retest numbers them: same sums, same bits)
+        item, _ = pd.factorize(judgments["item_id"], use_na_sentinel=False)
+        tr, n_tr, _ = retest_by_cell(rc, item.astype(np.int64), order, rv, G)
+        out["test_retest"] = tr
+        out["n_retest_units"] = n_tr
     else:
         out["test_retest"] = np.nan
         out["n_retest_units"] = 0
@@ -129,16 +131,7 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARS
     vb = np.full(G, np.nan)
     nvb = np.zeros(G, dtype=np.int64)
     if items is not None and len(judgments):
-        need = ["dataset", "item_id", "response_a", "response_b"]
-        miss = [c for c in need if c not in items.columns]
-        if miss:
-            raise ValueError(f"agreement_by_cell: items frame lacks column(s) {miss}")
-        it = items[need].drop_duplicates(["dataset", "item_id"])
-        diff = (it["response_a"].astype(str).str.len() - it["response_b"].astype(str).str.len())
-        key = pd.MultiIndex.from_frame(it[["dataset", "item_id"]].astype(str))
-        jkey = pd.MultiIndex.from_frame(judgments[["dataset", "item_id"]].astype(str))
-        pos = key.get_indexer(jkey)
-        x = np.where(pos >= 0, diff.to_numpy(float)[np.maximum(pos, 0)], np.nan)
+        x = _length_difference(judgments, items)
         ok = decided & ~np.isnan(x)
         y = (rv == 0).astype(float)
         vb, nvb = _pearson_by_group(x[ok], y[ok], rc[ok], G)
@@ -150,6 +143,25 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARS
 
 #: why a single-order cell has no position bias (``position_bias_note``; the checklist says it too)
 ONE_ORDER_REASON = "needs both orders"
+
+
+def _length_difference(judgments: pd.DataFrame, items: pd.DataFrame) -> np.ndarray:
+    """Per judgment: len(response_a) - len(response_b) of its item (NaN when the items lack it).  The
+    (dataset, item_id) keys are matched as text once per distinct pair of the judgments, not per row."""
+    need = ["dataset", "item_id", "response_a", "response_b"]
+    miss = [c for c in need if c not in items.columns]
+    if miss:
+        raise ValueError(f"agreement_by_cell: items frame lacks column(s) {miss}")
+    it = items[need].drop_duplicates(["dataset", "item_id"])
+    diff = (it["response_a"].astype(str).str.len() - it["response_b"].astype(str).str.len())
+    key = pd.MultiIndex.from_frame(it[["dataset", "item_id"]].astype(str))
+    codes = [pd.factorize(judgments[c], use_na_sentinel=False)[0].astype(np.int64) for c in ("dataset", "item_id")]
+    pair = combine(*codes)
+    first = np.zeros(int(pair.max(initial=-1)) + 1, dtype=np.int64)
+    first[pair[::-1]] = np.arange(len(pair))[::-1]
+    pos = key.get_indexer(pd.MultiIndex.from_frame(judgments[["dataset", "item_id"]].iloc[first].astype(str)))
+    x = np.where(pos >= 0, diff.to_numpy(float)[np.maximum(pos, 0)], np.nan)
+    return x[pair]
 
 
 def _single_order_cells(row_cell: np.ndarray, order_ab: np.ndarray, G: int) -> np.ndarray:
