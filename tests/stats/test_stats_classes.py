@@ -170,3 +170,40 @@ def test_bootstrap_counts_equal_the_resample_draws():
     per_pair = np.bincount(np.array([0, 0, 1, 2, 2]) * 12 + conf_idx, minlength=36).reshape(3, 12)
     want = macro_f1_score((weights @ per_pair).reshape(7, 3, 4), zero_division=0.0)
     assert np.array_equal(got, want)
+
+
+def test_kinds_of_pairs_hand_value():
+    # rows read as base-3 digits (largest count 2): [0, 2] -> 6, [1, 0] -> 1, [0, 2] -> 6;
+    # distinct numbers 1, 6 -> kinds [[1, 0], [0, 2]], the rows are kinds 1, 0, 1
+    from verdictlab.stats.classes import _kinds
+
+    kinds, kind_of = _kinds(np.array([[0, 2], [1, 0], [0, 2]]))
+    assert kinds.tolist() == [[1, 0], [0, 2]] and kind_of.tolist() == [1, 0, 1]
+    # counts too large to read as one integer (101 ** 12 > 2 ** 62): the row-wise unique, same partition
+    big = np.zeros((3, 12), dtype=np.int64)
+    big[0, 0] = big[2, 0] = 100
+    kinds, kind_of = _kinds(big)
+    assert kinds.tolist() == [[0] * 12, [100] + [0] * 11] and kind_of.tolist() == [1, 0, 1]
+
+
+def test_bootstrap_by_kinds_equals_the_pair_weights_over_several_chunks():
+    """2,500 pairs (resamples drawn in chunks of 2,000,000 // 2,500 = 800) of a few kinds: every
+    resample's F1 equals the one from the per-pair resample weights (the earlier weights @ per_pair)
+    on the same draws, chunk by chunk."""
+    from verdictlab.stats.classes import _bootstrap_f1
+
+    rng = np.random.default_rng(9)
+    n_pairs, n_boot = 2500, 1000
+    gold = rng.integers(0, 3, n_pairs)
+    pair = np.repeat(np.arange(n_pairs), 2)
+    conf_idx = np.repeat(gold, 2) * 4 + rng.integers(0, 4, 2 * n_pairs)
+    got = _bootstrap_f1(pair, conf_idx, n_bootstrap=n_boot, rng=np.random.default_rng(1), zero_division=0.0)
+    per_pair = np.bincount(pair * 12 + conf_idx, minlength=n_pairs * 12).reshape(n_pairs, 12)
+    draw = np.random.default_rng(1)
+    want = []
+    for b in (800, 200):
+        draws = draw.integers(0, n_pairs, size=(b, n_pairs))
+        weights = np.bincount((draws + (np.arange(b) * n_pairs)[:, None]).ravel(),
+                              minlength=b * n_pairs).reshape(b, n_pairs).astype(float)
+        want.append(macro_f1_score((weights @ per_pair).reshape(b, 3, 4), zero_division=0.0))
+    assert np.array_equal(got, np.concatenate(want))

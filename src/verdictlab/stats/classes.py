@@ -95,48 +95,75 @@ def _unit_confusion(judgments: pd.DataFrame, *, unparsed: str,
 
 def _bootstrap_f1(pair: np.ndarray, conf_idx: np.ndarray, *, n_bootstrap: int,
                   rng: np.random.Generator, zero_division: float) -> np.ndarray:
-    """macro-F1 of ``n_bootstrap`` pair resamples of one cell (NaN array when n_bootstrap == 0)."""
+    """macro-F1 of ``n_bootstrap`` pair resamples of one cell (NaN array when n_bootstrap == 0).
+
+    A resample's confusion counts are the sum of its drawn pairs' confusion rows.  Pairs with equal
+    rows are interchangeable, so each resample only counts its draws per *kind* of pair (at most a few
+    dozen kinds: gold class x the modal verdicts of two orders) and multiplies by the kinds' rows: one
+    gather and one small bincount per draw, the draws themselves unchanged (same calls, same sizes)."""
     if n_bootstrap <= 0 or len(pair) == 0:
         return np.full(max(n_bootstrap, 0), np.nan)
     codes, pair_dense = np.unique(pair, return_inverse=True)
     n_pairs = len(codes)
     width = _K * (_K + 1)
     per_pair = np.bincount(pair_dense * width + conf_idx, minlength=n_pairs * width).reshape(n_pairs, width)
+    kinds, kind_of = _kinds(per_pair)
+    n_kinds = len(kinds)
     out = np.empty(n_bootstrap)
     chunk = max(1, min(n_bootstrap, 2_000_000 // max(n_pairs, 1)))
     for start in range(0, n_bootstrap, chunk):
         b = min(chunk, n_bootstrap - start)
         draws = rng.integers(0, n_pairs, size=(b, n_pairs))
-        # how often each pair is drawn in each resample: one bincount (the counts np.add.at gave)
-        weights = np.bincount((draws + (np.arange(b) * n_pairs)[:, None]).ravel(),
-                              minlength=b * n_pairs).reshape(b, n_pairs).astype(float)
-        conf = (weights @ per_pair).reshape(b, _K, _K + 1)
+        # how many pairs of each kind each resample drew: one bincount over (resample, kind)
+        key = kind_of[draws]
+        key += (np.arange(b, dtype=np.int32) * n_kinds)[:, None]
+        counts = np.bincount(key.ravel(), minlength=b * n_kinds).reshape(b, n_kinds)
+        conf = (counts @ kinds).reshape(b, _K, _K + 1)
         out[start:start + b] = macro_f1_score(conf, zero_division=zero_division)
     return out
 
 
-def _cell_row(pair: np.ndarray, conf_idx: np.ndarray, *, confidence: float, n_bootstrap: int,
-              rng: np.random.Generator, zero_division: float) -> dict[str, float | int]:
-    conf = np.bincount(conf_idx, minlength=_K * (_K + 1)).reshape(_K, _K + 1)
-    n = int(conf.sum())
-    correct = int(np.trace(conf[:, :_K]))
+def _kinds(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a small non-negative count matrix and each row's index among them (int32):
+    a row read as the digits of one integer (a row-wise ``np.unique(axis=0)`` sorts structured rows,
+    ten times slower), unless those integers would overflow."""
+    base = int(rows.max(initial=0)) + 1
+    if base ** rows.shape[1] >= 2 ** 62:
+        kinds, kind_of = np.unique(rows, axis=0, return_inverse=True)
+        return kinds, kind_of.reshape(-1).astype(np.int32)
+    number = rows @ (base ** np.arange(rows.shape[1], dtype=np.int64))
+    _, first, kind_of = np.unique(number, return_index=True, return_inverse=True)
+    return rows[first], kind_of.reshape(-1).astype(np.int32)
+
+
+def _cell_columns(unit_cell: np.ndarray, unit_pair: np.ndarray, conf_idx: np.ndarray, n_cells: int, *,
+                  confidence: float, zero_division: float) -> dict[str, np.ndarray]:
+    """The figures of every cell at once but the F1 interval (the same element-wise arithmetic as one
+    cell at a time)."""
+    conf = np.bincount(unit_cell * (_K * (_K + 1)) + conf_idx,
+                       minlength=n_cells * _K * (_K + 1)).reshape(n_cells, _K, _K + 1)
+    n = conf.sum(axis=(1, 2))
+    correct = np.trace(conf[:, :, :_K], axis1=1, axis2=2)
     lo, hi = wilson_bounds(correct, n, confidence=confidence)
     s = per_class_scores(conf, zero_division=zero_division)
-    f1 = macro_f1_score(conf, zero_division=zero_division)
-    boot = _bootstrap_f1(pair, conf_idx, n_bootstrap=n_bootstrap, rng=rng, zero_division=zero_division)
-    f_lo, f_hi = percentile_bounds(boot, confidence=confidence) if n_bootstrap > 0 else (np.nan, np.nan)
-    row: dict[str, float | int] = {
-        "n_units_3class": n, "n_pairs_3class": int(len(np.unique(pair))),
-        "n_no_prediction": int(conf[:, _NO_PRED].sum()),
-        "A_3class": correct / n if n else float("nan"), "A_3class_lo": float(lo), "A_3class_hi": float(hi),
-        "macro_f1": float(f1) if n else float("nan"), "macro_f1_lo": float(f_lo), "macro_f1_hi": float(f_hi),
+    f1 = np.asarray(macro_f1_score(conf, zero_division=zero_division), dtype=float).reshape(n_cells)
+    has = n > 0
+    pair_cell = np.zeros(int(unit_pair.max(initial=-1)) + 1, dtype=np.int64)
+    pair_cell[unit_pair] = unit_cell
+    seen = np.zeros(len(pair_cell), dtype=bool)
+    seen[unit_pair] = True
+    cols: dict[str, np.ndarray] = {
+        "n_units_3class": n.astype(np.int64), "n_pairs_3class": np.bincount(pair_cell[seen], minlength=n_cells),
+        "n_no_prediction": conf[:, :, _NO_PRED].sum(axis=1).astype(np.int64),
+        "A_3class": np.where(has, correct / np.where(has, n, 1), np.nan), "A_3class_lo": lo, "A_3class_hi": hi,
+        "macro_f1": np.where(has, f1, np.nan),
     }
     for k, c in enumerate(CLASSES):
-        present = bool(s["present"][k])
+        present = s["present"][:, k]
         for m in ("precision", "recall", "f1"):
-            row[f"{m}_{c}"] = float(s[m][k]) if present else float("nan")
-        row[f"support_{c}"] = int(s["support"][k])
-    return row
+            cols[f"{m}_{c}"] = np.where(present, s[m][:, k], np.nan)
+        cols[f"support_{c}"] = s["support"][:, k].astype(np.int64)
+    return cols
 
 
 def class_figures(judgments: pd.DataFrame, *, unparsed: str = "exclude", confidence: float = 0.95,
@@ -148,18 +175,37 @@ def class_figures(judgments: pd.DataFrame, *, unparsed: str = "exclude", confide
     rules; see the module docstring).  A cell without a labelled pair has NaN figures and N 0.
     ``n_bootstrap=0`` skips the F1 interval (NaN bounds)."""
     cells, unit_cell, unit_pair, conf_idx = _unit_confusion(judgments, unparsed=unparsed, by=by)
-    rng = np.random.default_rng(seed)
-    order = np.argsort(unit_cell, kind="stable")
-    bounds = np.searchsorted(unit_cell[order], np.arange(len(cells) + 1))
-    rows = []
-    for g in range(len(cells)):
-        sel = order[bounds[g]:bounds[g + 1]]
-        rows.append(_cell_row(unit_pair[sel], conf_idx[sel], confidence=confidence,
-                              n_bootstrap=n_bootstrap, rng=rng, zero_division=zero_division))
-    body = pd.DataFrame(rows, columns=[c for c in CLASS_COLUMNS
-                                       if c not in ("unparsed_policy", "confidence", "n_bootstrap")])
+    names = [c for c in CLASS_COLUMNS if c not in ("unparsed_policy", "confidence", "n_bootstrap")]
+    G = len(cells)
+    if G:
+        cols = _cell_columns(unit_cell, unit_pair, conf_idx, G, confidence=confidence, zero_division=zero_division)
+        cols["macro_f1_lo"], cols["macro_f1_hi"] = _f1_bounds(unit_cell, unit_pair, conf_idx, G, confidence=confidence,
+                                                              n_bootstrap=n_bootstrap, seed=seed,
+                                                              zero_division=zero_division)
+        body = pd.DataFrame({c: cols[c] for c in names})
+    else:
+        body = pd.DataFrame([], columns=names)
     out = pd.concat([cells.reset_index(drop=True), body], axis=1)
     out["unparsed_policy"] = unparsed
     out["confidence"] = confidence
     out["n_bootstrap"] = n_bootstrap
     return out
+
+
+def _f1_bounds(unit_cell: np.ndarray, unit_pair: np.ndarray, conf_idx: np.ndarray, n_cells: int, *,
+               confidence: float, n_bootstrap: int, seed: int, zero_division: float) -> tuple[np.ndarray, np.ndarray]:
+    """The macro-F1 percentile interval of every cell: the cells' resamples drawn one cell after the
+    other from one generator (seeded ``seed``), in cell order."""
+    lo = np.full(n_cells, np.nan)
+    hi = np.full(n_cells, np.nan)
+    if n_bootstrap <= 0:
+        return lo, hi
+    rng = np.random.default_rng(seed)
+    order = np.argsort(unit_cell, kind="stable")
+    bounds = np.searchsorted(unit_cell[order], np.arange(n_cells + 1))
+    for g in range(n_cells):
+        sel = order[bounds[g]:bounds[g + 1]]
+        boot = _bootstrap_f1(unit_pair[sel], conf_idx[sel], n_bootstrap=n_bootstrap, rng=rng,
+                             zero_division=zero_division)
+        lo[g], hi[g] = percentile_bounds(boot, confidence=confidence)
+    return lo, hi
