@@ -26,12 +26,29 @@ def group_codes(df: pd.DataFrame, cols: Sequence[str]) -> tuple[np.ndarray, pd.D
     if not cols:
         return np.zeros(n, dtype=np.int64), pd.DataFrame(index=[0] if n else [])
     composite = np.zeros(n, dtype=np.int64)
+    top = 1
     for c in cols:
         codes, n_levels = sorted_codes(df[c])
         composite = composite * (n_levels + 1) + codes
-    _, first, inverse = np.unique(composite, return_index=True, return_inverse=True)
+        top *= n_levels + 1
+    if top <= 8 * n + 1024:
+        inverse, first = _dense_relabel(composite, top)
+    else:
+        _, first, inverse = np.unique(composite, return_index=True, return_inverse=True)
     keys = df.iloc[first][list(cols)].reset_index(drop=True)
     return inverse.astype(np.int64).ravel(), keys
+
+
+def _dense_relabel(composite: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(composite, return_inverse=True, return_index=True)``'s inverse and first-row index
+    for values in 0..top-1, in O(n + top) instead of a sort: the rank of each value among the present
+    ones, and each present value's first row (written last to first: the first row's write lands last)."""
+    present = np.zeros(top, dtype=bool)
+    present[composite] = True
+    rank = np.cumsum(present) - 1
+    first_row = np.zeros(top, dtype=np.int64)
+    first_row[composite[::-1]] = np.arange(len(composite) - 1, -1, -1)
+    return rank[composite], first_row[present]
 
 
 def sorted_codes(values: pd.Series) -> tuple[np.ndarray, int]:
@@ -68,6 +85,8 @@ def _map_codes(values: pd.Series, mapping: dict[str, int], *, missing_code: int 
     """Map a column through ``mapping`` via factorize (fast on arrow strings: one lookup per
     distinct value).  Missing -> ``missing_code`` (None: an error); an unknown value is an error
     naming the row."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return _map_categorical(values, mapping, missing_code=missing_code, what=what, expected=expected)
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     table = np.empty(len(uniques) + 1, dtype=np.int64)
     for k, u in enumerate(uniques):
@@ -81,6 +100,25 @@ def _map_codes(values: pd.Series, mapping: dict[str, int], *, missing_code: int 
         raise ValueError(f"{what}: row {pos} is missing; expected {expected}")
     table[-1] = -1 if missing_code is None else missing_code
     return table[codes]
+
+
+def _map_categorical(values: pd.Series, mapping: dict[str, int], *, missing_code: int | None, what: str,
+                     expected: str) -> np.ndarray:
+    """:func:`_map_codes` of a categorical through its own codes (no hashing of the rows): the same
+    codes and the same errors (the first row with an unknown value, else the first missing one)."""
+    cats = values.dtype.categories
+    codes = values.cat.codes.to_numpy()
+    unknown = -2
+    table = np.array([mapping.get(c, unknown) for c in cats] + [-1 if missing_code is None else missing_code],
+                     dtype=np.int64)
+    out = table[codes]                                   # code -1 (missing) reads the last entry
+    if (out == unknown).any():
+        pos = int(np.flatnonzero(out == unknown)[0])
+        raise ValueError(f"{what}: row {pos} has {cats[codes[pos]]!r}; expected {expected}")
+    if missing_code is None and (codes < 0).any():
+        pos = int(np.flatnonzero(codes < 0)[0])
+        raise ValueError(f"{what}: row {pos} is missing; expected {expected}")
+    return out
 
 
 def verdict_codes(values: pd.Series, *, what: str = "verdict") -> np.ndarray:
