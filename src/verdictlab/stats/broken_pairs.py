@@ -145,20 +145,20 @@ def _cell_key_frame(cells: pd.DataFrame) -> pd.DataFrame:
     return out[list(BROKEN_PAIR_KEY[:-1])].reset_index(drop=True)
 
 
-def _pair_keys(cell_keys: pd.DataFrame, items: np.ndarray, u: dict[str, np.ndarray],
+def _pair_keys(cell_keys: pd.DataFrame, items: pd.Series, u: dict[str, np.ndarray],
                pairs: np.ndarray) -> pd.DataFrame:
     """The :data:`BROKEN_PAIR_KEY` values of the pair codes ``pairs`` (the cell key frame's dtypes)."""
     keys = cell_keys.iloc[u["pair_cell"][pairs]].reset_index(drop=True)
-    keys["item_id"] = items[u["pair_row"][pairs]]
+    keys["item_id"] = items.iloc[u["pair_row"][pairs]].to_numpy()
     return keys
 
 
-def _sorted_flagged(cell_keys: pd.DataFrame, items: np.ndarray, u: dict[str, np.ndarray],
+def _sorted_flagged(cell_keys: pd.DataFrame, items: pd.Series, u: dict[str, np.ndarray],
                     f: _Flags) -> np.ndarray:
     """The flagged pair codes: flipped first, then unstable, then by their key's text (:func:`text_order`);
     equal texts in pair code order, the order the pairs were met in before."""
     flagged = np.flatnonzero(f.flipped | f.unstable)
-    item_text = pd.Series(items[u["pair_row"][flagged]], dtype=object)
+    item_text = pd.Series(items.iloc[u["pair_row"][flagged]].to_numpy(), dtype=object)
     if _holds_separator(cell_keys) or _holds_separator(item_text.to_frame()):
         rank = _joined_ranks(_pair_keys(cell_keys, items, u, flagged))
     else:
@@ -208,12 +208,11 @@ def broken_pairs(judgments: pd.DataFrame, items: pd.DataFrame | None = None, *,
     n_total = int((f.flipped | f.unstable).sum())
     if n_total == 0:
         return BrokenPairs()
-    items_of_rows = j["item_id"].to_numpy()
     cell_keys = _cell_key_frame(cells)
-    shown_codes = _sorted_flagged(cell_keys, items_of_rows, u, f)[:limit]
+    shown_codes = _sorted_flagged(cell_keys, j["item_id"], u, f)[:limit]
     rows = _pair_rows(j, u, shown_codes)
     key = list(BROKEN_PAIR_KEY)
-    shown = _pair_keys(cell_keys, items_of_rows, u, shown_codes).astype({"temperature": float})
+    shown = _pair_keys(cell_keys, j["item_id"], u, shown_codes).astype({"temperature": float})
     shown = shown.assign(flipped=f.flipped[shown_codes], unstable=f.unstable[shown_codes],
                          modal_AB=_mode_names(f.modal["AB"][shown_codes]),
                          modal_BA=_mode_names(f.modal["BA"][shown_codes]), _code=shown_codes,

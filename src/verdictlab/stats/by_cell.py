@@ -54,7 +54,7 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARS
     G = len(cells)
     out = cells.copy()
     lab = u["pair_label"]  # -1 for tie / missing
-    raw_lab = judgments["label"].astype("object").to_numpy()[u["pair_row"]] if len(judgments) else \
+    raw_lab = judgments["label"].iloc[u["pair_row"]].astype("object").to_numpy() if len(judgments) else \
         np.zeros(0, dtype=object)
     lab3 = np.where(lab >= 0, lab, np.where(raw_lab == "tie", 2, -1))
     ulab = lab3[u["unit_pair"]]
