@@ -66,8 +66,8 @@ def sorted_codes(values: pd.Series) -> tuple[np.ndarray, int]:
 
 def combine(*codes: np.ndarray) -> np.ndarray:
     """Dense codes for tuples of integer code arrays."""
-    composite = np.zeros(len(codes[0]), dtype=np.int64)
-    for c in codes:
+    composite = np.asarray(codes[0], dtype=np.int64)
+    for c in codes[1:]:
         composite = composite * (int(c.max(initial=0)) + 1) + c
     top = int(composite.max(initial=-1)) + 1
     if top <= 8 * len(composite) + 1024:
@@ -75,7 +75,7 @@ def combine(*codes: np.ndarray) -> np.ndarray:
         present = np.zeros(top, dtype=bool)
         present[composite] = True
         rank = np.cumsum(present) - 1
-        return rank[composite].astype(np.int64)
+        return rank[composite].astype(np.int64, copy=False)
     _, inverse = np.unique(composite, return_inverse=True)
     return inverse.astype(np.int64).ravel()
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..vocab import DEFAULT_UNPARSED, Order
-from ._frame import ORDER_CODES, combine, order_codes, safe_div, with_cell_columns
+from ._frame import ORDER_CODES, combine, order_codes, safe_div, sorted_codes, with_cell_columns
 from .agreement import alpha_from_unit_counts, retest_by_cell
 from .regions import PARADOX_BIAS, PARADOX_RETEST
 from .reliability import DEFAULT_BY, unit_table
@@ -155,8 +155,7 @@ def _length_difference(judgments: pd.DataFrame, items: pd.DataFrame) -> np.ndarr
     it = items[need].drop_duplicates(["dataset", "item_id"])
     diff = (it["response_a"].astype(str).str.len() - it["response_b"].astype(str).str.len())
     key = pd.MultiIndex.from_frame(it[["dataset", "item_id"]].astype(str))
-    codes = [pd.factorize(judgments[c], use_na_sentinel=False)[0].astype(np.int64) for c in ("dataset", "item_id")]
-    pair = combine(*codes)
+    pair = combine(*(sorted_codes(judgments[c])[0] for c in ("dataset", "item_id")))
     first = np.zeros(int(pair.max(initial=-1)) + 1, dtype=np.int64)
     first[pair[::-1]] = np.arange(len(pair))[::-1]
     pos = key.get_indexer(pd.MultiIndex.from_frame(judgments[["dataset", "item_id"]].iloc[first].astype(str)))
