@@ -8,7 +8,7 @@ here, so its result or its exception is exactly the one a single process gives. 
 there are raised again here.
 
 Used when the machine has a second CPU, ``os.fork`` exists and the work is large enough to pay for the
-fork (:func:`lanes_for`); ``VERDICTLAB_WORKERS=1`` keeps everything in one process.
+fork (:func:`lanes_for`); ``VERDICTLAB_WORKERS=1`` keeps everything in one process, ``=2`` always splits.
 """
 
 from __future__ import annotations
@@ -33,18 +33,20 @@ MIN_ROWS = 200_000
 
 
 def lanes_for(n_rows: int, *, min_rows: int | None = None) -> int:
-    """How many lanes work over ``n_rows`` judgments gets: 2 when it is large, the machine has a second CPU
-    and can fork, and ``VERDICTLAB_WORKERS`` does not say 1; else 1.  ``ValueError`` naming the variable
-    when it is not 1 or 2."""
+    """How many processes work over ``n_rows`` judgments uses (1 or 2).
+
+    ``VERDICTLAB_WORKERS=1``: one; ``=2``: two whatever the size (when ``os.fork`` exists); unset: two when
+    there are at least ``min_rows`` (default :data:`MIN_ROWS`) and the machine has a second CPU.
+    ``ValueError`` naming the variable when it is set to anything else."""
     raw = os.environ.get(ENV_WORKERS, "").strip()
-    if raw:
-        if raw not in ("1", "2"):
-            raise ValueError(f"{ENV_WORKERS} must be 1 or 2 (processes a report uses), got {raw!r}")
-        if raw == "1":
-            return 1
-    if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2 or n_rows < (MIN_ROWS if min_rows is None else min_rows):
+    if raw and raw not in ("1", "2"):
+        raise ValueError(f"{ENV_WORKERS} must be 1 or 2 (the processes a report uses), got {raw!r}")
+    if raw == "1" or not hasattr(os, "fork"):
         return 1
-    return 2
+    if raw == "2":
+        return 2
+    large = n_rows >= (MIN_ROWS if min_rows is None else min_rows)
+    return 2 if large and (os.cpu_count() or 1) >= 2 else 1
 
 
 class SecondLane:
