@@ -15,7 +15,7 @@ import pytest
 from verdictlab import analyses
 from verdictlab.lanes import ENV_WORKERS
 from verdictlab.report import build_report, render_html, report_json
-from verdictlab.report.build import SECOND_LANE_ANALYSES
+from verdictlab.report.build import FIRST_JOBS
 from verdictlab.testing.synthetic_run import write_synthetic_run
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the second lane needs os.fork")
@@ -61,7 +61,8 @@ def test_two_processes_give_the_json_of_one(run_dir: Path, monkeypatch: pytest.M
     assert len(forked) == 1
     assert two == one
     analysed = one["run"]["analyses"]
-    assert set(SECOND_LANE_ANALYSES) <= set(analysed)        # the lane's analyses have rows here
+    lane_tables = {n.split(":", 1)[1] for n in FIRST_JOBS if n.startswith("analysis:")}
+    assert lane_tables <= set(analysed)                       # the lane's first analyses have rows here
     assert list(two["run"]["analyses"]) == list(analysed)    # in the registered order
     assert one["run"]["n_judgments"] > 0 and any(c["agreement"] for c in one["cells"])
 
@@ -92,3 +93,14 @@ def test_an_analysis_failing_in_the_lane_is_reported_as_in_one_process(run_dir: 
     assert len(forked) == 1
     assert two == one
     assert one["run"]["analyses"]["remedies"]["error"] == "ValueError: no pairs judged in both orders"
+
+
+def test_a_workers_value_other_than_1_or_2_is_an_input_error_naming_the_variable(run_dir: Path) -> None:
+    from typer.testing import CliRunner
+
+    from verdictlab.cli.main import app
+
+    res = CliRunner().invoke(app, ["report", str(run_dir), "--format", "json"], env={ENV_WORKERS: "3"})
+    assert res.exit_code == 3, res.output
+    assert "VERDICTLAB_WORKERS='3': must be 1 or 2" in res.stderr
+    assert "internal error" not in res.stderr

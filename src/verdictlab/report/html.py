@@ -182,7 +182,7 @@ def _cut_long_text(value: Any, limit: int) -> Any:
 
 #: the cell figures a large report's second process draws, with the decision pictures and the analyses'
 #: figures (measured at 5.4M judgments: about half of the drawing each side)
-SECOND_LANE_FIGURES = ("format", "spread")
+SECOND_LANE_FIGURES = ("spread",)
 
 
 def _images(report: Mapping[str, Any], plot_format: str) -> tuple[list[dict[str, str]], dict[str, str]]:
