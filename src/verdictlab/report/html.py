@@ -199,10 +199,11 @@ def _images(report: Mapping[str, Any], plot_format: str) -> tuple[list[dict[str,
     def there(name: str) -> bool:
         return name in SECOND_LANE_FIGURES or name not in CELL_FIGURES
 
-    jobs = {"figures": lambda: _figure_uris(report, plot_format, read, there),
-            "decision": lambda: _decision_images(report, plot_format)}
+    jobs = {"decision": lambda: _decision_images(report, plot_format),
+            "figures": lambda: _figure_uris(report, plot_format, read, there)}
     with SecondLane(jobs, use=lanes_for(int(report["run"].get("n_judgments") or 0)) == 2) as lane:
         here = _figure_uris(report, plot_format, read, lambda n: not there(n))
+        lane.help()
         drawn = here + lane.result("figures")
         decision_images = lane.result("decision")
     rank = {n: i for i, n in enumerate(CELL_FIGURES)}
