@@ -541,8 +541,10 @@ def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: in
     point = inp.point_mask
     judgments = all_judgments[~point] if point.any() else all_judgments
     jobs = report_jobs(inp, judgments, items_frame, max_broken_items=max_broken_items)
+    jobs["engine_rows"] = lambda: engine_rows(attempts, all_judgments) if len(all_judgments) or len(attempts) else []
+    jobs["cells_lacking_an_order"] = lambda: cells_lacking_an_order(judgments)
     with SecondLane(jobs, use=lanes_for(len(all_judgments)) == 2, here_only=HERE_ONLY_JOBS) as lane:
-        return _gathered(store, inp, all_judgments, judgments, attempts, meta, lane, frame=frame, names=names)
+        return _gathered(store, inp, all_judgments, judgments, meta, lane, frame=frame, names=names)
 
 
 #: the jobs the second process never takes: scikit-learn's fits (OpenMP) in the human-label analyses
@@ -573,20 +575,20 @@ def report_jobs(inp: analyses.AnalysisInput, judgments: pd.DataFrame, items_fram
 
 
 def _gathered(store: RunStore, inp: analyses.AnalysisInput, all_judgments: pd.DataFrame, judgments: pd.DataFrame,
-              attempts: pd.DataFrame, meta: dict[str, Any], lane: SecondLane, *,
+              meta: dict[str, Any], lane: SecondLane, *,
               frame: pd.DataFrame | None, names: list[str]) -> Report:
     unparsed, confidence = inp.unparsed, inp.confidence
     cells, failed_columns, family = _cells(judgments, inp, frame, lane)
     if names and len(judgments):
         _attach_rows(cells, definitions_table(inp, names), under="definitions", name="definitions")
-    meta["engine"] = engine_rows(attempts, all_judgments) if len(all_judgments) or len(attempts) else []
+    meta["engine"] = lane.result("engine_rows")
     meta["parse_status_counts"] = parse_status_counts(all_judgments)
     meta["n_pointwise_judgments"] = len(inp.points)
     meta["fallback_rules"] = fallback_rule_counts(all_judgments)
     meta["audit"] = json_ready(asdict(parse_audit(all_judgments)))
     shown = _display_names(cells, meta)
     checklist: list[CheckItem] = readings.validation_checklist(  # type: ignore[assignment]
-        cells, cells_lacking_an_order(judgments))
+        cells, lane.result("cells_lacking_an_order"))
     return Report(
         run=meta, unparsed=unparsed, confidence=confidence, n_bootstrap=inp.n_bootstrap, seed=inp.seed,
         cells=cells, judge_labels=shown["judge"], display_names=shown,
