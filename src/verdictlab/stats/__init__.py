@@ -180,6 +180,8 @@ from .reliability import (
     RELIABILITY_COLUMNS,
     PairEvents,
     accuracy_ceiling,
+    coded_reliability,
+    coded_units,
     pair_events,
     reliability,
     trust_rate,
@@ -187,13 +189,17 @@ from .reliability import (
 )
 from .remedies import (
     EFFECT_FIGURES,
+    both_orders_codes,
     both_orders_verdicts,
+    both_orders_vote_codes,
     both_orders_vote_verdicts,
     calls_per_verdict,
+    order_average_codes,
     order_average_verdicts,
     remedy_effects,
     worst_parse_status,
 )
+from .remedy_figures import CodedRows, coded_rows, derived_rows, remedy_reliability
 from .repeats import REPEAT_COLUMNS, repeat_consistency
 from .selective import SelectiveResult, min_calibration_items, selective_threshold
 from .self_preference import (
@@ -388,6 +394,15 @@ __all__ = [
     "reliability_figure",
     "RELIABILITY_FIGURES",
     "remedy_effects",
+    "remedy_reliability",
+    "CodedRows",
+    "coded_rows",
+    "derived_rows",
+    "coded_reliability",
+    "coded_units",
+    "both_orders_codes",
+    "both_orders_vote_codes",
+    "order_average_codes",
     "REPEAT_COLUMNS",
     "repeat_consistency",
     "repetition_disagreement",
