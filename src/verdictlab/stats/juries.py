@@ -376,9 +376,10 @@ class _JuryCodes:
         n = len(frame)
         units = []
         for col in _UNIT:
-            values = (frame["step"].astype(object).fillna("") if "step" in frame else pd.Series([""] * n, dtype=object)) \
-                if col == "step" else frame[col]   # a categorical sorts in its categories' order, as pivot_table
-            units.append(pd.factorize(values, sort=True, use_na_sentinel=False)[0].astype(np.int64))
+            if col == "step":
+                units.append(_step_codes(frame["step"]) if "step" in frame else np.zeros(n, dtype=np.int64))
+            else:               # a categorical sorts in its categories' order, as pivot_table
+                units.append(pd.factorize(frame[col], sort=True, use_na_sentinel=False)[0].astype(np.int64))
         rep, reps = pd.factorize(frame["rep"], sort=True, use_na_sentinel=False) if "rep" in frame \
             else (np.zeros(n, dtype=np.int64), np.zeros(1 if n else 0))
         judge, judges = pd.factorize(frame["judge"], sort=True, use_na_sentinel=False)
@@ -387,6 +388,32 @@ class _JuryCodes:
         label = np.array([label_of.get(u, -1) for u in uniques] + [-1], dtype=np.int64)[codes]
         return cls(units, rep.astype(np.int64), np.asarray(reps, dtype=object), judge.astype(np.int64),
                    np.asarray(judges, dtype=object), _verdict_codes(frame["verdict"]), label)
+
+
+def _step_codes(steps: pd.Series) -> np.ndarray:
+    """Codes of the steps as text sorted, a missing step being ``''``: the distinct values filled and
+    sorted once (not a text per row)."""
+    codes, uniques = pd.factorize(steps, use_na_sentinel=True)
+    filled = pd.Series([*np.asarray(uniques, dtype=object), ""], dtype=object)
+    ranks = pd.factorize(filled, sort=True)[0]
+    return ranks[codes].astype(np.int64)         # code -1 (missing) takes the last entry: ''
+
+
+def _dense(codes: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(dense codes, n)``: the codes renumbered 0..n-1 in their order (a bincount, not a sort)."""
+    if not len(codes):
+        return codes, 0
+    present = np.zeros(int(codes.max()) + 1, dtype=bool)
+    present[codes] = True
+    rank = np.cumsum(present) - 1
+    return rank[codes], int(rank[-1]) + 1
+
+
+def _first_at(keys: np.ndarray, n_keys: int) -> np.ndarray:
+    """The position of the first occurrence of each key present (keys 0..n_keys-1), in key order."""
+    first = np.full(n_keys, -1, dtype=np.int64)
+    first[keys[::-1]] = np.arange(len(keys) - 1, -1, -1)
+    return first[first >= 0]
 
 
 def _vote_matrix(frame: pd.DataFrame, seat: str, seats: Sequence[Any] | None = None) -> _VoteMatrix:
@@ -403,22 +430,21 @@ def _coded_vote_matrix(codes: _JuryCodes, rows: np.ndarray, seat: str, seats: Se
     n = len(rows)
     unit_codes, sizes = [], []
     for col in codes.units:
-        levels, inverse = np.unique(col[rows], return_inverse=True)     # the values in this jury, sorted
-        unit_codes.append(inverse.ravel())
-        sizes.append(len(levels))
+        inverse, size = _dense(col[rows])                # the values in this jury, in their sorted order
+        unit_codes.append(inverse)
+        sizes.append(size)
     seat_all, seat_values = (codes.rep, codes.reps) if seat == "rep" else (codes.judge, codes.judges)
-    seat_levels, seat_codes = np.unique(seat_all[rows], return_inverse=True)
-    seat_codes = seat_codes.ravel()
-    n_units, n_seats = (int(np.prod(sizes)) if n else 0), len(seat_levels)
+    seat_codes, n_seats = _dense(seat_all[rows])
+    seat_levels = np.flatnonzero(np.bincount(seat_all[rows], minlength=1)) if n else np.zeros(0, dtype=np.int64)
+    n_units = int(np.prod(sizes)) if n else 0
     unit = np.ravel_multi_index(unit_codes, sizes) if n else np.zeros(0, dtype=np.intp)
     vote = codes.vote[rows]
     matrix = np.full((n_units, n_seats), _NONE)
     cast = np.flatnonzero(vote != _NONE)
-    _, first = np.unique(unit[cast] * n_seats + seat_codes[cast], return_index=True)
-    at = cast[first]
+    at = cast[_first_at(unit[cast] * n_seats + seat_codes[cast], n_units * n_seats)]   # a seat's first vote
     matrix[unit[at], seat_codes[at]] = vote[at]
     label_codes = np.full(n_units, _NONE - 1, dtype=np.int64)        # a unit without rows has no label
-    _, first_row = np.unique(unit, return_index=True)
+    first_row = _first_at(unit, n_units)
     label_codes[unit[first_row]] = codes.label[rows][first_row]
     labels = np.array(["A", "B", np.nan], dtype=object)[np.where(label_codes >= 0, label_codes, 2)]
     seat_list = list(seat_values[seat_levels])
@@ -466,12 +492,12 @@ def homogeneous_jury_table(judgments: pd.DataFrame, *, judge: str, temperature: 
 def _homogeneous_rows(f: pd.DataFrame, judge: str, sizes: Sequence[int], *, quorum: int | None, tie_rule: str,
                       tie_credit: float, unparsed: str) -> pd.DataFrame:
     """:func:`homogeneous_jury_table` of the rows ``f`` already selected (one judge, one temperature)."""
-    return _homogeneous_of(_vote_matrix(f, "rep"), judge, sizes, quorum=quorum, tie_rule=tie_rule,
-                           tie_credit=tie_credit, unparsed=unparsed)
+    return _table(_homogeneous_of(_vote_matrix(f, "rep"), judge, sizes, quorum=quorum, tie_rule=tie_rule,
+                                  tie_credit=tie_credit, unparsed=unparsed))
 
 
 def _homogeneous_of(mat: _VoteMatrix, judge: str, sizes: Sequence[int], *, quorum: int | None, tie_rule: str,
-                    tie_credit: float, unparsed: str) -> pd.DataFrame:
+                    tie_credit: float, unparsed: str) -> list[JuryRow]:
     """The homogeneous jury rows of one judge's vote matrix ``mat`` (its repetitions as seats)."""
     rho = _rho(mat, unparsed)
     rows = []
@@ -486,6 +512,11 @@ def _homogeneous_of(mat: _VoteMatrix, judge: str, sizes: Sequence[int], *, quoru
         ind, cor = _predictions(p, k, rho)
         rows.append(JuryRow("homogeneous", judge, k, len(sub.labels), n_ok, n_split, n_none, acc, p, rho, ind, cor,
                             effective_jurors(k, rho)))
+    return rows
+
+
+def _table(rows: list[JuryRow]) -> pd.DataFrame:
+    """The jury rows as a frame of :data:`JURY_COLUMNS`."""
     return pd.DataFrame([r.__dict__ for r in rows], columns=list(JURY_COLUMNS))
 
 
@@ -501,12 +532,12 @@ def heterogeneous_jury_table(judgments: pd.DataFrame, *, judges: Sequence[str], 
     missing = [j for j in judges if j not in set(f["judge"])]
     if missing:
         raise ValueError(f"no judgments for judge(s) {missing} at temperature {temperature}, rep {rep}")
-    return _heterogeneous_rows(_vote_matrix(f, "judge", seats=list(judges)), judges, quorum=quorum, tie_rule=tie_rule,
-                               tie_credit=tie_credit, unparsed=unparsed)
+    return _table(_heterogeneous_rows(_vote_matrix(f, "judge", seats=list(judges)), judges, quorum=quorum,
+                                      tie_rule=tie_rule, tie_credit=tie_credit, unparsed=unparsed))
 
 
 def _heterogeneous_rows(mat: _VoteMatrix, judges: Sequence[str], *, quorum: int | None, tie_rule: str,
-                        tie_credit: float, unparsed: str) -> pd.DataFrame:
+                        tie_credit: float, unparsed: str) -> list[JuryRow]:
     """:func:`heterogeneous_jury_table` of the vote matrix ``mat`` of the ``judges``' votes."""
     rho = _rho(mat, unparsed)
     rows = []
@@ -519,12 +550,12 @@ def _heterogeneous_rows(mat: _VoteMatrix, judges: Sequence[str], *, quorum: int 
         ind, cor = _predictions(ps if k > 1 else ps[0], k, rho)
         rows.append(JuryRow("heterogeneous", " | ".join(map(str, sub.seats)), k, len(sub.labels), n_ok, n_split, n_none, acc,
                             float(np.mean(ps)), rho, ind, cor, effective_jurors(k, rho)))
-    return pd.DataFrame([r.__dict__ for r in rows], columns=list(JURY_COLUMNS))
+    return rows
 
 
-def _with_cell(table: pd.DataFrame, cell: dict[str, Any]) -> list[dict[str, Any]]:
-    """The rows of a jury ``table`` (one per K), each with the cell's key."""
-    return [{**row, **cell} for row in table.to_dict("records")]
+def _with_cell(rows: list[JuryRow], cell: dict[str, Any]) -> list[dict[str, Any]]:
+    """The jury ``rows`` (one per K), each with the cell's key."""
+    return [{**row.__dict__, **cell} for row in rows]
 
 
 def jury_table(judgments: pd.DataFrame, *, sizes: Sequence[int] = (1, 3, 5), quorum: int | None = None,
@@ -533,7 +564,7 @@ def jury_table(judgments: pd.DataFrame, *, sizes: Sequence[int] = (1, 3, 5), quo
     homogeneous jury per cell with at least 3 repetitions, and a heterogeneous jury per (protocol,
     dataset, temperature, decoding) with at least 3 judges (its ``judge`` is None).  Derived protocols
     (``base+remedy``) are left out.  The rows are coded once and each cell / panel is a slice of them."""
-    from ._frame import with_cell_columns
+    from ._frame import group_codes, with_cell_columns
 
     read = [c for c in dict.fromkeys((*CELL_KEY, *_UNIT, "rep", "label", "verdict")) if c in judgments.columns]
     protocol = judgments["protocol"]
@@ -541,43 +572,42 @@ def jury_table(judgments: pd.DataFrame, *, sizes: Sequence[int] = (1, 3, 5), quo
     base = with_cell_columns(judgments.loc[~protocol.isin(derived), read] if derived else judgments[read])
     codes = _JuryCodes.of(base)
     rep_missing = base["rep"].isna().to_numpy()
+    cell, cells = group_codes(base, list(CELL_KEY))
+    panel_keys = [c for c in CELL_KEY if c != "judge"]
+    panel_of_cell, panels = group_codes(cells, panel_keys)      # the panels sort as a groupby sorts them
     frames: list[dict[str, Any]] = []
-    for cell, rows in _slices(base, list(CELL_KEY)):
-        if len(np.unique(codes.rep[rows][~rep_missing[rows]])) >= 3:
+    for key, rows in _slices(cell, cells):
+        if _dense(codes.rep[rows][~rep_missing[rows]])[1] >= 3:
             check_unparsed(unparsed)
             mat = _coded_vote_matrix(codes, rows, "rep")
-            t = _homogeneous_of(mat, cell["judge"], sizes, quorum=quorum, tie_rule=tie_rule, tie_credit=tie_credit,
-                                unparsed=unparsed)
-            frames += _with_cell(t, cell)
+            frames += _with_cell(_homogeneous_of(mat, key["judge"], sizes, quorum=quorum, tie_rule=tie_rule,
+                                                 tie_credit=tie_credit, unparsed=unparsed), key)
     first_rep = (base["rep"] == 0).fillna(False).to_numpy(dtype=bool)
-    for panel, rows in _slices(base, [c for c in CELL_KEY if c != "judge"]):
-        present = np.unique(codes.judge[rows])
-        judges = sorted(j for j in codes.judges[present] if pd.notna(j))
+    for key, rows in _slices(panel_of_cell[cell], panels):
+        judges = sorted(j for j in codes.judges[np.flatnonzero(np.bincount(codes.judge[rows]))] if pd.notna(j))
         if len(judges) >= 3:
             check_unparsed(unparsed)
             voting = rows[first_rep[rows]]
-            missing = [j for j in judges if j not in set(codes.judges[np.unique(codes.judge[voting])])]
+            have = set(codes.judges[np.flatnonzero(np.bincount(codes.judge[voting], minlength=1))])
+            missing = [j for j in judges if j not in have]
             if missing:
                 raise ValueError(f"no judgments for judge(s) {missing} at temperature "
-                                 f"{float(panel['temperature'])}, rep 0")
+                                 f"{float(key['temperature'])}, rep 0")
             mat = _coded_vote_matrix(codes, voting, "judge", seats=judges)
-            t = _heterogeneous_rows(mat, judges, quorum=quorum, tie_rule=tie_rule, tie_credit=tie_credit,
-                                    unparsed=unparsed)
-            frames += _with_cell(t, {"judge": None, **panel})
+            frames += _with_cell(_heterogeneous_rows(mat, judges, quorum=quorum, tie_rule=tie_rule,
+                                                     tie_credit=tie_credit, unparsed=unparsed), {"judge": None, **key})
     out = pd.DataFrame(frames, columns=list(JURY_TABLE_COLUMNS))
     if any(r["judge"] is None for r in frames):     # a heterogeneous jury has no judge: None, not a missing text
         out["judge"] = pd.Series([r["judge"] for r in frames], dtype=object)
     return out
 
 
-def _slices(frame: pd.DataFrame, keys: list[str]) -> Any:
-    """``(key dict, row positions in row order)`` of each combination of ``keys`` in sorted order (as a
-    sorted groupby gives them; a key with a missing value is left out, as groupby drops it)."""
-    from ._frame import group_codes
-
-    group, distinct = group_codes(frame, keys)
+def _slices(group: np.ndarray, distinct: pd.DataFrame) -> Any:
+    """``(key dict, row positions in row order)`` of each group (codes ``group`` of the sorted key rows
+    ``distinct``, :func:`verdictlab.stats._frame.group_codes`), in key order; a key with a missing value
+    is left out, as a groupby drops it."""
     order = np.argsort(group, kind="stable")
     bounds = np.searchsorted(group[order], np.arange(len(distinct) + 1))
     complete = distinct.notna().all(axis=1).to_numpy()
     for g in np.flatnonzero(complete):
-        yield dict(zip(keys, distinct.iloc[g].tolist(), strict=True)), order[bounds[g]:bounds[g + 1]]
+        yield dict(zip(distinct.columns, distinct.iloc[g].tolist(), strict=True)), order[bounds[g]:bounds[g + 1]]
