@@ -218,7 +218,7 @@ def test_jury_table_slices_each_cell_and_panel_out_of_interleaved_rows(unparsed:
     df = pd.DataFrame(rows).sample(frac=1.0, random_state=0)
     table = jury_table(df, unparsed=unparsed)
     homo = table[table["kind"] == "homogeneous"]
-    assert list(zip(homo["judge"], homo["temperature"]))[::2] == sorted(cells)       # k = 1, 3 per cell
+    assert list(zip(homo["judge"], homo["temperature"], strict=True))[::2] == sorted(cells)       # k = 1, 3 per cell
     for (j, t), got in homo.groupby(["judge", "temperature"]):
         alone = homogeneous_jury_table(df[df["protocol"] == "p"], judge=j, temperature=t, unparsed=unparsed)
         pd.testing.assert_frame_equal(got[alone.columns].reset_index(drop=True), alone, check_exact=True)

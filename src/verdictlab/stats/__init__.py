@@ -199,7 +199,7 @@ from .remedies import (
     remedy_effects,
     worst_parse_status,
 )
-from .remedy_figures import CodedRows, coded_rows, derived_rows, remedy_reliability
+from .remedy_figures import CodedRows, coded_order_pairs, coded_rows, derived_rows, remedy_reliability
 from .repeats import REPEAT_COLUMNS, repeat_consistency
 from .selective import SelectiveResult, min_calibration_items, selective_threshold
 from .self_preference import (
@@ -398,6 +398,7 @@ __all__ = [
     "CodedRows",
     "coded_rows",
     "derived_rows",
+    "coded_order_pairs",
     "coded_reliability",
     "coded_units",
     "both_orders_codes",

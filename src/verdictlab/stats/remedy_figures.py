@@ -4,7 +4,7 @@
 remedy's rows can be stored, exported and read like any run's.  A cell's figures need much less: per
 derived row its cell, item, order, repetition, verdict and label.  :func:`remedy_reliability` codes the
 base rows once (:class:`CodedRows`), derives each remedy's coded rows by the verdict rules of
-:mod:`verdictlab.stats.remedies` and :func:`verdictlab.stats.juries.vote_counts`, and gives each the
+:mod:`verdictlab.stats.remedies` and :func:`verdictlab.stats.juries.vote_codes`, and gives each the
 figures of :func:`verdictlab.stats.reliability.coded_reliability` -- the same numbers as
 ``reliability(derive(base, remedy))``, row order included: the derived rows come in the order the
 derived frame has them (a pair's label is read from its first row).
@@ -39,11 +39,11 @@ from ._frame import (
     verdict_codes,
     with_cell_columns,
 )
-from .juries import default_quorum, vote_counts
+from .juries import default_quorum, vote_codes
 from .reliability import _cell_keys, coded_reliability
 from .remedies import both_orders_codes, both_orders_vote_codes, order_average_codes
 
-__all__ = ["CodedRows", "coded_rows", "derived_rows", "remedy_reliability"]
+__all__ = ["CodedRows", "coded_rows", "coded_order_pairs", "derived_rows", "remedy_reliability"]
 
 _MAJORITY = re.compile(r"^majority@(\d+)$")
 #: label code of a row whose label is missing (``majority@k`` takes a block's first known label)
@@ -92,7 +92,7 @@ def coded_rows(judgments: pd.DataFrame, *, by: Sequence[str] = CELL_KEY) -> tupl
     return cells, rows
 
 
-def _order_pairs(rows: CodedRows) -> tuple[np.ndarray, np.ndarray]:
+def coded_order_pairs(rows: CodedRows) -> tuple[np.ndarray, np.ndarray]:
     """Positions of the first AB and the first BA row of every (cell, item, rep) judged in both orders,
     aligned pair by pair in the order of the AB rows."""
     if not len(rows):
@@ -115,11 +115,17 @@ def _both_order_rows(rows: CodedRows, ab: np.ndarray, ba: np.ndarray, vcode: np.
                      p_a: np.ndarray | None = None) -> CodedRows:
     """The derived rows of an order-combining remedy: the AB rows then the BA rows, each pair's two rows
     carrying its combined verdict (and P(A))."""
-    out = rows.take(np.concatenate([ab, ba]))
+    at = np.concatenate([ab, ba])
     n = len(ab)
-    return CodedRows(cell=out.cell, item=out.item, order=np.repeat(np.array([0, 1], dtype=np.int64), n),
-                     rep=out.rep, vcode=np.concatenate([vcode, vcode]), label=out.label,
+    return CodedRows(cell=rows.cell[at], item=rows.item[at], order=np.repeat(np.array([0, 1], dtype=np.int64), n),
+                     rep=rows.rep[at], vcode=np.concatenate([vcode, vcode]), label=rows.label[at],
                      p_a=np.full(2 * n, np.nan) if p_a is None else np.concatenate([p_a, p_a]))
+
+
+def _rep_order(rep: np.ndarray) -> np.ndarray:
+    """Positions sorted by repetition, ties in row order (a radix sort when the repetitions are small)."""
+    small = bool(len(rep)) and int(rep.min()) >= 0 and int(rep.max()) < np.iinfo(np.int16).max
+    return np.argsort(rep.astype(np.int16) if small else rep, kind="stable")
 
 
 def _majority_rows(rows: CodedRows, k: int, quorum: int | None, tie_rule: str) -> CodedRows:
@@ -128,37 +134,40 @@ def _majority_rows(rows: CodedRows, k: int, quorum: int | None, tie_rule: str) -
         raise ValueError(f"k must be >= 1, got {k}")
     if not len(rows):
         return rows
-    r = rows.take(np.argsort(rows.rep, kind="stable"))
-    block_no = r.rep // k
-    block = combine(r.cell, r.item, r.order, block_no - block_no.min())   # sorted as the block keys sort
+    block_no = rows.rep // k
+    # the block codes do not depend on the row order: sorted as the block keys sort
+    block = combine(rows.cell, rows.item, rows.order, block_no - block_no.min())
     n_blocks = int(block.max()) + 1
-    counts = np.bincount(block * N_CODES + r.vcode, minlength=n_blocks * N_CODES).reshape(n_blocks, N_CODES)
+    counts = np.bincount(block * N_CODES + rows.vcode, minlength=n_blocks * N_CODES).reshape(n_blocks, N_CODES)
     first = np.zeros(n_blocks, dtype=np.int64)
-    first[block[::-1]] = np.arange(len(r))[::-1]
-    known = np.flatnonzero(r.label != NO_LABEL)
+    first[block[::-1]] = np.arange(len(rows))[::-1]                      # a row of each block
+    by_rep = _rep_order(rows.rep)
+    known = by_rep[rows.label[by_rep] != NO_LABEL]                       # known labels, repetitions ascending
     label = np.full(n_blocks, NO_LABEL, dtype=np.int64)
-    label[block[known][::-1]] = r.label[known][::-1]                    # the first known label
+    label[block[known][::-1]] = rows.label[known][::-1]                  # the first known label
     keep = counts.sum(axis=1) == k                                       # incomplete blocks dropped
-    verdict, _ = vote_counts(counts[keep, :UNPARSED], quorum=quorum or default_quorum(k), tie_rule=tie_rule)
-    rep = r.take(first[keep])
-    return CodedRows(cell=rep.cell, item=rep.item, order=rep.order, rep=block_no[first[keep]],
-                     vcode=verdict_codes(pd.Series(verdict, dtype=object)), label=label[keep],
-                     p_a=np.full(int(keep.sum()), np.nan))
+    verdict, _ = vote_codes(counts[keep, :UNPARSED], quorum=quorum or default_quorum(k), tie_rule=tie_rule)
+    at = first[keep]
+    return CodedRows(cell=rows.cell[at], item=rows.item[at], order=rows.order[at], rep=block_no[at],
+                     vcode=np.where(verdict < 0, UNPARSED, verdict), label=label[keep],
+                     p_a=np.full(len(at), np.nan))
 
 
-def derived_rows(rows: CodedRows, remedy: str, *, quorum: int | None = None, tie_rule: str = "tie") -> CodedRows:
+def derived_rows(rows: CodedRows, remedy: str, *, quorum: int | None = None, tie_rule: str = "tie",
+                 pairs: tuple[np.ndarray, np.ndarray] | None = None) -> CodedRows:
     """The coded rows of ``remedy`` (``both-orders``, ``both-orders-vote``, ``order-average``,
-    ``majority@K`` or a ``+`` chain of them) derived from ``rows``."""
+    ``majority@K`` or a ``+`` chain of them) derived from ``rows``; ``pairs``: the order pairs of
+    ``rows`` when known (:func:`coded_order_pairs`)."""
     out = rows
-    for part in remedy.split("+"):
+    for i, part in enumerate(remedy.split("+")):
         m = _MAJORITY.match(part)
         if part in ("both-orders", "both-orders-vote"):
-            ab, ba = _order_pairs(out)
+            ab, ba = pairs if pairs is not None and i == 0 else coded_order_pairs(out)
             rule = both_orders_codes if part == "both-orders" else both_orders_vote_codes
             out = _both_order_rows(out, ab, ba, rule(out.vcode[ab], out.vcode[ba]))
         elif part == "order-average":
             out = out.take(~np.isnan(out.p_a))
-            ab, ba = _order_pairs(out)
+            ab, ba = coded_order_pairs(out)
             p, vcode = order_average_codes(out.p_a[ab], out.p_a[ba])
             out = _both_order_rows(out, ab, ba, vcode, p)
         elif m:
@@ -176,9 +185,11 @@ def remedy_reliability(judgments: pd.DataFrame, remedies: Sequence[str], *, unpa
     :func:`verdictlab.stats.reliability` (no bootstrap) of the cells the remedy has rows in, keyed by
     the base cell (the derived protocol's base protocol).  ``judgments``: base rows of one step each."""
     cells, rows = coded_rows(judgments, by=by)
+    # the order pairs of the base rows, found once for the remedies that start by combining them
+    pairs = coded_order_pairs(rows) if any(r.split("+")[0] in ("both-orders", "both-orders-vote") for r in remedies) else None
     out = []
     for remedy in ("none", *remedies):
-        d = rows if remedy == "none" else derived_rows(rows, remedy, quorum=quorum, tie_rule=tie_rule)
+        d = rows if remedy == "none" else derived_rows(rows, remedy, quorum=quorum, tie_rule=tie_rule, pairs=pairs)
         label = np.where(d.label < 0, -1, d.label)
         out.append((remedy, coded_reliability(cells, d.cell, d.item, d.order, d.vcode, label, d.rep,
                                               unparsed=unparsed, q=q, confidence=confidence, n_bootstrap=0)))
