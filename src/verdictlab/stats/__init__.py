@@ -148,6 +148,7 @@ from .juries import (
     majority_vote,
     observed_majority_accuracy,
     priority_verdicts,
+    vote_codes,
     vote_counts,
 )
 from .pointwise import UNPARSED, GradeAgreement, RubricAgreement, grade_agreement, rubric_agreement_figures
@@ -440,6 +441,7 @@ __all__ = [
     "UNREADABLE_SOURCES",
     "verbosity_bias",
     "vote_accuracy",
+    "vote_codes",
     "vote_counts",
     "VOTE_TIE_RULES",
     "weak_order_consistent",
