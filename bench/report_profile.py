@@ -10,6 +10,10 @@ less than wall time would):
    resident set size while it runs (psutil, sampled);
 3. the resident set size after loading the run, and the peak.
 
+It runs the report in one process (``VERDICTLAB_WORKERS=1``; a large report otherwise forks a second that
+the profile would not see) and reads the figure columns through the column cache, as ``verdictlab report``
+does.
+
     python bench/report_profile.py RUN_DIR [--top 15] [--bootstrap 1000]
 
 Use it on the runs ``bench/scale_bench.py --root DIR`` leaves (``DIR/540k/run``).
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import os
 import pstats
 import tempfile
 import threading
@@ -71,15 +76,19 @@ def main() -> None:
     args = ap.parse_args()
 
     from verdictlab import analyses
+    from verdictlab.column_cache import cache_root
+    from verdictlab.lanes import ENV_WORKERS
     from verdictlab.report import build_report, render_html, report_json
     from verdictlab.report.build import _load
     from verdictlab.store import open_store
 
+    os.environ[ENV_WORKERS] = "1"       # one process: the profile sees every job (a report forks a second)
+    cache = cache_root("columns")       # the figure columns as a report reads them (built on first use)
     with PeakRss() as whole:
         prof = cProfile.Profile(time.process_time)
         c0 = time.process_time()
         prof.enable()
-        rep = build_report(args.run_dir, n_bootstrap=args.bootstrap)
+        rep = build_report(args.run_dir, n_bootstrap=args.bootstrap, cache=cache)
         report_json(rep)
         with tempfile.TemporaryDirectory() as tmp:
             render_html(rep, Path(tmp) / "r.html")
@@ -102,7 +111,7 @@ def main() -> None:
         print(f"  {tt:8.2f} s  {100 * tt / total:5.1f}%  {name}")
 
     with open_store(args.run_dir) as store:
-        (judgments, _att, items_frame, items, _meta), load_cpu, load_gb = _cpu(lambda: _load(store))
+        (judgments, _att, items_frame, items, _meta), load_cpu, load_gb = _cpu(lambda: _load(store, cache))
     print(f"\nloading the run (store.judgments, attempts, items): {load_cpu:.1f} s CPU, +{load_gb:.2f} GB; "
           f"the judgments frame holds {judgments.memory_usage(deep=True).sum() / 1e9:.2f} GB "
           f"({len(judgments):,} rows)")

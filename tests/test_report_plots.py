@@ -140,3 +140,18 @@ def test_a_registered_analysis_can_draw_its_table() -> None:
         assert P.analysis_figures({"cells": [], "extra_tables": {"_test_fig": {"columns": ["x"], "rows": []}}}) == []
     finally:
         analyses.ANALYSES.unregister("_test_fig")
+
+
+def test_decision_picture_draws_an_interval_that_does_not_hold_its_point() -> None:
+    """A bootstrap interval need not hold its point estimate (and a Wilson bound once came out 2.8e-17
+    above a phi of 0): matplotlib refuses a negative error bar, so the bar starts at the point."""
+    cells = [{**_cells()[0], "phi": 0.0, "phi_lo": 2.7755575615628914e-17, "phi_hi": 0.35,
+              "A_lo": 0.81, "A_hi": 0.9}]
+    entries = [{"cell_index": 0, "group": "use", "number": 1}]
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    P.plot_decision(entries, cells, ax)
+    (container,) = ax.containers
+    assert len(container.lines[2]) == 2           # both bars drawn (x and y)
+    plt.close(fig)

@@ -1,14 +1,15 @@
-"""Independent jobs of one large command split over two CPUs: the jobs given to the second lane run in a
-forked copy of this process while the caller goes on with its own.
+"""Independent jobs of one large command shared by two CPUs: a forked copy of this process takes jobs
+from the front of the list while the caller does its own work, then the caller takes what is left from the
+back (:meth:`SecondLane.help`), so the two finish together whatever each job costs.
 
 The fork shares the loaded frames copy-on-write, so nothing is pickled on the way in; each result comes
-back pickled through a pipe, in the order the jobs were given.  The second lane changes where a job runs,
-never what it computes: a job that raises there, or a lane that dies (killed, out of memory), is run again
-here, so its result or its exception is exactly the one a single process gives.  Warnings a job raises
-there are raised again here.
+back pickled through a pipe.  Which process runs a job changes where it runs, never what it computes: a
+job that raises there, or a lane that dies (killed, out of memory), is run again here, so its result or
+its exception is exactly the one a single process gives.  Warnings a job raises there are raised again
+here.
 
 Used when the machine has a second CPU, ``os.fork`` exists and the work is large enough to pay for the
-fork (:func:`lanes_for`); ``VERDICTLAB_WORKERS=1`` keeps everything in one process.
+fork (:func:`lanes_for`); ``VERDICTLAB_WORKERS=1`` keeps everything in one process, ``=2`` always splits.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 __all__ = ["ENV_WORKERS", "MIN_ROWS", "SecondLane", "lanes_for"]
@@ -33,36 +34,76 @@ MIN_ROWS = 200_000
 
 
 def lanes_for(n_rows: int, *, min_rows: int | None = None) -> int:
-    """How many lanes work over ``n_rows`` judgments gets: 2 when it is large, the machine has a second CPU
-    and can fork, and ``VERDICTLAB_WORKERS`` does not say 1; else 1.  ``ValueError`` naming the variable
-    when it is not 1 or 2."""
+    """How many processes work over ``n_rows`` judgments uses (1 or 2).
+
+    ``VERDICTLAB_WORKERS=1``: one; ``=2``: two whatever the size (when ``os.fork`` exists); unset: two when
+    there are at least ``min_rows`` (default :data:`MIN_ROWS`) and the machine has a second CPU.
+    :class:`verdictlab.guards.GuardError` (a ``ValueError``) naming the variable when it is set to anything
+    else."""
     raw = os.environ.get(ENV_WORKERS, "").strip()
-    if raw:
-        if raw not in ("1", "2"):
-            raise ValueError(f"{ENV_WORKERS} must be 1 or 2 (processes a report uses), got {raw!r}")
-        if raw == "1":
-            return 1
-    if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2 or n_rows < (MIN_ROWS if min_rows is None else min_rows):
+    if raw and raw not in ("1", "2"):
+        from .guards import GuardError
+
+        raise GuardError(f"environment variable {ENV_WORKERS}={raw!r}: must be 1 or 2 (the processes a report uses)")
+    if raw == "1" or not hasattr(os, "fork"):
         return 1
-    return 2
+    if raw == "2":
+        return 2
+    large = n_rows >= (MIN_ROWS if min_rows is None else min_rows)
+    return 2 if large and (os.cpu_count() or 1) >= 2 else 1
+
+
+_FREE, _THERE, _HERE = 0, 1, 2
 
 
 class SecondLane:
-    """Run ``jobs`` (name -> function of no arguments) in a forked process when ``use`` is true; get each
-    result with :meth:`result` (run here when the lane did not give it).  Use as a context manager: leaving
-    it ends the forked process whatever happened."""
+    """Jobs (name -> function of no arguments) shared with a forked process when ``use`` is true: it takes
+    them from the front of the list (never one named in ``here_only``: scikit-learn's OpenMP fits must not
+    run in a process forked from one that used OpenMP); :meth:`help` runs here the ones it has not taken,
+    from the back;
+    :meth:`result` gives a job's value (computed here when nobody took it yet).  Without the lane every job
+    runs here when its result is asked for.  Use as a context manager: leaving it ends the forked process
+    whatever happened."""
 
-    def __init__(self, jobs: Mapping[str, Callable[[], Any]], *, use: bool) -> None:
+    def __init__(self, jobs: Mapping[str, Callable[[], Any]], *, use: bool, here_only: Collection[str] = ()) -> None:
         self._jobs = dict(jobs)
+        self._here_only = frozenset(here_only)         # never taken by the lane (e.g. fits that use OpenMP)
+        self._index = {name: i for i, name in enumerate(self._jobs)}
         self._got: dict[str, Any] = {}
         self._caught: dict[str, list[warnings.WarningMessage]] = {}
         self._failed: set[str] = set()
+        self._here: dict[str, tuple[bool, Any]] = {}       # computed by help(): (raised, value or exception)
         self._ready = threading.Condition()
-        self._done = not (use and self._jobs)       # no lane: every job runs here
+        self._done = True                                  # no lane: every job runs here
         self._pid: int | None = None
-        self._reader: Any = None
         if use and self._jobs:
+            import multiprocessing
+
+            ctx = multiprocessing.get_context("fork")
+            self._state: Any = ctx.RawArray("b", len(self._jobs))   # _FREE / _THERE / _HERE, shared
+            self._lock: Any = ctx.Lock()
+            self._done = False
             self._start()
+
+    def _claim(self, name: str, who: int) -> bool:
+        """Take job ``name`` for ``who`` when nobody has: True when taken now."""
+        locked = False
+        while not (locked := self._lock.acquire(timeout=0.2)):
+            if who == _HERE and self._done:                 # the lane died holding the lock: nobody competes
+                break
+        try:
+            i = self._index[name]
+            if self._state[i] != _FREE:
+                return False
+            self._state[i] = who
+            return True
+        finally:
+            if locked:
+                self._lock.release()
+
+    def taken_by_lane(self, name: str) -> bool:
+        """Whether the forked process took job ``name`` (false without a lane)."""
+        return self._pid is not None and self._state[self._index[name]] == _THERE
 
     # -- the forked side -------------------------------------------------------------------------------
 
@@ -71,15 +112,16 @@ class SecondLane:
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
-        if pid == 0:                                  # the second lane: run the jobs, never return
+        if pid == 0:                                  # the second lane: take jobs from the front, never return
             code = 0
             try:
                 os.close(read_fd)
                 _as_lane()
                 with os.fdopen(write_fd, "wb") as out:
                     for name, fn in self._jobs.items():
-                        pickle.dump(_run_caught(name, fn), out, protocol=pickle.HIGHEST_PROTOCOL)
-                        out.flush()
+                        if name not in self._here_only and self._claim(name, _THERE):
+                            pickle.dump(_run_caught(name, fn), out, protocol=pickle.HIGHEST_PROTOCOL)
+                            out.flush()
             except BaseException:                     # noqa: BLE001 - the lane ends; the caller redoes the rest
                 code = 1
             finally:
@@ -111,9 +153,28 @@ class SecondLane:
 
     # -- this side ---------------------------------------------------------------------------------------
 
+    def help(self) -> None:
+        """Run here, last first, every job the lane has not taken (nothing without a lane: each job then
+        runs when its result is asked for, in the caller's order)."""
+        if self._pid is None:
+            return
+        for name in reversed(self._jobs):
+            if self._claim(name, _HERE):
+                try:
+                    self._here[name] = (False, self._jobs[name]())
+                except Exception as e:                # noqa: BLE001 - raised where the result is asked for
+                    self._here[name] = (True, e)
+
     def result(self, name: str) -> Any:
-        """The value of job ``name``: from the second lane when it gave it, else computed here."""
-        with self._ready:
+        """The value of job ``name`` (its exception raised here when it raised)."""
+        if name in self._here:
+            raised, value = self._here.pop(name)
+            if raised:
+                raise value
+            return value
+        if self._pid is None or self._claim(name, _HERE):
+            return self._jobs[name]()
+        with self._ready:                              # the lane took it: wait for it
             while name not in self._got and name not in self._failed and not self._done:
                 self._ready.wait(0.05)                # short waits: a signal's handler runs in between
             if name in self._got:

@@ -300,3 +300,20 @@ def test_observed_majority_by_hand() -> None:
     # k = 2: a 1-1 tie counts 1/2 by default, 0 with even_tie="wrong": (0.5 + 1)/2 = 0.75; (0 + 1)/2
     assert observed_majority_accuracy([[1, 0], [1, 1]]) == pytest.approx(0.75)
     assert observed_majority_accuracy([[1, 0], [1, 1]], even_tie="wrong") == pytest.approx(0.5)
+
+
+def test_wilson_bounds_hold_their_estimate_exactly_at_zero_and_all() -> None:
+    """At k = 0 the Wilson centre equals its half-width, so the lower bound is 0; in floating point
+    centre - half came out 2.8e-17 for 0 of 10 (a phi of 0 whose interval did not hold it, which broke the
+    decision picture).  Every n up to 2,000, at both extremes, and every k of small n."""
+    from verdictlab.stats.intervals import wilson_bounds
+
+    n = np.arange(1, 2001)
+    lo0, _ = wilson_bounds(np.zeros_like(n), n)
+    _, hi1 = wilson_bounds(n, n)
+    assert (lo0 == 0.0).all() and (hi1 == 1.0).all()
+    assert wilson_bounds(0, 10)[0] == 0.0
+    for m in range(1, 60):
+        k = np.arange(m + 1)
+        lo, hi = wilson_bounds(k, np.full_like(k, m))
+        assert (lo <= k / m).all() and (k / m <= hi).all()

@@ -20,8 +20,9 @@ Every cell carries the same keys (``None`` where a figure is undefined for it).
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -331,16 +332,15 @@ def _with_readings(name: str, table: pd.DataFrame) -> pd.DataFrame:
 
 def analysis_tables(inp: analyses.AnalysisInput, lane: SecondLane | None = None) -> dict[str, AnalysisTable]:
     """Every registered analysis the run supports, as ``{"title", "description", "columns", "rows"}``
-    (or ``{"title", "error"}`` for one that failed: a report never fails for an analysis); the ones named
-    in :data:`SECOND_LANE_ANALYSES` come from ``lane`` when given, in the same order either way."""
+    (or ``{"title", "error"}`` for one that failed: a report never fails for an analysis); with ``lane``,
+    each table is its job ``analysis:NAME`` (:func:`report_jobs`), in the same order either way."""
     titles = {a.name: (a.title, a.description) for a in analyses.registered()}
     if lane is None:
         tables = analyses.run_analyses(inp)
     else:
-        here = analyses.run_analyses(inp, names=[n for n in titles if n not in SECOND_LANE_ANALYSES])
-        there = lane.result("analyses")
-        order = [*(n for n in here if n not in titles), *titles]
-        tables = {n: t for n in order for t in ([here[n]] if n in here else [there[n]] if n in there else [])}
+        tables = analyses.run_analyses(inp, names=[])      # the modules that failed to import, if any
+        for name in titles:
+            tables.update({n: t for n, t in lane.result(f"analysis:{name}").items() if n == name})
     out: dict[str, AnalysisTable] = {}
     for name, t in tables.items():
         title, desc = titles.get(name, (name, ""))
@@ -352,16 +352,16 @@ def analysis_tables(inp: analyses.AnalysisInput, lane: SecondLane | None = None)
     return out
 
 
-def _attach_cell_columns(cells: list[dict[str, Any]], inp: analyses.AnalysisInput) -> dict[str, AnalysisTable]:
-    """Merge every registered cell-column analysis into the cells; every cell gets each declared column
-    (None where the analysis has no row for it).  Returns the ones that failed, as report tables with
-    an error (shown like a failing analysis)."""
+def _attach_cell_columns(cells: list[dict[str, Any]], lane: SecondLane) -> dict[str, AnalysisTable]:
+    """Merge every registered cell-column analysis (job ``cell_columns:NAME``) into the cells; every cell
+    gets each declared column (None where the analysis has no row for it).  Returns the ones that failed,
+    as report tables with an error (shown like a failing analysis)."""
     failed: dict[str, AnalysisTable] = {}
     declared: list[str] = []
     for cc in analyses.registered_cell_columns():
         declared += [c for c in cc.columns if c not in declared]
         try:
-            _attach(cells, cc.fn(inp), under=None, name=f"cell columns {cc.name!r}")
+            _attach(cells, lane.result(f"cell_columns:{cc.name}"), under=None, name=f"cell columns {cc.name!r}")
         except Exception as e:  # noqa: BLE001 - extra cell columns never break the report
             failed[f"cell_columns:{cc.name}"] = {"title": f"Cell columns: {cc.name}", "description": "",
                                                  "error": redact_value(f"{type(e).__name__}: {e}")}
@@ -482,10 +482,11 @@ def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataF
         vs = versus_best(judgments, frame, unparsed=inp.unparsed, alpha=1.0 - inp.confidence)
         frame["vs_best"] = vs.drop(columns=["best_row"]).to_dict(orient="records")
         family = int(vs.attrs["family_size"])
+    lane.help()                  # with a second process: the jobs it has not taken yet run here, last first
     cells = cells_from_frame(frame)
     if len(judgments):
         _attach(cells, lane.result("agreement"), under="agreement", name="agreement")
-    failed = _attach_cell_columns(cells, inp)
+    failed = _attach_cell_columns(cells, lane)
     mark_best(cells)
     for c in cells:
         c.setdefault("agreement", None)
@@ -539,32 +540,55 @@ def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: in
     # pairwise figures only see pairwise rows; pointwise (rubric / graded) items get their own tables
     point = inp.point_mask
     judgments = all_judgments[~point] if point.any() else all_judgments
+    jobs = report_jobs(inp, judgments, items_frame, max_broken_items=max_broken_items)
+    jobs["engine_rows"] = lambda: engine_rows(attempts, all_judgments) if len(all_judgments) or len(attempts) else []
+    jobs["cells_lacking_an_order"] = lambda: cells_lacking_an_order(judgments)
+    with SecondLane(jobs, use=lanes_for(len(all_judgments)) == 2, here_only=HERE_ONLY_JOBS) as lane:
+        return _gathered(store, inp, all_judgments, judgments, meta, lane, frame=frame, names=names)
+
+
+#: the jobs the second process never takes: scikit-learn's fits (OpenMP) in the human-label analyses
+HERE_ONLY_JOBS: tuple[str, ...] = ("analysis:human_labels", "analysis:human_labels_reliability")
+#: the costliest jobs first (the second process takes from the front, this one helps from the back):
+#: measured at 5.4M judgments, CPU s: remedies 16, juries 9, broken items 8, agreement 7, classes 11
+FIRST_JOBS: tuple[str, ...] = ("analysis:remedies", "analysis:juries", "broken_items", "agreement",
+                               "cell_columns:classes")
+
+
+def report_jobs(inp: analyses.AnalysisInput, judgments: pd.DataFrame, items_frame: pd.DataFrame, *,
+                max_broken_items: int) -> dict[str, Callable[[], Any]]:
+    """The report's jobs that need only the loaded frames, by name (``agreement``, ``broken_items``,
+    ``cell_columns:NAME``, ``analysis:NAME``), in the order a second process takes them
+    (:class:`verdictlab.lanes.SecondLane`)."""
     its = items_frame if items_frame is not None and "response_a" in items_frame.columns else None
-    # jobs that need only the loaded frames; on a large run a forked second process does them meanwhile
-    jobs = {"agreement": lambda: agreement_by_cell(judgments, unparsed=unparsed, items=its) if len(judgments) else None,
-            "broken_items": lambda: broken_items(judgments, items_frame, unparsed=unparsed, limit=max_broken_items),
-            "analyses": lambda: analyses.run_analyses(inp, names=SECOND_LANE_ANALYSES) if len(all_judgments) else {}}
-    two = lanes_for(len(all_judgments)) == 2
-    with SecondLane(jobs, use=two) as lane:
-        return _gathered(store, inp, all_judgments, judgments, attempts, meta, lane if two else None, lane,
-                         frame=frame, names=names)
+    jobs: dict[str, Callable[[], Any]] = {
+        "agreement": lambda: agreement_by_cell(judgments, unparsed=inp.unparsed, items=its) if len(judgments) else None,
+        "broken_items": lambda: broken_items(judgments, items_frame, unparsed=inp.unparsed, limit=max_broken_items),
+    }
+    for cc in analyses.registered_cell_columns():
+        jobs[f"cell_columns:{cc.name}"] = functools.partial(cc.fn, inp)
+    for a in analyses.registered():
+        jobs[f"analysis:{a.name}"] = functools.partial(analyses.run_analyses, inp, names=[a.name])
+    first = [n for n in FIRST_JOBS if n in jobs]
+    here = [n for n in jobs if n in HERE_ONLY_JOBS]
+    return {n: jobs[n] for n in [*first, *(n for n in jobs if n not in first and n not in here), *here]}
 
 
 def _gathered(store: RunStore, inp: analyses.AnalysisInput, all_judgments: pd.DataFrame, judgments: pd.DataFrame,
-              attempts: pd.DataFrame, meta: dict[str, Any], analyses_lane: SecondLane | None, lane: SecondLane, *,
+              meta: dict[str, Any], lane: SecondLane, *,
               frame: pd.DataFrame | None, names: list[str]) -> Report:
     unparsed, confidence = inp.unparsed, inp.confidence
     cells, failed_columns, family = _cells(judgments, inp, frame, lane)
     if names and len(judgments):
         _attach_rows(cells, definitions_table(inp, names), under="definitions", name="definitions")
-    meta["engine"] = engine_rows(attempts, all_judgments) if len(all_judgments) or len(attempts) else []
+    meta["engine"] = lane.result("engine_rows")
     meta["parse_status_counts"] = parse_status_counts(all_judgments)
     meta["n_pointwise_judgments"] = len(inp.points)
     meta["fallback_rules"] = fallback_rule_counts(all_judgments)
     meta["audit"] = json_ready(asdict(parse_audit(all_judgments)))
     shown = _display_names(cells, meta)
     checklist: list[CheckItem] = readings.validation_checklist(  # type: ignore[assignment]
-        cells, cells_lacking_an_order(judgments))
+        cells, lane.result("cells_lacking_an_order"))
     return Report(
         run=meta, unparsed=unparsed, confidence=confidence, n_bootstrap=inp.n_bootstrap, seed=inp.seed,
         cells=cells, judge_labels=shown["judge"], display_names=shown,
@@ -572,18 +596,11 @@ def _gathered(store: RunStore, inp: analyses.AnalysisInput, all_judgments: pd.Da
         region_thresholds=region_thresholds(),
         format_dispersion=dispersion_rows(cells), checklist=checklist,
         broken_items=_with_texts(store, lane.result("broken_items")),
-        extra_tables={**(analysis_tables(inp, analyses_lane) if len(all_judgments) else {}), **failed_columns},
+        extra_tables={**(analysis_tables(inp, lane) if len(all_judgments) else {}), **failed_columns},
         across_cells=across_cells(cells),
         totals=cell_totals(_cells_frame(cells, CELL_TOTALS)) if cells else {},
         definitions=definitions_catalogue(names) if names else [],
     )
-
-
-#: the registered analyses a large run's second process computes (:mod:`verdictlab.lanes`), with the
-#: agreement and the items that break the judge, while this one computes the cells and the other analyses
-#: (measured at 5.4M judgments: about 40 s of CPU on each side); none of them fits scikit-learn models
-#: (OpenMP must not run in a forked process whose parent used it)
-SECOND_LANE_ANALYSES: tuple[str, ...] = ("remedies", "juries")
 
 
 #: keys of :func:`build_report` that ``verdictlab report --format json`` prints (the stable JSON schema)

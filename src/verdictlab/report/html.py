@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup, escape
 
+from ..lanes import SecondLane, lanes_for
 from ..viewer_links import DEFAULT_VIEWER_URL, cell_anchor, cell_list_url, check_viewer_url, pair_url
 from .build import AGREEMENT_FIELDS, extra_cell_fields
 from .readings import (
@@ -137,23 +138,11 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
     tables and the items that break the judge link to its pages (working while it runs); None or ""
     leaves the links out.  ``ValueError`` unless it is an ``http(s)://host[:port]`` address.
     """
-    from .plots import figure_data_uri, figures
-
     viewer = check_viewer_url(viewer_url) if viewer_url else None
     plots: list[dict[str, str]] = []
     decision_images: dict[str, str] = {}
     if embed_plots and report["cells"]:
-        import matplotlib.pyplot as plt
-
-        read = plot_readings(report)
-        # an analysis' figure is read by its description
-        read.update({n: str(t.get("description") or "") for n, t in (report.get("extra_tables") or {}).items()
-                     if n not in read})
-        for name, ptitle, fig in figures(report):
-            plots.append({"name": name, "title": ptitle, "src": figure_data_uri(fig, fmt=plot_format),
-                          "reading": read.get(name, "")})
-            plt.close(fig)
-        decision_images = _decision_images(report, plot_format)
+        plots, decision_images = _images(report, plot_format)
     from ..guards import input_limits
 
     lim = input_limits()
@@ -189,6 +178,50 @@ def _cut_long_text(value: Any, limit: int) -> Any:
     if isinstance(value, list):
         return [_cut_long_text(v, limit) for v in value]
     return value
+
+
+#: the cell figures a large report's second process draws, with the decision pictures and the analyses'
+#: figures (measured at 5.4M judgments: about half of the drawing each side)
+SECOND_LANE_FIGURES = ("spread",)
+
+
+def _images(report: Mapping[str, Any], plot_format: str) -> tuple[list[dict[str, str]], dict[str, str]]:
+    """The figures (name, title, ``data:`` URI, reading; in :data:`~verdictlab.report.plots.CELL_FIGURES`
+    order, then the analyses') and the decision pictures; a large report draws part of them in a forked
+    second process (:mod:`verdictlab.lanes`)."""
+    from .plots import CELL_FIGURES
+
+    read = plot_readings(report)
+    # an analysis' figure is read by its description
+    read.update({n: str(t.get("description") or "") for n, t in (report.get("extra_tables") or {}).items()
+                 if n not in read})
+
+    def there(name: str) -> bool:
+        return name in SECOND_LANE_FIGURES or name not in CELL_FIGURES
+
+    jobs = {"decision": lambda: _decision_images(report, plot_format),
+            "figures": lambda: _figure_uris(report, plot_format, read, there)}
+    with SecondLane(jobs, use=lanes_for(int(report["run"].get("n_judgments") or 0)) == 2) as lane:
+        here = _figure_uris(report, plot_format, read, lambda n: not there(n))
+        lane.help()
+        drawn = here + lane.result("figures")
+        decision_images = lane.result("decision")
+    rank = {n: i for i, n in enumerate(CELL_FIGURES)}
+    return sorted(drawn, key=lambda p: rank.get(p["name"], len(rank))), decision_images
+
+
+def _figure_uris(report: Mapping[str, Any], plot_format: str, read: Mapping[str, str],
+                 only: Callable[[str], bool]) -> list[dict[str, str]]:
+    import matplotlib.pyplot as plt
+
+    from .plots import figure_data_uri, figures
+
+    out = []
+    for name, ptitle, fig in figures(report, only):
+        out.append({"name": name, "title": ptitle, "src": figure_data_uri(fig, fmt=plot_format),
+                    "reading": read.get(name, "")})
+        plt.close(fig)
+    return out
 
 
 def _decision_images(report: Mapping[str, Any], plot_format: str) -> dict[str, str]:

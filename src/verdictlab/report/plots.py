@@ -343,8 +343,9 @@ def plot_decision(entries: Sequence[Mapping[str, Any]], cells: Cells, ax: Any = 
         sel = [(e, c) for e, c in pts if e["group"] == group]
         for k, (e, c) in enumerate(sel):
             x, y = float(c["phi"]), float(c["A"])
-            xerr = [[x - _bound(c, "phi", "lo")], [_bound(c, "phi", "hi") - x]]
-            yerr = [[y - _bound(c, "A", "lo")], [_bound(c, "A", "hi") - y]]
+            # a bootstrap interval need not hold its point: its bar then starts at the point
+            xerr = [[max(x - _bound(c, "phi", "lo"), 0.0)], [max(_bound(c, "phi", "hi") - x, 0.0)]]
+            yerr = [[max(y - _bound(c, "A", "lo"), 0.0)], [max(_bound(c, "A", "hi") - y, 0.0)]]
             ax.errorbar([x], [y], xerr=xerr, yerr=yerr, fmt=marker, color=colour, ms=5, lw=0.8, alpha=0.85,
                         capsize=0, zorder=3 if group != "use" else 4, label=label if k == 0 else None)
             ax.annotate(str(e["number"]), (x, y), xytext=_LABEL_OFFSETS[int(e["number"]) % len(_LABEL_OFFSETS)],
@@ -372,8 +373,14 @@ def decision_figures(report: Mapping[str, Any]) -> list[tuple[str, Any]]:
 
 # -- all figures ---------------------------------------------------------------------------------
 
-def figures(report: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
-    """``[(name, title, figure)]`` for every plot that applies to the report's cells."""
+#: the figures drawn from the report's cells, in the order they are shown (the analyses' figures follow)
+CELL_FIGURES: tuple[str, ...] = ("ceiling", "factors", "regions", "format", "temperature", "spread")
+
+
+def figures(report: Mapping[str, Any], only: Callable[[str], bool] | None = None) -> list[tuple[str, str, Any]]:
+    """``[(name, title, figure)]`` for every plot that applies to the report's cells (in the order of
+    :data:`CELL_FIGURES`), then the analyses' (:func:`analysis_figures`); ``only(name)`` false: not drawn."""
+    want = only or (lambda _name: True)
     plt = _mpl()
     cells = report["cells"]
     th = report.get("region_thresholds") or region_thresholds()
@@ -387,31 +394,34 @@ def figures(report: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
         specs.append(("format", "Format dispersion", lambda ax: plot_format_dispersion(
             cells, ax, dispersion=report.get("format_dispersion", []))))
     for name, title, fn in specs:
+        if not want(name):
+            continue
         fig, ax = plt.subplots(figsize=(8.6, 4.6) if name == "format" else (7.4, 4.6), layout="constrained")
         fn(ax)
         out.append((name, title, fig))
-    if len({c["temperature"] for c in cells}) > 1:
+    if want("temperature") and len({c["temperature"] for c in cells}) > 1:
         fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.8), layout="constrained", sharex=True)
         plot_temperature(cells, axes)
         out.append(("temperature", "Temperature sweep", fig))
-    if _defined(cells, "T"):
+    if want("spread") and _defined(cells, "T"):
         fig, ax = plt.subplots(figsize=(7.4, 4.2), layout="constrained")
         plot_judge_spread(cells, ax)
         out.append(("spread", "Per-judge spread of T", fig))
-    out += analysis_figures(report)
+    out += analysis_figures(report, want)
     return out
 
 
-def analysis_figures(report: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
+def analysis_figures(report: Mapping[str, Any], only: Callable[[str], bool] | None = None) -> list[tuple[str, str, Any]]:
     """``[(name, title, figure)]`` of the registered analyses that draw one (``register(...,
-    figure=fn)``), for each analysis table of the report that has rows; a figure that fails is left out."""
+    figure=fn)``), for each analysis table of the report that has rows; a figure that fails is left out,
+    and so is one whose name ``only`` refuses."""
     from .. import analyses
 
     tables = report.get("extra_tables") or {}
     out: list[tuple[str, str, Any]] = []
     for a in analyses.registered():
         t = tables.get(a.name)
-        if a.figure is None or not t or t.get("error") or not t.get("rows"):
+        if (only is not None and not only(a.name)) or a.figure is None or not t or t.get("error") or not t.get("rows"):
             continue
         try:
             fig = a.figure(t)

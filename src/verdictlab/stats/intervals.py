@@ -50,8 +50,10 @@ def wilson_bounds(successes: np.ndarray | float, n: np.ndarray | float, *,
         denom = 1.0 + z * z / m
         centre = (p + z * z / (2 * m)) / denom
         half = z / denom * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m))
-        lo = np.where(m > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
-        hi = np.where(m > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
+        # at k = 0 the lower bound is 0 exactly (centre = half), at k = n the upper bound is 1: in floating
+        # point centre - half can come out 2.8e-17, an interval that does not hold its own estimate
+        lo = np.where(m > 0, np.where(k == 0, 0.0, np.clip(centre - half, 0.0, 1.0)), np.nan)
+        hi = np.where(m > 0, np.where(k == m, 1.0, np.clip(centre + half, 0.0, 1.0)), np.nan)
     return lo, hi
 
 
