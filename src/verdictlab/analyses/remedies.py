@@ -27,7 +27,9 @@ Remedies chain left to right: ``majority@3+both-orders``.
 
 The verdict rules and the figures are :mod:`verdictlab.stats.remedies`; this module builds the derived
 judgment rows and tabulates.  :func:`remedy_table` gives, per cell, how each remedy moves A, phi, T and
-the tie rate, and the calls per verdict it costs.  ``derive_all`` adds every derived frame to a
+the tie rate, and the calls per verdict it costs; it needs no derived frame: its figures are
+:func:`verdictlab.stats.remedy_figures.remedy_reliability`'s, the same rules applied to the base rows'
+integer codes.  ``derive_all`` adds every derived frame to a
 judgments frame.
 """
 
