@@ -65,7 +65,7 @@ from ._frame import (
 )
 from .intervals import percentile_bounds, wilson_bounds
 
-__all__ = ["reliability", "coded_reliability", "coded_units", "trust_rate", "accuracy_ceiling", "RELIABILITY_COLUMNS", "PairEvents", "pair_events",
+__all__ = ["reliability", "cell_and_item_codes", "coded_reliability", "coded_units", "trust_rate", "accuracy_ceiling", "RELIABILITY_COLUMNS", "PairEvents", "pair_events",
            "unit_table"]
 
 #: the default cells: the full cell key of :mod:`verdictlab.vocab` (a frame without ``decoding`` is free)
@@ -117,19 +117,28 @@ def unit_table(judgments: pd.DataFrame, *, unparsed: str = "exclude",
     (0 A, 1 B, 2 tie, 3 unparsed, -1 split), ``N``, ``share``, ``total`` (verdicts in the unit),
     ``pair_cell, pair_label, pair_item`` (row index of a row of the pair), plus row-level codes."""
     check_unparsed(unparsed)
+    judgments, cell, cell_frame, item = cell_and_item_codes(judgments, by)
+    n_rows = len(judgments)
+    order = order_codes(judgments["order"]) if n_rows else np.zeros(0, dtype=np.int64)
+    vcode = verdict_codes(judgments["verdict"]) if n_rows else np.zeros(0, dtype=np.int64)
+    units = coded_units(cell, len(cell_frame), item, order, vcode, unparsed=unparsed)
+    pair_row = units["pair_row"]
+    units["pair_label"] = label_codes(judgments["label"].iloc[pair_row]) if n_rows else np.zeros(0, int)
+    return cell_frame, units
+
+
+def cell_and_item_codes(judgments: pd.DataFrame, by: Sequence[str] = DEFAULT_BY
+                        ) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame, np.ndarray]:
+    """``(judgments, cell, cells, item)``: the rows with their cell columns made whole (a NULL step is
+    ``''``), each row's cell code (row of the sorted cell frame ``cells``: the ``by`` columns, plus
+    ``step`` when a row has one) and item code (in the items' sorted order)."""
     judgments = with_cell_columns(judgments, by)
     keys = _cell_keys(judgments, by)
     if "step" in keys and judgments["step"].isna().any():
         judgments = judgments.assign(step=judgments["step"].astype("object").fillna(""))  # NULL = ''
-    n_rows = len(judgments)
-    cell, cell_frame = group_codes(judgments, keys)
+    cell, cells = group_codes(judgments, keys)
     item, _ = pd.factorize(judgments["item_id"], sort=True, use_na_sentinel=False)  # order-free: same figures whatever the row order
-    order = order_codes(judgments["order"]) if n_rows else np.zeros(0, dtype=np.int64)
-    vcode = verdict_codes(judgments["verdict"]) if n_rows else np.zeros(0, dtype=np.int64)
-    units = coded_units(cell, len(cell_frame), item.astype(np.int64), order, vcode, unparsed=unparsed)
-    pair_row = units["pair_row"]
-    units["pair_label"] = label_codes(judgments["label"].iloc[pair_row]) if n_rows else np.zeros(0, int)
-    return cell_frame, units
+    return judgments, cell, cells, item.astype(np.int64)
 
 
 def coded_units(cell: np.ndarray, n_cells: int, item: np.ndarray, order: np.ndarray, vcode: np.ndarray, *,

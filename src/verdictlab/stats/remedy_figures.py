@@ -33,14 +33,12 @@ from ._frame import (
     N_CODES,
     UNPARSED,
     combine,
-    group_codes,
     label_codes,
     order_codes,
     verdict_codes,
-    with_cell_columns,
 )
 from .juries import default_quorum, vote_codes
-from .reliability import _cell_keys, coded_reliability
+from .reliability import cell_and_item_codes, coded_reliability
 from .remedies import both_orders_codes, both_orders_vote_codes, order_average_codes
 
 __all__ = ["CodedRows", "coded_rows", "coded_order_pairs", "derived_rows", "remedy_reliability"]
@@ -75,13 +73,8 @@ class CodedRows:
 def coded_rows(judgments: pd.DataFrame, *, by: Sequence[str] = CELL_KEY) -> tuple[pd.DataFrame, CodedRows]:
     """``(cells, rows)``: the frame of the cells (cell code g is its row g; the cells of
     :func:`verdictlab.stats.reliability`, sorted by key) and the rows' codes."""
-    judgments = with_cell_columns(judgments, by)
-    keys = _cell_keys(judgments, by)
-    if "step" in keys and judgments["step"].isna().any():
-        judgments = judgments.assign(step=judgments["step"].astype("object").fillna(""))  # NULL = ''
-    cell, cells = group_codes(judgments, keys)
+    judgments, cell, cells, item = cell_and_item_codes(judgments, by)
     n = len(judgments)
-    item = pd.factorize(judgments["item_id"], sort=True, use_na_sentinel=False)[0].astype(np.int64)
     label = np.where(judgments["label"].isna().to_numpy(), NO_LABEL, label_codes(judgments["label"]))
     p_a = (pd.to_numeric(judgments["p_a"], errors="coerce").to_numpy(float) if "p_a" in judgments.columns
            else np.full(n, np.nan))
