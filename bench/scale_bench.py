@@ -258,16 +258,20 @@ def bench_size(name: str, root: Path, *, max_rss_gb: float, bootstrap: int,
 
     grid = GRIDS[name]
     work = root / name
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    t0 = time.perf_counter()
-    table = judgment_table(grid)
-    pq.write_table(table, work / "judgments.parquet")
-    (work / "items.jsonl").write_text("\n".join(items_lines(grid, table)) + "\n")
-    del table
-    gen_s = time.perf_counter() - t0
-    print(f"[{name}] {grid.n:,} judgments generated in {gen_s:.1f} s", flush=True)
     run = work / "run"
+    gen_s = 0.0
+    if "import" not in steps_wanted and (run / "run.sqlite").exists():
+        print(f"[{name}] reusing the run imported in {run}", flush=True)   # e.g. --steps "report --json"
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        t0 = time.perf_counter()
+        table = judgment_table(grid)
+        pq.write_table(table, work / "judgments.parquet")
+        (work / "items.jsonl").write_text("\n".join(items_lines(grid, table)) + "\n")
+        del table
+        gen_s = time.perf_counter() - t0
+        print(f"[{name}] {grid.n:,} judgments generated in {gen_s:.1f} s", flush=True)
     steps = {
         "import": cli("import", "parquet", str(work / "judgments.parquet"), "--run-dir", str(run),
                       "--items", "jsonl", "--items-path", str(work / "items.jsonl")),
@@ -331,7 +335,9 @@ def print_summary(results: list[SizeResult]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--sizes", default="54k,540k", help=f"comma-separated, of {', '.join(GRIDS)}")
-    ap.add_argument("--root", type=Path, default=None, help="work directory (kept); default a temporary one")
+    ap.add_argument("--root", type=Path, default=None,
+                    help="work directory (kept); default a temporary one.  Without the import step, a run already "
+                         "imported in ROOT/SIZE/run is reused")
     ap.add_argument("--max-rss-gb", type=float, default=8.0, help="stop a child whose memory passes this")
     ap.add_argument("--bootstrap", type=int, default=1000, help="resamples per interval (the report default)")
     ap.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated, of {', '.join(STEPS)}")

@@ -111,7 +111,11 @@ class SecondLane:
         read_fd, write_fd = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
-        pid = os.fork()
+        with warnings.catch_warnings():
+            # Python 3.12+ warns on fork in a process with threads (pyarrow's and BLAS's pools here): the
+            # lane runs only the given jobs and writes only to its pipe, taking no lock those threads hold
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
         if pid == 0:                                  # the second lane: take jobs from the front, never return
             code = 0
             try:
