@@ -183,3 +183,48 @@ def test_jury_table_keeps_a_heterogeneous_jury_without_a_judge() -> None:
     hetero = table[table["kind"] == "heterogeneous"]
     assert hetero["judge"].tolist() == [None, None] and hetero["k"].tolist() == [1, 3]
     assert hetero["jurors"].tolist() == ["j1", "j1 | j2 | j3"]
+
+
+def test_vote_codes_are_the_vote_rule_on_every_count_of_three_seats() -> None:
+    # every (A, B, tie) count of a 3-seat jury, quorum 2, both tie rules: the codes name vote_counts' verdicts
+    from verdictlab.stats.juries import vote_codes
+
+    counts = np.array([c for c in np.ndindex(4, 4, 4) if sum(c) <= 3])
+    for rule in ("tie", "none"):
+        v, s = vote_counts(counts, quorum=2, tie_rule=rule)
+        vc, sc = vote_codes(counts, quorum=2, tie_rule=rule)
+        assert [("A", "B", "tie", None)[c] for c in vc] == list(v)
+        assert [("ok", "split", "no_quorum")[c] for c in sc] == list(s)
+    # by hand: [1, 1, 0] meets the quorum, A and B share the top -> split, tie (rule "tie") / none
+    vc, sc = vote_codes(np.array([[1, 1, 0], [0, 0, 1]]), quorum=2)
+    assert vc.tolist() == [2, -1] and sc.tolist() == [1, 2]
+
+
+def _cell_rows(judge: str, temperature: float, seed: int) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    return [{"judge": judge, "dataset": "d", "item_id": str(i), "protocol": "p", "order": o, "temperature": temperature,
+             "rep": r, "step": "", "label": "AB"[i % 2], "verdict": rng.choice(["A", "B", "tie", None])}
+            for i in range(12) for o in ("AB", "BA") for r in range(3)]
+
+
+@pytest.mark.parametrize("unparsed", ["exclude", "wrong"])
+def test_jury_table_slices_each_cell_and_panel_out_of_interleaved_rows(unparsed: str) -> None:
+    # rows of 3 judges x 2 temperatures shuffled together, a derived protocol and a cell with a missing
+    # temperature: each homogeneous row equals the cell's table alone, each panel row the panel's alone
+    cells = [(j, t) for j in ("j1", "j2", "j3") for t in (10.0, 2.0)]
+    rows = [r for n, (j, t) in enumerate(cells) for r in _cell_rows(j, t, n)]
+    rows += [{**r, "protocol": "p+both-orders"} for r in _cell_rows("j1", 2.0, 99)]
+    rows += [{**r, "temperature": np.nan} for r in _cell_rows("j2", 0.0, 98)]
+    df = pd.DataFrame(rows).sample(frac=1.0, random_state=0)
+    table = jury_table(df, unparsed=unparsed)
+    homo = table[table["kind"] == "homogeneous"]
+    assert list(zip(homo["judge"], homo["temperature"], strict=True))[::2] == sorted(cells)       # k = 1, 3 per cell
+    for (j, t), got in homo.groupby(["judge", "temperature"]):
+        alone = homogeneous_jury_table(df[df["protocol"] == "p"], judge=j, temperature=t, unparsed=unparsed)
+        pd.testing.assert_frame_equal(got[alone.columns].reset_index(drop=True), alone, check_exact=True)
+    hetero = table[table["kind"] == "heterogeneous"]
+    assert sorted(hetero["temperature"].unique()) == [2.0, 10.0]
+    for t, got in hetero.groupby("temperature"):
+        alone = heterogeneous_jury_table(df[df["protocol"] == "p"], judges=["j1", "j2", "j3"], temperature=t,
+                                         unparsed=unparsed)
+        pd.testing.assert_frame_equal(got[alone.columns].reset_index(drop=True), alone, check_exact=True)

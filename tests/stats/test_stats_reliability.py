@@ -300,3 +300,14 @@ def test_llmbar_published_figures(shared_data, name: str, acc: float, agree: flo
     assert 1 - r["phi"] == pytest.approx(agree, abs=1e-12)
     # R = 1: a unit of one verdict always agrees with itself, an unparsed one included -> C = 1
     assert r["C"] == 1.0 and r["n_units"] == 200
+
+
+def test_repetitions_count_the_distinct_reps_of_each_cell() -> None:
+    # cell t=0: reps 0, 1, 2 (rep 1 twice) -> 3; cell t=1: reps 0 and 5 -> 2 (distinct values, not the largest + 1);
+    # the rows interleaved so a cell's reps are not contiguous
+    a = frame([("i1", "AB", 0, "A", "A"), ("i1", "AB", 1, "A", "A"), ("i2", "AB", 1, "B", "A"),
+               ("i1", "AB", 2, "A", "A")], temperature=0.0)
+    b = frame([("i1", "AB", 5, "A", "A"), ("i1", "AB", 0, "B", "A")], temperature=1.0)
+    both = pd.concat([a.iloc[:2], b.iloc[:1], a.iloc[2:], b.iloc[1:]], ignore_index=True)
+    r = reliability(both, n_bootstrap=0).set_index("temperature")
+    assert r.loc[0.0, "repetitions"] == 3 and r.loc[1.0, "repetitions"] == 2

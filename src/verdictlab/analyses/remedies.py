@@ -27,7 +27,9 @@ Remedies chain left to right: ``majority@3+both-orders``.
 
 The verdict rules and the figures are :mod:`verdictlab.stats.remedies`; this module builds the derived
 judgment rows and tabulates.  :func:`remedy_table` gives, per cell, how each remedy moves A, phi, T and
-the tie rate, and the calls per verdict it costs.  ``derive_all`` adds every derived frame to a
+the tie rate, and the calls per verdict it costs; it needs no derived frame: its figures are
+:func:`verdictlab.stats.remedy_figures.remedy_reliability`'s, the same rules applied to the base rows'
+integer codes.  ``derive_all`` adds every derived frame to a
 judgments frame.
 """
 
@@ -41,7 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..stats import reliability
+from ..stats import remedy_reliability
 from ..stats._frame import group_codes
 from ..stats.juries import default_quorum, vote_counts
 from ..stats.remedies import (
@@ -231,13 +233,13 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     here is computed from stored judgments.  A remedy the run cannot support (one order only,
     fewer than k repetitions, no log-probabilities) gets NaN figures and a ``note``.
 
-    The figures follow the cell figures' policy: ``unparsed``, ``confidence``, ``n_bootstrap`` and
-    ``seed`` go to :func:`verdictlab.stats.reliability` (q measured as there, ``q="auto"``), so the
-    ``none`` row of a cell equals that cell's figures under the same policy.  The table shows point
-    figures only; ``n_bootstrap`` (default 0) only costs time.
+    The figures follow the cell figures' policy: ``unparsed`` and ``confidence`` as in
+    :func:`verdictlab.stats.reliability` (q measured as there, ``q="auto"``), so the ``none`` row of a
+    cell equals that cell's figures under the same policy; they are
+    :func:`verdictlab.stats.remedy_figures.remedy_reliability`'s, computed from the base rows' codes
+    (the same numbers as ``reliability`` of each derived frame).  The table shows point figures only,
+    so ``n_bootstrap`` and ``seed`` draw nothing (kept so a caller passes the report's policy whole).
     """
-    rel_kw: dict[str, Any] = {"unparsed": unparsed, "q": "auto", "confidence": confidence, "n_bootstrap": n_bootstrap,
-                              "seed": seed}
     derived = [p for p in pd.unique(judgments["protocol"]) if isinstance(p, str) and "+" in p]
     base = judgments.loc[~judgments["protocol"].isin(derived), [c for c in REMEDY_COLUMNS if c in judgments.columns]]
     base = base.reindex(columns=list(REMEDY_COLUMNS))     # the figure columns only: no text, no trial id
@@ -246,15 +248,16 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     cell = list(CELL_KEY)           # free and constrained decoding are different cells, as in the report
     if base.empty:
         return pd.DataFrame(columns=list(REMEDY_TABLE_COLUMNS))
-    b = reliability(base, **rel_kw)
+    # the figures of reliability(derive(base, remedy)), from the base rows' codes (no derived frames)
+    figures = remedy_reliability(base, remedies, unparsed=unparsed, q="auto", confidence=confidence)
+    b = figures[0][1]
     b["step"] = ""
     rows = [b.assign(remedy="none", derived_protocol=b["protocol"])]
-    for r, d in _derived_frames(base, remedies):
-        if d.empty:
+    for r, rel in figures[1:]:
+        if rel.empty:
             continue
-        rel = reliability(d, **rel_kw)
-        rel["derived_protocol"] = rel["protocol"]
-        rel["protocol"] = rel["protocol"].str.split("+", n=1).str[0]
+        rel["protocol"] = rel["protocol"].astype(str).astype(object)
+        rel["derived_protocol"] = rel["protocol"] + f"+{r}"
         rel["step"] = ""
         rows.append(rel.assign(remedy=r))
     joined = remedy_effects(pd.concat(rows, ignore_index=True), b, keys=cell)
@@ -279,25 +282,6 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     joined["_o"] = joined["remedy"].map(order)
     joined = joined.sort_values([*cell, "_o"]).reset_index(drop=True)
     return joined[[c for c in REMEDY_TABLE_COLUMNS if c in joined.columns]]
-
-
-def _derived_frames(base: pd.DataFrame, remedies: Sequence[str]) -> list[tuple[str, pd.DataFrame]]:
-    """``(remedy, derived figure frame)`` of each remedy over ``base``; the order pairs of the base rows
-    are found once for the remedies that combine them (``both-orders``, ``both-orders-vote``)."""
-    from .remedy_vote import both_orders_vote_of
-
-    df = _prep(base, REMEDY_COLUMNS)
-    pairs = paired_positions(df, PAIR_KEY) if {"both-orders", BOTH_ORDERS_VOTE} & set(remedies) else None
-    out = []
-    for r in remedies:
-        if r == "both-orders" and pairs is not None:
-            d = _both_orders_of(df, *pairs, columns=REMEDY_COLUMNS)
-        elif r == BOTH_ORDERS_VOTE and pairs is not None:
-            d = both_orders_vote_of(df, *pairs, columns=REMEDY_COLUMNS)
-        else:
-            d = derive(base, r, columns=REMEDY_COLUMNS)
-        out.append((r, d))
-    return out
 
 
 def _why_missing(remedy: str) -> str:

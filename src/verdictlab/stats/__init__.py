@@ -149,6 +149,7 @@ from .juries import (
     majority_vote,
     observed_majority_accuracy,
     priority_verdicts,
+    vote_codes,
     vote_counts,
 )
 from .pointwise import UNPARSED, GradeAgreement, RubricAgreement, grade_agreement, rubric_agreement_figures
@@ -181,6 +182,9 @@ from .reliability import (
     RELIABILITY_COLUMNS,
     PairEvents,
     accuracy_ceiling,
+    cell_and_item_codes,
+    coded_reliability,
+    coded_units,
     pair_events,
     reliability,
     trust_rate,
@@ -188,13 +192,17 @@ from .reliability import (
 )
 from .remedies import (
     EFFECT_FIGURES,
+    both_orders_codes,
     both_orders_verdicts,
+    both_orders_vote_codes,
     both_orders_vote_verdicts,
     calls_per_verdict,
+    order_average_codes,
     order_average_verdicts,
     remedy_effects,
     worst_parse_status,
 )
+from .remedy_figures import CodedRows, coded_order_pairs, coded_rows, derived_rows, remedy_reliability
 from .repeats import REPEAT_COLUMNS, repeat_consistency
 from .selective import SelectiveResult, min_calibration_items, selective_threshold
 from .self_preference import (
@@ -390,6 +398,17 @@ __all__ = [
     "reliability_figure",
     "RELIABILITY_FIGURES",
     "remedy_effects",
+    "remedy_reliability",
+    "CodedRows",
+    "coded_rows",
+    "derived_rows",
+    "coded_order_pairs",
+    "cell_and_item_codes",
+    "coded_reliability",
+    "coded_units",
+    "both_orders_codes",
+    "both_orders_vote_codes",
+    "order_average_codes",
     "REPEAT_COLUMNS",
     "repeat_consistency",
     "repetition_disagreement",
@@ -427,6 +446,7 @@ __all__ = [
     "UNREADABLE_SOURCES",
     "verbosity_bias",
     "vote_accuracy",
+    "vote_codes",
     "vote_counts",
     "VOTE_TIE_RULES",
     "weak_order_consistent",

@@ -49,7 +49,7 @@ from ..vocab import CELL_KEY, VERDICTS, UnparsedPolicy, check_unparsed
 __all__ = ["JURY_COLUMNS", "JURY_TABLE_COLUMNS", "VOTE_TIE_RULES", "JuryCorrelation", "JuryRow", "default_quorum",
            "effective_jurors", "heterogeneous_jury_table", "homogeneous_jury_table", "jury_error_correlation",
            "jury_majority_accuracy", "jury_majority_accuracy_heterogeneous", "jury_table", "majority_vote",
-           "observed_majority_accuracy", "priority_verdicts", "vote_counts"]
+           "observed_majority_accuracy", "priority_verdicts", "vote_codes", "vote_counts"]
 
 _TIE_CREDIT = {"half": 0.5, "wrong": 0.0, "right": 1.0}
 
@@ -186,21 +186,34 @@ def vote_counts(counts: np.ndarray, *, quorum: int | np.ndarray, tie_rule: str =
     ``(verdicts, statuses)``: object arrays with ``"A" | "B" | "tie" | None`` and
     ``"ok" | "split" | "no_quorum"``.
     """
+    verdict, status = vote_codes(counts, quorum=quorum, tie_rule=tie_rule)
+    return _VERDICT_OF_CODE[verdict], _STATUS_OF_CODE[status]
+
+
+#: the verdict of a vote code (-1: no verdict) and the status of a status code of :func:`vote_codes`
+_VERDICT_OF_CODE = np.array([*VERDICTS, None], dtype=object)
+_STATUS_OF_CODE = np.array(["ok", "split", "no_quorum"], dtype=object)
+_OK, _SPLIT, _NO_QUORUM = 0, 1, 2
+
+
+def vote_codes(counts: np.ndarray, *, quorum: int | np.ndarray, tie_rule: str = "tie") -> tuple[np.ndarray, np.ndarray]:
+    """:func:`vote_counts` as integer codes: ``(verdicts, statuses)`` with the verdict's index in
+    :data:`verdictlab.vocab.VERDICTS` (0 A, 1 B, 2 tie; -1 no verdict) and the status 0 ok, 1 split,
+    2 no_quorum."""
     if tie_rule not in VOTE_TIE_RULES:
         raise ValueError(f"tie_rule must be one of {VOTE_TIE_RULES}, got {tie_rule!r}")
     c = np.asarray(counts, dtype=np.int64).reshape(-1, 3)
     n_parsed = c.sum(axis=1)
     top = c.max(axis=1)
-    n_top = (c == top[:, None]).sum(axis=1)
-    winner = np.asarray(VERDICTS, dtype=object)[c.argmax(axis=1)]
-    verdict = np.full(len(c), "tie" if tie_rule == "tie" else None, dtype=object)
-    verdict[n_top == 1] = winner[n_top == 1]
-    status = np.where(n_top == 1, "ok", "split").astype(object)
+    single = (c == top[:, None]).sum(axis=1) == 1
+    verdict = np.full(len(c), VERDICTS.index("tie") if tie_rule == "tie" else -1, dtype=np.int64)
+    verdict[single] = c.argmax(axis=1)[single]
+    status = np.where(single, _OK, _SPLIT)
     no_q = n_parsed < np.asarray(quorum)
-    verdict[no_q] = None
-    status[no_q] = "no_quorum"
+    verdict[no_q] = -1
+    status[no_q] = _NO_QUORUM
     if tie_rule == "none":
-        verdict[status == "split"] = None
+        verdict[status == _SPLIT] = -1
     return verdict, status
 
 
@@ -262,15 +275,17 @@ JURY_TABLE_COLUMNS: tuple[str, ...] = (*CELL_KEY, *JURY_COLUMNS)
 _UNIT = ["dataset", "item_id", "protocol", "order", "step"]
 
 
-def _jury_accuracy(counts: np.ndarray, labels: np.ndarray, *, quorum: int, tie_rule: str,
+def _jury_accuracy(counts: np.ndarray, label_codes: np.ndarray, *, quorum: int, tie_rule: str,
                    tie_credit: float, unparsed: str = UnparsedPolicy.WRONG.value) -> tuple[float, int, int, int]:
-    verdict, status = vote_counts(counts, quorum=quorum, tie_rule=tie_rule)
-    correct = (verdict == labels).astype(float)
-    correct[verdict == "tie"] = tie_credit
+    """(accuracy, n ok, n split, n without a verdict) of the juries' votes ``counts`` against their
+    units' label codes (0 A, 1 B; any other code: no label)."""
+    verdict, status = vote_codes(counts, quorum=quorum, tie_rule=tie_rule)
+    correct = (verdict == label_codes).astype(float)
+    correct[verdict == VERDICTS.index("tie")] = tie_credit
     if unparsed == UnparsedPolicy.EXCLUDE:
-        correct = correct[pd.notna(verdict)]
-    return (float(correct.mean()) if len(correct) else float("nan"), int((status == "ok").sum()),
-            int((status == "split").sum()), int(pd.isna(verdict).sum()))
+        correct = correct[verdict >= 0]
+    return (float(correct.mean()) if len(correct) else float("nan"), int((status == _OK).sum()),
+            int((status == _SPLIT).sum()), int((verdict < 0).sum()))
 
 
 def _juror_accuracy(mat: _VoteMatrix, unparsed: str) -> float:
@@ -342,40 +357,107 @@ class _VoteMatrix:
 
 
 
+@dataclass(frozen=True)
+class _JuryCodes:
+    """The rows of a jury table as integer codes: the sorted codes of the unit columns (``_UNIT``; a
+    missing step is ``''``), of ``rep`` and ``judge`` (missing values last) with their sorted values,
+    the vote codes (:func:`_verdict_codes`) and the label (0 A, 1 B, -1 any other or none)."""
+
+    units: list[np.ndarray]
+    rep: np.ndarray
+    reps: np.ndarray
+    judge: np.ndarray
+    judges: np.ndarray
+    vote: np.ndarray
+    label: np.ndarray
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame) -> _JuryCodes:
+        n = len(frame)
+        units = []
+        for col in _UNIT:
+            if col == "step":
+                units.append(_step_codes(frame["step"]) if "step" in frame else np.zeros(n, dtype=np.int64))
+            else:               # a categorical sorts in its categories' order, as pivot_table
+                units.append(pd.factorize(frame[col], sort=True, use_na_sentinel=False)[0].astype(np.int64))
+        rep, reps = pd.factorize(frame["rep"], sort=True, use_na_sentinel=False) if "rep" in frame \
+            else (np.zeros(n, dtype=np.int64), np.zeros(1 if n else 0))
+        judge, judges = pd.factorize(frame["judge"], sort=True, use_na_sentinel=False)
+        label_of = {"A": 0, "B": 1}
+        codes, uniques = pd.factorize(frame["label"], use_na_sentinel=True)
+        label = np.array([label_of.get(u, -1) for u in uniques] + [-1], dtype=np.int64)[codes]
+        return cls(units, rep.astype(np.int64), np.asarray(reps, dtype=object), judge.astype(np.int64),
+                   np.asarray(judges, dtype=object), _verdict_codes(frame["verdict"]), label)
+
+
+def _step_codes(steps: pd.Series) -> np.ndarray:
+    """Codes of the steps as text sorted, a missing step being ``''``: the distinct values filled and
+    sorted once (not a text per row)."""
+    codes, uniques = pd.factorize(steps, use_na_sentinel=True)
+    filled = pd.Series([*np.asarray(uniques, dtype=object), ""], dtype=object)
+    ranks = pd.factorize(filled, sort=True)[0]
+    return ranks[codes].astype(np.int64)         # code -1 (missing) takes the last entry: ''
+
+
+def _dense(codes: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(dense codes, n)``: the codes renumbered 0..n-1 in their order (a bincount, not a sort)."""
+    if not len(codes):
+        return codes, 0
+    present = np.zeros(int(codes.max()) + 1, dtype=bool)
+    present[codes] = True
+    rank = np.cumsum(present) - 1
+    return rank[codes], int(rank[-1]) + 1
+
+
+def _first_at(keys: np.ndarray, n_keys: int) -> np.ndarray:
+    """The position of the first occurrence of each key present (keys 0..n_keys-1), in key order."""
+    first = np.full(n_keys, -1, dtype=np.int64)
+    first[keys[::-1]] = np.arange(len(keys) - 1, -1, -1)
+    return first[first >= 0]
+
+
 def _vote_matrix(frame: pd.DataFrame, seat: str, seats: Sequence[Any] | None = None) -> _VoteMatrix:
     """The units x seats votes of the labelled A/B units (the first non-null verdict of a (unit, seat));
     the units are every combination of the unit columns' values (a unit without rows has no votes and
     no label); the seats sorted, or ``seats`` in that order (a seat without a labelled row: KeyError)."""
-    f = frame[frame["label"].isin(["A", "B"])]
-    n = len(f)
+    return _coded_vote_matrix(_JuryCodes.of(frame), np.arange(len(frame)), seat, seats)
+
+
+def _coded_vote_matrix(codes: _JuryCodes, rows: np.ndarray, seat: str, seats: Sequence[Any] | None = None
+                       ) -> _VoteMatrix:
+    """:func:`_vote_matrix` of the rows at positions ``rows`` (in row order) of the coded frame ``codes``."""
+    rows = rows[codes.label[rows] >= 0]
+    n = len(rows)
     unit_codes, sizes = [], []
-    for col in _UNIT:
-        values = (f["step"].astype(object).fillna("") if "step" in f else pd.Series([""] * n, dtype=object)) \
-            if col == "step" else f[col]        # a categorical sorts in its categories' order, as pivot_table
-        codes, levels = pd.factorize(values, sort=True, use_na_sentinel=False)
-        unit_codes.append(codes)
-        sizes.append(len(levels))
-    seat_codes, seat_levels = pd.factorize(f[seat], sort=True, use_na_sentinel=False)
-    n_units, n_seats = (int(np.prod(sizes)) if n else 0), len(seat_levels)
+    for col in codes.units:
+        inverse, size = _dense(col[rows])                # the values in this jury, in their sorted order
+        unit_codes.append(inverse)
+        sizes.append(size)
+    seat_all, seat_values = (codes.rep, codes.reps) if seat == "rep" else (codes.judge, codes.judges)
+    seat_codes, n_seats = _dense(seat_all[rows])
+    seat_levels = np.flatnonzero(np.bincount(seat_all[rows], minlength=1)) if n else np.zeros(0, dtype=np.int64)
+    n_units = int(np.prod(sizes)) if n else 0
     unit = np.ravel_multi_index(unit_codes, sizes) if n else np.zeros(0, dtype=np.intp)
-    vote = _verdict_codes(f["verdict"])
-    codes = np.full((n_units, n_seats), _NONE)
+    vote = codes.vote[rows]
+    matrix = np.full((n_units, n_seats), _NONE)
     cast = np.flatnonzero(vote != _NONE)
-    _, first = np.unique(unit[cast] * n_seats + seat_codes[cast], return_index=True)
-    rows = cast[first]
-    codes[unit[rows], seat_codes[rows]] = vote[rows]
-    labels = np.full(n_units, np.nan, dtype=object)
-    _, first_row = np.unique(unit, return_index=True)
-    labels[unit[first_row]] = f["label"].astype(object).to_numpy()[first_row]
-    seat_list = list(seat_levels)
+    at = cast[_first_at(unit[cast] * n_seats + seat_codes[cast], n_units * n_seats)]   # a seat's first vote
+    matrix[unit[at], seat_codes[at]] = vote[at]
+    label_codes = np.full(n_units, _NONE - 1, dtype=np.int64)        # a unit without rows has no label
+    first_row = _first_at(unit, n_units)
+    label_codes[unit[first_row]] = codes.label[rows][first_row]
+    labels = np.array(["A", "B", np.nan], dtype=object)[np.where(label_codes >= 0, label_codes, 2)]
+    seat_list = list(seat_values[seat_levels])
     if seats is not None:
         where = {s: i for i, s in enumerate(seat_list)}
         missing = [s for s in seats if s not in where]
         if missing:
             raise KeyError(f"no labelled votes for seat(s) {missing}")
-        codes = codes[:, [where[s] for s in seats]]
+        matrix = matrix[:, [where[s] for s in seats]]
         seat_list = list(seats)
-    return _VoteMatrix(codes, seat_list, labels)
+    out = _VoteMatrix(matrix, seat_list, labels)
+    out.__dict__["label_codes"] = label_codes
+    return out
 
 
 def _rho(mat: _VoteMatrix, unparsed: str = UnparsedPolicy.WRONG.value) -> float:
@@ -410,20 +492,31 @@ def homogeneous_jury_table(judgments: pd.DataFrame, *, judge: str, temperature: 
 def _homogeneous_rows(f: pd.DataFrame, judge: str, sizes: Sequence[int], *, quorum: int | None, tie_rule: str,
                       tie_credit: float, unparsed: str) -> pd.DataFrame:
     """:func:`homogeneous_jury_table` of the rows ``f`` already selected (one judge, one temperature)."""
-    mat = _vote_matrix(f, "rep")
+    return _table(_homogeneous_of(_vote_matrix(f, "rep"), judge, sizes, quorum=quorum, tie_rule=tie_rule,
+                                  tie_credit=tie_credit, unparsed=unparsed))
+
+
+def _homogeneous_of(mat: _VoteMatrix, judge: str, sizes: Sequence[int], *, quorum: int | None, tie_rule: str,
+                    tie_credit: float, unparsed: str) -> list[JuryRow]:
+    """The homogeneous jury rows of one judge's vote matrix ``mat`` (its repetitions as seats)."""
     rho = _rho(mat, unparsed)
     rows = []
     for k in sizes:
         if k > len(mat.seats):
             continue
         sub = mat.first(k)
-        acc, n_ok, n_split, n_none = _jury_accuracy(_vote_count_matrix(sub.codes), sub.labels,
+        acc, n_ok, n_split, n_none = _jury_accuracy(_vote_count_matrix(sub.codes), sub.label_codes,
                                                     quorum=quorum or default_quorum(k), tie_rule=tie_rule,
                                                     tie_credit=tie_credit, unparsed=unparsed)
         p = _juror_accuracy(sub, unparsed)
         ind, cor = _predictions(p, k, rho)
         rows.append(JuryRow("homogeneous", judge, k, len(sub.labels), n_ok, n_split, n_none, acc, p, rho, ind, cor,
                             effective_jurors(k, rho)))
+    return rows
+
+
+def _table(rows: list[JuryRow]) -> pd.DataFrame:
+    """The jury rows as a frame of :data:`JURY_COLUMNS`."""
     return pd.DataFrame([r.__dict__ for r in rows], columns=list(JURY_COLUMNS))
 
 
@@ -439,24 +532,30 @@ def heterogeneous_jury_table(judgments: pd.DataFrame, *, judges: Sequence[str], 
     missing = [j for j in judges if j not in set(f["judge"])]
     if missing:
         raise ValueError(f"no judgments for judge(s) {missing} at temperature {temperature}, rep {rep}")
-    mat = _vote_matrix(f, "judge", seats=list(judges))
+    return _table(_heterogeneous_rows(_vote_matrix(f, "judge", seats=list(judges)), judges, quorum=quorum,
+                                      tie_rule=tie_rule, tie_credit=tie_credit, unparsed=unparsed))
+
+
+def _heterogeneous_rows(mat: _VoteMatrix, judges: Sequence[str], *, quorum: int | None, tie_rule: str,
+                        tie_credit: float, unparsed: str) -> list[JuryRow]:
+    """:func:`heterogeneous_jury_table` of the vote matrix ``mat`` of the ``judges``' votes."""
     rho = _rho(mat, unparsed)
     rows = []
     for k in range(1, len(judges) + 1, 2):
         sub = mat.first(k)
-        acc, n_ok, n_split, n_none = _jury_accuracy(_vote_count_matrix(sub.codes), sub.labels,
+        acc, n_ok, n_split, n_none = _jury_accuracy(_vote_count_matrix(sub.codes), sub.label_codes,
                                                     quorum=quorum or default_quorum(k), tie_rule=tie_rule,
                                                     tie_credit=tie_credit, unparsed=unparsed)
         ps = [_juror_accuracy(sub.seat(i), unparsed) for i in range(k)]
         ind, cor = _predictions(ps if k > 1 else ps[0], k, rho)
         rows.append(JuryRow("heterogeneous", " | ".join(map(str, sub.seats)), k, len(sub.labels), n_ok, n_split, n_none, acc,
                             float(np.mean(ps)), rho, ind, cor, effective_jurors(k, rho)))
-    return pd.DataFrame([r.__dict__ for r in rows], columns=list(JURY_COLUMNS))
+    return rows
 
 
-def _with_cell(table: pd.DataFrame, cell: dict[str, Any]) -> list[dict[str, Any]]:
-    """The rows of a jury ``table`` (one per K), each with the cell's key."""
-    return [{**row, **cell} for row in table.to_dict("records")]
+def _with_cell(rows: list[JuryRow], cell: dict[str, Any]) -> list[dict[str, Any]]:
+    """The jury ``rows`` (one per K), each with the cell's key."""
+    return [{**row.__dict__, **cell} for row in rows]
 
 
 def jury_table(judgments: pd.DataFrame, *, sizes: Sequence[int] = (1, 3, 5), quorum: int | None = None,
@@ -464,28 +563,51 @@ def jury_table(judgments: pd.DataFrame, *, sizes: Sequence[int] = (1, 3, 5), quo
     """Every jury the run supports, one row per (cell, K), columns :data:`JURY_TABLE_COLUMNS`: a
     homogeneous jury per cell with at least 3 repetitions, and a heterogeneous jury per (protocol,
     dataset, temperature, decoding) with at least 3 judges (its ``judge`` is None).  Derived protocols
-    (``base+remedy``) are left out."""
-    from ._frame import with_cell_columns
+    (``base+remedy``) are left out.  The rows are coded once and each cell / panel is a slice of them."""
+    from ._frame import group_codes, with_cell_columns
 
     read = [c for c in dict.fromkeys((*CELL_KEY, *_UNIT, "rep", "label", "verdict")) if c in judgments.columns]
-    base = with_cell_columns(judgments.loc[~judgments["protocol"].astype(str).str.contains("+", regex=False), read])
-    panel = [c for c in CELL_KEY if c != "judge"]
+    protocol = judgments["protocol"]
+    derived = [p for p in pd.unique(protocol) if "+" in str(p)]         # one test per distinct protocol
+    base = with_cell_columns(judgments.loc[~protocol.isin(derived), read] if derived else judgments[read])
+    codes = _JuryCodes.of(base)
+    rep_missing = base["rep"].isna().to_numpy()
+    cell, cells = group_codes(base, list(CELL_KEY))
+    panel_keys = [c for c in CELL_KEY if c != "judge"]
+    panel_of_cell, panels = group_codes(cells, panel_keys)      # the panels sort as a groupby sorts them
     frames: list[dict[str, Any]] = []
-    for key, g in base.groupby(list(CELL_KEY), sort=True):
-        cell = dict(zip(CELL_KEY, key, strict=True))
-        if g["rep"].nunique() >= 3:
+    for key, rows in _slices(cell, cells):
+        if _dense(codes.rep[rows][~rep_missing[rows]])[1] >= 3:
             check_unparsed(unparsed)
-            t = _homogeneous_rows(g, cell["judge"], sizes, quorum=quorum, tie_rule=tie_rule, tie_credit=tie_credit,
-                                  unparsed=unparsed)
-            frames += _with_cell(t, cell)
-    for key, g in base.groupby(panel, sort=True):
-        cell = {"judge": None, **dict(zip(panel, key, strict=True))}
-        judges = sorted(g["judge"].unique())
+            mat = _coded_vote_matrix(codes, rows, "rep")
+            frames += _with_cell(_homogeneous_of(mat, key["judge"], sizes, quorum=quorum, tie_rule=tie_rule,
+                                                 tie_credit=tie_credit, unparsed=unparsed), key)
+    first_rep = (base["rep"] == 0).fillna(False).to_numpy(dtype=bool)
+    for key, rows in _slices(panel_of_cell[cell], panels):
+        judges = sorted(j for j in codes.judges[np.flatnonzero(np.bincount(codes.judge[rows]))] if pd.notna(j))
         if len(judges) >= 3:
-            t = heterogeneous_jury_table(g, judges=judges, temperature=float(cell["temperature"]), quorum=quorum,
-                                         tie_rule=tie_rule, tie_credit=tie_credit, unparsed=unparsed)
-            frames += _with_cell(t, cell)
+            check_unparsed(unparsed)
+            voting = rows[first_rep[rows]]
+            have = set(codes.judges[np.flatnonzero(np.bincount(codes.judge[voting], minlength=1))])
+            missing = [j for j in judges if j not in have]
+            if missing:
+                raise ValueError(f"no judgments for judge(s) {missing} at temperature "
+                                 f"{float(key['temperature'])}, rep 0")
+            mat = _coded_vote_matrix(codes, voting, "judge", seats=judges)
+            frames += _with_cell(_heterogeneous_rows(mat, judges, quorum=quorum, tie_rule=tie_rule,
+                                                     tie_credit=tie_credit, unparsed=unparsed), {"judge": None, **key})
     out = pd.DataFrame(frames, columns=list(JURY_TABLE_COLUMNS))
     if any(r["judge"] is None for r in frames):     # a heterogeneous jury has no judge: None, not a missing text
         out["judge"] = pd.Series([r["judge"] for r in frames], dtype=object)
     return out
+
+
+def _slices(group: np.ndarray, distinct: pd.DataFrame) -> Any:
+    """``(key dict, row positions in row order)`` of each group (codes ``group`` of the sorted key rows
+    ``distinct``, :func:`verdictlab.stats._frame.group_codes`), in key order; a key with a missing value
+    is left out, as a groupby drops it."""
+    order = np.argsort(group, kind="stable")
+    bounds = np.searchsorted(group[order], np.arange(len(distinct) + 1))
+    complete = distinct.notna().all(axis=1).to_numpy()
+    for g in np.flatnonzero(complete):
+        yield dict(zip(distinct.columns, distinct.iloc[g].tolist(), strict=True)), order[bounds[g]:bounds[g + 1]]

@@ -65,7 +65,7 @@ from ._frame import (
 )
 from .intervals import percentile_bounds, wilson_bounds
 
-__all__ = ["reliability", "trust_rate", "accuracy_ceiling", "RELIABILITY_COLUMNS", "PairEvents", "pair_events",
+__all__ = ["reliability", "cell_and_item_codes", "coded_reliability", "coded_units", "trust_rate", "accuracy_ceiling", "RELIABILITY_COLUMNS", "PairEvents", "pair_events",
            "unit_table"]
 
 #: the default cells: the full cell key of :mod:`verdictlab.vocab` (a frame without ``decoding`` is free)
@@ -117,16 +117,37 @@ def unit_table(judgments: pd.DataFrame, *, unparsed: str = "exclude",
     (0 A, 1 B, 2 tie, 3 unparsed, -1 split), ``N``, ``share``, ``total`` (verdicts in the unit),
     ``pair_cell, pair_label, pair_item`` (row index of a row of the pair), plus row-level codes."""
     check_unparsed(unparsed)
+    judgments, cell, cell_frame, item = cell_and_item_codes(judgments, by)
+    n_rows = len(judgments)
+    order = order_codes(judgments["order"]) if n_rows else np.zeros(0, dtype=np.int64)
+    vcode = verdict_codes(judgments["verdict"]) if n_rows else np.zeros(0, dtype=np.int64)
+    units = coded_units(cell, len(cell_frame), item, order, vcode, unparsed=unparsed)
+    pair_row = units["pair_row"]
+    units["pair_label"] = label_codes(judgments["label"].iloc[pair_row]) if n_rows else np.zeros(0, int)
+    return cell_frame, units
+
+
+def cell_and_item_codes(judgments: pd.DataFrame, by: Sequence[str] = DEFAULT_BY
+                        ) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame, np.ndarray]:
+    """``(judgments, cell, cells, item)``: the rows with their cell columns made whole (a NULL step is
+    ``''``), each row's cell code (row of the sorted cell frame ``cells``: the ``by`` columns, plus
+    ``step`` when a row has one) and item code (in the items' sorted order)."""
     judgments = with_cell_columns(judgments, by)
     keys = _cell_keys(judgments, by)
     if "step" in keys and judgments["step"].isna().any():
         judgments = judgments.assign(step=judgments["step"].astype("object").fillna(""))  # NULL = ''
-    n_rows = len(judgments)
-    cell, cell_frame = group_codes(judgments, keys)
+    cell, cells = group_codes(judgments, keys)
     item, _ = pd.factorize(judgments["item_id"], sort=True, use_na_sentinel=False)  # order-free: same figures whatever the row order
-    item = item.astype(np.int64)
-    order = order_codes(judgments["order"]) if n_rows else np.zeros(0, dtype=np.int64)
-    vcode = verdict_codes(judgments["verdict"]) if n_rows else np.zeros(0, dtype=np.int64)
+    return judgments, cell, cells, item.astype(np.int64)
+
+
+def coded_units(cell: np.ndarray, n_cells: int, item: np.ndarray, order: np.ndarray, vcode: np.ndarray, *,
+                unparsed: str = "exclude") -> dict[str, np.ndarray]:
+    """The unit arrays of :func:`unit_table` (all but ``pair_label``) from the rows' integer codes: cell
+    (0..n_cells-1), item (codes whose order is the items' order), order (0 AB, 1 BA) and verdict (0 A,
+    1 B, 2 tie, 3 unparsed).  A pair's representative row (``pair_row``) is its first row."""
+    check_unparsed(unparsed)
+    n_rows = len(cell)
     if n_rows == 0:
         pair = unit = np.zeros(0, dtype=np.int64)
     else:
@@ -161,7 +182,7 @@ def unit_table(judgments: pd.DataFrame, *, unparsed: str = "exclude",
     N = (mx == total) & (mode >= 0)
     share = safe_div(mx, total)
 
-    units = {
+    return {
         "unit_cell": cell[unit_row][keep],
         "unit_pair": pair[unit_row][keep],
         "unit_order": order[unit_row][keep],
@@ -170,15 +191,13 @@ def unit_table(judgments: pd.DataFrame, *, unparsed: str = "exclude",
         "share": share[keep],
         "total": total[keep],
         "unit_split": split[keep],
-        "units_dropped_cell": np.bincount(cell[unit_row][~keep], minlength=len(cell_frame)),
+        "units_dropped_cell": np.bincount(cell[unit_row][~keep], minlength=n_cells),
         "pair_cell": cell[pair_row],
-        "pair_label": label_codes(judgments["label"].iloc[pair_row]) if n_rows else np.zeros(0, int),
         "pair_row": pair_row,
         "row_cell": cell,
         "row_vcode": vcode,
         "row_pair": pair,
     }
-    return cell_frame, units
 
 
 @dataclass(frozen=True)
@@ -229,11 +248,46 @@ def reliability(judgments: pd.DataFrame, *, unparsed: str = "exclude", q: float 
     Cells are the combinations of ``by`` (plus ``step`` when non-empty steps exist).  Undefined
     figures (e.g. A in a cell without labelled pairs) are NaN.  ``n_bootstrap=0`` skips the T
     bootstrap (T_lo/T_hi NaN)."""
+    _check_q(q)
+    cells, u = unit_table(judgments, unparsed=unparsed, by=by)
+    rep = None
+    if "rep" in judgments.columns and len(judgments):
+        rep = pd.factorize(judgments["rep"], use_na_sentinel=False)[0].astype(np.int64)
+    return _figures(cells, u, rep, unparsed=unparsed, q=q, confidence=confidence, n_bootstrap=n_bootstrap,
+                    seed=seed)
+
+
+def coded_reliability(cells: pd.DataFrame, cell: np.ndarray, item: np.ndarray, order: np.ndarray,
+                      vcode: np.ndarray, label: np.ndarray, rep: np.ndarray | None, *, unparsed: str = "exclude",
+                      q: float | str = "auto", confidence: float = 0.95, n_bootstrap: int = 1000,
+                      seed: int = 0) -> pd.DataFrame:
+    """:func:`reliability` of rows given as integer codes: ``cells`` the frame of the cell keys (row g
+    is cell code g; only cells with rows get a figure row, in code order), ``cell``, ``item`` (codes in
+    the items' order), ``order`` (0 AB, 1 BA), ``vcode`` (0 A, 1 B, 2 tie, 3 unparsed), ``label`` (0 A,
+    1 B, -1 unlabelled) and ``rep`` (None: one repetition) per row.  Same figures as
+    :func:`reliability` of the frame those codes were taken from."""
+    _check_q(q)
+    present = np.flatnonzero(np.bincount(cell, minlength=len(cells)) > 0)
+    dense = np.full(len(cells), -1, dtype=np.int64)
+    dense[present] = np.arange(len(present))
+    cell = dense[cell]
+    u = coded_units(cell, len(present), item, order, vcode, unparsed=unparsed)
+    u["pair_label"] = np.asarray(label, dtype=np.int64)[u["pair_row"]]
+    return _figures(cells.iloc[present].reset_index(drop=True), u, rep, unparsed=unparsed, q=q,
+                    confidence=confidence, n_bootstrap=n_bootstrap, seed=seed)
+
+
+def _check_q(q: float | str) -> None:
     if not (q == "auto" or isinstance(q, int | float)):
         raise ValueError(f"q must be 'auto' or a number in [0, 1], got {q!r}")
     if isinstance(q, int | float) and not 0.0 <= float(q) <= 1.0:
         raise ValueError(f"q must be in [0, 1], got {q!r}")
-    cells, u = unit_table(judgments, unparsed=unparsed, by=by)
+
+
+def _figures(cells: pd.DataFrame, u: dict[str, np.ndarray], rep: np.ndarray | None, *, unparsed: str,
+             q: float | str, confidence: float, n_bootstrap: int, seed: int) -> pd.DataFrame:
+    """The figure rows of the cells ``cells`` from their unit arrays ``u`` (:func:`unit_table`) and the
+    rows' repetition codes ``rep``."""
     G = len(cells)
     uc, up, m = u["unit_cell"], u["unit_pair"], u["mode"]
     n_pairs_all = len(u["pair_cell"])
@@ -283,11 +337,11 @@ def reliability(judgments: pd.DataFrame, *, unparsed: str = "exclude", q: float 
     n_tie = per_cell(rv == 2, rc)
     n_parsed = n_judgments - n_unparsed
     tie_rate = safe_div(n_tie, n_parsed)
-    if "rep" in judgments.columns and len(judgments):
-        reps, _ = pd.factorize(judgments["rep"], use_na_sentinel=False)
-        cr = combine(rc, reps.astype(np.int64))
-        first = np.unique(cr, return_index=True)[1]
-        repetitions = np.bincount(rc[first], minlength=G).astype(float)
+    if rep is not None:
+        cr = combine(rc, rep)
+        cell_of = np.zeros(int(cr.max(initial=-1)) + 1, dtype=np.int64)
+        cell_of[cr] = rc                    # one entry per distinct (cell, rep)
+        repetitions = np.bincount(cell_of, minlength=G).astype(float)
     else:
         repetitions = np.ones(G)
 

@@ -28,13 +28,16 @@ import numpy as np
 import pandas as pd
 
 from ..vocab import PARSE_STATUSES, Verdict
+from ._frame import UNPARSED, VERDICT_CODES
 
-__all__ = ["EFFECT_FIGURES", "both_orders_verdicts", "both_orders_vote_verdicts", "calls_per_verdict",
-           "order_average_verdicts", "remedy_effects", "worst_parse_status"]
+__all__ = ["EFFECT_FIGURES", "both_orders_codes", "both_orders_verdicts", "both_orders_vote_codes",
+           "both_orders_vote_verdicts", "calls_per_verdict", "order_average_codes", "order_average_verdicts",
+           "remedy_effects", "worst_parse_status"]
 
 _MAJORITY = re.compile(r"^majority@(\d+)$")
 _RANK = {status: i for i, status in enumerate(PARSE_STATUSES)}   # ok < repaired < fallback < failed
 _STATUS = np.array(PARSE_STATUSES, dtype=object)
+_TIE_CODE, _UNPARSED_CODE = VERDICT_CODES["tie"], UNPARSED
 #: the figures :func:`remedy_effects` compares
 EFFECT_FIGURES: tuple[str, ...] = ("A", "phi", "T", "tie_rate")
 
@@ -81,6 +84,29 @@ def both_orders_vote_verdicts(va: Any, vb: Any) -> tuple[np.ndarray, np.ndarray]
     n_b = (a == "B").astype(int) + (b == "B").astype(int)
     verdict = np.where(n_a > n_b, "A", np.where(n_b > n_a, "B", "tie")).astype(object)
     return verdict, pd.isna(a).astype(int) + pd.isna(b).astype(int)
+
+
+def both_orders_codes(ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
+    """:func:`both_orders_verdicts` on verdict codes (0 A, 1 B, 2 tie, 3 unparsed): the agreed code,
+    ``2`` (tie) when both orders were parsed and disagree, ``3`` when either is unparsed."""
+    a, b = np.asarray(ca, dtype=np.int64), np.asarray(cb, dtype=np.int64)
+    parsed = (a < _UNPARSED_CODE) & (b < _UNPARSED_CODE)
+    return np.where(parsed & (a == b), a, np.where(parsed, _TIE_CODE, _UNPARSED_CODE))
+
+
+def both_orders_vote_codes(ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
+    """:func:`both_orders_vote_verdicts` on verdict codes: the side (0 A, 1 B) with more votes, else
+    ``2`` (tie)."""
+    a, b = np.asarray(ca, dtype=np.int64), np.asarray(cb, dtype=np.int64)
+    n_a = (a == 0).astype(int) + (b == 0).astype(int)
+    n_b = (a == 1).astype(int) + (b == 1).astype(int)
+    return np.where(n_a > n_b, 0, np.where(n_b > n_a, 1, _TIE_CODE))
+
+
+def order_average_codes(pa_ab: Any, pa_ba: Any) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`order_average_verdicts` with the verdict as a code (0 A, 1 B, 2 tie)."""
+    p = (np.asarray(pa_ab, dtype=float) + np.asarray(pa_ba, dtype=float)) / 2.0
+    return p, np.where(p > 0.5, 0, np.where(p < 0.5, 1, _TIE_CODE))
 
 
 def calls_per_verdict(remedy: str) -> int:
