@@ -343,8 +343,10 @@ def main() -> None:
     ap.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated, of {', '.join(STEPS)}")
     args = ap.parse_args()
     steps = tuple(s.strip() for s in args.steps.split(",") if s.strip())
-    if "import" not in steps or set(steps) - set(STEPS):
-        ap.error(f"--steps must include import and name only {list(STEPS)}")
+    if set(steps) - set(STEPS):
+        ap.error(f"--steps must name only {list(STEPS)}")
+    if "import" not in steps and args.root is None:
+        ap.error("without the import step --root must name where the runs were imported (ROOT/SIZE/run)")
     sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
     unknown = [s for s in sizes if s not in GRIDS]
     if unknown:
