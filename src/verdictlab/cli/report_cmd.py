@@ -3,7 +3,9 @@ as a terminal table, JSON, Markdown or one HTML file, and the figures as plot fi
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -91,12 +93,27 @@ def _write(rep: Any, target: _Target, viewer_url: str | None) -> None:
     elif target.fmt is ReportFormat.table:
         with console(target.out, what="report") as con:
             render_terminal(printable_view(rep), con)
-    if target.fmt is ReportFormat.html and target.out is not None:
-        render_html(rep, target.out, viewer_url=viewer_url)
-        _say_written("HTML report", target.out)
-    if target.html_too is not None:
-        render_html(rep, target.html_too, viewer_url=viewer_url)
-        _say_written("HTML report", target.html_too)
+    for html in (target.out if target.fmt is ReportFormat.html else None, target.html_too):
+        if html is not None:
+            with _status() as step:     # the pictures take a while on a large run
+                step(f"drawing {html}")
+                render_html(rep, html, viewer_url=viewer_url)
+            _say_written("HTML report", html)
+
+
+@contextlib.contextmanager
+def _status() -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr naming the report's current step, on a terminal only (a pipe or a log gets
+    nothing but the result); yields the function that names the next step."""
+    import sys
+
+    if not sys.stderr.isatty():
+        yield lambda _step: None
+        return
+    from .output import message_console
+
+    with message_console().status("report: starting") as status:
+        yield lambda step: status.update(f"report: {step}")
 
 
 def _say_written(what: str, path: Path) -> None:
@@ -168,12 +185,13 @@ def report(
             check_writable(path)
     _check_definitions(definitions)
     _check_viewer_url(viewer_url)
-    try:
-        rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
-                           seed=seed, expected_reps=expected_reps, definitions=definitions,
-                           cache=cache_root("columns"))
-    except StoreError as e:
-        fail(e, EXIT_STORE)
+    with _status() as step:
+        try:
+            rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
+                               seed=seed, expected_reps=expected_reps, definitions=definitions,
+                               cache=cache_root("columns"), progress=step)
+        except StoreError as e:
+            fail(e, EXIT_STORE)
     _write(rep, target, viewer_url or None)
     if plots is not None:
         written = write_plots(rep, plots)

@@ -499,7 +499,7 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
                  confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0,
                  max_broken_items: int = 300, frame: pd.DataFrame | None = None,
                  expected_reps: int | None = None, definitions: str | Sequence[str] | None = None,
-                 cache: Path | None = None) -> Report:
+                 cache: Path | None = None, progress: Callable[[str], None] | None = None) -> Report:
     """Everything a report shows, as a typed :class:`~verdictlab.report.model.Report`.
 
     Parameters
@@ -518,12 +518,14 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
         catalogue.  An unknown name raises ``KeyError`` naming the known ones, before anything is read.
     cache : a folder (``verdictlab.column_cache.cache_root("columns")``) where the judgments' figure
         columns are kept between reports of an unchanged store; None reads them from the store.
+    progress : called with a short line naming each step as it starts (reading the run, the cells, the
+        further analyses), e.g. to show it beside a spinner.
     """
     _check_args(unparsed, confidence)
     names = resolve_definitions(definitions) if definitions is not None else []
     opts: dict[str, Any] = {"unparsed": unparsed, "confidence": confidence, "n_bootstrap": n_bootstrap, "seed": seed,
                             "max_broken_items": max_broken_items, "frame": frame, "expected_reps": expected_reps,
-                            "names": names, "cache": cache}
+                            "names": names, "cache": cache, "progress": progress or (lambda _step: None)}
     if isinstance(store_or_run_dir, RunStore):
         return _build(store_or_run_dir, **opts)
     with open_store(store_or_run_dir) as store:
@@ -531,7 +533,9 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
 
 
 def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: int, seed: int, max_broken_items: int,
-           frame: pd.DataFrame | None, expected_reps: int | None, names: list[str], cache: Path | None) -> Report:
+           frame: pd.DataFrame | None, expected_reps: int | None, names: list[str], cache: Path | None,
+           progress: Callable[[str], None]) -> Report:
+    progress("reading the run")
     all_judgments, attempts, items_frame, item_objects, meta = _load(store, cache)
     inp = analyses.AnalysisInput(all_judgments, items=item_objects, items_frame=items_frame, unparsed=unparsed,
                                  confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
@@ -543,7 +547,9 @@ def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: in
     jobs = report_jobs(inp, judgments, items_frame, max_broken_items=max_broken_items)
     jobs["engine_rows"] = lambda: engine_rows(attempts, all_judgments) if len(all_judgments) or len(attempts) else []
     jobs["cells_lacking_an_order"] = lambda: cells_lacking_an_order(judgments)
-    with SecondLane(jobs, use=lanes_for(len(all_judgments)) == 2, here_only=HERE_ONLY_JOBS) as lane:
+    two = lanes_for(len(all_judgments)) == 2
+    progress(f"figures of {len(all_judgments):,} judgments" + (" in two processes" if two else ""))
+    with SecondLane(jobs, use=two, here_only=HERE_ONLY_JOBS) as lane:
         return _gathered(store, inp, all_judgments, judgments, meta, lane, frame=frame, names=names)
 
 
