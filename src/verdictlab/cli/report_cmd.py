@@ -185,13 +185,13 @@ def report(
             check_writable(path)
     _check_definitions(definitions)
     _check_viewer_url(viewer_url)
-    with _status() as step:
-        try:
+    try:
+        with _status() as step:         # ended before any error is printed
             rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
                                seed=seed, expected_reps=expected_reps, definitions=definitions,
                                cache=cache_root("columns"), progress=step)
-        except StoreError as e:
-            fail(e, EXIT_STORE)
+    except StoreError as e:
+        fail(e, EXIT_STORE)
     _write(rep, target, viewer_url or None)
     if plots is not None:
         written = write_plots(rep, plots)

@@ -330,17 +330,14 @@ def _with_readings(name: str, table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(reading=[read(r) for r in table.to_dict(orient="records")])
 
 
-def analysis_tables(inp: analyses.AnalysisInput, lane: SecondLane | None = None) -> dict[str, AnalysisTable]:
+def analysis_tables(inp: analyses.AnalysisInput, lane: SecondLane) -> dict[str, AnalysisTable]:
     """Every registered analysis the run supports, as ``{"title", "description", "columns", "rows"}``
-    (or ``{"title", "error"}`` for one that failed: a report never fails for an analysis); with ``lane``,
-    each table is its job ``analysis:NAME`` (:func:`report_jobs`), in the same order either way."""
+    (or ``{"title", "error"}`` for one that failed: a report never fails for an analysis), in the
+    registered order; each table is the job ``analysis:NAME`` of :func:`report_jobs`."""
     titles = {a.name: (a.title, a.description) for a in analyses.registered()}
-    if lane is None:
-        tables = analyses.run_analyses(inp)
-    else:
-        tables = analyses.run_analyses(inp, names=[])      # the modules that failed to import, if any
-        for name in titles:
-            tables.update({n: t for n, t in lane.result(f"analysis:{name}").items() if n == name})
+    tables = analyses.run_analyses(inp, names=[])      # the modules that failed to import, if any
+    for name in titles:
+        tables.update({n: t for n, t in lane.result(f"analysis:{name}").items() if n == name})
     out: dict[str, AnalysisTable] = {}
     for name, t in tables.items():
         title, desc = titles.get(name, (name, ""))
@@ -518,8 +515,8 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
         catalogue.  An unknown name raises ``KeyError`` naming the known ones, before anything is read.
     cache : a folder (``verdictlab.column_cache.cache_root("columns")``) where the judgments' figure
         columns are kept between reports of an unchanged store; None reads them from the store.
-    progress : called with a short line naming each step as it starts (reading the run, the cells, the
-        further analyses), e.g. to show it beside a spinner.
+    progress : called with a short line naming each step as it starts ("reading the run", then "figures
+        of N judgments", saying when two processes share them), e.g. to show it beside a spinner.
     """
     _check_args(unparsed, confidence)
     names = resolve_definitions(definitions) if definitions is not None else []
@@ -544,9 +541,7 @@ def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: in
     # pairwise figures only see pairwise rows; pointwise (rubric / graded) items get their own tables
     point = inp.point_mask
     judgments = all_judgments[~point] if point.any() else all_judgments
-    jobs = report_jobs(inp, judgments, items_frame, max_broken_items=max_broken_items)
-    jobs["engine_rows"] = lambda: engine_rows(attempts, all_judgments) if len(all_judgments) or len(attempts) else []
-    jobs["cells_lacking_an_order"] = lambda: cells_lacking_an_order(judgments)
+    jobs = report_jobs(inp, judgments, items_frame, attempts, max_broken_items=max_broken_items)
     two = lanes_for(len(all_judgments)) == 2
     progress(f"figures of {len(all_judgments):,} judgments" + (" in two processes" if two else ""))
     with SecondLane(jobs, use=two, here_only=HERE_ONLY_JOBS) as lane:
@@ -555,21 +550,26 @@ def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: in
 
 #: the jobs the second process never takes: scikit-learn's fits (OpenMP) in the human-label analyses
 HERE_ONLY_JOBS: tuple[str, ...] = ("analysis:human_labels", "analysis:human_labels_reliability")
-#: the costliest jobs first (the second process takes from the front, this one helps from the back):
-#: measured at 5.4M judgments, CPU s: remedies 16, juries 9, broken items 8, agreement 7, classes 11
+#: the jobs the second process takes first (this one helps from the back, the classes among the last):
+#: alone at 5.4M judgments, CPU s, remedies 6.5, juries 4.2, broken items 1.8, agreement 2.8, classes 5.5
+#: -- the order the 5.4M reports were measured in (docs/scale.md)
 FIRST_JOBS: tuple[str, ...] = ("analysis:remedies", "analysis:juries", "broken_items", "agreement",
                                "cell_columns:classes")
 
 
-def report_jobs(inp: analyses.AnalysisInput, judgments: pd.DataFrame, items_frame: pd.DataFrame, *,
-                max_broken_items: int) -> dict[str, Callable[[], Any]]:
+def report_jobs(inp: analyses.AnalysisInput, judgments: pd.DataFrame, items_frame: pd.DataFrame,
+                attempts: pd.DataFrame, *, max_broken_items: int) -> dict[str, Callable[[], Any]]:
     """The report's jobs that need only the loaded frames, by name (``agreement``, ``broken_items``,
-    ``cell_columns:NAME``, ``analysis:NAME``), in the order a second process takes them
-    (:class:`verdictlab.lanes.SecondLane`)."""
+    ``engine_rows``, ``cells_lacking_an_order``, ``cell_columns:NAME``, ``analysis:NAME``), in the
+    order a second process takes them (:class:`verdictlab.lanes.SecondLane`).  ``judgments`` are the
+    pairwise rows, ``inp.judgments`` every row."""
     its = items_frame if items_frame is not None and "response_a" in items_frame.columns else None
+    every = inp.judgments
     jobs: dict[str, Callable[[], Any]] = {
         "agreement": lambda: agreement_by_cell(judgments, unparsed=inp.unparsed, items=its) if len(judgments) else None,
         "broken_items": lambda: broken_items(judgments, items_frame, unparsed=inp.unparsed, limit=max_broken_items),
+        "engine_rows": lambda: engine_rows(attempts, every) if len(every) or len(attempts) else [],
+        "cells_lacking_an_order": lambda: cells_lacking_an_order(judgments),
     }
     for cc in analyses.registered_cell_columns():
         jobs[f"cell_columns:{cc.name}"] = functools.partial(cc.fn, inp)
