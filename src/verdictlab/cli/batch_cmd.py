@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from ._errors import EXIT_INPUT, EXIT_STORE, EXIT_USAGE, fail, say
-from .options import OutOption, RunArg, RunDirOption, deprecated, exit_codes, output_format
+from .options import OutOption, RunArg, RunDirOption, deprecated, exit_codes, is_stdout, output_format
 
 batch_app = typer.Typer(help="Offline batch files: export a run's pending requests, import the results.",
                         no_args_is_help=True, rich_markup_mode=None)
@@ -41,8 +41,9 @@ def export(
     from ..engine import EngineError
     from ..engine.batch_files import export_requests
 
-    if out is None:
-        raise typer.BadParameter("give the requests file with -o/--out PATH", param_hint="'--out'")
+    if out is None or is_stdout(out):
+        raise typer.BadParameter("give the requests file with -o/--out PATH (a file: the run records it, and "
+                                 "`batch import` checks the results against it)", param_hint="'--out'")
     output_format(out, fmt, BatchFormat, BatchFormat.jsonl)
     try:
         cfg = load_config(config)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ._errors import EXIT_INPUT, fail, printable, problem_lines
+from ._errors import EXIT_INPUT, fail, printable, problem_lines, problem_list
 from .options import FORMAT_DEFAULT, FormatOption, LegacyJson, TableOrJson, exit_codes, format_or_json
 from .output import data_console
 
@@ -107,9 +107,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 def _fail(exc: Exception, *, as_json: bool, code: int = EXIT_INPUT) -> None:
     msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-    if as_json:
-        typer.echo(json.dumps({"ok": False, "error": msg, "problems": problem_lines(exc)}, ensure_ascii=False))
-        raise typer.Exit(code)
+    if as_json:     # the result on stdout, and the error on stderr as without --format json (like import)
+        typer.echo(json.dumps({"ok": False, "error": msg, "problems": problem_list(exc)}, ensure_ascii=False))
     fail(exc if problem_lines(exc) else msg, code)
 
 

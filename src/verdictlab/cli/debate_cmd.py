@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from ._errors import EXIT_INPUT, EXIT_STORE
-from .options import Command, RunDirOption, deprecated, exit_codes
+from .options import Command, RunDirOption, exit_codes, legacy_spelling
 
 
 class DebateFallback(StrEnum):
@@ -52,8 +52,8 @@ def debate(
     from .output import data_console
 
     if legacy_run_dir is not None:
-        deprecated(f"debate CONFIG {legacy_run_dir}", f"debate CONFIG --run-dir {legacy_run_dir}")
-        run_dir = run_dir or legacy_run_dir
+        run_dir = legacy_spelling(f"debate CONFIG {legacy_run_dir}", legacy_run_dir, "debate CONFIG --run-dir",
+                                  run_dir)
     res = debate_config(config, run_dir, rounds=rounds, fallback=fallback.value, final_rule=final_rule.value,
                         stop_on_agreement=stop_on_agreement)
     summ = debate_summary(judgments_frame(res.run_dir))

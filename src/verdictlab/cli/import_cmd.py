@@ -15,9 +15,9 @@ from .options import (
     FormatOption,
     LegacyJson,
     TableOrJson,
-    deprecated,
     exit_codes,
     format_or_json,
+    legacy_spelling,
 )
 
 TABLE_FORMATS = ("csv", "jsonl", "parquet")
@@ -186,12 +186,11 @@ def import_cmd(
     --replace.  The summary goes to stderr; --format json prints the result on stdout."""
     from ..importers import describe_importers, import_into
     from ..items import ItemError
-    from ._errors import EXIT_USAGE, fail, problem_lines, say
+    from ._errors import EXIT_USAGE, fail, problem_list, say
 
     form = format_or_json(fmt, legacy_json, TableOrJson)
     if legacy_o is not None:
-        deprecated(f"import -o {legacy_o}", f"import --run-dir {legacy_o}")
-        run_dir = run_dir or legacy_o
+        run_dir = legacy_spelling(f"import -o {legacy_o}", legacy_o, "import --run-dir", run_dir)
     if run_dir is None:
         raise typer.BadParameter("the run directory to write into is required", param_hint="'--run-dir'")
     known = describe_importers()
@@ -213,7 +212,7 @@ def import_cmd(
         result = import_into(format, path, run_dir=run_dir, items=attach, replace=replace, **opts)
     except ItemError as exc:
         if form is TableOrJson.json:
-            typer.echo(json.dumps({"ok": False, "error": str(exc), "problems": problem_lines(exc)},
+            typer.echo(json.dumps({"ok": False, "error": str(exc), "problems": problem_list(exc)},
                                   ensure_ascii=False))
         fail(exc, EXIT_INPUT)
     if form is TableOrJson.json:

@@ -51,7 +51,15 @@ RunDirOption = Annotated[Path | None, typer.Option(
 OutOption = Annotated[Path | None, typer.Option(
     "--out", "-o", metavar="PATH", show_default=False,
     help="Write to this file (its extension must agree with --format; without --format it chooses the "
-         "form).")]
+         "form); - writes to stdout.")]
+#: ``-o -``: the data goes to stdout
+STDOUT = Path("-")
+
+
+def is_stdout(out: Path | None) -> bool:
+    """``-o -``: write the data to stdout (a command whose output is a file by default, or a directory,
+    says so or refuses it)."""
+    return out is not None and str(out) == "-"
 
 
 class TableOrJson(StrEnum):
@@ -139,12 +147,39 @@ def deprecated(old: str, new: str) -> None:
     say(f"deprecated: {old} -- use {new} (the old spelling goes in the next release)")
 
 
+def given(name: str) -> bool:
+    """Whether the running command's parameter ``name`` (its Python name) was given on the command line
+    or by its environment variable, rather than left at its default."""
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    source = ctx.get_parameter_source(name) if ctx is not None else None
+    return source in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+
+
+def legacy_spelling(old: str, old_value: Any, new: str, new_value: Any, *, new_given: bool | None = None) -> Any:
+    """An old spelling given with the value it says (``--json`` says ``json``, ``-f csv`` says ``csv``):
+    a usage error (exit 2) when the new spelling was given too (``new_given``; default: ``new_value`` is
+    not None) and says something else -- never one of the two silently; else the deprecation line, and
+    the value."""
+    if (new_value is not None if new_given is None else new_given) and _said(new_value) != _said(old_value):
+        raise typer.BadParameter(f"{old} says {_said(old_value)} but {new} says {_said(new_value)}; give only "
+                                 f"{new} (the old spelling goes in the next release)", param_hint=f"'{new.split()[-1]}'")
+    deprecated(old, f"{new} {_said(old_value)}")
+    return old_value
+
+
+def _said(value: Any) -> str:
+    return str(value.value if isinstance(value, StrEnum) else value)
+
+
 def format_or_json(fmt: F, legacy_json: bool, choices: type[F]) -> F:
-    """``--format``, or ``choices.json`` when the deprecated ``--json`` flag was given."""
+    """``--format``, or ``choices.json`` when the deprecated ``--json`` flag was given (a usage error
+    with a ``--format`` that says another form)."""
     if not legacy_json:
         return fmt
-    deprecated("--json", "--format json")
-    return choices("json")
+    return choices(legacy_spelling("--json", "json", "--format", fmt, new_given=given("fmt")))
 
 
 # -- help -----------------------------------------------------------------------------------------

@@ -10,7 +10,16 @@ import typer
 
 from ..vocab import UnparsedPolicy
 from ._errors import EXIT_INPUT, EXIT_STORE
-from .options import UNPARSED_DEFAULT, OutOption, RunArg, Unparsed, deprecated, exit_codes, output_format
+from .options import (
+    UNPARSED_DEFAULT,
+    OutOption,
+    RunArg,
+    Unparsed,
+    deprecated,
+    exit_codes,
+    is_stdout,
+    output_format,
+)
 
 
 class ReviewFormat(StrEnum):
@@ -31,6 +40,8 @@ def review(
     """Export the judge/human disagreements, the judge's reasoning beside the human label and critique
     (default file: RUN/review.<format>).  With --unparsed wrong, labelled verdicts the parser could not
     read count as disagreements and are exported too."""
+    import sys
+
     from ..analyses.review import export_review
     from ._errors import check_writable, say
 
@@ -40,10 +51,10 @@ def review(
     else:
         form = output_format(out, fmt, ReviewFormat, ReviewFormat.csv)
     check_writable(out or (run_dir / f"review.{form.value}"))
-    res = export_review(run_dir, out=out, fmt=form.value, protocol=protocol, judge=judge,
-                        include_unparsed=unparsed is UnparsedPolicy.WRONG)
+    res = export_review(run_dir, out=sys.stdout if is_stdout(out) else out, fmt=form.value, protocol=protocol,
+                        judge=judge, include_unparsed=unparsed is UnparsedPolicy.WRONG)
     summary = ", ".join(f"{k}: {v}" for k, v in res.counts.items()) or "none"
-    say(f"{res.n_rows} disagreement(s) written to {res.path} ({summary})")
+    say(f"{res.n_rows} disagreement(s) written to {res.path or 'stdout'} ({summary})")
 
 
 def register(app: typer.Typer) -> None:

@@ -21,7 +21,7 @@ from ._errors import (
     printable,
     say,
 )
-from .options import RunDirOption, deprecated, exit_codes
+from .options import RunDirOption, exit_codes, legacy_spelling
 from .output import data_console, message_console
 
 
@@ -84,8 +84,7 @@ def run(
     from ..store import STORE_FILENAME
 
     if legacy_o is not None:
-        deprecated(f"run -o {legacy_o}", f"run --run-dir {legacy_o}")
-        run_dir = run_dir or legacy_o
+        run_dir = legacy_spelling(f"run -o {legacy_o}", legacy_o, "run --run-dir", run_dir)
     try:
         cfg = load_config(config)
     except ConfigError as exc:
