@@ -118,6 +118,9 @@ def export_judgments(source: str | Path | RunStore, *, format: str = "parquet",
     if out is None:
         out = _run_dir(source) / f"judgments.{format}"
     out = Path(out)
+    if not isinstance(source, RunStore):      # the store first: a run that cannot be read leaves no file
+        with open_store(source) as store:
+            return export_judgments(store, format=format, out=out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("wb") as fh:
         write_judgments(source, fh, format=format)

@@ -119,8 +119,13 @@ Bootstrap = Annotated[int, typer.Option("--bootstrap", min=0, metavar="N",
                                         help="Bootstrap resamples behind each interval (0: none).")]
 BOOTSTRAP_DEFAULT = 1000
 
-Seed = Annotated[int, typer.Option("--seed", metavar="N", min=0,
-                                   help="Seed of every random draw (bootstrap, folds, generated data); >= 0.")]
+def seed_option(what: str = "every random draw (bootstrap, folds, generated data)") -> Any:
+    """``--seed N`` (an integer >= 0, default :data:`SEED_DEFAULT`); its help says which draws ``what`` it
+    seeds in this command."""
+    return typer.Option("--seed", metavar="N", min=0, help=f"Seed of {what}; >= 0.")
+
+
+Seed = Annotated[int, seed_option()]
 SEED_DEFAULT = 0
 
 Confidence = Annotated[float, typer.Option("--confidence", callback=_open_unit, metavar="LEVEL",
