@@ -55,11 +55,13 @@ def json_error(exc: json.JSONDecodeError, *, with_line: bool = False) -> str:
     return f"{exc.msg.removesuffix(' at')} ({where})"
 
 
-def read_records(path: str | Path) -> Rows:
+def read_records(path: str | Path, *, problems: Problems | None = None) -> Rows:
     """Read a JSON list, a JSON object holding one list, or JSON Lines; return ``(row, record)``.
 
-    Rows are 1-based: the line number for JSON Lines, the position in the list for JSON.
-    """
+    Rows are 1-based: the line number for JSON Lines, the position in the list for JSON.  With
+    ``problems``, a JSON Lines line that cannot be read is recorded there and the other lines are
+    returned, so the caller lists it among the problems of the rows it checks (without, they are raised
+    at once, before any row is checked)."""
     p = Path(path)
     if not p.is_file():
         raise ItemError("file not found", path=str(p))
@@ -71,7 +73,7 @@ def read_records(path: str | Path) -> Rows:
             # several JSON objects one per line is JSON Lines whatever the file is called
             if not (text.lstrip().startswith("{") and exc.msg == "Extra data"):
                 raise ItemError(f"invalid JSON: {json_error(exc, with_line=True)}", path=str(p)) from None
-    return json_lines(text, path=str(p))
+    return json_lines(text, path=str(p), problems=problems)
 
 
 def json_lines(text: str, *, path: str, problems: Problems | None = None) -> Rows:

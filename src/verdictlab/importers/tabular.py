@@ -174,10 +174,12 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_rows(p: Path) -> list[tuple[int, dict[str, Any]]]:
+def read_rows(p: Path, problems: Problems | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """The rows of a table or JSON (Lines) file; with ``problems``, unreadable rows and lines are recorded
+    there, among the problems of the rows that were read."""
     if p.suffix.lower() in (".csv", ".tsv", ".parquet"):
-        return read_table_rows(p)
-    return read_records(p)
+        return read_table_rows(p, problems=problems)
+    return read_records(p, problems=problems)
 
 
 @dataclass(frozen=True)
@@ -449,10 +451,15 @@ def _judgment(spec: _Spec, rec: dict[str, Any], row: int, index: int,
     key = _key(spec, rec, row, index, problems)
     words = _words(spec, rec, row, problems)
     extra = _optional(spec, rec, row, problems)
+    pref = Preference()
+    if spec.preferences_present:        # checked whatever else is wrong: every problem of the row at once
+        try:
+            pref = _preference(spec, rec, row, key["order"] if key is not None else "AB")
+        except ItemError as exc:
+            problems.add(exc)
     if key is None or words is None or problems.count > n:
         return None, None, None
     shown, label = words
-    pref = _preference(spec, rec, row, key["order"]) if spec.preferences_present else Preference()
     verdict = pref.verdict if spec.derive_verdict else swap(shown, key["order"]) if spec.verdicts == "positional" \
         else shown
     status = _parse_status(spec, rec, row, verdict)
@@ -552,8 +559,9 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
     derived_rules: set[str | None] = set()
     texts = _ItemTexts(spec)
     with _gc_paused():
-        rows = read_rows(p)
+        rows = read_rows(p, problems)
         if not rows:
+            problems.raise_if_any()
             raise ItemError("no records", path=str(p))
         spec = _with_columns(spec, rows, problems)
         for index, (row, rec) in enumerate(rows, start=1):
