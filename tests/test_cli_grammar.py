@@ -29,6 +29,7 @@ SHARED = ("--unparsed", "--bootstrap", "--seed", "--confidence")
 OWN_HELP = {"--seed": {"fake-server"}}
 #: options whose values are a fixed set: each must be a choice (an enum), listed in help
 CHOICES = {("import", "--order"), ("import", "--verdicts"), ("import", "--garbage"), ("import", "--id-from"),
+           ("validate", "--id-from"), ("plan-labels", "--id-from"),
            ("debate", "--fallback"),
            ("debate", "--final-rule"), ("run", "--executor"), ("demo", "--decoding"), ("compare", "--by"),
            ("drift", "--chart"), ("fake-server", "--winner")}

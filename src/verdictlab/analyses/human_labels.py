@@ -342,8 +342,9 @@ def human_label_keys(judgments: pd.DataFrame, labels: HumanLabels) -> dict[tuple
     with that id -- an id judged in several datasets is refused (:class:`~verdictlab.items.ItemError`
     naming file, row and field), never applied to all of them.  Also refused: rows naming no judged
     item, a label word of the other kind (a PASS label on a pair, A on a point item), and one item given
-    two different labels by rows with and without its dataset."""
-    from ..items import ItemError
+    two different labels by rows with and without its dataset.  Every problem of the file is listed at
+    once (:class:`~verdictlab.items.ItemProblems`)."""
+    from ..items import ItemError, Problems
 
     keys = _item_keys(judgments)
     by_id: dict[str, list[str]] = {}
@@ -353,21 +354,29 @@ def human_label_keys(judgments: pd.DataFrame, labels: HumanLabels) -> dict[tuple
     out: dict[tuple[str, str], str | None] = {}
     where: dict[tuple[str, str], int] = {}
     unknown = []
+    problems = Problems(labels.path)
     for row in labels.rows:
-        key = _resolve(row, by_id, labels.path)
-        if key is None:
-            unknown.append(row)
+        try:
+            key = _resolve(row, by_id, labels.path)
+            if key is None:
+                unknown.append(row)
+                continue
+            _check_kind(row, key, kinds, labels.path)
+        except ItemError as exc:
+            problems.add(exc)
             continue
-        _check_kind(row, key, kinds, labels.path)
         if key in out and out[key] != row.label:
-            raise ItemError(f"item {key[1]!r} of dataset {key[0]!r} already labelled {out[key]!r} in row "
-                            f"{where[key]}, now {row.label!r}", path=labels.path, row=row.row, field="label")
+            problems.add(ItemError(f"item {key[1]!r} of dataset {key[0]!r} already labelled {out[key]!r} in row "
+                                   f"{where[key]}, now {row.label!r}", path=labels.path, row=row.row, field="label"))
+            continue
         out[key], where[key] = row.label, row.row
     if unknown:
         first = unknown[0]
         name = f"{first.item_id!r}" + (f" of dataset {first.dataset!r}" if first.dataset is not None else "")
-        raise ItemError(f"{len(unknown)} labelled item(s) not in the run (never judged there), the first {name}",
-                        path=labels.path, row=first.row, field="item_id")
+        rows = ", ".join(str(r.row) for r in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
+        problems.add(ItemError(f"{len(unknown)} labelled item(s) not in the run (never judged there; rows {rows}), "
+                               f"the first {name}", path=labels.path, row=first.row, field="item_id"))
+    problems.raise_if_any()
     return out
 
 

@@ -59,4 +59,4 @@ def guard_stdout() -> None:
         out.flush()
     raw = _ReaderGoneIsQuiet(fd, "wb", closefd=False)
     sys.stdout = io.TextIOWrapper(io.BufferedWriter(raw), encoding=encoding, errors=errors,
-                                  line_buffering=line_buffering)
+                                  line_buffering=bool(line_buffering))

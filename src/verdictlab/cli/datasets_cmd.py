@@ -64,13 +64,13 @@ def loader_and_path(name: str, path: str | None) -> tuple[str, str | None]:
 def _load(name: str, path: str | None, hub: str | None, options: list[str] | None,
           map_: list[str] | None = None) -> Any:
     from ..datasets import load_dataset
-    from .import_cmd import _field_map
+    from .options import parse_field_map
 
     opts = parse_options(options)
     if hub:
         opts["hub"] = hub
     if map_:
-        opts["field_map"] = {**(opts.get("field_map") or {}), **_field_map(map_)}
+        opts["field_map"] = {**(opts.get("field_map") or {}), **parse_field_map(map_)}
     loader, path = loader_and_path(name, path)
     return load_dataset(loader, path=path, **opts)
 

@@ -13,11 +13,14 @@ from ._errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_STORE, EXIT_TERMINATED
 from .options import (
     FORMAT_DEFAULT,
     FormatOption,
+    IdFrom,
     LegacyJson,
     TableOrJson,
     exit_codes,
     format_or_json,
     legacy_spelling,
+    parse_field_map,
+    parse_value_map,
 )
 
 TABLE_FORMATS = ("csv", "jsonl", "parquet")
@@ -37,45 +40,11 @@ class VerdictTerms(StrEnum):
     positional = "positional"
 
 
-class IdFrom(StrEnum):
-    """Where a table without an item_id column takes its ids (``importers.tabular.ID_SOURCES``)."""
-
-    hash = "hash"
-    row = "row"
-
-
 class Garbage(StrEnum):
     """PandaLM: what an unreadable output becomes (``importers.pandalm.GARBAGE_RULES``)."""
 
     tie = "tie"
     unparsed = "unparsed"
-
-
-def _field_map(pairs: list[str]) -> dict[str, str]:
-    fm: dict[str, str] = {}
-    for pair in pairs:
-        col, sep, src = pair.partition("=")
-        if not sep or not col.strip() or not src.strip():
-            raise typer.BadParameter(f"expected COLUMN=SOURCE_COLUMN, got {pair!r}", param_hint="--map")
-        fm[col.strip()] = src.strip()
-    return fm
-
-
-def _value_map(specs: list[str]) -> dict[str, dict[str, str]]:
-    """``["verdict:0=tie,1=A,2=B"]`` -> ``{"verdict": {"0": "tie", "1": "A", "2": "B"}}`` (an empty
-    value, ``3=``, maps to empty: unparsed / unlabelled)."""
-    out: dict[str, dict[str, str]] = {}
-    for spec in specs:
-        column, sep, pairs = spec.partition(":")
-        if not sep or not column.strip() or not pairs.strip():
-            raise typer.BadParameter(f"expected COLUMN:RAW=VALUE,RAW=VALUE (e.g. verdict:0=tie,1=A,2=B), got {spec!r}",
-                                     param_hint="--map-values")
-        for pair in pairs.split(","):
-            raw, eq, word = pair.partition("=")
-            if not eq or not raw.strip():
-                raise typer.BadParameter(f"expected RAW=VALUE in {spec!r}, got {pair!r}", param_hint="--map-values")
-            out.setdefault(column.strip(), {})[raw.strip()] = word.strip()
-    return out
 
 
 def _options(format: str, given: dict[str, Any], map_: list[str] | None,
@@ -92,8 +61,8 @@ def _options(format: str, given: dict[str, Any], map_: list[str] | None,
             raise typer.BadParameter(f"applies to the {', '.join(only[key])} format(s)",
                                      param_hint=f"--{key.replace('_', '-')}")
         opts[key] = val
-    for flag, values, option, parse in (("--map", map_, "field_map", _field_map),
-                                        ("--map-values", map_values, "value_map", _value_map)):
+    for flag, values, option, parse in (("--map", map_, "field_map", parse_field_map),
+                                        ("--map-values", map_values, "value_map", parse_value_map)):
         if values:
             if format not in TABLE_FORMATS:
                 raise typer.BadParameter("applies to the csv, jsonl and parquet formats", param_hint=flag)

@@ -103,6 +103,66 @@ def output_format(out: Path | None, fmt: F | None, choices: type[F], default: F)
     return fmt
 
 
+# -- reading a user's file: --map, --map-values, --id-from (the import's and the label files') ------------
+class IdFrom(StrEnum):
+    """Where a file without an item_id column takes its ids (``datasets.columns.ID_SOURCES``)."""
+
+    hash = "hash"
+    row = "row"
+
+
+def parse_field_map(pairs: list[str]) -> dict[str, str]:
+    """``["item_id=question_id"]`` -> ``{"item_id": "question_id"}`` (``--map``)."""
+    fm: dict[str, str] = {}
+    for pair in pairs:
+        col, sep, src = pair.partition("=")
+        if not sep or not col.strip() or not src.strip():
+            raise typer.BadParameter(f"expected COLUMN=SOURCE_COLUMN, got {pair!r}", param_hint="--map")
+        fm[col.strip()] = src.strip()
+    return fm
+
+
+def parse_value_map(specs: list[str]) -> dict[str, dict[str, str]]:
+    """``["verdict:0=tie,1=A,2=B"]`` -> ``{"verdict": {"0": "tie", "1": "A", "2": "B"}}`` (``--map-values``;
+    an empty value, ``3=``, maps to empty: unparsed / unlabelled)."""
+    out: dict[str, dict[str, str]] = {}
+    for spec in specs:
+        column, sep, pairs = spec.partition(":")
+        if not sep or not column.strip() or not pairs.strip():
+            raise typer.BadParameter(f"expected COLUMN:RAW=VALUE,RAW=VALUE (e.g. verdict:0=tie,1=A,2=B), got {spec!r}",
+                                     param_hint="--map-values")
+        for pair in pairs.split(","):
+            raw, eq, word = pair.partition("=")
+            if not eq or not raw.strip():
+                raise typer.BadParameter(f"expected RAW=VALUE in {spec!r}, got {pair!r}", param_hint="--map-values")
+            out.setdefault(column.strip(), {})[raw.strip()] = word.strip()
+    return out
+
+
+LabelMapOption = Annotated[list[str] | None, typer.Option(
+    "--map", metavar="FIELD=COLUMN",
+    help="--human: the file's column of item_id, label or dataset, e.g. --map item_id=question_id --map "
+         "label=score; repeatable (as import's --map).")]
+LabelMapValuesOption = Annotated[list[str] | None, typer.Option(
+    "--map-values", metavar="label:RAW=VALUE,...",
+    help="--human: what the file's labels mean, e.g. --map-values label:1=A,2=B,0=tie (as import's).")]
+LabelIdFromOption = Annotated[IdFrom | None, typer.Option(
+    "--id-from", show_default=False,
+    help="--human without an id column (a bare list of labels): number the records (row: 1, 2, ...) or hash "
+         "the question and both responses (hash), as import does.")]
+
+
+def label_reading(human: Path | None, map_: list[str] | None, map_values: list[str] | None,
+                  id_from: IdFrom | None) -> dict[str, Any]:
+    """The keyword arguments that read a ``--human`` file as it is (``field_map``, ``value_map``,
+    ``id_from``); a usage error when they are given without ``--human``."""
+    given = [f for f, v in (("--map", map_), ("--map-values", map_values), ("--id-from", id_from)) if v]
+    if given and human is None:
+        raise typer.BadParameter("reads the --human file: give it with --human FILE", param_hint=f"'{given[0]}'")
+    return {"field_map": parse_field_map(map_ or []), "value_map": parse_value_map(map_values or []),
+            "id_from": id_from.value if id_from is not None else "column"}
+
+
 # -- shared figures options ---------------------------------------------------------------------------
 def _open_unit(value: float) -> float:
     if not 0 < value < 1:     # also NaN

@@ -76,9 +76,10 @@ def read_records(path: str | Path, *, problems: Problems | None = None) -> Rows:
     return json_lines(text, path=str(p), problems=problems)
 
 
-def json_lines(text: str, *, path: str, problems: Problems | None = None) -> Rows:
+def json_lines(text: str, *, path: str, problems: Problems | None = None, bare: str | None = None) -> Rows:
     """The records of a JSON Lines text (lines from :func:`split_lines`; blank lines skipped; each
-    line one JSON object), as ``(line number, record)``."""
+    line one JSON object), as ``(line number, record)``.  With ``bare``, a line holding one plain value
+    (a string, a number, true / false or null) is the record ``{bare: value}`` (a file of bare labels)."""
     max_depth = input_limits().max_depth       # read once per file, not per line
     rows: Rows = []
     own = problems is None               # every bad line of the file at once: raised here, or the caller's
@@ -94,6 +95,8 @@ def json_lines(text: str, *, path: str, problems: Problems | None = None) -> Row
         except ItemError as exc:
             problems.add(exc)
             continue
+        if bare is not None and (rec is None or isinstance(rec, str | int | float | bool)):
+            rec = {bare: rec}
         if not isinstance(rec, dict):
             problems.add(ItemError("each line must be a JSON object", path=path, row=lineno))
             continue
