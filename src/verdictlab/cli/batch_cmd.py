@@ -12,7 +12,16 @@ from typing import Annotated
 import typer
 
 from ._errors import EXIT_INPUT, EXIT_STORE, EXIT_USAGE, fail, say
-from .options import OutOption, RunArg, RunDirOption, deprecated, exit_codes, is_stdout, output_format
+from .options import (
+    OutOption,
+    RunArg,
+    RunDirOption,
+    SetOption,
+    deprecated,
+    exit_codes,
+    is_stdout,
+    output_format,
+)
 
 batch_app = typer.Typer(help="Offline batch files: export a run's pending requests, import the results.",
                         no_args_is_help=True, rich_markup_mode=None)
@@ -34,6 +43,7 @@ def export(
     judge: Annotated[str | None, typer.Option("--judge", help="Export only this judge's requests.")] = None,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Export again the requests whose "
                                                                        "imported result was an error.")] = False,
+    set_: SetOption = None,
 ) -> None:
     """Write the run's pending requests in the OpenAI batch format ({custom_id, method, url, body}) to --out
     (required)."""
@@ -46,7 +56,7 @@ def export(
                                  "`batch import` checks the results against it)", param_hint="'--out'")
     output_format(out, fmt, BatchFormat, BatchFormat.jsonl)
     try:
-        cfg = load_config(config)
+        cfg = load_config(config, overrides=set_ or ())
     except ConfigError as exc:
         fail(exc, EXIT_INPUT)
     run_dir = run_dir or Path("runs") / cfg.name

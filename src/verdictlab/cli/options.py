@@ -47,6 +47,13 @@ RunDirOption = Annotated[Path | None, typer.Option(
     "--run-dir", metavar="DIR", help="Run directory to create or resume (default: runs/<config name>).",
     show_default=False)]
 
+#: ``--set KEY=VALUE`` of the commands that read a run config (``verdictlab.config.apply_overrides``)
+SetOption = Annotated[list[str] | None, typer.Option(
+    "--set", metavar="KEY=VALUE",
+    help="Change a setting of CONFIG for this command, KEY a dotted path (numbers index lists), VALUE read as "
+         "YAML, e.g. --set judges.0.id=openai-compatible:m@http://127.0.0.1:9000/v1 --set repetitions=5; "
+         "repeatable.")]
+
 # -- output files -----------------------------------------------------------------------------------
 OutOption = Annotated[Path | None, typer.Option(
     "--out", "-o", metavar="PATH", show_default=False,

@@ -21,7 +21,7 @@ from ._errors import (
     printable,
     say,
 )
-from .options import RunDirOption, exit_codes, legacy_spelling
+from .options import RunDirOption, SetOption, exit_codes, legacy_spelling
 from .output import data_console, message_console
 
 
@@ -71,6 +71,7 @@ def run(
     pilot: Annotated[bool, typer.Option("--pilot", help="With --plan and precision: in the config: judge the "
                                                         "adaptive design's pilot first and plan from it (the "
                                                         "run reuses it).")] = False,
+    set_: SetOption = None,
     legacy_o: Annotated[Path | None, typer.Option("-o", hidden=True)] = None,
 ) -> None:
     """Run an audit.  Resumes by default: trials already in the store are skipped.  The plan goes to
@@ -86,7 +87,7 @@ def run(
     if legacy_o is not None:
         run_dir = legacy_spelling(f"run -o {legacy_o}", legacy_o, "run --run-dir", run_dir)
     try:
-        cfg = load_config(config)
+        cfg = load_config(config, overrides=set_ or ())
     except ConfigError as exc:
         fail(exc, EXIT_INPUT)
     cfg = _with_executor(cfg, executor, ray_address)
