@@ -138,7 +138,7 @@ def _print_summary(out: Console, name: str, rd: Path, summary: Any) -> None:
     out.print(f"run {name!r}: {summary.n_written} trials judged this run, "
               f"{summary.n_skipped} already done (skipped), {summary.n_remaining} remaining")
     out.print(f"  failed calls: {summary.n_failed}   parse failures: {summary.n_parse_failed}   "
-              f"cache hits: {summary.n_cache_hits}   calls: {summary.calls}   "
+              f"cache hits: {summary.n_cache_hits}   calls: {summary.calls_text()}   "
               f"tokens: {summary.tokens_in + summary.tokens_out:,}   cost: ${summary.cost_usd:.4f}   "
               f"time: {summary.elapsed_s:.1f}s")
     out.print(f"  stored in {rd / STORE_FILENAME}")
