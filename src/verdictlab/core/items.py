@@ -257,12 +257,12 @@ def make_pair_item(record: dict[str, Any], *, path: str | None = None, row: int 
 
 def to_canonical(shown_verdict: str | None, order: str) -> str | None:
     """Map a verdict given in *shown* terms (``A`` = first shown) back to canonical terms
-    (:func:`verdictlab.vocab.swap`)."""
+    (:func:`verdictlab.core.vocab.swap`)."""
     return swap(shown_verdict, order)
 
 
 def to_shown(canonical_verdict: str | None, order: str) -> str | None:
-    """Inverse of :func:`to_canonical` (the map is its own inverse; :func:`verdictlab.vocab.swap`)."""
+    """Inverse of :func:`to_canonical` (the map is its own inverse; :func:`verdictlab.core.vocab.swap`)."""
     return swap(canonical_verdict, order)
 
 
