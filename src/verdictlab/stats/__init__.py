@@ -257,9 +257,11 @@ from .tournament import (
     WIN_RATE_TIE_RULES,
     Tournament,
     TournamentPatterns,
+    common_opponent,
     pattern_draws,
     tournament,
     tournament_patterns,
+    unit_preferences,
     win_rates,
 )
 from .transitivity import (
@@ -535,4 +537,6 @@ __all__ = [
     "tournament",
     "tournament_patterns",
     "win_rates",
+    "common_opponent",
+    "unit_preferences",
 ]

@@ -29,7 +29,7 @@ resample instead of O(units) (the trick FastChat's MLE bootstrap uses on unique 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -38,7 +38,7 @@ from ._frame import UNPARSED, group_codes, require_columns, verdict_codes
 from .intervals import percentile_bounds
 
 __all__ = ["WIN_RATE_TIE_RULES", "Tournament", "TournamentPatterns", "tournament", "tournament_patterns", "pattern_draws",
-           "win_rates", "WIN_RATE_COLUMNS"]
+           "win_rates", "WIN_RATE_COLUMNS", "common_opponent", "unit_preferences"]
 
 WIN_RATE_TIE_RULES: tuple[str, ...] = ("half", "drop", "loss")
 WIN_RATE_COLUMNS: tuple[str, ...] = ("system", "win_rate", "lo", "hi", "n", "wins", "losses", "ties", "n_units",
@@ -55,7 +55,8 @@ def check_tie_rule(tie_rule: str, allowed: tuple[str, ...] = WIN_RATE_TIE_RULES)
 class Tournament:
     """The matches of one judge configuration: per match the two systems' codes (``first < second``),
     the outcome from ``first``'s side (0 won, 1 tie, 2 lost), the unit (pair item) and prompt codes;
-    ``systems`` / ``prompts`` name the codes."""
+    ``systems`` / ``prompts`` name the codes; ``unit_rows[u]`` is the position in the coded frame of
+    unit ``u``'s first row."""
 
     systems: tuple[str, ...]
     prompts: tuple[str, ...]
@@ -67,6 +68,7 @@ class Tournament:
     n_units: int
     n_unparsed: int
     n_without_system: int
+    unit_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def n_systems(self) -> int:
@@ -80,7 +82,8 @@ class Tournament:
         """The matches where ``keep`` is true (same systems, prompts and unit codes)."""
         keep = np.asarray(keep, dtype=bool)
         return Tournament(self.systems, self.prompts, self.first[keep], self.second[keep], self.outcome[keep],
-                          self.unit[keep], self.prompt[keep], self.n_units, self.n_unparsed, self.n_without_system)
+                          self.unit[keep], self.prompt[keep], self.n_units, self.n_unparsed, self.n_without_system,
+                          self.unit_rows)
 
 
 def _name_codes(values: pd.Series) -> tuple[np.ndarray, list[str]]:
@@ -129,8 +132,12 @@ def tournament(frame: pd.DataFrame, *, systems: tuple[str, ...] | None = None) -
         prompts = tuple(pnames[k] for k in np.unique(pc[keep]))
     else:
         prompt, prompts = unit_codes, tuple(str(i) for i in range(n_units))
+    rows = np.flatnonzero(keep)
+    unit_rows = np.zeros(n_units, dtype=np.int64)
+    unit_rows[unit_codes[::-1]] = rows[::-1]          # the first row of each unit (the last write wins)
     return Tournament(tuple(systems), prompts, first, second, outcome.astype(np.int64), unit_codes, prompt,
-                      n_units, n_unparsed=int((known & ~parsed).sum()), n_without_system=int((~known).sum()))
+                      n_units, n_unparsed=int((known & ~parsed).sum()), n_without_system=int((~known).sum()),
+                      unit_rows=unit_rows)
 
 
 def _dense(codes: np.ndarray) -> tuple[np.ndarray, int]:
@@ -238,3 +245,38 @@ def win_rates(t: Tournament, *, tie_rule: str = "half", n_bootstrap: int = 1000,
                         "n_units": units.astype(np.int64), "tie_rule": tie_rule}, columns=list(WIN_RATE_COLUMNS))
     out = out.sort_values(["win_rate", "system"], ascending=[False, True], kind="stable", na_position="last")
     return out.reset_index(drop=True)
+
+
+def common_opponent(t: Tournament) -> str | None:
+    """The system that plays in every unit of ``t`` (the baseline of a design where every system meets
+    one baseline, as AlpacaEval's and the Vicuna evaluation's do), or None when there is none or the
+    tournament has fewer than three systems."""
+    if t.n_matches == 0 or t.n_systems < 3:
+        return None
+    unit_has = np.zeros((t.n_units, t.n_systems), dtype=bool)
+    unit_has[t.unit, t.first] = True
+    unit_has[t.unit, t.second] = True
+    everywhere = np.flatnonzero(unit_has[np.unique(t.unit)].all(axis=0))
+    return t.systems[int(everywhere[0])] if len(everywhere) == 1 else None
+
+
+def unit_preferences(t: Tournament, baseline: str) -> pd.DataFrame:
+    """Per unit played against ``baseline``: ``system`` (the other side), ``unit`` (code),
+    ``preference`` = the mean over the unit's matches of the system's score (won 1, tie 1/2, lost 0)
+    and ``n`` (matches).  One row per unit: AlpacaEval's one annotation per instruction."""
+    if baseline not in t.systems:
+        raise ValueError(f"baseline {baseline!r} is not among the systems")
+    b = t.systems.index(baseline)
+    vs = (t.first == b) | (t.second == b)
+    first_score = (2 - t.outcome[vs]) / 2.0
+    own = np.where(t.first[vs] == b, 1.0 - first_score, first_score)
+    other = np.where(t.first[vs] == b, t.second[vs], t.first[vs])
+    unit, n_units = _dense(t.unit[vs])
+    n = np.bincount(unit, minlength=n_units)
+    total = np.bincount(unit, weights=own, minlength=n_units)
+    sys_of = np.zeros(n_units, dtype=np.int64)
+    sys_of[unit] = other
+    orig = np.zeros(n_units, dtype=np.int64)
+    orig[unit] = t.unit[vs]
+    return pd.DataFrame({"system": np.asarray(t.systems, dtype=object)[sys_of], "unit": orig,
+                         "preference": total / np.maximum(n, 1), "n": n})
