@@ -286,7 +286,7 @@ def score_ratio_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
     frames = []
     for c in res.cells:
         base = _baseline(inp, c.t)
-        if base is None:
+        if base is None or "scores" not in c.rows.columns:
             continue
         s = scores_frame(c.rows)
         rows = c.rows.assign(score_a=pd.to_numeric(s["score_a"], errors="coerce").to_numpy(),
