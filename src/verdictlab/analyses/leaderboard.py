@@ -81,7 +81,7 @@ def _item_systems(items: Sequence[Any] | pd.DataFrame | None) -> pd.DataFrame:
         {**it.model_dump(), "_obj": it} for it in items if hasattr(it, "response_b")]
     rows = []
     for r in recs:
-        meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}
+        meta: dict[str, Any] = r["meta"] if isinstance(r.get("meta"), dict) else {}
         a = r.get("system_a") or r.get("model_a") or meta.get("system_a")
         b = r.get("system_b") or r.get("model_b") or meta.get("system_b")
         if a is None or b is None or "response_b" not in r:
@@ -191,7 +191,7 @@ _LAST: list[Any] = []   # [inp, result]: the registered tables share one computa
 
 def _run(inp: AnalysisInput) -> _Leaderboards | None:
     if _LAST and _LAST[0] is inp:
-        return _LAST[1]  # type: ignore[no-any-return]
+        return _LAST[1]
     res = _compute(inp)
     _LAST[:] = [inp, res]
     return res
@@ -313,7 +313,7 @@ def _alpaca_rows(inp: AnalysisInput, c: _Cell, base: str) -> list[dict[str, Any]
             "needs AlpacaEval's published instruction difficulties (extra['alpaca_reference'])")
         if not missing and "instruction" not in first.columns:
             missing = "needs each pair's AlpacaEval instruction index (column 'instruction')"
-        if not missing:
+        if not missing and isinstance(ref, AlpacaReference):
             fig = _lc(fig, p, first, base, ref)
         recs.append({**c.key.as_dict(), "system": system, "baseline": base, **fig.__dict__,
                      "lc_missing": missing or None})

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -137,7 +138,9 @@ def ranking_stability(variants: Mapping[str, Tournament], comparisons: Sequence[
         xa, xb = point[a], point[b]
         both = np.isfinite(xa) & np.isfinite(xb)
         tau = float(kendall_tau_b(xa, xb))
-        lo = hi = p_change = np.nan
+        lo: Any = np.nan
+        hi: Any = np.nan
+        p_change = np.nan
         if boot:
             ba = np.where(both, boot[a], np.nan)
             bb = np.where(both, boot[b], np.nan)
@@ -190,7 +193,8 @@ def separable_pairs(t: Tournament, *, alpha: float = 0.05) -> pd.DataFrame:
     adj = holm_adjust(p)
     sep = np.nan_to_num(adj, nan=1.0) < alpha
     names = np.asarray(t.systems, dtype=object)
-    better = np.where(sep, np.where(x_better > y_better, names[i], names[j]), None)
+    better = np.where(x_better > y_better, names[i], names[j])
+    better[~sep] = None
     out = pd.DataFrame({"system_x": names[i], "system_y": names[j], "n_prompts": n_shared, "n_x_better": x_better,
                         "n_y_better": y_better, "p_value": p, "p_holm": adj, "separable": sep, "better": better},
                        columns=list(SEPARABLE_COLUMNS))

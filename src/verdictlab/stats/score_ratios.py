@@ -16,6 +16,8 @@ the pair items of the system (all of an item's judgments move together).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -59,7 +61,8 @@ def score_ratios(frame: pd.DataFrame, *, baseline: str, n_bootstrap: int = 1000,
         num = np.bincount(codes, weights=own[use], minlength=len(uniq))
         den = np.bincount(codes, weights=ref[use], minlength=len(uniq))
         ratio = num.sum() / den.sum() if den.sum() > 0 else np.nan
-        lo = hi = np.nan
+        lo: Any = np.nan
+        hi: Any = np.nan
         if n_bootstrap > 0 and len(uniq):
             w = rng.multinomial(len(uniq), np.full(len(uniq), 1.0 / len(uniq)), size=n_bootstrap).astype(float)
             bn, bd = w @ num, w @ den
