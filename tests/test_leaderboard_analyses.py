@@ -30,7 +30,7 @@ def _run(baseline: bool) -> AnalysisInput:
                                                                                               strict=True)]
     first = df.drop_duplicates("item_id")
     items = [PairItem(item_id=i, dataset="tournament", question=f"question {p}", response_a="a" * 10,
-                      response_b="b" * 12, label=lab, model_a=a, model_b=b)
+                      response_b="b" * 12, label=lab, system_a=a, system_b=b)
              for i, p, a, b, lab in first[["item_id", "prompt", "system_a", "system_b", "label"]].itertuples(index=False)]
     judgments = df.drop(columns=["system_a", "system_b", "label", "prompt", "score_a", "score_b"])
     return AnalysisInput(judgments, items=items, n_bootstrap=100)
@@ -71,7 +71,7 @@ def test_baseline_design_gives_score_ratio_and_alpaca_figures() -> None:
 
 def test_a_run_without_systems_has_no_leaderboard() -> None:
     inp = _run(baseline=False)
-    bare = AnalysisInput(inp.judgments, items=[it.model_copy(update={"model_a": None, "model_b": None})
+    bare = AnalysisInput(inp.judgments, items=[it.model_copy(update={"system_a": None, "system_b": None})
                                                for it in inp.items or []])
     assert not set(run_analyses(bare, names=NAMES))
 
