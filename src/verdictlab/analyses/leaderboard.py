@@ -13,7 +13,8 @@ Tables (all figures from :mod:`verdictlab.stats`):
   (tie rule ``inp.extra["tie_rule"]``, default ``half``) and the sequential Elo over random match
   orders (``inp.extra["elo_orders"]``, default 100; K 4).
 * ``leaderboard_stability`` -- per cell: the ranking per presentation order (AB against BA), per
-  repetition (each against the first) and against the humans (the gold labels, one vote per pair),
+  repetition (each against the first) and against the humans (the gold labels, one vote per pair; where
+  annotators voted, the gold label is the one their votes make under the run's stated ``label_rule``),
   with Kendall's tau, its prompt-bootstrap interval, the top systems and how often the top changes.
 * ``leaderboard_agreement`` -- per dataset, every pair of configurations (judges, protocols,
   temperatures, decodings): the same comparison across configurations.
