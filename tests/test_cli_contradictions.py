@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
-from verdictlab.export import read_export
+from verdictlab.store.export import read_export
 
 runner = CliRunner()
 

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
-from verdictlab.config import ConfigError, apply_overrides, load_config
+from verdictlab.engine.config import ConfigError, apply_overrides, load_config
 
 REPO = Path(__file__).resolve().parents[1]
 runner = CliRunner()

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
-from verdictlab.config import load_config
+from verdictlab.engine.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))

@@ -19,9 +19,9 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from verdictlab.export import PARTITION_COLUMNS, export_judgments, read_export
-from verdictlab.judgment import make_judgment
+from verdictlab.core.judgment import make_judgment
 from verdictlab.store import JUDGMENT_COLUMN_NAMES, JUDGMENT_COLUMNS, RunStore
+from verdictlab.store.export import PARTITION_COLUMNS, export_judgments, read_export
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402

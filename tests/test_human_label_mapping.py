@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from verdictlab.analyses.human_label_runs import labelled_judgments
 from verdictlab.cli.main import app
+from verdictlab.core.design import trial_id
 from verdictlab.datasets.human_labels import read_human_labels
-from verdictlab.design import trial_id
 from verdictlab.store import RunStore
+from verdictlab.workflows.human_label_runs import labelled_judgments
 
 runner = CliRunner()
 #: the humans' labels of items 1..12 (the judge answers A on every one of them)

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
-from verdictlab.viewer_links import check_viewer_url
+from verdictlab.core.viewer_links import check_viewer_url
 
 BAD = ['http://127.0.0.1:8765"', "http://'host':8765", 'http://"x":80', "http://127.0.0.1 :8765", "http://a b",
        "http://127.0.0.1:99999", "http://127.0.0.1:0", "http://127.0.0.1:8765\n", "http://127.0.0.1\n:8765",

@@ -32,7 +32,9 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from .._registry import Registry
+from ..core.registry import Registry
+from ..core.vocab import CELL_KEY
+from ..errors import UsageError
 from ..protocols.geval import scores_frame
 from ..stats import with_cell_columns
 from ..stats.classes import class_figures
@@ -51,7 +53,6 @@ from ..stats.definitions import (
     win_rate,
 )
 from ..stats.reliability import reliability
-from ..vocab import CELL_KEY
 from . import AnalysisInput
 
 __all__ = ["CATALOGUE_FIELDS", "DEFINITIONS", "DEFINITIONS_COLUMNS", "Definition", "DefinitionInput", "catalogue",
@@ -67,7 +68,7 @@ NEEDS: tuple[str, ...] = ("labels", "both orders", "soft preferences", "score pa
 @dataclass(frozen=True)
 class DefinitionInput:
     """What a definition reads: the run's pairwise judgments (``frame``, on the full cell key: a missing
-    or NULL decoding is free), the cell columns ``by`` (:data:`~verdictlab.vocab.CELL_KEY`) and the
+    or NULL decoding is free), the cell columns ``by`` (:data:`~verdictlab.core.vocab.CELL_KEY`) and the
     figure policy; verdictlab's own figures are computed once and shared."""
 
     analysis: AnalysisInput
@@ -151,7 +152,7 @@ class Definition:
         return f"cell policy ({policy})" if self.policy else self.unparsed
 
 
-#: the registered definitions (the one registry mechanism, :mod:`verdictlab._registry`)
+#: the registered definitions (the one registry mechanism, :mod:`verdictlab.core.registry`)
 DEFINITIONS: Registry[Definition] = Registry("definition")
 
 
@@ -189,7 +190,7 @@ def resolve_definitions(spec: str | Sequence[str]) -> list[str]:
     raises ``KeyError`` naming the known ones."""
     names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
     if not names:
-        raise ValueError("definitions: give 'all' or a comma-separated list of names")
+        raise UsageError("definitions: give 'all' or a comma-separated list of names")
     if "all" in names:
         return definition_names()
     for n in names:

@@ -32,10 +32,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..core.vocab import (
+    CELL_KEY,
+    DECISIVE,
+    DEFAULT_DECODING,
+    DEFAULT_UNPARSED,
+    VERDICTS,
+    Verdict,
+    check_unparsed,
+)
+from ..errors import InputError
 from ..stats.calibration import Calibration, Recalibration, calibration, recalibrations
 from ..stats.ppi import LabelBudget, MeanEstimate, classical_mean, judge_mean, label_budget, ppi_mean
 from ..stats.selective import SelectiveResult, selective_threshold
-from ..vocab import CELL_KEY, DECISIVE, DEFAULT_DECODING, DEFAULT_UNPARSED, VERDICTS, Verdict, check_unparsed
 
 if TYPE_CHECKING:
     from ..datasets.human_labels import HumanLabel, HumanLabels
@@ -204,7 +213,7 @@ def _outcomes(labels: pd.Series, kind: str) -> tuple[np.ndarray, np.ndarray]:
         norm = labels.where(labels.notna(), None)
         odd = norm.notna() & ~norm.isin(VERDICTS)
         if odd.any():
-            raise ValueError(f"item {labels.index[odd.to_numpy()][0]!r}: human label {norm[odd].iloc[0]!r} is not "
+            raise InputError(f"item {labels.index[odd.to_numpy()][0]!r}: human label {norm[odd].iloc[0]!r} is not "
                              "a pair label (A, B or tie)")
         y = norm.map(_PAIR_OUTCOME)
     else:
@@ -311,7 +320,7 @@ def _dataset_kinds(judgments: pd.DataFrame) -> dict[str, str]:
 def _resolve(row: HumanLabel, by_id: Mapping[str, list[str]], path: str) -> tuple[str, str] | None:
     """The judged item a label row names (None: no judged item); an id without a dataset that names
     items of several datasets is refused."""
-    from ..items import ItemError
+    from ..core.items import ItemError
 
     if row.dataset is not None:
         return (row.dataset, row.item_id) if row.dataset in by_id.get(row.item_id, ()) else None
@@ -325,7 +334,7 @@ def _resolve(row: HumanLabel, by_id: Mapping[str, list[str]], path: str) -> tupl
 
 def _check_kind(row: HumanLabel, key: tuple[str, str], kinds: dict[str, str], path: str) -> None:
     """A pair label on a point item, or a PASS / FAIL label on a pair, is refused with the row."""
-    from ..items import ItemError
+    from ..core.items import ItemError
 
     kind = kinds.setdefault(key[0], row.kind) if row.kind is not None else None
     if kind is not None and row.kind != kind:
@@ -339,12 +348,13 @@ def human_label_keys(judgments: pd.DataFrame, labels: HumanLabels) -> dict[tuple
     (:class:`verdictlab.datasets.human_labels.HumanLabels`), joined on the full item key.
 
     A row with a ``dataset`` names that dataset's item; a row without one names the one judged item
-    with that id -- an id judged in several datasets is refused (:class:`~verdictlab.items.ItemError`
+    with that id -- an id judged in several datasets is refused (:class:`~verdictlab.core.items.ItemError`
     naming file, row and field), never applied to all of them.  Also refused: rows naming no judged
     item, a label word of the other kind (a PASS label on a pair, A on a point item), and one item given
     two different labels by rows with and without its dataset.  Every problem of the file is listed at
-    once (:class:`~verdictlab.items.ItemProblems`)."""
-    from ..items import ItemError, Problems
+    once (:class:`~verdictlab.core.items.ItemProblems`)."""
+    from ..core.items import ItemError, Problems
+
 
     keys = _item_keys(judgments)
     by_id: dict[str, list[str]] = {}

@@ -34,29 +34,23 @@ def export_cmd(
     (default file: RUN/judgments.<format>; -o - writes to stdout)."""
     import sys
 
-    from ..export import MANIFEST, check_partition_by, export_judgments, write_judgments
-    from ..store import StoreError
-    from ._errors import EXIT_USAGE, check_writable, fail, say
+    from ..errors import UsageError
+    from ..store.export import MANIFEST, check_partition_by, export_judgments, write_judgments
+    from ._errors import check_writable, say
 
     if legacy_f is not None:
         fmt = legacy_spelling(f"-f {legacy_f.value}", legacy_f, "--format", fmt)
     form = output_format(out, fmt, ExportFormat, ExportFormat.parquet)
     cols: list[str] = []
     if partition_by is not None:
-        try:
-            cols = check_partition_by(partition_by.split(","), format=form.value)
-        except ValueError as exc:
-            fail(exc, EXIT_USAGE)
+        cols = check_partition_by(partition_by.split(","), format=form.value)
     if is_stdout(out):
         if cols:
-            fail("--partition-by writes a directory of files; give it with -o DIR (- is stdout)", EXIT_USAGE)
+            raise UsageError("--partition-by writes a directory of files; give it with -o DIR (- is stdout)")
         if form is ExportFormat.parquet and sys.stdout.isatty():
-            fail("Parquet is binary: redirect stdout to a file or a program, or choose --format jsonl|csv",
-                 EXIT_USAGE)
-        try:
-            n = write_judgments(run_dir, sys.stdout.buffer, format=form.value)
-        except StoreError as exc:
-            fail(exc, EXIT_STORE)
+            raise UsageError("Parquet is binary: redirect stdout to a file or a program, or choose --format "
+                             "jsonl|csv")
+        n = write_judgments(run_dir, sys.stdout.buffer, format=form.value)
         sys.stdout.flush()
         say(f"{n} judgments written to stdout")
         return
@@ -64,12 +58,7 @@ def export_cmd(
         check_writable((out if out is not None else run_dir / "judgments") / MANIFEST)
     else:
         check_writable(out if out is not None else run_dir / f"judgments.{form.value}")
-    try:
-        path = export_judgments(run_dir, format=form.value, out=out, partition_by=cols)
-    except StoreError as exc:
-        fail(exc, EXIT_STORE)
-    except ValueError as exc:     # the --out directory holds files already
-        fail(exc, EXIT_INPUT)
+    path = export_judgments(run_dir, format=form.value, out=out, partition_by=cols)
     say(f"judgments written to {path}")
 
 

@@ -153,7 +153,7 @@ def _check_viewer_url(url: str) -> None:
     """A ``--viewer-url`` that is not ``http(s)://host[:port]`` is a usage error ('' means no links)."""
     if not url:
         return
-    from ..viewer_links import check_viewer_url
+    from ..core.viewer_links import check_viewer_url
 
     try:
         check_viewer_url(url)
@@ -189,10 +189,9 @@ def report(
     legacy_markdown: Annotated[bool, typer.Option("--markdown", hidden=True)] = False,
 ) -> None:
     """Reliability per cell (judge × protocol × dataset × temperature): C, φ, A, A_max, T with intervals."""
-    from ..column_cache import cache_root
     from ..report import build_report, write_plots
-    from ..store import StoreError
-    from ._errors import check_writable, fail
+    from ..store.column_cache import cache_root
+    from ._errors import check_writable
 
     target = _target(run_dir, fmt, out, (legacy_out, legacy_json, legacy_html, legacy_markdown))
     for path in (target.out, target.html_too):     # before the (possibly long) report is built
@@ -200,13 +199,10 @@ def report(
             check_writable(path)
     _check_definitions(definitions)
     _check_viewer_url(viewer_url)
-    try:
-        with _status() as step:         # ended before any error is printed
-            rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
-                               seed=seed, expected_reps=expected_reps, definitions=definitions,
-                               cache=cache_root("columns"), progress=step)
-    except StoreError as e:
-        fail(e, EXIT_STORE)
+    with _status() as step:         # ended before any error is printed
+        rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
+                           seed=seed, expected_reps=expected_reps, definitions=definitions,
+                           cache=cache_root("columns"), progress=step)
     _write(rep, target, viewer_url or None)
     if plots is not None:
         written = write_plots(rep, plots)

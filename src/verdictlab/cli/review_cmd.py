@@ -1,5 +1,5 @@
 """`verdictlab review RUN [--format csv|jsonl] [-o PATH]` -- export the judge/human disagreements for the
-label-or-rubric loop (the rows and their kinds: :mod:`verdictlab.analyses.review`)."""
+label-or-rubric loop (the rows and their kinds: :mod:`verdictlab.workflows.review`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..vocab import UnparsedPolicy
+from ..core.vocab import UnparsedPolicy
 from ._errors import EXIT_INPUT, EXIT_STORE
 from .options import (
     UNPARSED_DEFAULT,
@@ -42,7 +42,7 @@ def review(
     read count as disagreements and are exported too."""
     import sys
 
-    from ..analyses.review import export_review
+    from ..workflows.review import export_review
     from ._errors import check_writable, say
 
     if out is not None and out.suffix.lower() == ".json" and fmt in (None, ReviewFormat.jsonl):

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..items import ItemError, derived_item_id
+from ..core.items import ItemError, derived_item_id
 
 __all__ = ["ID_SOURCES", "ColumnReader", "check_value_map", "derived_id", "value_key"]
 

@@ -17,7 +17,7 @@ same code): ``field_map`` (``--map item_id=question_id --map label=score``) name
 (a JSON list of values, or JSON Lines of one value each) is such a file.
 
 Every problem of the file is found and listed at once (:class:`HumanLabelProblems`; one alone is a
-:class:`HumanLabelError`, an :class:`~verdictlab.items.ItemError`: exit code 3 in the CLI), each
+:class:`HumanLabelError`, an :class:`~verdictlab.core.items.ItemError`: exit code 3 in the CLI), each
 naming the file, the row (file line) and the field: a missing or repeated column, a CSV written with
 another separator, a label outside the words above, one item labelled twice differently, a line that
 is not JSON, a file without any label.  The CSV and JSON Lines are read by the package's readers
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..items import ItemError, ItemProblems, Problems
+from ..core.items import ItemError, ItemProblems, Problems
 from .columns import ID_SOURCES, ColumnReader, check_value_map, derived_id
 
 PAIR_LABELS: tuple[str, ...] = ("A", "B", "tie")
@@ -49,7 +49,7 @@ class HumanLabelError(ItemError):
 
 
 class HumanLabelProblems(HumanLabelError, ItemProblems):
-    """Several problems of one label file, every one listed (:class:`~verdictlab.items.ItemProblems`)."""
+    """Several problems of one label file, every one listed (:class:`~verdictlab.core.items.ItemProblems`)."""
 
 
 @dataclass(frozen=True)

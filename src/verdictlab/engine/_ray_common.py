@@ -8,8 +8,9 @@ import signal
 import socket
 from typing import Any
 
-from ..items import PairItem, PointItem
-from ..stopping import Stopped
+from ..core.items import PairItem, PointItem
+from ..core.registry import MissingExtraError
+from ..core.stopping import Stopped
 from .summary import EngineError
 
 Item = PairItem | PointItem
@@ -19,7 +20,7 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:  # pragma: no cover - exercised only without the extra
-        raise RuntimeError("the Ray executor needs Ray: pip install 'verdictlab[ray]'") from None
+        raise MissingExtraError("the Ray executor needs Ray: pip install 'verdictlab[ray]'") from None
     return ray
 
 

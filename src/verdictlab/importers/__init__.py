@@ -1,7 +1,7 @@
 """Importers: external verdict logs -> judgment rows in a run store, by format name.
 
 ``import_into("llmbar", "results/", run_dir="runs/llmbar")`` reads the source completely (any problem
-raises :class:`verdictlab.items.ItemError` naming file, row and field, before anything is written),
+raises :class:`verdictlab.core.items.ItemError` naming file, row and field, before anything is written),
 then writes items, judgments and ``imported_from`` / ``imports`` meta.  Importing the same source
 twice adds nothing: a trial already in the store is never duplicated; a row that differs from the
 stored trial refuses the import unless ``replace=True`` (``--replace``).
@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._registry import Registry
-from ..items import PairItem, PointItem
+from ..core.items import PairItem, PointItem
+from ..core.registry import Registry
 from ._batch import ImportBatch, ImportResult, check_options, judgment_row, shown_first_won, write_batch
 
 Importer = Callable[..., ImportBatch]
@@ -44,7 +44,7 @@ def get_importer(name: str) -> Importer:
 
 
 def attach_items(batch: ImportBatch, items: list[PairItem | PointItem]) -> ImportBatch:
-    """Give rows without a label the label and category of the item with the same ``item_id`` (e.g.
+    """Give rows without a label, category or systems those of the item with the same ``item_id`` (e.g.
     human MT-Bench labels for FastChat judgments), and store those items under the rows' dataset."""
     by_id = {it.item_id: it for it in items}
     datasets_by_item: dict[str, set[str]] = {}
@@ -59,6 +59,10 @@ def attach_items(batch: ImportBatch, items: list[PairItem | PointItem]) -> Impor
             r["label"] = it.label
         if r.get("category") is None:
             r["category"] = it.category
+        if isinstance(it, PairItem):
+            for name in ("system_a", "system_b"):
+                if r.get(name) is None:
+                    r[name] = getattr(it, name)
     new_items = list(batch.items)
     for item_id, names in datasets_by_item.items():
         for name in sorted(names):

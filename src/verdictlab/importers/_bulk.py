@@ -24,12 +24,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..column_cache import FigureFrameBuilder
-from ..items import PairItem, PointItem
-from ..judgment import JUDGMENT_COLUMN_NAMES, trial_ids
-from ..ranges import COST_USD, LATENCY_S, PROBABILITY, TEMPERATURE, TOKENS, Range
+from ..core.items import PairItem, PointItem
+from ..core.judgment import JUDGMENT_COLUMN_NAMES, trial_ids
+from ..core.ranges import COST_USD, LATENCY_S, PROBABILITY, TEMPERATURE, TOKENS, Range
 from ..store import RunStore
-from ._batch import ImportResult, record_import
+from ..store.column_cache import FigureFrameBuilder
+from ._batch import PER_ITEM_COLUMNS, ImportResult, record_import
 
 _CHUNK = 100_000
 _OPTIONS = frozenset({"judge", "protocol", "dataset", "temperature", "rep", "order", "verdicts", "field_map"})
@@ -118,6 +118,10 @@ class _Tally:
                 labels[k] = it.label
             if cats[k] is None:
                 cats[k] = it.category
+            if isinstance(it, PairItem):
+                for name in ("system_a", "system_b"):
+                    if cols[name][k] is None:
+                        cols[name][k] = getattr(it, name)
 
     def stored_items(self) -> Iterator[PairItem | PointItem]:
         """The attached items, one per dataset of their rows (consumed after every chunk)."""
@@ -153,7 +157,7 @@ def _check_table(table: Any, src: dict[str, str], field_map: dict[str, str], opt
     keys = {"i": _filled(table, src["item_id"], None, n)}
     if src["dataset"] in table.column_names:
         keys["d"] = _filled(table, src["dataset"], options.get("dataset"), n)
-    for name in ("label", "category"):
+    for name in PER_ITEM_COLUMNS:
         if src[name] not in table.column_names:
             continue
         col = _column(table, src[name], n)
@@ -189,9 +193,9 @@ def _columns(table: Any, src: dict[str, str], options: dict[str, Any], verdicts:
     else:
         out["verdict"] = shown
     out["label"] = _words(table, src["label"], n)
-    for name in ("step", "category", "raw_output", "parse_detail", "fallback_rule"):
+    for name in ("step", "category", "raw_output", "parse_detail", "fallback_rule", "system_a", "system_b"):
         out[name] = _text(table, src[name], n)
-    # counts, prices, durations and probabilities in their ranges (verdictlab.ranges): else the per-row
+    # counts, prices, durations and probabilities in their ranges (verdictlab.core.ranges): else the per-row
     # import says which row is not
     for name, range_ in (("p_a", PROBABILITY), ("latency_s", LATENCY_S), ("cost_usd", COST_USD)):
         out[name] = _floats(table, src[name], n, within=range_)

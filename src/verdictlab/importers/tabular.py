@@ -7,7 +7,7 @@ Columns (rename any of them with ``field_map={"verdict": "winner", ...}`` / ``--
   ``--judge --protocol --dataset --order --rep --temperature``); a column wins over the option.
   Where neither says, ``rep`` is 0 and ``temperature`` 0, and the import's notes say it assumed so.
 - ``item_id`` may instead be derived (``id_from`` / ``--id-from``): ``hash`` -- a stable hash of the
-  question and the two responses as an unordered pair (:func:`verdictlab.items.derived_item_id`: the
+  question and the two responses as an unordered pair (:func:`verdictlab.core.items.derived_item_id`: the
   same for a pair's AB and BA rows, whichever side a file put each response on), or ``row`` -- the
   record's position in the file (1, 2, ...; files of the two orders join only if their records are
   in the same order).  The import says in one line how its ids were made.
@@ -30,15 +30,15 @@ Columns (rename any of them with ``field_map={"verdict": "winner", ...}`` / ``--
   or ``score_first``/``score_second`` (both responses scored in one call), stored in ``scores``.  With
   no verdict column the verdict is derived from them by a stated rule (higher P or score wins, equal is
   a tie), recorded in the notes and every row's ``parse_detail``.
-- optional: ``step, category, raw_output, parse_status, parse_detail, fallback_rule, latency_s,
-  tokens_in, tokens_out, cost_usd``; with ``question, response_a, response_b`` (and ``reference``)
+- optional: ``step, category, system_a, system_b, raw_output, parse_status, parse_detail, fallback_rule,
+  latency_s, tokens_in, tokens_out, cost_usd``; with ``question, response_a, response_b`` (and ``reference``)
   the rows also give the items.  Without ``parse_status`` a row is 'ok' when it has a verdict and
   'failed' when it has none.
-- numbers are range-checked (:mod:`verdictlab.ranges`): temperature in [0, 2], rep >= 0, tokens,
+- numbers are range-checked (:mod:`verdictlab.core.ranges`): temperature in [0, 2], rep >= 0, tokens,
   cost and latency >= 0 (probabilities in [0, 1] and scores >= 0: :mod:`._preferences`).  Words of a fixed vocabulary (order, verdict, label,
   parse_status) are read with surrounding spaces removed; ids and names are kept as written.
 
-Every problem of the file is reported at once (:class:`verdictlab.items.ItemProblems`), each with
+Every problem of the file is reported at once (:class:`verdictlab.core.items.ItemProblems`), each with
 file, row and column, and with the fix where there is one (``--map``, ``--map-values``, ``--id-from``).
 """
 
@@ -52,19 +52,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..core.items import ItemError, PairItem, Problems, make_pair_item, text_id
+from ..core.ranges import COST_USD, LATENCY_S, REP, TEMPERATURE, TOKENS, Range
+from ..core.vocab import ORDERS, PARSE_STATUSES, swap
 from ..datasets._common import read_records
 from ..datasets.columns import ID_SOURCES, ColumnReader, derived_id
 from ..datasets.columns import check_value_map as check_words
 from ..datasets.tabular import read_table_rows
-from ..items import ItemError, PairItem, Problems, make_pair_item, text_id
-from ..ranges import COST_USD, LATENCY_S, REP, TEMPERATURE, TOKENS, Range
-from ..vocab import ORDERS, PARSE_STATUSES, swap
 from ._batch import ImportBatch, check_batch, check_options, checked, judgment_row
 from ._preferences import PREFERENCE_COLUMNS, Preference, read_preference
 
 KEY_COLUMNS = ("item_id", "judge", "protocol", "dataset", "order", "rep", "temperature")
 REQUIRED = (*KEY_COLUMNS, "verdict")
-TEXT_OPTIONAL = ("step", "category", "raw_output", "parse_detail", "fallback_rule")
+TEXT_OPTIONAL = ("step", "category", "raw_output", "parse_detail", "fallback_rule", "system_a", "system_b")
 NUMBER_OPTIONAL: dict[str, Range] = {"latency_s": LATENCY_S, "cost_usd": COST_USD, "tokens_in": TOKENS,
                                      "tokens_out": TOKENS}
 ITEM_COLUMNS = ("question", "response_a", "response_b")
@@ -423,7 +423,8 @@ def _judgment(spec: _Spec, rec: dict[str, Any], row: int, index: int,
         return r, None, rule
     ref = spec.col(rec, "reference")[1]
     item = make_pair_item({"item_id": key["item_id"], "dataset": key["dataset"], **texts, "label": label,
-                           "category": r["category"], "reference": ref if isinstance(ref, str) else None},
+                           "category": r["category"], "reference": ref if isinstance(ref, str) else None,
+                           "system_a": r["system_a"], "system_b": r["system_b"]},
                           path=spec.src, row=row)
     return r, item, rule
 
@@ -487,7 +488,7 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
                  id_from: str = "column", value_map: Mapping[str, Mapping[Any, Any]] | None = None,
                  **options: Any) -> ImportBatch:
     """Read a table of judgments (see the module docstring).  Every problem of the file is collected
-    and raised at once (:class:`~verdictlab.items.ItemProblems`; a single one as it is)."""
+    and raised at once (:class:`~verdictlab.core.items.ItemProblems`; a single one as it is)."""
     _check_options(format, verdicts, order, id_from, temperature, rep, options)
     p = Path(path)
     if not p.is_file():

@@ -1,6 +1,6 @@
 """``rubric``: pointwise PASS / FAIL / UNKNOWN, one criterion per call, reasoning first.
 
-For :class:`~verdictlab.items.PointItem` datasets.  Criteria come from a YAML file the user writes
+For :class:`~verdictlab.core.items.PointItem` datasets.  Criteria come from a YAML file the user writes
 (``rubric@path/to/criteria.yaml`` in a run config -- a relative path is read from the current
 directory; default: package ``rubrics/pointwise_default.yaml``)::
 
@@ -37,6 +37,7 @@ from typing import Any
 
 import yaml
 
+from ..errors import InputError
 from .base import ParseResult, Protocol
 
 RESULTS: tuple[str, ...] = ("PASS", "FAIL", "UNKNOWN")
@@ -47,7 +48,7 @@ _LINE = re.compile(r"(?:^|\n)\s*\**\s*(?:result|verdict|final answer|answer)\s*\
 _REASONING = re.compile(r"<reasoning>(.*?)(?:</reasoning>|$)", re.DOTALL | re.IGNORECASE)
 
 
-class CriteriaError(ValueError):
+class CriteriaError(InputError):
     """A criteria file is missing or malformed (names the file and the key)."""
 
 
@@ -58,7 +59,7 @@ def _read_criteria(path: str | None) -> dict[str, Any]:
         where = "package rubrics/pointwise_default.yaml"
         data = yaml.safe_load(text) or {}
     else:
-        from ..guards import YamlFileError, read_yaml_file
+        from ..core.guards import YamlFileError, read_yaml_file
 
         where = str(path)
         try:    # one line: missing file, invalid YAML with line and column, never the file's text
@@ -178,7 +179,7 @@ class RubricProtocol(Protocol):
 
     def messages(self, item: Any, order: str, *, step: str = "") -> list[dict[str, str]]:
         if not hasattr(item, "response"):
-            raise ValueError("the rubric protocol is pointwise: it needs PointItem datasets (one response each)")
+            raise InputError("the rubric protocol is pointwise: it needs PointItem datasets (one response each)")
         if step not in self.criteria:
             raise ValueError(f"rubric: unknown criterion {step!r}; criteria: {', '.join(self.criteria)}")
         c = self.criteria[step]

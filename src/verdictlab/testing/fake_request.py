@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..guards import GuardError, loads_json
+from ..core.guards import GuardError, loads_json
 
 __all__ = ["MAX_DEPTH", "RequestProblem", "check_chat_body", "parse_chat_request", "parse_json_object"]
 

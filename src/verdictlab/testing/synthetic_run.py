@@ -15,10 +15,10 @@ from typing import Literal
 
 import numpy as np
 
-from ..design import trial_id
-from ..items import PairItem
+from ..core.design import trial_id
+from ..core.items import PairItem
+from ..core.vocab import DECISIVE, ORDERS, Order, other_side, swap
 from ..store import RunStore
-from ..vocab import DECISIVE, ORDERS, Order, other_side, swap
 
 _PROFILES = {
     # judge: (skill, first-position bias, noise at T=0, parse-failure rate)
@@ -117,6 +117,7 @@ def _judge_item(sim: _Sim, judge: str, protocol: str, temp: float, it: PairItem,
                 "trial_id": tid, "judge": judge, "dataset": it.dataset, "item_id": it.item_id,
                 "protocol": protocol, "order": order, "temperature": float(temp), "rep": rep,
                 "step": "", "label": it.label, "category": it.category, "raw_output": raw,
+                "system_a": it.system_a, "system_b": it.system_b,
                 "verdict": None if failed else canon,
                 "shown_first_won": None if failed or shown == "tie" else int(shown == "A"),
                 "parse_status": "failed" if failed else "ok",

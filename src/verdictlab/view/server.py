@@ -9,9 +9,10 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
-from ..stopping import longer_grace
-from ..viewer_links import DEFAULT_HOST, DEFAULT_PORT
-from ..vocab import DEFAULT_UNPARSED
+from ..core.stopping import longer_grace
+from ..core.viewer_links import DEFAULT_HOST, DEFAULT_PORT
+from ..core.vocab import DEFAULT_UNPARSED
+from ..errors import UsageError
 from .app import LOOPBACK_HOSTS, Viewer, create_app
 
 VIEWER_STOP_S = 3.0     # the stop grace while uvicorn serves (see serve)
@@ -20,7 +21,7 @@ HEAD_BYTES = 8 * 1024 * 1024     # the longest request head read (an address pas
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "AddressError", "is_loopback", "serve"]
 
 
-class AddressError(ValueError):
+class AddressError(UsageError):
     """The viewer cannot listen on the address asked for (in use, not a local address, not resolvable)."""
 
 

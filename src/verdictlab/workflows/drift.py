@@ -29,8 +29,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..items import ItemError
-from . import DEBATE_PROTOCOL
+from ..analyses import DEBATE_PROTOCOL
+from ..core.items import ItemError
+from ..errors import UsageError
 
 CELL: tuple[str, ...] = ("protocol", "dataset", "temperature")
 CHARTS: tuple[str, ...] = ("cusum", "ewma")
@@ -39,7 +40,7 @@ CHANGED_ITEMS: tuple[str, ...] = ("refuse", "exclude")
 CONTENT_FIELDS: tuple[str, ...] = ("question", "response_a", "response_b", "response", "label")
 
 
-class DriftError(ValueError):
+class DriftError(UsageError):
     """The runs cannot be compared as asked (which judges, which cells, which options)."""
 
 
@@ -345,7 +346,7 @@ def check_drift_options(*, margin: float, alpha: float, n_boot: int, baseline: i
                         unparsed: str = "exclude", changed_items: str = "refuse") -> None:
     """:class:`DriftError` for an option out of range: margin in (0, 1] (NaN and infinities refused),
     alpha in (0, 0.5), at least one bootstrap resample and one baseline run, known words."""
-    from ..vocab import check_unparsed
+    from ..core.vocab import check_unparsed
 
     if not (0 < margin <= 1):
         raise DriftError(f"--margin must be in (0, 1] (a difference in accuracy), got {margin}")

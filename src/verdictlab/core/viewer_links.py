@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
+from ..errors import UsageError
+
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "DEFAULT_VIEWER_URL", "cell_anchor", "cell_list_url", "check_viewer_url",
            "pair_url"]
 
@@ -66,7 +68,7 @@ def check_viewer_url(url: str) -> str:
     ``http(s)://host[:port]`` (a report must never carry a ``javascript:`` or relative link): no space,
     quote, control or non-ASCII character, no user, path (but a final ``/``), query or fragment, a port in
     1..65535 and a host that is a host name or an IP address."""
-    bad = ValueError(f"viewer URL must be http(s)://host[:port], e.g. {DEFAULT_VIEWER_URL}, got {url!r}")
+    bad = UsageError(f"viewer URL must be http(s)://host[:port], e.g. {DEFAULT_VIEWER_URL}, got {url!r}")
     if not url or any(not (0x21 <= ord(c) <= 0x7E) or c in "\"'<>`\\^{|}" for c in url):
         raise bad
     if "?" in url or "#" in url or "@" in url:

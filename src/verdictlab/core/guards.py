@@ -31,6 +31,8 @@ from typing import Any
 
 import yaml
 
+from ..errors import InputError
+
 _ENV = {
     "max_config_bytes": "VERDICTLAB_MAX_CONFIG_BYTES",
     "max_depth": "VERDICTLAB_MAX_DEPTH",
@@ -43,7 +45,7 @@ _ENV = {
 @dataclass(frozen=True)
 class InputLimits:
     """The input limits in force.  Raise one with its environment variable (``_ENV``).  (The limits on
-    judge calls -- rate, retries, budget -- are :mod:`verdictlab.limits`.)"""
+    judge calls -- rate, retries, budget -- are :mod:`verdictlab.engine.limits`.)"""
 
     max_config_bytes: int = 1_000_000
     max_depth: int = 64
@@ -55,11 +57,11 @@ class InputLimits:
 DEFAULT_LIMITS = InputLimits()
 
 
-class GuardError(ValueError):
+class GuardError(InputError):
     """Input beyond a limit, or a limit set to a value that is not a positive integer."""
 
 
-class YamlFileError(ValueError):
+class YamlFileError(InputError):
     """A YAML file cannot be read: missing, not UTF-8, invalid YAML, too large or too deep.  The
     message is one line naming the file (and the line), never the file's content."""
 

@@ -45,12 +45,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .ranges import CONFIDENCE, COST_USD, HALF_WIDTH, REPETITIONS, SEED, TEMPERATURE, RangeError
+from ..core.ranges import CONFIDENCE, COST_USD, HALF_WIDTH, REPETITIONS, SEED, TEMPERATURE, RangeError
+from ..errors import InputError, UsageError
 
 CachePolicy = Literal["auto", "on", "off"]
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """A run config is missing, malformed or invalid.  The message names the file and field."""
 
 
@@ -164,22 +165,23 @@ _HOST_PORT = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})")
 def check_ray_address(address: str) -> str:
     """A Ray cluster address the executor can connect to as a driver: ``HOST:PORT`` (the cluster's
     GCS address, as ``ray start --head`` prints it), ``auto`` (the cluster this machine belongs to) or
-    ``local`` (start one); anything else is a :class:`ValueError` saying what to give instead."""
+    ``local`` (start one); anything else is a :class:`~verdictlab.errors.UsageError` (a ``ValueError``)
+    saying what to give instead."""
     a = address.strip()
     if a in ("auto", "local"):
         return a
     if "://" in a:
         scheme = a.split("://", 1)[0].lower()
         if scheme in ("http", "https"):
-            raise ValueError(f"Ray address {address!r} is an HTTP address (the dashboard or job API); give the "
+            raise UsageError(f"Ray address {address!r} is an HTTP address (the dashboard or job API); give the "
                              "cluster's GCS address HOST:PORT instead (e.g. 10.0.0.5:6379, as `ray start --head` "
                              "prints it)")
-        raise ValueError(f"Ray address {address!r}: {scheme}:// addresses are not supported (the executor "
+        raise UsageError(f"Ray address {address!r}: {scheme}:// addresses are not supported (the executor "
                          "connects as a driver, not through Ray Client); give the GCS address HOST:PORT "
                          "(e.g. 10.0.0.5:6379), or run verdictlab on a node of the cluster with 'auto'")
     m = _HOST_PORT.fullmatch(a)
     if m is None or not 1 <= int(m.group(1)) <= 65535:
-        raise ValueError(f"Ray address {address!r} is not HOST:PORT (e.g. 127.0.0.1:6379, port 1-65535), "
+        raise UsageError(f"Ray address {address!r} is not HOST:PORT (e.g. 127.0.0.1:6379, port 1-65535), "
                          "'auto' or 'local'")
     return a
 
@@ -214,7 +216,7 @@ class RunConfig(BaseModel):
     temperatures: list[float] = Field(default_factory=lambda: [0.0], min_length=1)
     repetitions: int = Field(default=3, ge=REPETITIONS.low)
     # decoding modes to run: 'free' (the model writes its answer) and/or 'constrained' (the format is
-    # forced by the backend's mechanism; see verdictlab.output_format); part of the trial key and the cell
+    # forced by the backend's mechanism; see verdictlab.protocols.output_format); part of the trial key and the cell
     decoding: list[Literal["free", "constrained"]] = Field(
         default_factory=lambda: list[Literal["free", "constrained"]](["free"]), min_length=1)
     # an adaptive design instead of the full grid; repetitions is then the R estimated
@@ -283,7 +285,7 @@ class RunConfig(BaseModel):
     def _grid_size(self) -> RunConfig:
         """A careless ``repetitions: 1000000000`` would build the grid until memory runs out: refuse
         more trials per item than the limit in force (``VERDICTLAB_MAX_TRIALS_PER_ITEM``)."""
-        from .guards import env_name, input_limits
+        from ..core.guards import env_name, input_limits
 
         per_item = (len(self.judges) * len(self.protocols) * len(self.orders) * len(self.temperatures)
                     * len(self.decoding) * self.repetitions)
@@ -372,9 +374,9 @@ def _format_errors(exc: ValidationError, where: str) -> str:
 def config_from_dict(data: dict[str, Any], *, source: str | Path | None = None) -> RunConfig:
     """Validate a config mapping; ``source`` (the file it came from) anchors relative paths.
 
-    The mapping must stay within the input limits (:mod:`verdictlab.guards`): nesting depth and
+    The mapping must stay within the input limits (:mod:`verdictlab.core.guards`): nesting depth and
     size once shared nodes (YAML aliases) are written out."""
-    from .guards import GuardError, check_depth, check_size
+    from ..core.guards import GuardError, check_depth, check_size
 
     where = str(source) if source is not None else "<config>"
     if not isinstance(data, dict):
@@ -397,7 +399,7 @@ def load_config(path: str | Path, *, overrides: Sequence[str] = ()) -> RunConfig
     line naming the file (and line or field): missing file, not UTF-8, invalid YAML, a key given
     twice, too deep or too large after alias expansion, or an invalid setting.  ``overrides``
     (``--set KEY=VALUE``) change settings of the file before it is checked (:func:`apply_overrides`)."""
-    from .guards import GuardError, YamlFileError, read_yaml_file
+    from ..core.guards import GuardError, YamlFileError, read_yaml_file
 
     p = Path(path)
     try:

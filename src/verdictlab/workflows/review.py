@@ -13,7 +13,7 @@ decide, item by item, whether the label or the rubric is wrong.  Kinds of disagr
 Human critiques are read from the item's ``meta["critique"]`` (or ``meta["critiques"][criterion]``).
 :func:`review_frame` builds the rows from a judgments frame and the run's items;
 :func:`export_review` reads a run directory and writes them as CSV (formula cells made inert,
-:func:`verdictlab.export.csv_safe`) or JSON Lines.
+:func:`verdictlab.store.export.csv_safe`) or JSON Lines.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def _point_kind(item: Any, rec: dict[str, Any], verdict: Any, step: str,
 
 def review_frame(judgments: pd.DataFrame, items: list[Any], *, include_unparsed: bool = False) -> pd.DataFrame:
     """Disagreement rows (columns :data:`REVIEW_COLUMNS`) from a judgments frame and the run's items."""
-    from ..items import PairItem
+    from ..core.items import PairItem
     from ..protocols.rubric import human_critique
 
     by_id = {(it.dataset, str(it.item_id)): it for it in items}
@@ -144,7 +144,7 @@ def write_review(frame: pd.DataFrame, target: str | Path | TextIO, *, fmt: str =
 
 
 def _write_rows(frame: pd.DataFrame, fh: TextIO, fmt: str) -> None:
-    from ..export import csv_safe
+    from ..store.export import csv_safe
 
     if fmt == "csv":
         csv_safe(frame).to_csv(fh, index=False, lineterminator="\n")     # cells starting with = + - @ made inert

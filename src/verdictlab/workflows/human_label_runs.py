@@ -23,8 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..stats.ppi import smallest_halfwidth, worst_case_labels
-from .human_labels import (
+from ..analyses.human_labels import (
     CellBudget,
     CellValidation,
     apply_human_labels,
@@ -34,6 +33,8 @@ from .human_labels import (
     reliability_rows,
     validate_cells,
 )
+from ..errors import UsageError
+from ..stats.ppi import smallest_halfwidth, worst_case_labels
 
 #: the most human labels a plan counts: z^2 / (4 h^2) -- humans alone on a 0/1 outcome of variance
 #: at most 1/4 -- must not exceed it
@@ -42,7 +43,7 @@ MAX_PLANNED_LABELS = 1_000_000
 MAX_POOL = 10_000_000
 
 
-class LabelPlanError(ValueError):
+class LabelPlanError(UsageError):
     """A label plan out of range; ``option`` names the setting at fault (``halfwidth``, ``pool``...)."""
 
     def __init__(self, option: str, message: str) -> None:
@@ -57,7 +58,7 @@ def labelled_judgments(run_dir: str | Path, human: str | Path | None = None, *,
     file is read, the keyword arguments ``field_map``, ``value_map``, ``id_from`` of
     :func:`~verdictlab.datasets.human_labels.read_human_labels` (a published file as it is).  A store
     that cannot be opened is a :class:`~verdictlab.store.StoreError`; a label file that cannot be used,
-    or that names items ambiguously or not in the run, an :class:`~verdictlab.items.ItemError` naming
+    or that names items ambiguously or not in the run, an :class:`~verdictlab.core.items.ItemError` naming
     file, row and field, every problem of the file at once."""
     from ..datasets.human_labels import read_human_labels
     from ..store import open_store
