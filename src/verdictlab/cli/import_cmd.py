@@ -42,6 +42,7 @@ class IdFrom(StrEnum):
 
     hash = "hash"
     row = "row"
+    pair = "pair"
 
 
 class Garbage(StrEnum):
@@ -83,7 +84,8 @@ def _options(format: str, given: dict[str, Any], map_: list[str] | None,
     """The importer options from the flags that were given; a flag the format does not take is a
     usage error (never silently ignored)."""
     only = {"order": TABLE_FORMATS, "verdicts": TABLE_FORMATS, "id_from": TABLE_FORMATS, "split": ("llmbar",),
-            "garbage": ("pandalm",), "scorer": ("inspect",)}
+            "garbage": ("pandalm",), "scorer": ("inspect",), "file_pattern": TABLE_FORMATS,
+            "answers": (*TABLE_FORMATS, "fastchat-reviews")}
     opts: dict[str, Any] = {}
     for key, val in given.items():
         if val is None:
@@ -165,7 +167,20 @@ def import_cmd(
     id_from: Annotated[IdFrom | None, typer.Option(
         "--id-from", show_default=False,
         help="Tables without an item_id column: derive ids from hash (question + both responses, the same "
-             "in either order) or row (the record number).")] = None,
+             "in either order) or row (the record number); pair: the item_id column is the question's id, "
+             "the item id adds the two systems in sorted order.")] = None,
+    file_pattern: Annotated[str | None, typer.Option(
+        "--file-pattern", metavar="REGEX",
+        help="Tables: a regular expression with named groups searched in each file's name (PATH may be a "
+             "folder), giving keys for its rows, e.g. 'answer_(?P<system_first>.+)-vs-answer_(?P<system_second>.+)"
+             "-(?P<judge>[^-]+)-reviewer'; groups: judge, dataset, protocol, order, item_id, system_a, system_b, "
+             "system_first, system_second, category, step, rep, temperature.")] = None,
+    answers: Annotated[str | None, typer.Option(
+        metavar="PATH",
+        help="Tables, fastchat-reviews: answer records (answer_id, model_id, text) by id -- a file or a folder "
+             "of answer_*.jsonl / *generations*.jsonl; --map answer_first_id=COLUMN,answer_second_id=COLUMN "
+             "(as shown) or answer_a_id / answer_b_id (canonical) join a row's two responses to their "
+             "systems and texts.")] = None,
     items: Annotated[str | None, typer.Option(
         metavar="LOADER",
         help="Attach items and gold labels from this dataset loader (e.g. mtbench-human), matched by item_id.")
@@ -199,7 +214,7 @@ def import_cmd(
         fail(f"unknown import format {format!r}; known: {', '.join(known)}", EXIT_USAGE)
     given = {"judge": judge, "protocol": protocol, "dataset": dataset, "temperature": temperature, "rep": rep,
              "order": order, "verdicts": verdicts, "id_from": id_from, "split": split, "garbage": garbage,
-             "scorer": scorer}
+             "scorer": scorer, "file_pattern": file_pattern, "answers": answers}
     opts = _options(format, {k: v.value if isinstance(v, StrEnum) else v for k, v in given.items()},
                     map_, map_values)
     if format == "pandalm" and items_path and not items:

@@ -118,6 +118,13 @@ register_importer("judgebench", "verdictlab.importers.judgebench:import_judgeben
 register_importer("inspect", "verdictlab.importers.inspect_log:import_inspect",
                   "inspect_ai eval logs (.eval / .json) scored by a model-graded scorer: every epoch's grade "
                   "is a repetition (needs the 'inspect' extra)")
+register_importer("fastchat-reviews", "verdictlab.importers.fastchat_reviews:import_fastchat_reviews",
+                  "FastChat-style review folders (review_id, question_id, answer1_id, answer2_id, text, score as a "
+                  "pair or three-class), one file per system pair; systems and order from the answer ids "
+                  "(--answers); [-1, -1] unread")
+register_importer("prd", "verdictlab.importers.prd:import_prd",
+                  "the PRD peer-review study's Vicuna-80 release (data/vicuna80/): five reviewers' reviews in both "
+                  "orders, the crowd votes as the items' votes, gold = sign of their mean")
 register_importer("csv", "verdictlab.importers.tabular:import_csv",
                   "CSV, one judgment per row (item_id, judge, protocol, dataset, order, rep, "
                   "temperature, verdict, label, ...)")
