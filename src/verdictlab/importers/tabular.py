@@ -564,6 +564,7 @@ class _Keys:
     lists: dict[str, tuple[str, int]]
     answers: Answers | None
     pair_ids: bool
+    questions: Mapping[str, str] = field(default_factory=dict)
 
     def source(self, name: str) -> str:
         return self.field_map.get(name, name)
@@ -613,11 +614,14 @@ class _Keys:
         elif rec.get(src["answer_a_id"]) is not None or rec.get(src["answer_b_id"]) is not None:
             a = self.answers.get(rec.get(src["answer_a_id"]), path=path, row=row, field=src["answer_a_id"])
             b = self.answers.get(rec.get(src["answer_b_id"]), path=path, row=row, field=src["answer_b_id"])
+            first = a
             values = {"system_a": a.system, "system_b": b.system, "response_a": a.text, "response_b": b.text}
         else:
             return
         for name, value in values.items():
             rec[self.source(name)] = value
+        if rec.get(self.source("question")) is None:     # the question file beside the answers, else empty
+            rec[self.source("question")] = self.questions.get(str(first.question_id), "")
 
 
 def import_table(path: str | Path, *, format: str = "table", judge: str | None = None,
@@ -641,6 +645,12 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
                         f"{sorted(KNOWN | set(JOIN_FIELDS))}", path=str(p), field=sorted(unknown_targets)[0])
     pattern = FilePattern(file_pattern) if file_pattern else None
     joined = Answers.read(answers) if answers is not None else None
+    questions: dict[str, str] = {}
+    if answers is not None:
+        from .fastchat_reviews import find_questions, read_questions
+
+        where = Path(answers) if Path(answers).is_dir() else Path(answers).parent
+        questions = read_questions(find_questions(where, where.parent))
     files = files_of(p, SUFFIXES.get(format, SUFFIXES["table"]))
     problems = Problems(str(p))
     defaults = {"judge": judge, "protocol": protocol, "dataset": dataset, "temperature": temperature, "rep": rep,
@@ -653,7 +663,7 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
         except ItemError as exc:
             problems.add(exc)
             continue
-        keys = _Keys(field_map, file_keys, list_sources(field_map), joined, id_from == "pair")
+        keys = _Keys(field_map, file_keys, list_sources(field_map), joined, id_from == "pair", questions)
         spec = _Spec.resolved(field_map, src=str(f), name=f.name, verdicts=verdicts,
                               id_from="column" if id_from == "pair" else id_from,
                               value_map=check_value_map(value_map), detail=f"imported from {f.name} row ",
