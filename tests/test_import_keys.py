@@ -117,3 +117,27 @@ def test_file_name_keys_and_list_columns_report_bad_input(tmp_path: Path) -> Non
                                   judge="j", protocol="p", dataset="d", verdicts="positional")
     r = batch.judgments[0]
     assert (r["system_a"], r["system_b"], r["order"], r["verdict"]) == ("alpha", "bravo", "BA", "B")
+
+
+def test_alpaca_eval_annotations_become_judgments_with_systems(tmp_path: Path) -> None:
+    # a small synthetic annotations.json in AlpacaEval's format: the baseline is generator_1
+    recs = [{"instruction": f"task {i}", "output_1": f"base {i}", "generator_1": "gpt4_1106_preview",
+             "output_2": f"model {i}", "generator_2": "my-model", "annotator": "weighted_alpaca_eval_gpt4_turbo",
+             "dataset": "helpful_base", "preference": pref, "raw_completion": {"m": "x"} if i == 0 else "M"}
+            for i, pref in enumerate([1.9, 1.2, 1.5, None, 1.0])]
+    f = tmp_path / "annotations.json"
+    f.write_text(json.dumps(recs))
+    batch = get_importer("alpaca-eval")(f)
+    rows = batch.judgments
+    # canonical A = the name that sorts first: 'gpt4_1106_preview' < 'my-model'; shown output_1 first -> AB
+    assert {(r["system_a"], r["system_b"], r["order"], r["judge"]) for r in rows} == {
+        ("gpt4_1106_preview", "my-model", "AB", "weighted_alpaca_eval_gpt4_turbo")}
+    # P(A) = 2 - preference (A is output_1): 0.1, 0.8, 0.5, none, 1.0
+    assert [r["p_a"] for r in rows] == [pytest.approx(0.1), pytest.approx(0.8), 0.5, None, 1.0]
+    assert [r["verdict"] for r in rows] == ["B", "A", "tie", None, "A"]
+    assert rows[3]["parse_status"] == "failed"
+    assert batch.items[0].item_id == "0-gpt4_1106_preview-vs-my-model" and batch.items[0].response_b == "model 0"
+    recs[1]["preference"] = 3.5
+    f.write_text(json.dumps(recs))
+    with pytest.raises(ItemError, match=r"row 2, field 'preference': must be in \[1, 2\]"):
+        get_importer("alpaca-eval")(f)

@@ -125,6 +125,9 @@ register_importer("fastchat-reviews", "verdictlab.importers.fastchat_reviews:imp
 register_importer("prd", "verdictlab.importers.prd:import_prd",
                   "the PRD peer-review study's Vicuna-80 release (data/vicuna80/): five reviewers' reviews in both "
                   "orders, the crowd votes as the items' votes, gold = sign of their mean")
+register_importer("alpaca-eval", "verdictlab.importers.alpaca_eval:import_alpaca_eval",
+                  "one model's public AlpacaEval annotations.json (instruction, output_1/2, generator_1/2, annotator, "
+                  "preference 1..2, soft or hard) -> judgments with systems and P(A)")
 register_importer("csv", "verdictlab.importers.tabular:import_csv",
                   "CSV, one judgment per row (item_id, judge, protocol, dataset, order, rep, "
                   "temperature, verdict, label, ...)")
