@@ -26,7 +26,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ..core.items import ItemError, PairItem, Problems, make_pair_item, text_id
+from ..core.items import ItemError, PairItem, PointItem, Problems, make_pair_item, text_id
 from ..datasets._common import read_text
 from ._batch import ImportBatch, check_batch, judgment_row
 from ._keys import pair_item_id
@@ -102,7 +102,8 @@ def import_alpaca_eval(path: str | Path, *, dataset: str | None = None, protocol
         raise ItemError("expected a non-empty JSON list of annotation records", path=str(p))
     name, proto = dataset or "alpaca-eval", protocol or "alpaca-eval"
     problems = Problems(str(p))
-    rows, items = [], []
+    rows: list[dict[str, Any]] = []
+    items: list[PairItem | PointItem] = []
     for index, rec in enumerate(records):
         try:
             if not isinstance(rec, dict):
