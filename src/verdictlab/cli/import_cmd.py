@@ -85,7 +85,7 @@ def _options(format: str, given: dict[str, Any], map_: list[str] | None,
     usage error (never silently ignored)."""
     only = {"order": TABLE_FORMATS, "verdicts": TABLE_FORMATS, "id_from": TABLE_FORMATS, "split": ("llmbar",),
             "garbage": ("pandalm",), "scorer": ("inspect",), "file_pattern": TABLE_FORMATS,
-            "answers": (*TABLE_FORMATS, "fastchat-reviews")}
+            "answers": (*TABLE_FORMATS, "fastchat-reviews"), "gold_rule": ("votes",), "annotators": ("votes",)}
     opts: dict[str, Any] = {}
     for key, val in given.items():
         if val is None:
@@ -97,8 +97,8 @@ def _options(format: str, given: dict[str, Any], map_: list[str] | None,
     for flag, values, option, parse in (("--map", map_, "field_map", _field_map),
                                         ("--map-values", map_values, "value_map", _value_map)):
         if values:
-            if format not in TABLE_FORMATS:
-                raise typer.BadParameter("applies to the csv, jsonl and parquet formats", param_hint=flag)
+            if format not in (*TABLE_FORMATS, "votes"):
+                raise typer.BadParameter("applies to the csv, jsonl, parquet and votes formats", param_hint=flag)
             opts[option] = parse(values)
     return opts
 
@@ -131,7 +131,8 @@ def _result_json(result: Any) -> str:
 def import_cmd(
     format: Annotated[str, typer.Argument(
         metavar="FORMAT", show_default=False,
-        help="Source format: llmbar, fastchat, pandalm, judgebench, inspect, csv, jsonl or parquet.")],
+        help="Source format: llmbar, fastchat, fastchat-reviews, prd, alpaca-eval, pandalm, judgebench, inspect, "
+             "csv, jsonl, parquet, or votes (annotators' votes on a run's pairs).")],
     path: Annotated[Path, typer.Argument(metavar="PATH", show_default=False, help="Source file or folder.")],
     run_dir: Annotated[Path | None, typer.Option(
         "--run-dir", metavar="DIR", show_default=False,
@@ -181,6 +182,13 @@ def import_cmd(
              "of answer_*.jsonl / *generations*.jsonl; --map answer_first_id=COLUMN,answer_second_id=COLUMN "
              "(as shown) or answer_a_id / answer_b_id (canonical) join a row's two responses to their "
              "systems and texts.")] = None,
+    gold_rule: Annotated[str | None, typer.Option(
+        "--gold-rule", metavar="RULE",
+        help="votes: the rule that makes each pair's gold label from its votes: majority (default), "
+             "majority-or-none, mean-sign or unanimous, optionally + ', ties dropped'.")] = None,
+    annotators: Annotated[str | None, typer.Option(
+        metavar="COL,COL,...", help="votes: one column per annotator (otherwise one vote per row: item_id, "
+                                    "annotator, vote).")] = None,
     items: Annotated[str | None, typer.Option(
         metavar="LOADER",
         help="Attach items and gold labels from this dataset loader (e.g. mtbench-human), matched by item_id.")
@@ -214,7 +222,8 @@ def import_cmd(
         fail(f"unknown import format {format!r}; known: {', '.join(known)}", EXIT_USAGE)
     given = {"judge": judge, "protocol": protocol, "dataset": dataset, "temperature": temperature, "rep": rep,
              "order": order, "verdicts": verdicts, "id_from": id_from, "split": split, "garbage": garbage,
-             "scorer": scorer, "file_pattern": file_pattern, "answers": answers}
+             "scorer": scorer, "file_pattern": file_pattern, "answers": answers, "gold_rule": gold_rule,
+             "annotators": [a.strip() for a in annotators.split(",") if a.strip()] if annotators else None}
     opts = _options(format, {k: v.value if isinstance(v, StrEnum) else v for k, v in given.items()},
                     map_, map_values)
     if format == "pandalm" and items_path and not items:

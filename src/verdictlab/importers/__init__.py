@@ -90,6 +90,10 @@ def import_into(format: str, path: str | Path, *, run_dir: str | Path,
     from stored trials refuse the import unless ``replace``; see :func:`write_batch`).  A Parquet
     table into a store without judgments takes the bulk path (:mod:`._bulk`) when it can: the same
     rows, column by column."""
+    if format == "votes":      # votes relabel a run's items: no judgment rows (importers.votes)
+        from .votes import attach_votes
+
+        return attach_votes(path, run_dir=run_dir, **options)
     importer = get_importer(format)
     check_options(options, path=str(path))
     if format == "parquet" and _builtin_parquet():
@@ -128,6 +132,10 @@ register_importer("prd", "verdictlab.importers.prd:import_prd",
 register_importer("alpaca-eval", "verdictlab.importers.alpaca_eval:import_alpaca_eval",
                   "one model's public AlpacaEval annotations.json (instruction, output_1/2, generator_1/2, annotator, "
                   "preference 1..2, soft or hard) -> judgments with systems and P(A)")
+register_importer("votes", "verdictlab.importers.votes:read_votes",
+                  "human annotators' votes on a run's pairs (item_id, annotator, vote; or one column per annotator, "
+                  "--annotators) -> the items' votes and a gold label by --gold-rule (majority, majority-or-none, "
+                  "mean-sign, unanimous; ', ties dropped')")
 register_importer("csv", "verdictlab.importers.tabular:import_csv",
                   "CSV, one judgment per row (item_id, judge, protocol, dataset, order, rep, "
                   "temperature, verdict, label, ...)")

@@ -93,7 +93,7 @@ ID_SOURCES = ("column", "hash", "row", "pair")
 ASSUMED = {"rep": 0, "temperature": 0.0}
 #: the columns a value map may translate, and the words each may be mapped to ("" = empty)
 VALUE_MAP_TARGETS: dict[str, tuple[str, ...]] = {"verdict": ("A", "B", "tie", ""), "label": ("A", "B", "tie", ""),
-                                                 "order": ORDERS}
+                                                 "order": ORDERS, "vote": ("A", "B", "tie", "")}
 _WORDS = {"A": "A", "B": "B", "a": "A", "b": "B", "tie": "tie", "Tie": "tie", "TIE": "tie"}
 _EXACT = frozenset({"A", "B", "tie"})     # cells read as they are
 _RULES = {
@@ -643,6 +643,9 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
     if unknown_targets:
         raise ItemError(f"--map names unknown judgment column(s) {sorted(unknown_targets)}; known: "
                         f"{sorted(KNOWN | set(JOIN_FIELDS))}", path=str(p), field=sorted(unknown_targets)[0])
+    if value_map and "vote" in value_map:
+        raise ItemError("--map-values vote: applies to the votes format (a judgment table has verdicts)",
+                        field="map-values")
     pattern = FilePattern(file_pattern) if file_pattern else None
     joined = Answers.read(answers) if answers is not None else None
     questions: dict[str, str] = {}
