@@ -130,3 +130,13 @@ def test_peer_rank_by_hand() -> None:
     equal = weighted_vote(f).set_index("item_id")["verdict"].to_dict()
     assert equal == {"i0": "tie", "i1": "A"}       # means 0 and 1/2
     assert weighted_vote(f, two.weights).set_index("item_id")["verdict"].to_dict() == {"i0": "A", "i1": "A"}
+
+
+def test_categorical_verdicts_as_a_compact_store_read_gives_them() -> None:
+    # regression: a compact read gives verdicts as categoricals; coding them must not add a category
+    base = {"dataset": "d", "order": "AB", "rep": 0}
+    a = pd.DataFrame([{**base, "item_id": i, "verdict": v} for i, v in zip("12", ["A", None], strict=True)])
+    b = a.assign(verdict=["A", "B"])
+    got = judge_agreement(a.astype({"verdict": "category"}), b.astype({"verdict": "category"}), unparsed="wrong",
+                          n_bootstrap=0)
+    assert (got["agreement"], got["n"]) == (0.5, 2)

@@ -163,7 +163,7 @@ def vote_pair_agreement(votes: pd.DataFrame, verdicts: pd.DataFrame | None = Non
         num, den = _pair_counts(counts, ties=ties)
         return _ratio(num, den, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed)
     at = keys.get_indexer(pd.MultiIndex.from_arrays([verdicts["dataset"].astype(str), verdicts["item_id"].astype(str)]))
-    code = verdicts["verdict"].map(_CODES)
+    code = verdicts["verdict"].astype(object).map(_CODES)
     keep = (at >= 0) & code.notna().to_numpy() if unparsed == "exclude" else at >= 0
     at, vcode = at[keep], code.to_numpy(dtype=float)[keep]
     vcode = np.where(np.isnan(vcode), _NONE, vcode).astype(np.int64)
@@ -236,7 +236,7 @@ def gold_agreement(frame: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED, con
     + bounds), ``n`` judgments, ``n_items``, ``n_unparsed``."""
     check_unparsed(unparsed)
     f = frame[frame["label"].notna()]
-    code = f["verdict"].map(_CODES)
+    code = f["verdict"].astype(object).map(_CODES)
     n_unparsed = int(code.isna().sum())
     if unparsed == "exclude":
         f, code = f[code.notna()], code[code.notna()]
@@ -277,8 +277,8 @@ def judge_agreement(a: pd.DataFrame, b: pd.DataFrame, *, unparsed: str = DEFAULT
     m = a[[*_UNIT, "verdict"]].merge(b[[*_UNIT, "verdict"]], on=_UNIT, suffixes=("_a", "_b"))
     if unparsed == "exclude":
         m = m[m["verdict_a"].notna() & m["verdict_b"].notna()]
-    va = m["verdict_a"].map(_CODES).fillna(_NONE).to_numpy(dtype=np.int64)
-    vb = m["verdict_b"].map(_CODES).fillna(_NONE + 1).to_numpy(dtype=np.int64)   # two unparsed never agree
+    va = m["verdict_a"].astype(object).map(_CODES).fillna(_NONE).to_numpy(dtype=np.int64)
+    vb = m["verdict_b"].astype(object).map(_CODES).fillna(_NONE + 1).to_numpy(dtype=np.int64)   # two unparsed never agree
     item, _ = pd.factorize(pd.MultiIndex.from_arrays([m["dataset"].astype(str), m["item_id"].astype(str)]))
     n_items = int(item.max()) + 1 if len(item) else 0
     fig = _ratio(np.bincount(item, weights=(va == vb).astype(float), minlength=n_items),
