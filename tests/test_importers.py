@@ -29,8 +29,8 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
 
 
 def test_registry_lists_formats():
-    assert importer_names() == ["csv", "fastchat", "inspect", "jsonl", "judgebench", "llmbar", "pandalm",
-                                "parquet"]
+    assert importer_names() == ["alpaca-eval", "csv", "fastchat", "fastchat-reviews", "inspect", "jsonl", "judgebench",
+                                "llmbar", "pandalm", "parquet", "prd", "votes"]
     with pytest.raises(KeyError, match="unknown import format"):
         get_importer("nope")
 

@@ -180,6 +180,17 @@ class RunStore:
             self.conn.executemany("INSERT OR REPLACE INTO items(dataset, item_id, kind, data) "
                                   "VALUES (?, ?, ?, ?)", rows)
 
+    def relabel_items(self, items: Sequence[PairItem]) -> int:
+        """Write these pair items (their votes and gold label changed) and give every stored judgment of
+        each the item's label, in one transaction.  Returns the number of judgments relabelled."""
+        rows = [(it.dataset, it.item_id, "pair", it.model_dump_json()) for it in items]
+        with self.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO items(dataset, item_id, kind, data) VALUES (?, ?, ?, ?)", rows)
+            before = conn.total_changes
+            conn.executemany("UPDATE judgments SET label = ? WHERE dataset = ? AND item_id = ?",
+                             [(it.label, it.dataset, it.item_id) for it in items])
+            return conn.total_changes - before
+
     def items(self, dataset: str | None = None) -> list[PairItem | PointItem]:
         q = "SELECT kind, data FROM items"
         args: tuple[Any, ...] = ()
