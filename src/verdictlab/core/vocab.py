@@ -67,7 +67,6 @@ LABELS: tuple[str, ...] = VERDICTS
 DECISIVE: tuple[str, ...] = (Verdict.A.value, Verdict.B.value)     # a winner was named
 PARSE_STATUSES: tuple[str, ...] = tuple(s.value for s in ParseStatus)
 UNPARSED_POLICIES: tuple[str, ...] = tuple(p.value for p in UnparsedPolicy)
-DEFAULT_UNPARSED: str = UnparsedPolicy.EXCLUDE.value
 DECODINGS: tuple[str, ...] = tuple(d.value for d in Decoding)
 DEFAULT_DECODING: str = Decoding.FREE.value
 #: the names a protocol may show the two responses under (G-Eval; the ``labels`` probe): first, second
@@ -158,13 +157,6 @@ def first_shown_array(orders: Any) -> Any:
     return swap_array(np.full(len(orders), "A", dtype=object), orders)
 
 
-def check_unparsed(policy: str) -> str:
-    """``policy`` if it is a known unparsed policy; ``ValueError`` naming the choices otherwise."""
-    if policy not in UNPARSED_POLICIES:
-        raise ValueError(f"unparsed must be one of {UNPARSED_POLICIES}, got {policy!r}")
-    return str(policy)
-
-
 def check_decoding(decoding: str) -> str:
     if decoding not in DECODINGS:
         raise ValueError(f"decoding must be one of {DECODINGS}, got {decoding!r}")
@@ -229,7 +221,6 @@ __all__ = [
     "DECISIVE",
     "DECODINGS",
     "DEFAULT_DECODING",
-    "DEFAULT_UNPARSED",
     "LABELS",
     "ORDERS",
     "PARSE_STATUSES",
@@ -244,7 +235,6 @@ __all__ = [
     "canonical_first_won",
     "check_decoding",
     "check_order",
-    "check_unparsed",
     "first_shown",
     "first_shown_array",
     "order_showing_first",

@@ -224,6 +224,7 @@ from .stability import (
 from .transitivity import (
     TIE_RULES,
     TransitivityResult,
+    TripleTies,
     bradley_terry,
     kendall_vs_reference,
     pair_outcomes,
@@ -429,6 +430,7 @@ __all__ = [
     "test_retest",
     "text_order",
     "TIE_RULES",
+    "TripleTies",
     "top_parse_failures",
     "transitivity",
     "TransitivityResult",
