@@ -69,7 +69,7 @@ def annotator_agreement_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
 
 
 def _boot(inp: AnalysisInput) -> dict[str, Any]:
-    return {"confidence": inp.confidence, "n_bootstrap": inp.n_bootstrap, "seed": inp.seed}
+    return {"policy": inp.policy}
 
 
 @register("judge_human_agreement", order=74, title="Judges against the human annotators",
@@ -93,13 +93,13 @@ def judge_human_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
         v = votes[votes["dataset"] == cell["dataset"]]
         row: dict[str, Any] = {**cell, "gold_rule": _rule(v)}
         for suffix, ties in (("", True), ("_no_ties", False)):
-            j = vote_pair_agreement(v, g, ties=ties, unparsed=inp.unparsed, **_boot(inp))
+            j = vote_pair_agreement(v, g, ties=ties, **_boot(inp))
             h = ceiling[cell["dataset"]][ties]
             row.update({f"judge_human{suffix}": j.value, f"judge_human{suffix}_lo": j.lo,
                         f"judge_human{suffix}_hi": j.hi, f"n_judge_human{suffix}": j.n,
                         f"human_human{suffix}": h.value, f"human_human{suffix}_lo": h.lo,
                         f"human_human{suffix}_hi": h.hi, f"n_human_human{suffix}": h.n})
-        gold = gold_agreement(g, unparsed=inp.unparsed, **_boot(inp))
+        gold = gold_agreement(g, **_boot(inp))
         row.update({f"gold_{k}": val for k, val in gold.items()})
         rows.append(row)
     return pd.DataFrame(rows)
@@ -116,7 +116,7 @@ def judge_vs_judge_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
         judges = sorted(g["judge"].astype(str).unique())
         for a, b in combinations(judges, 2):
             fig = judge_agreement(g[g["judge"].astype(str) == a], g[g["judge"].astype(str) == b],
-                                  unparsed=inp.unparsed, **_boot(inp))
+                                  **_boot(inp))
             if fig["n"]:
                 rows.append({**dict(zip(GROUP, key, strict=True)), "judge": None, "judge_a": a, "reference": b,
                              **fig})
@@ -164,7 +164,7 @@ def peer_vote_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
         weights = peer_rank(g).weights
         for name, w in (("peer-rank weights", weights), ("equal weights", None)):
             vote = weighted_vote(g, w)
-            fig = gold_agreement(vote, unparsed=inp.unparsed, **_boot(inp))
+            fig = gold_agreement(vote, **_boot(inp))
             rows.append({**key, "judge": None, "weighting": name,
                          "judges": ", ".join(sorted(g["judge"].astype(str).unique())), **fig})
     return pd.DataFrame(rows) if rows else None

@@ -277,6 +277,7 @@ from .tournament import (
 from .transitivity import (
     TIE_RULES,
     TransitivityResult,
+    TripleTies,
     bradley_terry,
     kendall_vs_reference,
     pair_outcomes,
@@ -484,6 +485,7 @@ __all__ = [
     "test_retest",
     "text_order",
     "TIE_RULES",
+    "TripleTies",
     "top_parse_failures",
     "transitivity",
     "TransitivityResult",

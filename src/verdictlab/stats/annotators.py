@@ -39,7 +39,8 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import DEFAULT_UNPARSED, VERDICTS, check_unparsed, swap_array
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import VERDICTS, swap_array
 from .agreement import alpha_from_unit_counts, cohen_kappa
 
 __all__ = ["AgreementFigure", "annotator_agreement", "fleiss_kappa", "gold_agreement", "judge_agreement",
@@ -150,13 +151,12 @@ def _pair_counts(counts: np.ndarray, *, ties: bool) -> tuple[np.ndarray, np.ndar
 
 
 def vote_pair_agreement(votes: pd.DataFrame, verdicts: pd.DataFrame | None = None, *, ties: bool = True,
-                        unparsed: str = DEFAULT_UNPARSED, confidence: float = 0.95, n_bootstrap: int = 1000,
-                        seed: int = 0) -> AgreementFigure:
+                        policy: FigurePolicy = DEFAULT_POLICY) -> AgreementFigure:
     """MT-Bench's agreement (module docstring): human-human over pairs of two different votes of one item
     when ``verdicts`` is None; else judge-human over every (judgment, vote) pair of one item, ``verdicts``
     holding ``dataset, item_id, verdict`` (one row per judgment).  ``ties=False``: pairs with a tie on
     either side left out.  ``n`` counts the pairs, ``n_items`` the items with at least one."""
-    check_unparsed(unparsed)
+    confidence, n_bootstrap, seed = policy.confidence, policy.n_bootstrap, policy.seed
     counts, _ = _vote_counts(votes)
     keys = pd.MultiIndex.from_arrays([votes["dataset"].astype(str), votes["item_id"].astype(str)]).unique()
     if verdicts is None:
@@ -164,7 +164,7 @@ def vote_pair_agreement(votes: pd.DataFrame, verdicts: pd.DataFrame | None = Non
         return _ratio(num, den, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed)
     at = keys.get_indexer(pd.MultiIndex.from_arrays([verdicts["dataset"].astype(str), verdicts["item_id"].astype(str)]))
     code = verdicts["verdict"].astype(object).map(_CODES)
-    keep = (at >= 0) & code.notna().to_numpy() if unparsed == "exclude" else at >= 0
+    keep = (at >= 0) & code.notna().to_numpy() if policy.drops_unparsed else at >= 0
     at, vcode = at[keep], code.to_numpy(dtype=float)[keep]
     vcode = np.where(np.isnan(vcode), _NONE, vcode).astype(np.int64)
     judged = np.zeros((len(keys), len(VERDICTS) + 1))
@@ -192,13 +192,14 @@ def _mean_cohen(votes: pd.DataFrame, min_shared: int) -> tuple[float, int]:
     return (float(np.mean(kappas)) if kappas else float("nan")), len(kappas)
 
 
-def annotator_agreement(votes: pd.DataFrame, *, confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0,
+def annotator_agreement(votes: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY,
                         min_shared: int = 10) -> dict[str, float | int]:
     """Agreement among the annotators of one set of votes (``dataset, item_id, annotator, vote``):
     see the module docstring.  Keys: ``n_items``, ``n_votes``, ``n_annotators``, ``fleiss_kappa`` (+
     ``_lo``/``_hi``), ``n_fleiss_items`` and ``raters_per_item``, ``krippendorff_alpha`` (+ bounds),
     ``n_alpha_items``, ``mean_cohen_kappa`` and ``n_annotator_pairs``, ``pair_agreement`` /
     ``pair_agreement_no_ties`` (+ bounds, ``n_pairs`` / ``n_pairs_no_ties``)."""
+    confidence, n_bootstrap, seed = policy.confidence, policy.n_bootstrap, policy.seed
     counts, _ = _vote_counts(votes)
     m = counts.sum(axis=1)
     multi = m[m >= 2]
@@ -222,23 +223,22 @@ def annotator_agreement(votes: pd.DataFrame, *, confidence: float = 0.95, n_boot
     mean_k, n_pairs = _mean_cohen(votes, min_shared)
     out.update(mean_cohen_kappa=mean_k, n_annotator_pairs=n_pairs)
     for suffix, ties in (("", True), ("_no_ties", False)):
-        f = vote_pair_agreement(votes, ties=ties, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed)
+        f = vote_pair_agreement(votes, ties=ties, policy=policy)
         out.update({f"pair_agreement{suffix}": f.value, f"pair_agreement{suffix}_lo": f.lo,
                     f"pair_agreement{suffix}_hi": f.hi, f"n_pairs{suffix}": f.n})
     return out
 
 
-def gold_agreement(frame: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED, confidence: float = 0.95,
-                   n_bootstrap: int = 1000, seed: int = 0) -> dict[str, float | int]:
+def gold_agreement(frame: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY) -> dict[str, float | int]:
     """A judge against the gold label (module docstring): ``frame`` holds ``dataset, item_id, order,
     verdict, label`` (one row per judgment; rows without a label are left out).  Keys: ``accuracy``
     (ties a class; + ``_lo``/``_hi``), ``fleiss_kappa`` (verdict and label as two raters in shown terms;
     + bounds), ``n`` judgments, ``n_items``, ``n_unparsed``."""
-    check_unparsed(unparsed)
+    confidence, n_bootstrap, seed = policy.confidence, policy.n_bootstrap, policy.seed
     f = frame[frame["label"].notna()]
     code = f["verdict"].astype(object).map(_CODES)
     n_unparsed = int(code.isna().sum())
-    if unparsed == "exclude":
+    if policy.drops_unparsed:
         f, code = f[code.notna()], code[code.notna()]
     order = f["order"].astype(str).to_numpy(dtype=object)
     shown_v = swap_array(f["verdict"].to_numpy(dtype=object), order)
@@ -268,14 +268,14 @@ def gold_agreement(frame: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED, con
 _UNIT = ["dataset", "item_id", "order", "rep"]
 
 
-def judge_agreement(a: pd.DataFrame, b: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED, confidence: float = 0.95,
-                    n_bootstrap: int = 1000, seed: int = 0) -> dict[str, float | int]:
+def judge_agreement(a: pd.DataFrame, b: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY
+                    ) -> dict[str, float | int]:
     """Judge ``a`` against judge ``b`` (module docstring): frames of ``dataset, item_id, order, rep,
     verdict``, matched on the first four.  Keys: ``agreement`` (+ bounds), ``cohen_kappa``, ``n`` matched
     judgments, ``n_items``."""
-    check_unparsed(unparsed)
+    confidence, n_bootstrap, seed = policy.confidence, policy.n_bootstrap, policy.seed
     m = a[[*_UNIT, "verdict"]].merge(b[[*_UNIT, "verdict"]], on=_UNIT, suffixes=("_a", "_b"))
-    if unparsed == "exclude":
+    if policy.drops_unparsed:
         m = m[m["verdict_a"].notna() & m["verdict_b"].notna()]
     va = m["verdict_a"].astype(object).map(_CODES).fillna(_NONE).to_numpy(dtype=np.int64)
     vb = m["verdict_b"].astype(object).map(_CODES).fillna(_NONE + 1).to_numpy(dtype=np.int64)   # two unparsed never agree
