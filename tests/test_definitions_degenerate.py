@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats.classes import class_figures
 from verdictlab.stats.definitions import agreement_both_orders, order_pairs
 
@@ -53,10 +54,10 @@ def test_a_categorical_label_column_without_any_label() -> None:
     rows = [{"judge": "j", "protocol": "p", "dataset": "d", "temperature": 0.0, "decoding": "free", "item_id": i,
              "order": o, "verdict": "A", "rep": 0, "step": ""} for i in ("x", "y") for o in ("AB", "BA")]
     df = pd.DataFrame(rows).assign(label=pd.Categorical([None] * 4, categories=["A", "B", "tie"]))
-    assert order_pairs(df, unparsed="exclude").label.tolist() == [-1, -1]
+    assert order_pairs(df, policy=FigurePolicy()).label.tolist() == [-1, -1]
     t = agreement_both_orders(df)
     assert int(t["n"].iloc[0]) == 0 and int(t["n_left_out"].iloc[0]) == 2 and np.isnan(t["value"].iloc[0])
-    assert int(class_figures(df, n_bootstrap=0)["n_units_3class"].iloc[0]) == 0
+    assert int(class_figures(df, policy=FigurePolicy(n_bootstrap=0))["n_units_3class"].iloc[0]) == 0
 
 
 def test_score_ratio_with_an_unread_review(tmp_path: Path) -> None:

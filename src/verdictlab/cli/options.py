@@ -26,6 +26,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from typer.core import TyperCommand
 
+from ..core.policy import FigurePolicy
 from ..core.vocab import UnparsedPolicy
 from ..errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, exit_meanings
 from ._errors import say
@@ -108,32 +109,15 @@ class IdFrom(StrEnum):
     row = "row"
 
 
-def parse_field_map(pairs: list[str]) -> dict[str, str]:
-    """``["item_id=question_id"]`` -> ``{"item_id": "question_id"}`` (``--map``)."""
-    fm: dict[str, str] = {}
-    for pair in pairs:
-        col, sep, src = pair.partition("=")
-        if not sep or not col.strip() or not src.strip():
-            raise typer.BadParameter(f"expected COLUMN=SOURCE_COLUMN, got {pair!r}", param_hint="--map")
-        fm[col.strip()] = src.strip()
-    return fm
+def _parsed(parse: Any, values: list[str], flag: str) -> Any:
+    """``parse(values)`` (one of :mod:`verdictlab.importers.options`' parsers, the import's own reading),
+    text it cannot read a bad value of ``flag``."""
+    from ..errors import UsageError
 
-
-def parse_value_map(specs: list[str]) -> dict[str, dict[str, str]]:
-    """``["verdict:0=tie,1=A,2=B"]`` -> ``{"verdict": {"0": "tie", "1": "A", "2": "B"}}`` (``--map-values``;
-    an empty value, ``3=``, maps to empty: unparsed / unlabelled)."""
-    out: dict[str, dict[str, str]] = {}
-    for spec in specs:
-        column, sep, pairs = spec.partition(":")
-        if not sep or not column.strip() or not pairs.strip():
-            raise typer.BadParameter(f"expected COLUMN:RAW=VALUE,RAW=VALUE (e.g. verdict:0=tie,1=A,2=B), got {spec!r}",
-                                     param_hint="--map-values")
-        for pair in pairs.split(","):
-            raw, eq, word = pair.partition("=")
-            if not eq or not raw.strip():
-                raise typer.BadParameter(f"expected RAW=VALUE in {spec!r}, got {pair!r}", param_hint="--map-values")
-            out.setdefault(column.strip(), {})[raw.strip()] = word.strip()
-    return out
+    try:
+        return parse(values)
+    except UsageError as exc:
+        raise typer.BadParameter(str(exc), param_hint=flag) from None
 
 
 LabelMapOption = Annotated[list[str] | None, typer.Option(
@@ -156,7 +140,10 @@ def label_reading(human: Path | None, map_: list[str] | None, map_values: list[s
     given = [f for f, v in (("--map", map_), ("--map-values", map_values), ("--id-from", id_from)) if v]
     if given and human is None:
         raise typer.BadParameter("reads the --human file: give it with --human FILE", param_hint=f"'{given[0]}'")
-    return {"field_map": parse_field_map(map_ or []), "value_map": parse_value_map(map_values or []),
+    from ..importers.options import parse_field_map, parse_value_map
+
+    return {"field_map": _parsed(parse_field_map, map_ or [], "--map"),
+            "value_map": _parsed(parse_value_map, map_values or [], "--map-values"),
             "id_from": id_from.value if id_from is not None else "column"}
 
 
@@ -188,6 +175,16 @@ SEED_DEFAULT = 0
 Confidence = Annotated[float, typer.Option("--confidence", callback=_open_unit, metavar="LEVEL",
                                            help="Confidence level of the intervals, in (0, 1).")]
 CONFIDENCE_DEFAULT = 0.95
+
+
+def figure_policy(*, unparsed: UnparsedPolicy = UNPARSED_DEFAULT, confidence: float = CONFIDENCE_DEFAULT,
+                  bootstrap: int = BOOTSTRAP_DEFAULT, seed: int = SEED_DEFAULT) -> FigurePolicy:
+    """The one :class:`~verdictlab.core.policy.FigurePolicy` of a command, from its shared options (a value the
+    policy refuses is a usage error naming it)."""
+    try:
+        return FigurePolicy(unparsed=unparsed, confidence=confidence, n_bootstrap=bootstrap, seed=seed)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
 
 # -- old spellings, accepted for one release ---------------------------------------------------------
 class Command(TyperCommand):

@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from ..core.vocab import UnparsedPolicy
 from ._errors import EXIT_INPUT, EXIT_STORE
 from .options import (
     UNPARSED_DEFAULT,
@@ -17,6 +16,7 @@ from .options import (
     Unparsed,
     deprecated,
     exit_codes,
+    figure_policy,
     is_stdout,
     output_format,
 )
@@ -52,7 +52,7 @@ def review(
         form = output_format(out, fmt, ReviewFormat, ReviewFormat.csv)
     check_writable(out or (run_dir / f"review.{form.value}"))
     res = export_review(run_dir, out=sys.stdout if is_stdout(out) else out, fmt=form.value, protocol=protocol,
-                        judge=judge, include_unparsed=unparsed is UnparsedPolicy.WRONG)
+                        judge=judge, include_unparsed=not figure_policy(unparsed=unparsed).drops_unparsed)
     summary = ", ".join(f"{k}: {v}" for k, v in res.counts.items()) or "none"
     say(f"{res.n_rows} disagreement(s) written to {res.path or 'stdout'} ({summary})")
 

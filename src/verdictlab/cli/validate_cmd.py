@@ -35,6 +35,7 @@ from .options import (
     TableOrJson,
     Unparsed,
     exit_codes,
+    figure_policy,
     format_or_json,
     label_reading,
 )
@@ -148,9 +149,8 @@ def validate(
     if bins < 1:
         raise typer.BadParameter(f"--bins must be >= 1, got {bins}")
     reading = label_reading(human, map_, map_values, id_from)
-    cells = validate_run(run_dir, human=human, unparsed=unparsed.value, confidence=confidence,
-                         target=target_agreement, delta=delta, keep_labels=keep_labels, seed=seed, n_bins=bins,
-                         reading=reading)
+    cells = validate_run(run_dir, human=human, policy=figure_policy(unparsed=unparsed, confidence=confidence, seed=seed),
+                         target=target_agreement, delta=delta, keep_labels=keep_labels, n_bins=bins, reading=reading)
     if plots is not None:
         written = write_reliability_plots(cells, plots)
         say(f"reliability diagram written to {plots}/reliability.png and .svg" if written else
