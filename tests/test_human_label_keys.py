@@ -81,7 +81,7 @@ def test_a_file_without_a_dataset_column_is_refused_when_an_id_names_two_dataset
     lines = res.stderr.strip().splitlines()
     assert lines[0] == f"error: {f}: 12 problems:", lines
     assert lines[1] == ("  row 2, field 'item_id': item_id '0' names items of 2 datasets in this run ('d1', 'd2'); "
-                        "add a 'dataset' column that says which"), lines
+                        "add a 'dataset' column that says which (or name yours: --map dataset=COLUMN)"), lines
     assert len(lines) == 13 and all("names items of 2 datasets" in ln for ln in lines[1:])
     # where each id names one dataset, the same file joins on its one item
     only = _write_run(tmp_path / "one", {"d1": ["A"] * 12})

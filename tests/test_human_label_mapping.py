@@ -80,11 +80,17 @@ def test_every_problem_of_a_published_file_at_once(run: Path, tmp_path: Path) ->
                             "label=score", "--map-values", "label:1=A,2=B,0=tie"])
     assert r.exit_code == 3
     text = r.stderr
-    assert "5 problems" in text or "problems" in text.splitlines()[0]
+    assert "5 problems" in text, text
+    # the rows that were read are joined too, and the join's problem (the id not in the run) is listed
+    # beside the reader's, in row order, naming the file's own column
     for part in ("row 1, field 'score'", "got 7", "row 2: invalid JSON", "row 3, field 'question_id'",
-                 "row 5, field 'score': item '4' already labelled 'B' in row 4"):
+                 "row 5, field 'score': item '4' already labelled 'B' in row 4",
+                 "row 6, field 'question_id': 1 labelled item(s) not in the run"):
         assert part in text, (part, text)
-    # the rows that were read are joined too: the id not in the run is the second stage's problem
+    assert text.index("row 5, field") < text.index("row 6, field"), text
+    listed = [line.strip().split(":")[0] for line in text.splitlines() if line.startswith("  row")]
+    assert listed == ["row 1, field 'score'", "row 2", "row 3, field 'question_id'", "row 5, field 'score'",
+                      "row 6, field 'question_id'"], text
     good = tmp_path / "ok.jsonl"
     good.write_text(json.dumps({"question_id": 99, "score": 1}) + "\n" + json.dumps({"question_id": 98, "score": 1}))
     r = runner.invoke(app, ["validate", str(run), "--human", str(good), "--map", "item_id=question_id", "--map",
@@ -128,3 +134,31 @@ def test_the_documented_example_shows_real_figures(tmp_path: Path) -> None:
     assert [round(x, 3) for x in (cell["ppi"]["value"], cell["ppi"]["lo"], cell["ppi"]["hi"])] == [0.432, 0.282, 0.582]
     assert [round(x, 3) for x in (cell["human"]["value"], cell["human"]["lo"], cell["human"]["hi"])] == [0.447, 0.289, 0.605]
     assert round(cell["ppi"]["lam"], 2) == 0.20 and round(cell["ppi"]["ess"]) == 42
+
+
+def test_a_dataset_column_under_its_own_name(tmp_path: Path) -> None:
+    """An id judged in two datasets is named by the file's own dataset column (``--map dataset=set``), as
+    import reads one; without it the id is refused as ambiguous, naming the file's id column."""
+    rows = [{"trial_id": trial_id("j", ds, "1", "direct", order, 0.0, 0), "judge": "j", "dataset": ds,
+             "item_id": "1", "protocol": "direct", "order": order, "temperature": 0.0, "rep": 0, "step": "",
+             "label": None, "verdict": "A", "parse_status": "ok"} for ds in ("mt", "arena") for order in ("AB", "BA")]
+    with RunStore(tmp_path / "run") as s:
+        s.add_judgments(rows)
+    f = tmp_path / "human.csv"
+    f.write_text("qid,set,score\n1,mt,1\n1,arena,2\n")
+    reading = {"field_map": {"item_id": "qid", "dataset": "set", "label": "score"},
+               "value_map": {"label": {"1": "A", "2": "B"}}}
+    df = labelled_judgments(tmp_path / "run", f, reading=reading)
+    assert dict(zip(df["dataset"], df["label"], strict=True)) == {"mt": "A", "arena": "B"}
+    r = runner.invoke(app, ["validate", str(tmp_path / "run"), "--human", str(f), "--map", "item_id=qid", "--map",
+                            "dataset=set", "--map", "label=score", "--map-values", "label:1=A,2=B", "--format", "json"])
+    assert r.exit_code == 0, r.stderr
+    cells = json.loads(r.stdout)["cells"]
+    assert sorted(c["cell"]["dataset"] for c in cells) == ["arena", "mt"] and all(c["n_labelled"] == 1 for c in cells)
+    r = runner.invoke(app, ["validate", str(tmp_path / "run"), "--human", str(f), "--map", "item_id=qid", "--map",
+                            "label=score", "--map-values", "label:1=A,2=B"])
+    # without its dataset the file labels item 1 twice (the reader's problem) and the id is ambiguous in the
+    # run (the join's): both listed at once, each under the file's own column
+    assert r.exit_code == 3 and "2 problems" in r.stderr, r.stderr
+    assert "row 2, field 'qid': item_id '1' names items of 2 datasets" in r.stderr and "--map dataset=COLUMN" in r.stderr
+    assert "row 3, field 'score': item '1' already labelled 'A' in row 2, now 'B'" in r.stderr

@@ -18,9 +18,11 @@ same code): ``field_map`` (``--map item_id=question_id --map label=score``) name
 
 Every problem of the file is found and listed at once (:class:`HumanLabelProblems`; one alone is a
 :class:`HumanLabelError`, an :class:`~verdictlab.core.items.ItemError`: exit code 3 in the CLI), each
-naming the file, the row (file line) and the field: a missing or repeated column, a CSV written with
-another separator, a label outside the words above, one item labelled twice differently, a line that
-is not JSON, a file without any label.  The CSV and JSON Lines are read by the package's readers
+naming the file, the row (file line) and the field as the file calls it: a missing or repeated column,
+a CSV written with another separator, a label outside the words above, one item labelled twice
+differently, a line that is not JSON, a file without any label.  A caller that checks the rows further
+(the join on a run's items, :func:`verdictlab.analyses.human_labels.human_label_keys`) passes its
+``problems`` to list its own beside the reader's, then :func:`raise_label_problems`.  The CSV and JSON Lines are read by the package's readers
 (:func:`verdictlab.datasets.tabular.read_csv_rows`, :func:`verdictlab.datasets._common.json_lines`):
 strict field counts, records split on ``\\n`` only, BOM dropped, JSON within the input limits.
 """
@@ -28,7 +30,7 @@ strict field counts, records split on ``\\n`` only, BOM dropped, JSON within the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +74,16 @@ class HumanLabel:
 
 @dataclass(frozen=True)
 class HumanLabels:
-    """The rows of one label file, in file order."""
+    """The rows of one label file, in file order; ``columns``: the file's column of each field
+    (``item_id``, ``label``, ``dataset``) where ``--map`` names another."""
 
     path: str
     rows: tuple[HumanLabel, ...]
+    columns: Mapping[str, str] = field(default_factory=dict)
+
+    def column(self, name: str) -> str:
+        """The file's name of the column of field ``name`` (a problem names the column the user wrote)."""
+        return self.columns.get(name, name)
 
     @property
     def n_labelled(self) -> int:
@@ -193,15 +201,19 @@ class _Reading(ColumnReader):
 
 def read_human_labels(path: str | Path, *, field_map: Mapping[str, str] | None = None,
                       value_map: Mapping[str, Mapping[Any, Any]] | None = None,
-                      id_from: str = "column") -> HumanLabels:
+                      id_from: str = "column", problems: Problems | None = None) -> HumanLabels:
     """The rows of a label file (module docstring), checked: every row names an item and carries a
     known label word or none; one item (the same dataset and id) is not labelled twice differently;
     at least one row carries a label.  ``field_map``, ``value_map`` and ``id_from`` read a published
-    file as it is (``--map``, ``--map-values``, ``--id-from``).  Every problem is listed at once."""
+    file as it is (``--map``, ``--map-values``, ``--id-from``).  Every problem is listed at once; with
+    ``problems`` the rows' problems are recorded there and the rows without one returned (the caller
+    raises, :func:`raise_label_problems`), a file that cannot be read at all is still raised."""
     p = Path(path)
     where = str(p)
     reading = _reading(where, field_map, value_map, id_from)
-    problems = Problems(where)
+    mine = problems is None
+    problems = Problems(where) if problems is None else problems
+    n_before = problems.count
     try:
         records = _records(p, problems)
     except HumanLabelError:
@@ -222,7 +234,10 @@ def read_human_labels(path: str | Path, *, field_map: Mapping[str, str] | None =
                                          f"now {lab.label!r}", path=where, row=row, field=reading.source("label")))
             continue
         rows.append(lab)
-    _raise(problems)
+    if mine:
+        raise_label_problems(problems)
+    if problems.count > n_before:     # the rows' problems say why rows are missing
+        return HumanLabels(path=where, rows=tuple(rows), columns=reading.field_map)
     if not rows:
         raise HumanLabelError("no labels found (an empty file, or a header without rows)", path=where)
     if not any(r.label is not None for r in rows):
@@ -230,7 +245,7 @@ def read_human_labels(path: str | Path, *, field_map: Mapping[str, str] | None =
                               f"FAIL or UNKNOWN for point items in the '{reading.source('label')}' column "
                               "(or say what your values mean with --map-values label:RAW=WORD)", path=where,
                               field=reading.source("label"))
-    return HumanLabels(path=where, rows=tuple(rows))
+    return HumanLabels(path=where, rows=tuple(rows), columns=reading.field_map)
 
 
 def _reading(where: str, field_map: Mapping[str, str] | None, value_map: Mapping[str, Mapping[Any, Any]] | None,
@@ -251,7 +266,9 @@ def _reading(where: str, field_map: Mapping[str, str] | None, value_map: Mapping
                     id_from=id_from)
 
 
-def _raise(problems: Problems) -> None:
+def raise_label_problems(problems: Problems) -> None:
+    """Raise what ``problems`` of a label file hold: the one as a :class:`HumanLabelError`, several as
+    :class:`HumanLabelProblems` (every one listed, in row order); nothing when it is empty."""
     if len(problems.found) == 1 and not problems.n_more:
         exc = problems.found[0]
         raise exc if isinstance(exc, HumanLabelError) else HumanLabelError(str(exc)) from None
@@ -260,4 +277,4 @@ def _raise(problems: Problems) -> None:
 
 
 __all__ = ["FIELDS", "HumanLabel", "HumanLabelError", "HumanLabelProblems", "HumanLabels", "PAIR_LABELS", "POINT_LABELS",
-           "VALUE_MAP_TARGETS", "read_human_labels"]
+           "VALUE_MAP_TARGETS", "raise_label_problems", "read_human_labels"]

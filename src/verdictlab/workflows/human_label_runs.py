@@ -60,16 +60,20 @@ def labelled_judgments(run_dir: str | Path, human: str | Path | None = None, *,
     :func:`~verdictlab.datasets.human_labels.read_human_labels` (a published file as it is).  A store
     that cannot be opened is a :class:`~verdictlab.store.StoreError`; a label file that cannot be used,
     or that names items ambiguously or not in the run, an :class:`~verdictlab.core.items.ItemError` naming
-    file, row and field, every problem of the file at once."""
-    from ..datasets.human_labels import read_human_labels
+    file, row and field, every problem of the file -- reading it and joining it to the run -- at once."""
+    from ..core.items import Problems
+    from ..datasets.human_labels import raise_label_problems, read_human_labels
     from ..store import open_store
 
     with open_store(run_dir) as store:
         judgments = store.judgments()
     if human is None:
         return judgments
-    labels = read_human_labels(human, **dict(reading or {}))
-    return apply_human_labels(judgments, human_label_keys(judgments, labels))
+    problems = Problems(str(human))       # the file's problems and the join's, listed at once
+    labels = read_human_labels(human, **dict(reading or {}), problems=problems)
+    keys = human_label_keys(judgments, labels, problems=problems)
+    raise_label_problems(problems)
+    return apply_human_labels(judgments, keys)
 
 
 def validate_run(run_dir: str | Path, *, human: str | Path | None = None, policy: FigurePolicy = DEFAULT_POLICY,
