@@ -116,8 +116,14 @@ def test_a_judge_named_like_hive_null_reads_back(tmp_path: Path) -> None:
 
     write_synthetic_run(tmp_path / "run", judges=("__HIVE_DEFAULT_PARTITION__", "sim:steady"), n_items=3,
                         datasets=("d",), protocols=("direct",)).close()
-    out = export_judgments(tmp_path / "run", format="parquet", out=tmp_path / "parts",
-                           partition_by=["judge", "dataset", "protocol"])
+    from typer.testing import CliRunner
+
+    from verdictlab.cli.main import app
+
+    out = tmp_path / "parts"
+    r = CliRunner().invoke(app, ["export", str(tmp_path / "run"), "--format", "parquet", "--partition-by",
+                                 "judge,dataset,protocol", "-o", str(out)])
+    assert r.exit_code == 0, r.output
     assert set(read_export(out)["judge"]) == {"__HIVE_DEFAULT_PARTITION__", "sim:steady"}
     hive = ds.dataset(out, format="parquet", partitioning="hive").to_table()
     assert set(hive.column("judge").to_pylist()) == {"__HIVE_DEFAULT_PARTITION__", "sim:steady"}

@@ -65,8 +65,9 @@ def read_votes(path: str | Path, *, annotators: list[str] | None = None, field_m
     vmap = {k: v for k, v in (value_map or {}).get("vote", {}).items()}
     out: dict[tuple[str | None, str], list[tuple[str, str, int]]] = defaultdict(list)
     problems = Problems(str(p))
-    rows = read_rows(p)
+    rows = read_rows(p, problems)      # a line that is not JSON: one problem among the rows'
     if not rows:
+        problems.raise_if_any()
         raise ItemError("no records", path=str(p))
     for row, rec in rows:
         try:
