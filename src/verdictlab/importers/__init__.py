@@ -23,7 +23,7 @@ from ..core.registry import Registry
 from ._batch import ImportBatch, ImportResult, check_options, judgment_row, shown_first_won, write_batch
 
 Importer = Callable[..., ImportBatch]
-IMPORTERS: Registry[Importer] = Registry("import format")
+IMPORTERS: Registry[Importer] = Registry("import format", plugins="verdictlab.importers")
 
 
 def register_importer(name: str, importer: str | Importer, description: str = "", *,
