@@ -38,14 +38,18 @@ JudgeLike = str | Mapping[str, Any] | Callable[..., Any]
 
 def judge_entry(judge: JudgeLike) -> str | dict[str, Any]:
     """A run config's judge entry for ``judge``: an id as is, a mapping as a copy, a function as
-    ``python:NAME`` (its :func:`verdictlab.judge` declaration, or registered now under its own name)."""
+    ``python:NAME`` (its :func:`verdictlab.judge` declaration, or registered now under its own name), also
+    as a mapping's ``id`` (``{"id": my_function, "concurrency": 4}``)."""
     from ..judges.python_function import DECLARATION, FUNCTIONS, JudgeFunction
     from ..judges.python_function import judge as register_function
 
     if isinstance(judge, str):
         return judge
-    if isinstance(judge, Mapping):
-        return dict(judge)
+    if isinstance(judge, Mapping):           # a config entry; its id may be a function too
+        entry = dict(judge)
+        if callable(entry.get("id")):
+            entry["id"] = judge_entry(entry["id"])
+        return entry
     if callable(judge):
         declared = getattr(judge, DECLARATION, None)
         if isinstance(declared, JudgeFunction):
