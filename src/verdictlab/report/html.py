@@ -166,6 +166,20 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
     return html
 
 
+#: the height of the report's frame in a notebook cell (the frame scrolls; its corner resizes it)
+NOTEBOOK_FRAME_HEIGHT = "720px"
+
+
+def notebook_html(report: Mapping[str, Any]) -> str:
+    """The report for a notebook cell: :func:`render_html`'s self-contained page (no viewer links: no
+    server runs beside a notebook) in a sandboxed ``iframe`` of its own, so its style and script stay out
+    of the notebook's and the decision panel opens it."""
+    page = render_html(report, viewer_url=None)
+    return (f'<iframe srcdoc="{escape(page)}" sandbox="allow-scripts" title="verdictlab report" '
+            f'style="width: 100%; height: {NOTEBOOK_FRAME_HEIGHT}; border: 1px solid #ccc; resize: vertical">'
+            "</iframe>")
+
+
 def _cut_long_text(value: Any, limit: int) -> Any:
     """A copy of the report with every string longer than ``limit`` characters cut, saying how much
     was left out (the store keeps every text whole; VERDICTLAB_HTML_MAX_OUTPUT_CHARS raises it)."""
