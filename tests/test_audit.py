@@ -186,3 +186,24 @@ def test_an_interrupt_inside_an_event_loop_stops_the_run_cleanly(tmp_path: Path)
     judged = int(lines["judged"].split()[0])
     assert 20 <= judged < 280
     assert "stopped early: interrupted" in lines["warned"]
+
+
+def test_the_report_shows_itself_and_gives_frames(tmp_path: Path) -> None:
+    import html
+    import re
+
+    report = verdictlab.audit([always_a, SIM], RECORDS, repetitions=2, run_dir=tmp_path / "run")
+    assert repr(report) == f"Report(run_dir={str(tmp_path / 'run')!r}, 2 cells, 32 judgments)"
+    frame = report._repr_html_()
+    page = html.unescape(re.fullmatch(r'<iframe srcdoc="(.*?)" sandbox="allow-scripts".*</iframe>', frame,
+                                      re.S).group(1))
+    assert re.findall(r'<section id="([\w-]+)"', page)[0] == "decision"
+    assert "127.0.0.1:8765" not in page                        # no links to a viewer that is not running
+    cells = report.to_pandas()
+    assert list(cells.columns[:5]) == ["judge", "protocol", "dataset", "temperature", "decoding"]
+    assert {"C", "C_lo", "C_hi", "phi", "A", "T", "T_lo", "T_hi", "n_pairs", "agreement.kappa"} <= set(cells.columns)
+    assert sorted(cells["judge"]) == ["python:always_a", SIM] and cells["n_judgments"].tolist() == [16, 16]
+    judgments = report.to_pandas("judgments")
+    assert len(judgments) == 32 and {"raw_output", "parse_status", "attempts", "error"} <= set(judgments.columns)
+    with pytest.raises(ValueError, match="'cells' or 'judgments', not 'items'"):
+        report.to_pandas("items")

@@ -101,6 +101,10 @@ def test_unknown_names_and_modules_say_what_to_do(monkeypatch: pytest.MonkeyPatc
         make_judge("python:nobody")
     with pytest.raises(JudgeConfigError, match="cannot import 'no_such_module_xyz'.*PYTHONPATH"):
         make_judge("python:no_such_module_xyz:f")
+    (tmp_path / "userjudges_here.py").write_text("def f(messages, **_):\n    return 'A'\n")
+    monkeypatch.chdir(tmp_path)             # beside the module, but not on the path: say so
+    with pytest.raises(JudgeConfigError, match="it is in the working directory.*PYTHONPATH=."):
+        make_judge("python:userjudges_here:f")
     (tmp_path / "userjudges_raise.py").write_text("raise RuntimeError('broken at import')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(JudgeConfigError, match="importing 'userjudges_raise' raised RuntimeError: broken at import"):

@@ -52,6 +52,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 from ..core.registry import Registry, first_doc_line
@@ -321,8 +322,11 @@ def _imported(ref: str, judge_id: str) -> JudgeFunction:
     try:
         obj: Any = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
+        top = module_name.split(".")[0]
+        here = " (it is in the working directory, which the command line does not import from: PYTHONPATH=.)" \
+            if (Path.cwd() / f"{top}.py").is_file() or (Path.cwd() / top / "__init__.py").is_file() else ""
         raise JudgeConfigError(f"judge id {judge_id!r}: cannot import {module_name!r} ({exc}); install it or put "
-                               "its folder on PYTHONPATH") from None
+                               f"its folder on PYTHONPATH{here}") from None
     except Exception as exc:  # noqa: BLE001 - the user's module failed while importing: say so, with its error
         raise JudgeConfigError(f"judge id {judge_id!r}: importing {module_name!r} raised "
                                f"{type(exc).__name__}: {exc}") from None

@@ -16,7 +16,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from ..core.viewer_links import DEFAULT_VIEWER_URL, cell_anchor, cell_list_url, check_viewer_url, pair_url
-from .build import AGREEMENT_FIELDS, extra_cell_fields
+from .cell_fields import AGREEMENT_FIELDS, extra_cell_fields
 from .lanes import SecondLane, lanes_for
 from .readings import (
     decision_test_line,
