@@ -123,11 +123,15 @@ def test_an_import_path_judge_runs_with_its_declaration(pairs: Path, tmp_path: P
         @verdictlab.judge("declared-elsewhere", label_probs=True)
         def picks_first(messages, *, temperature, max_tokens, seed):
             seen.append((messages, temperature, max_tokens, seed))
-            return verdictlab.JudgeReply("A", label_probs={"A": 0.9, "B": 0.1}, tokens_in=7, tokens_out=1)
+            return verdictlab.JudgeReply("A", label_probs={"A": 0.9, "B": 0.1}, tokens_in=7, tokens_out=1,
+                                         cost_usd=0.002)
     """))
     monkeypatch.syspath_prepend(str(tmp_path))
     summary = _run(pairs, tmp_path / "run", ["python:userjudges_ok:picks_first"], temperatures=[0.5])
     assert summary.n_written == 2 * N_PAIRS and summary.n_failed == 0
+    # accounting from the reply: 8 calls x (7 + 1) tokens, 8 x $0.002
+    assert (summary.calls, summary.tokens_in + summary.tokens_out) == (8, 64)
+    assert summary.cost_usd == pytest.approx(0.016)
     seen = sys.modules["userjudges_ok"].seen
     messages, temperature, max_tokens, seed = seen[0]
     assert messages[-1]["role"] == "user" and "Q" in messages[-1]["content"]     # the rendered prompt
