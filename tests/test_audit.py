@@ -146,7 +146,17 @@ def test_inside_an_event_loop_the_run_has_a_thread_of_its_own(tmp_path: Path) ->
         return verdictlab.audit(which_thread, RECORDS, run_dir=tmp_path / "run", repetitions=1)
 
     report = asyncio.run(cell())
-    assert len(report.cells) == 1 and {t.split("_")[0] for t in threads} == {"verdictlab-audit"}
+    assert len(report.cells) == 1 and {t.split("_")[0] for t in threads} == {"verdictlab-run"}
+
+    async def plumbing() -> Any:      # the public run_config too (it used to fail: asyncio.run in a loop)
+        from verdictlab.engine import run_config
+        from verdictlab.engine.config import config_from_dict
+
+        cfg = config_from_dict({"name": "p", "datasets": ["demo"], "judges": [SIM], "protocols": ["direct"],
+                                "repetitions": 1})
+        return run_config(cfg, tmp_path / "plumbing", progress=False)
+
+    assert asyncio.run(plumbing()).n_written == 28 * 2
 
 
 @pytest.mark.slow

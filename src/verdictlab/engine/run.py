@@ -49,11 +49,16 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
     config the adaptive design's expected calls, engine/plan_cost.py) -- unless ``pilot`` is also set:
     then only the adaptive design's pilot trials are judged first (``pilot_only``), and the plan uses
     them.  ``retry_failed`` judges again the trials whose calls failed for good in an earlier session.
-    ``stop``: set from another thread, it stops the run as Ctrl-C does (signals reach only the main thread,
-    so a run started in a thread of its own -- from a notebook, whose cell already runs an event loop --
-    is stopped through it)."""
+    ``stop``: set from another thread, it stops the run as Ctrl-C does (signals reach only the main thread).
+
+    Called inside a running event loop -- a notebook's cell -- where ``asyncio.run`` cannot start, the run
+    goes to a thread of its own and this call waits for it; a ``KeyboardInterrupt`` meanwhile (the
+    kernel's interrupt) stops it through ``stop``, and what was judged stays stored."""
     from ..judges import make_judge
 
+    if stop is None and _loop_running():
+        return _in_own_thread(run_config, config, run_dir, progress=progress, plan_only=plan_only,
+                              retry_failed=retry_failed, pilot=pilot, pilot_only=pilot_only)
     if plan_only and pilot and config.precision is not None:
         run_config(config, run_dir, progress=progress, pilot_only=True)
 
@@ -115,6 +120,29 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
         store.close()
         lock.release()
     return summary
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _in_own_thread(fn: Callable[..., RunSummary], *args: Any, **kwargs: Any) -> RunSummary:
+    """``fn(*args, stop=event, **kwargs)`` in a thread of its own, waited for; a ``KeyboardInterrupt`` while
+    waiting sets the event and waits for ``fn`` to stop (within a second, as on Ctrl-C)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    stop = threading.Event()
+    with ThreadPoolExecutor(1, thread_name_prefix="verdictlab-run") as pool:
+        future = pool.submit(fn, *args, stop=stop, **kwargs)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            stop.set()
+            return future.result()
 
 
 def _keep_constrainable(prepared: PreparedRun, judges: Mapping[str, JudgeAPI]) -> dict[str, dict[str, str]] | None:

@@ -10,20 +10,17 @@ entry (``{"name": "llmbar", "path": ...}``), a list of dicts or a pandas DataFra
 the jsonl format (``item_id, question, response_a, response_b, label``); records are written to
 ``run_dir/data.jsonl`` first, so the run keeps the data it judged and a rerun resumes.
 
-In a notebook, whose cell already runs an event loop, the run goes to a thread of its own (the engine
-starts its own loop); interrupting the kernel stops it as Ctrl-C stops ``verdictlab run``, and what
-was judged stays stored.
+In a notebook, whose cell already runs an event loop, the run goes to a thread of its own
+(:func:`~verdictlab.engine.run_config`); interrupting the kernel stops it as Ctrl-C stops
+``verdictlab run``, and what was judged stays stored.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -139,27 +136,6 @@ def audit_config(*, judges: Any, data: Any, protocols: Any, orders: Any, repetit
         raise ConfigError(str(exc).replace("<config>", "verdictlab.audit()")) from None
 
 
-def _running_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
-def run_in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``fn(*args, stop=event, **kwargs)`` in a thread of its own, waited for; a ``KeyboardInterrupt``
-    while waiting (a notebook's interrupt) sets the event and waits for ``fn`` to stop cleanly."""
-    stop = threading.Event()
-    with ThreadPoolExecutor(1, thread_name_prefix="verdictlab-audit") as pool:
-        future = pool.submit(fn, *args, stop=stop, **kwargs)
-        try:
-            return future.result()
-        except KeyboardInterrupt:
-            stop.set()
-            return future.result()
-
-
 def audit(judges: Any, data: Any, *, protocols: Any = ("direct",), orders: Any = ("AB", "BA"),
           repetitions: int = 3, temperatures: Any = (0.0,), decoding: Any = ("free",),
           run_dir: str | os.PathLike[str] | None = None, name: str = "audit", seed: int = 42, cache: str = "auto",
@@ -180,14 +156,11 @@ def audit(judges: Any, data: Any, *, protocols: Any = ("direct",), orders: Any =
     config = audit_config(judges=judges, data=data, protocols=protocols, orders=orders, repetitions=repetitions,
                           temperatures=temperatures, decoding=decoding, run_dir=rd, name=name, seed=seed,
                           cache=cache, budget=budget)
-    if _running_loop():       # a notebook's cell: the engine's own event loop runs in a thread
-        summary = run_in_thread(run_config, config, rd, progress=progress)
-    else:
-        summary = run_config(config, rd, progress=progress)
+    summary = run_config(config, rd, progress=progress)     # in a notebook's cell: in a thread of its own
     if summary.stopped:
         warnings.warn(f"the run in {rd} stopped early: {summary.stopped}; the report shows what was judged "
                       "(call audit again to resume)", stacklevel=2)
     return build_report(rd)
 
 
-__all__ = ["DATA_FILE", "LOADER_BY_SUFFIX", "audit", "audit_config", "dataset_entry", "judge_entry", "run_in_thread"]
+__all__ = ["DATA_FILE", "LOADER_BY_SUFFIX", "audit", "audit_config", "dataset_entry", "judge_entry"]
