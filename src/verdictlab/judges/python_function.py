@@ -159,8 +159,9 @@ def judge(name: str | Callable[..., Any] | None = None, *,
           retry_on: type[Exception] | Sequence[type[Exception]] = (), concurrency: int | None = None,
           label_probs: bool = False) -> Any:
     """Register a judge function in this process under ``name`` (default: the function's name); the
-    judge id ``python:NAME`` then audits it, in a config, on the command line run from this process, or
-    in :func:`verdictlab.audit`.  ``retry_on``: exception types worth another attempt (with backoff);
+    judge id ``python:NAME`` then audits it in any run this process makes (:func:`verdictlab.audit`, a
+    config given to :func:`~verdictlab.engine.run_config`); ``python:module:function`` finds this
+    declaration from anywhere, the command line included.  ``retry_on``: exception types worth another attempt (with backoff);
     ``concurrency``: at most this many calls at once; ``label_probs``: it returns
     :class:`JudgeReply` with label probabilities on every call (constrained decoding then possible).
     Usable bare (``@judge``) or called (``@judge("name", retry_on=TimeoutError)``); returns the
