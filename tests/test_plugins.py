@@ -32,6 +32,7 @@ from pathlib import Path
 from verdictlab.core.items import PairItem
 from verdictlab.core.vocab import first_shown
 from verdictlab.importers import ImportBatch, judgment_row
+from verdictlab.importers.options import ImporterOption
 from verdictlab.judges import JudgeAPI, JudgeResponse
 from verdictlab.protocols import ParseResult, Protocol
 
@@ -68,16 +69,20 @@ def make_one_or_two(*, template_path=None, **options):
     return OneOrTwo()
 
 
-def import_toy_tsv(path, **options):
+def import_toy_tsv(path, *, delimiter="\\t", **options):
     """item_id<TAB>winner lines"""
     rows, items = [], []
     for line in Path(path).read_text().splitlines():
-        item_id, winner = line.split("\\t")
+        item_id, winner = line.split(delimiter)
         items.append(PairItem(item_id=item_id, dataset="toy", question="q", response_a="a", response_b="b",
                               label="A"))
         rows.append(judgment_row(judge="toy-log", dataset="toy", item_id=item_id, protocol="imported", order="AB",
                                  temperature=0.0, rep=0, verdict=winner, label="A", raw_output=line))
     return ImportBatch(format="toy-tsv", source=str(path), judgments=rows, items=items)
+
+
+# the flags this importer adds to `verdictlab import`
+import_toy_tsv.options = (ImporterOption("delimiter", help="the field separator (default: a tab)"),)
 '''
 
 TABLES = '''
@@ -193,6 +198,13 @@ def test_an_installed_plugin_adds_each_kind_and_a_broken_one_is_one_warning(plug
     imported = _cli(["import", "toy-tsv", "log.tsv", "--run-dir", "runs/imported"], plugin_path, tmp_path)
     assert imported.returncode == 0, imported.stderr
     assert "imported 2 new judgment(s)" in imported.stderr
+    (tmp_path / "log.csv").write_text("b1,A\nb2,A\nb3,B\n")      # the plugin's own flag
+    imported = _cli(["import", "toy-tsv", "log.csv", "--delimiter", ",", "--run-dir", "runs/imported2"],
+                    plugin_path, tmp_path)
+    assert imported.returncode == 0, imported.stderr
+    assert "imported 3 new judgment(s)" in imported.stderr
+    helped = _cli(["import", "--help"], plugin_path, tmp_path)
+    assert "--delimiter" in helped.stdout and "toy-tsv" in helped.stdout
 
 
 def test_without_the_plugins_the_names_are_unknown(tmp_path: Path) -> None:

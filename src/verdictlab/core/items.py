@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..errors import InputError
 from .vocab import LABELS, ORDERS, CurationStatus, PerturbationClass, check_gold_rule, swap
 
 Label = Literal["A", "B", "tie"]
@@ -34,7 +35,7 @@ _LABEL_ALIASES = {
 }
 
 
-class ItemError(ValueError):
+class ItemError(InputError):
     """A source record could not be turned into an item.
 
     The message always names the file, the row (1-based line or record number) and the field.

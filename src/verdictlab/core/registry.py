@@ -11,7 +11,8 @@ that import fails because an optional package is missing, :class:`MissingExtraEr
     JUDGES.register("sim", "verdictlab.judges.sim:make_sim_judge", description="simulated judge")
     factory = JUDGES.get("sim")
 
-Unknown names raise ``KeyError("unknown judge provider 'x'; known: a, b")``.
+Unknown names raise :class:`UnknownNameError` (an input error that is also a ``KeyError``):
+``unknown judge provider 'x'; known: a, b``.
 
 Plugins.  A registry built with ``plugins="verdictlab.judges"`` (an entry-point group) also holds what
 installed packages declare in that group, found the first time the registry is asked anything (not at
@@ -32,11 +33,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
+from ..errors import InputError
+
 T = TypeVar("T")
 
 
-class MissingExtraError(ImportError):
+class MissingExtraError(InputError, ImportError):
     """A registered entry needs an optional package that is not installed."""
+
+
+class UnknownNameError(InputError, KeyError):
+    """A name no entry of the registry has; the message lists the known ones.  Also a ``KeyError``
+    (a lookup by name), printed as its message rather than quoted."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class PluginWarning(UserWarning):
@@ -156,7 +167,7 @@ class Registry(Generic[T]):
         try:
             return self._entries[name]
         except KeyError:
-            raise KeyError(f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}") from None
+            raise UnknownNameError(f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}") from None
 
     def get(self, name: str) -> T:
         """The registered object (importing a lazy entry once)."""
@@ -184,5 +195,5 @@ def _adopt_callable(registry: Registry[Any], name: str, obj: Any) -> None:
     registry.register(name, obj, description=first_doc_line(obj))
 
 
-__all__ = ["Entry", "MissingExtraError", "PluginWarning", "Registry", "first_doc_line", "install_hint", "load_target",
-           "plugin_entry_points"]
+__all__ = ["Entry", "MissingExtraError", "PluginWarning", "Registry", "UnknownNameError", "first_doc_line", "install_hint",
+           "load_target", "plugin_entry_points"]
