@@ -21,6 +21,7 @@ import pytest
 import verdictlab
 from verdictlab.core.items import ItemError
 from verdictlab.engine.config import ConfigError
+from verdictlab.errors import InputError
 from verdictlab.judges.python_function import FUNCTIONS
 from verdictlab.report.model import Report
 from verdictlab.store import open_store
@@ -96,10 +97,10 @@ def test_data_as_a_file_a_dataset_name_a_frame_or_records_gives_the_same_items(t
 
 
 def test_bad_data_is_one_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"'nope' is neither a file nor a dataset name \(known: .*demo"):
+    with pytest.raises(InputError, match=r"'nope' is neither a file nor a dataset name \(known: .*demo"):
         dataset_entry("nope", tmp_path)
     (tmp_path / "x.txt").write_text("hello")
-    with pytest.raises(ValueError, match=r"no loader for \.txt"):
+    with pytest.raises(InputError, match=r"no loader for \.txt"):
         dataset_entry(str(tmp_path / "x.txt"), tmp_path)
     with pytest.raises(ItemError, match="data, row 2: a record must be a mapping"):
         dataset_entry([RECORDS[0], "not a record"], tmp_path)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.items import ItemError
+from ..errors import InputError
 
 #: the loader of a data file, by its suffix
 LOADER_BY_SUFFIX = {".jsonl": "jsonl", ".csv": "csv", ".parquet": "parquet"}
@@ -97,17 +98,17 @@ def dataset_entry(data: Any, run_dir: Path, *, dataset: str = "data") -> dict[st
         if path.is_file():
             loader = LOADER_BY_SUFFIX.get(path.suffix.lower())
             if loader is None:
-                raise ValueError(f"data {str(data)!r}: no loader for {path.suffix or 'a file without a suffix'} "
+                raise InputError(f"data {str(data)!r}: no loader for {path.suffix or 'a file without a suffix'} "
                                  f"(known: {', '.join(LOADER_BY_SUFFIX)}); give data={{'name': LOADER, 'path': ...}}")
             return {"name": loader, "path": str(path.resolve())}
         if isinstance(data, str) and data in dataset_names():
             return {"name": data}
-        raise ValueError(f"data {str(data)!r} is neither a file nor a dataset name "
+        raise InputError(f"data {str(data)!r} is neither a file nor a dataset name "
                          f"(known: {', '.join(dataset_names())})")
     if isinstance(data, Sequence) or (hasattr(data, "to_json") and hasattr(data, "columns")):
         text = _records_jsonl(data)
         if not text:
-            raise ValueError("data has no records")
+            raise InputError("data has no records")
         target = run_dir / DATA_FILE
         _write_if_changed(target, text)
         return {"name": "jsonl", "path": str(target.resolve()), "dataset": dataset}
