@@ -38,6 +38,7 @@ _PUBLIC = {
     "JudgeAPI": "judges", "make_judge": "judges",
     "ParseResult": "protocols", "Protocol": "protocols", "get_protocol": "protocols",
     "build_report": "report",
+    "FigurePolicy": "core.policy",
     "reliability": "stats",
     "RunStore": "store", "open_store": "store",
 }
@@ -61,6 +62,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from .core.design import Trial, expand_grid
     from .core.items import ItemError, PairItem, PointItem, to_canonical
+    from .core.policy import FigurePolicy
     from .datasets import DatasetLoad, load_dataset
     from .engine import run_config
     from .engine.config import RunConfig, load_config
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DatasetLoad",
+    "FigurePolicy",
     "ItemError",
     "JudgeAPI",
     "JudgeReply",
