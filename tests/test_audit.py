@@ -210,6 +210,7 @@ def test_the_report_shows_itself_and_gives_frames(tmp_path: Path) -> None:
                                       re.S).group(1))
     assert re.findall(r'<section id="([\w-]+)"', page)[0] == "decision"
     assert "127.0.0.1:8765" not in page                        # no links to a viewer that is not running
+    assert re.search(r'(?:src|href)="(?:https?:)?//', page) is None          # self-contained: nothing fetched
     cells = report.to_pandas()
     assert list(cells.columns[:5]) == ["judge", "protocol", "dataset", "temperature", "decoding"]
     assert {"C", "C_lo", "C_hi", "phi", "A", "T", "T_lo", "T_hi", "n_pairs", "agreement.kappa"} <= set(cells.columns)
@@ -218,3 +219,44 @@ def test_the_report_shows_itself_and_gives_frames(tmp_path: Path) -> None:
     assert len(judgments) == 32 and {"raw_output", "parse_status", "attempts", "error"} <= set(judgments.columns)
     with pytest.raises(ValueError, match="'cells' or 'judgments', not 'items'"):
         report.to_pandas("items")
+
+
+def _stderr_on_a_terminal(script: str, cwd: Path) -> str:
+    """What ``script`` writes to its stderr when that is a terminal (a pseudo-terminal read here)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=follower, cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO / "src"),
+                                                           "COLUMNS": "120", "TERM": "xterm"})
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:               # EIO: the process closed its end
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert proc.wait(timeout=120) == 0, b"".join(chunks).decode(errors="replace")
+    return b"".join(chunks).decode(errors="replace")
+
+
+@pytest.mark.slow
+def test_the_terminal_bar_outside_a_notebook(tmp_path: Path) -> None:
+    """On a terminal audit() draws the terminal bar; IPython imported outside a kernel is no notebook;
+    with neither (a pipe) nothing is drawn."""
+    script = textwrap.dedent(f"""
+        import IPython, verdictlab
+        from verdictlab.engine.trial_runner import in_notebook
+        assert not in_notebook()
+        verdictlab.audit({SIM!r}, "demo", repetitions=1, run_dir="run")
+    """)
+    drawn = _stderr_on_a_terminal(script, tmp_path)
+    assert "judging" in drawn and "56/56" in drawn                 # 28 demo pairs x 2 orders
+    piped = subprocess.run([sys.executable, "-c", script.replace('"run"', '"run2"')], capture_output=True,
+                           text=True, timeout=120, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert piped.returncode == 0, piped.stderr
+    assert "judging" not in piped.stderr

@@ -171,6 +171,21 @@ def test_sync_functions_run_in_a_pool_bounded_by_the_concurrency(pairs: Path, tm
     assert peak[0] == 2
 
 
+def test_the_request_limit_paces_the_calls(pairs: Path, tmp_path: Path) -> None:
+    started: list[float] = []
+
+    @verdictlab.judge("paced")
+    def paced(messages: Any, *, temperature: float, max_tokens: int, seed: int | None) -> str:
+        started.append(time.monotonic())
+        return "A"
+
+    # 8 calls at 240 requests a minute = 4 a second, with a burst of one second's worth (4): the last
+    # call starts at least (8 - 4) / 4 = 1 s after the first (a loaded machine only makes it later)
+    summary = _run(pairs, tmp_path / "run", [{"id": "python:paced", "requests_per_minute": 240}])
+    assert summary.n_written == 2 * N_PAIRS and len(started) == 2 * N_PAIRS
+    assert max(started) - min(started) >= 0.95
+
+
 def test_async_functions_are_awaited(pairs: Path, tmp_path: Path) -> None:
     loops = set()
 
@@ -230,6 +245,30 @@ def test_declared_exceptions_are_retried_others_recorded_never_raised(pairs: Pat
     with sqlite3.connect(tmp_path / "run" / "run.sqlite") as db:      # every table: rows, attempts, meta
         everything = "\n".join(db.iterdump())
     assert secret not in everything and "sk-abcdefghijklmnopqrstu" not in everything
+
+
+def test_an_async_functions_exceptions_are_recorded_and_retried_like_a_sync_ones(pairs: Path, tmp_path: Path) -> None:
+    seen: dict[int | None, int] = {}
+
+    @verdictlab.judge("async-flaky", retry_on=ConnectionError)
+    async def async_flaky(messages: Any, *, temperature: float, max_tokens: int, seed: int | None) -> str:
+        seen[seed] = seen.get(seed, 0) + 1
+        if seen[seed] == 1:
+            raise ConnectionError("reset by peer")
+        return "A"
+
+    @verdictlab.judge("async-buggy")
+    async def async_buggy(messages: Any, *, temperature: float, max_tokens: int, seed: int | None) -> str:
+        raise ZeroDivisionError("division by zero")
+
+    summary = _run(pairs, tmp_path / "run", [{"id": "python:async-flaky", "backoff_base_s": 0.001},
+                                              "python:async-buggy"], orders=["AB"])
+    assert summary.n_written == 2 * N_PAIRS
+    with open_store(tmp_path / "run") as st:
+        j = st.judgments().set_index("judge")
+    assert set(j.loc["python:async-flaky", "attempts"]) == {2} and j.loc["python:async-flaky", "error"].isna().all()
+    assert set(j.loc["python:async-buggy", "error"]) == {"ZeroDivisionError: division by zero"}
+    assert set(j.loc["python:async-buggy", "attempts"]) == {1}
 
 
 def test_a_timeout_is_a_transient_failure_of_the_call(pairs: Path, tmp_path: Path) -> None:
@@ -360,6 +399,7 @@ def test_pick_label_known_values() -> None:
 
 
 def test_the_expected_figures_stand_on_the_functions_probabilities(pairs: Path, tmp_path: Path) -> None:
+    from verdictlab.core.policy import FigurePolicy
     from verdictlab.report import build_report
 
     @verdictlab.judge("prob-judge")
@@ -368,7 +408,7 @@ def test_the_expected_figures_stand_on_the_functions_probabilities(pairs: Path, 
 
     verdictlab.judge("no-probs")(lambda messages, **_: "A")
     _run(pairs, tmp_path / "run", ["python:prob-judge", "python:no-probs"], repetitions=2, temperatures=[1.0])
-    cells = {c["judge"]: c for c in build_report(tmp_path / "run", n_bootstrap=0).cells}
+    cells = {c["judge"]: c for c in build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=0)).cells}
     # P(shown A) = 3/4 in both orders: per (pair, order) both of R = 2 draws agree with
     # probability 0.75^2 + 0.25^2 = 0.625 = C_expected
     assert cells["python:prob-judge"]["C_expected"] == pytest.approx(0.625)
