@@ -112,6 +112,17 @@ def test_bad_data_is_one_clear_error(tmp_path: Path) -> None:
         verdictlab.audit(SIM, [{"item_id": "x", "question": "q", "response_a": "a"}], run_dir=tmp_path / "r")
 
 
+def test_the_figure_policy_reaches_the_report(tmp_path: Path) -> None:
+    wide = verdictlab.audit(SIM, RECORDS, repetitions=2, run_dir=tmp_path / "run",
+                            policy=verdictlab.FigurePolicy(confidence=0.99, n_bootstrap=0))
+    narrow = verdictlab.audit(SIM, RECORDS, repetitions=2, run_dir=tmp_path / "run",
+                              policy=verdictlab.FigurePolicy(confidence=0.5, n_bootstrap=0))
+    (w,), (n,) = wide.cells, narrow.cells
+    assert w["C"] == n["C"] and w["C_hi"] - w["C_lo"] > n["C_hi"] - n["C_lo"]
+    with pytest.raises(TypeError, match="policy is a verdictlab.FigurePolicy, got a dict"):
+        verdictlab.audit(SIM, RECORDS, run_dir=tmp_path / "run", policy={"confidence": 0.9})  # type: ignore[arg-type]
+
+
 def test_a_bad_argument_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"verdictlab.audit\(\): field 'repetitions'"):
         verdictlab.audit(SIM, RECORDS, repetitions=0, run_dir=tmp_path / "r")

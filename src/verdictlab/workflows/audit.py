@@ -22,10 +22,13 @@ import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.items import ItemError
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..core.policy import FigurePolicy
 
 #: the loader of a data file, by its suffix
 LOADER_BY_SUFFIX = {".jsonl": "jsonl", ".csv": "csv", ".parquet": "parquet"}
@@ -140,19 +143,23 @@ def audit_config(*, judges: Any, data: Any, protocols: Any, orders: Any, repetit
 def audit(judges: Any, data: Any, *, protocols: Any = ("direct",), orders: Any = ("AB", "BA"),
           repetitions: int = 3, temperatures: Any = (0.0,), decoding: Any = ("free",),
           run_dir: str | os.PathLike[str] | None = None, name: str = "audit", seed: int = 42, cache: str = "auto",
-          budget: Mapping[str, Any] | None = None, progress: bool = True) -> Any:
+          budget: Mapping[str, Any] | None = None, policy: FigurePolicy | None = None, progress: bool = True) -> Any:
     """Audit ``judges`` on ``data`` and return the report (:class:`~verdictlab.report.model.Report`).
 
     ``judges``: ids, config entries or Python functions (one or a list); ``data``: a file, a dataset
     name, a config entry, a list of dicts or a DataFrame (module docstring).  ``protocols``, ``orders``,
     ``repetitions``, ``temperatures``, ``decoding``, ``seed``, ``cache`` and ``budget`` mean what they
-    mean in a run config (docs/running.md).  ``run_dir`` (default ``runs/<name>``) keeps the store: a
+    mean in a run config (docs/running.md); ``policy``, a :class:`~verdictlab.core.policy.FigurePolicy`,
+    how the report's figures are computed (default: the report command's).  ``run_dir`` (default ``runs/<name>``) keeps the store: a
     second call with the same arguments resumes and judges nothing twice.  ``progress``: the bar, on a
     terminal or in the notebook's cell.  A run stopped early (budget, interrupt, a judge halted after
     failing again and again) warns with the reason, and the report shows what was judged."""
+    from ..core.policy import FigurePolicy
     from ..engine import run_config
     from ..report import build_report
 
+    if policy is not None and not isinstance(policy, FigurePolicy):
+        raise TypeError(f"policy is a verdictlab.FigurePolicy, got a {type(policy).__name__}")
     rd = Path(run_dir) if run_dir is not None else Path("runs") / name
     config = audit_config(judges=judges, data=data, protocols=protocols, orders=orders, repetitions=repetitions,
                           temperatures=temperatures, decoding=decoding, run_dir=rd, name=name, seed=seed,
@@ -161,7 +168,7 @@ def audit(judges: Any, data: Any, *, protocols: Any = ("direct",), orders: Any =
     if summary.stopped:
         warnings.warn(f"the run in {rd} stopped early: {summary.stopped}; the report shows what was judged "
                       "(call audit again to resume)", stacklevel=2)
-    return build_report(rd)
+    return build_report(rd) if policy is None else build_report(rd, policy=policy)
 
 
 __all__ = ["DATA_FILE", "LOADER_BY_SUFFIX", "audit", "audit_config", "dataset_entry", "judge_entry"]
