@@ -24,11 +24,12 @@ from ..stats import cost_per_item, with_cell_columns
 from ..stats.grader_cells import GraderCell, grader_cell
 from . import AnalysisInput, register
 
-__all__ = ["GRADER_KEY", "grader_cells", "grader_rows"]
+__all__ = ["GRADER_KEY", "grader_cell_figures", "grader_cells", "grader_rows", "iter_grader_cells"]
 
 #: one grader cell: the cell key and the criterion
 GRADER_KEY: tuple[str, ...] = (*CELL_KEY, "step")
 _RUBRIC = ("PASS", "FAIL", "UNKNOWN")
+_CACHE = "grader_cells"
 
 
 def _item_info(items: Sequence[Any] | None) -> dict[tuple[str, str], tuple[Any, Any]]:
@@ -61,17 +62,36 @@ def grader_rows(points: pd.DataFrame, items: Sequence[Any] | None) -> pd.DataFra
     return df
 
 
-def iter_grader_cells(inp: AnalysisInput) -> Iterator[tuple[dict[str, Any], GraderCell, int]]:
-    """``(key, figures, n_cases_uncounted)`` per grader cell of the run (cells in key order)."""
+def _compute(inp: AnalysisInput) -> list[tuple[dict[str, Any], GraderCell, int]]:
     points = inp.points
     if points.empty:
-        return
+        return []
     rows = grader_rows(points, inp.items)
+    out = []
     for key, g in rows.groupby(list(GRADER_KEY), dropna=False, sort=True):
         scales = g["scale"].dropna()
-        cell = grader_cell(g[g["counts"]], scale=scales.iloc[0] if len(scales) else None, unparsed=inp.unparsed,
+        counted = g[g["counts"]]
+        if counted.empty:
+            continue
+        cell = grader_cell(counted, scale=scales.iloc[0] if len(scales) else None, unparsed=inp.unparsed,
                            confidence=inp.confidence, n_bootstrap=inp.n_bootstrap, seed=inp.seed)
-        yield dict(zip(GRADER_KEY, key, strict=True)), cell, int((~g["counts"]).sum())
+        out.append((dict(zip(GRADER_KEY, key, strict=True)), cell, int((~g["counts"]).sum())))
+    return out
+
+
+def iter_grader_cells(inp: AnalysisInput) -> Iterator[tuple[dict[str, Any], GraderCell, int]]:
+    """``(key, figures, n_cases_uncounted)`` per grader cell of the run (cells in key order), computed
+    once per :class:`AnalysisInput` (the four grader tables share them through ``inp.extra``)."""
+    if _CACHE not in inp.extra:
+        inp.extra[_CACHE] = _compute(inp)
+    yield from inp.extra[_CACHE]
+
+
+def grader_cell_figures(inp: AnalysisInput) -> tuple[pd.DataFrame, list[GraderCell]] | None:
+    """The grader cell table (:func:`grader_cells`) and the figures of each of its rows, in order."""
+    cells = list(iter_grader_cells(inp))
+    table = grader_cells(inp)
+    return None if table is None else (table, [c for _, c, _ in cells])
 
 
 def _pooled(cell: GraderCell, klass: str, name: str) -> dict[str, Any]:

@@ -89,10 +89,11 @@ def grader_versus_best(events: pd.DataFrame, values: Sequence[float], *, alpha: 
     for g in range(G):
         if best < 0 or g not in wide.columns or best not in wide.columns:
             continue
-        both = wide[[best, g]].dropna()
-        b = int(((both[best] == 1) & (both[g] == 0)).sum())
-        c = int(((both[best] == 0) & (both[g] == 1)).sum())
-        out.loc[g, ["n_shared", "n_better_best", "n_better_cell"]] = [len(both), b, c]
+        x, y = wide[best], wide[g]
+        shared = x.notna() & y.notna()
+        b = int((shared & (x == 1) & (y == 0)).sum())
+        c = int((shared & (x == 0) & (y == 1)).sum())
+        out.loc[g, ["n_shared", "n_better_best", "n_better_cell"]] = [int(shared.sum()), b, c]
         out.loc[g, "p"] = float(exact_sign_test(b, c)) if g != best else np.nan
     p = pd.to_numeric(out["p"], errors="coerce").to_numpy(float)
     out["p_holm"] = holm_adjust(p)
