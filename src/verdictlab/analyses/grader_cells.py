@@ -75,7 +75,7 @@ def _compute(inp: AnalysisInput) -> list[tuple[dict[str, Any], GraderCell, int]]
             continue
         cell = grader_cell(counted, scale=scales.iloc[0] if len(scales) else None, unparsed=inp.unparsed,
                            confidence=inp.confidence, n_bootstrap=inp.n_bootstrap, seed=inp.seed)
-        out.append((dict(zip(GRADER_KEY, key, strict=True)), cell, int((~g["counts"]).sum())))
+        out.append((dict(zip(GRADER_KEY, key, strict=True)), cell, int(g.loc[~g["counts"], "item_id"].nunique())))
     return out
 
 
