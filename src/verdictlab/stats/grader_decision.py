@@ -71,7 +71,7 @@ def grader_avoid_codes(*, C_hi: float, kappa_hi: float, n_unparsed: int, n_judgm
     return tuple(codes)
 
 
-def grader_versus_best(events: pd.DataFrame, values: Sequence[float], *, alpha: float = AVOID_THRESHOLDS["alpha"]
+def grader_versus_best(events: pd.DataFrame, values: Sequence[float] | np.ndarray, *, alpha: float = AVOID_THRESHOLDS["alpha"]
                        ) -> pd.DataFrame:
     """One row per grader (``values`` in order: the ranking value of grader ``g`` = 0..G-1) with
     :data:`VERSUS_BEST_GRADER_COLUMNS`.  ``events`` has ``grader`` (0..G-1), ``item`` and ``event`` (0/1,

@@ -162,6 +162,11 @@ def _kappa_tables(tables: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return np.where(exp > 0, 1.0 - obs / np.where(exp > 0, exp, 1.0), np.nan)
 
 
+def _bounds(samples: np.ndarray, confidence: float) -> tuple[float, float]:
+    lo, hi = percentile_bounds(samples, confidence=confidence)
+    return float(lo), float(hi)
+
+
 def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     xc = x - x.mean(axis=-1, keepdims=True)
     yc = y - y.mean(axis=-1, keepdims=True)
@@ -203,7 +208,7 @@ def grader_agreement(labels: Sequence[object], grades: Sequence[object], *, scal
                    if len(draws) else np.zeros((0, k, k)))
     plain = 1.0 - np.eye(k)
     kap, kap_b = float(_kappa_tables(table, plain)) if n else np.nan, _kappa_tables(boot_tables, plain)
-    res = {"kappa": (kap, *percentile_bounds(kap_b, confidence=confidence))}
+    res: dict[str, tuple[float, float, float]] = {"kappa": (float(kap), *_bounds(kap_b, confidence))}
     nan3 = (np.nan, np.nan, np.nan)
     res["kappa_quadratic"] = res["spearman"] = res["mae"] = nan3
     n_num = 0
@@ -216,7 +221,7 @@ def grader_agreement(labels: Sequence[object], grades: Sequence[object], *, scal
         w[-2:, -2:] = 0.0
         if kind == "ordinal":
             res["kappa_quadratic"] = (float(_kappa_tables(table, w)),
-                                      *percentile_bounds(_kappa_tables(boot_tables, w), confidence=confidence))
+                                      *_bounds(_kappa_tables(boot_tables, w), confidence))
         xa, xb = _numeric(a), _numeric(b)
         num = ~np.isnan(xb)
         n_num = int(num.sum())
@@ -249,8 +254,7 @@ def _ordinal_figures(xa: np.ndarray, xb: np.ndarray, num: np.ndarray, draws: np.
         rho_b = _pearson_rows(rankdata(xa[draws], axis=1), rankdata(xb[draws], axis=1))
     else:       # rare (unparsed under "wrong"): one resample at a time
         rho_b = np.array([float(_pearson_rows(rankdata(xa[d][num[d]]), rankdata(xb[d][num[d]]))) for d in draws])
-    return {"spearman": (rho, *percentile_bounds(rho_b, confidence=confidence)),
-            "mae": (mae, *percentile_bounds(mae_b, confidence=confidence))}
+    return {"spearman": (rho, *_bounds(rho_b, confidence)), "mae": (mae, *_bounds(mae_b, confidence))}
 
 
 # -- calibration across the scale --------------------------------------------------------------------------
@@ -354,7 +358,7 @@ class GraderTrust:
 
 
 def _trust_value(cons: np.ndarray, has_c: np.ndarray, corr: np.ndarray, has_a: np.ndarray, changed: np.ndarray,
-                 n_pres: np.ndarray, q_sum: np.ndarray, joint: np.ndarray, has_j: np.ndarray, binary: bool
+                 n_pres: np.ndarray, q_sum: np.ndarray, joint: np.ndarray, has_j: np.ndarray, *, binary: bool
                  ) -> tuple[np.ndarray, ...]:
     """(T, T_joint, C, A, iota, q) from per-item sums (last axis = items; leading axes = resamples)."""
     with np.errstate(invalid="ignore", divide="ignore"):
