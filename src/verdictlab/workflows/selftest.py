@@ -233,7 +233,7 @@ def _grader_rows(judgments: pd.DataFrame, items: list[Any], seed: int, conf: flo
     from ..analyses.grader_cells import grader_cells
 
     ids = grader_judges(seed)
-    t = grader_cells(AnalysisInput(judgments, items=items, confidence=conf, n_bootstrap=n_boot, seed=seed))
+    t = grader_cells(AnalysisInput(judgments, items=items, policy=FigurePolicy(confidence=conf, n_bootstrap=n_boot, seed=seed)))
     if t is None:
         raise RuntimeError("selftest: the grader run gave no grader cells")
     t = t.set_index("judge")
