@@ -413,3 +413,23 @@ def test_the_expected_figures_stand_on_the_functions_probabilities(pairs: Path, 
     # probability 0.75^2 + 0.25^2 = 0.625 = C_expected
     assert cells["python:prob-judge"]["C_expected"] == pytest.approx(0.625)
     assert cells["python:no-probs"]["C_expected"] is None
+
+
+@pytest.mark.slow
+def test_an_import_path_judge_given_on_the_command_line(tmp_path: Path) -> None:
+    """``--judge python:module:function`` (examples/my_judges.py, its folder on PYTHONPATH): every trial
+    judged and read, with the declaration made beside the function."""
+    import os
+    import subprocess
+
+    repo = Path(__file__).resolve().parents[1]
+    out = subprocess.run([str(Path(sys.executable).parent / "verdictlab"), "demo", "--judge",
+                          "python:my_judges:shorter", "--pairs", "6", "--repetitions", "2", "--protocols", "direct",
+                          "--bootstrap", "0", "--no-progress", "--run-dir", "run"], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(repo / "examples")})
+    assert out.returncode == 0, out.stderr
+    with open_store(tmp_path / "run") as st:
+        j = st.judgments()
+        meta = st.get_meta("judges")["python:my_judges:shorter"]
+    assert len(j) == 6 * 2 * 2 and set(j["parse_status"]) == {"ok"} and j["error"].isna().all()
+    assert meta["function"] == "my_judges:shorter" and meta["retry_on"] == ["Busy"]
