@@ -9,7 +9,9 @@ Exit codes
 or argument) · 3 input (a config, data or template file, or an output path, that cannot be used)
 · 4 incomplete run (trials left undone or failed calls; rerun to resume) · 5 store problem (the run
 store cannot be opened, read or written: corrupt, locked, disk full) · 6 selftest: a planted property
-was not recovered · 130 interrupted (Ctrl-C) · 143 terminated (SIGTERM).
+was not recovered · 7 download failed (``datasets fetch``: not found, truncated, timed out, no network;
+rerun to resume) · 8 downloaded file corrupted (its SHA-256 is not the pinned one) · 130 interrupted
+(Ctrl-C) · 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ EXIT_INPUT = 3
 EXIT_INCOMPLETE = 4
 EXIT_STORE = 5
 EXIT_SELFTEST_FAILED = 6
+EXIT_DOWNLOAD = 7           # datasets fetch: a file could not be downloaded (verdictlab.datasets.fetch)
+EXIT_CORRUPT = 8            # datasets fetch: a downloaded file is not the pinned one (SHA-256)
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 

@@ -28,6 +28,8 @@ from typer.core import TyperCommand
 
 from ..vocab import UnparsedPolicy
 from ._errors import (
+    EXIT_CORRUPT,
+    EXIT_DOWNLOAD,
     EXIT_INCOMPLETE,
     EXIT_INPUT,
     EXIT_INTERNAL,
@@ -151,7 +153,8 @@ def format_or_json(fmt: F, legacy_json: bool, choices: type[F]) -> F:
 EXIT_MEANINGS: Mapping[int, str] = {
     EXIT_OK: "ok", EXIT_INTERNAL: "internal error", EXIT_USAGE: "usage", EXIT_INPUT: "bad input",
     EXIT_INCOMPLETE: "incomplete run", EXIT_STORE: "run store problem",
-    EXIT_SELFTEST_FAILED: "a planted property not recovered", EXIT_INTERRUPTED: "interrupted",
+    EXIT_SELFTEST_FAILED: "a planted property not recovered", EXIT_DOWNLOAD: "download failed",
+    EXIT_CORRUPT: "downloaded file corrupted", EXIT_INTERRUPTED: "interrupted",
     EXIT_TERMINATED: "terminated",
 }
 BASE_CODES = (EXIT_OK, EXIT_INTERNAL, EXIT_USAGE)

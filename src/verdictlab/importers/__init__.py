@@ -85,8 +85,14 @@ def import_into(format: str, path: str | Path, *, run_dir: str | Path,
     """Read ``path`` with the importer for ``format`` and write it into ``run_dir`` (rows that differ
     from stored trials refuse the import unless ``replace``; see :func:`write_batch`).  A Parquet
     table into a store without judgments takes the bulk path (:mod:`._bulk`) when it can: the same
-    rows, column by column."""
+    rows, column by column.  ``path`` (and ``items_path``) may name a fetched dataset
+    (:func:`verdictlab.datasets.fetched.resolve_source`)."""
+    from ..datasets.fetched import resolve_source
+
     importer = get_importer(format)
+    path = resolve_source(path) or path              # a fetched dataset's name stands for its files
+    if options.get("items_path") is not None:
+        options["items_path"] = resolve_source(options["items_path"])
     check_options(options, path=str(path))
     if format == "parquet" and _builtin_parquet():
         from ._bulk import bulk_import_parquet
