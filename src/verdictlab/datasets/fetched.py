@@ -80,7 +80,14 @@ def loader_source(loader: str, path: str | None, *, hub: object = None) -> str |
     if path is not None or hub is not None:
         return resolve_source(path)
     dataset = PINNED.get(loader)
-    return None if dataset is None else str(fetched_source(dataset))
+    if dataset is None:
+        return None
+    if not is_fetched(dataset):
+        from ..items import ItemError
+
+        raise ItemError(f"the {loader} dataset needs a 'path', or its files fetched once: run `verdictlab datasets "
+                        f"fetch {loader}`", field="path")
+    return str(fetched_source(dataset))
 
 
 __all__ = ["CACHE_ENV", "MIRROR_ENV", "cache_dir", "cache_home", "fetched_source", "is_fetched", "loader_source",
