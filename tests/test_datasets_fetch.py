@@ -373,3 +373,35 @@ def test_show_describes_a_dataset_only_import_reads(monkeypatch: pytest.MonkeyPa
     assert info["upstream"] == "https://github.com/bcdnlp/PRD" and info["files"] == len(PINNED["prd"].files)
     r = runner.invoke(app, ["import", "llmbar", "llmbar-results", "--run-dir", str(tmp_path / "run")])
     assert r.exit_code == 3 and "dataset 'llmbar-results' is not fetched; run `verdictlab datasets fetch" in r.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_a_terminal_sees_a_progress_bar_and_a_pipe_one_line(tiny: Path) -> None:
+    import select
+
+    with MirrorServer(tiny, faults={"tiny/data/a.bin": Fault("slow", delay=0.6)}) as srv:
+        code = _REGISTER + ("import sys\nfrom verdictlab.cli import entry_point\n"
+                            f"sys.argv = ['verdictlab', 'datasets', 'fetch', 'tiny', '--mirror', {srv.url!r}]\n"
+                            "entry_point()\n")
+        env = {**os.environ, "COLUMNS": "100", "TERM": "xterm",
+               "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+        main, sub = os.openpty()
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=sub, env=env)
+        os.close(sub)
+        seen = b""
+        while select.select([main], [], [], 60)[0]:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:                      # the terminal closed: the command ended
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(main)
+        assert proc.wait(timeout=60) == 0
+        err = seen.decode(errors="replace")
+        assert "fetching tiny" in err and "kB" in err, err              # the bar: bytes and the rate
+        assert "tiny: already fetched" not in err and "tiny: 2 file(s) downloaded" in err
+        piped = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert piped.returncode == 0 and "fetching tiny" not in piped.stderr
+    assert piped.stderr.strip().startswith("tiny: already fetched")
