@@ -63,7 +63,7 @@ def server_cpu_s(pid: int) -> float:
 
 
 def make_items(n_items: int) -> dict[tuple[str, str], Any]:
-    from verdictlab.items import PairItem
+    from verdictlab.core.items import PairItem
 
     out = {}
     for i in range(n_items):
@@ -77,9 +77,9 @@ def make_items(n_items: int) -> dict[tuple[str, str], Any]:
 def run_engine(judge_id: str, n_trials: int, concurrency: int, folder: Path, *,
                profile: cProfile.Profile | None = None, executor: Any = None) -> dict[str, float]:
     """Judge ``n_trials`` (direct protocol, both orders) through ``run_trials``; wall, CPU, rows."""
-    from verdictlab.config import JudgeSpec
-    from verdictlab.design import expand_grid
+    from verdictlab.core.design import expand_grid
     from verdictlab.engine import run_trials
+    from verdictlab.engine.config import JudgeSpec
     from verdictlab.judges import make_judge
     from verdictlab.protocols import get_protocol  # type: ignore[attr-defined]
     from verdictlab.store import RunStore

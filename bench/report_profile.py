@@ -76,11 +76,11 @@ def main() -> None:
     args = ap.parse_args()
 
     from verdictlab import analyses
-    from verdictlab.column_cache import cache_root
-    from verdictlab.lanes import ENV_WORKERS
     from verdictlab.report import build_report, render_html, report_json
     from verdictlab.report.build import _load
+    from verdictlab.report.lanes import ENV_WORKERS
     from verdictlab.store import open_store
+    from verdictlab.store.column_cache import cache_root
 
     os.environ[ENV_WORKERS] = "1"       # one process: the profile sees every job (a report forks a second)
     cache = cache_root("columns")       # the figure columns as a report reads them (built on first use)

@@ -1,12 +1,12 @@
 """The shape of a clear input error, shared by the fuzz tests: one line naming the file -- or, when a
-data file has several problems (all listed at once, verdictlab.items.ItemProblems), a first line naming
+data file has several problems (all listed at once, verdictlab.core.items.ItemProblems), a first line naming
 the file and how many, then one line per kind of problem."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from verdictlab.items import MAX_PROBLEMS, ItemProblems
+from verdictlab.core.items import MAX_PROBLEMS, ItemProblems
 
 
 def one_clear_line(exc: Exception, path: Path) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from verdictlab.items import PairItem
-from verdictlab.judgment import make_judgment
+from verdictlab.core.items import PairItem
+from verdictlab.core.judgment import make_judgment
 from verdictlab.store import RunStore
 
 JUDGE = "sim:known"

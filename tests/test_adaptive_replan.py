@@ -13,9 +13,9 @@ import yaml
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
-from verdictlab.config import ConfigError, config_from_dict
 from verdictlab.engine import run_config
 from verdictlab.engine.adaptive import META_KEY
+from verdictlab.engine.config import ConfigError, config_from_dict
 from verdictlab.store import RunStore
 
 

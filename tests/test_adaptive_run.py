@@ -8,9 +8,9 @@ import random
 import pandas as pd
 import pytest
 
-from verdictlab.config import config_from_dict
 from verdictlab.engine import run_config
 from verdictlab.engine.adaptive import META_KEY, c_pairs_of
+from verdictlab.engine.config import config_from_dict
 from verdictlab.stats import reliability
 from verdictlab.stats.adaptive import adaptive_reliability
 from verdictlab.store import RunStore

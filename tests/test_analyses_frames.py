@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from verdictlab.analyses._frames import derived_trial_ids, per_distinct, suffixed, text_filled
-from verdictlab.design import trial_id
+from verdictlab.core.design import trial_id
 
 
 def test_per_distinct_calls_once_per_combination_and_keeps_row_order() -> None:

@@ -9,8 +9,8 @@ import pytest
 from verdictlab.analyses import AnalysisInput
 from verdictlab.analyses.self_preference import judge_family, self_preference_analysis, self_preference_table
 from verdictlab.analyses.transitivity import multi_rows, ranking_analysis, transitivity_analysis
+from verdictlab.core.items import PairItem
 from verdictlab.datasets.multi import MultiItem, expand_pairs
-from verdictlab.items import PairItem
 
 
 def _judge(items: list[PairItem], prefer: dict[str, float], judge: str = "j") -> pd.DataFrame:

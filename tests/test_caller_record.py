@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from verdictlab.config import JudgeSpec
 from verdictlab.engine.caller import CallRecords, CallResult, JudgeCaller, RetryLater, RunControl
+from verdictlab.engine.config import JudgeSpec
+from verdictlab.engine.limits import Budget
 from verdictlab.judges.base import JudgeAPI, JudgeResponse, RetryDecision
-from verdictlab.limits import Budget
-from verdictlab.prices import PriceTable
+from verdictlab.judges.prices import PriceTable
 
 # -- the two methods -----------------------------------------------------------------------------------
 
@@ -138,7 +138,7 @@ def openai_batches(monkeypatch: pytest.MonkeyPatch):
 
 
 def _batch_config(tmp_path: Path) -> Any:
-    from verdictlab.config import config_from_dict
+    from verdictlab.engine.config import config_from_dict
 
     # 4 items x 2 orders x 2 repetitions x temperatures (0, 1) = 32 trials; 16 at temperature 0 are cached
     return config_from_dict({"name": "batch", "datasets": [{"name": "jsonl", "path": str(_pairs(tmp_path, 4))}],
@@ -193,8 +193,8 @@ def test_batch_file_import_records_every_line_through_the_caller(tmp_path: Path,
     pytest.importorskip("openai")
     import yaml
 
-    from verdictlab.config import load_config
     from verdictlab.engine.batch_files import export_requests, import_results
+    from verdictlab.engine.config import load_config
     from verdictlab.store import RunStore
     from verdictlab.testing.fake_openai import FakeConfig, _Handler
 

@@ -203,7 +203,7 @@ def test_item8_budget_stop_exits_4(tmp_path: Path) -> None:
 
 # -- item 11: spreadsheet formula injection ----------------------------------------------------------
 def test_item11_review_and_csv_export_escape_formulas(tmp_path: Path) -> None:
-    from verdictlab.export import read_export
+    from verdictlab.store.export import read_export
 
     with (tmp_path / "pairs.jsonl").open("w") as fh:
         for i, text in enumerate(["=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)", "'quoted"]):
@@ -439,7 +439,7 @@ def test_a_stop_signal_while_the_arguments_are_parsed_is_one_line_and_its_own_co
     import typer.main
     from typer.core import TyperGroup
 
-    from verdictlab.stopping import Stopped
+    from verdictlab.core.stopping import Stopped
 
     def stopped(*args, **kwargs):
         raise Stopped(signum)

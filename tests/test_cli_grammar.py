@@ -151,9 +151,9 @@ def test_debate_choices_are_the_engines() -> None:
 
 def test_import_choices_are_the_importers() -> None:
     from verdictlab.cli.import_cmd import Garbage, IdFrom, Order, VerdictTerms
+    from verdictlab.core.vocab import ORDERS
     from verdictlab.importers.pandalm import GARBAGE_RULES
     from verdictlab.importers.tabular import ID_SOURCES, VERDICT_TERMS
-    from verdictlab.vocab import ORDERS
 
     assert tuple(Order) == ORDERS and tuple(VerdictTerms) == VERDICT_TERMS and tuple(Garbage) == GARBAGE_RULES
     assert set(IdFrom) == set(ID_SOURCES) - {"column"}       # "column", the default, is not a choice to make
@@ -195,7 +195,7 @@ def test_a_failed_selftest_has_its_own_documented_code() -> None:
 
 
 def test_a_failing_selftest_row_exits_with_that_code(monkeypatch: pytest.MonkeyPatch) -> None:
-    import verdictlab.selftest as st
+    import verdictlab.workflows.selftest as st
 
     row = st.SelftestRow(property="noise", planted=0.2, recovered=0.0, lo=0.0, hi=0.01, passed=False, judge="sim:x", how="x")
     monkeypatch.setattr(st, "run_selftest", lambda **kw: [row])

@@ -156,7 +156,7 @@ def test_datasets_json(tmp_path: Path, work: Path) -> None:
 
 
 def test_selftest_json_n_boot_and_old_default_seed(monkeypatch: pytest.MonkeyPatch) -> None:
-    import verdictlab.selftest as st
+    import verdictlab.workflows.selftest as st
 
     asked: list[dict[str, object]] = []
 

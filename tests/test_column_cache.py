@@ -1,4 +1,4 @@
-"""The report's figure-column cache (``verdictlab.column_cache``) and the store reads under it: a cached frame
+"""The report's figure-column cache (``verdictlab.store.column_cache``) and the store reads under it: a cached frame
 reads back equal to a store read, a changed store is never served from the cache, a damaged entry is
 rebuilt, an unwritable one skipped; ``parse_detail`` is read only where a figure reads it; the texts of
 one pair come from the store by index; a report built through the cache equals one built without it."""
@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from verdictlab.column_cache import FIGURE_COLUMNS, KEEP, figure_frame, figure_key, write_folder
-from verdictlab.judgment import make_judgment
+from verdictlab.core.judgment import make_judgment
 from verdictlab.report import build_report, report_json
 from verdictlab.store import CompactColumns, RunStore, figure_detail_kept, open_store
+from verdictlab.store.column_cache import FIGURE_COLUMNS, KEEP, figure_frame, figure_key, write_folder
 from verdictlab.testing.synthetic_run import write_synthetic_run
 
 

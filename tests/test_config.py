@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from verdictlab.config import ConfigError, RunConfig, config_from_dict, load_config
+from verdictlab.engine.config import ConfigError, RunConfig, config_from_dict, load_config
 
 MINIMAL = """\
 name: quick

@@ -13,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
-from verdictlab.config import ConfigError, check_ray_address, load_config
+from verdictlab.engine.config import ConfigError, check_ray_address, load_config
 
 runner = CliRunner()
 

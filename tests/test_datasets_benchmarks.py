@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
+from verdictlab.core.items import ItemError, PairItem
 from verdictlab.datasets import load_dataset
-from verdictlab.items import ItemError, PairItem
 
 SPLITS = {"Natural": 100, "Adversarial_Neighbor": 134, "Adversarial_GPTInst": 92,
           "Adversarial_GPTOut": 47, "Adversarial_Manual": 46}

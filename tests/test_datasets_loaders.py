@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from verdictlab.core.items import ItemError, PairItem, PointItem
 from verdictlab.datasets import load_dataset, reorder_fixed_pairs
 from verdictlab.datasets.hub import HubUnavailableError
-from verdictlab.items import ItemError, PairItem, PointItem
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from verdictlab.core.items import ItemError
 from verdictlab.datasets import load_dataset
 from verdictlab.datasets.multi import MultiItem, expand_pairs, pair_systems
-from verdictlab.items import ItemError
 
 
 def _write(path: Path, recs: list[dict]) -> Path:

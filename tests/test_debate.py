@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from verdictlab.analyses.debate import debate_summary
+from verdictlab.core.items import PairItem
 from verdictlab.engine.debate import DebateSettings, run_debate, run_debate_async
-from verdictlab.items import PairItem
 from verdictlab.judges.base import JudgeAPI, JudgeRequest, JudgeResponse
 from verdictlab.store import RunStore
 
@@ -167,7 +167,7 @@ class Flaky(Scripted):
 def test_debate_calls_go_through_the_caller(tmp_path: Path) -> None:
     """Issue 10: debate turns are judge calls like any other -- typed retries, attempt accounting and
     the run budget apply (the debate used to have its own retry loop and skip all of them)."""
-    from verdictlab.limits import Budget
+    from verdictlab.engine.limits import Budget
 
     a, b = Flaky("s:one", {"round-1": "A"}), Scripted("s:two", {"round-1": "A"})
     with RunStore(tmp_path / "run") as store:

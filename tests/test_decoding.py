@@ -12,8 +12,8 @@ import pytest
 
 from verdictlab.datasets import load_dataset
 from verdictlab.judges import JudgeRequest, make_judge
-from verdictlab.output_format import OutputFormat
 from verdictlab.protocols import get_protocol
+from verdictlab.protocols.output_format import OutputFormat
 from verdictlab.protocols.pairwise import PAIRWISE_IDS
 from verdictlab.report.readings import decoding_reading
 from verdictlab.stats.decoding import decoding_effect
@@ -341,7 +341,7 @@ def test_registered_analysis_gives_the_table_and_skips_single_mode_runs() -> Non
 
 
 def test_constraint_table_marks_what_a_judge_cannot_constrain(monkeypatch) -> None:
-    from verdictlab.output_format import constrainable, constraint_table
+    from verdictlab.protocols.output_format import constrainable, constraint_table
 
     _key(monkeypatch)
     protocols = {pid: get_protocol(pid) for pid in ("direct", "vf-json", "vf-xml")}
@@ -398,8 +398,8 @@ def test_engine_never_runs_a_not_constrainable_protocol_free(monkeypatch, tmp_pa
     """Through the engine: a plain OpenAI-compatible server constrains the JSON protocol with
     response_format but cannot constrain `direct`: those constrained trials are not run (not run free)
     and the run's meta says why; every constrained vf-json row names its mechanism."""
-    from verdictlab.config import RunConfig
     from verdictlab.engine import run_config
+    from verdictlab.engine.config import RunConfig
     from verdictlab.store import RunStore
     from verdictlab.testing.fake_openai import FakeConfig, FakeOpenAIServer
 

@@ -10,8 +10,7 @@ import pandas as pd
 import pytest
 
 from verdictlab.analyses import AnalysisInput
-from verdictlab.config import config_from_dict
-from verdictlab.definitions import (
+from verdictlab.analyses.definitions import (
     DEFINITIONS,
     DEFINITIONS_COLUMNS,
     definition_names,
@@ -19,6 +18,7 @@ from verdictlab.definitions import (
     resolve_definitions,
 )
 from verdictlab.engine import run_config
+from verdictlab.engine.config import config_from_dict
 from verdictlab.stats import class_figures, reliability
 from verdictlab.stats.definitions import accuracy_per_order, agreement_both_orders
 from verdictlab.store import RunStore

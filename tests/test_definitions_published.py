@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from verdictlab.analyses import AnalysisInput
-from verdictlab.definitions import definitions_table
+from verdictlab.analyses.definitions import definitions_table
 from verdictlab.importers import import_into
 from verdictlab.importers._batch import write_batch
 from verdictlab.importers.judgebench import import_judgebench

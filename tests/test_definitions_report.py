@@ -11,8 +11,8 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from verdictlab.analyses import AnalysisInput
+from verdictlab.analyses.definitions import definitions_table
 from verdictlab.cli.main import app
-from verdictlab.definitions import definitions_table
 from verdictlab.importers import import_into
 from verdictlab.report import build_report, render_html, render_markdown, render_terminal, report_json
 from verdictlab.store import open_store

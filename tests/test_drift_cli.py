@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from verdictlab.design import trial_id
+from verdictlab.core.design import trial_id
 from verdictlab.store import RunStore
 
 HOSTILE = 'sim:<script>alert("x")</script>'

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from verdictlab.analyses.drift import DriftError, DriftRun, drift_pair_report, item_differences
 from verdictlab.cli.main import app
-from verdictlab.design import trial_id
-from verdictlab.items import PairItem
+from verdictlab.core.design import trial_id
+from verdictlab.core.items import PairItem
 from verdictlab.store import RunStore
+from verdictlab.workflows.drift import DriftError, DriftRun, drift_pair_report, item_differences
 
 runner = CliRunner()
 

@@ -18,8 +18,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from verdictlab.config import JudgeSpec, RunConfig, config_from_dict
-from verdictlab.design import Trial
+from verdictlab.core.design import Trial
+from verdictlab.core.items import PairItem, PointItem
+from verdictlab.core.vocab import swap
 from verdictlab.engine import (
     build_trials,
     canonical_p_a,
@@ -29,7 +30,8 @@ from verdictlab.engine import (
     run_config,
     run_trials,
 )
-from verdictlab.items import PairItem, PointItem
+from verdictlab.engine.config import JudgeSpec, RunConfig, config_from_dict
+from verdictlab.engine.limits import Budget
 from verdictlab.judges import (
     JudgeAPI,
     JudgeCallError,
@@ -39,10 +41,8 @@ from verdictlab.judges import (
     make_judge,
     register_judge,
 )
-from verdictlab.limits import Budget
 from verdictlab.protocols.base import ParseResult, Protocol
 from verdictlab.store import RunStore
-from verdictlab.vocab import swap
 
 
 # -- test doubles ---------------------------------------------------------------------------------
@@ -250,7 +250,7 @@ def test_resume_skips_done_trials(tmp_path: Path) -> None:
 
 
 def test_bad_dataset_stops_before_any_judging(tmp_path: Path) -> None:
-    from verdictlab.items import ItemError
+    from verdictlab.core.items import ItemError
 
     cfg = _config(tmp_path)
     bad = tmp_path / "bad.jsonl"

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from _mirror import BenchmarkMirror
 from verdictlab.cli.main import app
-from verdictlab.config import RunConfig, load_config
+from verdictlab.engine.config import RunConfig, load_config
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))

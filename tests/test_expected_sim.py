@@ -9,8 +9,8 @@ from math import comb
 import numpy as np
 import pytest
 
-from verdictlab.config import config_from_dict
 from verdictlab.engine import run_config
+from verdictlab.engine.config import config_from_dict
 from verdictlab.judges.sim import SimJudge
 from verdictlab.stats.expected import expected_reliability
 from verdictlab.store import RunStore

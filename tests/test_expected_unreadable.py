@@ -11,8 +11,8 @@ import pytest
 
 from verdictlab.analyses import AnalysisInput
 from verdictlab.analyses.expected import FROM_CELL, FROM_UNIT, NOT_MODELLED, expected
-from verdictlab.config import config_from_dict
 from verdictlab.engine import run_config
+from verdictlab.engine.config import config_from_dict
 from verdictlab.stats.expected import expected_reliability
 from verdictlab.store import RunStore
 

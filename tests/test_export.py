@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
-from verdictlab.export import export_judgments, read_export
 from verdictlab.importers import judgment_row, write_batch
 from verdictlab.importers._batch import ImportBatch
 from verdictlab.store import JUDGMENT_COLUMN_NAMES, JUDGMENT_COLUMNS, RunStore
+from verdictlab.store.export import export_judgments, read_export
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from verdictlab.export import export_judgments
 from verdictlab.stats import reliability
 from verdictlab.store import open_store
+from verdictlab.store.export import export_judgments
 from verdictlab.testing.synthetic_run import write_synthetic_run
 
 duckdb = pytest.importorskip("duckdb")

@@ -22,16 +22,16 @@ import pandas as pd
 import pytest
 
 from verdictlab.analyses import ANALYSES, AnalysisInput, register
-from verdictlab.config import config_from_dict
+from verdictlab.core.items import PairItem
+from verdictlab.core.vocab import CELL_KEY, first_shown, swap
 from verdictlab.engine import run_config
+from verdictlab.engine.config import config_from_dict
 from verdictlab.importers import IMPORTERS, ImportBatch, import_into, judgment_row, register_importer
-from verdictlab.items import PairItem
 from verdictlab.judges import JUDGES, JudgeAPI, JudgeRequest, JudgeResponse, make_judge, register_judge
 from verdictlab.protocols import ParseResult, Protocol, get_protocol
 from verdictlab.protocols.registry import PROTOCOLS, register_protocol
 from verdictlab.report import build_report, report_json
 from verdictlab.store import open_store
-from verdictlab.vocab import CELL_KEY, first_shown, swap
 
 
 # -- 1. a provider (judges/<name>.py + one register_judge line) ------------------------------------

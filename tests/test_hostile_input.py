@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from verdictlab.config import ConfigError, config_from_dict, load_config
+from verdictlab.core.guards import GuardError, expanded_size, input_limits, loads_json, nesting_depth
+from verdictlab.core.items import ItemError, PairItem
 from verdictlab.datasets import load_dataset
-from verdictlab.guards import GuardError, expanded_size, input_limits, loads_json, nesting_depth
-from verdictlab.items import ItemError, PairItem
+from verdictlab.engine.config import ConfigError, config_from_dict, load_config
 
 PAIR = {"item_id": "a", "question": "q", "response_a": "x", "response_b": "y", "label": "A"}
 

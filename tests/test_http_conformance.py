@@ -27,8 +27,8 @@ from typer.testing import CliRunner
 pytest.importorskip("openai")
 
 from verdictlab.cli.main import app  # noqa: E402
-from verdictlab.config import config_from_dict  # noqa: E402
 from verdictlab.engine import run_config  # noqa: E402
+from verdictlab.engine.config import config_from_dict  # noqa: E402
 from verdictlab.judges import JudgeRequest, make_judge  # noqa: E402
 from verdictlab.judges.openai_api import TRANSPORT_ENV  # noqa: E402
 from verdictlab.store import RunStore  # noqa: E402

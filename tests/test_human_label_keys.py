@@ -10,18 +10,18 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from verdictlab.analyses.human_label_runs import (
+from verdictlab.analyses.human_labels import human_label_keys
+from verdictlab.cli.main import app
+from verdictlab.core.design import trial_id
+from verdictlab.core.items import ItemError
+from verdictlab.datasets.human_labels import HumanLabel, HumanLabelError, HumanLabels, read_human_labels
+from verdictlab.store import RunStore
+from verdictlab.workflows.human_label_runs import (
     MAX_PLANNED_LABELS,
     LabelPlanError,
     check_label_plan,
     labelled_judgments,
 )
-from verdictlab.analyses.human_labels import human_label_keys
-from verdictlab.cli.main import app
-from verdictlab.datasets.human_labels import HumanLabel, HumanLabelError, HumanLabels, read_human_labels
-from verdictlab.design import trial_id
-from verdictlab.items import ItemError
-from verdictlab.store import RunStore
 
 runner = CliRunner()
 

@@ -17,10 +17,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from verdictlab.column_cache import cache_root, cached_folder, figure_frame, figure_key
+from verdictlab.core.items import ItemError, PairItem
 from verdictlab.importers import _bulk, attach_items, get_importer, import_into, tabular, write_batch
-from verdictlab.items import ItemError, PairItem
 from verdictlab.store import open_store
+from verdictlab.store.column_cache import cache_root, cached_folder, figure_frame, figure_key
 
 
 @pytest.fixture(autouse=True)
@@ -140,7 +140,7 @@ def test_a_trial_twice_and_a_second_import_take_the_per_row_path(tmp_path):
 
 
 def test_trial_ids_of_columns_equal_trial_id_row_by_row():
-    from verdictlab.design import trial_id, trial_ids
+    from verdictlab.core.design import trial_id, trial_ids
 
     rows = [("j", "d", "i1", "direct", "AB", 0.0, 0, ""), ("j", "d", 7, "vf-json", "BA", 0.70, 2, "clarity"),
             ("sim:x", "e", "i1", "direct", "AB", 1, 1, None)]

@@ -16,9 +16,9 @@ pytest.importorskip("inspect_ai")
 
 from verdictlab.analyses import AnalysisInput, get  # noqa: E402
 from verdictlab.cli.main import app  # noqa: E402
+from verdictlab.core.items import ItemError  # noqa: E402
 from verdictlab.importers import import_into  # noqa: E402
 from verdictlab.importers.inspect_log import grade, import_inspect  # noqa: E402
-from verdictlab.items import ItemError  # noqa: E402
 from verdictlab.store import open_store  # noqa: E402
 from verdictlab.testing.fake_openai import FakeConfig, FakeOpenAIServer  # noqa: E402
 

@@ -17,11 +17,11 @@ import pytest
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
+from verdictlab.core.items import ItemError, ItemProblems
 from verdictlab.importers import import_into
 from verdictlab.importers.judgebench import import_judgebench
 from verdictlab.importers.pandalm import import_pandalm
 from verdictlab.importers.tabular import import_table
-from verdictlab.items import ItemError, ItemProblems
 from verdictlab.store import open_store
 
 BASE = {"item_id": "x0", "judge": "j", "protocol": "p", "dataset": "d", "rep": 0, "temperature": 0.0,

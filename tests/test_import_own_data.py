@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
+from verdictlab.core.items import ItemError, ItemProblems, derived_item_id
 from verdictlab.importers import import_into
 from verdictlab.importers.tabular import import_table
-from verdictlab.items import ItemError, ItemProblems, derived_item_id
 from verdictlab.stats import reliability
 from verdictlab.store import open_store
 

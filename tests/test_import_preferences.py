@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
+from verdictlab.core.items import ItemError
 from verdictlab.importers._preferences import RULE_FROM_P, RULE_FROM_SCORES
 from verdictlab.importers.tabular import import_table
-from verdictlab.items import ItemError
 from verdictlab.protocols.geval import canonical_scores
 from verdictlab.store import open_store
 

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 from verdictlab.analyses.remedy_vote import both_orders_vote
+from verdictlab.core.items import ItemError
 from verdictlab.importers._batch import write_batch
 from verdictlab.importers.judgebench import file_info, import_judgebench
 from verdictlab.importers.pandalm import RULE_TIE, import_pandalm
 from verdictlab.importers.tabular import import_table
-from verdictlab.items import ItemError
 from verdictlab.stats import class_figures, reliability
 from verdictlab.store import open_store
 

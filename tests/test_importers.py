@@ -14,10 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
-from verdictlab.design import trial_id
+from verdictlab.core.design import trial_id
+from verdictlab.core.items import ItemError
 from verdictlab.importers import get_importer, import_into, importer_names
 from verdictlab.importers.llmbar import parse_result_path
-from verdictlab.items import ItemError
 from verdictlab.store import JUDGMENT_COLUMN_NAMES, STORE_FILENAME, open_store
 
 RESULT_FILES = ("Natural_GPT-4_Vanilla.result.json", "Natural_ChatGPT_CoT.result.json")

@@ -92,8 +92,8 @@ def test_sim_jury_errors_are_correlated(tmp_path: Path) -> None:
     """The sim judge fixes its preference per pair and adds per-call noise: repeated samples make
     correlated errors, so the rho-corrected prediction tracks the observed jury accuracy far better
     than independence does."""
-    from verdictlab.config import config_from_dict
     from verdictlab.engine import run_config
+    from verdictlab.engine.config import config_from_dict
     from verdictlab.store import open_store
 
     data = tmp_path / "pairs.jsonl"
@@ -119,8 +119,8 @@ def test_sim_jury_errors_are_correlated(tmp_path: Path) -> None:
 def test_sim_heterogeneous_jury_of_independent_judges(tmp_path: Path) -> None:
     """Three sim judges with different seeds draw their pair preferences independently: their errors
     are (nearly) uncorrelated, so the Poisson-binomial prediction fits the observed majority."""
-    from verdictlab.config import config_from_dict
     from verdictlab.engine import run_config
+    from verdictlab.engine.config import config_from_dict
     from verdictlab.store import open_store
 
     data = tmp_path / "pairs.jsonl"

@@ -1,4 +1,4 @@
-"""The second lane (verdictlab.lanes): jobs run in a forked process give exactly what they give here, and
+"""The second lane (verdictlab.report.lanes): jobs run in a forked process give exactly what they give here, and
 whatever goes wrong there (a job raising, the process dying, a result larger than a pipe holds, warnings,
 the caller stopped or killed) ends the same way a single process would."""
 
@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from verdictlab import lanes
-from verdictlab.lanes import ENV_WORKERS, SecondLane, lanes_for
+from verdictlab.report import lanes
+from verdictlab.report.lanes import ENV_WORKERS, SecondLane, lanes_for
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the second lane needs os.fork")
 
@@ -177,7 +177,7 @@ def test_warnings_raised_there_are_raised_here() -> None:
 def _lane_pid_script(body: str) -> str:
     return textwrap.dedent(f"""
         import os, sys, time
-        from verdictlab.lanes import SecondLane
+        from verdictlab.report.lanes import SecondLane
         here = os.getpid()
         def report_and_wait():
             print(os.getpid(), flush=True)

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
+from verdictlab.engine.limits import Budget, PriceTable, TokenBucket, backoff_delay
 from verdictlab.judges.base import RetryDecision
-from verdictlab.limits import Budget, PriceTable, TokenBucket, backoff_delay
-from verdictlab.prices import PriceTableError, default_price_table, packaged_price_table
+from verdictlab.judges.prices import PriceTableError, default_price_table, packaged_price_table
 
 
 # -- TokenBucket --------------------------------------------------------------------------------

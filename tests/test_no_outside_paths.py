@@ -115,7 +115,7 @@ def _strings(node: object) -> list[str]:
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_an_example_names_only_files_inside_the_repository(path: Path) -> None:
-    from verdictlab.config import load_config
+    from verdictlab.engine.config import load_config
 
     cfg = load_config(path)
     for spec in cfg.datasets:

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
-from verdictlab.config import config_from_dict
 from verdictlab.engine import run_config
+from verdictlab.engine.config import config_from_dict
 from verdictlab.engine.plan_cost import pilot_trials
 from verdictlab.engine.prepare import prepare_run
 from verdictlab.store import RunStore

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from verdictlab.analyses.probes import probe_table
+from verdictlab.core.items import PairItem
 from verdictlab.datasets.probes import INJECTION_TEXT, PADDING_TEXT, apply_probe
 from verdictlab.datasets.registry import DatasetLoad, load_dataset
-from verdictlab.items import PairItem
 from verdictlab.protocols.geval import GEvalProtocol
 
 
@@ -85,8 +85,8 @@ def _write(path: Path, n: int) -> None:
 
 
 def test_sim_judge_shows_no_verbosity_bias(tmp_path: Path) -> None:
-    from verdictlab.config import config_from_dict
     from verdictlab.engine import run_config
+    from verdictlab.engine.config import config_from_dict
     from verdictlab.store import open_store
 
     data = tmp_path / "pairs.jsonl"

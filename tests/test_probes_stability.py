@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from verdictlab.analyses.stability import stability_table
+from verdictlab.core.items import PairItem
 from verdictlab.datasets.probes import anchoring_probe, apply_probe, paraphrase_probe
 from verdictlab.datasets.registry import DatasetLoad
-from verdictlab.items import PairItem
 from verdictlab.stats.stability import anchoring_shift, change_vs_noise, repetition_disagreement
 
 
@@ -105,7 +105,7 @@ def test_stability_table_from_matched_verdicts():
 def test_paraphrased_item_shows_its_original_question_in_the_audit_trail(tmp_path: Path):
     # a judge that flips under the reworded question: the flipped probe item is in the broken-items list,
     # and the HTML shows the original wording under the question (issue 14 item 3)
-    from verdictlab.design import trial_id
+    from verdictlab.core.design import trial_id
     from verdictlab.report import build_report, render_html
     from verdictlab.store import RunStore
 

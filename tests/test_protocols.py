@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verdictlab.items import PairItem
+from verdictlab.core.items import PairItem
 from verdictlab.protocols import (
     PAIRWISE_IDS,
     Protocol,

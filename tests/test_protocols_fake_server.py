@@ -17,8 +17,8 @@ import pytest
 
 pytest.importorskip("openai")
 
-from verdictlab.config import config_from_dict  # noqa: E402
 from verdictlab.engine import prepare_run, run_config  # noqa: E402
+from verdictlab.engine.config import config_from_dict  # noqa: E402
 from verdictlab.store import RunStore  # noqa: E402
 from verdictlab.testing import FakeConfig, FakeOpenAIServer  # noqa: E402
 from verdictlab.testing.fake_openai import detect_shape, shown_responses  # noqa: E402
@@ -209,15 +209,15 @@ def test_flask_truncated_criteria_fail_and_the_aggregate_has_no_quorum(tmp_path:
 
 
 def _item_like(dataset: str) -> object:
-    from verdictlab.items import PairItem
+    from verdictlab.core.items import PairItem
 
     return PairItem(item_id="x", dataset=dataset, question="q", response_a="a", response_b="b")
 
 
 # -- debate: two openai-compatible debaters, every round stored ------------------------------------------
 def _debate(tmp_path: Path, url: str, **settings: object) -> pd.DataFrame:
+    from verdictlab.core.items import PairItem
     from verdictlab.engine.debate import DebateSettings, run_debate
-    from verdictlab.items import PairItem
 
     tmp_path.mkdir(parents=True, exist_ok=True)
     items = [PairItem(dataset="pairs", **{k: str(v) for k, v in r.items()}) for r in _write_pairs(tmp_path)]
@@ -300,7 +300,7 @@ def _post(url: str, messages: list[dict[str, str]], stop: tuple[str, ...], **ext
 
 
 def test_every_registered_protocol_gets_a_reply_it_parses_ok() -> None:
-    from verdictlab.items import PairItem, PointItem
+    from verdictlab.core.items import PairItem, PointItem
     from verdictlab.protocols.debate import DebateProtocol
     from verdictlab.protocols.registry import get_protocol, protocol_ids
 

@@ -19,7 +19,7 @@ from verdictlab.judges.openai_api import (
     redact,
     retry_after_seconds,
 )
-from verdictlab.prices import PriceTable
+from verdictlab.judges.prices import PriceTable
 from verdictlab.testing import FakeConfig, FakeOpenAIServer
 
 KEY = f"sk-test-{uuid.uuid4()}"

@@ -1,4 +1,4 @@
-"""The ranges of numbers from outside (verdictlab.ranges): each range's check on known values, every
+"""The ranges of numbers from outside (verdictlab.core.ranges): each range's check on known values, every
 range listed in docs/errors.md, and each entry point (config, import rows, import flags, CLI flags)
 refusing an out-of-range number with the range in the message."""
 
@@ -13,10 +13,8 @@ import yaml
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
-from verdictlab.config import ConfigError, load_config
-from verdictlab.importers.tabular import import_table
-from verdictlab.items import ItemError
-from verdictlab.ranges import (
+from verdictlab.core.items import ItemError
+from verdictlab.core.ranges import (
     CONFIDENCE,
     HALF_WIDTH,
     RANGES,
@@ -25,6 +23,8 @@ from verdictlab.ranges import (
     TOKENS,
     RangeError,
 )
+from verdictlab.engine.config import ConfigError, load_config
+from verdictlab.importers.tabular import import_table
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
 

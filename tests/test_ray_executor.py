@@ -10,8 +10,8 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from verdictlab.config import config_from_dict  # noqa: E402
 from verdictlab.engine import run_config  # noqa: E402
+from verdictlab.engine.config import config_from_dict  # noqa: E402
 from verdictlab.report import build_report  # noqa: E402
 from verdictlab.store import RunStore  # noqa: E402
 
@@ -188,8 +188,8 @@ def _ray_data_run(tmp_path, name, cfg, bad, budget):
     """The Ray Data path on the CPU, with a stage that fails trial ``bad`` (a transient error) every time."""
     import asyncio
 
-    from verdictlab.config import JudgeSpec
     from verdictlab.engine import prepare_run, run_trials
+    from verdictlab.engine.config import JudgeSpec
     from verdictlab.engine.ray_data import LocalJudgeStage, RayDataExecutor
     from verdictlab.judges import make_judge
 
@@ -219,7 +219,7 @@ def test_ray_data_rows_are_reserved_recorded_and_retried_by_the_drivers_caller(t
 
     from verdictlab.engine import prepare_run
     from verdictlab.engine.caller import JudgeCaller
-    from verdictlab.limits import Budget
+    from verdictlab.engine.limits import Budget
 
     _pairs(tmp_path / "p.jsonl", n=6)
     cfg = _config(tmp_path / "p.jsonl", judges=["sim:skill=0.7,noise=0.3,seed=2"], protocols=["direct"],
@@ -263,9 +263,9 @@ def test_a_kept_pool_serves_two_runs_each_with_its_own_budget(tmp_path, ray_clus
     import asyncio
 
     from verdictlab.engine import prepare_run, run_trials
+    from verdictlab.engine.limits import Budget
     from verdictlab.engine.ray_executor import RayExecutor
     from verdictlab.judges import make_judge
-    from verdictlab.limits import Budget
 
     _pairs(tmp_path / "p.jsonl", n=20)
     cfg = _config(tmp_path / "p.jsonl", judges=["sim:skill=0.7,noise=0.3,seed=2"], protocols=["direct"],

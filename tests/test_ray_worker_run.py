@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from verdictlab.config import JudgeSpec
-from verdictlab.design import expand_grid
+from verdictlab.core.design import expand_grid
+from verdictlab.core.items import PairItem
+from verdictlab.core.judgment import Judgment
+from verdictlab.engine.config import JudgeSpec
 from verdictlab.engine.ray_executor import _TRIAL_VALUES, WorkerRun, judge_chunk
-from verdictlab.items import PairItem
 from verdictlab.judges.base import JudgeResponse
 from verdictlab.judges.sim import SimJudge
-from verdictlab.judgment import Judgment
 
 
 class _Remote:

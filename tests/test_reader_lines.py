@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from verdictlab.core.items import ItemError
 from verdictlab.datasets import load_dataset
 from verdictlab.datasets._common import read_records, split_lines
 from verdictlab.importers import get_importer
-from verdictlab.items import ItemError
 
 HOSTILE = {
     "u2028": "line\u2028separator",

@@ -132,8 +132,8 @@ def test_remedy_table() -> None:
 
 def test_remedies_on_a_sim_run(tmp_path: Path) -> None:
     """A position-locked sim judge: both-orders turns every locked pair into a tie (phi -> 0)."""
-    from verdictlab.config import config_from_dict
     from verdictlab.engine import run_config
+    from verdictlab.engine.config import config_from_dict
     from verdictlab.store import open_store
 
     data = tmp_path / "pairs.jsonl"
@@ -162,8 +162,8 @@ def test_extra_tables_route_rows(tmp_path: Path) -> None:
     table through its aggregate verdict."""
     from verdictlab.analyses import extra_tables
     from verdictlab.analyses._frames import pointwise_mask
-    from verdictlab.config import config_from_dict
     from verdictlab.engine import run_config
+    from verdictlab.engine.config import config_from_dict
     from verdictlab.store import open_store
 
     data = tmp_path / "pairs.jsonl"

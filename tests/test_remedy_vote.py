@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from verdictlab.analyses.remedy_vote import both_orders_vote
-from verdictlab.design import trial_id
-from verdictlab.judgment import JUDGMENT_COLUMN_NAMES, judgment_dict
+from verdictlab.core.design import trial_id
+from verdictlab.core.judgment import JUDGMENT_COLUMN_NAMES, judgment_dict
 
 # (AB verdict, BA verdict) -> (both-orders-vote verdict, parse_status, fallback_rule present)
 CASES = {

@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from verdictlab._redact import redact_value as redact
-from verdictlab.design import trial_id
-from verdictlab.items import PairItem
+from verdictlab.core.design import trial_id
+from verdictlab.core.items import PairItem
+from verdictlab.core.redact import redact_value as redact
 from verdictlab.report import build_report, report_json
 from verdictlab.report.build import broken_items, dispersion_rows, engine_rows, mark_best
 from verdictlab.store import RunStore
@@ -194,7 +194,7 @@ def test_judge_labels_shorten_long_ids_and_stay_unique() -> None:
 
 
 def test_pointwise_rows_stay_out_of_pairwise_figures(tmp_path: Path) -> None:
-    from verdictlab.items import PointItem
+    from verdictlab.core.items import PointItem
 
     st = _tiny_store(tmp_path)
     st.write_items([PointItem(item_id="q1", dataset="graded", question="2+2?", response="4", label="PASS")])
@@ -227,8 +227,8 @@ def test_further_tables_reach_the_report(tmp_path: Path) -> None:
 def test_json_carries_the_further_analyses_under_run(tmp_path):
     """A sim run over two orders and 3 repetitions supports the remedy and jury tables; the JSON
     document gives them under run.analyses as columns + rows (and keeps its four top-level keys)."""
-    from verdictlab.config import RunConfig
     from verdictlab.engine import run_config
+    from verdictlab.engine.config import RunConfig
     from verdictlab.report import build_report
     from verdictlab.report.build import report_json
 
@@ -269,10 +269,10 @@ def test_cell_columns_of_registered_analyses_reach_the_cells(tmp_path: Path) -> 
     """A registered cell-column analysis adds its columns to the matching cells (JSON cells[i].X), and
     the renderers list them under "More figures per cell"."""
     from verdictlab import analyses
+    from verdictlab.core.vocab import CELL_KEY
     from verdictlab.report import render_html, render_markdown
     from verdictlab.report.build import extra_cell_fields
     from verdictlab.testing.synthetic_run import write_synthetic_run
-    from verdictlab.vocab import CELL_KEY
 
     @analyses.register_cell_columns("_test_cols", columns=("T_expected",))
     def _cols(inp: analyses.AnalysisInput) -> pd.DataFrame:
@@ -370,7 +370,7 @@ def test_reports_of_odd_stores_still_render(tmp_path: Path) -> None:
     assert "?" in buf.getvalue() and render_markdown(rep)
     assert "Original question (before paraphrase" in render_html(rep, embed_plots=False)
     st = RunStore(tmp_path / "points")
-    from verdictlab.items import PointItem
+    from verdictlab.core.items import PointItem
 
     st.write_items([PointItem(item_id="q1", dataset="graded", question="2+2?", response="4", label="PASS")])
     st.add_judgments([{"trial_id": trial_id("j", "graded", "q1", "rubric", "AB", 0.0, 0), "judge": "j",

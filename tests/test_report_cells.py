@@ -25,7 +25,7 @@ import pytest
 from typer.testing import CliRunner
 
 from verdictlab import analyses
-from verdictlab.vocab import CELL_KEY
+from verdictlab.core.vocab import CELL_KEY
 
 JUDGES = ("sim:skill=0.8,position_lock=0.2,noise=0.1,malformed=0.2,forced_first=0.3,seed=1",
           "sim:skill=0.65,position_lock=0.4,noise=0.2,malformed=0.3,forced_first=0.6,seed=2")
@@ -41,8 +41,8 @@ def grid_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two judges x two decodings x two temperatures (x one protocol, two orders, three repetitions) on
     8 pairs and their padding probe; the constrained rows get P(A), the free ones none -- the shape of
     the demo run whose free cells showed the constrained cells' expected figures."""
-    from verdictlab.config import config_from_dict
     from verdictlab.engine import run_config
+    from verdictlab.engine.config import config_from_dict
     from verdictlab.store import RunStore, open_store
 
     base = tmp_path_factory.mktemp("grid")

@@ -1,4 +1,4 @@
-"""A report split over two processes (verdictlab.lanes: the agreement, the broken items, the remedies and
+"""A report split over two processes (verdictlab.report.lanes: the agreement, the broken items, the remedies and
 the juries, and half the figures, in a forked second process) is the report one process gives: the same
 JSON document, the same HTML page, the same failing analysis shown the same way."""
 
@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from verdictlab import analyses
-from verdictlab.lanes import ENV_WORKERS
 from verdictlab.report import build_report, render_html, report_json
 from verdictlab.report.build import FIRST_JOBS
+from verdictlab.report.lanes import ENV_WORKERS
 from verdictlab.testing.synthetic_run import write_synthetic_run
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the second lane needs os.fork")

@@ -10,7 +10,7 @@ from itertools import combinations
 
 import pytest
 
-from verdictlab.config import ConfigError, config_from_dict
+from verdictlab.engine.config import ConfigError, config_from_dict
 from verdictlab.report.names import configuration_name, display_names, names_from_config, shown_parts
 
 SIMS = ["sim:skill=0.85,position_lock=0.05,noise=0.03,seed=1", "sim:skill=0.8,position_lock=0.3,noise=0.05,seed=2",

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from verdictlab import analyses
 from verdictlab.analyses.remedies import REPORT_REMEDIES, remedy_table, single_verdict_rows
+from verdictlab.core.vocab import CELL_KEY
 from verdictlab.report import build_report, report_json
 from verdictlab.report.build import dispersion_rows, frame_table
 from verdictlab.report.readings import (
@@ -40,7 +41,6 @@ from verdictlab.stats import (
     versus_best,
 )
 from verdictlab.testing.synthetic_run import write_synthetic_run
-from verdictlab.vocab import CELL_KEY
 
 RUNS: dict[str, dict[str, Any]] = {
     # two datasets, two temperatures, some unparsed outputs, label ties (every 11th item)

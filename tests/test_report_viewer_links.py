@@ -18,9 +18,9 @@ from typer.testing import CliRunner  # noqa: E402
 
 from _view_runs import write_known_run  # noqa: E402
 from verdictlab.cli.main import app as cli_app  # noqa: E402
+from verdictlab.core.viewer_links import cell_anchor, cell_list_url, pair_url  # noqa: E402
 from verdictlab.report import build_report, render_html  # noqa: E402
 from verdictlab.view import Filters, Viewer, create_app  # noqa: E402
-from verdictlab.viewer_links import cell_anchor, cell_list_url, pair_url  # noqa: E402
 
 ODD = "odd/id?x#y"
 

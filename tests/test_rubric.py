@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from verdictlab.analyses.rubric import pointwise_agreement, rubric_agreement
-from verdictlab.items import PairItem, PointItem
+from verdictlab.core.items import PairItem, PointItem
 from verdictlab.protocols import get_protocol
 from verdictlab.protocols.pointwise import make_pointwise, parse_grade
 from verdictlab.protocols.rubric import CriteriaError, RubricProtocol, extract_reasoning, parse_pass_fail
@@ -145,8 +145,8 @@ def _write_points(path: Path, labels: list[object]) -> None:
 
 
 def _run(tmp_path: Path, data: Path, protocol: str, judge: str) -> pd.DataFrame:
-    from verdictlab.config import config_from_dict
     from verdictlab.engine import run_config
+    from verdictlab.engine.config import config_from_dict
     from verdictlab.store import open_store
 
     cfg = config_from_dict({"name": "pt", "datasets": [{"name": "judges-verdict", "path": str(data)}],
@@ -187,7 +187,7 @@ def test_rubric_run_and_review_export(tmp_path: Path) -> None:
 
 
 def test_review_shows_human_critique(tmp_path: Path) -> None:
-    from verdictlab.analyses.review import review_frame
+    from verdictlab.workflows.review import review_frame
 
     items = [_point(1, label="fail", critique="The shop opens at 10 on Sundays."), _point(2, label="pass")]
     df = pd.DataFrame({"judge": "j", "dataset": "support", "protocol": "rubric", "item_id": ["1", "2"],
@@ -214,7 +214,7 @@ def test_pointwise_run_with_sim_judge(tmp_path: Path) -> None:
 
 
 def test_review_pairwise_wrong_winner() -> None:
-    from verdictlab.analyses.review import review_frame
+    from verdictlab.workflows.review import review_frame
 
     items = [PairItem(item_id="1", dataset="d", question="q", response_a="a", response_b="b", label="A"),
              PairItem(item_id="2", dataset="d", question="q", response_a="a", response_b="b", label="B")]

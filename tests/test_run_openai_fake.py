@@ -13,8 +13,8 @@ import pytest
 
 pytest.importorskip("openai")
 
-from verdictlab.config import config_from_dict  # noqa: E402
 from verdictlab.engine import prepare_run, run_config  # noqa: E402
+from verdictlab.engine.config import config_from_dict  # noqa: E402
 from verdictlab.store import RunStore  # noqa: E402
 from verdictlab.testing import FakeConfig, FakeOpenAIServer  # noqa: E402
 

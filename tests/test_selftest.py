@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from verdictlab.cli import selftest_cmd
 from verdictlab.judges.sim import item_view
-from verdictlab.selftest import judges
+from verdictlab.workflows.selftest import judges
 
 KEYS = {"property", "planted", "recovered", "lo", "hi", "passed"}
 
@@ -33,7 +33,7 @@ def test_selftest_json_recovers_every_planted_property():
 
 
 def test_item_view_follows_the_shown_order():
-    from verdictlab.items import PairItem
+    from verdictlab.core.items import PairItem
 
     it = PairItem(item_id="1", dataset="d", question="?", response_a="long answer", response_b="short",
                   meta={"model_a": "alpha-7b", "model_b": "bravo-7b", "anchor_side": "B"})
@@ -48,7 +48,7 @@ def test_a_judge_without_the_planted_bias_fails_its_row():
     # the position-bias row (planted 0.3) and the noise row (planted 0.2) must fail.
     import pandas as pd
 
-    from verdictlab.selftest import _reliability_rows
+    from verdictlab.workflows.selftest import _reliability_rows
 
     ids = judges(7)
     rows = [{"judge": jid, "protocol": "direct", "dataset": "pairs", "temperature": 0.0, "item_id": f"p{i}",

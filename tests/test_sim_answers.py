@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from verdictlab.items import PairItem, PointItem
+from verdictlab.core.items import PairItem, PointItem
 from verdictlab.judges import JudgeCallError, JudgeRequest, make_judge
 from verdictlab.judges.sim_answers import answer_style
-from verdictlab.output_format import OutputFormat
 from verdictlab.protocols import PAIRWISE_IDS, ParseResult, Protocol, get_protocol, protocol_ids
+from verdictlab.protocols.output_format import OutputFormat
 from verdictlab.protocols.registry import PROTOCOLS, register_protocol
 
 RATIONALE = 'It is right; the other <is> "wrong".'

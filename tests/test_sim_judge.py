@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy.stats import binom
 
-from verdictlab.items import PairItem, to_canonical
+from verdictlab.core.items import PairItem, to_canonical
 from verdictlab.judges import JudgeConfigError, JudgeRequest, make_judge
 from verdictlab.judges.sim import SimJudge
 from verdictlab.protocols import PAIRWISE_IDS, get_protocol

@@ -15,9 +15,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from verdictlab.config import config_from_dict
+from verdictlab.core.judgment import JUDGMENT_COLUMN_NAMES, JUDGMENT_COLUMNS
 from verdictlab.engine import run_config
-from verdictlab.judgment import JUDGMENT_COLUMN_NAMES, JUDGMENT_COLUMNS
+from verdictlab.engine.config import config_from_dict
 from verdictlab.report import build_report
 from verdictlab.store import INDEXES, StoreError, open_store
 

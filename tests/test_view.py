@@ -281,8 +281,8 @@ def test_a_run_whose_every_verdict_is_unparsed_lists_its_pairs_as_unparsed() -> 
 def test_pointwise_items_are_not_listed_but_have_their_page(tmp_path: Path) -> None:
     """Rubric and graded verdicts (PASS, FAIL, 4, ...) are not pair verdicts: the report's pairwise figures
     leave them out, so does the list (no crash on their verdicts); their pages show every judgment."""
-    from verdictlab.items import PairItem, PointItem
-    from verdictlab.judgment import make_judgment
+    from verdictlab.core.items import PairItem, PointItem
+    from verdictlab.core.judgment import make_judgment
     from verdictlab.store import RunStore
 
     st = RunStore(tmp_path / "run")

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from _view_runs import write_known_run
-from verdictlab.judgment import make_judgment
+from verdictlab.core.judgment import make_judgment
 from verdictlab.store import RunStore, open_store
 from verdictlab.view import Filters, PairIndex
 from verdictlab.view.index_cache import cache_root

@@ -8,17 +8,17 @@ import uuid
 
 import pytest
 
-from verdictlab import vocab
-from verdictlab._redact import REDACTED, redact_text, redact_value
-from verdictlab._registry import MissingExtraError, Registry
-from verdictlab.design import Trial, trial_id
-from verdictlab.judgment import (
+from verdictlab.core import vocab
+from verdictlab.core.design import Trial, trial_id
+from verdictlab.core.judgment import (
     JUDGMENT_COLUMN_NAMES,
     JudgmentError,
     from_shown,
     judgment_frame,
     make_judgment,
 )
+from verdictlab.core.redact import REDACTED, redact_text, redact_value
+from verdictlab.core.registry import MissingExtraError, Registry
 from verdictlab.store import RunStore
 
 

@@ -48,11 +48,11 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from .config import RunConfig, load_config
+    from .core.design import Trial, expand_grid
+    from .core.items import ItemError, PairItem, PointItem, to_canonical
     from .datasets import DatasetLoad, load_dataset
-    from .design import Trial, expand_grid
     from .engine import run_config
-    from .items import ItemError, PairItem, PointItem, to_canonical
+    from .engine.config import RunConfig, load_config
     from .judges import JudgeAPI, make_judge
     from .protocols import ParseResult, Protocol, get_protocol
     from .report import build_report

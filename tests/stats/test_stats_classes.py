@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from verdictlab.core.vocab import CELL_KEY
 from verdictlab.stats.classes import CLASS_COLUMNS, class_figures, macro_f1_score, per_class_scores
-from verdictlab.vocab import CELL_KEY
 
 
 def frame(rows: list[tuple[str, str, str | None, str | None, int]]) -> pd.DataFrame:

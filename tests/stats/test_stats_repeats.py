@@ -7,8 +7,8 @@ import math
 import pandas as pd
 import pytest
 
+from verdictlab.core.vocab import CELL_KEY
 from verdictlab.stats.repeats import REPEAT_COLUMNS, repeat_consistency
-from verdictlab.vocab import CELL_KEY
 
 
 def frame(grades: dict[str, list[str | None]], judge: str = "g") -> pd.DataFrame:

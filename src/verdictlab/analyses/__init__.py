@@ -8,7 +8,7 @@ analyses", under its title and description) and the terminal (listed by name).
 
 An analysis tabulates figures it takes from :mod:`verdictlab.stats` (a mean, a rate, an interval, a
 vote or a verdict rule is a statistic: it goes to ``stats`` with its known-value test).  Every row
-about a cell carries the full cell key (:data:`verdictlab.vocab.CELL_KEY`); a table whose rows compare
+about a cell carries the full cell key (:data:`verdictlab.core.vocab.CELL_KEY`); a table whose rows compare
 cells across one key column (free against constrained decoding; a jury of several judges) says so
 with ``spans=``, and leaves that column out or empty.
 
@@ -23,7 +23,7 @@ Adding an analysis touches one module and its test::
 
 Every public module of this package (a name without a leading underscore) is imported by
 :func:`registered` (no list to edit).  The entries live in :data:`ANALYSES` and :data:`CELL_COLUMNS`,
-instances of the one registry mechanism (:class:`verdictlab._registry.Registry`).  An analysis returns a DataFrame (empty or ``None`` = the run
+instances of the one registry mechanism (:class:`verdictlab.core.registry.Registry`).  An analysis returns a DataFrame (empty or ``None`` = the run
 does not support it: left out of the report).  A second kind, :func:`register_cell_columns`, adds
 columns to the report's cells (one row per cell key, merged into each cell dict).
 """
@@ -39,8 +39,8 @@ from typing import Any
 
 import pandas as pd
 
-from .._registry import Registry
-from ..vocab import CELL_KEY, DEFAULT_UNPARSED, check_unparsed
+from ..core.registry import Registry
+from ..core.vocab import CELL_KEY, DEFAULT_UNPARSED, check_unparsed
 
 __all__ = ["ANALYSES", "CELL_COLUMNS", "Analysis", "AnalysisInput", "CellColumns", "register", "register_cell_columns", "registered",
            "registered_cell_columns", "run_analyses", "extra_tables"]
@@ -129,7 +129,7 @@ class Analysis:
 @dataclass(frozen=True)
 class CellColumns:
     """Registered extra cell columns: ``fn(inp)`` returns a frame with the full cell key
-    (:data:`verdictlab.vocab.CELL_KEY`, and ``step`` when the cells have steps) plus the new columns,
+    (:data:`verdictlab.core.vocab.CELL_KEY`, and ``step`` when the cells have steps) plus the new columns,
     at most one row per cell; ``columns`` names the new columns (every report cell carries them,
     ``None`` where the frame has no row for it)."""
 
@@ -138,7 +138,7 @@ class CellColumns:
     columns: tuple[str, ...] = ()
 
 
-#: the registered analyses and cell-column analyses (the one registry mechanism, :mod:`verdictlab._registry`)
+#: the registered analyses and cell-column analyses (the one registry mechanism, :mod:`verdictlab.core.registry`)
 ANALYSES: Registry[Analysis] = Registry("analysis")
 CELL_COLUMNS: Registry[CellColumns] = Registry("cell-column analysis")
 _LOADED = False

@@ -2,7 +2,7 @@
 module, so the analyses import it and never each other in a circle.
 
 Derived frames are built column by column (no Python loop over rows): the trial ids in bulk with
-:func:`verdictlab.design.trial_ids`, a text that depends on a few values per row formatted once per
+:func:`verdictlab.core.design.trial_ids`, a text that depends on a few values per row formatted once per
 distinct combination (:func:`per_distinct`), and a text column that is categorical (a compact read of the
 store) stays categorical (:func:`text_filled`, :func:`suffixed`).  A caller that needs only some
 columns (the remedy table needs the figure columns) asks for them with ``columns`` and skips the rest.
@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..design import trial_ids
-from ..judgment import JUDGMENT_COLUMN_NAMES, judgment_frame
+from ..core.design import trial_ids
+from ..core.judgment import JUDGMENT_COLUMN_NAMES, judgment_frame
+from ..core.vocab import DECISIVE, DEFAULT_DECODING, VERDICTS, Order, first_shown
 from ..stats._frame import group_codes
-from ..vocab import DECISIVE, DEFAULT_DECODING, VERDICTS, Order, first_shown
 
 #: the columns :func:`verdictlab.stats.reliability` reads of a derived frame (with the cell key)
 FIGURE_COLUMNS: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "order", "temperature", "rep", "step",
@@ -90,7 +90,7 @@ def _finish(df: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFr
 
 
 def derived_trial_ids(df: pd.DataFrame) -> np.ndarray:
-    """:func:`verdictlab.design.trial_id` of every row, in bulk per decoding mode."""
+    """:func:`verdictlab.core.design.trial_id` of every row, in bulk per decoding mode."""
     out = np.empty(len(df), dtype=object)
     decoding = np.asarray(df["decoding"], dtype=object)
     judge, dataset, item_id, protocol, order = (np.asarray(df[c], dtype=object)
@@ -117,7 +117,7 @@ def pointwise_mask(judgments: pd.DataFrame, items: Sequence[object] | None = Non
     :func:`verdictlab.stats.reliability` must not see.  With ``items`` (``RunStore.items()``) the item
     kind decides; without, a verdict outside A / B / tie / null does."""
     if items is not None:
-        from ..items import PointItem
+        from ..core.items import PointItem
 
         point = {(it.dataset, str(it.item_id)) for it in items if isinstance(it, PointItem)}
         if point:

@@ -9,9 +9,9 @@ from dataclasses import asdict
 
 import pandas as pd
 
+from ..core.vocab import CELL_KEY, DEFAULT_UNPARSED, check_unparsed
 from ..stats import with_cell_columns
 from ..stats.debate import debate_figures
-from ..vocab import CELL_KEY, DEFAULT_UNPARSED, check_unparsed
 from . import DEBATE_PROTOCOL, AnalysisInput, register
 
 PROTOCOL_ID = DEBATE_PROTOCOL

@@ -31,7 +31,8 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from .._registry import Registry
+from ..core.registry import Registry
+from ..core.vocab import CELL_KEY
 from ..protocols.geval import scores_frame
 from ..stats import with_cell_columns
 from ..stats.classes import class_figures
@@ -50,7 +51,6 @@ from ..stats.definitions import (
     win_rate,
 )
 from ..stats.reliability import reliability
-from ..vocab import CELL_KEY
 from . import AnalysisInput
 
 __all__ = ["CATALOGUE_FIELDS", "DEFINITIONS", "DEFINITIONS_COLUMNS", "Definition", "DefinitionInput", "catalogue",
@@ -64,7 +64,7 @@ DEFINITIONS_COLUMNS: tuple[str, ...] = ("definition", "title", "source", *DEFINI
 @dataclass(frozen=True)
 class DefinitionInput:
     """What a definition reads: the run's pairwise judgments (``frame``, on the full cell key: a missing
-    or NULL decoding is free), the cell columns ``by`` (:data:`~verdictlab.vocab.CELL_KEY`) and the
+    or NULL decoding is free), the cell columns ``by`` (:data:`~verdictlab.core.vocab.CELL_KEY`) and the
     figure policy; verdictlab's own figures are computed once and shared."""
 
     analysis: AnalysisInput
@@ -147,7 +147,7 @@ class Definition:
         return f"cell policy ({policy})" if self.policy else self.unparsed
 
 
-#: the registered definitions (the one registry mechanism, :mod:`verdictlab._registry`)
+#: the registered definitions (the one registry mechanism, :mod:`verdictlab.core.registry`)
 DEFINITIONS: Registry[Definition] = Registry("definition")
 
 

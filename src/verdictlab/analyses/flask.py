@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core.vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, Order, ParseStatus, Verdict
 from ..stats import reliability
 from ..stats.juries import default_quorum, priority_verdicts, vote_counts
-from ..vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, Order, ParseStatus, Verdict
 from . import AnalysisInput, register
 from ._frames import _empty, _finish, _prep, per_distinct
 

@@ -13,9 +13,9 @@ import json
 import numpy as np
 import pandas as pd
 
+from ..core.vocab import CELL_KEY
 from ..stats import with_cell_columns
 from ..stats.geval import CONTRADICTION_COLUMNS, contradiction_rates
-from ..vocab import CELL_KEY
 from . import AnalysisInput, register
 
 _KEYS = [*CELL_KEY, "step"]

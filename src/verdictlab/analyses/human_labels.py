@@ -32,10 +32,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..core.vocab import (
+    CELL_KEY,
+    DECISIVE,
+    DEFAULT_DECODING,
+    DEFAULT_UNPARSED,
+    VERDICTS,
+    Verdict,
+    check_unparsed,
+)
 from ..stats.calibration import Calibration, Recalibration, calibration, recalibrations
 from ..stats.ppi import LabelBudget, MeanEstimate, classical_mean, judge_mean, label_budget, ppi_mean
 from ..stats.selective import SelectiveResult, selective_threshold
-from ..vocab import CELL_KEY, DECISIVE, DEFAULT_DECODING, DEFAULT_UNPARSED, VERDICTS, Verdict, check_unparsed
 
 if TYPE_CHECKING:
     from ..datasets.human_labels import HumanLabel, HumanLabels
@@ -311,7 +319,7 @@ def _dataset_kinds(judgments: pd.DataFrame) -> dict[str, str]:
 def _resolve(row: HumanLabel, by_id: Mapping[str, list[str]], path: str) -> tuple[str, str] | None:
     """The judged item a label row names (None: no judged item); an id without a dataset that names
     items of several datasets is refused."""
-    from ..items import ItemError
+    from ..core.items import ItemError
 
     if row.dataset is not None:
         return (row.dataset, row.item_id) if row.dataset in by_id.get(row.item_id, ()) else None
@@ -325,7 +333,7 @@ def _resolve(row: HumanLabel, by_id: Mapping[str, list[str]], path: str) -> tupl
 
 def _check_kind(row: HumanLabel, key: tuple[str, str], kinds: dict[str, str], path: str) -> None:
     """A pair label on a point item, or a PASS / FAIL label on a pair, is refused with the row."""
-    from ..items import ItemError
+    from ..core.items import ItemError
 
     kind = kinds.setdefault(key[0], row.kind) if row.kind is not None else None
     if kind is not None and row.kind != kind:
@@ -339,11 +347,11 @@ def human_label_keys(judgments: pd.DataFrame, labels: HumanLabels) -> dict[tuple
     (:class:`verdictlab.datasets.human_labels.HumanLabels`), joined on the full item key.
 
     A row with a ``dataset`` names that dataset's item; a row without one names the one judged item
-    with that id -- an id judged in several datasets is refused (:class:`~verdictlab.items.ItemError`
+    with that id -- an id judged in several datasets is refused (:class:`~verdictlab.core.items.ItemError`
     naming file, row and field), never applied to all of them.  Also refused: rows naming no judged
     item, a label word of the other kind (a PASS label on a pair, A on a point item), and one item given
     two different labels by rows with and without its dataset."""
-    from ..items import ItemError
+    from ..core.items import ItemError
 
     keys = _item_keys(judgments)
     by_id: dict[str, list[str]] = {}

@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core.vocab import CELL_KEY, DEFAULT_UNPARSED, check_unparsed
 from ..datasets.probes import META_AWARE_PROTOCOLS
 from ..stats import with_cell_columns
 from ..stats.probes import match_probe_rows, probe_shift
-from ..vocab import CELL_KEY, DEFAULT_UNPARSED, check_unparsed
 from . import AnalysisInput, register
 
 __all__ = ["PROBE_TABLE_COLUMNS", "probe_datasets", "probe_table", "trial_rows"]

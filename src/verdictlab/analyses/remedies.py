@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core.vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, VERDICTS, Order, ParseStatus, Verdict
 from ..stats import remedy_reliability
 from ..stats._frame import group_codes
 from ..stats.juries import default_quorum, vote_counts
@@ -53,7 +54,6 @@ from ..stats.remedies import (
     remedy_effects,
     worst_parse_status,
 )
-from ..vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, VERDICTS, Order, ParseStatus, Verdict
 from . import AnalysisInput, register
 from ._frames import (
     FIGURE_COLUMNS,

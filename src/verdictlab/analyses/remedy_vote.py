@@ -24,8 +24,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.vocab import CELL_KEY, ParseStatus
 from ..stats.remedies import both_orders_vote_verdicts, worst_parse_status
-from ..vocab import CELL_KEY, ParseStatus
 from ._frames import _empty, _finish, _prep, both_order_rows, paired_positions, per_distinct
 
 __all__ = ["REMEDY", "both_orders_vote", "both_orders_vote_of"]

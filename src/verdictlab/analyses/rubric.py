@@ -13,11 +13,11 @@ from typing import Any
 
 import pandas as pd
 
+from ..core.vocab import CELL_KEY, DEFAULT_UNPARSED, check_unparsed
 from ..protocols.pointwise import grade_text
 from ..protocols.rubric import human_label, normalise_result
 from ..stats import with_cell_columns
 from ..stats.pointwise import UNPARSED, grade_agreement, rubric_agreement_figures
-from ..vocab import CELL_KEY, DEFAULT_UNPARSED, check_unparsed
 from . import AnalysisInput, register
 
 __all__ = ["UNPARSED", "pointwise_agreement", "rubric_agreement"]

@@ -19,9 +19,9 @@ from typing import Any
 
 import pandas as pd
 
+from ..core.vocab import CELL_KEY
 from ..stats.drift import unit_frame
 from ..stats.self_preference import SelfPreference, family_side, self_preference
-from ..vocab import CELL_KEY
 from . import AnalysisInput, register
 
 CELL = list(CELL_KEY)

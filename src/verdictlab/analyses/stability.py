@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core.vocab import CELL_KEY, check_unparsed
 from ..stats.probes import match_probe_rows
 from ..stats.stability import (
     anchor_direction_shifts,
@@ -26,7 +27,6 @@ from ..stats.stability import (
     change_vs_noise,
     repetition_disagreement,
 )
-from ..vocab import CELL_KEY, check_unparsed
 from . import AnalysisInput, register
 from .probes import trial_rows
 

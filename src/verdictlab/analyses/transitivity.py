@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core.vocab import CELL_KEY
 from ..datasets.multi import pair_systems
 from ..stats import with_cell_columns
 from ..stats.transitivity import bradley_terry, kendall_vs_reference, pair_outcomes, transitivity
-from ..vocab import CELL_KEY
 from . import AnalysisInput, register
 
 CELL = list(CELL_KEY)

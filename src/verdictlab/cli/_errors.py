@@ -82,14 +82,14 @@ def say(message: object, *, err: bool = True) -> None:
 
 
 def problem_lines(exc: BaseException) -> list[str]:
-    """The problems of a source listed at once (:class:`verdictlab.items.ItemProblems`), one per
+    """The problems of a source listed at once (:class:`verdictlab.core.items.ItemProblems`), one per
     line; empty for any other error."""
     return list(getattr(exc, "lines", None) or [])
 
 
 def say_error(message: object) -> None:
     """``error: MESSAGE`` as one plain line -- or, for every problem of a source found at once
-    (:class:`verdictlab.items.ItemProblems`), a first line naming the file and how many, then one
+    (:class:`verdictlab.core.items.ItemProblems`), a first line naming the file and how many, then one
     plain line per problem."""
     lines = problem_lines(message) if isinstance(message, BaseException) else []
     if not lines:
@@ -142,8 +142,8 @@ def _known(module: str, name: str) -> type[BaseException] | None:
 
 
 def _input_types() -> tuple[type[BaseException], ...]:
-    names = (("verdictlab.config", "ConfigError"), ("verdictlab.items", "ItemError"),
-             ("verdictlab.guards", "GuardError"), ("verdictlab.guards", "YamlFileError"),
+    names = (("verdictlab.engine.config", "ConfigError"), ("verdictlab.core.items", "ItemError"),
+             ("verdictlab.core.guards", "GuardError"), ("verdictlab.core.guards", "YamlFileError"),
              ("verdictlab.judges.base", "JudgeConfigError"), ("verdictlab.engine", "EngineError"),
              ("pydantic", "ValidationError"))
     return tuple(c for c in (_known(m, n) for m, n in names) if c is not None)
@@ -183,7 +183,7 @@ def classify(exc: BaseException) -> tuple[int, str]:
         return EXIT_INPUT, f"not UTF-8 text ({exc.reason})"
     if isinstance(exc, RecursionError):
         return EXIT_INPUT, "the input is nested too deeply to process"
-    if isinstance(exc, KeyboardInterrupt):     # Ctrl-C, or SIGTERM as verdictlab.stopping.Stopped
+    if isinstance(exc, KeyboardInterrupt):     # Ctrl-C, or SIGTERM as verdictlab.core.stopping.Stopped
         return getattr(exc, "exit_code", EXIT_INTERRUPTED), getattr(exc, "reason", "interrupted")
     return EXIT_INTERNAL, (f"internal error: {type(exc).__name__}: {exc} (a bug in verdictlab; rerun with "
                            "--debug for the traceback and please report it)")

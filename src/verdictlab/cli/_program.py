@@ -1,5 +1,5 @@
 """The ``verdictlab`` program around a command: Ctrl-C and SIGTERM end it within a second with exit
-130 / 143 (:mod:`verdictlab.stopping`), and the interpreter's exit skips a needless last collection."""
+130 / 143 (:mod:`verdictlab.core.stopping`), and the interpreter's exit skips a needless last collection."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 def run_program(load_app: Callable[[], Any]) -> None:
     """Install the stop handler, then load the app (``load_app``: importing the command modules takes
     seconds on a loaded machine, and a signal meanwhile must not end in a traceback) and run it."""
-    from ..stopping import StopOnSignals, Stopped, allow_forced_exit
+    from ..core.stopping import StopOnSignals, Stopped, allow_forced_exit
 
     allow_forced_exit()
     try:

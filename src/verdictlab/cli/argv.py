@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..vocab import UNPARSED_POLICIES
+from ..core.vocab import UNPARSED_POLICIES
 from .options import deprecated
 
 DEBUG = "--debug"

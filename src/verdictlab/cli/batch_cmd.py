@@ -37,9 +37,9 @@ def export(
 ) -> None:
     """Write the run's pending requests in the OpenAI batch format ({custom_id, method, url, body}) to --out
     (required)."""
-    from ..config import ConfigError, load_config
     from ..engine import EngineError
     from ..engine.batch_files import export_requests
+    from ..engine.config import ConfigError, load_config
 
     if out is None:
         raise typer.BadParameter("give the requests file with -o/--out PATH", param_hint="'--out'")

@@ -1,5 +1,5 @@
 """`verdictlab compare RUN [RUN ...] --by judge|protocol` -- paired exact McNemar tests on
-parse-shared items, Holm-corrected across the family (:func:`verdictlab.analyses.comparison.compare_runs`)."""
+parse-shared items, Holm-corrected across the family (:func:`verdictlab.workflows.comparison.compare_runs`)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def compare(
     from rich.table import Table
     from rich.text import Text
 
-    from ..analyses.comparison import compare_runs, comparison_json
+    from ..workflows.comparison import compare_runs, comparison_json
     from ._errors import printable_line
     from .output import data_console
 

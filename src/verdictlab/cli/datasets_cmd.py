@@ -174,7 +174,7 @@ def show_cmd(
     legacy_json: LegacyJson = False,
 ) -> None:
     """Load a dataset (a loader name, or your own FILE) and show its summary and first items."""
-    from ..items import ItemError
+    from ..core.items import ItemError
 
     as_json = format_or_json(fmt, legacy_json, TableOrJson) is TableOrJson.json
 
@@ -245,7 +245,7 @@ def validate_cmd(
 ) -> None:
     """Check a source: exit 3 listing every problem found (file, row, field, and the fix), else print
     its summary."""
-    from ..items import ItemError
+    from ..core.items import ItemError
 
     as_json = format_or_json(fmt, legacy_json, TableOrJson) is TableOrJson.json
 

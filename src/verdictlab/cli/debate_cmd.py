@@ -47,7 +47,7 @@ def debate(
     The round-1 vs final figures go to stdout."""
     from ..analyses.debate import debate_summary
     from ..engine.debate import debate_config
-    from ..export import judgments_frame
+    from ..store.export import judgments_frame
     from ._errors import say
     from .output import data_console
 

@@ -6,7 +6,7 @@ format forced around the verdict, the verdict scored over the labels), through t
 so the run lands in a normal run store (``runs/demo`` by default) and resumes if interrupted or
 rerun.  Then it prints the reliability table (one row per protocol x decoding), one plain sentence
 per row and the free-vs-constrained table with a one-line reading per protocol (gathered by
-:func:`verdictlab.report.demo.demo_results`).
+:func:`verdictlab.workflows.demo.demo_results`).
 
 Defaults: 8 of the 28 pairs (every category, the better answer first in half of them), 3
 repetitions, temperature 0.7, both decoding modes: 480 judgments, every protocol x decoding cell
@@ -24,8 +24,8 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from ..core.vocab import ORDERS, Decoding
 from ..protocols.pairwise import PAIRWISE_IDS as DEMO_PROTOCOLS  # every pairwise protocol
-from ..vocab import ORDERS, Decoding
 from ._errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_STORE
 from .options import BOOTSTRAP_DEFAULT, Bootstrap, RunDirOption, deprecated, exit_codes
 
@@ -40,8 +40,8 @@ def demo_config(*, pairs: int = DEFAULT_PAIRS, repetitions: int = DEFAULT_REPETI
                 temperature: float = DEFAULT_TEMPERATURE, judge: str = DEMO_JUDGE,
                 protocols: tuple[str, ...] | list[str] = DEMO_PROTOCOLS, seed: int = 42,
                 decodings: tuple[str, ...] | list[str] = DEMO_DECODINGS) -> Any:
-    """The demo's :class:`~verdictlab.config.RunConfig`, built in code."""
-    from ..config import RunConfig
+    """The demo's :class:`~verdictlab.engine.config.RunConfig`, built in code."""
+    from ..engine.config import RunConfig
 
     return RunConfig.model_validate({
         "name": "demo", "datasets": [{"name": "demo", "pairs": int(pairs)}],
@@ -52,9 +52,9 @@ def demo_config(*, pairs: int = DEFAULT_PAIRS, repetitions: int = DEFAULT_REPETI
 
 def print_results(run_dir: Path, *, console: Any, n_bootstrap: int = 500) -> list[tuple[str, str]]:
     """Print the figures table, one sentence per protocol and decoding mode, and the free-vs-constrained
-    table (:func:`verdictlab.report.demo.demo_results`); return the sentences."""
-    from ..report.demo import demo_results
+    table (:func:`verdictlab.workflows.demo.demo_results`); return the sentences."""
     from ..report.terminal import figures_table, policy_line
+    from ..workflows.demo import demo_results
 
     res = demo_results(run_dir, n_bootstrap=n_bootstrap, protocols=DEMO_PROTOCOLS)
     console.print(figures_table(res.cells, title="Reliability per protocol and decoding "
@@ -123,8 +123,8 @@ def demo(
 ) -> None:
     """Audit the embedded local judge on the demo pairs over all five pairwise protocols (run directory
     default: runs/demo).  The figures go to stdout, progress to stderr."""
+    from ..core.items import ItemError
     from ..engine import EngineError, run_config
-    from ..items import ItemError
     from ..judges.base import JudgeConfigError
     from ._errors import EXIT_USAGE, fail
     from .output import data_console, message_console

@@ -1,6 +1,6 @@
 """`verdictlab drift RUN_A RUN_B` (two versions, dates or vendors of a judge; or two judges of one run
 with ``--judge-a/--judge-b``) and `verdictlab drift RUN_1 ... RUN_n` (a control chart over a series of
-runs on a fixed anchor set).  The report: :func:`verdictlab.analyses.drift.drift_report` (figures from
+runs on a fixed anchor set).  The report: :func:`verdictlab.workflows.drift.drift_report` (figures from
 :mod:`verdictlab.stats.drift`); the page: :mod:`verdictlab.report.drift_page`."""
 
 from __future__ import annotations
@@ -141,8 +141,8 @@ def drift(
     legacy_n_boot: Annotated[int | None, typer.Option("--n-boot", hidden=True)] = None,
 ) -> None:
     """Did the judge's verdicts change between runs, by how much, and is the replacement equivalent?"""
-    from ..analyses.drift import DriftError, drift_report
     from ..report.drift_page import render_drift_html
+    from ..workflows.drift import DriftError, drift_report
     from ._errors import EXIT_USAGE, check_writable, fail, say
 
     form, out, page = _form(fmt, out, legacy_json, legacy_html)

@@ -32,8 +32,8 @@ def export_cmd(
 ) -> None:
     """Write every judgment of the run with the documented columns, in JUDGMENT_COLUMNS order
     (default file: RUN/judgments.<format>)."""
-    from ..export import MANIFEST, check_partition_by, export_judgments
     from ..store import StoreError
+    from ..store.export import MANIFEST, check_partition_by, export_judgments
     from ._errors import EXIT_USAGE, check_writable, fail, say
 
     if legacy_f is not None:

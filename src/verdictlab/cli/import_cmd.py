@@ -184,8 +184,8 @@ def import_cmd(
     with every problem listed (file, row and field named).  Re-importing: identical rows are a no-op that
     says so; rows that differ from the stored trials refuse the import (count + one example) unless
     --replace.  The summary goes to stderr; --format json prints the result on stdout."""
+    from ..core.items import ItemError
     from ..importers import describe_importers, import_into
-    from ..items import ItemError
     from ._errors import EXIT_USAGE, fail, problem_lines, say
 
     form = format_or_json(fmt, legacy_json, TableOrJson)

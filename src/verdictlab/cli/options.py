@@ -26,7 +26,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from typer.core import TyperCommand
 
-from ..vocab import UnparsedPolicy
+from ..core.vocab import UnparsedPolicy
 from ._errors import (
     EXIT_CORRUPT,
     EXIT_DOWNLOAD,

@@ -64,7 +64,7 @@ def plan_labels_cmd(
     from rich.table import Table
     from rich.text import Text
 
-    from ..analyses.human_label_runs import LabelPlanError, budget_records, plan_labels
+    from ..workflows.human_label_runs import LabelPlanError, budget_records, plan_labels
     from ._errors import printable_line
     from .output import data_console
     from .validate_cmd import cell_name

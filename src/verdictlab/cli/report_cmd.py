@@ -138,7 +138,7 @@ def _check_viewer_url(url: str) -> None:
     """A ``--viewer-url`` that is not ``http(s)://host[:port]`` is a usage error ('' means no links)."""
     if not url:
         return
-    from ..viewer_links import check_viewer_url
+    from ..core.viewer_links import check_viewer_url
 
     try:
         check_viewer_url(url)
@@ -174,9 +174,9 @@ def report(
     legacy_markdown: Annotated[bool, typer.Option("--markdown", hidden=True)] = False,
 ) -> None:
     """Reliability per cell (judge × protocol × dataset × temperature): C, φ, A, A_max, T with intervals."""
-    from ..column_cache import cache_root
     from ..report import build_report, write_plots
     from ..store import StoreError
+    from ..store.column_cache import cache_root
     from ._errors import check_writable, fail
 
     target = _target(run_dir, fmt, out, (legacy_out, legacy_json, legacy_html, legacy_markdown))

@@ -1,5 +1,5 @@
 """`verdictlab review RUN [--format csv|jsonl] [-o PATH]` -- export the judge/human disagreements for the
-label-or-rubric loop (the rows and their kinds: :mod:`verdictlab.analyses.review`)."""
+label-or-rubric loop (the rows and their kinds: :mod:`verdictlab.workflows.review`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..vocab import UnparsedPolicy
+from ..core.vocab import UnparsedPolicy
 from ._errors import EXIT_INPUT, EXIT_STORE
 from .options import UNPARSED_DEFAULT, OutOption, RunArg, Unparsed, deprecated, exit_codes, output_format
 
@@ -31,7 +31,7 @@ def review(
     """Export the judge/human disagreements, the judge's reasoning beside the human label and critique
     (default file: RUN/review.<format>).  With --unparsed wrong, labelled verdicts the parser could not
     read count as disagreements and are exported too."""
-    from ..analyses.review import export_review
+    from ..workflows.review import export_review
     from ._errors import check_writable, say
 
     if out is not None and out.suffix.lower() == ".json" and fmt in (None, ReviewFormat.jsonl):

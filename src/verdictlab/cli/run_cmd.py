@@ -34,7 +34,7 @@ class Executor(StrEnum):
 
 def _with_executor(cfg: Any, executor: Executor | None, ray_address: str | None) -> Any:
     """The config with ``--executor`` / ``--ray-address`` applied."""
-    from ..config import check_ray_address
+    from ..engine.config import check_ray_address
 
     if ray_address is not None and (executor or cfg.executor) != "ray":
         fail("--ray-address needs --executor ray (or executor: ray in the config)", EXIT_USAGE)
@@ -78,8 +78,8 @@ def run(
 
     Exits 0 when every trial of the grid has a stored answer, 4 when trials are left undone or
     failed for good (rerun to resume / with --retry-failed), 130/143 when interrupted."""
-    from ..config import ConfigError, load_config
     from ..engine import EngineError, run_config
+    from ..engine.config import ConfigError, load_config
     from ..engine.run import remove_run_store
     from ..store import STORE_FILENAME
 

@@ -1,5 +1,5 @@
 """`verdictlab selftest`: run the whole pipeline on simulated judges with planted biases and show that
-the figures recover them (:mod:`verdictlab.selftest`)."""
+the figures recover them (:mod:`verdictlab.workflows.selftest`)."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def selftest(
     known strengths, audit them, and print planted vs recovered (--format json: {"rows": [{"property",
     "planted", "recovered", "lo", "hi", "passed"}, ...]}).  Exits 6 when a row fails.  --bootstrap must
     be >= 200 here.  Without --seed this release still runs seed 7, the old default (with a notice)."""
-    from ..selftest import rows_json, run_selftest
+    from ..workflows.selftest import rows_json, run_selftest
 
     form = format_or_json(fmt, legacy_json, TableOrJson)
     if legacy_n_boot is not None:
@@ -84,7 +84,7 @@ def selftest(
     from ._errors import say
 
     say(f"{'all rows pass' if ok else 'SOME ROWS FAIL'} ({elapsed:.1f} s; seed {seed}; judges and knobs: "
-        "verdictlab.judges.sim, rows: verdictlab.selftest)")
+        "verdictlab.judges.sim, rows: verdictlab.workflows.selftest)")
     if not ok:
         raise typer.Exit(EXIT_SELFTEST_FAILED)
 

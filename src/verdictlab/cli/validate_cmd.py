@@ -3,7 +3,7 @@
 Human labels come from the run's items (their ``label``) or from ``--human FILE`` (JSON Lines or CSV
 with ``item_id``, ``label`` -- A / B / tie for pairs, PASS / FAIL / UNKNOWN for point items -- and, when
 item ids repeat across the run's datasets, ``dataset``; read and joined by
-:mod:`verdictlab.analyses.human_label_runs`).  Per cell:
+:mod:`verdictlab.workflows.human_label_runs`).  Per cell:
 judge-only, human-only and PPI++ estimates side by side (win rate of A; system accuracy on PASS/FAIL
 items), calibration of the judge's confidence before and after cross-fitted recalibration, and the
 selective-evaluation threshold that certifies ``--target-agreement`` with probability 1 - ``--delta``.
@@ -130,8 +130,8 @@ def validate(
     """Human-label-corrected estimates (PPI++), calibration and a certified selective threshold."""
     import sys
 
-    from ..analyses.human_label_runs import validate_run, validation_records, write_reliability_plots
     from ..analyses.human_labels import cell_notes
+    from ..workflows.human_label_runs import validate_run, validation_records, write_reliability_plots
     from .output import data_console
 
     form = format_or_json(fmt, legacy_json, TableOrJson)

@@ -39,7 +39,7 @@ def view(
               on_ready=ready)
     except AddressError as exc:
         raise typer.BadParameter(str(exc)) from None
-    except KeyboardInterrupt as exc:      # Ctrl-C 130; SIGTERM (verdictlab.stopping.Stopped) 143
+    except KeyboardInterrupt as exc:      # Ctrl-C 130; SIGTERM (verdictlab.core.stopping.Stopped) 143
         say("viewer stopped")
         raise typer.Exit(getattr(exc, "exit_code", EXIT_INTERRUPTED)) from None
 

@@ -1,7 +1,7 @@
 """Shared plumbing for the dataset loaders: reading JSON / JSON Lines sources, checking fields with
 errors that name file, row and field, majority votes, tie policies and conversation formatting.
 
-Every helper raises :class:`verdictlab.items.ItemError` on bad input, so a loader either returns a
+Every helper raises :class:`verdictlab.core.items.ItemError` on bad input, so a loader either returns a
 complete :class:`DatasetLoad` or nothing at all.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..guards import GuardError, input_limits, loads_json, nesting_depth
-from ..items import ItemError, PairItem, PointItem, Problems
+from ..core.guards import GuardError, input_limits, loads_json, nesting_depth
+from ..core.items import ItemError, PairItem, PointItem, Problems
 from .load import DatasetLoad
 
 TIE_POLICIES = ("keep", "drop")
@@ -102,7 +102,7 @@ def json_lines(text: str, *, path: str, problems: Problems | None = None) -> Row
 
 
 def parse_json(text: str, *, path: str | None, row: int | None, max_depth: int | None = None) -> Any:
-    """One JSON value from a user's file, within the input limits (:func:`verdictlab.guards.loads_json`:
+    """One JSON value from a user's file, within the input limits (:func:`verdictlab.core.guards.loads_json`:
     no NaN/Infinity, no number that overflows, nesting depth limited).  Malformed JSON raises
     :class:`json.JSONDecodeError` (the caller words it); a limit -> :class:`ItemError` naming the
     offending top-level field."""

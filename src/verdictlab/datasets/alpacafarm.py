@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..items import ItemError, PairItem, make_pair_item
+from ..core.items import ItemError, PairItem, make_pair_item
 from ._common import as_int_choice, check_no_options, finish, get_str
 from .hub import source_rows
 from .registry import DatasetLoad

@@ -12,7 +12,7 @@ from collections import defaultdict
 from importlib import resources
 from typing import Any
 
-from ..items import ItemError
+from ..core.items import ItemError
 from .jsonl import load_jsonl
 from .registry import DatasetLoad
 

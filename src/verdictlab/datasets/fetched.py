@@ -48,7 +48,7 @@ def fetched_source(dataset: PinnedDataset) -> Path:
     """The file or folder a loader or importer reads for ``dataset``; an :class:`ItemError` saying how to
     fetch it when it is not fetched."""
     if not is_fetched(dataset):
-        from ..items import ItemError
+        from ..core.items import ItemError
 
         raise ItemError(f"dataset {dataset.name!r} is not fetched; run `verdictlab datasets fetch {dataset.name}` "
                         f"(or give the path of a copy)")
@@ -83,7 +83,7 @@ def loader_source(loader: str, path: str | None, *, hub: object = None) -> str |
     if dataset is None:
         return None
     if not is_fetched(dataset):
-        from ..items import ItemError
+        from ..core.items import ItemError
 
         raise ItemError(f"the {loader} dataset needs a 'path', or its files fetched once: run `verdictlab datasets "
                         f"fetch {loader}`", field="path")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..items import ItemError
+from ..core.items import ItemError
 
 INSTALL_HINT = ("loading from the Hugging Face hub needs network access and the optional 'hub' extra: "
                 "pip install 'verdictlab[hub]' (or pip install datasets); "

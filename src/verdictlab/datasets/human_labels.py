@@ -10,7 +10,7 @@ row:
   without this column an id must name items of one dataset only in the run (the join in
   :func:`verdictlab.analyses.human_labels.human_label_keys` refuses an ambiguous id).
 
-Every problem is a :class:`HumanLabelError` (an :class:`~verdictlab.items.ItemError`: exit code 3 in
+Every problem is a :class:`HumanLabelError` (an :class:`~verdictlab.core.items.ItemError`: exit code 3 in
 the CLI) naming the file, the row (file line) and the field: a missing or repeated column, a CSV
 written with another separator, a label outside the words above, one item labelled twice
 differently, a file without any label.  The CSV and JSON Lines are read by the package's readers
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..items import ItemError, ItemProblems
+from ..core.items import ItemError, ItemProblems
 
 PAIR_LABELS: tuple[str, ...] = ("A", "B", "tie")
 POINT_LABELS: tuple[str, ...] = ("PASS", "FAIL", "UNKNOWN")
@@ -38,7 +38,7 @@ class HumanLabelError(ItemError):
 
 
 class HumanLabelProblems(HumanLabelError, ItemProblems):
-    """Several problems of one label file, every one listed (:class:`~verdictlab.items.ItemProblems`)."""
+    """Several problems of one label file, every one listed (:class:`~verdictlab.core.items.ItemProblems`)."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..items import ItemError, PairItem, Problems, make_pair_item
+from ..core.items import ItemError, PairItem, Problems, make_pair_item
 from ._common import check_no_options, finish, json_lines, missing_field, read_text
 from .registry import DatasetLoad
 

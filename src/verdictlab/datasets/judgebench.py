@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..items import ItemError, PairItem, make_pair_item
+from ..core.items import ItemError, PairItem, make_pair_item
 from ._common import check_no_options, check_unique, finish, get_field, get_str
 from .hub import source_rows
 from .registry import DatasetLoad

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..items import ItemError, PointItem
+from ..core.items import ItemError, PointItem
 from ._common import check_no_options, check_unique, finish, first_present, majority
 from .hub import source_rows
 from .registry import DatasetLoad

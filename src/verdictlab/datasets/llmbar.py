@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..items import ItemError, PairItem, make_pair_item
+from ..core.items import ItemError, PairItem, make_pair_item
 from ._common import (
     as_int_choice,
     check_no_options,

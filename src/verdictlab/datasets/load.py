@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..items import PairItem, PointItem
+from ..core.items import PairItem, PointItem
 
 
 @dataclass

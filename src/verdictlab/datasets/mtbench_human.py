@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from ..items import ItemError, PairItem, make_pair_item
+from ..core.items import ItemError, PairItem, make_pair_item
 from ._common import (
     check_no_options,
     check_tie_policy,

@@ -1,6 +1,6 @@
 """Multi-response items: one question, K >= 3 responses keyed by system name, expanded into pairs.
 
-A :class:`MultiItem` is expanded by :func:`expand_pairs` into one :class:`~verdictlab.items.PairItem`
+A :class:`MultiItem` is expanded by :func:`expand_pairs` into one :class:`~verdictlab.core.items.PairItem`
 per unordered pair of systems (K (K - 1) / 2 pairs); the run judges each pair in both orders (AB and
 BA), so every ordered pair is seen.  Which system is canonical ``A`` is drawn per pair with a seeded
 RNG (default seed 42; recorded in the load notes), so gold labels are not all on one side.
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..items import ItemError, PairItem
+from ..core.items import ItemError, PairItem
 from .registry import DatasetLoad
 
 __all__ = ["MultiItem", "expand_pairs", "load_multi_jsonl", "load_mtbench_answers", "pair_systems",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..items import PairItem, make_pair_item, text_id
+from ..core.items import PairItem, make_pair_item, text_id
 from ._common import (
     as_int_choice,
     check_no_options,

@@ -54,8 +54,8 @@ from typing import Any
 
 import numpy as np
 
-from ..items import PairItem, PointItem
-from ..vocab import DECISIVE, LABEL_SETS, other_side
+from ..core.items import PairItem, PointItem
+from ..core.vocab import DECISIVE, LABEL_SETS, other_side
 from .load import DatasetLoad
 
 PROBES: tuple[str, ...] = ("padding", "injection", "labels", "granularity", "anchoring", "paraphrase")
@@ -193,7 +193,7 @@ def _read_paraphrases(path: str) -> dict[str, str]:
     import json
     from pathlib import Path
 
-    from ..items import ItemError
+    from ..core.items import ItemError
     from ._common import read_records
 
     p = Path(path)

@@ -1,7 +1,7 @@
 """Dataset registry: loaders by name, each turning a source into items plus a summary of what it read.
 
 A loader is a function ``(path: str | None, **options) -> DatasetLoad``.  It either loads the whole
-source or raises :class:`verdictlab.items.ItemError` naming file, row and field -- nothing is ever
+source or raises :class:`verdictlab.core.items.ItemError` naming file, row and field -- nothing is ever
 half-loaded.  Loaders register lazily as ``"module:function"`` strings so optional dependencies are
 only imported when used.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._registry import Registry
+from ..core.registry import Registry
 from .load import DatasetLoad, reorder_fixed_pairs
 
 Loader = Callable[..., DatasetLoad]

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..guards import GuardError, check_depth, loads_json, nesting_depth
-from ..items import ItemError, PairItem, Problems, make_pair_item
+from ..core.guards import GuardError, check_depth, loads_json, nesting_depth
+from ..core.items import ItemError, PairItem, Problems, make_pair_item
 from ._common import check_no_options, check_unique, finish, missing_field, require_path
 from .registry import DatasetLoad
 
@@ -133,7 +133,7 @@ def read_table_rows(path: str | Path, *, problems: Problems | None = None) -> li
 def rows_to_pair_items(rows: list[tuple[int, dict[str, Any]]], *, path: str, dataset: str,
                        field_map: dict[str, str] | None = None, problems: Problems | None = None) -> list[PairItem]:
     """Generic records -> :class:`PairItem` s (shared by the CSV and Parquet loaders).  Every problem
-    of every row is collected and raised at once (:class:`~verdictlab.items.ItemProblems`), with the
+    of every row is collected and raised at once (:class:`~verdictlab.core.items.ItemProblems`), with the
     problems already in ``problems`` (the file's unreadable rows)."""
     inverse = {src: dst for dst, src in (field_map or {}).items()}
     items: list[PairItem] = []

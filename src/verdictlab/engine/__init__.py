@@ -1,4 +1,4 @@
-"""The run engine: turns a :class:`~verdictlab.config.RunConfig` into judgment rows in a run store.
+"""The run engine: turns a :class:`~verdictlab.engine.config.RunConfig` into judgment rows in a run store.
 
 Every judge call goes through the caller's public API, whichever executor schedules it.
 
@@ -9,7 +9,7 @@ One judgment
                     and rate limits, typed retries with backoff, timeout, budget, attempt accounting,
                     secret scrubbing).  Every judge call of verdictlab goes through it.
   ``trials``        a trial -> its :class:`~verdictlab.judges.base.JudgeRequest` (:class:`RequestBuilder`);
-                    an answer -> its :class:`~verdictlab.judgment.Judgment` (parsed, canonical terms).
+                    an answer -> its :class:`~verdictlab.core.judgment.Judgment` (parsed, canonical terms).
 A run
   ``prepare``       load and validate the datasets, build the protocols, expand the trial grid, and plan
                     (counts, tokens, dollars: :func:`make_plan`).
@@ -40,7 +40,7 @@ All SQL lives in :mod:`verdictlab.store`.
 
 from __future__ import annotations
 
-from .._redact import redact_text
+from ..core.redact import redact_text
 from .caller import CallResult, JudgeCaller, RunControl, estimate_tokens
 from .executor import Executor, Lane, LocalExecutor
 from .prepare import PreparedRun, build_trials, load_items, make_plan, prepare_run
@@ -52,7 +52,7 @@ from .writer import Writer
 
 
 def redact(text: str, *, limit: int = 500) -> str:
-    """Scrub credentials from an error text and shorten it (:func:`verdictlab._redact.redact_text`)."""
+    """Scrub credentials from an error text and shorten it (:func:`verdictlab.core.redact.redact_text`)."""
     return redact_text(text, limit=limit)
 
 

@@ -8,8 +8,8 @@ import signal
 import socket
 from typing import Any
 
-from ..items import PairItem, PointItem
-from ..stopping import Stopped
+from ..core.items import PairItem, PointItem
+from ..core.stopping import Stopped
 from .summary import EngineError
 
 Item = PairItem | PointItem

@@ -31,9 +31,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..design import Trial
-from ..items import PairItem, PointItem
-from ..judgment import Judgment
+from ..core.design import Trial
+from ..core.items import PairItem, PointItem
+from ..core.judgment import Judgment
 from ..stats.adaptive import (
     AdaptivePlan,
     c_pair_draw,
@@ -96,7 +96,7 @@ class AdaptiveExecutor(BaseExecutor):
     """Runs a precision-driven design over the trials of each lane (see the module docstring).
 
     ``store`` gives the verdicts already stored (resume) and keeps the plans; ``items`` gives labels.
-    ``judge_one`` must return the written :class:`~verdictlab.judgment.Judgment` (None when no row was
+    ``judge_one`` must return the written :class:`~verdictlab.core.judgment.Judgment` (None when no row was
     written, e.g. the budget stopped the run)."""
 
     def __init__(self, design: AdaptiveDesign, *, store: RunStore, items: Mapping[tuple[str, str], Item],

@@ -47,8 +47,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._redact import redact_text
-from ..design import Trial
+from ..core.design import Trial
+from ..core.redact import redact_text
 from ..judges.base import JudgeAPI, JudgeCallError, JudgeRequest, JudgeResponse, RetryDecision
 from .caller import ERROR_LIMIT, RetryLater, RunControl, cache_allows
 from .executor import BaseExecutor, JudgeOne, Lane, LocalExecutor

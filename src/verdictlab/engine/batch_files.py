@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..config import RunConfig, config_from_dict
-from ..design import Trial
+from ..core.design import Trial
 from ..judges.base import JudgeAPI, JudgeCallError
 from ..store import RunStore
 from .batch import Outcome, openai_body, openai_line_outcome
 from .caller import CallRecords, CallResult, JudgeCaller, cache_allows
+from .config import RunConfig, config_from_dict
 from .prepare import PreparedRun, prepare_run
 from .summary import EngineError
 from .trials import RequestBuilder, judgment_for

@@ -5,14 +5,14 @@ through :meth:`JudgeCaller.call`, which owns, for one judge:
 
 * the response cache (lookup before the call, entry handed to the writer after a success);
 * concurrency (a semaphore of ``spec.concurrency``, capped by the backend's ``max_concurrency``)
-  and the request / token rate limits (:class:`~verdictlab.limits.TokenBucket`);
+  and the request / token rate limits (:class:`~verdictlab.engine.limits.TokenBucket`);
 * typed retries: the backend's :class:`~verdictlab.judges.base.RetryDecision` (rate limit /
   transient / fatal), never error text, with full-jitter backoff; a per-call timeout counts as
   transient;
 * the run budget (calls, tokens, dollars): a call is reserved before it starts; once the budget
   is spent the caller stops the run cleanly (:class:`RunControl`);
 * attempt accounting: one attempt row (ok / retry / failed) per call made;
-* secret scrubbing: every error text and every answer passes :func:`verdictlab._redact.redact_text`
+* secret scrubbing: every error text and every answer passes :func:`verdictlab.core.redact.redact_text`
   (:func:`sanitized` also drops absurd token counts and costs before they are counted or stored).
 
 An executor that has a judge's calls made elsewhere -- a provider batch job, an offline results
@@ -39,10 +39,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .._redact import redact_answer, redact_text
-from ..config import JudgeSpec
+from ..core.redact import redact_answer, redact_text
 from ..judges.base import JudgeAPI, JudgeCallError, JudgeRequest, JudgeResponse, RetryDecision
-from ..limits import Budget, PriceTable, TokenBucket, backoff_delay, default_price_table
+from .config import JudgeSpec
+from .limits import Budget, PriceTable, TokenBucket, backoff_delay, default_price_table
 
 ERROR_LIMIT = 500   # characters of an error text kept (after scrubbing)
 

@@ -41,16 +41,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import ConfigError, JudgeSpec, load_config
-from ..design import trial_id
-from ..items import PairItem
+from ..core.design import trial_id
+from ..core.items import PairItem
+from ..core.judgment import Judgment, from_shown
+from ..core.vocab import ORDERS, ParseStatus
 from ..judges.base import JudgeAPI, JudgeRequest
-from ..judgment import Judgment, from_shown
-from ..limits import Budget
 from ..protocols.base import ParseResult
 from ..protocols.debate import PROTOCOL_ID, DebateProtocol
-from ..vocab import ORDERS, ParseStatus
 from .caller import CallResult, JudgeCaller, RunControl, cache_allows
+from .config import ConfigError, JudgeSpec, load_config
+from .limits import Budget
 from .writer import Writer
 
 FALLBACKS: tuple[str, ...] = ("none", "previous", "paper")
@@ -270,7 +270,7 @@ def debate_config(config_path: str | Path, run_dir: str | Path | None = None, *,
     """Debate every pair of a run config between its two judges, at each of its temperatures, in its
     orders and repetitions (``verdictlab debate CONFIG``).  ``run_dir`` defaults to ``runs/<name>``;
     debates already stored there are skipped (resume).  A config without exactly two judges or
-    without pairs is a :class:`~verdictlab.config.ConfigError` naming the field."""
+    without pairs is a :class:`~verdictlab.engine.config.ConfigError` naming the field."""
     from .prepare import load_items
 
     cfg = load_config(config_path)

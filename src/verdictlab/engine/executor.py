@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..design import Trial
+from ..core.design import Trial
 from .caller import JudgeCaller, RunControl
 
 JudgeOne = Callable[[Trial, "Lane"], Awaitable[Any]]   # returns the written row (or None)

@@ -18,11 +18,11 @@ from typing import Any
 
 import pandas as pd
 
-from ..design import Trial
+from ..core.design import Trial
 from ..judges.base import JudgeAPI
-from ..limits import PriceTable
 from ..stats.adaptive import plan_adaptive
 from .adaptive import _Cell, cell_key
+from .limits import PriceTable
 from .prepare import PreparedRun, make_plan
 
 

@@ -9,13 +9,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import RunConfig
-from ..design import Trial, expand_grid
-from ..items import PairItem, PointItem
+from ..core.design import Trial, expand_grid
+from ..core.items import PairItem, PointItem
 from ..judges.base import JudgeAPI
-from ..limits import PriceTable, default_price_table
 from ..protocols.base import Protocol
 from .caller import estimate_tokens
+from .config import RunConfig
+from .limits import PriceTable, default_price_table
 from .summary import EngineError, JudgePlan, Plan
 
 Item = PairItem | PointItem

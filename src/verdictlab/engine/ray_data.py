@@ -31,7 +31,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..design import Trial
+from ..core.design import Trial
 from ..judges.base import JudgeRequest, JudgeResponse, RetryDecision, RetryKind
 from ._ray_common import import_ray, init_ray, item_from, item_payload
 from .caller import RetryLater, attempt_call, cache_allows
@@ -71,8 +71,8 @@ class LocalJudgeStage:
         self.loop = asyncio.new_event_loop()
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
-        from ..config import JudgeSpec
         from ..protocols import get_protocol
+        from .config import JudgeSpec
         from .trials import RequestBuilder
 
         builder = RequestBuilder(self.judge, JudgeSpec(id=self.judge.judge_id), seed=self.seed)

@@ -18,7 +18,7 @@ them in small transactions -- exactly as the local executor's rows.
 * **Rate limits hold for the whole cluster** by static partition: each of the W workers gets 1/W of the
   judge's ``requests_per_minute`` / ``tokens_per_minute`` (and of its ``concurrency``).
 * **The run budget holds for the whole cluster** through a ledger actor (:class:`_BudgetLedgerImpl`) that
-  owns the one :class:`~verdictlab.limits.Budget`: a chunk leases one call per trial before it is
+  owns the one :class:`~verdictlab.engine.limits.Budget`: a chunk leases one call per trial before it is
   judged (retries lease 8 more at a time), so no more calls than ``max_calls`` are ever made; a
   chunk's tokens and dollars are charged when it ends, and no lease is given once a cap is reached (so
   a token or dollar cap can be overshot by the chunks in flight, at most two per worker).  Unused
@@ -45,15 +45,15 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..config import JudgeSpec
-from ..design import Trial
-from ..items import PairItem, PointItem
-from ..judgment import Judgment
-from ..limits import Budget, TokenBucket
-from ..stopping import longer_grace
+from ..core.design import Trial
+from ..core.items import PairItem, PointItem
+from ..core.judgment import Judgment
+from ..core.stopping import longer_grace
 from ._ray_common import import_ray, init_ray, unreachable
 from .caller import CallRecords, JudgeCaller, RunControl
+from .config import JudgeSpec
 from .executor import BaseExecutor, Lane
+from .limits import Budget, TokenBucket
 from .ray_data import RayDataExecutor, answer_on_driver
 from .summary import EngineError
 

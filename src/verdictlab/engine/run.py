@@ -1,4 +1,4 @@
-"""``run_config``: run (or resume) a :class:`~verdictlab.config.RunConfig` into a run directory --
+"""``run_config``: run (or resume) a :class:`~verdictlab.engine.config.RunConfig` into a run directory --
 one process per run dir (:class:`RunLock`), items checked against what the store already judged,
 the budget continued from earlier sessions, SIGTERM and Ctrl-C stopping cleanly."""
 
@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..config import RunConfig
+from ..core.stopping import StopOnSignals, stop_reason
+from ..core.vocab import Decoding
 from ..judges.base import JudgeAPI
-from ..limits import Budget, PriceTable, default_price_table
-from ..stopping import StopOnSignals, stop_reason
 from ..store import STORE_FILENAME, RunStore
-from ..vocab import Decoding
 from .adaptive import AdaptiveDesign, AdaptiveExecutor
+from .config import RunConfig
+from .limits import Budget, PriceTable, default_price_table
 from .prepare import Item, PreparedRun, make_plan, prepare_run
 from .summary import EngineError, RunSummary
 from .trial_runner import run_trials
@@ -118,7 +118,7 @@ def _keep_constrainable(prepared: PreparedRun, judges: Mapping[str, JudgeAPI]) -
     run's meta (``decoding_mechanisms``); None when the config runs free decoding only."""
     if Decoding.CONSTRAINED not in prepared.config.decoding:
         return None
-    from ..output_format import constrainable, constraint_table
+    from ..protocols.output_format import constrainable, constraint_table
 
     mechs = constraint_table(dict(judges), dict(prepared.protocols))
     prepared.trials = [t for t in prepared.trials

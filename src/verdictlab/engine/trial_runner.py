@@ -6,7 +6,7 @@ signals -- is :mod:`verdictlab.engine.run`; this module judges the trials it is 
 :func:`run_trials` skips the trials already stored (resume), gives each judge a
 :class:`~verdictlab.engine.caller.JudgeCaller` (cache, limits, retries, timeout, budget, accounting,
 scrubbing), lets an :class:`~verdictlab.engine.executor.Executor` schedule the trials, turns each
-answer into a :class:`~verdictlab.judgment.Judgment` and hands it to the :class:`~verdictlab.engine.writer.Writer`, which
+answer into a :class:`~verdictlab.core.judgment.Judgment` and hands it to the :class:`~verdictlab.engine.writer.Writer`, which
 commits judgments, attempts and cache entries in small transactions.
 
 Guarantees
@@ -31,16 +31,16 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..config import JudgeSpec
-from ..design import Trial
-from ..items import PairItem, PointItem
+from ..core.design import Trial
+from ..core.items import PairItem, PointItem
+from ..core.judgment import Judgment
 from ..judges.base import JudgeAPI
-from ..judgment import Judgment
-from ..limits import Budget, PriceTable, default_price_table
 from ..protocols.base import Protocol
 from ..store import RunStore
 from .caller import JudgeCaller, RunControl
+from .config import JudgeSpec
 from .executor import Executor, Lane, LocalExecutor
+from .limits import Budget, PriceTable, default_price_table
 from .summary import EngineError, RunSummary
 from .trials import RequestBuilder, judge_trial
 from .writer import Writer

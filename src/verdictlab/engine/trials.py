@@ -1,4 +1,4 @@
-"""From a trial to a request, and from an answer to a :class:`~verdictlab.judgment.Judgment`.
+"""From a trial to a request, and from an answer to a :class:`~verdictlab.core.judgment.Judgment`.
 
 These are the two ends of one judgment that do not depend on how trials are scheduled: every
 executor builds requests with :meth:`RequestBuilder.build` and turns a
@@ -12,15 +12,15 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from .._redact import redact_text
-from ..config import JudgeSpec
-from ..design import Trial
-from ..items import PairItem, PointItem
+from ..core.design import Trial
+from ..core.items import PairItem, PointItem
+from ..core.judgment import Judgment, make_judgment
+from ..core.redact import redact_text
+from ..core.vocab import DEFAULT_DECODING, VERDICTS, ParseStatus, swap
 from ..judges.base import JudgeAPI, JudgeRequest, JudgeResponse
-from ..judgment import Judgment, make_judgment
 from ..protocols.base import ParseResult, Protocol
-from ..vocab import DEFAULT_DECODING, VERDICTS, ParseStatus, swap
 from .caller import ERROR_LIMIT, CallResult, cache_allows
+from .config import JudgeSpec
 
 Item = PairItem | PointItem
 _GENERATION_KEYS = ("max_tokens", "seed")

@@ -7,7 +7,7 @@ import asyncio
 import time
 from typing import Any
 
-from ..judgment import Judgment
+from ..core.judgment import Judgment
 from ..store import RunStore
 
 

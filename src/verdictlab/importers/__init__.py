@@ -1,7 +1,7 @@
 """Importers: external verdict logs -> judgment rows in a run store, by format name.
 
 ``import_into("llmbar", "results/", run_dir="runs/llmbar")`` reads the source completely (any problem
-raises :class:`verdictlab.items.ItemError` naming file, row and field, before anything is written),
+raises :class:`verdictlab.core.items.ItemError` naming file, row and field, before anything is written),
 then writes items, judgments and ``imported_from`` / ``imports`` meta.  Importing the same source
 twice adds nothing: a trial already in the store is never duplicated; a row that differs from the
 stored trial refuses the import unless ``replace=True`` (``--replace``).
@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._registry import Registry
-from ..items import PairItem, PointItem
+from ..core.items import PairItem, PointItem
+from ..core.registry import Registry
 from ._batch import ImportBatch, ImportResult, check_options, judgment_row, shown_first_won, write_batch
 
 Importer = Callable[..., ImportBatch]

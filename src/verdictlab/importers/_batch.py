@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..items import ItemError, PairItem, PointItem, Problems
-from ..judgment import judgment_dict
-from ..ranges import REP, TEMPERATURE, Range, RangeError
+from ..core.items import ItemError, PairItem, PointItem, Problems
+from ..core.judgment import judgment_dict
+from ..core.ranges import REP, TEMPERATURE, Range, RangeError
+from ..core.vocab import canonical_first_won, check_order
 from ..store import RunStore
-from ..vocab import canonical_first_won, check_order
 from ._reimport import ReimportError, plan_reimport, replace_judgments
 
 
@@ -48,7 +48,7 @@ class ImportResult:
 
 def shown_first_won(verdict: str | None, order: str) -> int | None:
     """1 if the first-shown response won, 0 if the second did, None for ties and unparsed
-    (:func:`verdictlab.vocab.canonical_first_won`)."""
+    (:func:`verdictlab.core.vocab.canonical_first_won`)."""
     return canonical_first_won(verdict, check_order(order))
 
 
@@ -58,7 +58,7 @@ def judgment_row(*, judge: str, dataset: str, item_id: str, protocol: str, order
                  parse_status: str | None = None, parse_detail: str | None = None,
                  **extra: Any) -> dict[str, Any]:
     """One complete judgment row (a dict of every column), built by
-    :func:`verdictlab.judgment.make_judgment`.  ``verdict`` is in canonical terms; ``parse_status``
+    :func:`verdictlab.core.judgment.make_judgment`.  ``verdict`` is in canonical terms; ``parse_status``
     defaults to 'ok' for a verdict and 'failed' (verdict NULL) when the source recorded no parseable
     verdict.  Bad order, verdict, status or column names raise ``ValueError``."""
     extra.setdefault("attempts", 1)
@@ -71,7 +71,7 @@ def judgment_row(*, judge: str, dataset: str, item_id: str, protocol: str, order
 
 def checked(range_: Range, value: Any, *, path: str | None = None, row: int | None = None,
             field: str | None = None) -> Any:
-    """``value`` within ``range_`` (:mod:`verdictlab.ranges`), else an :class:`ItemError` naming the
+    """``value`` within ``range_`` (:mod:`verdictlab.core.ranges`), else an :class:`ItemError` naming the
     file, row and field (or the option: ``field="--temperature"``)."""
     try:
         return range_.check(value)

@@ -24,11 +24,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..column_cache import FigureFrameBuilder
-from ..items import PairItem, PointItem
-from ..judgment import JUDGMENT_COLUMN_NAMES, trial_ids
-from ..ranges import COST_USD, LATENCY_S, PROBABILITY, TEMPERATURE, TOKENS, Range
+from ..core.items import PairItem, PointItem
+from ..core.judgment import JUDGMENT_COLUMN_NAMES, trial_ids
+from ..core.ranges import COST_USD, LATENCY_S, PROBABILITY, TEMPERATURE, TOKENS, Range
 from ..store import RunStore
+from ..store.column_cache import FigureFrameBuilder
 from ._batch import ImportResult, record_import
 
 _CHUNK = 100_000
@@ -191,7 +191,7 @@ def _columns(table: Any, src: dict[str, str], options: dict[str, Any], verdicts:
     out["label"] = _words(table, src["label"], n)
     for name in ("step", "category", "raw_output", "parse_detail", "fallback_rule"):
         out[name] = _text(table, src[name], n)
-    # counts, prices, durations and probabilities in their ranges (verdictlab.ranges): else the per-row
+    # counts, prices, durations and probabilities in their ranges (verdictlab.core.ranges): else the per-row
     # import says which row is not
     for name, range_ in (("p_a", PROBABILITY), ("latency_s", LATENCY_S), ("cost_usd", COST_USD)):
         out[name] = _floats(table, src[name], n, within=range_)

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..vocab import swap
+from ..core.vocab import swap
 
 #: the columns this module reads (each may be renamed with ``--map``)
 PREFERENCE_COLUMNS: tuple[str, ...] = ("p_a", "p_first", "score_a", "score_b", "score_first", "score_second")

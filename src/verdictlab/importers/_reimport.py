@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..items import ItemError, PairItem, PointItem
+from ..core.items import ItemError, PairItem, PointItem
 from ..store import RunStore
 
 #: the judgment columns compared on re-import (besides the trial key, which is the trial_id)

@@ -23,10 +23,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..core.items import ItemError, Problems, text_id
+from ..core.vocab import order_showing_first
 from ..datasets._common import get_field, read_records
 from ..datasets.mtbench_human import pair_item_id
-from ..items import ItemError, Problems, text_id
-from ..vocab import order_showing_first
 from ._batch import ImportBatch, judgment_row
 
 WINNERS = ("model_1", "model_2", "tie", "error")

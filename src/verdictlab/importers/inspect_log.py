@@ -6,7 +6,7 @@ Logs are read with inspect_ai's own log API (``inspect_ai.log.read_eval_log``; `
 row's ``parse_detail``):
 
 * every sample x epoch x scorer becomes one **pointwise** judgment: the item is the sample (a
-  :class:`~verdictlab.items.PointItem`: question = the input, response = the model's output, reference
+  :class:`~verdictlab.core.items.PointItem`: question = the input, response = the model's output, reference
   = the target), the verdict is the scorer's grade as it gave it (``"C"``, ``"I"``, ``"P"``, a number
   as text, a dict/list value as sorted JSON), and **the epoch is the repetition** (``rep = epoch - 1``);
   so the grader's consistency over repetitions is measured (analysis ``grader_consistency``);
@@ -29,10 +29,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..items import ItemError, PairItem, PointItem
-from ..judgment import judgment_dict
-from ..ranges import TEMPERATURE
-from ..vocab import Order
+from ..core.items import ItemError, PairItem, PointItem
+from ..core.judgment import judgment_dict
+from ..core.ranges import TEMPERATURE
+from ..core.vocab import Order
 from ._batch import ImportBatch, checked
 
 RULE = ("inspect: one pointwise judgment per sample x epoch x scorer; the grade as the scorer gave it; "

@@ -34,10 +34,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..core.items import ItemError, PairItem, Problems, make_pair_item, text_id
+from ..core.vocab import ORDERS, swap
 from ..datasets._common import get_field, get_str, read_records
 from ..datasets.judgebench import LABELS
-from ..items import ItemError, PairItem, Problems, make_pair_item, text_id
-from ..vocab import ORDERS, swap
 from ._batch import ImportBatch, judgment_row
 
 RULE = ("judgebench: game 1 = order AB, decision canonical; game 2 = order BA, decision in shown terms "

@@ -29,10 +29,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..core.items import ItemError, PairItem, Problems
+from ..core.vocab import Order
 from ..datasets._common import read_records
 from ..datasets.llmbar import records_to_items
-from ..items import ItemError, PairItem, Problems
-from ..vocab import Order
 from ._batch import ImportBatch, judgment_row
 
 WINNERS = {"1": "A", "2": "B"}

@@ -34,9 +34,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..core.items import ItemError, PairItem, PointItem, Problems, text_id
+from ..core.vocab import Order
 from ..datasets._common import read_records
-from ..items import ItemError, PairItem, PointItem, Problems, text_id
-from ..vocab import Order
 from ._batch import ImportBatch, judgment_row
 
 GARBAGE_RULES = ("tie", "unparsed")

@@ -7,7 +7,7 @@ Columns (rename any of them with ``field_map={"verdict": "winner", ...}`` / ``--
   ``--judge --protocol --dataset --order --rep --temperature``); a column wins over the option.
   Where neither says, ``rep`` is 0 and ``temperature`` 0, and the import's notes say it assumed so.
 - ``item_id`` may instead be derived (``id_from`` / ``--id-from``): ``hash`` -- a stable hash of the
-  question and the two responses as an unordered pair (:func:`verdictlab.items.derived_item_id`: the
+  question and the two responses as an unordered pair (:func:`verdictlab.core.items.derived_item_id`: the
   same for a pair's AB and BA rows, whichever side a file put each response on), or ``row`` -- the
   record's position in the file (1, 2, ...; files of the two orders join only if their records are
   in the same order).  The import says in one line how its ids were made.
@@ -34,11 +34,11 @@ Columns (rename any of them with ``field_map={"verdict": "winner", ...}`` / ``--
   tokens_in, tokens_out, cost_usd``; with ``question, response_a, response_b`` (and ``reference``)
   the rows also give the items.  Without ``parse_status`` a row is 'ok' when it has a verdict and
   'failed' when it has none.
-- numbers are range-checked (:mod:`verdictlab.ranges`): temperature in [0, 2], rep >= 0, tokens,
+- numbers are range-checked (:mod:`verdictlab.core.ranges`): temperature in [0, 2], rep >= 0, tokens,
   cost and latency >= 0 (probabilities in [0, 1] and scores >= 0: :mod:`._preferences`).  Words of a fixed vocabulary (order, verdict, label,
   parse_status) are read with surrounding spaces removed; ids and names are kept as written.
 
-Every problem of the file is reported at once (:class:`verdictlab.items.ItemProblems`), each with
+Every problem of the file is reported at once (:class:`verdictlab.core.items.ItemProblems`), each with
 file, row and column, and with the fix where there is one (``--map``, ``--map-values``, ``--id-from``).
 """
 
@@ -52,11 +52,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..core.items import ItemError, PairItem, Problems, derived_item_id, make_pair_item, text_id
+from ..core.ranges import COST_USD, LATENCY_S, REP, TEMPERATURE, TOKENS, Range
+from ..core.vocab import ORDERS, PARSE_STATUSES, swap
 from ..datasets._common import read_records
 from ..datasets.tabular import read_table_rows
-from ..items import ItemError, PairItem, Problems, derived_item_id, make_pair_item, text_id
-from ..ranges import COST_USD, LATENCY_S, REP, TEMPERATURE, TOKENS, Range
-from ..vocab import ORDERS, PARSE_STATUSES, swap
 from ._batch import ImportBatch, check_batch, check_options, checked, judgment_row
 from ._preferences import PREFERENCE_COLUMNS, Preference, read_preference
 
@@ -533,7 +533,7 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
                  id_from: str = "column", value_map: Mapping[str, Mapping[Any, Any]] | None = None,
                  **options: Any) -> ImportBatch:
     """Read a table of judgments (see the module docstring).  Every problem of the file is collected
-    and raised at once (:class:`~verdictlab.items.ItemProblems`; a single one as it is)."""
+    and raised at once (:class:`~verdictlab.core.items.ItemProblems`; a single one as it is)."""
     _check_options(format, verdicts, order, id_from, temperature, rep, options)
     p = Path(path)
     if not p.is_file():

@@ -15,11 +15,11 @@ transient; other 4xx -> fatal.  ``max_retries=0``: the engine owns retries.
 
 Constrained decoding (``request.decoding == "constrained"``): a forced tool call.  The request
 carries one tool, ``record_verdict``, whose ``input_schema`` is the protocol format's fields in order
-(:meth:`~verdictlab.output_format.OutputFormat.json_schema`: the verdict an ``enum`` of the allowed
+(:meth:`~verdictlab.protocols.output_format.OutputFormat.json_schema`: the verdict an ``enum`` of the allowed
 labels, the rationale a string), and ``tool_choice = {"type": "tool", "name": "record_verdict"}`` so
 the model must answer through it; stop sequences are left out (they would cut the tool input).  The
 tool input is written back into the protocol's own format (JSON object, XML block or bare label)
-*unvalidated* (:meth:`~verdictlab.output_format.OutputFormat.render_values`), so the protocol's
+*unvalidated* (:meth:`~verdictlab.protocols.output_format.OutputFormat.render_values`), so the protocol's
 parser judges it and a value outside the labels fails to parse instead of being coerced.  Every
 protocol with an output format is constrainable this way; the mechanism is in each call's notes.
 """
@@ -31,8 +31,7 @@ import re
 import time
 from typing import Any
 
-from ..output_format import OutputFormat
-from ..prices import PriceTable, default_price_table
+from ..protocols.output_format import OutputFormat
 from .base import (
     JudgeAPI,
     JudgeCallError,
@@ -52,6 +51,7 @@ from .openai_api import (
     sdk_http_client,
     sdk_kwargs,
 )
+from .prices import PriceTable, default_price_table
 
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 TOOL_NAME = "record_verdict"

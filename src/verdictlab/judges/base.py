@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from .._registry import MissingExtraError, Registry
+from ..core.registry import MissingExtraError, Registry
 
 
 class RetryKind(StrEnum):
@@ -65,8 +65,8 @@ class JudgeRequest:
 
     ``messages`` are chat messages (``{"role", "content"}``).  ``metadata`` carries the trial key
     (judge, dataset, item_id, protocol, order, temperature, rep, step, decoding) and ``trial_id``.
-    ``item`` is the item the request is about (a :class:`~verdictlab.items.PairItem` or
-    :class:`~verdictlab.items.PointItem` in canonical terms; ``metadata["order"]`` says how it is
+    ``item`` is the item the request is about (a :class:`~verdictlab.core.items.PairItem` or
+    :class:`~verdictlab.core.items.PointItem` in canonical terms; ``metadata["order"]`` says how it is
     shown).  The engine sets it on every request, whatever the judge: a backend that answers from the
     item itself -- the simulated judge, a test judge -- reads it there; a backend that calls a model
     sends only the messages and never the item.  It is not part of the request hash.
@@ -85,7 +85,7 @@ class JudgeRequest:
     params: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     item: Any = None
-    decoding: str = "free"          # free | constrained (verdictlab.vocab.Decoding)
+    decoding: str = "free"          # free | constrained (verdictlab.core.vocab.Decoding)
     output_format: Any = None       # for constrained decoding: the protocol's output format
 
     def request_hash(self, *, provider: str, model: str, rep: int | None = None) -> str:
@@ -140,7 +140,7 @@ class JudgeAPI:
 
     def constraint_mechanism(self, fmt: Any) -> str | None:
         """How this backend would constrain its output to ``fmt`` (an
-        :class:`~verdictlab.output_format.OutputFormat`), or None when it cannot (the default):
+        :class:`~verdictlab.protocols.output_format.OutputFormat`), or None when it cannot (the default):
         then no constrained trial is run for it, never a silently free one."""
         return None
 

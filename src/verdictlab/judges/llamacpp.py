@@ -64,7 +64,7 @@ rationale field is left empty and only the verdict is decided -- about the cost 
 
 Mechanism ``grammar`` (judge parameter ``constrain_with=grammar``, or the id suffix
 ``llamacpp:smollm2-135m#grammar``): a GBNF grammar of the whole format
-(:meth:`~verdictlab.output_format.OutputFormat.gbnf`) applied while sampling every token; no P(A).
+(:meth:`~verdictlab.protocols.output_format.OutputFormat.gbnf`) applied while sampling every token; no P(A).
 ``bench/local_judge_bench.py --grammar`` measures both.  Measured in the same rounds on 2 cores (load
 1.2-2): ``vf-json`` 0.17 s per judgment with slots vs 0.46 s with the grammar (which also let the
 rationale run to 16 tokens instead of 6); ``direct`` 0.08 vs 0.11 s.  A text slot of the grammar is
@@ -91,7 +91,7 @@ from typing import Any
 
 import numpy as np
 
-from ..output_format import OutputFormat
+from ..protocols.output_format import OutputFormat
 from .base import (
     JudgeAPI,
     JudgeCallError,

@@ -34,7 +34,7 @@ mechanism is recorded per call in the notes and by :meth:`OpenAIJudge.constraint
   SGLang accept the same field);
 * label-only and XML protocols: only on a server that advertises guided decoding, declared in the
   judge id (``openai-compatible:MODEL@URL#guided=vllm``): vLLM ``guided_choice`` (the labels) and
-  ``guided_regex`` (:meth:`~verdictlab.output_format.OutputFormat.regex`) sent in ``extra_body``;
+  ``guided_regex`` (:meth:`~verdictlab.protocols.output_format.OutputFormat.regex`) sent in ``extra_body``;
 * anything else is *not constrainable* for this judge: :meth:`constraint_mechanism` returns
   ``None`` so the engine records it and never runs those trials free; a constrained request that
   reaches :meth:`generate` anyway fails (fatal), it is never sent unconstrained.  A server that
@@ -62,9 +62,8 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from .. import __version__
-from .._redact import redact_text
-from ..output_format import OutputFormat
-from ..prices import PriceTable, default_price_table
+from ..core.redact import redact_text
+from ..protocols.output_format import OutputFormat
 from .aiohttp_chat import AiohttpChatPoster
 from .base import (
     JudgeAPI,
@@ -75,6 +74,7 @@ from .base import (
     RetryDecision,
     building_offline,
 )
+from .prices import PriceTable, default_price_table
 
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
 GENERIC_KEY_ENV = "VERDICTLAB_API_KEY"
@@ -98,7 +98,7 @@ REASONING_MIN_TOKENS = 1024
 # -- shared helpers (also used by the anthropic and vllm backends) --------------------------------
 def redact(text: object, secrets: Iterable[str | None] = ()) -> str:
     """``text`` with every secret value and anything shaped like an API key masked (the one scrubber,
-    :func:`verdictlab._redact.redact_text`)."""
+    :func:`verdictlab.core.redact.redact_text`)."""
     return redact_text(text, secrets)
 
 

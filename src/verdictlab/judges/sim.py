@@ -73,9 +73,9 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..items import PairItem, to_canonical, to_shown
-from ..output_format import OutputFormat
-from ..vocab import Order, swap
+from ..core.items import PairItem, to_canonical, to_shown
+from ..core.vocab import Order, swap
+from ..protocols.output_format import OutputFormat
 from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
 from .sim_answers import AnswerStyle, answer_style
 

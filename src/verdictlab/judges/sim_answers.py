@@ -4,7 +4,7 @@ A protocol only builds prompts and parses replies; writing a reply is the judge'
 simulated judge keeps its answer styles here, chosen by the protocol id of the request (the part before
 any ``@ARG``, so ``rubric@my_criteria.yaml`` answers like ``rubric`` and no file is read):
 
-* any protocol that describes its answer as an :class:`~verdictlab.output_format.OutputFormat`
+* any protocol that describes its answer as an :class:`~verdictlab.protocols.output_format.OutputFormat`
   (the five pairwise protocols, or a protocol of your own that declares ``output_format()``): the
   format filled in -- the verdict in the verdict slot, the rationale in the text slots.  A malformed
   answer is the format cut before its verdict, or prose;
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ..output_format import OutputFormat
+from ..protocols.output_format import OutputFormat
 
 GEVAL_IDS = frozenset({"geval", "geval-correctness", "geval-instruction",
                        "flask", "flask-correctness", "flask-instruction"})

@@ -2,7 +2,7 @@
 
 A protocol builds chat messages for an item shown in a given order and parses the raw output
 into a :class:`ParseResult`.  Parse results are in *shown* terms ("A" = the response shown
-first); the engine maps them to canonical terms with :func:`verdictlab.vocab.swap`.
+first); the engine maps them to canonical terms with :func:`verdictlab.core.vocab.swap`.
 
 Parse statuses
 --------------
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..vocab import DECISIVE, PARSE_STATUSES, ParseStatus
+from ..core.vocab import DECISIVE, PARSE_STATUSES, ParseStatus
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class Protocol:
         return self.parse(response.text)
 
     def output_format(self) -> Any:
-        """The :class:`~verdictlab.output_format.OutputFormat` constrained decoding enforces, or None
+        """The :class:`~verdictlab.protocols.output_format.OutputFormat` constrained decoding enforces, or None
         when this protocol cannot be constrained."""
         return None
 

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..vocab import LABEL_SETS, Order
+from ..core.vocab import LABEL_SETS, Order
 from .base import ParseResult, Protocol
 from .parsing import normalise_winner, strip_fences
 from .rubrics import load_rubric

@@ -16,7 +16,7 @@ differ only in the output format they ask for:
 :mod:`verdictlab.protocols.parsing`.
 
 Constrained decoding: :meth:`PairwiseProtocol.output_format` describes each format as fixed text,
-a rationale slot and the verdict slot (:class:`verdictlab.output_format.OutputFormat`), the exact
+a rationale slot and the verdict slot (:class:`verdictlab.protocols.output_format.OutputFormat`), the exact
 shape the strict parsers accept.  The rationale slot is capped at ``CONSTRAINED_TEXT_TOKENS``:
 12 tokens verdict-first (the "one short sentence" after a verdict already scored: every sampled token
 costs a forward pass, and bench/local_judge_bench.py holds a constrained verdict-first judgment to
@@ -33,8 +33,8 @@ from typing import Any
 
 import yaml
 
-from ..output_format import Kind, OutputFormat
 from .base import ParseResult, Protocol, Template
+from .output_format import Kind, OutputFormat
 from .parsing import parse_json, parse_label, parse_xml
 
 PAIRWISE_IDS: tuple[str, ...] = ("direct", "vf-json", "vf-xml", "cot-json", "cot-xml")
@@ -48,7 +48,7 @@ def _read_yaml(path: str | Path | None) -> dict[str, Any]:
         text = resources.files("verdictlab.protocols").joinpath("templates/pairwise.yaml").read_text("utf-8")
         source = "package templates/pairwise.yaml"
     else:
-        from ..guards import read_yaml_file
+        from ..core.guards import read_yaml_file
 
         # one-line errors (missing file, invalid YAML with line and column, no echoed file lines)
         data = read_yaml_file(path, what="protocol template") or {}

@@ -1,6 +1,6 @@
 """``pointwise``: one response graded on a scale (3-level, 1-5, ...), and agreement with human grades.
 
-For :class:`~verdictlab.items.PointItem` datasets.  The scale is the item's ``scale`` (e.g.
+For :class:`~verdictlab.core.items.PointItem` datasets.  The scale is the item's ``scale`` (e.g.
 ``(0, 1, 2)`` from the Judge's Verdict loader) or the protocol's (default 1..5).  Reply (JSON,
 reasoning first)::
 

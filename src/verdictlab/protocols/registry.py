@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .._registry import Registry
+from ..core.registry import Registry
 from .base import Protocol
 from .pairwise import PAIRWISE_IDS, PairwiseProtocol
 

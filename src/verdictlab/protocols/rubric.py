@@ -1,6 +1,6 @@
 """``rubric``: pointwise PASS / FAIL / UNKNOWN, one criterion per call, reasoning first.
 
-For :class:`~verdictlab.items.PointItem` datasets.  Criteria come from a YAML file the user writes
+For :class:`~verdictlab.core.items.PointItem` datasets.  Criteria come from a YAML file the user writes
 (``rubric@path/to/criteria.yaml`` in a run config -- a relative path is read from the current
 directory; default: package ``rubrics/pointwise_default.yaml``)::
 
@@ -58,7 +58,7 @@ def _read_criteria(path: str | None) -> dict[str, Any]:
         where = "package rubrics/pointwise_default.yaml"
         data = yaml.safe_load(text) or {}
     else:
-        from ..guards import YamlFileError, read_yaml_file
+        from ..core.guards import YamlFileError, read_yaml_file
 
         where = str(path)
         try:    # one line: missing file, invalid YAML with line and column, never the file's text

@@ -31,11 +31,10 @@ import numpy as np
 import pandas as pd
 
 from .. import analyses
-from .._redact import redact_value
 from ..analyses.definitions import catalogue as definitions_catalogue
 from ..analyses.definitions import definitions_table, resolve_definitions
-from ..column_cache import figure_frame
-from ..lanes import SecondLane, lanes_for
+from ..core.redact import redact_value
+from ..core.vocab import CELL_KEY, DEFAULT_UNPARSED, ORDERS, CellKey, check_unparsed
 from ..stats import (
     CELL_TOTALS,
     agreement_by_cell,
@@ -60,8 +59,9 @@ from ..stats import (
     with_cell_columns,
 )
 from ..store import RunStore, open_store
-from ..vocab import CELL_KEY, DEFAULT_UNPARSED, ORDERS, CellKey, check_unparsed
+from ..store.column_cache import figure_frame
 from . import readings
+from .lanes import SecondLane, lanes_for
 from .model import REPORT_SCHEMA_VERSION, AnalysisTable, BrokenItems, CheckItem, DispersionRow, Report
 from .names import NAME_WIDTHS, configuration_name, display_names, names_from_config, shown_parts
 
@@ -123,7 +123,7 @@ def cells_from_frame(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _cell_of(rec: Mapping[str, Any]) -> tuple[CellKey, str]:
-    """The cell a record is about: its :class:`~verdictlab.vocab.CellKey` and its step ('' for none)."""
+    """The cell a record is about: its :class:`~verdictlab.core.vocab.CellKey` and its step ('' for none)."""
     return CellKey.of(rec), str(rec.get("step") or "")
 
 
@@ -441,7 +441,7 @@ def _check_args(unparsed: str, confidence: float) -> None:
 
 def _load(store: RunStore, cache: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
                                                                list[Any], dict[str, Any]]:
-    """The run's judgments (their figure columns, :func:`verdictlab.column_cache.figure_frame`: kept
+    """The run's judgments (their figure columns, :func:`verdictlab.store.column_cache.figure_frame`: kept
     under ``cache`` between reports when given), attempts, items and meta."""
     judgments = with_cell_columns(figure_frame(store, cache=cache))   # a NULL decoding (older stores) is free
     return judgments, store.attempts(), store.items_frame(), list(store.items()), run_meta(store, judgments)
@@ -513,7 +513,7 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
     definitions : ``"all"`` or names of published definitions (:mod:`verdictlab.analyses.definitions`):
         each cell gets ``definitions`` (the figures as those papers define them) and the report their
         catalogue.  An unknown name raises ``KeyError`` naming the known ones, before anything is read.
-    cache : a folder (``verdictlab.column_cache.cache_root("columns")``) where the judgments' figure
+    cache : a folder (``verdictlab.store.column_cache.cache_root("columns")``) where the judgments' figure
         columns are kept between reports of an unchanged store; None reads them from the store.
     progress : called with a short line naming each step as it starts ("reading the run", then "figures
         of N judgments", saying when two processes share them), e.g. to show it beside a spinner.
@@ -561,7 +561,7 @@ def report_jobs(inp: analyses.AnalysisInput, judgments: pd.DataFrame, items_fram
                 attempts: pd.DataFrame, *, max_broken_items: int) -> dict[str, Callable[[], Any]]:
     """The report's jobs that need only the loaded frames, by name (``agreement``, ``broken_items``,
     ``engine_rows``, ``cells_lacking_an_order``, ``cell_columns:NAME``, ``analysis:NAME``), in the
-    order a second process takes them (:class:`verdictlab.lanes.SecondLane`).  ``judgments`` are the
+    order a second process takes them (:class:`verdictlab.report.lanes.SecondLane`).  ``judgments`` are the
     pairwise rows, ``inp.judgments`` every row."""
     its = items_frame if items_frame is not None and "response_a" in items_frame.columns else None
     every = inp.judgments

@@ -1,4 +1,4 @@
-"""The drift page: one self-contained HTML file from the dict :func:`verdictlab.analyses.drift.drift_report`
+"""The drift page: one self-contained HTML file from the dict :func:`verdictlab.workflows.drift.drift_report`
 builds (``verdictlab drift ... --format html -o PATH``).  It renders only -- every number comes from the dict.
 
 Pair mode: a forest plot of delta A with its paired-bootstrap interval and the equivalence margin,

@@ -15,9 +15,9 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from ..lanes import SecondLane, lanes_for
-from ..viewer_links import DEFAULT_VIEWER_URL, cell_anchor, cell_list_url, check_viewer_url, pair_url
+from ..core.viewer_links import DEFAULT_VIEWER_URL, cell_anchor, cell_list_url, check_viewer_url, pair_url
 from .build import AGREEMENT_FIELDS, extra_cell_fields
+from .lanes import SecondLane, lanes_for
 from .readings import (
     decision_test_line,
     definition_unparsed_rule,
@@ -143,7 +143,7 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
     decision_images: dict[str, str] = {}
     if embed_plots and report["cells"]:
         plots, decision_images = _images(report, plot_format)
-    from ..guards import input_limits
+    from ..core.guards import input_limits
 
     lim = input_limits()
     report = _cut_long_text(report, lim.html_max_output_chars)
@@ -155,7 +155,7 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
         html = _render(report, plots, title, viewer_url=viewer, decision_images=decision_images)
     size = len(html.encode("utf-8"))
     if size > lim.html_max_bytes:
-        from ..guards import GuardError, env_name
+        from ..core.guards import GuardError, env_name
 
         raise GuardError(f"the HTML report would be {size:,} bytes, more than the limit of {lim.html_max_bytes:,} "
                          f"(raise it with {env_name('html_max_bytes')}, or use --format json)")
@@ -188,7 +188,7 @@ SECOND_LANE_FIGURES = ("spread",)
 def _images(report: Mapping[str, Any], plot_format: str) -> tuple[list[dict[str, str]], dict[str, str]]:
     """The figures (name, title, ``data:`` URI, reading; in :data:`~verdictlab.report.plots.CELL_FIGURES`
     order, then the analyses') and the decision pictures; a large report draws part of them in a forked
-    second process (:mod:`verdictlab.lanes`)."""
+    second process (:mod:`verdictlab.report.lanes`)."""
     from .plots import CELL_FIGURES
 
     read = plot_readings(report)

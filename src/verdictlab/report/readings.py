@@ -40,9 +40,9 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..core.vocab import CellKey, UnparsedPolicy
 from ..stats.by_cell import ONE_ORDER_REASON
 from ..stats.regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, PARADOX_BIAS, PARADOX_RETEST, failure_region
-from ..vocab import CellKey, UnparsedPolicy
 
 __all__ = ["BARELY_MOVES", "CHANCE_MARGIN", "DECISION_GROUPS", "DETERMINISTIC_C", "MIN_BENCHMARKS", "MIN_PARSED_SHARE",
            "MIN_REPETITIONS", "NEAR_CEILING", "NOISY_C", "NOTE_UNPARSED", "ORDER_DRIVEN_PHI", "SOME_FLIPS_PHI",

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..vocab import DEFAULT_DECODING
+from ..core.vocab import DEFAULT_DECODING
 from .build import AGREEMENT_FIELDS, extra_cell_fields
 from .readings import (
     T_BANDS,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..vocab import CELL_KEY, DEFAULT_DECODING, ORDERS
+from ..core.vocab import CELL_KEY, DEFAULT_DECODING, ORDERS
 
 #: verdict codes used inside the statistics (canonical terms)
 VERDICT_CODES: dict[str, int] = {"A": 0, "B": 1, "tie": 2}
@@ -141,7 +141,7 @@ def order_codes(values: pd.Series) -> np.ndarray:
 def with_cell_columns(df: pd.DataFrame, by: Sequence[str] = CELL_KEY) -> pd.DataFrame:
     """``df`` with its ``decoding`` column made whole when ``by`` names it: added as ``free`` when the
     frame has none, NULLs read as ``free`` (runs stored before decoding became a factor).  So every
-    figure of a cell carries the full cell key (:data:`verdictlab.vocab.CELL_KEY`) whatever the frame."""
+    figure of a cell carries the full cell key (:data:`verdictlab.core.vocab.CELL_KEY`) whatever the frame."""
     if "decoding" not in by:
         return df
     if "decoding" not in df.columns:

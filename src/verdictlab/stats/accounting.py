@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..vocab import CELL_KEY, ORDERS, ParseStatus
+from ..core.vocab import CELL_KEY, ORDERS, ParseStatus
 from ._frame import with_cell_columns
 
 __all__ = ["CELL_TOTALS", "ParseAudit", "cell_totals", "cells_lacking_an_order", "engine_accounting", "fallback_rule_counts", "parse_audit",

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
-from ..vocab import Order
+from ..core.vocab import Order
 from ._frame import safe_div
 from ._pair_bootstrap import bca_pair_bootstrap
 from .reliability import DEFAULT_BY, reliability, unit_table

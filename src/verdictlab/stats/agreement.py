@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..vocab import CELL_KEY
+from ..core.vocab import CELL_KEY
 
 __all__ = [
     "ExactMatch", "Kappa", "Alpha", "KappaDeflation", "DisagreementCounts",

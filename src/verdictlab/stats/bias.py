@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..vocab import DECISIVE, first_shown_array
+from ..core.vocab import DECISIVE, first_shown_array
 
 __all__ = ["PositionBias", "Correlation", "position_bias", "verbosity_bias", "consistency_bias_paradox",
            "shown_first_won_from_verdicts"]

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..vocab import CELL_KEY, DEFAULT_UNPARSED
+from ..core.vocab import CELL_KEY, DEFAULT_UNPARSED
 from ._frame import with_cell_columns
 from .reliability import pair_events, unit_table
 

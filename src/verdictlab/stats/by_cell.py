@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..vocab import DEFAULT_UNPARSED, Order
+from ..core.vocab import DEFAULT_UNPARSED, Order
 from ._frame import ORDER_CODES, combine, order_codes, safe_div, sorted_codes, with_cell_columns
 from .agreement import alpha_from_unit_counts, retest_by_cell
 from .regions import PARADOX_BIAS, PARADOX_RETEST

@@ -8,7 +8,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from ..vocab import Order
+from ..core.vocab import Order
 from .reliability import DEFAULT_BY, unit_table
 from .significance import holm_adjust, mcnemar_exact
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..vocab import DECISIVE, ParseStatus, UnparsedPolicy, Verdict, check_unparsed
+from ..core.vocab import DECISIVE, ParseStatus, UnparsedPolicy, Verdict, check_unparsed
 
 __all__ = ["DebateFigures", "debate_figures"]
 

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..vocab import CELL_KEY, Order, check_unparsed
+from ..core.vocab import CELL_KEY, Order, check_unparsed
 from ._frame import require_columns, safe_div
 from .intervals import percentile_bounds
 

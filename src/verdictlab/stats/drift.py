@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
-from ..vocab import CELL_KEY, DECISIVE, VERDICTS, Order
+from ..core.vocab import CELL_KEY, DECISIVE, VERDICTS, Order
 from ._frame import with_cell_columns
 from .agreement import cohen_kappa
 from .intervals import percentile_bounds, wilson_bounds

@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import gammaln, xlogy
 
-from ..vocab import CELL_KEY
+from ..core.vocab import CELL_KEY
 from ._frame import group_codes, label_codes, order_codes, require_columns, with_cell_columns
 from ._pair_bootstrap import bca_pair_bootstrap
 from .intervals import percentile_bounds

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
-from ..vocab import CELL_KEY, VERDICTS, UnparsedPolicy, check_unparsed
+from ..core.vocab import CELL_KEY, VERDICTS, UnparsedPolicy, check_unparsed
 
 __all__ = ["JURY_COLUMNS", "JURY_TABLE_COLUMNS", "VOTE_TIE_RULES", "JuryCorrelation", "JuryRow", "default_quorum",
            "effective_jurors", "heterogeneous_jury_table", "homogeneous_jury_table", "jury_error_correlation",
@@ -198,7 +198,7 @@ _OK, _SPLIT, _NO_QUORUM = 0, 1, 2
 
 def vote_codes(counts: np.ndarray, *, quorum: int | np.ndarray, tie_rule: str = "tie") -> tuple[np.ndarray, np.ndarray]:
     """:func:`vote_counts` as integer codes: ``(verdicts, statuses)`` with the verdict's index in
-    :data:`verdictlab.vocab.VERDICTS` (0 A, 1 B, 2 tie; -1 no verdict) and the status 0 ok, 1 split,
+    :data:`verdictlab.core.vocab.VERDICTS` (0 A, 1 B, 2 tie; -1 no verdict) and the status 0 ok, 1 split,
     2 no_quorum."""
     if tie_rule not in VOTE_TIE_RULES:
         raise ValueError(f"tie_rule must be one of {VOTE_TIE_RULES}, got {tie_rule!r}")

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..vocab import UnparsedPolicy, check_unparsed
+from ..core.vocab import UnparsedPolicy, check_unparsed
 from .agreement import cohen_kappa, disagreement_counts
 from .significance import spearman
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..vocab import DECISIVE, UnparsedPolicy, check_unparsed
+from ..core.vocab import DECISIVE, UnparsedPolicy, check_unparsed
 from ._frame import UNPARSED_VALUE
 
 __all__ = ["MATCH_KEY", "ProbeShift", "match_probe_rows", "probe_shift"]

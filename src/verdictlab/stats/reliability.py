@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..vocab import CELL_KEY, check_unparsed
+from ..core.vocab import CELL_KEY, check_unparsed
 from ._frame import (
     N_CODES,
     UNPARSED,
@@ -68,7 +68,7 @@ from .intervals import percentile_bounds, wilson_bounds
 __all__ = ["reliability", "cell_and_item_codes", "coded_reliability", "coded_units", "trust_rate", "accuracy_ceiling", "RELIABILITY_COLUMNS", "PairEvents", "pair_events",
            "unit_table"]
 
-#: the default cells: the full cell key of :mod:`verdictlab.vocab` (a frame without ``decoding`` is free)
+#: the default cells: the full cell key of :mod:`verdictlab.core.vocab` (a frame without ``decoding`` is free)
 DEFAULT_BY: tuple[str, ...] = CELL_KEY
 
 #: the columns of :func:`reliability` after the cell keys (a contract for the report).

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..vocab import PARSE_STATUSES, Verdict
+from ..core.vocab import PARSE_STATUSES, Verdict
 from ._frame import UNPARSED, VERDICT_CODES
 
 __all__ = ["EFFECT_FIGURES", "both_orders_codes", "both_orders_verdicts", "both_orders_vote_codes",

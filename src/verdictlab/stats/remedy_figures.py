@@ -28,7 +28,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import pandas as pd
 
-from ..vocab import CELL_KEY
+from ..core.vocab import CELL_KEY
 from ._frame import (
     N_CODES,
     UNPARSED,

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..vocab import CELL_KEY, Order, check_unparsed
+from ..core.vocab import CELL_KEY, Order, check_unparsed
 from ._frame import UNPARSED_VALUE, require_columns, with_cell_columns
 from .intervals import wilson_bounds
 

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
-from ..vocab import DECISIVE
+from ..core.vocab import DECISIVE
 from ._frame import require_columns
 from .intervals import wilson_bounds
 from .significance import mcnemar_exact

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..vocab import DECISIVE
+from ..core.vocab import DECISIVE
 from .intervals import percentile_bounds, wilson_bounds
 from .self_preference import newcombe_difference, two_proportion_test
 

@@ -78,7 +78,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..vocab import other_side
+from ..core.vocab import other_side
 
 FAULT_KINDS: tuple[str, ...] = ("rate_limit", "server_error", "hang", "malformed", "truncated")
 WINNER_POLICIES: tuple[str, ...] = ("seeded", "first", "second", "longer", "shorter")

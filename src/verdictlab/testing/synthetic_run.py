@@ -15,10 +15,10 @@ from typing import Literal
 
 import numpy as np
 
-from ..design import trial_id
-from ..items import PairItem
+from ..core.design import trial_id
+from ..core.items import PairItem
+from ..core.vocab import DECISIVE, ORDERS, Order, other_side, swap
 from ..store import RunStore
-from ..vocab import DECISIVE, ORDERS, Order, other_side, swap
 
 _PROFILES = {
     # judge: (skill, first-position bias, noise at T=0, parse-failure rate)

@@ -34,8 +34,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..core.vocab import DEFAULT_UNPARSED
 from ..store import RunStore, open_store
-from ..vocab import DEFAULT_UNPARSED
 from .index import CELL_FILTERS, Filters, PairIndex, ViewError
 from .outcomes import OUTCOMES
 from .pages import cell_anchor, iter_pair_cells, pair_url, pairs_url

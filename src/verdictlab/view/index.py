@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core.vocab import CELL_KEY, DEFAULT_UNPARSED, VERDICTS
 from ..store import RunStore
-from ..vocab import CELL_KEY, DEFAULT_UNPARSED, VERDICTS
 from .index_cache import CachedIndex, index_key, read_index, write_index
 from .outcomes import OUTCOMES, PAIR_KEY, pair_outcomes
 

@@ -1,10 +1,10 @@
 """The viewer's index kept between start-ups: a cache beside the store, never inside it
-(:mod:`verdictlab.column_cache`, kind ``view``).
+(:mod:`verdictlab.store.column_cache`, kind ``view``).
 
 Building the index reads the outcome columns of every judgment (about ten seconds of CPU per million
 judgments); what it produces -- the outcome rows and where each pair's judgments sit -- is small.  It is
 written under ``view/<key>/`` as three Parquet files, where ``key`` is
-:func:`verdictlab.column_cache.store_key` of the store with the unparsed policy and the verdictlab
+:func:`verdictlab.store.column_cache.store_key` of the store with the unparsed policy and the verdictlab
 version.  Any change to the store gives another key, so a cached index is never used for a store it
 was not built from.  A cache that cannot be read is rebuilt; one that cannot be written is skipped (the
 viewer works without it).  Deleting the folder is always safe.  The run directory and its store are
@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..column_cache import cache_root as _cache_root
-from ..column_cache import cached_folder, store_key, write_folder
 from ..store import RunStore
+from ..store.column_cache import cache_root as _cache_root
+from ..store.column_cache import cached_folder, store_key, write_folder
 
 __all__ = ["CACHE_FORMAT", "CachedIndex", "cache_root", "index_key", "read_index", "write_index"]
 

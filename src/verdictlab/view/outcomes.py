@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..core.vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, LABELS, ORDERS, check_unparsed
 from ..stats import modal_verdicts
-from ..vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, LABELS, ORDERS, check_unparsed
 
 __all__ = ["OUTCOMES", "PAIR_KEY", "pair_outcomes"]
 

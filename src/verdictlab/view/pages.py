@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from .._redact import redact_text
-from ..viewer_links import cell_anchor, pair_url
-from ..vocab import DECISIVE, DEFAULT_DECODING, swap
+from ..core.redact import redact_text
+from ..core.viewer_links import cell_anchor, pair_url
+from ..core.vocab import DECISIVE, DEFAULT_DECODING, swap
 from .index import Filters, PairIndex, PairRow
 
 __all__ = ["MAX_RAW_CHARS", "CellView", "JudgmentView", "cell_anchor", "iter_pair_cells", "pair_cells", "pair_url",

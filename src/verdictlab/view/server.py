@@ -9,9 +9,9 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
-from ..stopping import longer_grace
-from ..viewer_links import DEFAULT_HOST, DEFAULT_PORT
-from ..vocab import DEFAULT_UNPARSED
+from ..core.stopping import longer_grace
+from ..core.viewer_links import DEFAULT_HOST, DEFAULT_PORT
+from ..core.vocab import DEFAULT_UNPARSED
 from .app import LOOPBACK_HOSTS, Viewer, create_app
 
 VIEWER_STOP_S = 3.0     # the stop grace while uvicorn serves (see serve)

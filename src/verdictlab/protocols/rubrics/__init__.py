@@ -53,7 +53,7 @@ def _package_family(family: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=32)
 def _user_file(path: str) -> dict[str, Any]:
-    from ...guards import YamlFileError, read_yaml_file
+    from ...core.guards import YamlFileError, read_yaml_file
 
     p = Path(path)
     try:    # one line: missing file, invalid YAML with line and column, never the file's text

@@ -43,7 +43,7 @@ _ENV = {
 @dataclass(frozen=True)
 class InputLimits:
     """The input limits in force.  Raise one with its environment variable (``_ENV``).  (The limits on
-    judge calls -- rate, retries, budget -- are :mod:`verdictlab.limits`.)"""
+    judge calls -- rate, retries, budget -- are :mod:`verdictlab.engine.limits`.)"""
 
     max_config_bytes: int = 1_000_000
     max_depth: int = 64

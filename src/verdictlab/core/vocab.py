@@ -61,6 +61,24 @@ class Decoding(StrEnum):
     CONSTRAINED = "constrained"
 
 
+class PerturbationClass(StrEnum):
+    """What a perturbation of a point item does to its meaning: ``preserving`` (the grade must not
+    change: format, verbosity, paraphrase) or ``changing`` (the gold label flips: the grade must follow)."""
+
+    PRESERVING = "preserving"
+    CHANGING = "changing"
+
+
+class CurationStatus(StrEnum):
+    """Where a generated test case stands with the person curating it.  A model-written case counts in
+    the figures only once ``accepted``; a deterministic one (a rule wrote it) counts as generated."""
+
+    GENERATED = "generated"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    EDITED = "edited"
+
+
 ORDERS: tuple[str, ...] = (Order.AB.value, Order.BA.value)
 VERDICTS: tuple[str, ...] = (Verdict.A.value, Verdict.B.value, Verdict.TIE.value)
 LABELS: tuple[str, ...] = VERDICTS
@@ -236,9 +254,11 @@ __all__ = [
     "UNPARSED_POLICIES",
     "VERDICTS",
     "CellKey",
+    "CurationStatus",
     "Decoding",
     "Order",
     "ParseStatus",
+    "PerturbationClass",
     "UnparsedPolicy",
     "Verdict",
     "canonical_first_won",

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .vocab import LABELS, ORDERS, swap
+from .vocab import LABELS, ORDERS, CurationStatus, PerturbationClass, swap
 
 Label = Literal["A", "B", "tie"]
 Verdict = Literal["A", "B", "tie"]
@@ -242,6 +242,72 @@ class PointItem(BaseModel):
         return v
 
 
+#: the ``PointItem.meta`` key that makes an item a perturbed copy of another (:class:`Perturbation`)
+PERTURBATION_KEY = "perturbation"
+#: how a perturbation was written: by a rule (counts as generated) or by a model (counts once accepted)
+PERTURBATION_ORIGINS: tuple[str, ...] = ("deterministic", "model")
+_KIND = r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$"
+
+
+class Perturbation(BaseModel):
+    """What makes a :class:`PointItem` a perturbed copy of another item: ``item.meta["perturbation"]``.
+
+    The perturbed item lives in the same dataset as its source (so the grader's figures on both sit in
+    one cell) under an id of its own; its ``label`` is the *expected* label -- the source's label for a
+    ``preserving`` perturbation, the flipped label for a ``changing`` one.  Fields:
+
+    * ``source_id``: the ``item_id`` of the unperturbed item (same dataset);
+    * ``kind``: dotted name of the perturbation, e.g. ``format.whitespace``, ``verbosity.pad``,
+      ``paraphrase``, ``label_flip``;
+    * ``class``: ``preserving`` (the grade must not change) or ``changing`` (the gold label flips);
+    * ``origin``: ``deterministic`` (written by a rule) or ``model`` (written by a model);
+    * ``status``: the curation status, ``generated`` / ``accepted`` / ``rejected`` / ``edited``;
+    * ``source_label``: the source item's label as the generator saw it (optional; the figures join
+      the source item itself).
+
+    Only cases that :meth:`counts` enter the figures: deterministic ones, and model-written ones a
+    person accepted."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
+
+    source_id: str = Field(min_length=1)
+    kind: str = Field(pattern=_KIND)
+    perturbation_class: PerturbationClass = Field(alias="class")
+    origin: Literal["deterministic", "model"]
+    status: CurationStatus = CurationStatus.GENERATED
+    source_label: float | int | str | None = None
+
+    @field_validator("source_id", mode="before")
+    @classmethod
+    def _source_id(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+    def counts(self) -> bool:
+        """Whether the case enters the figures: deterministic, or model-written and accepted."""
+        return self.origin == "deterministic" or self.status == CurationStatus.ACCEPTED
+
+    def as_meta(self) -> dict[str, Any]:
+        """The JSON-ready value stored under ``meta["perturbation"]``."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def perturbation_of(item: Any) -> Perturbation | None:
+    """The :class:`Perturbation` of a point item (``None`` for an unperturbed item); a malformed
+    ``meta["perturbation"]`` raises :class:`ItemError` naming the item and the field."""
+    meta = getattr(item, "meta", None) or {}
+    raw = meta.get(PERTURBATION_KEY)
+    if raw is None:
+        return None
+    try:
+        return Perturbation.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        raise ItemError(err.get("msg", str(exc)), path=f"item {getattr(item, 'dataset', '?')}/"
+                        f"{getattr(item, 'item_id', '?')}",
+                        field=f"meta.{PERTURBATION_KEY}" + (f".{where}" if where else "")) from None
+
+
 def make_pair_item(record: dict[str, Any], *, path: str | None = None, row: int | None = None,
                    **defaults: Any) -> PairItem:
     """Build a :class:`PairItem`, turning pydantic errors into an :class:`ItemError` that names
@@ -257,14 +323,14 @@ def make_pair_item(record: dict[str, Any], *, path: str | None = None, row: int 
 
 def to_canonical(shown_verdict: str | None, order: str) -> str | None:
     """Map a verdict given in *shown* terms (``A`` = first shown) back to canonical terms
-    (:func:`verdictlab.vocab.swap`)."""
+    (:func:`verdictlab.core.vocab.swap`)."""
     return swap(shown_verdict, order)
 
 
 def to_shown(canonical_verdict: str | None, order: str) -> str | None:
-    """Inverse of :func:`to_canonical` (the map is its own inverse; :func:`verdictlab.vocab.swap`)."""
+    """Inverse of :func:`to_canonical` (the map is its own inverse; :func:`verdictlab.core.vocab.swap`)."""
     return swap(canonical_verdict, order)
 
 
-__all__ = ["LABELS", "MAX_PROBLEMS", "ORDERS", "ItemError", "ItemProblems", "Label", "Order", "PairItem", "PointItem",
-           "Problems", "Verdict", "derived_item_id", "text_id", "make_pair_item", "normalise_label", "to_canonical", "to_shown"]
+__all__ = ["LABELS", "MAX_PROBLEMS", "ORDERS", "PERTURBATION_KEY", "PERTURBATION_ORIGINS", "ItemError", "ItemProblems",
+           "Label", "Order", "PairItem", "Perturbation", "PointItem", "Problems", "perturbation_of", "Verdict", "derived_item_id", "text_id", "make_pair_item", "normalise_label", "to_canonical", "to_shown"]

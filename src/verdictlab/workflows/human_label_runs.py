@@ -22,8 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..stats.ppi import smallest_halfwidth, worst_case_labels
-from .human_labels import (
+from ..analyses.human_labels import (
     CellBudget,
     CellValidation,
     apply_human_labels,
@@ -33,6 +32,7 @@ from .human_labels import (
     reliability_rows,
     validate_cells,
 )
+from ..stats.ppi import smallest_halfwidth, worst_case_labels
 
 #: the most human labels a plan counts: z^2 / (4 h^2) -- humans alone on a 0/1 outcome of variance
 #: at most 1/4 -- must not exceed it
@@ -53,7 +53,7 @@ def labelled_judgments(run_dir: str | Path, human: str | Path | None = None) -> 
     """The run's judgments; with ``human`` (a label file) their ``label`` column holds the file's labels,
     joined on dataset and item id (items the file does not name are unlabelled).  A store that cannot be
     opened is a :class:`~verdictlab.store.StoreError`; a label file that cannot be used, or that names
-    items ambiguously or not in the run, an :class:`~verdictlab.items.ItemError` naming file, row and
+    items ambiguously or not in the run, an :class:`~verdictlab.core.items.ItemError` naming file, row and
     field."""
     from ..datasets.human_labels import read_human_labels
     from ..store import open_store

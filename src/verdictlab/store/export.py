@@ -32,7 +32,7 @@ from typing import Any
 
 import pandas as pd
 
-from .store import JUDGMENT_COLUMN_NAMES, JUDGMENT_COLUMNS, SCHEMA_VERSION, RunStore, open_store
+from .sqlite import JUDGMENT_COLUMN_NAMES, JUDGMENT_COLUMNS, SCHEMA_VERSION, RunStore, open_store
 
 FORMATS = ("parquet", "jsonl", "csv")
 #: columns an export can be partitioned by (text key columns with few values)

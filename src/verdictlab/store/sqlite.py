@@ -9,7 +9,7 @@ Tables
 ``cache``      response cache of the engine: request hash -> the judge's response (JSON).
 
 This module holds all of verdictlab's SQL.  The judgment columns are defined once, in
-:mod:`verdictlab.judgment`.  Opening a store for writing migrates it in place, additively, so a run
+:mod:`verdictlab.core.judgment`.  Opening a store for writing migrates it in place, additively, so a run
 written by an earlier verdictlab opens, reports and resumes, and an earlier verdictlab can still
 open a migrated store: a column added to the schema later is added with its default (``decoding``,
 ``free``), and the indexes are brought to the current set (:data:`INDEXES`).
@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .items import PairItem, PointItem
-from .judgment import (
+from ..core.items import PairItem, PointItem
+from ..core.judgment import (
     JUDGMENT_COLUMN_NAMES,
     JUDGMENT_COLUMNS,
     Judgment,
@@ -45,7 +45,7 @@ from .judgment import (
     as_row_values,
     pandas_dtype,
 )
-from .vocab import DEFAULT_DECODING, PARSE_STATUSES
+from ..core.vocab import DEFAULT_DECODING, PARSE_STATUSES
 
 SCHEMA_VERSION = 1
 STORE_FILENAME = "run.sqlite"
@@ -186,7 +186,7 @@ class RunStore:
         return {r[0] for r in self.conn.execute("SELECT trial_id FROM judgments")}
 
     def add_judgments(self, rows: Sequence[Judgment | dict[str, Any]]) -> int:
-        """Insert judgment rows (:class:`~verdictlab.judgment.Judgment` or column dicts) in one
+        """Insert judgment rows (:class:`~verdictlab.core.judgment.Judgment` or column dicts) in one
         transaction; rows whose trial is already stored are ignored (never duplicated).  Returns the
         number of rows inserted."""
         if not rows:

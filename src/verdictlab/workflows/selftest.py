@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from verdictlab.stopping import Stopped
-from verdictlab.vocab import Order
+from verdictlab.core.stopping import Stopped
+from verdictlab.core.vocab import Order
 
 SYSTEMS = ("alpha-7b", "bravo-7b", "gamma-7b")
 PREFIX = "sim"
@@ -96,7 +96,7 @@ def write_datasets(root: Path, *, n_pairs: int, n_questions: int, seed: int) -> 
 
 
 def build_config(pairs: Path, systems: Path, *, seed: int) -> Any:
-    from .config import RunConfig
+    from ..engine.config import RunConfig
 
     return RunConfig.model_validate({
         "name": "selftest",
@@ -120,7 +120,7 @@ def _cell(df: pd.DataFrame, judge: str, dataset: str) -> pd.DataFrame:
 
 
 def _reliability_rows(j: pd.DataFrame, ids: dict[str, str], conf: float, n_boot: int, seed: int) -> list[SelftestRow]:
-    from .stats import reliability
+    from ..stats import reliability
 
     rel = reliability(j[j["dataset"] == "pairs"], confidence=conf, n_bootstrap=n_boot, seed=seed).set_index("judge")
     s, b, n = PLANTED["skill"], PLANTED["position_lock"], PLANTED["noise"]
@@ -139,7 +139,7 @@ def _reliability_rows(j: pd.DataFrame, ids: dict[str, str], conf: float, n_boot:
 
 def _shift_row(prop: str, j: pd.DataFrame, items: list[Any], judge: str, probe_ds: str, conf: float,
                n_boot: int, seed: int) -> SelftestRow:
-    from .stats.stability import anchoring_shift
+    from ..stats.stability import anchoring_shift
 
     side = {it.item_id: it.meta.get("probe_side") for it in items if it.dataset == probe_ds}
     keys = ["item_id", "order", "rep"]
@@ -153,7 +153,7 @@ def _shift_row(prop: str, j: pd.DataFrame, items: list[Any], judge: str, probe_d
 
 
 def _selfpref_row(j: pd.DataFrame, items: list[Any], judge: str, conf: float) -> SelftestRow:
-    from .analyses.self_preference import self_preference_table as selfpref_table
+    from ..analyses.self_preference import self_preference_table as selfpref_table
 
     one = _cell(j, judge, "systems")
     one = one[(one["order"] == Order.AB) & (one["rep"] == 0)]
@@ -164,8 +164,8 @@ def _selfpref_row(j: pd.DataFrame, items: list[Any], judge: str, conf: float) ->
 
 
 def _transitivity_row(j: pd.DataFrame, items: list[Any], judge: str, conf: float) -> SelftestRow:
-    from .analyses.transitivity import multi_rows
-    from .stats.transitivity import pair_outcomes, transitivity
+    from ..analyses.transitivity import multi_rows
+    from ..stats.transitivity import pair_outcomes, transitivity
 
     rows = multi_rows(_cell(j, judge, "systems"), items)
     res = transitivity(pair_outcomes(rows), confidence=conf)
@@ -191,8 +191,8 @@ def evaluate(judgments: pd.DataFrame, items: list[Any], *, seed: int, n_boot: in
 def run_selftest(*, n_pairs: int = 400, n_questions: int = 300, seed: int = 7, n_boot: int = 2000,
                  workdir: str | Path | None = None, progress: bool = False) -> list[SelftestRow]:
     """Generate the sources, run the grid through the engine into a run dir, and evaluate."""
-    from .engine import run_config
-    from .store import open_store
+    from ..engine import run_config
+    from ..store import open_store
 
     with tempfile.TemporaryDirectory(prefix="verdictlab-selftest-") as tmp:
         root = Path(workdir) if workdir is not None else Path(tmp)

@@ -44,7 +44,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .ranges import CONFIDENCE, COST_USD, HALF_WIDTH, REPETITIONS, SEED, TEMPERATURE, RangeError
+from ..core.ranges import CONFIDENCE, COST_USD, HALF_WIDTH, REPETITIONS, SEED, TEMPERATURE, RangeError
 
 CachePolicy = Literal["auto", "on", "off"]
 
@@ -213,7 +213,7 @@ class RunConfig(BaseModel):
     temperatures: list[float] = Field(default_factory=lambda: [0.0], min_length=1)
     repetitions: int = Field(default=3, ge=REPETITIONS.low)
     # decoding modes to run: 'free' (the model writes its answer) and/or 'constrained' (the format is
-    # forced by the backend's mechanism; see verdictlab.output_format); part of the trial key and the cell
+    # forced by the backend's mechanism; see verdictlab.protocols.output_format); part of the trial key and the cell
     decoding: list[Literal["free", "constrained"]] = Field(
         default_factory=lambda: list[Literal["free", "constrained"]](["free"]), min_length=1)
     # an adaptive design instead of the full grid; repetitions is then the R estimated
@@ -282,7 +282,7 @@ class RunConfig(BaseModel):
     def _grid_size(self) -> RunConfig:
         """A careless ``repetitions: 1000000000`` would build the grid until memory runs out: refuse
         more trials per item than the limit in force (``VERDICTLAB_MAX_TRIALS_PER_ITEM``)."""
-        from .guards import env_name, input_limits
+        from ..core.guards import env_name, input_limits
 
         per_item = (len(self.judges) * len(self.protocols) * len(self.orders) * len(self.temperatures)
                     * len(self.decoding) * self.repetitions)
@@ -371,9 +371,9 @@ def _format_errors(exc: ValidationError, where: str) -> str:
 def config_from_dict(data: dict[str, Any], *, source: str | Path | None = None) -> RunConfig:
     """Validate a config mapping; ``source`` (the file it came from) anchors relative paths.
 
-    The mapping must stay within the input limits (:mod:`verdictlab.guards`): nesting depth and
+    The mapping must stay within the input limits (:mod:`verdictlab.core.guards`): nesting depth and
     size once shared nodes (YAML aliases) are written out."""
-    from .guards import GuardError, check_depth, check_size
+    from ..core.guards import GuardError, check_depth, check_size
 
     where = str(source) if source is not None else "<config>"
     if not isinstance(data, dict):
@@ -395,7 +395,7 @@ def load_config(path: str | Path) -> RunConfig:
     """Read and validate a YAML run config.  Every problem is a :class:`ConfigError` with one
     line naming the file (and line or field): missing file, not UTF-8, invalid YAML, a key given
     twice, too deep or too large after alias expansion, or an invalid setting."""
-    from .guards import GuardError, YamlFileError, read_yaml_file
+    from ..core.guards import GuardError, YamlFileError, read_yaml_file
 
     p = Path(path)
     try:

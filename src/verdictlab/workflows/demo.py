@@ -37,7 +37,7 @@ def _sorted(cells: Sequence[dict[str, Any]], order: Sequence[str]) -> list[dict[
 
 def cell_sentences(cells: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """``(label, sentence)`` per cell; the label names the decoding mode when the cells have two."""
-    from .readings import protocol_sentences
+    from ..report.readings import protocol_sentences
 
     sentences = protocol_sentences(cells)
     if len({str(c.get("decoding") or "free") for c in cells}) < 2:
@@ -49,8 +49,8 @@ def cell_sentences(cells: list[dict[str, Any]]) -> list[tuple[str, str]]:
 def with_parse_failures(judgments: Any, cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Cells with the commonest parse failure of their cell (:func:`verdictlab.stats.top_parse_failures`,
     on the full cell key) added as ``top_parse_failure`` (a ``(reason, count)`` pair, or None)."""
+    from ..core.vocab import CellKey
     from ..stats import top_parse_failures
-    from ..vocab import CellKey
 
     reasons = top_parse_failures(judgments)
     return [{**c, "top_parse_failure": reasons.get(CellKey.of(c).as_tuple())} for c in cells]
@@ -71,10 +71,10 @@ def _mechanisms(names: Sequence[str]) -> dict[str, list[str]]:
 def demo_results(run_dir: str | Path, *, n_bootstrap: int = 500,
                  protocols: Sequence[str] = DEMO_PROTOCOLS) -> DemoResults:
     """The demo's figures of the run in ``run_dir`` (:class:`DemoResults`)."""
+    from ..report.build import build_report
+    from ..report.readings import decoding_reading
     from ..stats.decoding import decoding_effect
     from ..store import open_store
-    from .build import build_report
-    from .readings import decoding_reading
 
     rep = build_report(run_dir, n_bootstrap=n_bootstrap)
     with open_store(run_dir) as store:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..items import ItemError
+from ..core.items import ItemError
 
 COMPARE_BY: tuple[str, ...] = ("judge", "protocol")
 TEST = "exact McNemar on parse-shared (item, order) units, modal verdict over reps"
@@ -65,7 +65,7 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: str = "judge", all_pairs
                  unparsed: str = "exclude", alpha: float = 0.05) -> pd.DataFrame:
     """:func:`~verdictlab.stats.paired_mcnemar` over the runs' judgments: neighbours in config order (or
     ``all_pairs``), per dataset; ``attrs["order"]`` is the entity order and ``attrs["pairs"]`` the number
-    of pairs compared.  Runs without any judgment are an :class:`~verdictlab.items.ItemError`."""
+    of pairs compared.  Runs without any judgment are an :class:`~verdictlab.core.items.ItemError`."""
     from ..stats import paired_mcnemar
 
     if by not in COMPARE_BY:

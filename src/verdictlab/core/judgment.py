@@ -3,7 +3,7 @@
 :data:`JUDGMENT_COLUMNS` is the source of truth for the ``judgments`` table, exports and frames.
 :func:`make_judgment` builds a :class:`Judgment` from a trial key and a verdict *in canonical
 terms*; :func:`from_shown` does the same from a verdict in *shown* terms (what a parser returns),
-swapping it with :func:`verdictlab.vocab.swap`.  Both derive ``trial_id`` and
+swapping it with :func:`verdictlab.core.vocab.swap`.  Both derive ``trial_id`` and
 ``shown_first_won`` and check order, verdict and parse status, so the engine, the importers, the
 debate runner and derived tables cannot disagree on what a row means.  :func:`judgment_frame`
 gives any frame of judgment-like records the full column set in order (derived tables).

@@ -13,7 +13,7 @@ decide, item by item, whether the label or the rubric is wrong.  Kinds of disagr
 Human critiques are read from the item's ``meta["critique"]`` (or ``meta["critiques"][criterion]``).
 :func:`review_frame` builds the rows from a judgments frame and the run's items;
 :func:`export_review` reads a run directory and writes them as CSV (formula cells made inert,
-:func:`verdictlab.export.csv_safe`) or JSON Lines.
+:func:`verdictlab.store.export.csv_safe`) or JSON Lines.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def _point_kind(item: Any, rec: dict[str, Any], verdict: Any, step: str,
 
 def review_frame(judgments: pd.DataFrame, items: list[Any], *, include_unparsed: bool = False) -> pd.DataFrame:
     """Disagreement rows (columns :data:`REVIEW_COLUMNS`) from a judgments frame and the run's items."""
-    from ..items import PairItem
+    from ..core.items import PairItem
     from ..protocols.rubric import human_critique
 
     by_id = {(it.dataset, str(it.item_id)): it for it in items}
@@ -129,7 +129,7 @@ class ReviewExport:
 def write_review(frame: pd.DataFrame, target: str | Path, *, fmt: str = "csv") -> Path:
     """Write review rows to ``target`` (parent folders created): CSV with formula cells made inert, or
     JSON Lines with null for missing values."""
-    from ..export import csv_safe
+    from ..store.export import csv_safe
 
     if fmt not in REVIEW_FORMATS:
         raise ValueError(f"review format must be one of {REVIEW_FORMATS}, got {fmt!r}")

@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from .store import (
+from .sqlite import (
     CATEGORICAL_COLUMNS,
     JUDGMENT_COLUMN_NAMES,
     CompactColumns,

@@ -1,7 +1,7 @@
 """Limits on judge calls: a token-bucket rate limiter, retry backoff and a run budget.
 
 (The limits on input -- config size, nesting depth, report size -- are
-:func:`verdictlab.guards.input_limits`.)  These are small, dependency-free building blocks the caller
+:func:`verdictlab.core.guards.input_limits`.)  These are small, dependency-free building blocks the caller
 (:mod:`verdictlab.engine.caller`) uses:
 
 * :class:`TokenBucket` -- ``rate_per_minute`` calls (or tokens) per minute with a burst capacity;
@@ -10,7 +10,7 @@
   :class:`~verdictlab.judges.base.RetryDecision`; a provider's ``Retry-After`` is honoured.
 * :class:`Budget` -- a cap on calls, tokens and dollars; ``try_reserve()`` before a call,
   ``charge()`` after it; ``exhausted_reason`` says why the run must stop.
-* ``PriceTable`` -- re-exported from :mod:`verdictlab.prices` (cost of a call in dollars).
+* ``PriceTable`` -- re-exported from :mod:`verdictlab.judges.prices` (cost of a call in dollars).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import threading
 import time
 from typing import Any, Protocol
 
-from .judges.base import RetryDecision, RetryKind
-from .prices import FREE_PROVIDERS, PriceTable, default_price_table
+from ..judges.base import RetryDecision, RetryKind
+from ..judges.prices import FREE_PROVIDERS, PriceTable, default_price_table
 
 
 class _RandomLike(Protocol):

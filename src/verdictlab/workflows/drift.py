@@ -29,8 +29,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..items import ItemError
-from . import DEBATE_PROTOCOL
+from ..analyses import DEBATE_PROTOCOL
+from ..core.items import ItemError
 
 CELL: tuple[str, ...] = ("protocol", "dataset", "temperature")
 CHARTS: tuple[str, ...] = ("cusum", "ewma")
@@ -318,7 +318,7 @@ def check_drift_options(*, margin: float, alpha: float, n_boot: int, baseline: i
                         unparsed: str = "exclude", changed_items: str = "refuse") -> None:
     """:class:`DriftError` for an option out of range: margin in (0, 1] (NaN and infinities refused),
     alpha in (0, 0.5), at least one bootstrap resample and one baseline run, known words."""
-    from ..vocab import check_unparsed
+    from ..core.vocab import check_unparsed
 
     if not (0 < margin <= 1):
         raise DriftError(f"--margin must be in (0, 1] (a difference in accuracy), got {margin}")

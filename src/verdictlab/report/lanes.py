@@ -38,11 +38,11 @@ def lanes_for(n_rows: int, *, min_rows: int | None = None) -> int:
 
     ``VERDICTLAB_WORKERS=1``: one; ``=2``: two whatever the size (when ``os.fork`` exists); unset: two when
     there are at least ``min_rows`` (default :data:`MIN_ROWS`) and the machine has a second CPU.
-    :class:`verdictlab.guards.GuardError` (a ``ValueError``) naming the variable when it is set to anything
+    :class:`verdictlab.core.guards.GuardError` (a ``ValueError``) naming the variable when it is set to anything
     else."""
     raw = os.environ.get(ENV_WORKERS, "").strip()
     if raw and raw not in ("1", "2"):
-        from .guards import GuardError
+        from ..core.guards import GuardError
 
         raise GuardError(f"environment variable {ENV_WORKERS}={raw!r}: must be 1 or 2 (the processes a report uses)")
     if raw == "1" or not hasattr(os, "fork"):
