@@ -125,6 +125,12 @@ def test_a_folder_mirror_and_to_dir_write_the_layout_a_mirror_reads(tiny: Path, 
     assert code == 0 and is_fetched(TINY), err
 
 
+def test_a_copy_of_the_upstream_repository_is_a_mirror_too(tiny: Path, tmp_path: Path) -> None:
+    """``--mirror DIR`` where DIR is the upstream repository itself (its files at their paths, no NAME/)."""
+    code, _, err = _fetch_cli("tiny", "--mirror", str(tiny / "tiny"))
+    assert code == 0 and is_fetched(TINY), err
+
+
 def test_the_mirror_variable_is_the_default_mirror(tiny: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with MirrorServer(tiny) as srv:
         monkeypatch.setenv("VERDICTLAB_DATASETS_MIRROR", srv.url + "/")
@@ -226,7 +232,7 @@ def test_no_network_is_one_line_and_exit_7(tiny: Path) -> None:
 def test_a_missing_file_in_a_folder_mirror_and_an_unknown_name(tiny: Path) -> None:
     (tiny / "tiny" / "data" / "sub" / "b.json").unlink()
     code, _, err = _fetch_cli("tiny", "--mirror", str(tiny))
-    assert code == 7 and "tiny/data/sub/b.json: not in the mirror" in _one_error_line(err)
+    assert code == 7 and "tiny/data/sub/b.json: not in the mirror (a mirror folder holds" in _one_error_line(err)
     code, _, err = _fetch_cli("tiny", "nosuch", "--mirror", str(tiny))
     assert code == 2 and "unknown dataset 'nosuch'" in err and "llmbar" in err
     with pytest.raises(ChecksumError):                  # the API raises the same errors the CLI words

@@ -322,8 +322,9 @@ def fetch_cmd(
         help="Write the files to DIR/NAME/ instead of the cache (such a folder can serve as a --mirror).")] = None,
     mirror: Annotated[str | None, typer.Option(
         "--mirror", metavar="URL|DIR", show_default=False,
-        help="Read the files from a copy holding NAME/<upstream path>: an http(s) base URL or a folder "
-             "(default: $VERDICTLAB_DATASETS_MIRROR, else upstream).")] = None,
+        help="Read the files from a copy holding NAME/<upstream path>: an http(s) base URL or a folder (a "
+             "folder may also be a copy of the upstream repository) (default: $VERDICTLAB_DATASETS_MIRROR, "
+             "else upstream).")] = None,
     timeout: Annotated[float, typer.Option(
         "--timeout", metavar="SECONDS", min=0.001, help="Give up on a server that sends nothing for this long.")
     ] = FETCH_TIMEOUT,

@@ -12,7 +12,8 @@ dataset is fetched exactly when all its final names exist (:func:`.fetched.is_fe
   (:class:`ChecksumError`): a corrupted download or a mirror that holds another version.
 * **Where from.**  Upstream (the pinned commit's raw files), or ``mirror``: an ``http(s)://`` base URL
   or a local folder holding ``<name>/<upstream path>`` for each dataset -- the layout ``fetch(...,
-  to=DIR)`` writes, so a folder fetched once can serve as the mirror of a machine without network.
+  to=DIR)`` writes, so a folder fetched once can serve as the mirror of a machine without network -- or
+  a local copy of the upstream repository itself (``<upstream path>``).
   ``VERDICTLAB_DATASETS_MIRROR`` gives the mirror when none is passed.
 * **Errors**, one line each: :class:`DownloadError` (a 404 or other HTTP error, a truncated body, a
   server that sends nothing for ``timeout`` seconds, no network; exit 7) and :class:`ChecksumError`
@@ -273,21 +274,27 @@ def _origin(mirror: str | Path | None, timeout: float) -> Iterator[_Origin]:
 
 
 class _FolderOrigin(_Origin):
-    """A local mirror: ``<folder>/<name>/<upstream path>``."""
+    """A local mirror: ``<folder>/<name>/<upstream path>`` (what ``to=`` writes), or a copy of the upstream
+    repository itself, ``<folder>/<upstream path>`` (a clone of it, or its files unpacked)."""
 
     def __init__(self, folder: Path) -> None:
         if not folder.is_dir():
             raise DownloadError(f"mirror {folder}: no such folder")
         self.folder = folder
 
+    def _source(self, dataset: PinnedDataset, file: PinnedFile) -> Path | None:
+        return next((p for p in (self.folder / dataset.name / file.path, self.folder / file.path) if p.is_file()),
+                    None)
+
     def where(self, dataset: PinnedDataset, file: PinnedFile) -> str:
-        return str(self.folder / dataset.name / file.path)
+        return str(self._source(dataset, file) or self.folder / dataset.name / file.path)
 
     def copy(self, dataset: PinnedDataset, file: PinnedFile, part: Path, offset: int,
              progress: FetchProgress) -> int:
-        src = self.folder / dataset.name / file.path
-        if not src.is_file():
-            raise DownloadError(f"{src}: not in the mirror (it holds <name>/<upstream path> for each dataset)")
+        src = self._source(dataset, file)
+        if src is None:
+            raise DownloadError(f"{self.folder / dataset.name / file.path}: not in the mirror (a mirror folder holds "
+                                f"<name>/<upstream path>, or is a copy of the upstream repository)")
         with open(src, "rb") as f:
             f.seek(offset)
             return _write(part, offset > 0, iter(lambda: f.read(_CHUNK), b""), progress)
