@@ -295,7 +295,7 @@ class _TerminalProgress:
         self.bar.stop()
 
     def begin(self, dataset: Any, total: int, done: int) -> None:
-        self.task = self.bar.add_task(f"fetching {dataset.name}", total=done + (total - done), completed=done)
+        self.task = self.bar.add_task(f"fetching {dataset.name}", total=total, completed=done)
 
     def advance(self, n: int) -> None:
         if self.task is not None:
