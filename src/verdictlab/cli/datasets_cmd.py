@@ -315,7 +315,7 @@ class _TerminalProgress:
 @datasets_app.command("fetch", epilog=exit_codes(EXIT_INPUT, EXIT_DOWNLOAD, EXIT_CORRUPT))
 def fetch_cmd(
     names: Annotated[list[str], typer.Argument(
-        metavar="NAME...", show_default=False,
+        metavar="NAME", show_default=False,
         help="Datasets to download (see `verdictlab datasets list`: llmbar, pandalm, prd, ...).")],
     to: Annotated[Path | None, typer.Option(
         "--to", metavar="DIR", show_default=False,
