@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .fetched import MIRROR_ENV, cache_dir, is_fetched
+from .fetched import MIRROR_ENV, cache_dir
 from .pins import PINNED, PinnedDataset, PinnedFile
 
 if TYPE_CHECKING:
@@ -127,11 +127,6 @@ def _fetch_one(dataset: PinnedDataset, origin: _Origin, directory: Path, progres
     result = FetchResult(dataset.name, dataset.pin, directory, len(todo), len(present), got)
     progress.end(result)
     return result
-
-
-def fetched_datasets() -> dict[str, bool]:
-    """Every pinned dataset by name, and whether it is fetched into the cache."""
-    return {name: is_fetched(ds) for name, ds in sorted(PINNED.items())}
 
 
 # -- one file ---------------------------------------------------------------------------------------------
@@ -369,4 +364,4 @@ def _reason(exc: BaseException) -> str:
 
 
 __all__ = ["DEFAULT_TIMEOUT", "EXIT_CORRUPT", "EXIT_DOWNLOAD", "ChecksumError", "DownloadError", "FetchError",
-           "FetchProgress", "FetchResult", "default_mirror", "fetch_datasets", "fetched_datasets"]
+           "FetchProgress", "FetchResult", "default_mirror", "fetch_datasets"]
