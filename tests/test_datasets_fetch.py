@@ -25,7 +25,7 @@ import pytest
 from typer.testing import CliRunner
 
 from _mirror import BenchmarkMirror, Fault, MirrorServer, build_mirror
-from verdictlab.cli import _errors
+from verdictlab import errors as _errors
 from verdictlab.cli.datasets_cmd import FETCH_TIMEOUT
 from verdictlab.cli.main import app
 from verdictlab.datasets import fetch as fetch_mod
@@ -234,7 +234,7 @@ def test_a_missing_file_in_a_folder_mirror_and_an_unknown_name(tiny: Path) -> No
     code, _, err = _fetch_cli("tiny", "--mirror", str(tiny))
     assert code == 7 and "tiny/data/sub/b.json: not in the mirror (a mirror folder holds" in _one_error_line(err)
     code, _, err = _fetch_cli("tiny", "nosuch", "--mirror", str(tiny))
-    assert code == 2 and "unknown dataset 'nosuch'" in err and "llmbar" in err
+    assert code == 2 and "unknown dataset 'nosuch'" in _one_error_line(err) and "llmbar" in err
     with pytest.raises(ChecksumError):                  # the API raises the same errors the CLI words
         (tiny / "tiny" / "data" / "sub" / "b.json").write_bytes(B_BYTES[::-1])
         fetch_datasets(["tiny"], mirror=tiny)
@@ -303,8 +303,8 @@ def test_a_manifest_line_must_say_hash_size_and_a_relative_path() -> None:
 
 
 def test_the_cli_and_the_library_agree_on_codes_and_timeout() -> None:
-    assert (fetch_mod.EXIT_DOWNLOAD, fetch_mod.EXIT_CORRUPT) == (_errors.EXIT_DOWNLOAD, _errors.EXIT_CORRUPT)
-    assert DownloadError.exit_code == 7 and ChecksumError.exit_code == 8
+    assert DownloadError.exit_code == _errors.EXIT_DOWNLOAD == 7 and ChecksumError.exit_code == _errors.EXIT_CORRUPT == 8
+    assert DownloadError is _errors.DownloadError and fetch_mod.FetchError == (DownloadError, ChecksumError)
     assert FETCH_TIMEOUT == fetch_mod.DEFAULT_TIMEOUT
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
-from ._errors import EXIT_CORRUPT, EXIT_DOWNLOAD, EXIT_INPUT, fail, printable, problem_lines
+from ..errors import EXIT_CORRUPT, EXIT_DOWNLOAD, VerdictlabError
+from ._errors import EXIT_INPUT, printable, problem_lines
 from .options import FORMAT_DEFAULT, FormatOption, LegacyJson, TableOrJson, exit_codes, format_or_json
 from .output import data_console
 
@@ -114,12 +115,10 @@ def _print_summary(summary: dict[str, Any], keys: tuple[str, ...] = SUMMARY_KEYS
     con.print(t)
 
 
-def _fail(exc: Exception, *, as_json: bool, code: int = EXIT_INPUT) -> None:
-    msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-    if as_json:
-        typer.echo(json.dumps({"ok": False, "error": msg, "problems": problem_lines(exc)}, ensure_ascii=False))
-        raise typer.Exit(code)
-    fail(exc if problem_lines(exc) else msg, code)
+def _json_error(exc: VerdictlabError) -> NoReturn:
+    """``--format json``: the error as ``{"ok": false, "error", "problems"}`` on stdout, then its exit code."""
+    typer.echo(json.dumps({"ok": False, "error": str(exc), "problems": problem_lines(exc)}, ensure_ascii=False))
+    raise typer.Exit(exc.exit_code)
 
 
 @datasets_app.command("list", epilog=exit_codes())
@@ -174,17 +173,16 @@ def show_cmd(
     legacy_json: LegacyJson = False,
 ) -> None:
     """Load a dataset (a loader name, or your own FILE) and show its summary and first items."""
-    from ..core.items import ItemError
-
     as_json = format_or_json(fmt, legacy_json, TableOrJson) is TableOrJson.json
 
     if _show_pinned(name, path, hub, as_json=as_json):
         return
     try:
         load = _load(name, path, hub, option, map_)
-    except (ItemError, KeyError) as exc:
-        _fail(exc, as_json=as_json)
-        return
+    except VerdictlabError as exc:
+        if as_json:
+            _json_error(exc)
+        raise
     items = load.items[: max(n, 0)]
     if as_json:
         typer.echo(json.dumps({"ok": True, "summary": load.summary(),
@@ -245,15 +243,14 @@ def validate_cmd(
 ) -> None:
     """Check a source: exit 3 listing every problem found (file, row, field, and the fix), else print
     its summary."""
-    from ..core.items import ItemError
-
     as_json = format_or_json(fmt, legacy_json, TableOrJson) is TableOrJson.json
 
     try:
         load = _load(name, path, hub, option, map_)
-    except (ItemError, KeyError) as exc:
-        _fail(exc, as_json=as_json)
-        return
+    except VerdictlabError as exc:
+        if as_json:
+            _json_error(exc)
+        raise
     summary = load.summary()
     if as_json:
         typer.echo(json.dumps({"ok": True, "summary": summary}, indent=2, ensure_ascii=False, default=str))
@@ -335,18 +332,16 @@ def fetch_cmd(
     NAME/<pin>/).  An interrupted fetch resumes where it stopped; no file gets its final name before it
     is verified.  Once fetched, a dataset's name stands for its path (`verdictlab datasets show llmbar`,
     `verdictlab import llmbar llmbar-results --run-dir runs/llmbar`)."""
-    from ..datasets.fetch import FetchError, fetch_datasets
+    from ..datasets.fetch import fetch_datasets
 
     as_json = fmt is TableOrJson.json
     try:
         with _TerminalProgress() as progress:
             results = fetch_datasets(names, to=to, mirror=mirror, timeout=timeout, progress=progress)
-    except KeyError as exc:
-        raise typer.BadParameter(str(exc.args[0]), param_hint="NAME") from None
-    except FetchError as exc:
+    except VerdictlabError as exc:
         if as_json:
-            typer.echo(json.dumps({"ok": False, "error": str(exc)}, ensure_ascii=False))
-        fail(str(exc), exc.exit_code)
+            _json_error(exc)
+        raise
     if as_json:
         typer.echo(json.dumps({"ok": True, "datasets": [
             {"name": r.name, "pin": r.pin, "directory": str(r.directory), "downloaded": r.downloaded,

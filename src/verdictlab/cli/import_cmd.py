@@ -184,9 +184,9 @@ def import_cmd(
     with every problem listed (file, row and field named).  Re-importing: identical rows are a no-op that
     says so; rows that differ from the stored trials refuse the import (count + one example) unless
     --replace.  The summary goes to stderr; --format json prints the result on stdout."""
-    from ..core.items import ItemError
+    from ..errors import UsageError, VerdictlabError
     from ..importers import describe_importers, import_into
-    from ._errors import EXIT_USAGE, fail, problem_lines, say
+    from ._errors import problem_lines, say
 
     form = format_or_json(fmt, legacy_json, TableOrJson)
     if legacy_o is not None:
@@ -196,7 +196,7 @@ def import_cmd(
         raise typer.BadParameter("the run directory to write into is required", param_hint="'--run-dir'")
     known = describe_importers()
     if format not in known:
-        fail(f"unknown import format {format!r}; known: {', '.join(known)}", EXIT_USAGE)
+        raise UsageError(f"unknown import format {format!r}; known: {', '.join(known)}")
     given = {"judge": judge, "protocol": protocol, "dataset": dataset, "temperature": temperature, "rep": rep,
              "order": order, "verdicts": verdicts, "id_from": id_from, "split": split, "garbage": garbage,
              "scorer": scorer}
@@ -211,11 +211,11 @@ def import_cmd(
 
             attach = load_dataset(items, path=items_path).items
         result = import_into(format, path, run_dir=run_dir, items=attach, replace=replace, **opts)
-    except ItemError as exc:
+    except VerdictlabError as exc:     # --format json: the error on stdout too, then the one error path
         if form is TableOrJson.json:
             typer.echo(json.dumps({"ok": False, "error": str(exc), "problems": problem_lines(exc)},
                                   ensure_ascii=False))
-        fail(exc, EXIT_INPUT)
+        raise
     if form is TableOrJson.json:
         typer.echo(_result_json(result))
         return

@@ -15,9 +15,9 @@ dataset is fetched exactly when all its final names exist (:func:`.fetched.is_fe
   to=DIR)`` writes, so a folder fetched once can serve as the mirror of a machine without network -- or
   a local copy of the upstream repository itself (``<upstream path>``).
   ``VERDICTLAB_DATASETS_MIRROR`` gives the mirror when none is passed.
-* **Errors**, one line each: :class:`DownloadError` (a 404 or other HTTP error, a truncated body, a
-  server that sends nothing for ``timeout`` seconds, no network; exit 7) and :class:`ChecksumError`
-  (exit 8); ``docs/errors.md`` lists them.
+* **Errors**, one line each, kinds of :mod:`verdictlab.errors`: :class:`DownloadError` (a 404 or other
+  HTTP error, a truncated body, a server that sends nothing for ``timeout`` seconds, no network; exit 7)
+  and :class:`ChecksumError` (exit 8); ``docs/errors.md`` lists them.
 
 HTTP goes through httpx (a dependency already), which follows redirects (the Hugging Face hub answers
 with one) and honours the usual proxy variables.
@@ -33,35 +33,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..errors import ChecksumError, DownloadError, UsageError
 from .fetched import MIRROR_ENV, cache_dir
 from .pins import PINNED, PinnedDataset, PinnedFile
 
 if TYPE_CHECKING:
     import httpx
 
-#: exit codes of the CLI for the two kinds of failure (docs/errors.md)
-EXIT_DOWNLOAD = 7
-EXIT_CORRUPT = 8
 #: seconds without a byte (or a connection) before a download is given up
 DEFAULT_TIMEOUT = 30.0
 _CHUNK = 1 << 16
 
-
-class FetchError(Exception):
-    """A dataset could not be fetched; the message is one line, ``exit_code`` the CLI's code."""
-
-    exit_code = EXIT_DOWNLOAD
-
-
-class DownloadError(FetchError):
-    """A file could not be downloaded: not found, an HTTP error, a truncated body, a timeout, no network.
-    What arrived before the failure is kept in the ``.part`` file, and the next fetch resumes from it."""
-
-
-class ChecksumError(FetchError):
-    """A downloaded file is not the pinned one (SHA-256 or size differ); it was deleted."""
-
-    exit_code = EXIT_CORRUPT
+#: what a fetch raises: a file that could not be downloaded (exit 7; what arrived is kept in its
+#: ``.part`` file, and the next fetch resumes from it), or one that is not the pinned file (exit 8; deleted)
+FetchError = (DownloadError, ChecksumError)
 
 
 @dataclass(frozen=True)
@@ -104,11 +89,12 @@ def default_mirror() -> str | None:
 def fetch_datasets(names: Sequence[str], *, to: str | Path | None = None, mirror: str | Path | None = None,
                    timeout: float = DEFAULT_TIMEOUT, progress: FetchProgress | None = None) -> list[FetchResult]:
     """Fetch each named dataset into the cache (or ``to/<name>/``), from upstream or ``mirror``
-    (default :func:`default_mirror`).  Unknown names raise :class:`KeyError` before anything is
-    downloaded; a failed file raises :class:`FetchError` (files finished before it are kept)."""
+    (default :func:`default_mirror`).  An unknown name raises :class:`UsageError` before anything is
+    downloaded; a failed file raises :class:`DownloadError` or :class:`ChecksumError` (files finished
+    before it are kept)."""
     unknown = [n for n in names if n not in PINNED]
     if unknown:
-        raise KeyError(f"unknown dataset {unknown[0]!r}; verdictlab can fetch: {', '.join(sorted(PINNED))}")
+        raise UsageError(f"unknown dataset {unknown[0]!r}; verdictlab can fetch: {', '.join(sorted(PINNED))}")
     mirror = default_mirror() if mirror is None else mirror
     progress = progress or _Silent()
     with _origin(mirror, timeout) as origin:
@@ -363,5 +349,5 @@ def _reason(exc: BaseException) -> str:
     return " ".join(text.split())
 
 
-__all__ = ["DEFAULT_TIMEOUT", "EXIT_CORRUPT", "EXIT_DOWNLOAD", "ChecksumError", "DownloadError", "FetchError",
+__all__ = ["DEFAULT_TIMEOUT", "ChecksumError", "DownloadError", "FetchError",
            "FetchProgress", "FetchResult", "default_mirror", "fetch_datasets"]

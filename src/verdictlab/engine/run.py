@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core.stopping import StopOnSignals, stop_reason
 from ..core.vocab import Decoding
+from ..errors import StoreError
 from ..judges.base import JudgeAPI
 from ..store import STORE_FILENAME, RunStore
 from .adaptive import AdaptiveDesign, AdaptiveExecutor
@@ -129,11 +130,12 @@ def _keep_constrainable(prepared: PreparedRun, judges: Mapping[str, JudgeAPI]) -
 
 def _check_items_unchanged(store: RunStore, items: Mapping[tuple[str, str], Item]) -> None:
     """Refuse to resume when an item already in the store now has different content: its stored
-    judgments would describe other text than the new ones."""
+    judgments would describe other text than the new ones.  Compared as items, not as JSON text: an
+    item stored by an earlier verdictlab (``model_a`` for ``system_a``, no ``votes``) is the same item."""
     changed = []
     for ds, iid, data in store.stored_item_data():
         new = items.get((ds, iid))
-        if new is not None and new.model_dump_json() != data:
+        if new is not None and new.model_dump_json() != data and new != type(new).model_validate_json(data):
             changed.append(f"{ds}/{iid}")
     if changed:
         raise EngineError(f"{store.run_dir}: {len(changed)} item(s) changed since they were judged in this run "
@@ -143,9 +145,14 @@ def _check_items_unchanged(store: RunStore, items: Mapping[tuple[str, str], Item
 
 def remove_run_store(run_dir: str | Path) -> None:
     """Delete the run store of ``run_dir`` (``run.sqlite`` and its ``-wal`` / ``-shm`` files) to start
-    over, under the run lock: a store another run is writing is never deleted (:class:`EngineError`)."""
+    over, under the run lock: a store another run is writing is never deleted (a
+    :class:`~verdictlab.errors.StoreError`: the store cannot be written)."""
     run_dir = Path(run_dir)
-    with RunLock(run_dir):
+    try:
+        lock = RunLock(run_dir)
+    except EngineError as exc:
+        raise StoreError(str(exc)) from exc
+    with lock:
         for suffix in ("", "-wal", "-shm"):
             path = run_dir / (STORE_FILENAME + suffix)
             if path.exists():
