@@ -9,7 +9,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from ..errors import EXIT_CORRUPT, EXIT_DOWNLOAD, VerdictlabError
+from ..errors import EXIT_CORRUPT, EXIT_DOWNLOAD, UsageError, VerdictlabError
 from ._errors import EXIT_INPUT, printable, problem_lines
 from .options import FORMAT_DEFAULT, FormatOption, LegacyJson, TableOrJson, exit_codes, format_or_json
 from .output import data_console
@@ -72,13 +72,16 @@ def loader_and_path(name: str, path: str | None) -> tuple[str, str | None]:
 def _load(name: str, path: str | None, hub: str | None, options: list[str] | None,
           map_: list[str] | None = None) -> Any:
     from ..datasets import load_dataset
-    from .import_cmd import _field_map
+    from ..importers.options import parse_field_map
 
     opts = parse_options(options)
     if hub:
         opts["hub"] = hub
     if map_:
-        opts["field_map"] = {**(opts.get("field_map") or {}), **_field_map(map_)}
+        try:
+            opts["field_map"] = {**(opts.get("field_map") or {}), **parse_field_map(map_)}
+        except UsageError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--map") from None
     loader, path = loader_and_path(name, path)
     return load_dataset(loader, path=path, **opts)
 
