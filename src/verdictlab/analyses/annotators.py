@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..core.vocab import CELL_KEY, DEFAULT_DECODING
+from ..core.vocab import CELL_KEY
 from ..stats import (
     annotator_agreement,
     gold_agreement,
@@ -33,6 +33,7 @@ from ..stats import (
     vote_pair_agreement,
     weighted_vote,
 )
+from ..stats._frame import with_cell_columns
 from . import AnalysisInput, register
 
 CELL = list(CELL_KEY)
@@ -44,9 +45,7 @@ def _pairs(inp: AnalysisInput) -> pd.DataFrame:
     df = inp.pairs
     if "step" in df.columns:
         df = df[df["step"].fillna("").astype(str) == ""]
-    if "decoding" not in df.columns:
-        df = df.assign(decoding=DEFAULT_DECODING)
-    return df.assign(decoding=df["decoding"].astype(object).fillna(DEFAULT_DECODING))
+    return with_cell_columns(df)
 
 
 def _rule(votes: pd.DataFrame) -> str | None:
