@@ -139,6 +139,39 @@ def test_the_mirror_variable_is_the_default_mirror(tiny: Path, monkeypatch: pyte
         assert {path for path, _ in srv.requests} == {"tiny/data/a.bin", "tiny/data/sub/b.json"}
 
 
+def test_a_run_configs_path_may_name_a_fetched_dataset(tiny: Path, tmp_path: Path) -> None:
+    """``path: NAME/PATH`` in a run config reads a file of the fetched dataset (the only way to reach a
+    file that is not the dataset's default, e.g. JudgeBench's Claude split); a file of that name beside
+    the config still wins, and a name not fetched says which fetch to run."""
+    pairs = (REPO / "examples" / "pairs.jsonl").read_bytes()
+    register_pinned(PinnedDataset(name="tinypairs", what="", reads="loader jsonl", upstream="", licence="CC0",
+                                  base_url="http://127.0.0.1:9/", pin=TINY.pin, source="data/pairs.jsonl",
+                                  files=(_pinned_file("data/pairs.jsonl", pairs),)))
+    try:
+        mirror = tmp_path / "pairs-mirror"
+        (mirror / "tinypairs" / "data").mkdir(parents=True)
+        (mirror / "tinypairs" / "data" / "pairs.jsonl").write_bytes(pairs)
+        cfg = tmp_path / "cfg" / "audit.yaml"
+        cfg.parent.mkdir()
+        cfg.write_text("name: t\ndatasets: [{name: jsonl, path: tinypairs/data/pairs.jsonl}, "
+                       "{name: jsonl, path: tinypairs, dataset: whole}]\njudges: ['sim:skill=0.8,seed=1']\n"
+                       "protocols: [direct]\nrepetitions: 1\n", encoding="utf-8")
+        plan = ["run", str(cfg), "--run-dir", str(tmp_path / "run"), "--plan"]
+        r = runner.invoke(app, plan)
+        assert r.exit_code == 3 and "datasets fetch tinypairs" in r.stderr, r.output
+        assert _fetch_cli("tinypairs", "--mirror", str(mirror))[0] == 0
+        r = runner.invoke(app, plan)
+        assert r.exit_code == 0, r.output
+        assert "trials: 32 " in r.stdout             # 2 datasets x 8 pairs x 2 orders, read from the cache
+        beside = cfg.parent / "tinypairs" / "data"   # a file beside the config wins over the name
+        beside.mkdir(parents=True)
+        (beside / "pairs.jsonl").write_text("not json\n", encoding="utf-8")
+        r = runner.invoke(app, plan)
+        assert r.exit_code == 3 and str(beside / "pairs.jsonl") in r.stderr, r.output
+    finally:
+        PINNED.pop("tinypairs", None)
+
+
 def test_upstream_urls_are_the_pinned_commits_raw_files() -> None:
     ds = PINNED["llmbar"]
     assert ds.url(ds.files[0]) == ("https://raw.githubusercontent.com/princeton-nlp/LLMBar/"
@@ -357,7 +390,7 @@ def test_fetched_llmbar_results_reproduce_llmbars_figures(benchmark_mirror: Benc
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """``import llmbar llmbar-results``: the repository's evaluators/<judge>/<strategy>/result.json layout
     gives LLMBar's published accuracy and positional agreement (GPT-4 Vanilla 0.955 / 0.95)."""
-    from verdictlab import open_store
+    from verdictlab import FigurePolicy, open_store
     from verdictlab.stats import reliability
 
     url = _need(benchmark_mirror, "llmbar-results")
@@ -365,7 +398,7 @@ def test_fetched_llmbar_results_reproduce_llmbars_figures(benchmark_mirror: Benc
     assert _fetch_cli("llmbar-results", "--mirror", url)[0] == 0
     r = runner.invoke(app, ["import", "llmbar", "llmbar-results", "--run-dir", str(tmp_path / "run")])
     assert r.exit_code == 0, r.output
-    cells = reliability(open_store(tmp_path / "run").judgments(), unparsed="wrong").set_index("judge")
+    cells = reliability(open_store(tmp_path / "run").judgments(), policy=FigurePolicy(unparsed="wrong")).set_index("judge")
     assert cells.loc["GPT-4", "A"] == pytest.approx(0.955) and cells.loc["GPT-4", "phi"] == pytest.approx(0.05)
     assert cells.loc["ChatGPT", "A"] == pytest.approx(0.74) and cells.loc["ChatGPT", "phi"] == pytest.approx(0.36)
 
