@@ -92,6 +92,7 @@ def _one_error_line(stderr: str) -> str:
 # -- the happy paths ----------------------------------------------------------------------------------------
 
 def test_fetch_over_http_verifies_and_the_name_then_stands_for_the_files(tiny: Path) -> None:
+    assert _listed_as("tiny") == "no"                                     # `datasets list` says which are fetched
     with MirrorServer(tiny) as srv:
         code, out, err = _fetch_cli("tiny", "--mirror", srv.url, "--format", "json")
     assert code == 0, err
@@ -102,7 +103,7 @@ def test_fetch_over_http_verifies_and_the_name_then_stands_for_the_files(tiny: P
     result = json.loads(out)["datasets"][0]
     assert result["downloaded"] == 2 and result["bytes_read"] == len(A_BYTES) + len(B_BYTES)
     assert "tiny: 2 file(s) downloaded" in err
-    assert is_fetched(TINY)
+    assert is_fetched(TINY) and _listed_as("tiny") == "yes"
     assert resolve_source("tiny") == str(d / "data")                      # the name: its source folder
     assert resolve_source("tiny/data/sub/b.json") == str(d / "data" / "sub" / "b.json")
     # the loader of a config entry without a path ... here jsonl, through --path NAME/PATH
