@@ -69,6 +69,7 @@ def test_every_example_loads_and_plans(path: Path, tmp_path: Path, monkeypatch: 
                                        benchmark_mirror: BenchmarkMirror) -> None:
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "VERDICTLAB_API_KEY"):
         monkeypatch.delenv(key, raising=False)              # a plan needs no key
+    monkeypatch.syspath_prepend(str(REPO / "examples"))     # python:my_judges:... as PYTHONPATH=examples does
     cfg = load_config(path)
     names = fetched_by_name(cfg)
     reason = benchmark_mirror.unfetchable(names)
