@@ -169,6 +169,12 @@ def test_a_run_configs_path_may_name_a_fetched_dataset(tiny: Path, tmp_path: Pat
         (beside / "pairs.jsonl").write_text("not json\n", encoding="utf-8")
         r = runner.invoke(app, plan)
         assert r.exit_code == 3 and str(beside / "pairs.jsonl") in r.stderr, r.output
+        # verdictlab.audit(data=...) takes the same NAME/PATH, as a string or in a config entry
+        from verdictlab import audit, open_store
+
+        for n, data in enumerate(("tinypairs/data/pairs.jsonl", {"name": "jsonl", "path": "tinypairs"})):
+            audit("sim:skill=0.8,seed=1", data, repetitions=1, run_dir=tmp_path / f"audit{n}", progress=False)
+            assert len(open_store(tmp_path / f"audit{n}").judgments()) == 16, data   # 8 pairs x 2 orders
     finally:
         PINNED.pop("tinypairs", None)
 
