@@ -442,7 +442,7 @@ def _score_ratio(d: DefinitionInput) -> pd.DataFrame | None:
 
 # -- verdictlab's own figures, in the same shape ------------------------------------------------------
 
-_OWN = "verdictlab (DESIGN.md, Reliability figures)"
+_OWN = "verdictlab (docs/definitions.md, verdictlab's own figures)"
 
 
 @register_definition(

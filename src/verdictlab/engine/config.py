@@ -325,8 +325,19 @@ class RunConfig(BaseModel):
         return self
 
     def resolved_path(self, spec: DatasetSpec) -> str | None:
-        """A dataset path, resolved against the config file's folder when relative."""
-        return None if spec.path is None else self.resolved_file(spec.path)
+        """A dataset path, resolved against the config file's folder when relative -- unless nothing is
+        there and it names a fetched public benchmark (``judgebench``, ``pandalm-results/data/x.json``):
+        then it is kept as written, for the loader to read the fetched files
+        (:func:`verdictlab.datasets.fetched.resolve_source`)."""
+        if spec.path is None:
+            return None
+        resolved = self.resolved_file(spec.path)
+        if not Path(spec.path).is_absolute() and not Path(resolved).exists():
+            from ..datasets.pins import PINNED
+
+            if Path(spec.path).parts[:1] and Path(spec.path).parts[0] in PINNED:
+                return spec.path
+        return resolved
 
     def resolved_file(self, path: str) -> str:
         """A file named in the config (a dataset, a probe's file), resolved against the config file's

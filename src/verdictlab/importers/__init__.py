@@ -134,14 +134,19 @@ def import_into(format: str, path: str | Path, *, run_dir: str | Path,
     """Read ``path`` with the importer for ``format`` and write it into ``run_dir`` (rows that differ
     from stored trials refuse the import unless ``replace``; see :func:`write_batch`).  A Parquet
     table into a store without judgments takes the bulk path (:mod:`._bulk`) when it can: the same
-    rows, column by column."""
+    rows, column by column.  ``path`` (and ``items_path``) may name a fetched dataset
+    (:func:`verdictlab.datasets.fetched.resolve_source`)."""
+    from ..datasets.fetched import resolve_source
     from ._batch import check_options, write_batch
 
+    path = resolve_source(path) or path              # a fetched dataset's name stands for its files
     if format == "votes":      # votes relabel a run's items: no judgment rows (importers.votes)
         from .votes import attach_votes
 
         return attach_votes(path, run_dir=run_dir, **options)
     importer = get_importer(format)
+    if options.get("items_path") is not None:
+        options["items_path"] = resolve_source(options["items_path"])
     check_options(options, path=str(path))
     if format == "parquet" and _builtin_parquet():
         from ._bulk import bulk_import_parquet

@@ -3,7 +3,7 @@
 The statistics room: pure numbers from frames -- no English (a ``reason`` may say why a figure is
 undefined, as an exception message would; what a figure *means* is said by
 :mod:`verdictlab.report.readings`), no I/O, no registry; it imports only :mod:`verdictlab.core.vocab`.
-Normative definitions: DESIGN.md "Reliability figures".  Undefined figures are NaN (or the value of
+The definitions: docs/definitions.md, "verdictlab's own figures".  Undefined figures are NaN (or the value of
 a ``zero_division`` keyword), never a silent 0; every figure comes with the N it stands on.  Cells are
 the full cell key (:data:`verdictlab.core.vocab.CELL_KEY`); a frame without a ``decoding`` column is free
 decoding (:func:`with_cell_columns`).

@@ -1,6 +1,6 @@
 """Reliability figures per cell: C, self-consistency, phi, A, A_dec, A_max, capability gap, T, T_joint.
 
-Definitions follow DESIGN.md "Reliability figures" (normative).  For pair i, order o in {AB, BA},
+Definitions: docs/definitions.md, "verdictlab's own figures" (the project's reference; tests pin them).  For pair i, order o in {AB, BA},
 repetitions r = 1..R and canonical verdict v(i,o,r):
 
 * ``N(i,o) = 1`` if all R verdicts of the unit (i,o) agree; ``C`` = mean N over units.
@@ -88,7 +88,7 @@ RELIABILITY_COLUMNS: tuple[str, ...] = (
 
 def trust_rate(C: float | np.ndarray, A: float | np.ndarray, phi: float | np.ndarray, *,
                q: float | np.ndarray = 0.5) -> float | np.ndarray:
-    """Trustworthy verdict rate T = C (A - phi q) (DESIGN.md; the paper's eq. 4 with q = 1/2).
+    """Trustworthy verdict rate T = C (A - phi q) (docs/definitions.md; the paper's eq. 4 with q = 1/2).
 
     Inputs are proportions in [0, 1]; NaN propagates (an undefined input gives an undefined T)."""
     out = np.asarray(C, dtype=float) * (np.asarray(A, dtype=float)

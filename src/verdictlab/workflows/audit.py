@@ -5,9 +5,9 @@ It writes the run config a user would write (:class:`~verdictlab.engine.config.R
 (:func:`~verdictlab.report.build_report`).  A judge is an id (``sim:...``, ``openai:...``,
 ``python:package.module:function``, ``python:NAME``), a config entry with its call settings, or a
 Python function, registered on the spot as ``python:<its name>`` (:func:`verdictlab.judge`).  The data is a
-file (``.jsonl``, ``.csv``, ``.parquet``), a registered dataset name (``demo``, ``llmbar``...), a config
-entry (``{"name": "llmbar", "path": ...}``), a list of dicts or a pandas DataFrame with the columns of
-the jsonl format (``item_id, question, response_a, response_b, label``); records are written to
+file (``.jsonl``, ``.csv``, ``.parquet``; ``NAME/PATH`` for a file of a fetched public benchmark), a
+registered dataset name (``demo``, ``llmbar``...), a config entry (``{"name": "llmbar", "path": ...}``),
+a list of dicts or a pandas DataFrame with the columns of the jsonl format (``item_id, question, response_a, response_b, label``); records are written to
 ``run_dir/data.jsonl`` first, so the run keeps the data it judged and a rerun resumes.
 
 In a notebook, whose cell already runs an event loop, the run goes to a thread of its own
@@ -90,14 +90,17 @@ def dataset_entry(data: Any, run_dir: Path, *, dataset: str = "data") -> dict[st
     """The run config's dataset entry for ``data`` (module docstring); records are written to
     ``run_dir/data.jsonl`` under the dataset name ``dataset``."""
     from ..datasets import dataset_names
+    from ..datasets.fetched import resolve_source
 
     if isinstance(data, Mapping):
         entry = dict(data)
-        if entry.get("path") is not None:
-            entry["path"] = str(Path(entry["path"]).expanduser().resolve())
+        if entry.get("path") is not None:          # a fetched dataset's NAME/PATH stands for its file
+            entry["path"] = str(Path(resolve_source(entry["path"]) or entry["path"]).expanduser().resolve())
         return entry
     if isinstance(data, str | os.PathLike):
         path = Path(data).expanduser()
+        if not path.exists() and not (isinstance(data, str) and data in dataset_names()):
+            path = Path(resolve_source(data) or data).expanduser()
         if path.is_file():
             loader = LOADER_BY_SUFFIX.get(path.suffix.lower())
             if loader is None:
