@@ -631,3 +631,37 @@ def register(app):
         "verdictlab.cli.bad_cmd line 8 calls .groupby() (a table computed in the CLI)",
         "verdictlab.cli.bad_cmd.drift is a command that calls no library function",
     ]
+
+
+# -- the engine asks a backend, never switches on its provider's name ------------------------------------
+def _docstring_nodes(tree: ast.AST) -> set[int]:
+    return {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+
+
+def provider_names_in(tree: ast.AST, providers: set[str]) -> list[tuple[int, str]]:
+    """String literals naming a judge provider (``"openai"``, ``"vllm:"``) outside docstrings: a comparison
+    with one, a table keyed by them or a tuple of them is the engine switching on a provider's name --
+    what it needs to know it asks the backend (``JudgeAPI.batch_adapter``, ``assumed_latency_s``,
+    ``cost``, ``sdk``, ``ray_data_stage``)."""
+    docs = _docstring_nodes(tree)
+    return sorted((n.lineno, n.value) for n in ast.walk(tree)
+                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+                  and n.value.removesuffix(":") in providers)
+
+
+def test_the_engine_names_no_provider() -> None:
+    from verdictlab.judges import judge_prefixes
+
+    providers = set(judge_prefixes())
+    found = {path: hits for path, tree in module_trees("engine") if (hits := provider_names_in(tree, providers))}
+    assert found == {}
+
+
+def test_the_provider_checker_sees_a_switch_on_a_name() -> None:
+    source = ('"""Docstrings may say openai."""\nif judge.provider == "anthropic":\n    pass\n'
+              'MAX = {"openai": 50_000}\nBATCH = ("openai-compatible", "x")\nok = "openai-ish"\n'
+              'if judge_id.startswith("vllm:"):\n    pass\n')
+    hits = provider_names_in(ast.parse(source), {"openai", "openai-compatible", "anthropic", "vllm"})
+    assert hits == [(2, "anthropic"), (4, "openai"), (5, "openai-compatible"), (7, "vllm:")]
