@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import importlib.metadata
 import platform
 import time
 from collections.abc import Iterable, Mapping
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.stopping import StopOnSignals, stop_reason
+from ..core.versions import installed_version
 from ..core.vocab import Decoding
 from ..errors import StoreError
 from ..judges.base import JudgeAPI
@@ -35,10 +35,9 @@ def library_versions(sdks: Iterable[str | None] = ()) -> dict[str, str | None]:
     # the installed distribution's version (pyproject's), read here rather than imported from the
     # package __init__, which imports the engine (an import cycle)
     for dist in dict.fromkeys(("verdictlab", "numpy", "pandas", "pydantic", *(s for s in sdks if s))):
-        try:
-            out[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            continue
+        version = installed_version(dist)
+        if version is not None:
+            out[dist] = version
     return out
 
 

@@ -61,8 +61,8 @@ from collections.abc import Iterable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
 from ..core.redact import redact_text
+from ..core.versions import installed_version
 from ..protocols.output_format import OutputFormat
 from .aiohttp_chat import AiohttpChatPoster
 from .base import (
@@ -543,7 +543,8 @@ class OpenAIJudge(JudgeAPI):
             import openai
 
             self._direct = AiohttpChatPoster(str(client.base_url), self._find_key()[0], openai,
-                                             user_agent=f"verdictlab/{__version__} openai/{openai.__version__}")
+                                             user_agent=f"verdictlab/{installed_version('verdictlab')} "
+                                                        f"openai/{openai.__version__}")
         return self._direct
 
     def _param_to_drop(self, exc: Exception, params: dict[str, Any]) -> str | None:

@@ -131,6 +131,7 @@ from .expected import (
     unit_expectation,
 )
 from .geval import CONTRADICTION_COLUMNS, contradiction_rates
+from .group_counts import VOTE_COLUMNS, block_of, distinct_count, n_distinct, vote_groups, votes_matrix
 from .intervals import Interval, bootstrap_interval, percentile_bounds, wilson_bounds, wilson_interval
 from .juries import (
     JURY_COLUMNS,
@@ -151,6 +152,16 @@ from .juries import (
     priority_verdicts,
     vote_codes,
     vote_counts,
+)
+from .label_validation import (
+    PAIR_VOTE_VALUES,
+    POINT_VOTE_VALUES,
+    LabelSplit,
+    TopLabel,
+    group_kinds,
+    item_predictions,
+    label_split,
+    top_label,
 )
 from .pointwise import UNPARSED, GradeAgreement, RubricAgreement, grade_agreement, rubric_agreement_figures
 from .ppi import (
@@ -219,6 +230,7 @@ from .stability import (
     anchor_direction_shifts,
     anchoring_shift,
     change_vs_noise,
+    n_changed,
     repetition_disagreement,
 )
 from .transitivity import (
@@ -449,6 +461,21 @@ __all__ = [
     "vote_codes",
     "vote_counts",
     "VOTE_TIE_RULES",
+    "VOTE_COLUMNS",
+    "PAIR_VOTE_VALUES",
+    "POINT_VOTE_VALUES",
+    "LabelSplit",
+    "TopLabel",
+    "group_kinds",
+    "item_predictions",
+    "label_split",
+    "top_label",
+    "block_of",
+    "distinct_count",
+    "n_distinct",
+    "n_changed",
+    "vote_groups",
+    "votes_matrix",
     "weak_order_consistent",
     "wilson_bounds",
     "wilson_interval",

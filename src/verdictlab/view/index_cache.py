@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import __version__
+from ..core.versions import installed_version
 from ..store import RunStore
 from ..store.column_cache import cache_root as _cache_root
 from ..store.column_cache import cached_folder, store_key, write_folder
@@ -47,7 +47,7 @@ def cache_root() -> Path:
 
 def index_key(store: RunStore, *, unparsed: str) -> str:
     """The key of the store's index as it is now (see the module docstring)."""
-    return store_key(store, f"format={CACHE_FORMAT}", f"verdictlab={__version__}", f"unparsed={unparsed}")
+    return store_key(store, f"format={CACHE_FORMAT}", f"verdictlab={installed_version('verdictlab')}", f"unparsed={unparsed}")
 
 
 def read_index(key: str, root: Path | None = None) -> CachedIndex | None:
