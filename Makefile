@@ -40,7 +40,7 @@ $(DEMO_STAMP): pyproject.toml
 setup: $(STAMP)
 
 $(STAMP): $(DEMO_STAMP)
-	$(PIP) install --quiet --prefer-binary --find-links $(VENV)/wheels -e '.[dev,local,ray,inspect,view]'
+	$(PIP) install --quiet --prefer-binary --find-links $(VENV)/wheels -e '.[dev,local,ray,inspect,view,alpaca]'
 	@touch $(STAMP)
 
 demo: $(DEMO_STAMP)
@@ -58,6 +58,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/stats_bench.py
+	$(BIN)/python bench/leaderboard_bench.py
 	$(BIN)/python bench/engine_bench.py
 	$(BIN)/python bench/local_judge_bench.py
 	$(BIN)/python bench/view_bench.py

@@ -75,11 +75,11 @@ def test_judge_family_from_ids():
     assert judge_family("sim:skill=0.8,seed=1") is None
 
 
-def test_self_preference_table_from_items_meta():
+def test_self_preference_table_from_item_systems():
     # judge family "llama"; every pair is llama-x vs gpt-y.  The judge always picks llama.
     # gold: llama better on 4 pairs, gpt better on 6 -> P(own | own wrong) = 1, P(other | other wrong) = 0.
     items = [PairItem(item_id=str(i), dataset="d", question="?", response_a="a", response_b="b",
-                      label="A" if i < 4 else "B", meta={"model_a": "llama-3", "model_b": "gpt-4"})
+                      label="A" if i < 4 else "B", system_a="llama-3", system_b="gpt-4")
              for i in range(10)]
     rows = [{"judge": "sim:family=llama", "protocol": "direct", "dataset": "d", "temperature": 0.0,
              "item_id": it.item_id, "order": o, "rep": 0, "step": "", "verdict": "A", "label": it.label}

@@ -32,7 +32,7 @@ def test_multi_jsonl_expands_into_all_pairs_with_labels(tmp_path: Path):
     xw = by_pair[frozenset(("x", "w"))]
     assert xw.label == ("A" if xw.meta["system_a"] == "x" else "B")
     assert xw.response_a == {"x": "rx", "w": "rw"}[xw.meta["system_a"]]
-    assert xw.meta["model_a"] == xw.meta["system_a"] and xw.category == "math"
+    assert xw.system_a == xw.meta["system_a"] and xw.category == "math"
     q2 = [it for it in load.items if it.meta["multi_id"] == "2"]
     zx = next(it for it in q2 if {it.meta["system_a"], it.meta["system_b"]} == {"z", "x"})
     assert zx.label == ("A" if zx.meta["system_a"] == "z" else "B")   # ranking: z best
@@ -79,21 +79,21 @@ def test_mtbench_answers_directory(tmp_path: Path):
     assert len(load.items) == 3 and load.dropped[0]["row"] == "82"
     it = load.items[0]
     assert it.question == "T2" and it.response_a == "a2" and it.meta["multi_id"] == "81"
-    assert {it.meta["model_a"], it.meta["model_b"]} <= {"gpt-4", "llama-13b", "vicuna-13b"}
+    assert {it.system_a, it.system_b} <= {"gpt-4", "llama-13b", "vicuna-13b"}
     with pytest.raises(ItemError, match="question.jsonl, row 1, field .turns.: needs question_id and turns with at least 3"):
         load_dataset("mtbench-answers", path=str(root), turn=3)
 
 
-def test_loaders_that_know_the_authoring_systems_fill_model_a_and_model_b(tmp_path: Path):
+def test_loaders_that_know_the_authoring_systems_fill_system_a_and_system_b(tmp_path: Path):
     m = MultiItem(item_id="q", dataset="d", question="?", responses={"a": "1", "b": "2", "c": "3"})
-    assert all((p.model_a, p.model_b) == (p.meta["system_a"], p.meta["system_b"]) for p in expand_pairs([m]))
+    assert all((p.system_a, p.system_b) == (p.meta["system_a"], p.meta["system_b"]) for p in expand_pairs([m]))
     conv = [{"role": "user", "content": "ask"}, {"role": "assistant", "content": "reply"}]
     _write(tmp_path / "arena.jsonl", [{"question_id": "q0", "model_a": "m1", "model_b": "m2", "winner": "model_a",
                                        "judge": "u", "conversation_a": conv, "conversation_b": conv, "turn": 1}])
     it = load_dataset("arena", path=str(tmp_path / "arena.jsonl")).items[0]
-    assert (it.model_a, it.model_b) == ("m1", "m2")
+    assert (it.system_a, it.system_b) == ("m1", "m2")
     # mtbench-human orders the two models by name: canonical A is the first in sorted order
     _write(tmp_path / "mt.jsonl", [{"question_id": 81, "model_a": "vicuna", "model_b": "alpaca", "winner": "model_a",
                                     "judge": "e1", "conversation_a": conv, "conversation_b": conv, "turn": 1}])
     it = load_dataset("mtbench-human", path=str(tmp_path / "mt.jsonl")).items[0]
-    assert (it.model_a, it.model_b) == ("alpaca", "vicuna")
+    assert (it.system_a, it.system_b) == ("alpaca", "vicuna")

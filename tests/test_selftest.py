@@ -36,7 +36,7 @@ def test_item_view_follows_the_shown_order():
     from verdictlab.core.items import PairItem
 
     it = PairItem(item_id="1", dataset="d", question="?", response_a="long answer", response_b="short",
-                  meta={"model_a": "alpha-7b", "model_b": "bravo-7b", "anchor_side": "B"})
+                  system_a="alpha-7b", system_b="bravo-7b", meta={"anchor_side": "B"})
     assert item_view(it, "AB") == {"shown_chars": [11, 5], "shown_models": ["alpha-7b", "bravo-7b"],
                                    "item_meta": it.meta}
     assert item_view(it, "BA")["shown_models"] == ["bravo-7b", "alpha-7b"]

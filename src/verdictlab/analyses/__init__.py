@@ -96,6 +96,16 @@ class AnalysisInput:
         return self.judgments[self.point_mask]
 
     @cached_property
+    def votes(self) -> pd.DataFrame:
+        """The human annotators' votes on the run's pair items, one row each: ``dataset, item_id,
+        annotator, vote`` (canonical ``A`` / ``B`` / ``tie``) and ``label_rule``, the rule that made the
+        item's gold label from them (:data:`verdictlab.core.vocab.GOLD_RULES`; None when the label was
+        given directly).  Empty (with those columns) when no item has votes."""
+        from ._frames import vote_frame
+
+        return vote_frame(self.items or ())
+
+    @cached_property
     def debate(self) -> pd.DataFrame:
         p = self.judgments[~self.point_mask]
         return p[p["protocol"] == DEBATE_PROTOCOL]

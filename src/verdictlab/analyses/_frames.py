@@ -112,6 +112,20 @@ def _empty(columns: Sequence[str] | None = None) -> pd.DataFrame:
     return judgment_frame(frame) if columns is None else frame
 
 
+#: the columns of :func:`vote_frame`
+VOTE_COLUMNS: tuple[str, ...] = ("dataset", "item_id", "annotator", "vote", "label_rule")
+
+
+def vote_frame(items: Sequence[object]) -> pd.DataFrame:
+    """Every annotator vote of the pair items (``PairItem.votes``), one row each, in item order:
+    :data:`VOTE_COLUMNS`, ``vote`` in canonical terms."""
+    from ..core.items import PairItem
+
+    rows = [(it.dataset, it.item_id, v.annotator, v.vote, it.label_rule)
+            for it in items if isinstance(it, PairItem) for v in it.votes]
+    return pd.DataFrame(rows, columns=list(VOTE_COLUMNS), dtype=object)
+
+
 def pointwise_mask(judgments: pd.DataFrame, items: Sequence[object] | None = None) -> pd.Series:
     """True for rows of pointwise items (rubric / graded verdicts), which pairwise statistics such as
     :func:`verdictlab.stats.reliability` must not see.  With ``items`` (``RunStore.items()``) the item

@@ -1,8 +1,8 @@
 """Self-preference: own-family preference against the gold rate, and P(prefers own | own wrong) against
 P(prefers other | other wrong) (:mod:`verdictlab.stats.self_preference`).
 
-Needs pair items that name the authoring system of each response (``model_a`` / ``model_b`` -- the
-item fields, or ``meta["model_a"]`` / ``meta["model_b"]`` as the multi-response loaders write them)
+Needs pair items that name the authoring system of each response (``system_a`` / ``system_b`` -- the
+item fields, or ``meta["system_a"]`` / ``meta["system_b"]``)
 and the judge's model family: ``inp.extra["judge_families"]`` (judge id -> family) when given, else
 :func:`judge_family` reads it from the judge id.  A response belongs to the family when the family
 name occurs in its system name (case-insensitive), or by ``inp.extra["system_families"]``
@@ -49,14 +49,15 @@ def _models(items: Sequence[Any] | pd.DataFrame) -> pd.DataFrame:
         return v if v is not None else (meta or {}).get(key)
 
     if isinstance(items, pd.DataFrame):
-        recs = [(d, str(i), r.get("model_a") or (m or {}).get("model_a"), r.get("model_b") or (m or {}).get("model_b"))
+        recs = [(d, str(i), r.get("system_a") or (m or {}).get("system_a"),
+                 r.get("system_b") or (m or {}).get("system_b"))
                 for d, i, m, r in zip(items["dataset"], items["item_id"], items["meta"],
                                       items.to_dict("records"), strict=True)]
     else:
-        recs = [(it.dataset, str(it.item_id), get(it, it.meta, "model_a"), get(it, it.meta, "model_b"))
+        recs = [(it.dataset, str(it.item_id), get(it, it.meta, "system_a"), get(it, it.meta, "system_b"))
                 for it in items]
-    out = pd.DataFrame(recs, columns=["dataset", "item_id", "model_a", "model_b"])
-    return out[out["model_a"].notna() & out["model_b"].notna()]
+    out = pd.DataFrame(recs, columns=["dataset", "item_id", "system_a", "system_b"])
+    return out[out["system_a"].notna() & out["system_b"].notna()]
 
 
 def self_preference_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame, *,
@@ -67,14 +68,15 @@ def self_preference_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.Dat
     models = _models(items)
     if models.empty or judgments.empty:
         return pd.DataFrame(columns=list(SELF_PREFERENCE_COLUMNS))
-    units = unit_frame(judgments, by=CELL, unparsed=unparsed).merge(models, on=["dataset", "item_id"])
+    units = unit_frame(judgments, by=CELL, unparsed=unparsed).drop(columns=["system_a", "system_b"], errors="ignore")
+    units = units.merge(models, on=["dataset", "item_id"])
     rows = []
     for key, g in units.groupby(CELL, sort=True):
         cell = dict(zip(CELL, key, strict=True))
         fam = (judge_families or {}).get(str(cell["judge"])) or judge_family(str(cell["judge"]))
         if not fam:
             continue
-        own = family_side(g["model_a"], g["model_b"], fam, system_family=system_families)
+        own = family_side(g["system_a"], g["system_b"], fam, system_family=system_families)
         sub = g.assign(own_side=own)
         sub = sub[pd.notna(sub["own_side"])]
         if sub.empty:

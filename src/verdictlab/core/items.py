@@ -17,10 +17,10 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import InputError
-from .vocab import LABELS, ORDERS, swap
+from .vocab import LABELS, ORDERS, CurationStatus, PerturbationClass, check_gold_rule, swap
 
 Label = Literal["A", "B", "tie"]
 Verdict = Literal["A", "B", "tie"]
@@ -180,8 +180,32 @@ def normalise_label(value: Any) -> str | None:
     raise ValueError(f"label must be 'A', 'B', 'tie' or null, got {value!r}")
 
 
+#: the field names an item of an earlier verdictlab gave the systems (read as ``system_a`` / ``system_b``)
+_RENAMED_FIELDS = {"model_a": "system_a", "model_b": "system_b"}
+
+
+class Vote(BaseModel):
+    """One annotator's vote on a pair, in canonical terms (``A`` = response_a is better)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    annotator: str = Field(min_length=1)
+    vote: Label
+
+    @field_validator("vote", mode="before")
+    @classmethod
+    def _vote(cls, v: Any) -> str | None:
+        return normalise_label(v)
+
+
 class PairItem(BaseModel):
-    """Two responses to one question, in canonical order, with an optional gold label."""
+    """Two responses to one question, in canonical order, with an optional gold label.
+
+    ``system_a`` / ``system_b`` name the systems that wrote ``response_a`` / ``response_b`` (None =
+    unknown).  ``votes`` are the human annotators' votes on the pair (canonical terms) when the source
+    has them, and ``label_rule`` the rule that made ``label`` from them
+    (:func:`verdictlab.core.vocab.gold_label`); a label given directly has no rule.  An item written
+    by an earlier verdictlab with ``model_a`` / ``model_b`` reads as ``system_a`` / ``system_b``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -194,8 +218,31 @@ class PairItem(BaseModel):
     reference: str | None = None
     category: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
-    model_a: str | None = None       # authoring system of response_a (None = unknown)
-    model_b: str | None = None       # authoring system of response_b
+    system_a: str | None = None      # the system that wrote response_a (None = unknown)
+    system_b: str | None = None      # the system that wrote response_b
+    votes: tuple[Vote, ...] = ()
+    label_rule: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        """``model_a`` / ``model_b`` (items written before systems had their own name) -> ``system_*``."""
+        if isinstance(data, dict) and any(k in data for k in _RENAMED_FIELDS):
+            data = dict(data)
+            for old, new in _RENAMED_FIELDS.items():
+                if old in data:
+                    value = data.pop(old)
+                    if data.get(new) is not None and value is not None and data[new] != value:
+                        raise ValueError(f"{old} {value!r} and {new} {data[new]!r} name different systems")
+                    data.setdefault(new, value)
+                    if data[new] is None:
+                        data[new] = value
+        return data
+
+    @field_validator("label_rule")
+    @classmethod
+    def _label_rule(cls, v: str | None) -> str | None:
+        return v if v is None else check_gold_rule(v)
 
     @field_validator("label", mode="before")
     @classmethod
@@ -243,6 +290,72 @@ class PointItem(BaseModel):
         return v
 
 
+#: the ``PointItem.meta`` key that makes an item a perturbed copy of another (:class:`Perturbation`)
+PERTURBATION_KEY = "perturbation"
+#: how a perturbation was written: by a rule (counts as generated) or by a model (counts once accepted)
+PERTURBATION_ORIGINS: tuple[str, ...] = ("deterministic", "model")
+_KIND = r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$"
+
+
+class Perturbation(BaseModel):
+    """What makes a :class:`PointItem` a perturbed copy of another item: ``item.meta["perturbation"]``.
+
+    The perturbed item lives in the same dataset as its source (so the grader's figures on both sit in
+    one cell) under an id of its own; its ``label`` is the *expected* label -- the source's label for a
+    ``preserving`` perturbation, the flipped label for a ``changing`` one.  Fields:
+
+    * ``source_id``: the ``item_id`` of the unperturbed item (same dataset);
+    * ``kind``: dotted name of the perturbation, e.g. ``format.whitespace``, ``verbosity.pad``,
+      ``paraphrase``, ``label_flip``;
+    * ``class``: ``preserving`` (the grade must not change) or ``changing`` (the gold label flips);
+    * ``origin``: ``deterministic`` (written by a rule) or ``model`` (written by a model);
+    * ``status``: the curation status, ``generated`` / ``accepted`` / ``rejected`` / ``edited``;
+    * ``source_label``: the source item's label as the generator saw it (optional; the figures join
+      the source item itself).
+
+    Only cases that :meth:`counts` enter the figures: deterministic ones, and model-written ones a
+    person accepted."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
+
+    source_id: str = Field(min_length=1)
+    kind: str = Field(pattern=_KIND)
+    perturbation_class: PerturbationClass = Field(alias="class")
+    origin: Literal["deterministic", "model"]
+    status: CurationStatus = CurationStatus.GENERATED
+    source_label: float | int | str | None = None
+
+    @field_validator("source_id", mode="before")
+    @classmethod
+    def _source_id(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+    def counts(self) -> bool:
+        """Whether the case enters the figures: deterministic, or model-written and accepted."""
+        return self.origin == "deterministic" or self.status == CurationStatus.ACCEPTED
+
+    def as_meta(self) -> dict[str, Any]:
+        """The JSON-ready value stored under ``meta["perturbation"]``."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def perturbation_of(item: Any) -> Perturbation | None:
+    """The :class:`Perturbation` of a point item (``None`` for an unperturbed item); a malformed
+    ``meta["perturbation"]`` raises :class:`ItemError` naming the item and the field."""
+    meta = getattr(item, "meta", None) or {}
+    raw = meta.get(PERTURBATION_KEY)
+    if raw is None:
+        return None
+    try:
+        return Perturbation.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        raise ItemError(err.get("msg", str(exc)), path=f"item {getattr(item, 'dataset', '?')}/"
+                        f"{getattr(item, 'item_id', '?')}",
+                        field=f"meta.{PERTURBATION_KEY}" + (f".{where}" if where else "")) from None
+
+
 def make_pair_item(record: dict[str, Any], *, path: str | None = None, row: int | None = None,
                    **defaults: Any) -> PairItem:
     """Build a :class:`PairItem`, turning pydantic errors into an :class:`ItemError` that names
@@ -256,6 +369,13 @@ def make_pair_item(record: dict[str, Any], *, path: str | None = None, row: int 
         raise ItemError(err.get("msg", str(exc)), path=path, row=row, field=field) from None
 
 
+def item_systems(item: PairItem | PointItem) -> dict[str, str | None]:
+    """The judgment columns ``system_a`` / ``system_b`` of a row about ``item`` (empty for a point item)."""
+    if isinstance(item, PairItem):
+        return {"system_a": item.system_a, "system_b": item.system_b}
+    return {}
+
+
 def to_canonical(shown_verdict: str | None, order: str) -> str | None:
     """Map a verdict given in *shown* terms (``A`` = first shown) back to canonical terms
     (:func:`verdictlab.core.vocab.swap`)."""
@@ -267,5 +387,7 @@ def to_shown(canonical_verdict: str | None, order: str) -> str | None:
     return swap(canonical_verdict, order)
 
 
-__all__ = ["LABELS", "MAX_PROBLEMS", "ORDERS", "ItemError", "ItemProblems", "Label", "Order", "PairItem", "PointItem",
-           "Problems", "Verdict", "derived_item_id", "text_id", "make_pair_item", "normalise_label", "to_canonical", "to_shown"]
+__all__ = ["LABELS", "MAX_PROBLEMS", "ORDERS", "PERTURBATION_KEY", "PERTURBATION_ORIGINS", "ItemError",
+           "ItemProblems", "Label", "Order", "PairItem", "Perturbation", "PointItem", "Problems", "Verdict", "Vote",
+           "derived_item_id", "item_systems", "make_pair_item", "normalise_label", "perturbation_of", "text_id",
+           "to_canonical", "to_shown"]

@@ -61,6 +61,8 @@ JUDGMENT_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("prompt_hash", "TEXT", "sha1 of the full request (messages + parameters)"),
     ("created_at", "REAL", "unix time the row was written"),
     ("decoding", "TEXT", "free | constrained: how the judge's output was decoded (free in runs stored before decoding became a factor)"),
+    ("system_a", "TEXT", "the system that wrote response_a, if known"),
+    ("system_b", "TEXT", "the system that wrote response_b, if known"),
 )
 JUDGMENT_COLUMN_NAMES: tuple[str, ...] = tuple(c[0] for c in JUDGMENT_COLUMNS)
 TRIAL_KEY_COLUMNS: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "order", "temperature",
@@ -105,6 +107,8 @@ class Judgment:
     prompt_hash: str | None = None
     created_at: float | None = None
     decoding: str = DEFAULT_DECODING
+    system_a: str | None = None
+    system_b: str | None = None
 
     def values(self) -> tuple[Any, ...]:
         """The row as a tuple in :data:`JUDGMENT_COLUMN_NAMES` order (what the store inserts)."""

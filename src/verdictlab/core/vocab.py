@@ -16,7 +16,7 @@ turns shown verdicts into canonical ones and back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -61,6 +61,24 @@ class Decoding(StrEnum):
     CONSTRAINED = "constrained"
 
 
+class PerturbationClass(StrEnum):
+    """What a perturbation of a point item does to its meaning: ``preserving`` (the grade must not
+    change: format, verbosity, paraphrase) or ``changing`` (the gold label flips: the grade must follow)."""
+
+    PRESERVING = "preserving"
+    CHANGING = "changing"
+
+
+class CurationStatus(StrEnum):
+    """Where a generated test case stands with the person curating it.  A model-written case counts in
+    the figures only once ``accepted``; a deterministic one (a rule wrote it) counts as generated."""
+
+    GENERATED = "generated"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    EDITED = "edited"
+
+
 ORDERS: tuple[str, ...] = (Order.AB.value, Order.BA.value)
 VERDICTS: tuple[str, ...] = (Verdict.A.value, Verdict.B.value, Verdict.TIE.value)
 LABELS: tuple[str, ...] = VERDICTS
@@ -70,10 +88,61 @@ UNPARSED_POLICIES: tuple[str, ...] = tuple(p.value for p in UnparsedPolicy)
 DEFAULT_UNPARSED: str = UnparsedPolicy.EXCLUDE.value
 DECODINGS: tuple[str, ...] = tuple(d.value for d in Decoding)
 DEFAULT_DECODING: str = Decoding.FREE.value
+#: the rules that make a pair's gold label from its annotators' votes (:func:`gold_label`): ``majority``
+#: (more than half of the votes; a tie when no vote has that), ``majority-or-none`` (the same, but no
+#: label when no vote has more than half), ``mean-sign`` (the sign of the mean vote with A = +1, B = -1,
+#: tie = 0), ``unanimous`` (a label only when every vote agrees, none otherwise)
+GOLD_RULES: tuple[str, ...] = ("majority", "majority-or-none", "mean-sign", "unanimous")
+#: what a stated rule adds when a tie outcome leaves the pair unlabelled (``"mean-sign, ties dropped"``)
+TIES_DROPPED = ", ties dropped"
 #: the names a protocol may show the two responses under (G-Eval; the ``labels`` probe): first, second
 LABEL_SETS: dict[str, tuple[str, str]] = {"ab": ("A", "B"), "12": ("1", "2"), "pq": ("P", "Q")}
 
 _SWAPPED = {"A": "B", "B": "A"}
+
+
+_VOTE_SIGN = {"A": 1, "B": -1, "tie": 0}
+
+
+def check_gold_rule(rule: str) -> str:
+    """``rule`` itself if it states a gold rule: one of :data:`GOLD_RULES`, optionally followed by
+    :data:`TIES_DROPPED`; ``ValueError`` otherwise."""
+    base = rule[: -len(TIES_DROPPED)] if isinstance(rule, str) and rule.endswith(TIES_DROPPED) else rule
+    if base not in GOLD_RULES:
+        raise ValueError(f"gold rule must be one of {list(GOLD_RULES)} (optionally + {TIES_DROPPED!r}), got {rule!r}")
+    return rule
+
+
+def gold_label(votes: Sequence[str], rule: str) -> str | None:
+    """The gold label of a pair from its annotators' votes (canonical ``A`` / ``B`` / ``tie``) under
+    ``rule`` (:func:`check_gold_rule`): the one definition every loader, importer and figure uses.
+
+    ``majority``: the vote more than half of the votes give, else ``tie`` (``majority-or-none``: else
+    None).  ``mean-sign``: the sign of
+    the mean with A = +1, B = -1, tie = 0 (positive ``A``, negative ``B``, zero ``tie``) -- it differs
+    from ``majority`` when one decisive vote and ties outnumber the other side (A, tie, tie: ``A``
+    here, ``tie`` by majority).  ``unanimous``: the common vote when all agree, else None (no label).
+    ``..., ties dropped``: a ``tie`` outcome is no label (None).  No votes: None.  A vote other than
+    A / B / tie is a ``ValueError``."""
+    check_gold_rule(rule)
+    bad = [v for v in votes if v not in _VOTE_SIGN]
+    if bad:
+        raise ValueError(f"a vote must be 'A', 'B' or 'tie', got {bad[0]!r}")
+    if not votes:
+        return None
+    drop_ties = rule.endswith(TIES_DROPPED)
+    base = rule[: -len(TIES_DROPPED)] if drop_ties else rule
+    n_a, n_b = sum(v == "A" for v in votes), sum(v == "B" for v in votes)
+    n_tie = len(votes) - n_a - n_b
+    label: str | None
+    if base == "unanimous":
+        label = votes[0] if max(n_a, n_b, n_tie) == len(votes) else None
+    elif base in ("majority", "majority-or-none"):
+        best = max((n_a, "A"), (n_b, "B"), (n_tie, "tie"))
+        label = best[1] if 2 * best[0] > len(votes) else "tie" if base == "majority" else None
+    else:       # mean-sign: the sign of (n_a - n_b) / n
+        label = "A" if n_a > n_b else "B" if n_b > n_a else "tie"
+    return None if drop_ties and label == "tie" else label
 
 
 def check_order(order: str) -> str:
@@ -230,23 +299,29 @@ __all__ = [
     "DECODINGS",
     "DEFAULT_DECODING",
     "DEFAULT_UNPARSED",
+    "GOLD_RULES",
+    "TIES_DROPPED",
     "LABELS",
     "ORDERS",
     "PARSE_STATUSES",
     "UNPARSED_POLICIES",
     "VERDICTS",
     "CellKey",
+    "CurationStatus",
     "Decoding",
     "Order",
     "ParseStatus",
+    "PerturbationClass",
     "UnparsedPolicy",
     "Verdict",
     "canonical_first_won",
     "check_decoding",
+    "check_gold_rule",
     "check_order",
     "check_unparsed",
     "first_shown",
     "first_shown_array",
+    "gold_label",
     "order_showing_first",
     "other_side",
     "shown_first_won",

@@ -77,7 +77,7 @@ def load_arena(path: str | None = None, *, hub: str | None = None, split: str = 
              "question": format_turns(users_a, n_turns, speaker="User"),
              "response_a": format_turns(answers_a, n_turns, speaker="Assistant"),
              "response_b": format_turns(answers_b, n_turns, speaker="Assistant"),
-             "label": label, "category": rec.get("language") or None, "model_a": model_a, "model_b": model_b,
+             "label": label, "category": rec.get("language") or None, "system_a": model_a, "system_b": model_b,
              "meta": {"source": "chatbot_arena_conversations", "question_id": qid, "winner": winner,
                       "model_a": model_a, "model_b": model_b, "turns": n_turns, "row": row}},
             path=src, row=row))

@@ -11,8 +11,10 @@ sorted order (``response_a`` = the answer of the alphabetically first model) so 
 experts' votes, given in either order, land on one item; ``item_id`` =
 ``"<question_id>-<model A>-vs-<model B>-t<turn>"``.  For turn 2 the question holds both user turns
 and each response both assistant turns, labelled, the way MT-Bench shows a second turn.
-Votes are aggregated with ``vote_rule``: ``"majority"`` (a strict majority of the votes; a tie when
-there is none) or ``"unanimous"`` (the label only when all experts agree; ``None`` otherwise).
+Votes are aggregated with ``vote_rule`` (:func:`verdictlab.core.vocab.gold_label`): ``"majority"`` (a
+strict majority of the votes; a tie when there is none), ``"mean-sign"`` or ``"unanimous"`` (the label
+only when all experts agree; ``None`` otherwise).  The experts' votes are the item's ``votes``
+(annotator = the expert id) and the rule its ``label_rule``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections import defaultdict
 from typing import Any
 
 from ..core.items import ItemError, PairItem, make_pair_item
+from ..core.vocab import gold_label
 from ._common import (
     check_no_options,
     check_tie_policy,
@@ -35,7 +38,7 @@ from .hub import source_rows
 from .registry import DatasetLoad
 
 HUB_ID = "lmsys/mt_bench_human_judgments"
-VOTE_RULES = ("majority", "unanimous")
+VOTE_RULES = ("majority", "mean-sign", "unanimous")
 WINNERS = {"model_a": "model_a", "model_b": "model_b", "tie": "tie", "tie (bothbad)": "tie"}
 
 
@@ -82,12 +85,12 @@ def _member_votes(members: list[tuple[int, dict[str, Any]]], model_a: str) -> tu
 
 
 def _vote_label(votes: list[str], vote_rule: str) -> tuple[str | None, bool]:
-    """The item label under ``vote_rule`` and whether the votes were split (no majority / not unanimous)."""
+    """The item label under ``vote_rule`` and whether the votes were split (no strict majority / not
+    unanimous / a mean of zero)."""
+    label = gold_label(votes, vote_rule)
     if vote_rule == "majority":
-        label = majority(votes)
-        return ("tie", True) if label is None else (label, False)
-    label = votes[0] if all(v == votes[0] for v in votes) else None
-    return label, label is None
+        return label, majority(votes) is None
+    return label, label is None or (vote_rule == "mean-sign" and label == "tie" and any(v != "tie" for v in votes))
 
 
 def load_mtbench_human(path: str | None = None, *, hub: str | None = None, split: str = "human",
@@ -132,12 +135,15 @@ def load_mtbench_human(path: str | None = None, *, hub: str | None = None, split
              "question": format_turns(users, turn, speaker="User"),
              "response_a": format_turns(answers_a, turn, speaker="Assistant"),
              "response_b": format_turns(answers_b, turn, speaker="Assistant"),
-             "label": label, "category": f"turn-{turn}", "model_a": model_a, "model_b": model_b,
+             "label": label, "category": f"turn-{turn}", "system_a": model_a, "system_b": model_b,
+             "votes": [{"annotator": str(j), "vote": v} for v, j in zip(votes, judges, strict=True)],
+             "label_rule": vote_rule,
              "meta": {"source": "mt_bench_human_judgments", "question_id": qid, "turn": turn,
                       "model_a": model_a, "model_b": model_b, "votes": votes, "judges": judges,
                       "rows": [r for r, _ in members]}},
             path=src, row=row))
-    what = "no strict majority (labelled tie)" if vote_rule == "majority" else "not unanimous (label null)"
+    what = {"majority": "no strict majority (labelled tie)", "mean-sign": "split evenly (labelled tie)",
+            "unanimous": "not unanimous (label null)"}[vote_rule]
     notes = [f"{len(rows)} vote(s) aggregated into {len(groups)} item(s) with vote_rule={vote_rule}",
              f"{n_split} item(s) {what}", f"tie_policy={tie_policy}"]
     return finish(name, list(items), source=src, dropped=dropped, notes=notes, limit=limit)

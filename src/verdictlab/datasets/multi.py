@@ -6,8 +6,8 @@ BA), so every ordered pair is seen.  Which system is canonical ``A`` is drawn pe
 RNG (default seed 42; recorded in the load notes), so gold labels are not all on one side.
 
 Pair item ids are ``<item_id>::<system_a>::<system_b>``; every pair item records in ``meta``:
-``multi_id`` (the multi-response item), ``system_a`` / ``system_b`` and ``model_a`` / ``model_b``
-(the authoring systems, for self-preference).  When the source gives a gold score per system
+``multi_id`` (the multi-response item) and ``system_a`` / ``system_b``, which are also the pair's own
+``system_a`` / ``system_b`` (they travel into every judgment row, for self-preference and the leaderboard).  When the source gives a gold score per system
 (``scores``, higher is better) or a gold ranking (``ranking``, best first), the pair's label is the
 better system (equal scores: ``tie``); otherwise the pair is unlabelled.
 
@@ -101,11 +101,11 @@ def expand_pairs(items: list[MultiItem], *, seed: int = 42) -> list[PairItem]:
         scores = it.gold_scores()
         for x, y in combinations(sorted(it.responses), 2):
             a, b = (y, x) if rng.integers(0, 2) else (x, y)
-            meta = {**it.meta, "multi_id": it.item_id, "system_a": a, "system_b": b, "model_a": a, "model_b": b}
+            meta = {**it.meta, "multi_id": it.item_id, "system_a": a, "system_b": b}
             out.append(PairItem(item_id=f"{it.item_id}{PAIR_ID_SEP}{a}{PAIR_ID_SEP}{b}", dataset=it.dataset,
                                 question=it.question, response_a=it.responses[a], response_b=it.responses[b],
                                 label=_label(scores, a, b), reference=it.reference, category=it.category,
-                                meta=meta, model_a=a, model_b=b))
+                                meta=meta, system_a=a, system_b=b))
     return out
 
 

@@ -7,7 +7,8 @@ label is 0 (tie), 1 (response1 better) or 2 (response2 better).
 Mapping: ``response1`` -> ``response_a``; question = instruction, followed by the input when there is
 one; gold label = the majority of the three annotators (1 -> "A", 2 -> "B", 0 -> "tie": ties are
 kept as ties).  With no majority (e.g. 0, 1, 2) the label is ``None`` and ``meta["no_majority"]`` is
-set.  ``tie_policy="drop"`` drops tie-majority pairs and lists them in ``dropped``; the PandaLM
+set (rule ``majority-or-none`` of :func:`verdictlab.core.vocab.gold_label`; the three votes are the
+item's ``votes``).  ``tie_policy="drop"`` drops tie-majority pairs and lists them in ``dropped``; the PandaLM
 papers' usual "valid pairs" count is the one left after that.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.items import PairItem, make_pair_item, text_id
+from ..core.vocab import gold_label
 from ._common import (
     as_int_choice,
     check_no_options,
@@ -24,7 +26,6 @@ from ._common import (
     finish,
     get_field,
     get_str,
-    majority,
     read_records,
     require_path,
 )
@@ -32,6 +33,8 @@ from .registry import DatasetLoad
 
 ANNOTATORS = ("annotator1", "annotator2", "annotator3")
 VOTE_LABELS = {0: "tie", 1: "A", 2: "B"}
+#: the gold rule of the PandaLM test set: a strict majority of the three annotators, no label without one
+GOLD_RULE = "majority-or-none"
 
 
 def load_pandalm(path: str | None, *, dataset: str | None = None, tie_policy: str = "keep",
@@ -63,8 +66,7 @@ def load_pandalm(path: str | None, *, dataset: str | None = None, tie_policy: st
         b = get_str(rec, "response2", path=src, row=row)
         votes = [as_int_choice(get_field(rec, f, path=src, row=row), VOTE_LABELS, path=src, row=row,
                                field=f) for f in ANNOTATORS]
-        vote = majority(votes)
-        label = None if vote is None else VOTE_LABELS[vote]
+        label = gold_label([VOTE_LABELS[v] for v in votes], GOLD_RULE)
         if label == "tie" and tie_policy == "drop":
             dropped.append({"row": row, "item_id": item_id, "reason": "tie majority"})
             continue
@@ -73,16 +75,17 @@ def load_pandalm(path: str | None, *, dataset: str | None = None, tie_policy: st
         if coerced:
             meta["coerced_bool_to_text"] = coerced
             n_coerced += 1
-        if vote is None:
+        if label is None:
             meta["no_majority"] = True
             n_no_majority += 1
         items.append(make_pair_item(
             {"item_id": item_id, "dataset": name, "question": question, "response_a": a,
              "response_b": b, "label": label, "category": rec.get("motivation_app") or None,
-             "meta": meta}, path=src, row=row))
+             "votes": [{"annotator": f, "vote": VOTE_LABELS[v]} for f, v in zip(ANNOTATORS, votes, strict=True)],
+             "label_rule": GOLD_RULE, "meta": meta}, path=src, row=row))
         rows_kept.append(row)
     check_unique(items, path=src, rows=rows_kept)
-    notes = [f"gold = majority of 3 annotators; tie_policy={tie_policy}",
+    notes = [f"gold = majority of 3 annotators (rule {GOLD_RULE}); tie_policy={tie_policy}",
              f"{n_no_majority} pair(s) without a majority (label null)"]
     if n_coerced:
         notes.append(f"{n_coerced} pair(s) had a JSON boolean response, read as its text 'True'/'False'")

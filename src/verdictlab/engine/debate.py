@@ -108,7 +108,7 @@ def _turn_row(item: PairItem, order: str, rep: int, s: DebateSettings, judge_id:
     resp = result.response if result is not None else None
     return from_shown(shown_verdict=verdict, order=order, judge=judge_id, dataset=item.dataset, item_id=item.item_id,
                       protocol=PROTOCOL_ID, temperature=s.temperature, rep=rep, step=step, label=item.label,
-                      category=item.category, raw_output=resp.text if resp is not None else None,
+                      category=item.category, system_a=item.system_a, system_b=item.system_b, raw_output=resp.text if resp is not None else None,
                       parse_status=status, parse_detail=detail, fallback_rule=rule,
                       latency_s=resp.latency_s if resp is not None else None,
                       tokens_in=resp.tokens_in if resp is not None else None,
@@ -198,7 +198,7 @@ async def _debate_one(item: PairItem, order: str, rep: int, callers: Sequence[Ju
     fj = debate_judge_id([c.judge.judge_id for c in callers])
     rows.append(from_shown(shown_verdict=final, order=order, judge=fj, dataset=item.dataset, item_id=item.item_id,
                            protocol=PROTOCOL_ID, temperature=s.temperature, rep=rep, step="", label=item.label,
-                           category=item.category, raw_output=None,
+                           category=item.category, system_a=item.system_a, system_b=item.system_b, raw_output=None,
                            parse_status=(ParseStatus.FAILED if final is None
                                          else ParseStatus.FALLBACK if depends else ParseStatus.OK).value,
                            parse_detail=f"{how} after {rounds_used} round(s)",

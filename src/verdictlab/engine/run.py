@@ -131,11 +131,12 @@ def _keep_constrainable(prepared: PreparedRun, judges: Mapping[str, JudgeAPI]) -
 
 def _check_items_unchanged(store: RunStore, items: Mapping[tuple[str, str], Item]) -> None:
     """Refuse to resume when an item already in the store now has different content: its stored
-    judgments would describe other text than the new ones."""
+    judgments would describe other text than the new ones.  Compared as items, not as JSON text: an
+    item stored by an earlier verdictlab (``model_a`` for ``system_a``, no ``votes``) is the same item."""
     changed = []
     for ds, iid, data in store.stored_item_data():
         new = items.get((ds, iid))
-        if new is not None and new.model_dump_json() != data:
+        if new is not None and new.model_dump_json() != data and new != type(new).model_validate_json(data):
             changed.append(f"{ds}/{iid}")
     if changed:
         raise EngineError(f"{store.run_dir}: {len(changed)} item(s) changed since they were judged in this run "

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.design import Trial
-from ..core.items import PairItem, PointItem
+from ..core.items import PairItem, PointItem, item_systems
 from ..core.judgment import Judgment, make_judgment
 from ..core.redact import redact_text
 from ..core.vocab import DEFAULT_DECODING, VERDICTS, ParseStatus, swap
@@ -101,6 +101,7 @@ def failed_judgment(trial: Trial, item: Item, *, tid: str, error: str | None, at
     return make_judgment(judge=trial.judge, dataset=trial.dataset, item_id=trial.item_id, protocol=trial.protocol,
                          order=trial.order, temperature=trial.temperature, rep=trial.rep, step=trial.step,
                          decoding=trial.decoding, label=_item_label(item), category=item.category,
+                         system_a=item_systems(item).get("system_a"), system_b=item_systems(item).get("system_b"),
                          parse_status=ParseStatus.FAILED.value, parse_detail=detail, prompt_hash=prompt_hash, attempts=attempts,
                          error=error, cache_hit=0)
 
@@ -123,7 +124,8 @@ def judgment_for(trial: Trial, item: Item, protocol: Protocol, result: CallResul
         judge=trial.judge, dataset=trial.dataset, item_id=trial.item_id, protocol=trial.protocol, order=trial.order,
         temperature=trial.temperature, rep=trial.rep, step=trial.step, decoding=trial.decoding, pair=pair,
         verdict=swap(parsed.verdict, trial.order) if pair else parsed.verdict, parse_status=parsed.status,
-        label=_item_label(item), category=item.category, raw_output=resp.text, parse_detail=detail,
+        label=_item_label(item), category=item.category, system_a=item_systems(item).get("system_a"),
+        system_b=item_systems(item).get("system_b"), raw_output=resp.text, parse_detail=detail,
         fallback_rule=parsed.fallback_rule, scores=parsed.scores or None,
         p_a=canonical_p_a(resp.choice_probs, trial.order) if pair else None,
         latency_s=resp.latency_s if resp.latency_s is not None else result.latency_s,

@@ -79,7 +79,7 @@ def get_importer(name: str) -> Importer:
 
 
 def attach_items(batch: ImportBatch, items: list[PairItem | PointItem]) -> ImportBatch:
-    """Give rows without a label the label and category of the item with the same ``item_id`` (e.g.
+    """Give rows without a label, category or systems those of the item with the same ``item_id`` (e.g.
     human MT-Bench labels for FastChat judgments), and store those items under the rows' dataset."""
     from ..core.items import PairItem
     by_id = {it.item_id: it for it in items}
@@ -95,6 +95,10 @@ def attach_items(batch: ImportBatch, items: list[PairItem | PointItem]) -> Impor
             r["label"] = it.label
         if r.get("category") is None:
             r["category"] = it.category
+        if isinstance(it, PairItem):
+            for name in ("system_a", "system_b"):
+                if r.get(name) is None:
+                    r[name] = getattr(it, name)
     new_items = list(batch.items)
     for item_id, names in datasets_by_item.items():
         for name in sorted(names):

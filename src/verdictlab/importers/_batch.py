@@ -88,7 +88,7 @@ def check_options(options: dict[str, Any], *, path: str | None = None) -> None:
 
 
 #: the columns of a judgment row that describe its item rather than the trial: one value per item
-PER_ITEM_COLUMNS = ("label", "category")
+PER_ITEM_COLUMNS = ("label", "category", "system_a", "system_b")
 _TRIAL_KEY = ("judge", "dataset", "item_id", "protocol", "order", "temperature", "rep", "step")
 
 
@@ -99,7 +99,7 @@ def _show(value: Any) -> str:
 def check_batch(batch: ImportBatch, problems: Problems | None = None) -> None:
     """The rows of one import agree with themselves: no trial twice (two source rows for one trial
     key would be a silent choice), and one value of each per-item column (:data:`PER_ITEM_COLUMNS`:
-    the gold label, the category) for all rows of one item -- an item labelled A on its AB row and B
+    the gold label, the category, the two systems) for all rows of one item -- an item labelled A on its AB row and B
     on its BA row would make accuracy depend on row order.  Every problem is collected."""
     own = problems is None
     problems = Problems(batch.source) if problems is None else problems

@@ -29,7 +29,7 @@ from ..core.judgment import JUDGMENT_COLUMN_NAMES, trial_ids
 from ..core.ranges import COST_USD, LATENCY_S, PROBABILITY, TEMPERATURE, TOKENS, Range
 from ..store import RunStore
 from ..store.column_cache import FigureFrameBuilder
-from ._batch import ImportResult, record_import
+from ._batch import PER_ITEM_COLUMNS, ImportResult, record_import
 
 _CHUNK = 100_000
 _OPTIONS = frozenset({"judge", "protocol", "dataset", "temperature", "rep", "order", "verdicts", "field_map"})
@@ -118,6 +118,10 @@ class _Tally:
                 labels[k] = it.label
             if cats[k] is None:
                 cats[k] = it.category
+            if isinstance(it, PairItem):
+                for name in ("system_a", "system_b"):
+                    if cols[name][k] is None:
+                        cols[name][k] = getattr(it, name)
 
     def stored_items(self) -> Iterator[PairItem | PointItem]:
         """The attached items, one per dataset of their rows (consumed after every chunk)."""
@@ -153,7 +157,7 @@ def _check_table(table: Any, src: dict[str, str], field_map: dict[str, str], opt
     keys = {"i": _filled(table, src["item_id"], None, n)}
     if src["dataset"] in table.column_names:
         keys["d"] = _filled(table, src["dataset"], options.get("dataset"), n)
-    for name in ("label", "category"):
+    for name in PER_ITEM_COLUMNS:
         if src[name] not in table.column_names:
             continue
         col = _column(table, src[name], n)
@@ -189,7 +193,7 @@ def _columns(table: Any, src: dict[str, str], options: dict[str, Any], verdicts:
     else:
         out["verdict"] = shown
     out["label"] = _words(table, src["label"], n)
-    for name in ("step", "category", "raw_output", "parse_detail", "fallback_rule"):
+    for name in ("step", "category", "raw_output", "parse_detail", "fallback_rule", "system_a", "system_b"):
         out[name] = _text(table, src[name], n)
     # counts, prices, durations and probabilities in their ranges (verdictlab.core.ranges): else the per-row
     # import says which row is not

@@ -29,7 +29,7 @@ from ..store import RunStore
 #: the judgment columns compared on re-import (besides the trial key, which is the trial_id)
 CONTENT_COLUMNS: tuple[str, ...] = (
     "label", "category", "raw_output", "verdict", "parse_status", "fallback_rule", "scores", "p_a",
-    "latency_s", "tokens_in", "tokens_out", "cost_usd", "error",
+    "latency_s", "tokens_in", "tokens_out", "cost_usd", "error", "system_a", "system_b",
 )
 _KEY_SHOWN = ("judge", "dataset", "item_id", "protocol", "order", "temperature", "rep", "step")
 

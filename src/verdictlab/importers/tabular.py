@@ -30,8 +30,8 @@ Columns (rename any of them with ``field_map={"verdict": "winner", ...}`` / ``--
   or ``score_first``/``score_second`` (both responses scored in one call), stored in ``scores``.  With
   no verdict column the verdict is derived from them by a stated rule (higher P or score wins, equal is
   a tie), recorded in the notes and every row's ``parse_detail``.
-- optional: ``step, category, raw_output, parse_status, parse_detail, fallback_rule, latency_s,
-  tokens_in, tokens_out, cost_usd``; with ``question, response_a, response_b`` (and ``reference``)
+- optional: ``step, category, system_a, system_b, raw_output, parse_status, parse_detail, fallback_rule,
+  latency_s, tokens_in, tokens_out, cost_usd``; with ``question, response_a, response_b`` (and ``reference``)
   the rows also give the items.  Without ``parse_status`` a row is 'ok' when it has a verdict and
   'failed' when it has none.
 - numbers are range-checked (:mod:`verdictlab.core.ranges`): temperature in [0, 2], rep >= 0, tokens,
@@ -62,7 +62,7 @@ from ._preferences import PREFERENCE_COLUMNS, Preference, read_preference
 
 KEY_COLUMNS = ("item_id", "judge", "protocol", "dataset", "order", "rep", "temperature")
 REQUIRED = (*KEY_COLUMNS, "verdict")
-TEXT_OPTIONAL = ("step", "category", "raw_output", "parse_detail", "fallback_rule")
+TEXT_OPTIONAL = ("step", "category", "raw_output", "parse_detail", "fallback_rule", "system_a", "system_b")
 NUMBER_OPTIONAL: dict[str, Range] = {"latency_s": LATENCY_S, "cost_usd": COST_USD, "tokens_in": TOKENS,
                                      "tokens_out": TOKENS}
 ITEM_COLUMNS = ("question", "response_a", "response_b")
@@ -469,7 +469,8 @@ def _judgment(spec: _Spec, rec: dict[str, Any], row: int, index: int,
         return r, None, rule
     ref = spec.col(rec, "reference")[1]
     item = make_pair_item({"item_id": key["item_id"], "dataset": key["dataset"], **texts, "label": label,
-                           "category": r["category"], "reference": ref if isinstance(ref, str) else None},
+                           "category": r["category"], "reference": ref if isinstance(ref, str) else None,
+                           "system_a": r["system_a"], "system_b": r["system_b"]},
                           path=spec.src, row=row)
     return r, item, rule
 

@@ -280,8 +280,8 @@ def item_view(item: PairItem, order: str) -> dict[str, Any]:
     """What a pair shows in ``order``, for the planted biases: shown lengths, shown authoring systems
     and the item meta."""
     first, second = item.shown(order)
-    ma = item.model_a or item.meta.get("model_a")
-    mb = item.model_b or item.meta.get("model_b")
+    ma = item.system_a or item.meta.get("system_a")
+    mb = item.system_b or item.meta.get("system_b")
     return {"shown_chars": [len(first), len(second)],
             "shown_models": [ma, mb] if order == Order.AB else [mb, ma], "item_meta": dict(item.meta)}
 

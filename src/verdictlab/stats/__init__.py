@@ -68,6 +68,13 @@ from .agreement import (
     retest_by_cell,
     test_retest,
 )
+from .alpaca_eval import (
+    GLM_NAMES,
+    AlpacaReference,
+    AlpacaWinRate,
+    alpaca_win_rate,
+    length_controlled_win_rate,
+)
 from .bias import (
     Correlation,
     PositionBias,
@@ -75,6 +82,15 @@ from .bias import (
     position_bias,
     shown_first_won_from_verdicts,
     verbosity_bias,
+)
+from .bradley_terry import (
+    BT_TIE_RULES,
+    RATING_COLUMNS,
+    bradley_terry_ratings,
+    elo_scale,
+    fit_bradley_terry,
+    ranks_of,
+    win_matrices,
 )
 from .broken_pairs import BROKEN_PAIR_KEY, BrokenPairs, broken_pairs, text_order
 from .by_cell import AGREEMENT_COLUMNS, MODAL_COLUMNS, ONE_ORDER_REASON, agreement_by_cell, modal_verdicts
@@ -121,6 +137,7 @@ from .drift import (
     ranking_change,
     unit_frame,
 )
+from .elo import ELO_COLUMNS, ELO_TIE_RULES, elo_pass, sequential_elo
 from .expected import (
     EXPECTED_COLUMNS,
     UNREADABLE_SOURCES,
@@ -177,6 +194,19 @@ from .ppi import (
     worst_case_labels,
 )
 from .probes import MATCH_KEY, ProbeShift, match_probe_rows, probe_shift
+from .ranking_audit import (
+    SEPARABLE_COLUMNS,
+    STABILITY_COLUMNS,
+    LeaderboardAudit,
+    RankedSystem,
+    RankingStability,
+    kendall_tau_b,
+    leaderboard_audit,
+    ranking_stability,
+    separable_pairs,
+    separable_tiers,
+    top_k_overlap,
+)
 from .regions import (
     DEFAULT_C_HIGH,
     DEFAULT_PHI_LOW,
@@ -215,6 +245,7 @@ from .remedies import (
 )
 from .remedy_figures import CodedRows, coded_order_pairs, coded_rows, derived_rows, remedy_reliability
 from .repeats import REPEAT_COLUMNS, repeat_consistency
+from .score_ratios import SCORE_RATIO_COLUMNS, score_ratios
 from .selective import SelectiveResult, min_calibration_items, selective_threshold
 from .self_preference import (
     SelfPreference,
@@ -232,6 +263,18 @@ from .stability import (
     change_vs_noise,
     n_changed,
     repetition_disagreement,
+)
+from .tournament import (
+    WIN_RATE_COLUMNS,
+    WIN_RATE_TIE_RULES,
+    Tournament,
+    TournamentPatterns,
+    common_opponent,
+    pattern_draws,
+    tournament,
+    tournament_patterns,
+    unit_preferences,
+    win_rates,
 )
 from .transitivity import (
     TIE_RULES,
@@ -484,4 +527,43 @@ __all__ = [
     "with_cell_columns",
     "worst_case_labels",
     "worst_parse_status",
+    "GLM_NAMES",
+    "AlpacaReference",
+    "AlpacaWinRate",
+    "alpaca_win_rate",
+    "length_controlled_win_rate",
+    "BT_TIE_RULES",
+    "RATING_COLUMNS",
+    "bradley_terry_ratings",
+    "elo_scale",
+    "fit_bradley_terry",
+    "ranks_of",
+    "win_matrices",
+    "ELO_COLUMNS",
+    "ELO_TIE_RULES",
+    "elo_pass",
+    "sequential_elo",
+    "SEPARABLE_COLUMNS",
+    "STABILITY_COLUMNS",
+    "LeaderboardAudit",
+    "RankedSystem",
+    "RankingStability",
+    "kendall_tau_b",
+    "leaderboard_audit",
+    "ranking_stability",
+    "separable_pairs",
+    "separable_tiers",
+    "top_k_overlap",
+    "SCORE_RATIO_COLUMNS",
+    "score_ratios",
+    "WIN_RATE_TIE_RULES",
+    "WIN_RATE_COLUMNS",
+    "Tournament",
+    "TournamentPatterns",
+    "pattern_draws",
+    "tournament",
+    "tournament_patterns",
+    "win_rates",
+    "common_opponent",
+    "unit_preferences",
 ]

@@ -67,7 +67,7 @@ def newcombe_difference(x1: int, n1: int, x2: int, n2: int, *, confidence: float
     return d, d - float(np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)), d + float(np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2))
 
 
-def family_side(model_a: Any, model_b: Any, family: str, *, system_family: dict[str, str] | None = None
+def family_side(system_a: Any, system_b: Any, family: str, *, system_family: dict[str, str] | None = None
                 ) -> np.ndarray:
     """Which canonical side (``"A"`` / ``"B"``) is written by ``family``, per pair; None when neither
     or both are.  A system belongs to a family by ``system_family[system]`` when given, else when
@@ -82,8 +82,8 @@ def family_side(model_a: Any, model_b: Any, family: str, *, system_family: dict[
             return system_family[s].lower() == fam
         return fam in str(s).lower()
 
-    a = np.array([of(s) for s in pd.Series(model_a, dtype=object)], dtype=bool)
-    b = np.array([of(s) for s in pd.Series(model_b, dtype=object)], dtype=bool)
+    a = np.array([of(s) for s in pd.Series(system_a, dtype=object)], dtype=bool)
+    b = np.array([of(s) for s in pd.Series(system_b, dtype=object)], dtype=bool)
     out = np.full(len(a), None, dtype=object)
     out[a & ~b] = "A"
     out[b & ~a] = "B"

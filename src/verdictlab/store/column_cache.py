@@ -51,7 +51,7 @@ WIDE_COLUMNS: tuple[str, ...] = ("raw_output", "trial_id", "prompt_hash")
 FIGURE_COLUMNS: tuple[str, ...] = tuple(c for c in JUDGMENT_COLUMN_NAMES if c not in WIDE_COLUMNS)
 #: the layout and read rules of a cached figure frame (the store's columns, computed from nothing): a
 #: change of either gives new keys
-FIGURE_FORMAT = 1
+FIGURE_FORMAT = 2
 _FIGURES = "columns"
 _FILE = "judgments.parquet"
 

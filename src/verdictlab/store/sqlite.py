@@ -81,7 +81,12 @@ INDEXES: dict[str, str] = {
 RETIRED_INDEXES = ("judgments_cell",)
 #: text columns with few distinct values: categoricals when a frame is read with ``compact=True``
 CATEGORICAL_COLUMNS = frozenset({"judge", "dataset", "item_id", "protocol", "order", "step", "label", "category",
-                                 "verdict", "parse_status", "fallback_rule", "decoding", "error"})
+                                 "verdict", "parse_status", "fallback_rule", "decoding", "error", "system_a",
+                                 "system_b"})
+#: judgment columns that repeat a field of the row's item: a store written before they were columns
+#: has them filled from its items (``system_a`` / ``system_b``: ``model_a`` / ``model_b`` in older items)
+ITEM_FIELD_COLUMNS: dict[str, tuple[str, ...]] = {"system_a": ("system_a", "model_a"),
+                                                  "system_b": ("system_b", "model_b")}
 _READ_CHUNK = 200_000
 _CACHE_KIB = 65_536     # page cache of a writable connection: bulk inserts into a store of millions of rows
 
@@ -118,12 +123,30 @@ class RunStore:
                              f"({SCHEMA_VERSION}); upgrade verdictlab")
 
     def _add_missing_columns(self) -> None:
-        """Columns added to the schema after a store was written (additive, with their default)."""
+        """Columns added to the schema after a store was written (additive, with their default; the
+        columns that repeat an item field filled from the stored items, :data:`ITEM_FIELD_COLUMNS`)."""
         have = {r[1] for r in self.conn.execute('PRAGMA table_info("judgments")')}
+        added = []
         for name, sql_type, _ in JUDGMENT_COLUMNS:
             if name not in have:
                 default = f" DEFAULT '{DEFAULT_DECODING}'" if name == "decoding" else ""
                 self.conn.execute(f'ALTER TABLE judgments ADD COLUMN "{name}" {sql_type}{default}')
+                added.append(name)
+        filled = [name for name in added if name in ITEM_FIELD_COLUMNS]
+        if filled and self.conn.execute("SELECT 1 FROM items LIMIT 1").fetchone() is not None:
+            with self.transaction() as conn:
+                for name in filled:
+                    pick = ", ".join(f"json_extract(i.data, '$.{f}')" for f in ITEM_FIELD_COLUMNS[name])
+                    conn.execute(f'UPDATE judgments SET "{name}" = (SELECT COALESCE({pick}) FROM items i WHERE '
+                                 "i.dataset = judgments.dataset AND i.item_id = judgments.item_id)")
+
+    def _item_fields(self, names: Sequence[str]) -> dict[tuple[str, str], tuple[Any, ...]]:
+        """``{(dataset, item_id): values}`` of the item fields behind judgment columns ``names``
+        (:data:`ITEM_FIELD_COLUMNS`), for a store opened read-only that lacks those columns."""
+        picks = ", ".join("COALESCE(" + ", ".join(f"json_extract(data, '$.{f}')" for f in ITEM_FIELD_COLUMNS[n])
+                          + ")" for n in names)
+        return {(r[0], r[1]): tuple(r[2:]) for r in
+                self.conn.execute(f"SELECT dataset, item_id, {picks} FROM items WHERE kind = 'pair'")}
 
     def _migrate_indexes(self) -> None:
         """Bring the judgments indexes to :data:`INDEXES` (building one over millions of rows takes a
@@ -360,6 +383,9 @@ class RunStore:
         if where:
             rows += " WHERE " + " AND ".join(f'"{c}" IS ?' for c in where)
             args = tuple(where.values())
+        fill = [n for n in names if n not in have and n in ITEM_FIELD_COLUMNS]
+        if fill:        # read in rowid order, as _fill_item_fields reads the rows' items
+            rows += " ORDER BY rowid"
         if not stored:
             n = int(self.conn.execute("SELECT COUNT(*)" + rows, args).fetchone()[0])
             df = pd.DataFrame(index=pd.RangeIndex(n))
@@ -372,9 +398,26 @@ class RunStore:
             if name not in have:
                 df[name] = DEFAULT_DECODING if name == "decoding" else pd.Series(
                     dtype=pandas_dtype(_SQL_TYPE[name]), index=df.index)
-                if compact and name in CATEGORICAL_COLUMNS:
+        self._fill_item_fields(df, fill, rows, args)
+        if compact:
+            for name in names:
+                if name not in have and name in CATEGORICAL_COLUMNS:
                     df[name] = df[name].astype("category")
         return df[names]
+
+    def _fill_item_fields(self, df: pd.DataFrame, names: list[str], rows: str, args: tuple[Any, ...]) -> None:
+        """The item-field columns ``names`` of an older store (opened read-only, without them) from its
+        items, row for row in the order ``rows`` reads the judgments."""
+        if not names or not len(df):
+            return
+        fields = self._item_fields(names)
+        if not fields:
+            return
+        keys = self.conn.execute("SELECT dataset, item_id" + rows, args).fetchall()
+        none = (None,) * len(names)
+        values = [fields.get((d, i), none) for d, i in keys]
+        for k, name in enumerate(names):
+            df[name] = pd.Series([v[k] for v in values], index=df.index)
 
     def distinct(self, columns: Sequence[str]) -> list[tuple[Any, ...]]:
         """The distinct value combinations of judgment ``columns``, sorted (NULLs first)."""
@@ -662,5 +705,5 @@ def open_store(run_dir: str | Path, *, read_only: bool = True) -> RunStore:
     return RunStore(run_dir, create=False, read_only=read_only)
 
 
-__all__ = ["CATEGORICAL_COLUMNS", "INDEXES", "CompactColumns", "figure_detail_kept", "JUDGMENT_COLUMNS", "JUDGMENT_COLUMN_NAMES", "PARSE_STATUSES",
+__all__ = ["CATEGORICAL_COLUMNS", "INDEXES", "ITEM_FIELD_COLUMNS", "CompactColumns", "figure_detail_kept", "JUDGMENT_COLUMNS", "JUDGMENT_COLUMN_NAMES", "PARSE_STATUSES",
            "SCHEMA_VERSION", "STORE_FILENAME", "RunStore", "StoreError", "open_store"]

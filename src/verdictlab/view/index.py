@@ -42,14 +42,16 @@ class ViewError(UsageError):
 
 @dataclass(frozen=True)
 class Filters:
-    """What a list page shows: cell fields (None = any), one outcome (None = any), a text that the
-    pair's id, question, responses or category must contain (case-insensitive), and the page."""
+    """What a list page shows: cell fields (None = any), a system that wrote one of the pair's two
+    responses (None = any), one outcome (None = any), a text that the pair's id, question, responses or
+    category must contain (case-insensitive), and the page."""
 
     judge: str | None = None
     protocol: str | None = None
     dataset: str | None = None
     temperature: float | None = None
     decoding: str | None = None
+    system: str | None = None
     outcome: str | None = None
     text: str = ""
     page: int = 1
@@ -81,14 +83,14 @@ class Filters:
             if page < 1:
                 raise ViewError(f"page: must be 1 or more, got {page}")
         return cls(judge=text("judge"), protocol=text("protocol"), dataset=text("dataset"),
-                   temperature=temperature, decoding=text("decoding"), outcome=outcome,
+                   temperature=temperature, decoding=text("decoding"), system=text("system"), outcome=outcome,
                    text=(query.get("q") or "").strip(), page=page)
 
     def query(self, **change: Any) -> dict[str, str]:
         """The query parameters of these filters (with ``change`` applied), empty ones left out."""
         values: dict[str, Any] = {"judge": self.judge, "protocol": self.protocol, "dataset": self.dataset,
                                   "temperature": self.temperature, "decoding": self.decoding,
-                                  "outcome": self.outcome, "q": self.text, "page": self.page}
+                                  "system": self.system, "outcome": self.outcome, "q": self.text, "page": self.page}
         values.update(change)
         if values.get("page") == 1:
             values.pop("page")
@@ -150,6 +152,7 @@ class PairIndex:
     _haystack: list[str] = field(init=False, repr=False)
     _columns: dict[str, np.ndarray] = field(init=False, repr=False)
     _text_mask: Any = field(init=False, repr=False)
+    _systems: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         p = self.pairs
@@ -166,6 +169,10 @@ class PairIndex:
         self._item_code = np.array([self.pair_keys.get((str(d), str(i)), -1) for d, i in keys], dtype=np.int64)
         order = sorted(self.pair_keys, key=self.pair_keys.__getitem__)
         self._haystack = [_haystack(k, self.items.get(k)) for k in order]
+        # the two systems of each item (one extra entry for pairs without a stored item: none)
+        systems = [_systems(self.items.get(k)) for k in order] + [(None, None)]
+        self._systems = (np.array([a for a, _ in systems], dtype=object), np.array([b for _, b in systems], dtype=object))
+        self.choices["system"] = sorted({str(v) for pair in systems for v in pair if v is not None})
         self._text_mask = lru_cache(maxsize=64)(self._text_mask_uncached)
 
     # -- building ------------------------------------------------------------------------------
@@ -194,6 +201,9 @@ class PairIndex:
             value = getattr(filters, name)
             if value is not None:
                 mask &= self._columns[name] == value
+        if filters.system is not None:
+            a, b = self._systems
+            mask &= ((a == filters.system) | (b == filters.system))[self._item_code]
         if filters.text:
             mask &= self._text_mask(filters.text.casefold())[self._item_code]
         counts = {o: int(np.count_nonzero(mask & self._columns[o])) for o in OUTCOMES}
@@ -294,6 +304,14 @@ def _items(store: RunStore) -> dict[tuple[str, str], dict[str, Any]]:
         rec = json.loads(data)
         out[(str(dataset), str(item_id))] = rec if isinstance(rec, dict) else {}
     return out
+
+
+def _systems(item: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
+    """The item's ``system_a`` / ``system_b`` (``model_a`` / ``model_b`` in items of an earlier verdictlab)."""
+    if not item:
+        return None, None
+    a, b = item.get("system_a", item.get("model_a")), item.get("system_b", item.get("model_b"))
+    return (None if a is None else str(a)), (None if b is None else str(b))
 
 
 def _haystack(key: tuple[str, str], item: Mapping[str, Any] | None) -> str:
