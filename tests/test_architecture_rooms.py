@@ -4,7 +4,7 @@ which reads the doc's rooms table).
 
 The room sentences, checked on the source (``ast``) of each module:
 
-* **stats** = pure numbers from frames: imports only ``vocab`` (above); no I/O (no file, network,
+* **stats** = pure numbers from frames: imports only ``vocab`` and ``policy`` (above); no I/O (no file, network,
   process or logging module, no ``open`` / ``print``, no frame read or written to a file); no English
   sentences -- a string literal of four or more words is allowed only as a docstring, in an exception
   or a warning, or as a *reason* (why a figure is undefined: a name, keyword or function that says

@@ -29,6 +29,7 @@ _PUBLIC = {
     "JudgeAPI": "verdictlab.judges", "make_judge": "verdictlab.judges",
     "ParseResult": "verdictlab.protocols", "Protocol": "verdictlab.protocols", "get_protocol": "verdictlab.protocols",
     "build_report": "verdictlab.report",
+    "FigurePolicy": "verdictlab.core.policy",
     "reliability": "verdictlab.stats",
     "RunStore": "verdictlab.store", "open_store": "verdictlab.store",
 }
@@ -52,6 +53,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from .core.design import Trial, expand_grid
     from .core.items import ItemError, PairItem, PointItem, to_canonical
+    from .core.policy import FigurePolicy
     from .datasets import DatasetLoad, load_dataset
     from .engine import run_config
     from .engine.config import RunConfig, load_config
@@ -63,6 +65,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DatasetLoad",
+    "FigurePolicy",
     "ItemError",
     "JudgeAPI",
     "PairItem",

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats import (
     block_of,
     default_quorum,
@@ -80,7 +81,7 @@ def test_item_predictions_prefer_p_a_then_the_vote_share() -> None:
     assert out.index.tolist() == [(0, 0), (1, 0)]
     assert out["p"].tolist() == [0.75, 0.9] and out["votes"].tolist() == [0.75, 0.0]
     assert out["from_p_a"].tolist() == [False, True] and n_none.tolist() == [1, 0]
-    wrong, _ = item_predictions(groups, items, votes, p_a, labels, n_groups=2, unparsed="wrong")
+    wrong, _ = item_predictions(groups, items, votes, p_a, labels, n_groups=2, policy=FigurePolicy(unparsed="wrong"))
     assert wrong.loc[(0, 1), "p"] == 0.5 and math.isnan(wrong.loc[(0, 1), "votes"])
 
 

@@ -8,7 +8,8 @@ top-label confidence of a prediction.
 * :func:`item_predictions` -- per (group, item): the judge's prediction ``p``, the mean P(A) of the
   item's rows where the judge gives one, else its vote share (the votes of :data:`PAIR_VOTE_VALUES` /
   :data:`POINT_VOTE_VALUES` averaged over orders and repetitions; unparsed verdicts do not vote); an
-  item without any parsed vote has no prediction (left out) or 1/2 (``unparsed="wrong"``).
+  item without any parsed vote has no prediction (left out) or 1/2 (when the policy counts unparsed
+  verdicts as wrong).
 * :func:`label_split` -- labelled, unlabelled and excluded items, and the "keep K labels" what-if that
   hides all but K labels (a seeded permutation).
 * :func:`top_label` -- confidence max(p, 1 - p) and whether the verdict it stands for is the human's; a
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import DEFAULT_UNPARSED, UnparsedPolicy
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 
 #: the vote of a pair verdict in a vote share (the share of votes for A)
 PAIR_VOTE_VALUES: dict[str, float] = {"A": 1.0, "B": 0.0, "tie": 0.5}
@@ -51,11 +52,11 @@ def group_kinds(gid: np.ndarray, n_groups: int, *, voted: np.ndarray, pair_vote:
 
 
 def item_predictions(groups: np.ndarray, items: np.ndarray, votes: np.ndarray, p_a: np.ndarray, labels: np.ndarray,
-                     *, n_groups: int, unparsed: str = DEFAULT_UNPARSED) -> tuple[pd.DataFrame, np.ndarray]:
+                     *, n_groups: int, policy: FigurePolicy = DEFAULT_POLICY) -> tuple[pd.DataFrame, np.ndarray]:
     """``(predictions, n_none)``: one row per (group, item) of the rows given -- indexed by the group and
     item codes, sorted -- with ``p`` (the prediction), ``votes`` (the vote share), ``from_p_a`` and
     ``label`` (the first of the item's rows); and per group how many items had no parsed vote.  Items
-    without a prediction are left out (``unparsed="exclude"``) or predicted 1/2 (``"wrong"``).  The means
+    without a prediction are left out (``policy.drops_unparsed``) or predicted 1/2 (otherwise).  The means
     sum an item's rows in their order, as a mean over that item alone would."""
     frame = pd.DataFrame({"_g": groups, "_item": items, "v": votes, "p_a": p_a, "label": labels})
     g = frame.groupby(["_g", "_item"], sort=True).agg(
@@ -63,12 +64,12 @@ def item_predictions(groups: np.ndarray, items: np.ndarray, votes: np.ndarray, p
     from_p_a = g["p_n"] > 0
     p = g["p_mean"].where(from_p_a, g["v_mean"])
     none = p.isna().to_numpy()
-    if unparsed == UnparsedPolicy.WRONG:
+    if not policy.drops_unparsed:
         p = p.fillna(0.5)
     out = pd.DataFrame({"p": p, "votes": g["v_mean"], "from_p_a": from_p_a, "label": g["label"]})
     n_none = np.bincount(g.index.get_level_values("_g").to_numpy(), weights=none.astype(float),
                          minlength=n_groups).astype(int)
-    if unparsed == DEFAULT_UNPARSED:
+    if policy.drops_unparsed:
         out = out[~none]
     return out, n_none
 

@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..core.vocab import DEFAULT_UNPARSED
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..store import RunStore, open_store
 from .index import CELL_FILTERS, Filters, PairIndex, ViewError
 from .outcomes import OUTCOMES
@@ -55,11 +55,11 @@ class Viewer:
     shared by the server's worker threads).  ``cache``: a folder for the index between start-ups
     (:mod:`verdictlab.view.index_cache`); None builds it from the store every time."""
 
-    def __init__(self, run_dir: str | Path, *, unparsed: str = DEFAULT_UNPARSED, cache: Path | None = None) -> None:
+    def __init__(self, run_dir: str | Path, *, policy: FigurePolicy = DEFAULT_POLICY, cache: Path | None = None) -> None:
         self.run_dir = Path(run_dir)
         self.store: RunStore = open_store(self.run_dir, read_only=True)
         try:
-            self.index = PairIndex.from_store(self.store, unparsed=unparsed, cache=cache)
+            self.index = PairIndex.from_store(self.store, policy=policy, cache=cache)
         except BaseException:
             self.store.close()
             raise
@@ -74,11 +74,11 @@ class Viewer:
         self.store.close()
 
 
-def create_app(run: str | Path | Viewer, *, unparsed: str = DEFAULT_UNPARSED,
+def create_app(run: str | Path | Viewer, *, policy: FigurePolicy = DEFAULT_POLICY,
                allowed_hosts: Sequence[str] | None = LOOPBACK_HOSTS) -> Starlette:
     """The viewer's application over ``run`` (a run directory, opened read-only, or a :class:`Viewer`).
     ``allowed_hosts=None`` accepts any Host header (for a server bound to a non-loopback address)."""
-    viewer = run if isinstance(run, Viewer) else Viewer(run, unparsed=unparsed)
+    viewer = run if isinstance(run, Viewer) else Viewer(run, policy=policy)
     env = _environment()
     css = resources.files("verdictlab.view").joinpath("templates/view.css").read_text(encoding="utf-8")
 
@@ -131,7 +131,7 @@ def create_app(run: str | Path | Viewer, *, unparsed: str = DEFAULT_UNPARSED,
 def _run_summary(viewer: Viewer) -> dict[str, Any]:
     ix = viewer.index
     return {"name": viewer.run_dir.name or str(viewer.run_dir), "n_judgments": ix.n_judgments,
-            "n_rows": len(ix.pairs), "n_pairs": len(ix.pair_keys), "unparsed": ix.unparsed}
+            "n_rows": len(ix.pairs), "n_pairs": len(ix.pair_keys), "unparsed": ix.policy.unparsed.value}
 
 
 

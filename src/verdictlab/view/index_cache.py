@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..core.policy import FigurePolicy
 from ..core.versions import installed_version
 from ..store import RunStore
 from ..store.column_cache import cache_root as _cache_root
@@ -45,9 +46,9 @@ def cache_root() -> Path:
     return _cache_root("view")
 
 
-def index_key(store: RunStore, *, unparsed: str) -> str:
+def index_key(store: RunStore, *, policy: FigurePolicy) -> str:
     """The key of the store's index as it is now (see the module docstring)."""
-    return store_key(store, f"format={CACHE_FORMAT}", f"verdictlab={installed_version('verdictlab')}", f"unparsed={unparsed}")
+    return store_key(store, f"format={CACHE_FORMAT}", f"verdictlab={installed_version('verdictlab')}", f"unparsed={policy.unparsed.value}")
 
 
 def read_index(key: str, root: Path | None = None) -> CachedIndex | None:
