@@ -35,6 +35,9 @@ reported as such (the figure is then "over the limit", not a time).  Prints, nev
     python bench/scale_bench.py                       # 54k and 540k
     python bench/scale_bench.py --sizes 540k,5.4M     # the issue's targets: 5.4M import < 5 min,
                                                       # report --json and --html < 60 s, < 4 GB each
+    python bench/scale_bench.py --sizes 5.4Mp --steps "report --json" --root DIR --baseline-src OLD/src
+                                                      # before / after in one run: each step first with
+                                                      # the tree on PYTHONPATH, then with this one
 """
 
 from __future__ import annotations
@@ -185,14 +188,15 @@ def _load() -> float:
     return os.getloadavg()[0]
 
 
-def run_child(cmd: list[str], *, max_rss_gb: float, stdout_path: Path | None = None) -> Figure:
+def run_child(cmd: list[str], *, max_rss_gb: float, stdout_path: Path | None = None,
+              env: dict[str, str] | None = None) -> Figure:
     """Run ``cmd`` under ``/usr/bin/time`` (peak RSS, CPU) while :class:`MemorySampler` samples the PSS of it
     and every process it forks; stop it when its RSS passes the limit."""
     fmt = "%e %U %S %M"
     time_out = Path(tempfile.mkstemp(prefix="scale-time-")[1])
     full = ["/usr/bin/time", "-f", fmt, "-o", str(time_out), *cmd]
     with tempfile.TemporaryFile() as err, (stdout_path.open("wb") if stdout_path else open(os.devnull, "wb")) as out:
-        proc = subprocess.Popen(full, stdout=out, stderr=err)
+        proc = subprocess.Popen(full, stdout=out, stderr=err, env=env)
         sampler = MemorySampler(proc.pid, max_rss_gb=max_rss_gb)
         sampler.start()
         rc = proc.wait()
@@ -308,7 +312,7 @@ class SizeResult:
 
 
 def bench_size(name: str, root: Path, *, max_rss_gb: float, bootstrap: int,
-               steps_wanted: tuple[str, ...] = STEPS) -> SizeResult:
+               steps_wanted: tuple[str, ...] = STEPS, baseline_src: Path | None = None) -> SizeResult:
     import pyarrow.parquet as pq
 
     grid = GRIDS[name]
@@ -341,11 +345,21 @@ def bench_size(name: str, root: Path, *, max_rss_gb: float, bootstrap: int,
     for step, cmd in steps.items():
         if step not in steps_wanted:
             continue
+        out_path = work / "report.json" if step == "report --json" else None
+        if baseline_src is not None and step != "import":
+            base = run_child(cmd, max_rss_gb=max_rss_gb, stdout_path=out_path,
+                             env={**os.environ, "PYTHONPATH": str(baseline_src)})
+            print(f"[{name}] {step} with {baseline_src}: {base.wall:.1f} s wall, {base.cpu:.1f} s CPU, peak PSS "
+                  f"{base.tree_gb:.2f} GB ({base.hz:.0f} Hz)", flush=True)
+            figures[f"{step} (baseline)"] = base
         before = _load()
-        fig = run_child(cmd, max_rss_gb=max_rss_gb,
-                        stdout_path=work / "report.json" if step == "report --json" else None)
+        fig = run_child(cmd, max_rss_gb=max_rss_gb, stdout_path=out_path)
         loads[step] = (before, _load())
         figures[step] = fig
+        if f"{step} (baseline)" in figures:
+            base = figures[f"{step} (baseline)"]
+            print(f"[{name}] {step} against {baseline_src}: wall x{fig.wall / base.wall:.2f}, CPU "
+                  f"x{fig.cpu / base.cpu:.2f}, peak PSS x{fig.tree_gb / base.tree_gb:.2f}", flush=True)
         status = "" if fig.ok else f"  FAILED rc={fig.rc}: {fig.note}"
         print(f"[{name}] {step}: {fig.wall:.1f} s wall, {fig.cpu:.1f} s CPU, peak RSS {fig.peak_gb:.2f} GB (largest "
               f"process); all its processes: peak PSS {fig.tree_gb:.2f} GB, anonymous {fig.anon_gb:.2f} GB "
@@ -398,6 +412,9 @@ def main() -> None:
     ap.add_argument("--max-rss-gb", type=float, default=8.0, help="stop a child whose memory passes this")
     ap.add_argument("--bootstrap", type=int, default=1000, help="resamples per interval (the report default)")
     ap.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated, of {', '.join(STEPS)}")
+    ap.add_argument("--baseline-src", type=Path, default=None,
+                    help="a verdictlab source tree (its src/ folder) to run each step with first, on PYTHONPATH, "
+                         "for a ratio before / after measured in one invocation")
     args = ap.parse_args()
     steps = tuple(s.strip() for s in args.steps.split(",") if s.strip())
     if set(steps) - set(STEPS):
@@ -411,8 +428,8 @@ def main() -> None:
     if BASELINE not in sizes and any(s != BASELINE for s in sizes):
         print(f"note: without {BASELINE} there are no ratios or exponents")
     root = args.root or Path(tempfile.mkdtemp(prefix="scale-bench-"))
-    results = [bench_size(s, root, max_rss_gb=args.max_rss_gb, bootstrap=args.bootstrap, steps_wanted=steps)
-               for s in sizes]
+    results = [bench_size(s, root, max_rss_gb=args.max_rss_gb, bootstrap=args.bootstrap, steps_wanted=steps,
+                          baseline_src=args.baseline_src) for s in sizes]
     print_summary(results)
     if args.root is None:
         shutil.rmtree(root, ignore_errors=True)
