@@ -48,6 +48,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -219,25 +220,49 @@ def run_child(cmd: list[str], *, max_rss_gb: float, stdout_path: Path | None = N
 PSS_HZ = 20.0
 
 
-def smaps_rollup(pid: int) -> tuple[int, int]:
-    """``(PSS, anonymous)`` of one process in bytes, from /proc/<pid>/smaps_rollup ((0, 0) when it is gone)."""
-    pss = anon = 0
+def smaps_rollup(pid: int) -> tuple[int, int, int]:
+    """``(PSS, anonymous, RSS)`` of one process in bytes, from /proc/<pid>/smaps_rollup ((0, 0, 0) when it
+    is gone)."""
+    pss = anon = rss = 0
     try:
         with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
             for ln in f:
-                if ln.startswith(b"Pss:"):
+                if ln.startswith(b"Rss:"):
+                    rss = int(ln.split()[1]) * 1024
+                elif ln.startswith(b"Pss:"):
                     pss = int(ln.split()[1]) * 1024
                 elif ln.startswith(b"Anonymous:"):
                     anon = int(ln.split()[1]) * 1024
     except OSError:
-        return 0, 0
-    return pss, anon
+        return 0, 0, 0
+    return pss, anon, rss
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every process below it, from each thread's ``/proc/<pid>/task/<tid>/children`` (Linux):
+    a few small reads: 0.06 ms a listing, against 7.3 ms for psutil's ``children(recursive=True)``, which
+    reads every process of the machine (122 on the shared one measured) -- a sample's budget is 50 ms."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{p}/task/{tid}/children", "rb") as f:
+                    todo.extend(int(c) for c in f.read().split())
+            except OSError:
+                continue
+    return out
 
 
 class MemorySampler:
     """Samples, at :data:`PSS_HZ`, the summed PSS and anonymous memory of process ``pid`` and every process it
-    forks (psutil finds the children), keeping the peaks; kills them all when their summed RSS passes
-    ``max_rss_gb``.  A sample reads one small file per process; its own cost is in ``rate`` (the rate it
+    forks (:func:`process_tree`), keeping the peaks; kills them all when their summed RSS passes
+    ``max_rss_gb``.  A sample reads a few small files per process; its own cost is in ``rate`` (the rate it
     reached) beside the peak."""
 
     def __init__(self, pid: int, *, max_rss_gb: float, hz: float = PSS_HZ) -> None:
@@ -262,37 +287,19 @@ class MemorySampler:
         self._thread.join(timeout=2)
         self._t1 = time.perf_counter()
 
-    def _tree(self, parent: object) -> list[object]:
-        import psutil
-
-        try:
-            return [parent, *parent.children(recursive=True)]  # type: ignore[attr-defined]
-        except psutil.Error:
-            return []
-
     def _run(self) -> None:
-        import psutil
-
-        try:
-            parent = psutil.Process(self.pid)
-        except psutil.Error:
-            return
         while not self._stop.is_set():
             start = time.perf_counter()
-            procs = self._tree(parent)
-            pss = anon = rss = 0
-            for p in procs:
-                got_pss, got_anon = smaps_rollup(p.pid)  # type: ignore[attr-defined]
-                pss, anon = pss + got_pss, anon + got_anon
-                with contextlib.suppress(psutil.Error):
-                    rss += p.memory_info().rss  # type: ignore[attr-defined]
+            pids = process_tree(self.pid)
+            figures = [smaps_rollup(p) for p in pids]
+            pss, anon, rss = (sum(f[k] for f in figures) for k in range(3))
             self.peak_pss, self.peak_anon = max(self.peak_pss, pss), max(self.peak_anon, anon)
             self.samples += 1
             if rss > self.max_rss_gb * 1e9:
                 self.killed_at = rss / 1e9
-                for p in procs[1:]:
-                    with contextlib.suppress(psutil.Error):
-                        p.kill()  # type: ignore[attr-defined]
+                for p in pids[1:]:
+                    with contextlib.suppress(OSError):
+                        os.kill(p, signal.SIGKILL)
                 return
             self._stop.wait(max(0.0, self.period - (time.perf_counter() - start)))
 
