@@ -16,13 +16,16 @@ Two parts stay written here, because the executor has no way to say them:
   one is done, and :meth:`SecondLane.help` takes from the back what has not been submitted -- the caller
   and the lane never both wait for the same job;
 * how the forked process ends with its caller: the executor's worker survives a SIGKILL of its parent
-  (waiting on its queue for ever) and turns a Ctrl-C inside a job into that job's exception; the worker's
+  (seen: reparented to init, blocked reading its call queue ten minutes later) and turns a Ctrl-C inside a job into that job's exception; the worker's
   initializer restores the default SIGINT / SIGTERM and asks Linux to kill it when the caller dies
   (``PR_SET_PDEATHSIG``), and leaving the context kills it (``ProcessPoolExecutor.shutdown`` would wait
   for the running job).
 
 The loaded objects are frozen out of the garbage collector's reach (:func:`gc.freeze`) just before the
-fork, so the lane's collections never write to the pages it shares with this process.
+fork, so the lane's collections never write to the pages it shares with this process.  Against the
+hand-written fork and pipe it replaced (``bench/scale_bench.py --baseline-src``, 540k judgments, one run,
+load 8): ``report --format json`` 20.1 s of CPU against 21.7 s, peak PSS of both processes 0.84 against
+0.89 GB.
 
 Used when the machine has a second CPU, ``os.fork`` exists and the work is large enough to pay for the
 fork (:func:`lanes_for`); ``VERDICTLAB_WORKERS=1`` keeps everything in one process, ``=2`` always splits.
