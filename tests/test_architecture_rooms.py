@@ -615,6 +615,10 @@ def test_the_engine_names_no_provider() -> None:
 
     providers = set(judge_prefixes())
     found = {path: hits for path, tree in module_trees("engine") if (hits := provider_names_in(tree, providers))}
+    # a run's recorded library versions name the interpreter "python" (a stored key older than the
+    # python: judge prefix), not the provider: that one literal, in that one module, is allowed
+    if found.get("engine/run.py") and {name for _, name in found["engine/run.py"]} == {"python"}:
+        del found["engine/run.py"]
     assert found == {}
 
 
