@@ -100,17 +100,23 @@ class SecondLane:
             self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
                                              initializer=_start_lane, initargs=(self._jobs,))
             gc.freeze()                                  # the lane's collections leave the shared pages alone
+            # the executor's threads and the feeder are started with Ctrl-C and SIGTERM blocked, so the
+            # kernel hands those signals to this thread (without the mask a Ctrl-C of the caller was never
+            # raised here in one run of two of tests/test_lanes.py's sigint test; with it 4 of 4 ended);
+            # the worker unblocks them
+            old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
             try:
                 with warnings.catch_warnings():
                     # Python 3.12+ warns on fork in a process with threads (pyarrow's and BLAS's pools here):
                     # the lane runs only the given jobs, taking no lock those threads hold
                     warnings.simplefilter("ignore", DeprecationWarning)
                     first = self._submit_next()           # forks the worker
+                self._feeder = threading.Thread(target=self._feed, args=(first,), name="verdictlab-second-lane",
+                                                daemon=True)
+                self._feeder.start()
             finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
                 gc.unfreeze()
-            self._feeder = threading.Thread(target=self._feed, args=(first,), name="verdictlab-second-lane",
-                                            daemon=True)
-            self._feeder.start()
 
     def _claim(self, name: str) -> bool:
         """Take job ``name`` when nobody has: True when taken now."""
@@ -224,6 +230,9 @@ class _FailedMark:
 
 _FAILED_MARK = _FailedMark()
 
+#: the signals that stop a command (blocked in the lane's helper threads, see ``SecondLane.__init__``)
+_STOPS = {signal.SIGINT, signal.SIGTERM}
+
 #: the jobs, in the forked process (set by its initializer from the caller's copy: nothing pickled)
 _LANE_JOBS: Mapping[str, Callable[[], Any]] = {}
 
@@ -253,6 +262,7 @@ def _start_lane(jobs: Mapping[str, Callable[[], Any]]) -> None:
     caller dies (Linux); never run the caller's signal handlers or write to its signal wake-up socket."""
     global _LANE_JOBS
     _LANE_JOBS = jobs
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_DFL)
     with contextlib.suppress(ValueError):
