@@ -27,20 +27,22 @@ from typing import TYPE_CHECKING, Any
 # engine, the statistics and the report pulls in numpy, pandas and scipy (seconds on a loaded
 # machine), which every ``verdictlab.x`` import -- the command line's first one included -- would pay,
 # and a Ctrl-C during those seconds could only end in a traceback.
+# (full module names: tests/test_architecture.py reads them as imports and checks that each exists)
 _PUBLIC = {
-    "audit": "workflows.audit",
-    "judge": "judges.python_function", "JudgeReply": "judges.python_function",
-    "RunConfig": "engine.config", "load_config": "engine.config",
-    "DatasetLoad": "datasets", "load_dataset": "datasets",
-    "Trial": "core.design", "expand_grid": "core.design",
-    "run_config": "engine",
-    "ItemError": "core.items", "PairItem": "core.items", "PointItem": "core.items", "to_canonical": "core.items",
-    "JudgeAPI": "judges", "make_judge": "judges",
-    "ParseResult": "protocols", "Protocol": "protocols", "get_protocol": "protocols",
-    "build_report": "report",
-    "FigurePolicy": "core.policy",
-    "reliability": "stats",
-    "RunStore": "store", "open_store": "store",
+    "audit": "verdictlab.workflows.audit",
+    "judge": "verdictlab.judges.python_function", "JudgeReply": "verdictlab.judges.python_function",
+    "RunConfig": "verdictlab.engine.config", "load_config": "verdictlab.engine.config",
+    "DatasetLoad": "verdictlab.datasets", "load_dataset": "verdictlab.datasets",
+    "Trial": "verdictlab.core.design", "expand_grid": "verdictlab.core.design",
+    "run_config": "verdictlab.engine",
+    "ItemError": "verdictlab.core.items", "PairItem": "verdictlab.core.items", "PointItem": "verdictlab.core.items",
+    "to_canonical": "verdictlab.core.items",
+    "JudgeAPI": "verdictlab.judges", "make_judge": "verdictlab.judges",
+    "ParseResult": "verdictlab.protocols", "Protocol": "verdictlab.protocols", "get_protocol": "verdictlab.protocols",
+    "build_report": "verdictlab.report",
+    "FigurePolicy": "verdictlab.core.policy",
+    "reliability": "verdictlab.stats",
+    "RunStore": "verdictlab.store", "open_store": "verdictlab.store",
 }
 
 
@@ -50,7 +52,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'verdictlab' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

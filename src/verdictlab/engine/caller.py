@@ -39,12 +39,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..core.redact import redact_answer, redact_text
+from ..core.redact import ERROR_LIMIT, redact_answer, redact_text
 from ..judges.base import JudgeAPI, JudgeCallError, JudgeRequest, JudgeResponse, RetryDecision, RetryKind
 from .config import JudgeSpec
 from .limits import Budget, PriceTable, TokenBucket, backoff_delay, default_price_table
-
-ERROR_LIMIT = 500   # characters of an error text kept (after scrubbing)
 
 
 class CallLog(Protocol):
@@ -307,7 +305,7 @@ class JudgeCaller:
     def cost_of(self, resp: JudgeResponse) -> float | None:
         if resp.cost_usd is not None:
             return resp.cost_usd
-        return self.prices.cost(self.judge.provider, self.judge.model, resp.tokens_in, resp.tokens_out)
+        return self.judge.cost(self.prices, resp.tokens_in, resp.tokens_out)
 
     # -- the call --------------------------------------------------------------------------------
     async def call(self, request: JudgeRequest, *, trial_id: str, cache_key: str | None = None) -> CallResult | None:
@@ -355,8 +353,8 @@ class JudgeCaller:
         attempt = self._pending.pop(trial_id, 0) or 1     # a call reserved by an earlier session counts as 1
         if response is not None:
             resp = sanitized(response)
-            cost = self.prices.batch_cost(self.judge.provider, self.judge.model, resp.tokens_in,
-                                          resp.tokens_out) if batch_price else self.cost_of(resp)
+            cost = self.judge.cost(self.prices, resp.tokens_in, resp.tokens_out, batch=True) if batch_price \
+                else self.cost_of(resp)
             if batch_price:
                 resp = dataclasses.replace(resp, cost_usd=cost)
             return self._accepted(resp, trial_id, attempt, latency_s, cache_key, cost)

@@ -346,8 +346,8 @@ class RayExecutor(BaseExecutor):
     async def execute(self, lanes: Mapping[str, Lane], judge_one: Callable[..., Any], control: RunControl) -> None:
         if self.session is None:
             raise RuntimeError("RayExecutor needs the runner's session (run_trials attaches it)")
-        data_lanes = {j: ln for j, ln in lanes.items() if getattr(ln.caller.judge, "provider", "") == "vllm"}
-        if data_lanes:   # open-weight judges: Ray Data batch inference (engine/ray_data.py)
+        data_lanes = {j: ln for j, ln in lanes.items() if ln.caller.judge.ray_data_stage() is not None}
+        if data_lanes:   # judges with a Ray Data stage (vllm:): batch inference on GPUs (engine/ray_data.py)
             data = RayDataExecutor(seed=self.seed)
             data.attach(self.session)
             await data.execute(data_lanes, judge_one, control)

@@ -7,16 +7,16 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import importlib.metadata
 import platform
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..core.stopping import StopOnSignals, stop_reason
+from ..core.versions import installed_version
 from ..core.vocab import Decoding
 from ..errors import StoreError
 from ..judges.base import JudgeAPI
@@ -29,16 +29,17 @@ from .summary import EngineError, RunSummary
 from .trial_runner import run_trials
 
 
-def library_versions() -> dict[str, str | None]:
+def library_versions(sdks: Iterable[str | None] = ()) -> dict[str, str | None]:
+    """The versions of Python, the platform, verdictlab, its core libraries and ``sdks`` (the SDKs the run's
+    judges declare, :attr:`~verdictlab.judges.base.JudgeAPI.sdk`), where installed."""
     out: dict[str, str | None] = {"verdictlab": None, "python": platform.python_version(),
                                   "platform": platform.platform()}
     # the installed distribution's version (pyproject's), read here rather than imported from the
     # package __init__, which imports the engine (an import cycle)
-    for dist in ("verdictlab", "llama_cpp_python", "numpy", "pandas", "pydantic", "openai", "anthropic", "vllm"):
-        try:
-            out[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            continue
+    for dist in dict.fromkeys(("verdictlab", "numpy", "pandas", "pydantic", *(s for s in sdks if s))):
+        version = installed_version(dist)
+        if version is not None:
+            out[dist] = version
     return out
 
 
@@ -74,7 +75,7 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
     mechanisms = _keep_constrainable(prepared, judges)
     prices = default_price_table()
     if config.budget.max_usd is not None and not plan_only:
-        unpriced = [jid for jid, j in judges.items() if prices.cost(j.provider, j.model, 1, 1) is None]
+        unpriced = [jid for jid, j in judges.items() if j.cost(prices, 1, 1) is None]
         if unpriced:
             raise EngineError(f"budget.max_usd is set but no price is known for {', '.join(unpriced)}, so the "
                               "dollar budget could not be enforced; add the model to a price file "
@@ -331,7 +332,7 @@ def _write_meta(store: RunStore, config: RunConfig, prepared: PreparedRun, judge
         store.set_meta("config_history", history)
     store.set_meta("config", current)
     store.set_meta("run_name", config.name)
-    store.set_meta("versions", library_versions())
+    store.set_meta("versions", library_versions(j.sdk for j in judges.values()))
     store.set_meta("judges", {jid: j.describe() for jid, j in judges.items()})
     store.set_meta("generation", {
         j.id: {"concurrency": j.concurrency, "requests_per_minute": j.requests_per_minute,

@@ -163,6 +163,8 @@ class SimJudge(JudgeAPI):
     provider = "sim"
     max_concurrency = None
     supports_logprobs = False
+    free = True
+    assumed_latency_s = 0.0
 
     def __init__(self, judge_id: str, spec: str) -> None:
         super().__init__(judge_id, model=f"sim({spec})")

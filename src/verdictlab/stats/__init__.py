@@ -181,6 +181,7 @@ from .graders import (
     level_calibration,
     perturbation_effects,
 )
+from .group_counts import VOTE_COLUMNS, block_of, distinct_count, n_distinct, vote_groups, votes_matrix
 from .intervals import Interval, bootstrap_interval, percentile_bounds, wilson_bounds, wilson_interval
 from .juries import (
     JURY_COLUMNS,
@@ -201,6 +202,16 @@ from .juries import (
     priority_verdicts,
     vote_codes,
     vote_counts,
+)
+from .label_validation import (
+    PAIR_VOTE_VALUES,
+    POINT_VOTE_VALUES,
+    LabelSplit,
+    TopLabel,
+    group_kinds,
+    item_predictions,
+    label_split,
+    top_label,
 )
 from .peer_rank import PeerRank, peer_rank, weighted_vote, weighted_win_rates
 from .pointwise import UNPARSED, GradeAgreement, RubricAgreement, grade_agreement, rubric_agreement_figures
@@ -284,6 +295,7 @@ from .stability import (
     anchor_direction_shifts,
     anchoring_shift,
     change_vs_noise,
+    n_changed,
     repetition_disagreement,
 )
 from .tournament import (
@@ -554,6 +566,21 @@ __all__ = [
     "vote_codes",
     "vote_counts",
     "VOTE_TIE_RULES",
+    "VOTE_COLUMNS",
+    "PAIR_VOTE_VALUES",
+    "POINT_VOTE_VALUES",
+    "LabelSplit",
+    "TopLabel",
+    "group_kinds",
+    "item_predictions",
+    "label_split",
+    "top_label",
+    "block_of",
+    "distinct_count",
+    "n_distinct",
+    "n_changed",
+    "vote_groups",
+    "votes_matrix",
     "weak_order_consistent",
     "wilson_bounds",
     "wilson_interval",
