@@ -230,8 +230,8 @@ def definitions_table(inp: AnalysisInput, names: str | Sequence[str] = "all") ->
 def missing_reason(needs: Sequence[str], counts: pd.Series | dict[str, float], policy: FigurePolicy) -> str:
     """Why a cell has no figure under a definition that ``needs`` these of a cell, from the cell's
     :func:`~verdictlab.stats.reliability` counts: no readable replies (every output unparsed, left out
-    when ``policy`` drops unparsed verdicts), then no labels, one order only, no soft preference, no score pair; else that
-    nothing is in its denominator."""
+    when ``policy`` drops unparsed verdicts), then no labels, one repetition (a figure of repeatability),
+    one order only, no soft preference, no score pair; else that nothing is in its denominator."""
     n, n_unparsed = float(counts["n_judgments"]), float(counts["n_unparsed"])
     if "soft preferences" in needs:
         return "no soft preferences"
@@ -241,10 +241,10 @@ def missing_reason(needs: Sequence[str], counts: pd.Series | dict[str, float], p
         return "no readable replies"
     if "labels" in needs and float(counts["n_labelled_pairs"]) == 0:
         return "no labels"
-    if float(counts["n_order_pairs"]) == 0 and ("both orders" in needs or float(counts["n_pairs"]) > 0):
-        return "one order"          # a both-order figure, or a per-order one of the order never judged
     if "repetitions" in needs and float(counts["repetitions"]) < 2:
         return "one repetition"     # repeatability is not measured by one draw (it would read 1)
+    if float(counts["n_order_pairs"]) == 0 and ("both orders" in needs or float(counts["n_pairs"]) > 0):
+        return "one order"          # a both-order figure, or a per-order one of the order never judged
     return "nothing in its denominator"
 
 
