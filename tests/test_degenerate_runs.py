@@ -215,6 +215,7 @@ def _check_json(text: str, combos: dict[str, Combo]) -> list[str]:
     doc = json.loads(text, parse_constant=_no_nan)
     problems = [f"analysis {name} failed: {t['error']}" for name, t in doc["run"].get("analyses", {}).items()
                 if "error" in t]
+    problems += _check_remedies(doc["run"].get("analyses", {}).get("remedies"), combos)
     for cell in doc["cells"]:
         seen = {d["definition"] for d in cell.get("definitions", [])}
         problems += [f"definition {n} has no row for {cell['judge']}" for n in _always_rowed() if n not in seen]
@@ -230,6 +231,22 @@ def _check_json(text: str, combos: dict[str, Combo]) -> list[str]:
                 problems.append(f"{where}: value {d['value']} beside the reason {d['missing']!r}")
             if d["value"] is not None and not math.isfinite(d["value"]):
                 problems.append(f"{where}: value {d['value']}")
+    return problems
+
+
+def _check_remedies(table: dict[str, Any] | None, combos: dict[str, Combo]) -> list[str]:
+    """A cell with no readable reply has no remedy figure (both-orders-vote made C 1, tie rate 1 of
+    nothing), and each of its rows says why."""
+    if table is None:
+        return []
+    problems = []
+    for values in table["rows"]:
+        row = dict(zip(table["columns"], values, strict=True))
+        if combos[row["judge"]][4] != "none":
+            continue
+        numbers = {f: row[f] for f in ("A", "phi", "C", "T", "tie_rate") if row[f] is not None}
+        if numbers or not row["note"]:
+            problems.append(f"remedies {row['judge']} {row['remedy']}: {numbers}, note {row['note']!r}")
     return problems
 
 
