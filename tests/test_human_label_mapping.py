@@ -162,3 +162,23 @@ def test_a_dataset_column_under_its_own_name(tmp_path: Path) -> None:
     assert r.exit_code == 3 and "2 problems" in r.stderr, r.stderr
     assert "row 2, field 'qid': item_id '1' names items of 2 datasets" in r.stderr and "--map dataset=COLUMN" in r.stderr
     assert "row 3, field 'score': item '1' already labelled 'A' in row 2, now 'B'" in r.stderr
+
+
+def test_ids_hashed_from_the_texts_as_import_hashes_them(tmp_path: Path) -> None:
+    """A log without ids imported with ``--id-from hash`` and a label file without ids read with ``--id-from
+    hash`` (its texts under its own column names, ``--map``) name the same items: the same code derives both."""
+    judged = tmp_path / "judged.jsonl"
+    judged.write_text("".join(json.dumps({"judge": "j", "protocol": "direct", "dataset": "mt", "order": o, "verdict": "A",
+                                          "question": f"q{i}", "response_a": f"a{i}", "response_b": f"b{i}"}) + "\n"
+                              for i in range(12) for o in ("AB", "BA")))
+    r = runner.invoke(app, ["import", "jsonl", str(judged), "--run-dir", str(tmp_path / "run"), "--id-from", "hash"])
+    assert r.exit_code == 0, r.stderr
+    human = tmp_path / "human.csv"
+    human.write_text("prompt,first,second,score\n" + "".join(f"q{i},a{i},b{i},{SCORE[lab]}\n"
+                                                             for i, lab in enumerate(HUMAN)))
+    r = runner.invoke(app, ["validate", str(tmp_path / "run"), "--human", str(human), "--id-from", "hash", "--map",
+                            "question=prompt", "--map", "response_a=first", "--map", "response_b=second", "--map",
+                            "label=score", "--map-values", "label:1=A,2=B,0=tie", "--format", "json"])
+    assert r.exit_code == 0, r.stderr
+    (cell,) = json.loads(r.stdout)["cells"]
+    assert cell["n_labelled"] == 11 and cell["human"]["value"] == pytest.approx(7 / 11)
