@@ -135,6 +135,15 @@ def test_names_select_and_unsupported_cells_say_why(sim_run: pd.DataFrame) -> No
     assert definitions_table(AnalysisInput(sim_run.iloc[:0])).empty
 
 
+def test_c_of_a_one_repetition_cell_is_not_measured(sim_run: pd.DataFrame) -> None:
+    """One draw per (pair, order) unit agrees with itself: C read 1.00 [0.97, 1.00] on every published log
+    (one repetition).  It has no figure, "one repetition"; the figures that do not need repetitions keep theirs."""
+    one = _missing(definitions_table(AnalysisInput(sim_run[sim_run["rep"] == 0], policy=FigurePolicy(n_bootstrap=0))))
+    assert one["C"] == {"one repetition"}
+    assert all(one[n] == set() for n in ("phi", "A", "T", "consistency-both-orders"))
+    assert _missing(definitions_table(AnalysisInput(sim_run, policy=FigurePolicy(n_bootstrap=0))))["C"] == set()
+
+
 def test_docs_explain_every_definition() -> None:
     from pathlib import Path
 

@@ -63,7 +63,7 @@ __all__ = ["CATALOGUE_FIELDS", "DEFINITIONS", "DEFINITIONS_COLUMNS", "Definition
 DEFINITIONS_COLUMNS: tuple[str, ...] = ("definition", "title", "source", *DEFINITION_COLUMNS,
                                         "unparsed_rule", "note", "missing")
 #: what a definition's denominator needs of a cell (``needs=`` of :func:`register_definition`)
-NEEDS: tuple[str, ...] = ("labels", "both orders", "soft preferences", "score pairs")
+NEEDS: tuple[str, ...] = ("labels", "both orders", "repetitions", "soft preferences", "score pairs")
 
 
 @dataclass(frozen=True)
@@ -230,8 +230,8 @@ def definitions_table(inp: AnalysisInput, names: str | Sequence[str] = "all") ->
 def missing_reason(needs: Sequence[str], counts: pd.Series | dict[str, float], policy: FigurePolicy) -> str:
     """Why a cell has no figure under a definition that ``needs`` these of a cell, from the cell's
     :func:`~verdictlab.stats.reliability` counts: no readable replies (every output unparsed, left out
-    when ``policy`` drops unparsed verdicts), then no labels, one order only, no soft preference, no score pair; else that
-    nothing is in its denominator."""
+    when ``policy`` drops unparsed verdicts), then no labels, one repetition (a figure of repeatability),
+    one order only, no soft preference, no score pair; else that nothing is in its denominator."""
     n, n_unparsed = float(counts["n_judgments"]), float(counts["n_unparsed"])
     if "soft preferences" in needs:
         return "no soft preferences"
@@ -241,6 +241,8 @@ def missing_reason(needs: Sequence[str], counts: pd.Series | dict[str, float], p
         return "no readable replies"
     if "labels" in needs and float(counts["n_labelled_pairs"]) == 0:
         return "no labels"
+    if "repetitions" in needs and float(counts["repetitions"]) < 2:
+        return "one repetition"     # repeatability is not measured by one draw (it would read 1)
     if float(counts["n_order_pairs"]) == 0 and ("both orders" in needs or float(counts["n_pairs"]) > 0):
         return "one order"          # a both-order figure, or a per-order one of the order never judged
     return "nothing in its denominator"
@@ -251,12 +253,15 @@ def _with_reasons(got: pd.DataFrame, spec: Definition, d: DefinitionInput, keys:
     of a cell without phi) the reason (:func:`missing_reason`), and value, interval and successes NaN
     (never a number for a figure that was not measured)."""
     got = got.reset_index(drop=True)
-    empty = ((got["n"] <= 0) | got["value"].isna()).to_numpy()      # T without phi: N > 0, no figure
+    empty = ((got["n"] <= 0) | got["value"].isna()).to_numpy(copy=True)      # T without phi: N > 0, no figure
+    rel = d.reliability
+    counts = rel.set_index(keys) if set(keys) <= set(rel.columns) else rel.iloc[:0].set_index(list(rel.columns[:1]))
+    if "repetitions" in spec.needs and len(got):        # one draw per unit: N > 0, a figure of 1 that says nothing
+        reps = counts["repetitions"].reindex(pd.MultiIndex.from_frame(got[keys]) if len(keys) > 1 else got[keys[0]])
+        empty |= (reps.to_numpy(dtype=float) < 2)
     got["missing"] = None
     if not empty.any():
         return got
-    rel = d.reliability
-    counts = rel.set_index(keys) if set(keys) <= set(rel.columns) else rel.iloc[:0].set_index(list(rel.columns[:1]))
     reasons = []
     for row in got.loc[empty, keys].itertuples(index=False, name=None):
         key = row if len(keys) > 1 else row[0]
@@ -446,7 +451,7 @@ _OWN = "verdictlab (docs/definitions.md, verdictlab's own figures)"
 
 
 @register_definition(
-    "C", title="stochastic consistency C", source=_OWN,
+    "C", needs=("repetitions",), title="stochastic consistency C", source=_OWN,
     ties="a tie verdict is a value", flips="not read (one order at a time)",
     unparsed="cell policy", policy=True, denominator="(pair, order) units with a verdict",
     note="Repeatability only: share of (pair, order) units whose repetitions all agree; no label, no swap.")

@@ -251,7 +251,7 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     joined["calls_per_verdict"] = [1 if rem == "none" else calls_per_verdict(rem) for rem in joined["remedy"]]
     joined["extra_calls_per_verdict"] = joined["calls_per_verdict"] - 1
     joined["new_calls"] = 0
-    joined["note"] = ""
+    joined["note"] = _unread_notes(joined, b, cell, policy)
     # cells the remedy could not be computed for
     have = set(map(tuple, joined[[*cell, "remedy"]].astype(str).to_numpy()))
     missing = []
@@ -269,6 +269,16 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     joined["_o"] = joined["remedy"].map(order)
     joined = joined.sort_values([*cell, "_o"]).reset_index(drop=True)
     return joined[[c for c in REMEDY_TABLE_COLUMNS if c in joined.columns]]
+
+
+def _unread_notes(joined: pd.DataFrame, base: pd.DataFrame, cell: list[str], policy: FigurePolicy) -> list[str]:
+    """The note of each row: "no readable replies" where the cell's every reply was unparsed and the
+    policy leaves them out (no remedy has a figure there), else empty."""
+    if not policy.drops_unparsed:
+        return [""] * len(joined)
+    unread = base.loc[(base["n_judgments"] > 0) & (base["n_unparsed"] == base["n_judgments"]), cell]
+    keys = set(map(tuple, unread.astype(str).to_numpy()))
+    return ["no readable replies" if k in keys else "" for k in map(tuple, joined[cell].astype(str).to_numpy())]
 
 
 def _why_missing(remedy: str) -> str:
