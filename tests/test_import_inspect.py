@@ -138,3 +138,32 @@ def test_grade_text():
     assert (grade("C"), grade(1.0), grade(0.5), grade(True), grade(float("nan")), grade(None)) == (
         "C", "1", "0.5", "true", None, None)
     assert grade({"b": 1, "a": "x"}) == '{"a": "x", "b": 1}'
+
+
+def test_an_inspect_grader_gets_a_cell_and_a_place_in_the_decision(inspect_logs, tmp_path):
+    # regression: a run of graded inspect samples reported "0 cells, N pointwise judgments" and its grader
+    # appeared in no decision; now it has a grader cell (C over the epochs) and a row in the decision
+    # (unranked: the log carries no human label, so no agreement and no trust figure)
+    import io
+
+    from rich.console import Console
+
+    from verdictlab.report import build_report, render_terminal
+
+    eval_path, _ = inspect_logs
+    import_into("inspect", eval_path, run_dir=tmp_path)
+    with open_store(tmp_path) as store:
+        inp = AnalysisInput(store.judgments(), items=store.items(), n_bootstrap=50)
+    cells = get("grader_cells")(inp)
+    assert cells is not None and len(cells) == 1
+    row = cells.iloc[0]
+    assert (row["judge"], row["protocol"], row["dataset"], row["n_items"]) == (
+        "openai-api/fake/fake-judge", "model_graded_qa", "grading_demo", N_SAMPLES)
+    consistency = get("grader_consistency")(inp).iloc[0]
+    assert row["C"] == pytest.approx(consistency["C"]) and row["T_reason"] == "no human labels"
+    decision = get("grader_decision")(inp)
+    assert len(decision) == 1 and decision.iloc[0]["unranked_because"] == "no human labels"
+    buf = io.StringIO()
+    render_terminal(build_report(tmp_path, n_bootstrap=0), Console(file=buf, width=200, color_system=None))
+    assert f"{N_SAMPLES * EPOCHS} pointwise judgment(s) in 1 grader cell(s)" in buf.getvalue()
+    assert "grader_decision" in buf.getvalue()

@@ -379,4 +379,4 @@ def test_reports_of_odd_stores_still_render(tmp_path: Path) -> None:
                        "verdict": "PASS", "parse_status": "ok"}])
     buf = io.StringIO()
     render_terminal(build_report(st, n_bootstrap=0), Console(file=buf, width=200, color_system=None))
-    assert "1 pointwise judgment(s), no pairwise cells." in buf.getvalue()
+    assert "1 pointwise judgment(s) in 1 grader cell(s)" in buf.getvalue()

@@ -25,7 +25,8 @@ def test_selftest_json_recovers_every_planted_property():
     out = json.loads(res.stdout)
     props = [r["property"] for r in out["rows"]]
     assert props == ["accuracy", "position bias", "noise", "verbosity bias", "anchoring", "self-preference",
-                     "non-transitive share"]
+                     "non-transitive share", "grader accuracy", "grader noise (consistency)", "grader invariance",
+                     "grader sensitivity"]
     for r in out["rows"]:
         assert set(r) >= KEYS and r["passed"], r
         assert r["lo"] <= r["recovered"] <= r["hi"]
@@ -58,3 +59,33 @@ def test_a_judge_without_the_planted_bias_fails_its_row():
     assert not out["position bias"].passed and out["position bias"].recovered == 0
     assert not out["noise"].passed and out["noise"].recovered == 0
     assert not out["accuracy"].passed and out["accuracy"].recovered == 1
+
+
+def test_a_grader_without_the_planted_properties_fails_its_rows():
+    # negative control: a grader that is always right, gives every whitespace case its source's grade and
+    # every label flip its source's grade too (never follows the edit): invariance 1 and sensitivity 0,
+    # so the invariance row (planted 0.7) and the sensitivity row (planted 0.6) must fail.
+    import pandas as pd
+
+    from verdictlab.core.items import PointItem
+    from verdictlab.workflows.selftest import _grader_rows, grader_judges
+
+    items, rows = [], []
+    for i in range(60):
+        lab = i % 2
+        items.append(PointItem(item_id=f"g{i}", dataset="points", question="?", response="r", label=lab, scale=(0, 1)))
+        for kind, klass, case_label in (("format.whitespace", "preserving", lab), ("label_flip", "changing", 1 - lab)):
+            items.append(PointItem(item_id=f"g{i}~{kind}", dataset="points", question="?", response="r",
+                                   label=case_label, scale=(0, 1),
+                                   meta={"perturbation": {"source_id": f"g{i}", "kind": kind, "class": klass,
+                                                          "origin": "deterministic"}}))
+    for jid in grader_judges(7).values():
+        for it in items:
+            for rep in (0, 1):
+                rows.append({"judge": jid, "protocol": "pointwise@0-1", "dataset": "points", "temperature": 0.0,
+                             "item_id": it.item_id, "order": "AB", "rep": rep, "step": "",
+                             "verdict": str(lab := int(it.item_id[1:].split("~")[0]) % 2), "label": str(lab)})
+    out = {r.property: r for r in _grader_rows(pd.DataFrame(rows), items, 7, 0.99, 200)}
+    assert out["grader invariance"].recovered == 1 and not out["grader invariance"].passed
+    assert out["grader sensitivity"].recovered == 0 and not out["grader sensitivity"].passed
+    assert out["grader accuracy"].recovered == 1 and not out["grader accuracy"].passed

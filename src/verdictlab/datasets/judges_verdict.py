@@ -14,6 +14,8 @@ each field is looked up under a few names (first match wins; ``field_map`` renam
   ``annotations`` / ``human_scores`` / ``scores`` (numbers or objects with a ``score``), whose strict
   majority is the label (``None`` with ``meta["no_majority"]`` when there is none)
 - ``category``: ``category``, ``dataset_name``, ``source``, ``subset``
+- ``meta`` (optional): an object kept in the item's meta as written; a perturbed copy of another item
+  carries ``meta.perturbation`` (the data contract in docs/architecture.md), checked here
 
 ``scale`` lists the allowed grades (e.g. ``[0, 1, 2]``); without it the scale is the sorted set of
 grades seen.  A grade outside the scale is an error naming file, row and field.
@@ -24,7 +26,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..core.items import ItemError, PointItem
+from pydantic import ValidationError
+
+from ..core.items import PERTURBATION_KEY, ItemError, Perturbation, PointItem
 from ._common import check_no_options, check_unique, finish, first_present, majority
 from .hub import source_rows
 from .registry import DatasetLoad
@@ -97,6 +101,25 @@ def _row_label(rec: dict[str, Any], pick: Callable[[str], str | None], *, src: s
     return label
 
 
+def _row_meta(rec: dict[str, Any], *, src: str, row: int) -> dict[str, Any]:
+    """The row's own ``meta`` object, kept as written; a ``perturbation`` in it must follow the data
+    contract of a perturbed item (:class:`verdictlab.core.items.Perturbation`)."""
+    raw = rec.get("meta")
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ItemError(f"must be an object, got {type(raw).__name__}", path=src, row=row, field="meta")
+    if PERTURBATION_KEY in raw:
+        try:
+            Perturbation.model_validate(raw[PERTURBATION_KEY])
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(x) for x in err.get("loc", ()))
+            raise ItemError(err.get("msg", str(exc)), path=src, row=row,
+                            field=f"meta.{PERTURBATION_KEY}" + (f".{where}" if where else "")) from None
+    return dict(raw)
+
+
 def _scale(staged: list[tuple[int, dict[str, Any]]], scale: list[Any] | None, *, src: str,
            field_map: dict[str, str]) -> tuple[Any, ...]:
     """The given scale (every grade must be on it), else the grades seen, numbers first."""
@@ -128,6 +151,7 @@ def load_judges_verdict(path: str | None = None, *, hub: str | None = None, spli
 
         out = _row_text(rec, pick, src=src, row=row, index=index, field_map=field_map)
         meta: dict[str, Any] = {"source": "judges-verdict", "row": row}
+        meta.update(_row_meta(rec, src=src, row=row))
         out["label"] = _row_label(rec, pick, src=src, row=row, meta=meta)
         out["meta"] = meta
         staged.append((row, out))

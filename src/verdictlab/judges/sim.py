@@ -1,9 +1,9 @@
 """Simulated judge with a set accuracy, position bias, noise and malformed-output rate.
 
 Id: ``sim:skill=S,position_lock=B,noise=N[,malformed=M][,forced_first=F][,seed=K][,latency=SECONDS]``
-``[,verbosity=V][,self_pref=P,family=NAME][,anchoring=G][,probs=0|1]``
+``[,verbosity=V][,self_pref=P,family=NAME][,anchoring=G][,probs=0|1][,invariance=I][,sensitivity=Q]``
 (defaults: skill 0.8, position_lock 0, noise 0, malformed 0, forced_first 0.5, seed 0, latency 0,
-verbosity 0, self_pref 0, family none, anchoring 0, probs 0).
+verbosity 0, self_pref 0, family none, anchoring 0, probs 0, invariance 1, sensitivity 1).
 
 Verdict probabilities (``probs=1``): for label-only protocols every response also carries the exact
 distribution of that call's verdict (``choice_probs``, stored as P(A)): the preferred side with
@@ -60,6 +60,23 @@ anchoring, then self-preference, then verbosity; noise still replaces the verdic
   prefers the longer one.  On the padding probe over pairs of equal length, with B = N = 0 the
   relative rise (s_probe - s_base) / (1 - s_base) of the share of verdicts for the padded side is V.
 
+Pointwise graders (``rubric``, ``pointwise`` protocols on point items).  The grade of an item is
+right with probability ``S`` (fixed per item and criterion: the same in every repetition), otherwise
+a fixed wrong grade (:mod:`verdictlab.judges.sim_answers`); noise replaces a call's grade by a coin
+between the two, so with R repetitions C = p^R + (1-p)^R, p = 1 - N/2, as for pairs.  On a perturbed
+item (``meta["perturbation"]``, the data contract in docs/architecture.md), per case (drawn from the
+seed, dataset, case id and criterion):
+
+* ``invariance=I`` (default 1): under a *preserving* perturbation the grader gives its grade of the
+  source with probability I, otherwise the other grade about the same label (right <-> wrong), which
+  always differs -- so the invariance rate is I;
+* ``sensitivity=Q`` (default 1): under a *changing* perturbation, with probability Q it grades the case
+  right (its new label), otherwise it repeats its grade of the source -- so among sources graded right
+  the share of cases graded right is Q.
+
+The source's grade is reproduced from ``source_id`` and the source's label (``source_label``; for a
+preserving case the case's own label); a changing case without ``source_label`` is graded as a fresh item.
+
 Large-sample expectations with R repetitions per order (no malformed outputs): per (pair, order) a
 call returns the preferred verdict with probability p = 1 - N/2, so
 C = p^R + (1-p)^R;  phi ~ B when N is small;  A = (1-B)(S + (1-S)/2) + B/2.
@@ -80,8 +97,10 @@ from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, Judg
 from .sim_answers import AnswerStyle, answer_style
 
 _PARAMS = {"skill": 0.8, "position_lock": 0.0, "noise": 0.0, "malformed": 0.0, "forced_first": 0.5, "seed": 0,
-           "latency": 0.0, "verbosity": 0.0, "self_pref": 0.0, "family": "", "anchoring": 0.0, "probs": 0}
-_RATES = ("skill", "position_lock", "noise", "malformed", "forced_first", "verbosity", "self_pref", "anchoring")
+           "latency": 0.0, "verbosity": 0.0, "self_pref": 0.0, "family": "", "anchoring": 0.0, "probs": 0,
+           "invariance": 1.0, "sensitivity": 1.0}
+_RATES = ("skill", "position_lock", "noise", "malformed", "forced_first", "verbosity", "self_pref", "anchoring",
+          "invariance", "sensitivity")
 MECHANISM = ("simulated constraint: no malformed output; a would-be-malformed call gives the first-shown "
              "response with probability forced_first, else its own verdict")
 
@@ -107,6 +126,8 @@ class SimParams:
     family: str = ""
     anchoring: float = 0.0
     probs: int = 0
+    invariance: float = 1.0
+    sensitivity: float = 1.0
 
     @classmethod
     def parse(cls, spec: str) -> SimParams:
@@ -234,18 +255,40 @@ class SimJudge(JudgeAPI):
             meta["item_view"] = item_view(item, order)
         else:
             meta["label_shown"] = getattr(item, "label", None)
+            meta["perturbation"] = (getattr(item, "meta", None) or {}).get("perturbation")
         return meta
+
+    def point_grade(self, style: AnswerStyle, meta: dict[str, Any], how: str, verdict: str) -> str:
+        """The grade of a pointwise call (module docstring, "Pointwise graders")."""
+        p = self.params
+        dataset, step = meta.get("dataset", ""), meta.get("step", "")
+        u_item, u_pick, _, _ = _uniforms("sim-point", p.seed, dataset, meta.get("item_id", ""), step)
+        assert style.own_verdict is not None
+        if how == "noise":
+            return style.own_verdict(meta.get("label_shown"), verdict == "A", u_pick)
+        pert = meta.get("perturbation")
+        src_label = (pert or {}).get("source_label", meta.get("label_shown") if (pert or {}).get("class")
+                                     == "preserving" else None)
+        if not pert or src_label is None:
+            return style.own_verdict(meta.get("label_shown"), u_item < p.skill, u_pick)
+        u_src, u_pick_src, _, _ = _uniforms("sim-point", p.seed, dataset, str(pert.get("source_id", "")), step)
+        right_src = u_src < p.skill
+        source_grade = style.own_verdict(src_label, right_src, u_pick_src)
+        u_pert = _uniforms("sim-perturb", p.seed, dataset, meta.get("item_id", ""), step)[0]
+        if pert.get("class") == "preserving":
+            # kept with probability invariance; otherwise the other answer about the same label, which
+            # always differs from the source's grade (right <-> wrong)
+            return source_grade if u_pert < p.invariance else style.own_verdict(src_label, not right_src, u_pick_src)
+        # changing: with probability sensitivity the grader follows the edit (the new label), else it
+        # repeats its grade of the source
+        return style.own_verdict(meta.get("label_shown"), True, u_pick) if u_pert < p.sensitivity else source_grade
 
     def answer(self, style: AnswerStyle, meta: dict[str, Any], *, constrained: bool = False) -> str:
         """The answer text of one call described by ``meta`` (:meth:`call_meta`), in ``style``."""
         verdict, how = self.decide(meta, constrained=constrained)
         if verdict is not None and style.own_verdict is not None:
-            # pointwise protocols (rubric, pointwise) answer in their own vocabulary: right about
-            # the item with probability skill (fixed per item and step), a coin under noise
-            u_item, u_pick, _, _ = _uniforms("sim-point", self.params.seed, meta.get("dataset", ""),
-                                             meta.get("item_id", ""), meta.get("step", ""))
-            correct = (verdict == "A") if how == "noise" else u_item < self.params.skill
-            verdict = style.own_verdict(meta.get("label_shown"), correct, u_pick)
+            # pointwise protocols (rubric, pointwise) answer in their own vocabulary
+            verdict = self.point_grade(style, meta, how, verdict)
         if verdict is None:
             u = _uniforms("sim-malformed", self.params.seed, meta.get("item_id"), meta.get("rep"))[0]
             return style.malformed_answer(u)

@@ -379,7 +379,9 @@ def render_terminal(report: Mapping[str, Any], console: Console | None = None) -
                   f"({run.get('n_judgments', 0)} judgments, {len(cells)} cells)", highlight=False)
     if not cells:
         n_point = int(run.get("n_pointwise_judgments") or 0)
-        console.print(f"{n_point} pointwise judgment(s), no pairwise cells." if n_point
+        graders = ((report.get("extra_tables") or {}).get("grader_cells") or {}).get("rows") or []
+        console.print(f"{n_point} pointwise judgment(s) in {len(graders)} grader cell(s) (tables grader_cells and "
+                      f"grader_decision below), no pairwise cells." if n_point
                       else "No judgments in this run yet.", highlight=False)
         for line, style in analyses_lines(report):
             console.print(_run_text(line), style=style, highlight=False)

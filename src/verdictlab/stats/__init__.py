@@ -105,6 +105,7 @@ from .calibration import (
 )
 from .classes import CLASS_COLUMNS, CLASSES, class_figures, macro_f1_score, per_class_scores
 from .compare import paired_mcnemar
+from .cost import COST_COLUMNS, cost_per_item, pareto_front
 from .debate import DebateFigures, debate_figures
 from .decoding import DECODING_EFFECT_COLUMNS, decoding_effect
 from .definitions import (
@@ -148,6 +149,29 @@ from .expected import (
     unit_expectation,
 )
 from .geval import CONTRADICTION_COLUMNS, contradiction_rates
+from .grader_cells import ECE_BINS, GraderCell, grader_cell
+from .grader_decision import (
+    AVOID_THRESHOLDS,
+    VERSUS_BEST_GRADER_COLUMNS,
+    grader_avoid_codes,
+    grader_versus_best,
+    ranking_value,
+)
+from .graders import (
+    GRADE_KINDS,
+    ITEM_GRADE_COLUMNS,
+    PERTURBATION_EFFECT_COLUMNS,
+    SPLIT_GRADE,
+    UNPARSED_GRADE,
+    GraderAgreement,
+    GraderTrust,
+    grade_kind,
+    grader_agreement,
+    grader_trust,
+    item_grades,
+    level_calibration,
+    perturbation_effects,
+)
 from .intervals import Interval, bootstrap_interval, percentile_bounds, wilson_bounds, wilson_interval
 from .juries import (
     JURY_COLUMNS,
@@ -279,6 +303,30 @@ from .versus_best import VERSUS_BEST_COLUMNS, versus_best
 
 __all__ = [
     "accuracy_ceiling",
+    "AVOID_THRESHOLDS",
+    "COST_COLUMNS",
+    "VERSUS_BEST_GRADER_COLUMNS",
+    "cost_per_item",
+    "grader_avoid_codes",
+    "grader_versus_best",
+    "ranking_value",
+    "ECE_BINS",
+    "GraderCell",
+    "grader_cell",
+    "SPLIT_GRADE",
+    "GRADE_KINDS",
+    "ITEM_GRADE_COLUMNS",
+    "PERTURBATION_EFFECT_COLUMNS",
+    "UNPARSED_GRADE",
+    "GraderAgreement",
+    "GraderTrust",
+    "grade_kind",
+    "grader_agreement",
+    "grader_trust",
+    "item_grades",
+    "level_calibration",
+    "pareto_front",
+    "perturbation_effects",
     "accuracy_mean_of_orders",
     "accuracy_per_order",
     "adaptive_cells",
