@@ -83,7 +83,8 @@ def _options(format: str, given: dict[str, Any], map_: list[str] | None,
     """The importer options from the flags that were given; a flag the format does not take is a
     usage error (never silently ignored)."""
     only = {"order": TABLE_FORMATS, "verdicts": TABLE_FORMATS, "id_from": TABLE_FORMATS, "split": ("llmbar",),
-            "garbage": ("pandalm",), "scorer": ("inspect",)}
+            "garbage": ("pandalm",), "scorer": ("inspect",), "label_scorer": ("inspect",),
+            "transcripts": ("inspect",)}
     opts: dict[str, Any] = {}
     for key, val in given.items():
         if val is None:
@@ -155,6 +156,14 @@ def import_cmd(
                                  "a fallback) or unparsed.")] = None,
     scorer: Annotated[str | None, typer.Option(help="inspect: the scorer whose grades to import "
                                                "(default: every scorer, one protocol each).")] = None,
+    label_scorer: Annotated[str | None, typer.Option(
+        "--label-scorer", metavar="SCORER",
+        help="inspect: the scorer whose grade is the gold label (C/1/true PASS, I/0/false FAIL), not a judgment "
+             "(e.g. a match scorer checking a model-graded one).")] = None,
+    transcripts: Annotated[bool | None, typer.Option(
+        "--transcripts", show_default=False,
+        help="inspect: the graded object is the agent's whole run: items carry the sample's transcript "
+             "(messages, tool calls, tool results).")] = None,
     map_: Annotated[list[str] | None, typer.Option(
         "--map", metavar="COLUMN=SOURCE",
         help="Tables: COLUMN=SOURCE_COLUMN for any column, e.g. --map verdict=winner; repeatable.")] = None,
@@ -199,7 +208,7 @@ def import_cmd(
         fail(f"unknown import format {format!r}; known: {', '.join(known)}", EXIT_USAGE)
     given = {"judge": judge, "protocol": protocol, "dataset": dataset, "temperature": temperature, "rep": rep,
              "order": order, "verdicts": verdicts, "id_from": id_from, "split": split, "garbage": garbage,
-             "scorer": scorer}
+             "scorer": scorer, "label_scorer": label_scorer, "transcripts": transcripts}
     opts = _options(format, {k: v.value if isinstance(v, StrEnum) else v for k, v in given.items()},
                     map_, map_values)
     if format == "pandalm" and items_path and not items:

@@ -9,7 +9,12 @@ Routes
 ``/pairs/<item_id>``     one pair: its question, both responses and every judgment of it, in every cell,
                          order, repetition and decoding, with the raw output and the audit trail;
                          ``?dataset=`` picks the dataset when several hold the id
+``/curation``            the model-written test cases of the run, to accept, reject or edit (GET); one
+                         decision recorded (POST: the viewer's one write, :mod:`verdictlab.view.curation`)
 ``/view.css``            the one stylesheet
+
+The store is opened read-only; a curation decision opens it for writing for that one decision
+(:meth:`Viewer.curate`).  Every other method than GET on every other route gets 405.
 
 Everything shown comes from the run's data and is untrusted: templates autoescape every value and no
 template marks data safe; the pages carry no script, and a Content-Security-Policy forbids any, so a
@@ -20,22 +25,42 @@ rebinding).
 
 from __future__ import annotations
 
+import getpass
+import json
+import secrets
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jinja2
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..core.curation import CurationError, curate, curation_events
+from ..core.items import PointItem, perturbation_of
 from ..core.vocab import DEFAULT_UNPARSED
 from ..store import RunStore, open_store
+from .curation import (
+    MAX_FORM_BYTES,
+    STATUS_FILTERS,
+    CaseView,
+    CurationFilters,
+    case_anchor,
+    case_views,
+    curation_url,
+    form_refusal,
+    page_of,
+    parse_form,
+    write_refusal,
+)
 from .index import CELL_FILTERS, Filters, PairIndex, ViewError
 from .outcomes import OUTCOMES
 from .pages import cell_anchor, iter_pair_cells, pair_url, pairs_url
@@ -55,8 +80,13 @@ class Viewer:
     shared by the server's worker threads).  ``cache``: a folder for the index between start-ups
     (:mod:`verdictlab.view.index_cache`); None builds it from the store every time."""
 
-    def __init__(self, run_dir: str | Path, *, unparsed: str = DEFAULT_UNPARSED, cache: Path | None = None) -> None:
+    def __init__(self, run_dir: str | Path, *, unparsed: str = DEFAULT_UNPARSED, cache: Path | None = None,
+                 curator: str | None = None) -> None:
         self.run_dir = Path(run_dir)
+        #: who curation decisions are recorded as by default (the form can say another name)
+        self.curator = curator if curator is not None else _user_name()
+        #: the token every curation form carries (made here, written only into this viewer's pages)
+        self.token = secrets.token_urlsafe(32)
         self.store: RunStore = open_store(self.run_dir, read_only=True)
         try:
             self.index = PairIndex.from_store(self.store, unparsed=unparsed, cache=cache)
@@ -70,8 +100,60 @@ class Viewer:
         with self.lock:
             return self.store.judgments_at(rowids)
 
+    def cases(self) -> list[CaseView]:
+        """The run's model-written cases, read from the store now (decisions recorded since start-up
+        included)."""
+        with self.lock:
+            items = self.store.items()
+        counts = {(it.dataset, it.item_id): len(self.index.rowids_of(it.dataset, it.item_id)) for it in items}
+        return case_views(items, counts)
+
+    def curate(self, dataset: str, item_id: str, action: str, *, by: str, response: str | None = None) -> Any:
+        """Record one decision on a case (:func:`verdictlab.core.curation.curate`) in the run store, with
+        an entry in the run's audit trail (meta ``curation``); returns the curated item.  An edit of a case
+        the run already judged is refused (:class:`CurationRefused`): its judgments would describe another
+        text."""
+        with self.lock, RunStore(self.run_dir, create=False) as store:
+            item = store.item_record(dataset, item_id)
+            if item is None:
+                raise CurationRefused(404, f"no case {item_id!r} in dataset {dataset!r}")
+            if action == "edit" and store.item_judgment_count(dataset, item_id):
+                raise CurationRefused(409, f"case {dataset}/{item_id} was already judged: an edit would leave "
+                                           "its judgments describing another text; reject it instead, or edit "
+                                           "cases before the grader runs")
+            if not isinstance(item, PointItem):
+                raise CurationRefused(400, f"{dataset}/{item_id} is a pair, not a generated case")
+            before = perturbation_of(item)
+            try:
+                new = curate(item, action, by=by, at=time.time(), response=response)
+            except CurationError as exc:
+                raise CurationRefused(400, str(exc)) from None
+            event = {**curation_events(new)[-1].model_dump(mode="json"), "dataset": dataset, "item_id": item_id,
+                     "kind": None if before is None else before.kind,
+                     "status_before": None if before is None else before.status.value}
+            if action == "edit":
+                event["chars"] = len(new.response)
+            store.record_curation(new, event)
+        self.index.items[(dataset, item_id)] = json.loads(new.model_dump_json())
+        return new
+
     def close(self) -> None:
         self.store.close()
+
+
+class CurationRefused(Exception):
+    """A curation decision that is not recorded: the HTTP status and why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _user_name() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):     # no user name in the environment or the password database
+        return "curator"
 
 
 def create_app(run: str | Path | Viewer, *, unparsed: str = DEFAULT_UNPARSED,
@@ -122,10 +204,66 @@ def create_app(run: str | Path | Viewer, *, unparsed: str = DEFAULT_UNPARSED,
 
     middleware = [] if allowed_hosts is None else [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))]
     app = Starlette(routes=[Route("/", home), Route("/pairs", pairs), Route("/pairs/{item_id:path}", pair),
-                            Route("/view.css", stylesheet)],
+                            *_curation_routes(viewer, page), Route("/view.css", stylesheet)],
                     middleware=middleware, exception_handlers={404: not_found})
     app.state.viewer = viewer
     return app
+
+
+def _curation_routes(viewer: Viewer, page: Callable[..., HTMLResponse]) -> list[Route]:
+    """``GET /curation`` (the cases) and ``POST /curation`` (one decision: :mod:`verdictlab.view.curation`)."""
+
+    def curation(request: Request) -> Response:
+        try:
+            filters = CurationFilters.from_query(request.query_params)
+        except ViewError as exc:
+            return page("message.html", 400, title="Bad request", message=str(exc))
+        cases = viewer.cases()
+        shown, n_matching, n_pages = page_of(cases, filters)
+        return page("curation.html", title="Curation", cases=shown, n_matching=n_matching, n_pages=n_pages,
+                    n_cases=len(cases), filters=filters, statuses=STATUS_FILTERS,
+                    kinds=sorted({c.kind for c in cases}), datasets=sorted({c.dataset for c in cases}),
+                    counts=_status_counts(cases), token=viewer.token, curator=viewer.curator)
+
+    async def curate_case(request: Request) -> Response:
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        refused = form_refusal(headers)
+        if refused is None:
+            body = await request.body()
+            if len(body) > MAX_FORM_BYTES:
+                refused = (413, f"the form is longer than {MAX_FORM_BYTES:,} bytes")
+        if refused is not None:
+            return page("message.html", refused[0], title="Not recorded", message=refused[1])
+        try:
+            form = parse_form(body)
+        except ViewError as exc:
+            return page("message.html", 400, title="Not recorded", message=str(exc))
+        refused = write_refusal(headers, scheme=request.url.scheme, token=viewer.token, given_token=form.get("token"))
+        if refused is not None:
+            return page("message.html", refused[0], title="Not recorded", message=refused[1])
+        try:
+            await run_in_threadpool(viewer.curate, form["dataset"], form["item_id"], form["action"],
+                                    by=form.get("curator", ""),
+                                    response=form.get("response") if form["action"] == "edit" else None)
+        except CurationRefused as exc:
+            return page("message.html", exc.status, title="Not recorded", message=str(exc))
+        try:
+            back = CurationFilters.from_query({k[2:]: v for k, v in form.items() if k.startswith("f_")})
+        except ViewError:
+            back = CurationFilters()
+        target = curation_url(back) + "#" + case_anchor(form["dataset"], form["item_id"])
+        return RedirectResponse(target, status_code=303, headers=_HEADERS)
+
+    return [Route("/curation", curation, methods=["GET"]), Route("/curation", curate_case, methods=["POST"])]
+
+
+def _status_counts(cases: list[CaseView]) -> dict[str, int]:
+    """Cases per curation status, and how many were edited."""
+    counts = {s: 0 for s in STATUS_FILTERS[2:]}
+    for c in cases:
+        counts[c.status] = counts.get(c.status, 0) + 1
+    counts["ever edited"] = sum(c.edited for c in cases)
+    return counts
 
 
 def _run_summary(viewer: Viewer) -> dict[str, Any]:
@@ -154,6 +292,6 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("verdictlab.view", "templates"),
                              autoescape=True,   # every {{ }} is HTML-escaped; data never gets |safe
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(pairs_url=pairs_url, pair_url=pair_url, cell_anchor=cell_anchor)
+    env.globals.update(pairs_url=pairs_url, pair_url=pair_url, cell_anchor=cell_anchor, curation_url=curation_url)
     env.filters["temp"] = lambda t: f"{float(t):g}"
     return env
