@@ -114,9 +114,13 @@ def summary_lines(r: PerturbResult) -> list[str]:
     for kind, counts in r.counts.items():
         dropped = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k != "kept")
         lines.append(f"  {kind}: {counts.get('kept', 0)} kept" + (f"; dropped: {dropped}" if dropped else ""))
-    if r.spend.get("calls"):
-        lines.append(f"  writing calls: {r.spend['calls']} made, {r.spend['tokens_in']} tokens in, "
-                     f"{r.spend['tokens_out']} out, ${r.spend['cost_usd']:.4f}")
+    steps = r.spend.get("by_step") or {}
+    prompts = sum(s["prompts"] for s in steps.values())
+    hits = sum(s["cache_hits"] for s in steps.values())
+    if prompts:
+        lines.append(f"  writing calls: {r.spend['calls']} made for {prompts} prompt(s) ({hits} answered by replies "
+                     f"stored earlier), {r.spend['tokens_in']} tokens in, {r.spend['tokens_out']} out, "
+                     f"${r.spend['cost_usd']:.4f}")
     if r.n_kept_curated:
         lines.append(f"  {r.n_kept_curated} case(s) a person curated kept as curated")
     if r.stopped:

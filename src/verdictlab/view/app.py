@@ -29,7 +29,6 @@ import getpass
 import json
 import secrets
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
@@ -44,8 +43,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..core.curation import CurationError, curate, curation_events
-from ..core.items import PointItem, perturbation_of
+from ..core.items import PointItem
 from ..core.vocab import DEFAULT_UNPARSED
 from ..store import RunStore, open_store
 from .curation import (
@@ -53,12 +51,14 @@ from .curation import (
     STATUS_FILTERS,
     CaseView,
     CurationFilters,
+    CurationRefused,
     case_anchor,
     case_views,
     curation_url,
     form_refusal,
     page_of,
     parse_form,
+    record_decision,
     write_refusal,
 )
 from .index import CELL_FILTERS, Filters, PairIndex, ViewError
@@ -108,45 +108,16 @@ class Viewer:
         counts = {(it.dataset, it.item_id): len(self.index.rowids_of(it.dataset, it.item_id)) for it in items}
         return case_views(items, counts)
 
-    def curate(self, dataset: str, item_id: str, action: str, *, by: str, response: str | None = None) -> Any:
-        """Record one decision on a case (:func:`verdictlab.core.curation.curate`) in the run store, with
-        an entry in the run's audit trail (meta ``curation``); returns the curated item.  An edit of a case
-        the run already judged is refused (:class:`CurationRefused`): its judgments would describe another
-        text."""
-        with self.lock, RunStore(self.run_dir, create=False) as store:
-            item = store.item_record(dataset, item_id)
-            if item is None:
-                raise CurationRefused(404, f"no case {item_id!r} in dataset {dataset!r}")
-            if action == "edit" and store.item_judgment_count(dataset, item_id):
-                raise CurationRefused(409, f"case {dataset}/{item_id} was already judged: an edit would leave "
-                                           "its judgments describing another text; reject it instead, or edit "
-                                           "cases before the grader runs")
-            if not isinstance(item, PointItem):
-                raise CurationRefused(400, f"{dataset}/{item_id} is a pair, not a generated case")
-            before = perturbation_of(item)
-            try:
-                new = curate(item, action, by=by, at=time.time(), response=response)
-            except CurationError as exc:
-                raise CurationRefused(400, str(exc)) from None
-            event = {**curation_events(new)[-1].model_dump(mode="json"), "dataset": dataset, "item_id": item_id,
-                     "kind": None if before is None else before.kind,
-                     "status_before": None if before is None else before.status.value}
-            if action == "edit":
-                event["chars"] = len(new.response)
-            store.record_curation(new, event)
+    def curate(self, dataset: str, item_id: str, action: str, *, by: str, response: str | None = None) -> PointItem:
+        """Record one decision on a case (:func:`verdictlab.view.curation.record_decision`) and show the
+        curated case on the viewer's pages from now on."""
+        with self.lock:
+            new = record_decision(self.run_dir, dataset, item_id, action, by=by, response=response)
         self.index.items[(dataset, item_id)] = json.loads(new.model_dump_json())
         return new
 
     def close(self) -> None:
         self.store.close()
-
-
-class CurationRefused(Exception):
-    """A curation decision that is not recorded: the HTTP status and why."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def _user_name() -> str:

@@ -25,17 +25,21 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from ..core.curation import CURATION_ACTIONS, curation_events, was_edited
+from ..core.curation import CURATION_ACTIONS, CurationError, curate, curation_events, was_edited
 from ..core.items import PointItem, perturbation_of
 from ..core.vocab import CurationStatus
+from ..store import RunStore
 from .index import ViewError
 
 __all__ = ["CASES_PER_PAGE", "FORM_FIELDS", "MAX_FORM_BYTES", "STATUS_FILTERS", "CaseView", "CurationFilters",
+           "CurationRefused", "record_decision",
            "case_anchor", "case_views", "curation_url", "form_refusal", "page_of", "parse_form", "write_refusal"]
 
 CASES_PER_PAGE = 25
@@ -217,3 +221,43 @@ def write_refusal(headers: Mapping[str, str], *, scheme: str, token: str, given_
     if not given_token or not hmac.compare_digest(given_token.encode(), token.encode()):
         return 403, "the form's token is not this viewer's (reload the curation page and try again)"
     return None
+
+
+class CurationRefused(Exception):
+    """A curation decision that is not recorded: the HTTP status that says why, and the reason."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def record_decision(run_dir: str | Path, dataset: str, item_id: str, action: str, *, by: str,
+                    response: str | None = None, at: float | None = None) -> PointItem:
+    """Record one decision on a generated case of the run in ``run_dir`` (opened for writing for this
+    decision only): the case's ``meta.perturbation`` (:func:`verdictlab.core.curation.curate`) and an
+    entry of the run's audit trail, the meta list ``curation`` (the decision, who, when, the dataset, the
+    case, its kind, its status before).  Returns the curated case.  :class:`CurationRefused` when the case
+    is not there (404), the decision cannot be recorded (400), or it would edit a case the run already
+    judged (409: its judgments would describe another text; reject it instead)."""
+    with RunStore(run_dir, create=False) as store:
+        item = store.item_record(dataset, item_id)
+        if item is None:
+            raise CurationRefused(404, f"no case {item_id!r} in dataset {dataset!r}")
+        if not isinstance(item, PointItem):
+            raise CurationRefused(400, f"{dataset}/{item_id} is a pair, not a generated case")
+        if action == "edit" and store.item_judgment_count(dataset, item_id):
+            raise CurationRefused(409, f"case {dataset}/{item_id} was already judged: an edit would leave its "
+                                       "judgments describing another text; reject it instead, or edit cases "
+                                       "before the grader runs")
+        before = perturbation_of(item)
+        try:
+            new = curate(item, action, by=by, at=time.time() if at is None else at, response=response)
+        except CurationError as exc:
+            raise CurationRefused(400, str(exc)) from None
+        event = {**curation_events(new)[-1].model_dump(mode="json"), "dataset": dataset, "item_id": item_id,
+                 "kind": None if before is None else before.kind,
+                 "status_before": None if before is None else before.status.value}
+        if action == "edit":
+            event["chars"] = len(new.response)
+        store.record_curation(new, event)
+    return new
