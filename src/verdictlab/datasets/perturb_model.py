@@ -128,7 +128,7 @@ def _position(item: PointItem, scale: Sequence[Any]) -> int:
     word = list(scale) == ["FAIL", "PASS"] and not item.scale      # PASS/FAIL labels without a scale of their own
     texts = [str(g) for g in scale] if word else [grade_text(g) for g in scale]
     label = normalise_result(item.label) if word else grade_text(item.label)
-    if label not in texts:
+    if label is None or label not in texts:
         raise NotApplicable(f"the source's label {item.label!r} is not on its scale {list(scale)}")
     return texts.index(label)
 
