@@ -23,13 +23,13 @@ runner = CliRunner()
 
 #: commands that read an existing run (the positional RUN) and those that create one (--run-dir)
 READS_A_RUN = {"report", "export", "review", "compare", "validate", "plan-labels", "drift", "view", "batch import"}
-CREATES_A_RUN = {"run", "demo", "import", "debate", "batch export"}
+CREATES_A_RUN = {"run", "demo", "import", "debate", "batch export", "perturb"}
 SHARED = ("--unparsed", "--bootstrap", "--seed", "--confidence")
 #: options whose values are a fixed set: each must be a choice (an enum), listed in help
 CHOICES = {("import", "--order"), ("import", "--verdicts"), ("import", "--garbage"), ("import", "--id-from"),
            ("debate", "--fallback"),
            ("debate", "--final-rule"), ("run", "--executor"), ("demo", "--decoding"), ("compare", "--by"),
-           ("drift", "--chart"), ("fake-server", "--winner")}
+           ("drift", "--chart"), ("fake-server", "--winner"), ("perturb", "--kind"), ("perturb", "--format")}
 
 
 def _commands() -> dict[str, Any]:
@@ -147,6 +147,13 @@ def test_debate_choices_are_the_engines() -> None:
 
     assert tuple(DebateFallback) == FALLBACKS and tuple(FinalRule) == FINAL_RULES
     assert tuple(WinnerPolicy) == WINNER_POLICIES
+
+
+def test_perturb_kinds_are_the_datasets_kinds() -> None:
+    from verdictlab.cli.perturb_cmd import PerturbationKind
+    from verdictlab.datasets.perturb import KINDS
+
+    assert [k.value for k in PerturbationKind] == list(KINDS)
 
 
 def test_import_choices_are_the_importers() -> None:

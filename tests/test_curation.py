@@ -183,6 +183,8 @@ def test_the_page_lists_cases_and_hostile_text_stays_text(suite_run: Path, tmp_p
     client, viewer = _client(run)
     page = client.get("/curation")
     assert page.status_code == 200 and page.headers["content-security-policy"].startswith("default-src 'none'")
+    # the page's address goes to the viewer only; a browser then sends the form's Origin (never "null")
+    assert page.headers["referrer-policy"] == "same-origin"
     ids = re.findall(r'<section class="case" id="case-[0-9a-f]{16}" data-item="([^"]*)"', page.text)
     assert sorted(ids) == [f"s{i}~label_flip" for i in range(6)]             # model-written cases only
     assert "<script" not in page.text and not re.search(r"<img\b", page.text)
@@ -222,6 +224,7 @@ def test_a_decision_is_recorded_and_the_page_shows_it(suite_run: Path, tmp_path:
     ({"token": "guessed"}, 403, "token is not this viewer"),
     ({"headers": {"origin": "http://evil.example"}}, 403, "from another site"),
     ({"headers": {"origin": None, "referer": "http://evil.example/page"}}, 403, "from another site"),
+    ({"headers": {"origin": "null"}}, 403, "from another site"),       # a sandboxed frame's form
     ({"headers": {"origin": "http://127.0.0.1", "sec-fetch-site": "cross-site"}}, 403, "from another site"),
     ({"json": True}, 415, "url-encoded form"),
     ({"extra": "x"}, 400, "unknown form field"),

@@ -21,7 +21,9 @@ row's ``parse_detail``):
   ``--judge`` / ``--protocol`` / ``--dataset`` / ``--temperature`` override, ``--scorer`` picks one scorer;
 * ``--label-scorer NAME``: that scorer's grade is the items' gold label (``C`` / 1 / true -> ``PASS``,
   ``I`` / 0 / false -> ``FAIL``, anything else unlabelled) instead of a judgment, so a deterministic
-  scorer (``match``, ``includes``) checks the model-graded one;
+  scorer (``match``, ``includes``) checks the model-graded one; the other scorers' grades are then read
+  the same way (``C`` -> ``PASS``, ``I`` -> ``FAIL``; any other grade, a partial ``P``, kept as given and
+  matching no label), the grade as given kept in ``parse_detail``;
 * ``--transcripts``: the graded object is the agent's whole run, not only its answer -- each item carries
   the sample's transcript (messages, tool calls, tool results: the ``inspect-transcripts`` loader's items,
   :mod:`verdictlab.datasets.inspect_transcripts`) and epochs are repetitions when their transcripts are
@@ -51,6 +53,7 @@ from ._batch import ImportBatch, checked
 
 RULE = ("inspect: one pointwise judgment per sample x epoch x scorer; the grade as the scorer gave it; "
         "epoch = repetition (rep = epoch - 1) of the same answer; unscored -> unparsed")
+
 
 def grade(value: Any) -> str | None:
     """A score value as stored verdict text; None for no grade (NaN / None)."""
@@ -99,6 +102,15 @@ def _answer_ids(samples: list[Any]) -> tuple[dict[tuple[Any, int], str], int]:
         text = s.output.completion if s.output else ""
         out[(s.id, s.epoch)] = str(s.id) if len(distinct) == 1 else f"{s.id}@answer-{distinct.index(text) + 1}"
     return out, sum(len(v) > 1 for v in answers.values())
+
+
+def _verdict(value: Any, opts: dict[str, Any]) -> str | None:
+    """The stored verdict: the grade as the scorer gave it; with a label scorer, read as task completion
+    like the label (C / 1 / true PASS, I / 0 / false FAIL; any other grade kept as given), so the grader and
+    the label speak one vocabulary."""
+    if opts["label_scorer"]:
+        return completion_label(value) or grade(value)
+    return grade(value)
 
 
 def _items_of(f: Path, log: Any, samples: list[Any], opts: dict[str, Any]
@@ -154,7 +166,8 @@ def _log_rows(f: Path, log: Any, opts: dict[str, Any]) -> tuple[list[dict[str, A
                 judge=opts["judge"] or model, dataset=item.dataset, item_id=item.item_id,
                 protocol=opts["protocol"] or scorer_name, order=Order.AB.value,
                 temperature=opts["temperature"] if opts["temperature"] is not None else (temp or 0.0),
-                rep=int(s.epoch) - 1, verdict=grade(score.value), label=item.label, raw_output=score.explanation,
+                rep=int(s.epoch) - 1, verdict=_verdict(score.value, opts), label=item.label,
+                raw_output=score.explanation,
                 parse_detail=(f"inspect {scorer_name} epoch {s.epoch} value {score.value!r}; rule {RULE}"),
                 pair=False))
     if opts["scorer"] and not rows:
@@ -181,7 +194,9 @@ def import_inspect(path: str | Path, *, judge: str | None = None, protocol: str 
             "temperature": temperature, "label_scorer": label_scorer, "transcripts": bool(transcripts)}
     judgments: list[dict[str, Any]] = []
     items: list[PairItem | PointItem] = []
-    notes = [f"verdict rule: {RULE}"]
+    notes = [f"verdict rule: {RULE}" + (f"; scorer {label_scorer!r} is the gold label and every grade is read as "
+                                        "task completion: C / 1 / true -> PASS, I / 0 / false -> FAIL, any other "
+                                        "grade kept as given" if label_scorer else "")]
     for f in log_files(p):
         rows, its, note = _log_rows(f, read_log(f), opts)
         judgments += rows

@@ -71,8 +71,10 @@ __all__ = ["LOOPBACK_HOSTS", "Viewer", "create_app"]
 LOOPBACK_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1", "[::1]")
 _CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; "
         "frame-ancestors 'none'")
+# same-origin: a page's address goes to the viewer itself and to no other site; under no-referrer a browser
+# sends a curation form's Origin as "null", which the write must refuse (it cannot tell it from another site)
 _HEADERS = {"Content-Security-Policy": _CSP, "X-Content-Type-Options": "nosniff",
-            "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
+            "Referrer-Policy": "same-origin", "Cache-Control": "no-store"}
 
 
 class Viewer:
