@@ -20,7 +20,6 @@ from verdictlab.cli.main import app  # noqa: E402
 from verdictlab.core.items import PointItem, perturbation_of  # noqa: E402
 from verdictlab.datasets import load_dataset  # noqa: E402
 from verdictlab.datasets.perturb import perturb_items  # noqa: E402
-from verdictlab.importers import import_into  # noqa: E402
 from verdictlab.protocols import get_protocol  # noqa: E402
 from verdictlab.store import open_store  # noqa: E402
 
