@@ -60,7 +60,12 @@ anchoring, then self-preference, then verbosity; noise still replaces the verdic
   prefers the longer one.  On the padding probe over pairs of equal length, with B = N = 0 the
   relative rise (s_probe - s_base) / (1 - s_base) of the share of verdicts for the padded side is V.
 
-Pointwise graders (``rubric``, ``pointwise`` protocols on point items).  The grade of an item is
+Writing (``metadata["purpose"]`` ``paraphrase``, ``perturb.generate``, ``perturb.validate``): the simulated
+judge writes a reworded question, a test case of ``verdictlab perturb`` or its validation from the
+request's item, deterministically (:mod:`verdictlab.judges.sim_writing`); the validation is VALID with
+probability S.
+
+Pointwise graders (``rubric``, ``pointwise``, ``transcript`` protocols on point items).  The grade of an item is
 right with probability ``S`` (fixed per item and criterion: the same in every repetition), otherwise
 a fixed wrong grade (:mod:`verdictlab.judges.sim_answers`); noise replaces a call's grade by a coin
 between the two, so with R repetitions C = p^R + (1-p)^R, p = 1 - N/2, as for pairs.  On a perturbed
