@@ -157,13 +157,15 @@ def test_perturb_kinds_are_the_datasets_kinds() -> None:
 
 
 def test_import_choices_are_the_importers() -> None:
-    from verdictlab.cli.import_cmd import Garbage, IdFrom, Order, VerdictTerms
     from verdictlab.core.vocab import ORDERS
+    from verdictlab.importers import importer_options
     from verdictlab.importers.pandalm import GARBAGE_RULES
     from verdictlab.importers.tabular import ID_SOURCES, VERDICT_TERMS
 
-    assert tuple(Order) == ORDERS and tuple(VerdictTerms) == VERDICT_TERMS and tuple(Garbage) == GARBAGE_RULES
-    assert set(IdFrom) == set(ID_SOURCES) - {"column"}       # "column", the default, is not a choice to make
+    table = {o.name: o.choices for o in importer_options("csv")}
+    garbage = {o.name: o.choices for o in importer_options("pandalm")}["garbage"]
+    assert table["order"] == ORDERS and table["verdicts"] == VERDICT_TERMS and garbage == GARBAGE_RULES
+    assert set(table["id_from"]) == set(ID_SOURCES) - {"column"}   # "column", the default, is not a choice to make
 
 
 @pytest.mark.parametrize("path", sorted(COMMANDS))

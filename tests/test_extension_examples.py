@@ -26,7 +26,14 @@ from verdictlab.core.items import PairItem
 from verdictlab.core.vocab import CELL_KEY, first_shown, swap
 from verdictlab.engine import run_config
 from verdictlab.engine.config import config_from_dict
-from verdictlab.importers import IMPORTERS, ImportBatch, import_into, judgment_row, register_importer
+from verdictlab.importers import (
+    IMPORTERS,
+    ImportBatch,
+    ImporterOption,
+    import_into,
+    judgment_row,
+    register_importer,
+)
 from verdictlab.judges import JUDGES, JudgeAPI, JudgeRequest, JudgeResponse, make_judge, register_judge
 from verdictlab.protocols import ParseResult, Protocol, get_protocol
 from verdictlab.protocols.registry import PROTOCOLS, register_protocol
@@ -96,12 +103,12 @@ def first_shown_table(inp: AnalysisInput) -> pd.DataFrame | None:
     return pd.DataFrame(rows) if rows else None
 
 
-# -- 5. an importer (importers/<name>.py + one register_importer line) ------------------------------
-def import_toy_tsv(path: str | Path, *, judge: str = "toy-log", **options: Any) -> ImportBatch:
-    """A log with lines ``item_id<TAB>winner`` (canonical A/B, both orders not known: shown AB)."""
+# -- 5. an importer (importers/<name>.py + one register_importer line declaring its options) -----------
+def import_toy_tsv(path: str | Path, *, judge: str = "toy-log", sep: str = "\t", **options: Any) -> ImportBatch:
+    """A log with lines ``item_id<SEP>winner`` (canonical A/B, both orders not known: shown AB)."""
     rows, items = [], []
     for line in Path(path).read_text().splitlines():
-        item_id, winner = line.split("\t")
+        item_id, winner = line.split(sep)
         items.append(PairItem(item_id=item_id, dataset="toy", question=f"q{item_id}", response_a="a",
                               response_b="b", label="A"))
         rows.append(judgment_row(judge=judge, dataset="toy", item_id=item_id, protocol="imported", order="AB",
@@ -116,7 +123,8 @@ def registered() -> Iterator[None]:
     register_protocol("toy-1or2", make_one_or_two, description="answer 1 or 2")
     register("toy_first_shown", title="First-shown wins (toy)",
              description="share of decisive verdicts won by the response shown first")(first_shown_table)
-    register_importer("toy-tsv", import_toy_tsv, "item_id<TAB>winner lines")
+    register_importer("toy-tsv", import_toy_tsv, "item_id<TAB>winner lines",
+                      options=(ImporterOption("sep", help="the column separator", default="tab"),))
     yield
     JUDGES.unregister("toy")
     PROTOCOLS.unregister("toy-1or2")
@@ -179,3 +187,22 @@ def test_toys_run_through_engine_store_report_and_import(tmp_path: Path, registe
     finally:
         store.close()
     assert list(imported["verdict"]) == ["A", "B"] and list(imported["judge"]) == ["toy-log"] * 2
+
+
+def test_a_toy_importers_option_is_a_flag_of_the_import_command(tmp_path: Path, registered: None) -> None:
+    """The option declared in the registration line is a ``verdictlab import`` flag, with its help, for
+    that format only: no command-line code was written for it."""
+    from typer.testing import CliRunner
+
+    from verdictlab.cli.main import app
+
+    runner = CliRunner()
+    shown = " ".join(runner.invoke(app, ["import", "--help"]).stdout.split())
+    assert "--sep <str> toy-tsv: the column separator Default: tab." in shown
+    log = tmp_path / "log.csv"
+    log.write_text("1,A\n2,B\n")
+    r = runner.invoke(app, ["import", "toy-tsv", str(log), "--run-dir", str(tmp_path / "run"), "--sep", ","])
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr.startswith("imported 2 new judgment(s)")
+    r = runner.invoke(app, ["import", "csv", str(log), "--run-dir", str(tmp_path / "other"), "--sep", ","])
+    assert r.exit_code == 2 and "Invalid value for --sep: applies to the toy-tsv format" in r.stderr

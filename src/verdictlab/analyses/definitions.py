@@ -33,6 +33,7 @@ import pandas as pd
 
 from ..core.registry import Registry
 from ..core.vocab import CELL_KEY
+from ..errors import UsageError
 from ..protocols.geval import scores_frame
 from ..stats import with_cell_columns
 from ..stats.classes import class_figures
@@ -179,7 +180,7 @@ def resolve_definitions(spec: str | Sequence[str]) -> list[str]:
     raises ``KeyError`` naming the known ones."""
     names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
     if not names:
-        raise ValueError("definitions: give 'all' or a comma-separated list of names")
+        raise UsageError("definitions: give 'all' or a comma-separated list of names")
     if "all" in names:
         return definition_names()
     for n in names:

@@ -41,6 +41,7 @@ from ..core.vocab import (
     Verdict,
     check_unparsed,
 )
+from ..errors import InputError
 from ..stats.calibration import Calibration, Recalibration, calibration, recalibrations
 from ..stats.ppi import LabelBudget, MeanEstimate, classical_mean, judge_mean, label_budget, ppi_mean
 from ..stats.selective import SelectiveResult, selective_threshold
@@ -212,7 +213,7 @@ def _outcomes(labels: pd.Series, kind: str) -> tuple[np.ndarray, np.ndarray]:
         norm = labels.where(labels.notna(), None)
         odd = norm.notna() & ~norm.isin(VERDICTS)
         if odd.any():
-            raise ValueError(f"item {labels.index[odd.to_numpy()][0]!r}: human label {norm[odd].iloc[0]!r} is not "
+            raise InputError(f"item {labels.index[odd.to_numpy()][0]!r}: human label {norm[odd].iloc[0]!r} is not "
                              "a pair label (A, B or tie)")
         y = norm.map(_PAIR_OUTCOME)
     else:

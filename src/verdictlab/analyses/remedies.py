@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, VERDICTS, Order, ParseStatus, Verdict
+from ..errors import UsageError
 from ..stats import remedy_reliability
 from ..stats._frame import group_codes
 from ..stats.juries import default_quorum, vote_counts
@@ -201,7 +202,7 @@ def derive(judgments: pd.DataFrame, remedy: str, *, quorum: int | None = None, t
         elif m:
             out = majority_at_k(out, k=int(m.group(1)), quorum=quorum, tie_rule=tie_rule, columns=columns)
         else:
-            raise ValueError(f"unknown remedy {part!r}; known: both-orders, {BOTH_ORDERS_VOTE}, order-average, "
+            raise UsageError(f"unknown remedy {part!r}; known: both-orders, {BOTH_ORDERS_VOTE}, order-average, "
                              "majority@K")
     return out
 

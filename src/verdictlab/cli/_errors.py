@@ -3,20 +3,13 @@ exit code (``docs/errors.md``).  Text is printed literally -- never as terminal 
 control characters shown as escapes, so a hostile label or path cannot restyle or clear the
 terminal.  A traceback is printed only with ``--debug`` (or ``VERDICTLAB_DEBUG=1``).
 
-Exit codes
-----------
-0 ok · 1 internal error (a bug: please report it with ``--debug`` output) · 2 usage (a wrong option
-or argument) · 3 input (a config, data or template file, or an output path, that cannot be used)
-· 4 incomplete run (trials left undone or failed calls; rerun to resume) · 5 store problem (the run
-store cannot be opened, read or written: corrupt, locked, disk full) · 6 selftest: a planted property
-was not recovered · 130 interrupted (Ctrl-C) · 143 terminated (SIGTERM).
+The exit code of an error is its ``exit_code`` (:mod:`verdictlab.errors`, the one error tree): no command
+chooses a code for an error it catches.
 """
 
 from __future__ import annotations
 
-import errno
 import os
-import sqlite3
 import sys
 import traceback
 from collections.abc import Mapping
@@ -25,17 +18,27 @@ from typing import Any, NoReturn
 
 import typer
 
-EXIT_OK = 0
-EXIT_INTERNAL = 1
-EXIT_USAGE = 2
-EXIT_INPUT = 3
-EXIT_INCOMPLETE = 4
-EXIT_STORE = 5
-EXIT_SELFTEST_FAILED = 6
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143
+from ..errors import (
+    EXIT_INCOMPLETE,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SELFTEST_FAILED,
+    EXIT_STORE,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    InputError,
+    VerdictlabError,
+    wrap,
+)
 
-_SQLITE_FULL = 13     # sqlite3.SQLITE_FULL (Python >= 3.11 exposes the code on the exception)
+__all__ = [
+    "EXIT_INCOMPLETE", "EXIT_INPUT", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_SELFTEST_FAILED",
+    "EXIT_STORE", "EXIT_TERMINATED", "EXIT_USAGE", "check_writable", "classify", "debug_enabled", "fail",
+    "handle", "printable", "printable_line", "printable_view", "problem_lines", "say", "say_error",
+]
+
 _BIDI = {0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
 
 
@@ -120,10 +123,10 @@ def check_writable(path: Path, *, option: str = "--out") -> None:
     """Fail early (exit 3, before any work) when ``path`` cannot be written: a directory, or a
     folder that is read-only (an archived run on a read-only mount)."""
     if path.is_dir():
-        fail(f"{path}: is a directory; give a file name with {option}", EXIT_INPUT)
+        raise InputError(f"{path}: is a directory; give a file name with {option}")
     parent = next((p for p in (path.parent, *path.parent.parents) if p.exists()), None)
     if parent is not None and parent.is_dir() and not os.access(parent, os.W_OK | os.X_OK):
-        fail(f"{path}: cannot write in {parent} (read-only); choose another place with {option} PATH", EXIT_INPUT)
+        raise InputError(f"{path}: cannot write in {parent} (read-only); choose another place with {option} PATH")
 
 
 def debug_enabled(flag: bool = False) -> bool:
@@ -131,54 +134,13 @@ def debug_enabled(flag: bool = False) -> bool:
     return flag or os.environ.get("VERDICTLAB_DEBUG", "").strip().lower() not in ("", "0", "false", "no")
 
 
-def _known(module: str, name: str) -> type[BaseException] | None:
-    mod = sys.modules.get(module)
-    cls = getattr(mod, name, None)
-    return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None
-
-
-def _input_types() -> tuple[type[BaseException], ...]:
-    names = (("verdictlab.engine.config", "ConfigError"), ("verdictlab.core.items", "ItemError"),
-             ("verdictlab.core.guards", "GuardError"), ("verdictlab.core.guards", "YamlFileError"),
-             ("verdictlab.judges.base", "JudgeConfigError"), ("verdictlab.engine", "EngineError"),
-             ("pydantic", "ValidationError"))
-    return tuple(c for c in (_known(m, n) for m, n in names) if c is not None)
-
-
-def _store_types() -> tuple[type[BaseException], ...]:
-    names = (("verdictlab.store", "StoreError"),)
-    return (sqlite3.DatabaseError, *(c for c in (_known(m, n) for m, n in names) if c is not None))
-
-
-def _os_error(exc: OSError) -> tuple[int, str]:
-    if exc.strerror is None:            # raised with a message of its own: it says what and where
-        return EXIT_INPUT, str(exc)
-    what = exc.strerror.lower()
-    where = f"{exc.filename}: " if exc.filename is not None else ""
-    if exc.errno == errno.ENOSPC:
-        return EXIT_STORE, f"{where}no space left on the device; free some space, then rerun (a run resumes)"
-    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return EXIT_INPUT, f"{where}{what}; choose a place you can write (e.g. --out PATH)"
-    return EXIT_INPUT, f"{where}{what}"
-
-
 def classify(exc: BaseException) -> tuple[int, str]:
-    """The exit code and the one-line message for an exception that reached the CLI."""
-    if isinstance(exc, _store_types()):
-        text = str(exc)
-        if isinstance(exc, sqlite3.DatabaseError):
-            text = f"run store: {text}"
-            if getattr(exc, "sqlite_errorcode", None) == _SQLITE_FULL:
-                text += "; free some space, then rerun (a run resumes)"
-        return EXIT_STORE, text
-    if isinstance(exc, _input_types()):
-        return EXIT_INPUT, str(exc)
-    if isinstance(exc, OSError):
-        return _os_error(exc)
-    if isinstance(exc, UnicodeDecodeError):
-        return EXIT_INPUT, f"not UTF-8 text ({exc.reason})"
-    if isinstance(exc, RecursionError):
-        return EXIT_INPUT, "the input is nested too deeply to process"
+    """The exit code and the one-line message for an exception that reached the CLI: an error of the
+    tree (:mod:`verdictlab.errors`, a third-party error wrapped by :func:`verdictlab.errors.wrap`) by its
+    ``exit_code``; a stop by signal by its own; anything else is a bug (exit 1)."""
+    exc = wrap(exc)
+    if isinstance(exc, VerdictlabError) and exc.exit_code != EXIT_INTERNAL:
+        return exc.exit_code, str(exc)
     if isinstance(exc, KeyboardInterrupt):     # Ctrl-C, or SIGTERM as verdictlab.core.stopping.Stopped
         return getattr(exc, "exit_code", EXIT_INTERRUPTED), getattr(exc, "reason", "interrupted")
     return EXIT_INTERNAL, (f"internal error: {type(exc).__name__}: {exc} (a bug in verdictlab; rerun with "

@@ -11,7 +11,8 @@ from typing import Annotated
 
 import typer
 
-from ._errors import EXIT_INPUT, EXIT_STORE, EXIT_USAGE, fail, say
+from ..errors import UsageError
+from ._errors import EXIT_INPUT, EXIT_STORE, say
 from .options import OutOption, RunArg, RunDirOption, deprecated, exit_codes, output_format
 
 batch_app = typer.Typer(help="Offline batch files: export a run's pending requests, import the results.",
@@ -37,26 +38,17 @@ def export(
 ) -> None:
     """Write the run's pending requests in the OpenAI batch format ({custom_id, method, url, body}) to --out
     (required)."""
-    from ..engine import EngineError
     from ..engine.batch_files import export_requests
-    from ..engine.config import ConfigError, load_config
+    from ..engine.config import load_config
 
     if out is None:
         raise typer.BadParameter("give the requests file with -o/--out PATH", param_hint="'--out'")
     output_format(out, fmt, BatchFormat, BatchFormat.jsonl)
-    try:
-        cfg = load_config(config)
-    except ConfigError as exc:
-        fail(exc, EXIT_INPUT)
+    cfg = load_config(config)
     run_dir = run_dir or Path("runs") / cfg.name
     if run_dir.exists() and not run_dir.is_dir():
-        fail(f"--run-dir {run_dir} is a file, not a directory", EXIT_USAGE)
-    try:
-        res = export_requests(cfg, run_dir, out, judge=judge, retry_failed=retry_failed)
-    except EngineError as exc:
-        fail(exc, EXIT_INPUT)
-    except OSError as exc:
-        fail(f"{out}: cannot write the requests file ({exc.strerror or exc})", EXIT_INPUT)
+        raise UsageError(f"--run-dir {run_dir} is a file, not a directory")
+    res = export_requests(cfg, run_dir, out, judge=judge, retry_failed=retry_failed)
     say(f"wrote {res.n_written} request(s) for {', '.join(res.judges)} to {res.out} "
         f"({res.n_done} trial(s) already judged in {run_dir})")
     say(f"next: e.g. `vllm run-batch -i {res.out} -o results.jsonl --model MODEL`, then "
@@ -73,8 +65,7 @@ def import_(
 ) -> None:
     """Turn batch results into judgments of RUN, the run the requests came from (errors and unreadable
     answers stored as failures)."""
-    from ..engine import EngineError
-    from ..engine.batch_files import BatchFileError, import_results
+    from ..engine.batch_files import import_results
 
     if legacy_run_dir is not None:
         if results is not None:
@@ -85,12 +76,7 @@ def import_(
     if results is None:
         raise typer.BadParameter("expected RUN RESULTS (the run directory, then the batch output file)")
 
-    try:
-        res = import_results(results, run_dir)
-    except BatchFileError as exc:
-        fail(exc, EXIT_INPUT)
-    except EngineError as exc:
-        fail(exc, EXIT_STORE if "run store" in str(exc) or "exported" in str(exc) else EXIT_INPUT)
+    res = import_results(results, run_dir)
     say(f"imported {res.n_answered + res.n_failed} result(s) into {run_dir}: {res.n_answered} answered "
         f"({res.n_parse_failed} unparseable), {res.n_failed} failed (error lines; export again with "
         f"--retry-failed), {res.n_already} already judged (skipped)")

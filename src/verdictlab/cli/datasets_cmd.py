@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
-from ._errors import EXIT_INPUT, fail, printable, problem_lines
+from ..errors import UsageError, VerdictlabError
+from ._errors import EXIT_INPUT, printable, problem_lines
 from .options import FORMAT_DEFAULT, FormatOption, LegacyJson, TableOrJson, exit_codes, format_or_json
 from .output import data_console
 
@@ -64,13 +65,16 @@ def loader_and_path(name: str, path: str | None) -> tuple[str, str | None]:
 def _load(name: str, path: str | None, hub: str | None, options: list[str] | None,
           map_: list[str] | None = None) -> Any:
     from ..datasets import load_dataset
-    from .import_cmd import _field_map
+    from ..importers.options import parse_field_map
 
     opts = parse_options(options)
     if hub:
         opts["hub"] = hub
     if map_:
-        opts["field_map"] = {**(opts.get("field_map") or {}), **_field_map(map_)}
+        try:
+            opts["field_map"] = {**(opts.get("field_map") or {}), **parse_field_map(map_)}
+        except UsageError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--map") from None
     loader, path = loader_and_path(name, path)
     return load_dataset(loader, path=path, **opts)
 
@@ -105,12 +109,10 @@ def _print_summary(summary: dict[str, Any]) -> None:
     con.print(t)
 
 
-def _fail(exc: Exception, *, as_json: bool, code: int = EXIT_INPUT) -> None:
-    msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-    if as_json:
-        typer.echo(json.dumps({"ok": False, "error": msg, "problems": problem_lines(exc)}, ensure_ascii=False))
-        raise typer.Exit(code)
-    fail(exc if problem_lines(exc) else msg, code)
+def _json_error(exc: VerdictlabError) -> NoReturn:
+    """``--format json``: the error as ``{"ok": false, "error", "problems"}`` on stdout, then its exit code."""
+    typer.echo(json.dumps({"ok": False, "error": str(exc), "problems": problem_lines(exc)}, ensure_ascii=False))
+    raise typer.Exit(exc.exit_code)
 
 
 @datasets_app.command("list", epilog=exit_codes())
@@ -144,15 +146,14 @@ def show_cmd(
     legacy_json: LegacyJson = False,
 ) -> None:
     """Load a dataset (a loader name, or your own FILE) and show its summary and first items."""
-    from ..core.items import ItemError
-
     as_json = format_or_json(fmt, legacy_json, TableOrJson) is TableOrJson.json
 
     try:
         load = _load(name, path, hub, option, map_)
-    except (ItemError, KeyError) as exc:
-        _fail(exc, as_json=as_json)
-        return
+    except VerdictlabError as exc:
+        if as_json:
+            _json_error(exc)
+        raise
     items = load.items[: max(n, 0)]
     if as_json:
         typer.echo(json.dumps({"ok": True, "summary": load.summary(),
@@ -190,15 +191,14 @@ def validate_cmd(
 ) -> None:
     """Check a source: exit 3 listing every problem found (file, row, field, and the fix), else print
     its summary."""
-    from ..core.items import ItemError
-
     as_json = format_or_json(fmt, legacy_json, TableOrJson) is TableOrJson.json
 
     try:
         load = _load(name, path, hub, option, map_)
-    except (ItemError, KeyError) as exc:
-        _fail(exc, as_json=as_json)
-        return
+    except VerdictlabError as exc:
+        if as_json:
+            _json_error(exc)
+        raise
     summary = load.summary()
     if as_json:
         typer.echo(json.dumps({"ok": True, "summary": summary}, indent=2, ensure_ascii=False, default=str))

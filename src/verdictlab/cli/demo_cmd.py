@@ -25,6 +25,7 @@ import typer
 from rich.markup import escape
 
 from ..core.vocab import ORDERS, Decoding
+from ..errors import UsageError
 from ..protocols.pairwise import PAIRWISE_IDS as DEMO_PROTOCOLS  # every pairwise protocol
 from ._errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_STORE
 from .options import BOOTSTRAP_DEFAULT, Bootstrap, RunDirOption, deprecated, exit_codes
@@ -40,14 +41,20 @@ def demo_config(*, pairs: int = DEFAULT_PAIRS, repetitions: int = DEFAULT_REPETI
                 temperature: float = DEFAULT_TEMPERATURE, judge: str = DEMO_JUDGE,
                 protocols: tuple[str, ...] | list[str] = DEMO_PROTOCOLS, seed: int = 42,
                 decodings: tuple[str, ...] | list[str] = DEMO_DECODINGS) -> Any:
-    """The demo's :class:`~verdictlab.engine.config.RunConfig`, built in code."""
+    """The demo's :class:`~verdictlab.engine.config.RunConfig`, built in code from the command's options
+    (a value the config refuses is a :class:`~verdictlab.errors.UsageError`)."""
+    from pydantic import ValidationError
+
     from ..engine.config import RunConfig
 
-    return RunConfig.model_validate({
-        "name": "demo", "datasets": [{"name": "demo", "pairs": int(pairs)}],
-        "judges": [{"id": judge, "concurrency": 1 if judge.startswith("llamacpp:") else 8}],
-        "protocols": list(protocols), "orders": list(ORDERS), "temperatures": [float(temperature)],
-        "repetitions": int(repetitions), "seed": seed, "decoding": list(decodings)})
+    try:
+        return RunConfig.model_validate({
+            "name": "demo", "datasets": [{"name": "demo", "pairs": int(pairs)}],
+            "judges": [{"id": judge, "concurrency": 1 if judge.startswith("llamacpp:") else 8}],
+            "protocols": list(protocols), "orders": list(ORDERS), "temperatures": [float(temperature)],
+            "repetitions": int(repetitions), "seed": seed, "decoding": list(decodings)})
+    except ValidationError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def print_results(run_dir: Path, *, console: Any, n_bootstrap: int = 500) -> list[tuple[str, str]]:
@@ -123,10 +130,7 @@ def demo(
 ) -> None:
     """Audit the embedded local judge on the demo pairs over all five pairwise protocols (run directory
     default: runs/demo).  The figures go to stdout, progress to stderr."""
-    from ..core.items import ItemError
-    from ..engine import EngineError, run_config
-    from ..judges.base import JudgeConfigError
-    from ._errors import EXIT_USAGE, fail
+    from ..engine import run_config
     from .output import data_console, message_console
 
     if legacy_o is not None:
@@ -137,21 +141,15 @@ def demo(
     wide = data_console()
     plist = [p.strip() for p in protocols.split(",") if p.strip()]
     dlist = [str(d) for d in dict.fromkeys(decoding or DEMO_DECODINGS)]
-    try:
-        cfg = demo_config(pairs=pairs, repetitions=repetitions, temperature=temperature, judge=judge,
-                          protocols=plist, decodings=dlist)
-    except ValueError as exc:
-        fail(exc, EXIT_USAGE)
+    cfg = demo_config(pairs=pairs, repetitions=repetitions, temperature=temperature, judge=judge,
+                      protocols=plist, decodings=dlist)
     n_trials = min(pairs, 28) * len(plist) * 2 * repetitions * len(dlist)
     out.print(f"[bold]verdictlab demo[/bold]: judge {escape(judge)} on {min(pairs, 28)} demo pairs x {len(plist)} "
               f"protocols x 2 orders x {repetitions} repetitions x {len(dlist)} decoding modes "
               f"({escape(', '.join(dlist))}) at temperature {temperature:g} = {n_trials} judgments -> "
               f"{escape(str(run_dir))}", highlight=False)
     t0 = time.perf_counter()
-    try:
-        summary = run_config(cfg, run_dir, progress=not no_progress)
-    except (ItemError, EngineError, JudgeConfigError) as exc:
-        fail(exc, EXIT_INPUT)
+    summary = run_config(cfg, run_dir, progress=not no_progress)
     out.print(f"{summary.n_written} judged now, {summary.n_skipped} reused from the store, "
               f"{summary.n_parse_failed} unreadable, {summary.n_failed} failed calls "
               f"({time.perf_counter() - t0:.1f}s)", highlight=False)

@@ -142,8 +142,8 @@ def drift(
 ) -> None:
     """Did the judge's verdicts change between runs, by how much, and is the replacement equivalent?"""
     from ..report.drift_page import render_drift_html
-    from ..workflows.drift import DriftError, drift_report
-    from ._errors import EXIT_USAGE, check_writable, fail, say
+    from ..workflows.drift import drift_report
+    from ._errors import check_writable, say
 
     form, out, page = _form(fmt, out, legacy_json, legacy_html)
     if legacy_n_boot is not None:
@@ -152,12 +152,9 @@ def drift(
     for path in (out, page):
         if path is not None:
             check_writable(path)
-    try:
-        rep = drift_report(run_dirs, series=series, judge_a=judge_a, judge_b=judge_b, margin=margin, alpha=alpha,
-                           n_boot=bootstrap, seed=seed, unparsed=unparsed.value, chart=chart.value,
-                           baseline=baseline, changed_items="exclude" if exclude_changed else "refuse")
-    except DriftError as e:
-        fail(str(e), EXIT_USAGE)
+    rep = drift_report(run_dirs, series=series, judge_a=judge_a, judge_b=judge_b, margin=margin, alpha=alpha,
+                       n_boot=bootstrap, seed=seed, unparsed=unparsed.value, chart=chart.value,
+                       baseline=baseline, changed_items="exclude" if exclude_changed else "refuse")
     _print(rep, form, out)
     if page is not None:
         page.write_text(render_drift_html(rep), encoding="utf-8")

@@ -32,9 +32,8 @@ def export_cmd(
 ) -> None:
     """Write every judgment of the run with the documented columns, in JUDGMENT_COLUMNS order
     (default file: RUN/judgments.<format>)."""
-    from ..store import StoreError
     from ..store.export import MANIFEST, check_partition_by, export_judgments
-    from ._errors import EXIT_USAGE, check_writable, fail, say
+    from ._errors import check_writable, say
 
     if legacy_f is not None:
         deprecated(f"-f {legacy_f.value}", f"--format {legacy_f.value}")
@@ -42,20 +41,12 @@ def export_cmd(
     form = output_format(out, fmt, ExportFormat, ExportFormat.parquet)
     cols: list[str] = []
     if partition_by is not None:
-        try:
-            cols = check_partition_by(partition_by.split(","), format=form.value)
-        except ValueError as exc:
-            fail(exc, EXIT_USAGE)
+        cols = check_partition_by(partition_by.split(","), format=form.value)
     if cols:      # a new directory: its manifest file must be writable
         check_writable((out if out is not None else run_dir / "judgments") / MANIFEST)
     else:
         check_writable(out if out is not None else run_dir / f"judgments.{form.value}")
-    try:
-        path = export_judgments(run_dir, format=form.value, out=out, partition_by=cols)
-    except StoreError as exc:
-        fail(exc, EXIT_STORE)
-    except ValueError as exc:     # the --out directory holds files already
-        fail(exc, EXIT_INPUT)
+    path = export_judgments(run_dir, format=form.value, out=out, partition_by=cols)
     say(f"judgments written to {path}")
 
 

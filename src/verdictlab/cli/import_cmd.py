@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
 import json
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from ..importers.options import ImporterOption
 from ._errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_STORE, EXIT_TERMINATED
 from .options import (
     FORMAT_DEFAULT,
@@ -20,86 +23,115 @@ from .options import (
     format_or_json,
 )
 
-TABLE_FORMATS = ("csv", "jsonl", "parquet")
+#: the command's own flags; an importer option declared with one of these flags takes its value from it
+#: (pandalm's ``items_path`` is the ``--items-path`` test set when no ``--items`` loader is given)
+SHARED_FLAGS = {"--items-path": "items_path"}
+_PARAM_PREFIX = "importer_option_"
 
 
-class Order(StrEnum):
-    """The presentation order of a whole table (``vocab.ORDERS``)."""
+def _flags() -> dict[str, tuple[ImporterOption, list[str]]]:
+    """Every importer option by its flag, with the formats that declare it (the first declaration's help
+    and type stand for all; two declarations of one flag must agree on type and repetition)."""
+    from ..importers import importer_names, importer_options
 
-    AB = "AB"
-    BA = "BA"
-
-
-class VerdictTerms(StrEnum):
-    """What a table's verdict A means (``importers.tabular.VERDICT_TERMS``)."""
-
-    canonical = "canonical"
-    positional = "positional"
-
-
-class IdFrom(StrEnum):
-    """Where a table without an item_id column takes its ids (``importers.tabular.ID_SOURCES``)."""
-
-    hash = "hash"
-    row = "row"
+    flags: dict[str, tuple[ImporterOption, list[str]]] = {}
+    for name in importer_names():
+        for opt in importer_options(name):
+            first = flags.setdefault(opt.flag_name, (opt, []))
+            if (first[0].name, first[0].type, first[0].repeatable) != (opt.name, opt.type, opt.repeatable):
+                raise ValueError(f"importers {first[1]} and {name!r} declare {opt.flag_name} differently")
+            first[1].append(name)
+    return flags
 
 
-class Garbage(StrEnum):
-    """PandaLM: what an unreadable output becomes (``importers.pandalm.GARBAGE_RULES``)."""
-
-    tie = "tie"
-    unparsed = "unparsed"
-
-
-def _field_map(pairs: list[str]) -> dict[str, str]:
-    fm: dict[str, str] = {}
-    for pair in pairs:
-        col, sep, src = pair.partition("=")
-        if not sep or not col.strip() or not src.strip():
-            raise typer.BadParameter(f"expected COLUMN=SOURCE_COLUMN, got {pair!r}", param_hint="--map")
-        fm[col.strip()] = src.strip()
-    return fm
-
-
-def _value_map(specs: list[str]) -> dict[str, dict[str, str]]:
-    """``["verdict:0=tie,1=A,2=B"]`` -> ``{"verdict": {"0": "tie", "1": "A", "2": "B"}}`` (an empty
-    value, ``3=``, maps to empty: unparsed / unlabelled)."""
-    out: dict[str, dict[str, str]] = {}
-    for spec in specs:
-        column, sep, pairs = spec.partition(":")
-        if not sep or not column.strip() or not pairs.strip():
-            raise typer.BadParameter(f"expected COLUMN:RAW=VALUE,RAW=VALUE (e.g. verdict:0=tie,1=A,2=B), got {spec!r}",
-                                     param_hint="--map-values")
-        for pair in pairs.split(","):
-            raw, eq, word = pair.partition("=")
-            if not eq or not raw.strip():
-                raise typer.BadParameter(f"expected RAW=VALUE in {spec!r}, got {pair!r}", param_hint="--map-values")
-            out.setdefault(column.strip(), {})[raw.strip()] = word.strip()
-    return out
+def _annotation(opt: ImporterOption, formats: list[str], every: bool) -> tuple[Any, Any]:
+    """The typer annotation and default of the parameter for one importer option."""
+    where = "" if every else ", ".join(formats) + ": "
+    default = f" Default: {opt.default}." if opt.default is not None and not isinstance(opt.default, bool) else ""
+    info = typer.Option(opt.flag_name, help=f"{where}{opt.help}{default}", metavar=opt.metavar,
+                        show_default=False)
+    if opt.repeatable:
+        return Annotated[list[str] | None, info], None
+    if opt.type is bool:
+        return Annotated[bool, info], False
+    if opt.choices:
+        words = StrEnum(f"{opt.name.title().replace('_', '')}Choice", {w: w for w in opt.choices})  # type: ignore[misc]
+        return Annotated[words | None, info], None
+    return Annotated[opt.type | None, info], None     # type: ignore[operator]
 
 
-def _options(format: str, given: dict[str, Any], map_: list[str] | None,
-             map_values: list[str] | None = None) -> dict[str, Any]:
-    """The importer options from the flags that were given; a flag the format does not take is a
-    usage error (never silently ignored)."""
-    only = {"order": TABLE_FORMATS, "verdicts": TABLE_FORMATS, "id_from": TABLE_FORMATS, "split": ("llmbar",),
-            "garbage": ("pandalm",), "scorer": ("inspect",), "label_scorer": ("inspect",),
-            "transcripts": ("inspect",)}
-    opts: dict[str, Any] = {}
-    for key, val in given.items():
-        if val is None:
+def _signature(command: Callable[..., None]) -> inspect.Signature:
+    """``command``'s signature with one keyword parameter per importer option registered now
+    (:mod:`verdictlab.importers.options`), so typer makes a flag of each; the command receives them in
+    its ``**given``."""
+    flags = _flags()
+    n_formats = len({f for _, formats in flags.values() for f in formats})
+    base = inspect.signature(command, eval_str=True)
+    params = [p for p in base.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    names = sorted({f for _, formats in flags.values() for f in formats})
+    params[0] = params[0].replace(annotation=Annotated[str, typer.Argument(
+        metavar="FORMAT", show_default=False, help=f"Source format: {', '.join(names)}.")])
+    for flag, (opt, formats) in flags.items():
+        if flag in SHARED_FLAGS:
             continue
-        if key in only and format not in only[key]:
-            raise typer.BadParameter(f"applies to the {', '.join(only[key])} format(s)",
-                                     param_hint=f"--{key.replace('_', '-')}")
-        opts[key] = val
-    for flag, values, option, parse in (("--map", map_, "field_map", _field_map),
-                                        ("--map-values", map_values, "value_map", _value_map)):
-        if values:
-            if format not in TABLE_FORMATS:
-                raise typer.BadParameter("applies to the csv, jsonl and parquet formats", param_hint=flag)
-            opts[option] = parse(values)
-    return opts
+        annotation, default = _annotation(opt, formats, every=len(formats) == n_formats)
+        params.append(inspect.Parameter(_PARAM_PREFIX + opt.name, inspect.Parameter.KEYWORD_ONLY,
+                                        annotation=annotation, default=default))
+    return base.replace(parameters=params)
+
+
+class ImportCommand:
+    """The ``import`` command as typer sees it: the function below with the flags of every importer
+    registered when the command line is built (an importer registered after ``verdictlab.cli.main`` was
+    imported -- a plugin, a test's toy -- has its flags too)."""
+
+    def __init__(self, command: Callable[..., None]) -> None:
+        self._command = command
+        self.__name__ = command.__name__
+        self.__qualname__ = command.__qualname__
+        self.__module__ = command.__module__
+        self.__doc__ = command.__doc__
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return _signature(self._command)
+
+    @property
+    def __annotations__(self) -> dict[str, Any]:  # type: ignore[override]  # read by typing.get_type_hints
+        return {n: p.annotation for n, p in self.__signature__.parameters.items()}
+
+    def __call__(self, **kwargs: Any) -> None:
+        self._command(**kwargs)
+
+
+def importer_arguments(format: str, given: dict[str, Any], shared: dict[str, Any]) -> dict[str, Any]:
+    """The importer's keyword arguments from the flags that were given (``given``: parameter name ->
+    value, ``shared``: the command's own flags of :data:`SHARED_FLAGS`); a flag the format does not take
+    is a usage error (never silently ignored), text an option cannot read is a bad value of its flag."""
+    from ..errors import UsageError
+    from ..importers import importer_options
+
+    mine = {o.name: o for o in importer_options(format)}
+    flags = _flags()
+    out: dict[str, Any] = {}
+    for key, value in given.items():
+        if value is None or value is False or value == []:
+            continue
+        name = key.removeprefix(_PARAM_PREFIX)
+        opt = mine.get(name)
+        if opt is None:
+            flag, formats = next((f, fs) for f, (o, fs) in flags.items() if o.name == name)
+            which = formats[0] if len(formats) == 1 else f"{', '.join(formats[:-1])} and {formats[-1]}"
+            raise typer.BadParameter(f"applies to the {which} format{'s' if len(formats) > 1 else ''}",
+                                     param_hint=flag)
+        try:
+            out[name] = opt.value(value.value if isinstance(value, StrEnum) else value)
+        except UsageError as exc:
+            raise typer.BadParameter(str(exc), param_hint=opt.flag_name) from None
+    for name in SHARED_FLAGS.values():
+        if shared.get(name) is not None and name in mine:
+            out[name] = shared[name]
+    return out
 
 
 def _summary(result: Any, run_dir: Path) -> list[str]:
@@ -130,51 +162,12 @@ def _result_json(result: Any) -> str:
 def import_cmd(
     format: Annotated[str, typer.Argument(
         metavar="FORMAT", show_default=False,
-        help="Source format: llmbar, fastchat, pandalm, judgebench, inspect, csv, jsonl or parquet.")],
+        help="Source format: a registered importer (its name; the list is filled in when the command is "
+             "built).")],
     path: Annotated[Path, typer.Argument(metavar="PATH", show_default=False, help="Source file or folder.")],
     run_dir: Annotated[Path | None, typer.Option(
         "--run-dir", metavar="DIR", show_default=False,
         help="Run directory to write into (created if needed; required).")] = None,
-    judge: Annotated[str | None, typer.Option(help="Judge id (overrides what the source/path says).")] = None,
-    protocol: Annotated[str | None, typer.Option(help="Protocol id (overrides the source).")] = None,
-    dataset: Annotated[str | None, typer.Option(help="Dataset name (overrides the default).")] = None,
-    temperature: Annotated[float | None, typer.Option(
-        help="Sampling temperature of the imported judgments, in [0, 2] (default 0 where the source does "
-             "not say; the import notes it).")] = None,
-    rep: Annotated[int | None, typer.Option(help="Repetition index for the whole file, >= 0 (tables: when "
-                                            "there is no rep column; default 0, noted).")] = None,
-    order: Annotated[Order | None, typer.Option(
-        show_default=False, help="Tables: presentation order of the whole file (when there is no order "
-                                 "column).")] = None,
-    verdicts: Annotated[VerdictTerms | None, typer.Option(
-        show_default=False,
-        help="Tables: canonical (A = response_a, default) or positional (A = the response shown first; "
-             "converted with the order).")] = None,
-    split: Annotated[str | None, typer.Option(help="llmbar: split of a file whose name does not say it.")] = None,
-    garbage: Annotated[Garbage | None, typer.Option(
-        show_default=False, help="pandalm: an unreadable output is a tie (PandaLM's rule, default, recorded as "
-                                 "a fallback) or unparsed.")] = None,
-    scorer: Annotated[str | None, typer.Option(help="inspect: the scorer whose grades to import "
-                                               "(default: every scorer, one protocol each).")] = None,
-    label_scorer: Annotated[str | None, typer.Option(
-        "--label-scorer", metavar="SCORER",
-        help="inspect: the scorer whose grade is the gold label (C/1/true PASS, I/0/false FAIL), not a judgment "
-             "(e.g. a match scorer checking a model-graded one).")] = None,
-    transcripts: Annotated[bool | None, typer.Option(
-        "--transcripts", show_default=False,
-        help="inspect: the graded object is the agent's whole run: items carry the sample's transcript "
-             "(messages, tool calls, tool results).")] = None,
-    map_: Annotated[list[str] | None, typer.Option(
-        "--map", metavar="COLUMN=SOURCE",
-        help="Tables: COLUMN=SOURCE_COLUMN for any column, e.g. --map verdict=winner; repeatable.")] = None,
-    map_values: Annotated[list[str] | None, typer.Option(
-        "--map-values", metavar="COLUMN:RAW=VALUE,...",
-        help="Tables: what the values of verdict, label or order mean, COLUMN:RAW=VALUE,... e.g. --map-values "
-             "verdict:0=tie,1=A,2=B; repeatable.")] = None,
-    id_from: Annotated[IdFrom | None, typer.Option(
-        "--id-from", show_default=False,
-        help="Tables without an item_id column: derive ids from hash (question + both responses, the same "
-             "in either order) or row (the record number).")] = None,
     items: Annotated[str | None, typer.Option(
         metavar="LOADER",
         help="Attach items and gold labels from this dataset loader (e.g. mtbench-human), matched by item_id.")
@@ -188,14 +181,16 @@ def import_cmd(
     fmt: FormatOption = FORMAT_DEFAULT,
     legacy_o: Annotated[Path | None, typer.Option("-o", hidden=True)] = None,
     legacy_json: LegacyJson = False,
+    **given: Any,
 ) -> None:
     """Import judgments.  Every row is checked before anything is written; a malformed source exits 3
     with every problem listed (file, row and field named).  Re-importing: identical rows are a no-op that
     says so; rows that differ from the stored trials refuse the import (count + one example) unless
-    --replace.  The summary goes to stderr; --format json prints the result on stdout."""
-    from ..core.items import ItemError
+    --replace.  The summary goes to stderr; --format json prints the result on stdout.  The other flags
+    are the importers' own options (each says which formats take it)."""
+    from ..errors import UsageError, VerdictlabError
     from ..importers import describe_importers, import_into
-    from ._errors import EXIT_USAGE, fail, problem_lines, say
+    from ._errors import problem_lines, say
 
     form = format_or_json(fmt, legacy_json, TableOrJson)
     if legacy_o is not None:
@@ -205,14 +200,8 @@ def import_cmd(
         raise typer.BadParameter("the run directory to write into is required", param_hint="'--run-dir'")
     known = describe_importers()
     if format not in known:
-        fail(f"unknown import format {format!r}; known: {', '.join(known)}", EXIT_USAGE)
-    given = {"judge": judge, "protocol": protocol, "dataset": dataset, "temperature": temperature, "rep": rep,
-             "order": order, "verdicts": verdicts, "id_from": id_from, "split": split, "garbage": garbage,
-             "scorer": scorer, "label_scorer": label_scorer, "transcripts": transcripts}
-    opts = _options(format, {k: v.value if isinstance(v, StrEnum) else v for k, v in given.items()},
-                    map_, map_values)
-    if format == "pandalm" and items_path and not items:
-        opts["items_path"] = items_path
+        raise UsageError(f"unknown import format {format!r}; known: {', '.join(known)}")
+    opts = importer_arguments(format, given, {"items_path": None if items else items_path})
     try:
         attach = None
         if items:
@@ -220,11 +209,11 @@ def import_cmd(
 
             attach = load_dataset(items, path=items_path).items
         result = import_into(format, path, run_dir=run_dir, items=attach, replace=replace, **opts)
-    except ItemError as exc:
+    except VerdictlabError as exc:     # --format json: the error on stdout too, then the one error path
         if form is TableOrJson.json:
             typer.echo(json.dumps({"ok": False, "error": str(exc), "problems": problem_lines(exc)},
                                   ensure_ascii=False))
-        fail(exc, EXIT_INPUT)
+        raise
     if form is TableOrJson.json:
         typer.echo(_result_json(result))
         return
@@ -233,4 +222,5 @@ def import_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("import", epilog=exit_codes(EXIT_INPUT, EXIT_STORE, EXIT_INTERRUPTED, EXIT_TERMINATED))(import_cmd)
+    app.command("import", epilog=exit_codes(EXIT_INPUT, EXIT_STORE, EXIT_INTERRUPTED, EXIT_TERMINATED))(
+        ImportCommand(import_cmd))

@@ -27,18 +27,8 @@ import typer
 from typer.core import TyperCommand
 
 from ..core.vocab import UnparsedPolicy
-from ._errors import (
-    EXIT_INCOMPLETE,
-    EXIT_INPUT,
-    EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_SELFTEST_FAILED,
-    EXIT_STORE,
-    EXIT_TERMINATED,
-    EXIT_USAGE,
-    say,
-)
+from ..errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, exit_meanings
+from ._errors import say
 
 # -- runs -----------------------------------------------------------------------------------------
 RUN_HELP = "Run directory holding run.sqlite."
@@ -148,12 +138,8 @@ def format_or_json(fmt: F, legacy_json: bool, choices: type[F]) -> F:
 
 
 # -- help -----------------------------------------------------------------------------------------
-EXIT_MEANINGS: Mapping[int, str] = {
-    EXIT_OK: "ok", EXIT_INTERNAL: "internal error", EXIT_USAGE: "usage", EXIT_INPUT: "bad input",
-    EXIT_INCOMPLETE: "incomplete run", EXIT_STORE: "run store problem",
-    EXIT_SELFTEST_FAILED: "a planted property not recovered", EXIT_INTERRUPTED: "interrupted",
-    EXIT_TERMINATED: "terminated",
-}
+#: every exit code and its few words, from the error tree (:func:`verdictlab.errors.exit_meanings`)
+EXIT_MEANINGS: Mapping[int, str] = exit_meanings()
 BASE_CODES = (EXIT_OK, EXIT_INTERNAL, EXIT_USAGE)
 
 

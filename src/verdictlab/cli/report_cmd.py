@@ -175,9 +175,8 @@ def report(
 ) -> None:
     """Reliability per cell (judge × protocol × dataset × temperature): C, φ, A, A_max, T with intervals."""
     from ..report import build_report, write_plots
-    from ..store import StoreError
     from ..store.column_cache import cache_root
-    from ._errors import check_writable, fail
+    from ._errors import check_writable
 
     target = _target(run_dir, fmt, out, (legacy_out, legacy_json, legacy_html, legacy_markdown))
     for path in (target.out, target.html_too):     # before the (possibly long) report is built
@@ -185,13 +184,10 @@ def report(
             check_writable(path)
     _check_definitions(definitions)
     _check_viewer_url(viewer_url)
-    try:
-        with _status() as step:         # ended before any error is printed
-            rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
-                               seed=seed, expected_reps=expected_reps, definitions=definitions,
-                               cache=cache_root("columns"), progress=step)
-    except StoreError as e:
-        fail(e, EXIT_STORE)
+    with _status() as step:         # ended before any error is printed
+        rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
+                           seed=seed, expected_reps=expected_reps, definitions=definitions,
+                           cache=cache_root("columns"), progress=step)
     _write(rep, target, viewer_url or None)
     if plots is not None:
         written = write_plots(rep, plots)

@@ -10,16 +10,15 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from ..errors import IncompleteRunError, UsageError
 from ._errors import (
     EXIT_INCOMPLETE,
     EXIT_INPUT,
     EXIT_INTERRUPTED,
     EXIT_STORE,
     EXIT_TERMINATED,
-    EXIT_USAGE,
     fail,
     printable,
-    say,
 )
 from .options import RunDirOption, deprecated, exit_codes
 from .output import data_console, message_console
@@ -37,16 +36,12 @@ def _with_executor(cfg: Any, executor: Executor | None, ray_address: str | None)
     from ..engine.config import check_ray_address
 
     if ray_address is not None and (executor or cfg.executor) != "ray":
-        fail("--ray-address needs --executor ray (or executor: ray in the config)", EXIT_USAGE)
+        raise UsageError("--ray-address needs --executor ray (or executor: ray in the config)")
     update: dict[str, Any] = {}
     if executor is not None:
         update["executor"] = executor.value
     if ray_address is not None:
-        try:
-            address = check_ray_address(ray_address)
-        except ValueError as exc:
-            fail(exc, EXIT_USAGE)
-        update["ray"] = cfg.ray.model_copy(update={"address": address})
+        update["ray"] = cfg.ray.model_copy(update={"address": check_ray_address(ray_address)})
     return cfg.model_copy(update=update) if update else cfg
 
 
@@ -78,31 +73,24 @@ def run(
 
     Exits 0 when every trial of the grid has a stored answer, 4 when trials are left undone or
     failed for good (rerun to resume / with --retry-failed), 130/143 when interrupted."""
-    from ..engine import EngineError, run_config
-    from ..engine.config import ConfigError, load_config
+    from ..engine import run_config
+    from ..engine.config import load_config
     from ..engine.run import remove_run_store
     from ..store import STORE_FILENAME
 
     if legacy_o is not None:
         deprecated(f"run -o {legacy_o}", f"run --run-dir {legacy_o}")
         run_dir = run_dir or legacy_o
-    try:
-        cfg = load_config(config)
-    except ConfigError as exc:
-        fail(exc, EXIT_INPUT)
-    cfg = _with_executor(cfg, executor, ray_address)
+    cfg = _with_executor(load_config(config), executor, ray_address)
     if pilot and not plan:
-        fail("--pilot goes with --plan (it judges the adaptive design's pilot, then prints the plan)", EXIT_USAGE)
+        raise UsageError("--pilot goes with --plan (it judges the adaptive design's pilot, then prints the plan)")
     rd = run_dir if run_dir is not None else Path("runs") / cfg.name
     _check_run_dir(rd, given=run_dir is not None)
     if fresh and (rd / STORE_FILENAME).exists() and not plan:
         if not force:
-            fail(f"{rd} already holds a run store; rerun without --fresh to resume, "
-                 "or add --force to delete it and start over.", EXIT_USAGE)
-        try:
-            remove_run_store(rd)               # under the run lock: never a store another run is writing
-        except EngineError as exc:
-            fail(exc, EXIT_STORE)
+            raise UsageError(f"{rd} already holds a run store; rerun without --fresh to resume, "
+                             "or add --force to delete it and start over.")
+        remove_run_store(rd)               # under the run lock: never a store another run is writing
     try:
         summary = run_config(cfg, rd, progress=not no_progress, plan_only=plan, retry_failed=retry_failed,
                              pilot=pilot)
@@ -129,7 +117,7 @@ def _check_run_dir(rd: Path, *, given: bool) -> None:
     """A run directory that exists must be a directory (not a file)."""
     if rd.exists() and not rd.is_dir():
         what = "--run-dir" if given else "the default run directory"
-        fail(f"{what} {rd} is a file, not a directory; choose another --run-dir", EXIT_USAGE)
+        raise UsageError(f"{what} {rd} is a file, not a directory; choose another --run-dir")
 
 
 def _print_summary(out: Console, name: str, rd: Path, summary: Any) -> None:
@@ -167,8 +155,7 @@ def _exit_if_incomplete(summary: Any) -> None:
         parts.append(f"{summary.n_remaining} of {summary.n_trials} trials not judged (rerun to resume)")
     if failed:
         parts.append(f"{failed} trials without an answer (rerun with --retry-failed)")
-    say(f"incomplete run: {'; '.join(parts)}")
-    raise typer.Exit(EXIT_INCOMPLETE)
+    raise IncompleteRunError(f"incomplete run: {'; '.join(parts)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -81,12 +81,15 @@ def selftest(
                               allow_nan=False))
     else:
         _print_rows(rows)
+    from ..errors import SelftestFailedError
     from ._errors import say
 
-    say(f"{'all rows pass' if ok else 'SOME ROWS FAIL'} ({elapsed:.1f} s; seed {seed}; judges and knobs: "
-        "verdictlab.judges.sim, rows: verdictlab.workflows.selftest)")
+    where = (f"({elapsed:.1f} s; seed {seed}; judges and knobs: verdictlab.judges.sim, "
+             "rows: verdictlab.workflows.selftest)")
     if not ok:
-        raise typer.Exit(EXIT_SELFTEST_FAILED)
+        failed = ", ".join(r.property for r in rows if not r.passed)
+        raise SelftestFailedError(f"SOME ROWS FAIL: {failed} {where}")
+    say(f"all rows pass {where}")
 
 
 def _print_rows(rows: list[Any]) -> None:

@@ -31,6 +31,8 @@ from typing import Any
 
 import yaml
 
+from ..errors import InputError
+
 _ENV = {
     "max_config_bytes": "VERDICTLAB_MAX_CONFIG_BYTES",
     "max_depth": "VERDICTLAB_MAX_DEPTH",
@@ -55,11 +57,11 @@ class InputLimits:
 DEFAULT_LIMITS = InputLimits()
 
 
-class GuardError(ValueError):
+class GuardError(InputError):
     """Input beyond a limit, or a limit set to a value that is not a positive integer."""
 
 
-class YamlFileError(ValueError):
+class YamlFileError(InputError):
     """A YAML file cannot be read: missing, not UTF-8, invalid YAML, too large or too deep.  The
     message is one line naming the file (and the line), never the file's content."""
 

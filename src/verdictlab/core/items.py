@@ -28,6 +28,7 @@ from pydantic import (
     model_validator,
 )
 
+from ..errors import InputError
 from .vocab import LABELS, ORDERS, CurationStatus, PerturbationClass, check_gold_rule, swap
 
 Label = Literal["A", "B", "tie"]
@@ -43,7 +44,7 @@ _LABEL_ALIASES = {
 }
 
 
-class ItemError(ValueError):
+class ItemError(InputError):
     """A source record could not be turned into an item.
 
     The message always names the file, the row (1-based line or record number) and the field.

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from ..errors import InputError
 from .design import trial_id as _trial_id
 from .design import trial_ids
 from .vocab import (
@@ -68,7 +69,7 @@ TRIAL_KEY_COLUMNS: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol",
                                       "rep", "step", "decoding")
 
 
-class JudgmentError(ValueError):
+class JudgmentError(InputError):
     """A judgment row is inconsistent (bad order, verdict, parse status or column)."""
 
 

@@ -14,8 +14,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import InputError
 
-class RangeError(ValueError):
+
+class RangeError(InputError):
     """A number outside its range; the message says the range and the value, not where it came
     from (the caller names the file, row and field, or the setting)."""
 

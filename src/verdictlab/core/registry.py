@@ -11,7 +11,8 @@ that import fails because an optional package is missing, :class:`MissingExtraEr
     JUDGES.register("sim", "verdictlab.judges.sim:make_sim_judge", description="simulated judge")
     factory = JUDGES.get("sim")
 
-Unknown names raise ``KeyError("unknown judge provider 'x'; known: a, b")``.
+Unknown names raise :class:`UnknownNameError` (an input error that is also a ``KeyError``):
+``unknown judge provider 'x'; known: a, b``.
 """
 
 from __future__ import annotations
@@ -21,11 +22,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
+from ..errors import InputError
+
 T = TypeVar("T")
 
 
-class MissingExtraError(ImportError):
+class MissingExtraError(InputError, ImportError):
     """A registered entry needs an optional package that is not installed."""
+
+
+class UnknownNameError(InputError, KeyError):
+    """A name no entry of the registry has; the message lists the known ones.  Also a ``KeyError``
+    (a lookup by name), printed as its message rather than quoted."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 @dataclass
@@ -93,7 +104,7 @@ class Registry(Generic[T]):
         try:
             return self._entries[name]
         except KeyError:
-            raise KeyError(f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}") from None
+            raise UnknownNameError(f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}") from None
 
     def get(self, name: str) -> T:
         """The registered object (importing a lazy entry once)."""
@@ -112,4 +123,4 @@ class Registry(Generic[T]):
         return len(self._entries)
 
 
-__all__ = ["Entry", "MissingExtraError", "Registry", "install_hint", "load_target"]
+__all__ = ["Entry", "MissingExtraError", "Registry", "UnknownNameError", "install_hint", "load_target"]

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
+from ..errors import UsageError
+
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "DEFAULT_VIEWER_URL", "cell_anchor", "cell_list_url", "check_viewer_url",
            "pair_url"]
 
@@ -48,5 +50,5 @@ def check_viewer_url(url: str) -> str:
     (a report must never carry a ``javascript:`` or relative link)."""
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
-        raise ValueError(f"viewer URL must look like http://127.0.0.1:{DEFAULT_PORT}, got {url!r}")
+        raise UsageError(f"viewer URL must look like http://127.0.0.1:{DEFAULT_PORT}, got {url!r}")
     return url.strip().rstrip("/")

@@ -56,6 +56,7 @@ import numpy as np
 
 from ..core.items import PairItem, PointItem
 from ..core.vocab import DECISIVE, LABEL_SETS, other_side
+from ..errors import InputError
 from .load import DatasetLoad
 
 PROBES: tuple[str, ...] = ("padding", "injection", "labels", "granularity", "anchoring", "paraphrase")
@@ -107,7 +108,7 @@ def _append(items: list[Any], text: str, side: str, seed: int, probe: str, base:
             upd = {"response": it.response + text, "dataset": name,
                    "meta": {**it.meta, "probe": probe, "base_dataset": base, "probe_side": "point"}}
         else:  # pragma: no cover - loaders only yield the two kinds
-            raise TypeError(f"cannot probe {type(it).__name__}")
+            raise InputError(f"cannot probe {type(it).__name__}")
         out.append(it.model_copy(update=upd))
     return out
 
@@ -122,7 +123,7 @@ def apply_probe(load: DatasetLoad, probe: str | Mapping[str, Any], **options: An
         options = {**{k: v for k, v in probe.items() if k != "name"}, **options}
         probe = str(probe.get("name", ""))
     if probe not in PROBES:
-        raise ValueError(f"unknown probe {probe!r}; known: {', '.join(PROBES)}")
+        raise InputError(f"unknown probe {probe!r}; known: {', '.join(PROBES)}")
     if probe == "anchoring":
         return anchoring_probe(load, **options)
     if probe == "paraphrase":
@@ -132,7 +133,7 @@ def apply_probe(load: DatasetLoad, probe: str | Mapping[str, Any], **options: An
     if probe in ("padding", "injection"):
         side = str(options.pop("side", "loser"))
         if side not in SIDES:
-            raise ValueError(f"probe {probe}: side must be one of {SIDES}, got {side!r}")
+            raise InputError(f"probe {probe}: side must be one of {SIDES}, got {side!r}")
         text = str(options.pop("text", PADDING_TEXT if probe == "padding" else INJECTION_TEXT))
         name = f"{base}+{probe}"
         items = _append(list(load.items), text, side, seed, probe, base, name)
@@ -140,7 +141,7 @@ def apply_probe(load: DatasetLoad, probe: str | Mapping[str, Any], **options: An
     elif probe == "labels":
         labels = str(options.pop("labels", "12"))
         if labels not in LABEL_SETS:
-            raise ValueError(f"probe labels: labels must be one of {', '.join(LABEL_SETS)}, got {labels!r}")
+            raise InputError(f"probe labels: labels must be one of {', '.join(LABEL_SETS)}, got {labels!r}")
         name = f"{base}+labels={labels}"
         items = [it.model_copy(update={"dataset": name, "meta": {**it.meta, "probe": "labels", "base_dataset": base,
                                                                   "shown_labels": labels}}) for it in load.items]
@@ -148,14 +149,14 @@ def apply_probe(load: DatasetLoad, probe: str | Mapping[str, Any], **options: An
     else:
         scale = int(options.pop("scale", 10))
         if not 2 <= scale <= 10:
-            raise ValueError(f"probe granularity: scale must be between 2 and 10, got {scale}")
+            raise InputError(f"probe granularity: scale must be between 2 and 10, got {scale}")
         name = f"{base}+scale={scale}"
         items = [it.model_copy(update={"dataset": name, "meta": {**it.meta, "probe": "granularity",
                                                                   "base_dataset": base, "score_scale": scale}})
                  for it in load.items]
         note = f"probe granularity: scores on a 1-{scale} scale"
     if options:
-        raise ValueError(f"probe {probe}: unknown option(s) {sorted(options)}")
+        raise InputError(f"probe {probe}: unknown option(s) {sorted(options)}")
     return DatasetLoad(name=name, items=items, source=load.source, dropped=list(load.dropped),
                        reordered=load.reordered, seed=load.seed, notes=[*load.notes, note])
 
@@ -170,14 +171,14 @@ def anchoring_probe(load: DatasetLoad, *, side: str = "random", seed: int | None
     """The ``anchoring`` probe (module docstring): ``<base>+anchoring``, each pair's question ending
     with ``text`` (``{quote}`` = the opening of the anchored response)."""
     if side not in SIDES:
-        raise ValueError(f"probe anchoring: side must be one of {SIDES}, got {side!r}")
+        raise InputError(f"probe anchoring: side must be one of {SIDES}, got {side!r}")
     if "{quote}" not in text:
-        raise ValueError("probe anchoring: text must contain {quote}")
+        raise InputError("probe anchoring: text must contain {quote}")
     seed = int(seed if seed is not None else (load.seed if load.seed is not None else 42))
     base, name = load.name, f"{load.name}+anchoring"
     pairs = [it for it in load.items if isinstance(it, PairItem)]
     if not pairs:
-        raise ValueError(f"probe anchoring: dataset {base!r} has no pair items")
+        raise InputError(f"probe anchoring: dataset {base!r} has no pair items")
     out = []
     for it, s in zip(pairs, _sides(pairs, side, seed), strict=True):
         anchored = it.response_a if s == "A" else it.response_b
@@ -224,7 +225,7 @@ def paraphrase_probe(load: DatasetLoad, *, file: str | None = None, paraphraser:
     judge is called through ``paraphrase_fn(judge_id, {item_id: question})`` -- the engine supplies
     :func:`verdictlab.engine.paraphrase.paraphrase_with_judge` (datasets never call a judge themselves)."""
     if (file is None) == (paraphraser is None):
-        raise ValueError("probe paraphrase: give exactly one of 'file' (reworded questions) or 'paraphraser' "
+        raise InputError("probe paraphrase: give exactly one of 'file' (reworded questions) or 'paraphraser' "
                          "(a judge id)")
     base, name = load.name, f"{load.name}+paraphrase"
     if file is not None:
@@ -232,7 +233,7 @@ def paraphrase_probe(load: DatasetLoad, *, file: str | None = None, paraphraser:
     else:
         assert paraphraser is not None
         if paraphrase_fn is None:
-            raise ValueError("probe paraphrase: a paraphraser judge is called by the engine (verdictlab run); "
+            raise InputError("probe paraphrase: a paraphraser judge is called by the engine (verdictlab run); "
                              "from Python pass paraphrase_fn=verdictlab.engine.paraphrase.paraphrase_with_judge")
         reworded = paraphrase_fn(paraphraser, {str(it.item_id): it.question for it in load.items})
         source = f"judge:{paraphraser}"
@@ -246,7 +247,7 @@ def paraphrase_probe(load: DatasetLoad, *, file: str | None = None, paraphraser:
             **it.meta, "probe": "paraphrase", "base_dataset": base, "original_question": it.question,
             "paraphrase_source": source}}))
     if not out:
-        raise ValueError(f"probe paraphrase: no item of {base!r} has a paraphrase ({source})")
+        raise InputError(f"probe paraphrase: no item of {base!r} has a paraphrase ({source})")
     note = f"probe paraphrase: {len(out)} questions reworded ({source}); {len(load.items) - len(out)} without one"
     return DatasetLoad(name=name, items=out, source=load.source, dropped=dropped, reordered=load.reordered,
                        seed=load.seed, notes=[*load.notes, note])

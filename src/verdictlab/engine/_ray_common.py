@@ -9,6 +9,7 @@ import socket
 from typing import Any
 
 from ..core.items import PairItem, PointItem
+from ..core.registry import MissingExtraError
 from ..core.stopping import Stopped
 from .summary import EngineError
 
@@ -19,7 +20,7 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:  # pragma: no cover - exercised only without the extra
-        raise RuntimeError("the Ray executor needs Ray: pip install 'verdictlab[ray]'") from None
+        raise MissingExtraError("the Ray executor needs Ray: pip install 'verdictlab[ray]'") from None
     return ray
 
 

@@ -34,6 +34,7 @@ import pandas as pd
 from ..core.design import Trial
 from ..core.items import PairItem, PointItem
 from ..core.judgment import Judgment
+from ..errors import InputError
 from ..stats.adaptive import (
     AdaptivePlan,
     c_pair_draw,
@@ -68,9 +69,9 @@ class AdaptiveDesign:
     def __post_init__(self) -> None:
         check_targets(self.targets)
         if self.reps < 2:
-            raise ValueError("an adaptive design needs repetitions max >= 2")
+            raise InputError("an adaptive design needs repetitions max >= 2")
         if self.pilot_pairs < 10:
-            raise ValueError("precision.pilot_pairs must be at least 10")
+            raise InputError("precision.pilot_pairs must be at least 10")
 
 
 @dataclass

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.design import Trial
+from ..errors import InputError, StoreError
 from ..judges.base import JudgeAPI, JudgeCallError
 from ..store import RunStore
 from .batch import Outcome, openai_body, openai_line_outcome
@@ -45,7 +46,7 @@ EXPORT_META = "batch_export"
 EXPORTABLE = ("openai", "openai-compatible")
 
 
-class BatchFileError(ValueError):
+class BatchFileError(InputError):
     """A results file cannot be imported as asked (the message names the file and line)."""
 
 
@@ -127,12 +128,15 @@ def export_requests(cfg: RunConfig, run_dir: str | Path, out: str | Path, *, jud
         todo = [t for t in mine if t.trial_id not in done]
         n = 0
         tmp = out.with_name(out.name + ".part")
-        with tmp.open("w", encoding="utf-8") as fh:
-            for t, _req, body in _requests(prepared, judges, todo):
-                fh.write(json.dumps({"custom_id": t.trial_id, "method": "POST", "url": "/v1/chat/completions",
-                                     "body": body}) + "\n")
-                n += 1
-        tmp.replace(out)
+        try:
+            with tmp.open("w", encoding="utf-8") as fh:
+                for t, _req, body in _requests(prepared, judges, todo):
+                    fh.write(json.dumps({"custom_id": t.trial_id, "method": "POST", "url": "/v1/chat/completions",
+                                         "body": body}) + "\n")
+                    n += 1
+            tmp.replace(out)
+        except OSError as exc:
+            raise InputError(f"{out}: cannot write the requests file ({exc.strerror or exc})") from exc
         exports = store.get_meta(EXPORT_META, []) or []
         exports.append({"file": str(out.resolve()), "judges": sorted(judges), "n_requests": n,
                         "exported_at": time.time()})
@@ -186,11 +190,11 @@ def import_results(results: str | Path, run_dir: str | Path) -> ImportResult:
 
     run_dir = Path(run_dir)
     if not (run_dir / "run.sqlite").exists():
-        raise EngineError(f"{run_dir}: no run store here; run `verdictlab batch export` into it first")
+        raise StoreError(f"{run_dir}: no run store here; run `verdictlab batch export` into it first")
     with RunLock(run_dir), RunStore(run_dir) as store:
         exports = store.get_meta(EXPORT_META, []) or []
         if not exports:
-            raise EngineError(f"{run_dir}: nothing was exported from this run dir (`verdictlab batch export`)")
+            raise StoreError(f"{run_dir}: nothing was exported from this run dir (`verdictlab batch export`)")
         cfg = stored_config(store)
         judges = {jid: export_judge(jid) for jid in sorted({j for e in exports for j in e["judges"]})}
         prepared = prepare_run(cfg)

@@ -45,11 +45,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..core.ranges import CONFIDENCE, COST_USD, HALF_WIDTH, REPETITIONS, SEED, TEMPERATURE, RangeError
+from ..errors import InputError, UsageError
 
 CachePolicy = Literal["auto", "on", "off"]
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """A run config is missing, malformed or invalid.  The message names the file and field."""
 
 
@@ -163,22 +164,23 @@ _HOST_PORT = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})")
 def check_ray_address(address: str) -> str:
     """A Ray cluster address the executor can connect to as a driver: ``HOST:PORT`` (the cluster's
     GCS address, as ``ray start --head`` prints it), ``auto`` (the cluster this machine belongs to) or
-    ``local`` (start one); anything else is a :class:`ValueError` saying what to give instead."""
+    ``local`` (start one); anything else is a :class:`~verdictlab.errors.UsageError` (a ``ValueError``)
+    saying what to give instead."""
     a = address.strip()
     if a in ("auto", "local"):
         return a
     if "://" in a:
         scheme = a.split("://", 1)[0].lower()
         if scheme in ("http", "https"):
-            raise ValueError(f"Ray address {address!r} is an HTTP address (the dashboard or job API); give the "
+            raise UsageError(f"Ray address {address!r} is an HTTP address (the dashboard or job API); give the "
                              "cluster's GCS address HOST:PORT instead (e.g. 10.0.0.5:6379, as `ray start --head` "
                              "prints it)")
-        raise ValueError(f"Ray address {address!r}: {scheme}:// addresses are not supported (the executor "
+        raise UsageError(f"Ray address {address!r}: {scheme}:// addresses are not supported (the executor "
                          "connects as a driver, not through Ray Client); give the GCS address HOST:PORT "
                          "(e.g. 10.0.0.5:6379), or run verdictlab on a node of the cluster with 'auto'")
     m = _HOST_PORT.fullmatch(a)
     if m is None or not 1 <= int(m.group(1)) <= 65535:
-        raise ValueError(f"Ray address {address!r} is not HOST:PORT (e.g. 127.0.0.1:6379, port 1-65535), "
+        raise UsageError(f"Ray address {address!r} is not HOST:PORT (e.g. 127.0.0.1:6379, port 1-65535), "
                          "'auto' or 'local'")
     return a
 

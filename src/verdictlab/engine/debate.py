@@ -45,6 +45,7 @@ from ..core.design import trial_id
 from ..core.items import PairItem
 from ..core.judgment import Judgment, from_shown
 from ..core.vocab import ORDERS, ParseStatus
+from ..errors import InputError
 from ..judges.base import JudgeAPI, JudgeRequest
 from ..protocols.base import ParseResult
 from ..protocols.debate import PROTOCOL_ID, DebateProtocol
@@ -75,13 +76,13 @@ class DebateSettings:
 
     def __post_init__(self) -> None:
         if self.rounds < 1:
-            raise ValueError("rounds must be >= 1")
+            raise InputError("rounds must be >= 1")
         if self.fallback not in FALLBACKS:
-            raise ValueError(f"fallback must be one of {FALLBACKS}, got {self.fallback!r}")
+            raise InputError(f"fallback must be one of {FALLBACKS}, got {self.fallback!r}")
         if self.cache not in ("off", "auto", "on"):
-            raise ValueError(f"cache must be off, auto or on, got {self.cache!r}")
+            raise InputError(f"cache must be off, auto or on, got {self.cache!r}")
         if self.final_rule not in FINAL_RULES:
-            raise ValueError(f"final_rule must be one of {FINAL_RULES}, got {self.final_rule!r}")
+            raise InputError(f"final_rule must be one of {FINAL_RULES}, got {self.final_rule!r}")
 
 
 def debate_judge_id(judges: Sequence[str]) -> str:
@@ -215,9 +216,9 @@ async def run_debate_async(items: Sequence[PairItem], judges: Sequence[JudgeAPI]
     ``budget`` (calls, tokens, dollars) applies and attempts are recorded.  Returns the number of
     debates run."""
     if len(judges) != 2:
-        raise ValueError("a debate needs exactly two judges")
+        raise InputError("a debate needs exactly two judges")
     if judges[0].judge_id == judges[1].judge_id:
-        raise ValueError("the two debaters need different judge ids (e.g. the same model with two seeds)")
+        raise InputError("the two debaters need different judge ids (e.g. the same model with two seeds)")
     protocol = DebateProtocol()
     fj = debate_judge_id([j.judge_id for j in judges])
     done = store.done_trial_ids()

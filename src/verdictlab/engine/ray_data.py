@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..core.design import Trial
+from ..core.registry import MissingExtraError
 from ..judges.base import JudgeRequest, JudgeResponse, RetryDecision, RetryKind
 from ._ray_common import import_ray, init_ray, item_from, item_payload
 from .caller import RetryLater, attempt_call, cache_allows
@@ -110,7 +111,7 @@ def vllm_stage(model: str, **engine_kwargs: Any) -> Callable[[Any], Any]:  # pra
     try:
         from ray.data.llm import build_processor, vLLMEngineProcessorConfig
     except ImportError as exc:
-        raise RuntimeError("vllm: judges on Ray need Ray Data's LLM API and vLLM on GPU workers: "
+        raise MissingExtraError("vllm: judges on Ray need Ray Data's LLM API and vLLM on GPU workers: "
                            "pip install 'ray[data,llm]' vllm") from exc
     config = vLLMEngineProcessorConfig(model_source=model, engine_kwargs=engine_kwargs or {"max_model_len": 4096},
                                        batch_size=32, concurrency=1)

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core.stopping import StopOnSignals, stop_reason
 from ..core.vocab import Decoding
+from ..errors import StoreError
 from ..judges.base import JudgeAPI
 from ..store import STORE_FILENAME, RunStore
 from .adaptive import AdaptiveDesign, AdaptiveExecutor
@@ -153,9 +154,14 @@ def _check_items_unchanged(store: RunStore, items: dict[tuple[str, str], Item]) 
 
 def remove_run_store(run_dir: str | Path) -> None:
     """Delete the run store of ``run_dir`` (``run.sqlite`` and its ``-wal`` / ``-shm`` files) to start
-    over, under the run lock: a store another run is writing is never deleted (:class:`EngineError`)."""
+    over, under the run lock: a store another run is writing is never deleted (a
+    :class:`~verdictlab.errors.StoreError`: the store cannot be written)."""
     run_dir = Path(run_dir)
-    with RunLock(run_dir):
+    try:
+        lock = RunLock(run_dir)
+    except EngineError as exc:
+        raise StoreError(str(exc)) from exc
+    with lock:
         for suffix in ("", "-wal", "-shm"):
             path = run_dir / (STORE_FILENAME + suffix)
             if path.exists():

@@ -7,8 +7,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
 
-class EngineError(RuntimeError):
+
+class EngineError(InputError, RuntimeError):
     """The run cannot start (bad dataset, unknown protocol or judge, ...)."""
 
 

@@ -9,26 +9,61 @@ stored trial refuses the import unless ``replace=True`` (``--replace``).
 Formats: ``llmbar`` (published LLMBar result files), ``fastchat`` (MT-Bench ``*_pair.jsonl``
 judgments), ``pandalm``, ``judgebench``, ``inspect`` (inspect_ai logs), ``csv`` / ``jsonl`` /
 ``parquet`` (one judgment per row).  An importer is a function
-``(path, **options) -> ImportBatch``; they register lazily as ``"module:function"`` strings.
+``(path, **options) -> ImportBatch``; they register lazily as ``"module:function"`` strings, each with
+the options it takes (:class:`~verdictlab.importers.options.ImporterOption`: name, type, help,
+default), from which ``verdictlab import`` builds its flags.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.items import PairItem, PointItem
 from ..core.registry import Registry
-from ._batch import ImportBatch, ImportResult, check_options, judgment_row, shown_first_won, write_batch
+from .options import COMMON_OPTIONS, TABLE_OPTIONS, ImporterOption
 
-Importer = Callable[..., ImportBatch]
+if TYPE_CHECKING:
+    from ..core.items import PairItem, PointItem
+    from ._batch import ImportBatch, ImportResult, judgment_row, shown_first_won, write_batch
+
+# The registrations and the options they declare are read by the command line when it builds its flags:
+# this package imports nothing heavy until an importer runs.  The row builders and the writer (store,
+# pandas) are imported when first used (PEP 562).
+_LAZY = {"ImportBatch", "ImportResult", "judgment_row", "shown_first_won", "write_batch"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import _batch
+
+    value = getattr(_batch, name)
+    globals()[name] = value
+    return value
+
+
+Importer = Callable[..., "ImportBatch"]
 IMPORTERS: Registry[Importer] = Registry("import format")
+_OPTIONS: dict[str, tuple[ImporterOption, ...]] = {}
 
 
 def register_importer(name: str, importer: str | Importer, description: str = "", *,
-                      extra: str | None = None) -> None:
+                      extra: str | None = None, options: Sequence[ImporterOption] = ()) -> None:
+    """Register ``importer`` (the function or ``"module:function"``) under ``name``, with the options it
+    takes beside :data:`~verdictlab.importers.options.COMMON_OPTIONS` (the command line builds its flags
+    from them)."""
+    names = [o.name for o in (*COMMON_OPTIONS, *options)]
+    if len(set(names)) != len(names):
+        raise ValueError(f"importer {name!r}: an option is declared twice (or shadows a common one): {names}")
     IMPORTERS.register(name, importer, description=description, extra=extra)
+    _OPTIONS[name] = tuple(options)
+
+
+def importer_options(name: str) -> tuple[ImporterOption, ...]:
+    """Every option the importer ``name`` takes: the common ones, then its own."""
+    IMPORTERS.entry(name)                  # an unknown name is an UnknownNameError
+    return (*COMMON_OPTIONS, *_OPTIONS.get(name, ()))
 
 
 def importer_names() -> list[str]:
@@ -46,6 +81,7 @@ def get_importer(name: str) -> Importer:
 def attach_items(batch: ImportBatch, items: list[PairItem | PointItem]) -> ImportBatch:
     """Give rows without a label, category or systems those of the item with the same ``item_id`` (e.g.
     human MT-Bench labels for FastChat judgments), and store those items under the rows' dataset."""
+    from ..core.items import PairItem
     by_id = {it.item_id: it for it in items}
     datasets_by_item: dict[str, set[str]] = {}
     matched = 0
@@ -90,6 +126,8 @@ def import_into(format: str, path: str | Path, *, run_dir: str | Path,
     from stored trials refuse the import unless ``replace``; see :func:`write_batch`).  A Parquet
     table into a store without judgments takes the bulk path (:mod:`._bulk`) when it can: the same
     rows, column by column."""
+    from ._batch import check_options, write_batch
+
     importer = get_importer(format)
     check_options(options, path=str(path))
     if format == "parquet" and _builtin_parquet():
@@ -106,36 +144,53 @@ def import_into(format: str, path: str | Path, *, run_dir: str | Path,
 
 register_importer("llmbar", "verdictlab.importers.llmbar:import_llmbar",
                   "published LLMBar runs: *.result.json (or evaluators/<judge>/<strategy>/result.json), "
-                  "both presentation orders, last element of 'results'")
+                  "both presentation orders, last element of 'results'",
+                  options=(ImporterOption("split", help="the split of a file whose name does not say it."),))
 register_importer("fastchat", "verdictlab.importers.fastchat:import_fastchat",
                   "FastChat MT-Bench model_judgment/*_pair.jsonl (g1/g2 games = both orders)")
 register_importer("pandalm", "verdictlab.importers.pandalm:import_pandalm",
                   "PandaLM verdict files (idx, <judge>_result 1|2|Tie|garbage), joined to testset-v1 "
-                  "(--items-path); one order; garbage -> tie (PandaLM's rule, recorded) or --garbage unparsed")
+                  "(--items-path); one order; garbage -> tie (PandaLM's rule, recorded) or --garbage unparsed",
+                  options=(ImporterOption("garbage", ("tie", "unparsed"), default="tie",
+                                          help="an unreadable output is a tie (PandaLM's rule, recorded as a "
+                                               "fallback) or unparsed."),
+                           ImporterOption("items_path", metavar="PATH",
+                                          help="the test set (testset-v1.json) to join.")))
 register_importer("judgebench", "verdictlab.importers.judgebench:import_judgebench",
                   "JudgeBench output *.jsonl (pair + two games; game 2's decision mapped back from the "
                   "swapped presentation)")
 register_importer("inspect", "verdictlab.importers.inspect_log:import_inspect",
                   "inspect_ai eval logs (.eval / .json) scored by a model-graded scorer: every epoch's grade "
-                  "is a repetition (needs the 'inspect' extra)")
+                  "is a repetition (needs the 'inspect' extra)",
+                  options=(ImporterOption("scorer", help="the scorer whose grades to import (default: every "
+                                                         "scorer, one protocol each)."),
+                           ImporterOption("label_scorer", metavar="SCORER",
+                                          help="the scorer whose grade is the gold label (C/1/true PASS, I/0/false "
+                                               "FAIL), not a judgment; the other scorers' grades are read the same "
+                                               "way (e.g. a match scorer checking a model-graded one)."),
+                           ImporterOption("transcripts", type=bool,
+                                          help="the graded object is the agent's whole run: items carry the "
+                                               "sample's transcript (messages, tool calls, tool results).")))
 register_importer("csv", "verdictlab.importers.tabular:import_csv",
                   "CSV, one judgment per row (item_id, judge, protocol, dataset, order, rep, "
-                  "temperature, verdict, label, ...)")
+                  "temperature, verdict, label, ...)", options=TABLE_OPTIONS)
 register_importer("jsonl", "verdictlab.importers.tabular:import_jsonl",
-                  "JSON Lines, one judgment per line (same columns as csv)")
+                  "JSON Lines, one judgment per line (same columns as csv)", options=TABLE_OPTIONS)
 _PARQUET = "verdictlab.importers.tabular:import_parquet"
 register_importer("parquet", _PARQUET,
-                  "Parquet, one judgment per row (same columns as csv)")
+                  "Parquet, one judgment per row (same columns as csv)", options=TABLE_OPTIONS)
 
 __all__ = [
     "IMPORTERS",
     "ImportBatch",
+    "ImporterOption",
     "ImportResult",
     "attach_items",
     "describe_importers",
     "get_importer",
     "import_into",
     "importer_names",
+    "importer_options",
     "judgment_row",
     "register_importer",
     "shown_first_won",

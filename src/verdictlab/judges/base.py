@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..core.registry import MissingExtraError, Registry
+from ..errors import IncompleteRunError, InputError
 
 
 class RetryKind(StrEnum):
@@ -47,15 +48,16 @@ class RetryDecision:
         return cls(RetryKind.FATAL)
 
 
-class JudgeCallError(Exception):
-    """A call failed; ``decision`` says whether and how the engine may retry it."""
+class JudgeCallError(IncompleteRunError):
+    """A call failed; ``decision`` says whether and how the engine may retry it.  The caller records it
+    on the trial and the run goes on; a call that fails for good leaves the run incomplete."""
 
     def __init__(self, message: str, decision: RetryDecision) -> None:
         super().__init__(message)
         self.decision = decision
 
 
-class JudgeConfigError(ValueError):
+class JudgeConfigError(InputError):
     """A judge id or its parameters are invalid, or its SDK is missing (with an install hint)."""
 
 

@@ -25,13 +25,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
+
 FREE_PROVIDERS = frozenset({"sim", "llamacpp", "vllm"})
 PRICES_ENV = "VERDICTLAB_PRICES"
 
 Price = tuple[float, float]   # (input, output) USD per 1M tokens
 
 
-class PriceTableError(ValueError):
+class PriceTableError(InputError):
     """A price file is malformed; the message names the file and the field."""
 
 

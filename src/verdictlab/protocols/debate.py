@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
 from .base import ParseResult, Protocol
 from .parsing import parse_json
 
@@ -43,7 +44,7 @@ class DebateProtocol(Protocol):
         """The messages of one turn.  ``opponent`` and ``own`` are ``(argument, shown verdict)`` of the
         other judge and of this judge in the previous round (None in round 1)."""
         if not turn:
-            raise ValueError("the debate protocol needs its own runner: use `verdictlab debate CONFIG`, "
+            raise InputError("the debate protocol needs its own runner: use `verdictlab debate CONFIG`, "
                              "not `verdictlab run` (rounds depend on each other's answers)")
         first, second = item.shown(order)
         user = f"Question:\n{item.question}\n\nResponse A:\n{first}\n\nResponse B:\n{second}\n\n"

@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
 from .base import ParseResult, Protocol
 from .geval import CONTRADICTION_RULES, GEvalProtocol, _label_set, parse_geval
 from .rubrics import load_rubric
@@ -35,7 +36,7 @@ class FlaskProtocol(Protocol):
     def __init__(self, *, rubric: str | Path = "auto", scale: int = 5, allows_tie: bool = False,
                  on_contradiction: str = "flag", max_tokens: int = 140, protocol_id: str = "flask") -> None:
         if on_contradiction not in CONTRADICTION_RULES:
-            raise ValueError(f"on_contradiction must be one of {CONTRADICTION_RULES}, got {on_contradiction!r}")
+            raise InputError(f"on_contradiction must be one of {CONTRADICTION_RULES}, got {on_contradiction!r}")
         self.id = protocol_id
         self.rubric_spec = str(rubric)
         self.scale = int(scale)

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.vocab import LABEL_SETS, Order
+from ..errors import InputError
 from .base import ParseResult, Protocol
 from .parsing import normalise_winner, strip_fences
 from .rubrics import load_rubric
@@ -80,7 +81,7 @@ def _label_set(item: Any) -> tuple[str, str]:
         return LABEL_SETS["ab"]
     if isinstance(labels, str):
         if labels not in LABEL_SETS:
-            raise ValueError(f"unknown label set {labels!r}; known: {', '.join(LABEL_SETS)}")
+            raise InputError(f"unknown label set {labels!r}; known: {', '.join(LABEL_SETS)}")
         return LABEL_SETS[labels]
     first, second = (str(x) for x in labels)
     return first, second
@@ -286,7 +287,7 @@ def _winner(f: _Fields, allows_tie: bool, repairs: list[str], out_scores: dict[s
 def parse_geval(text: str, *, allows_tie: bool = False, on_contradiction: str = "flag") -> ParseResult:
     """Parse a G-Eval reply (see the module docstring for the rules)."""
     if on_contradiction not in CONTRADICTION_RULES:
-        raise ValueError(f"on_contradiction must be one of {CONTRADICTION_RULES}, got {on_contradiction!r}")
+        raise InputError(f"on_contradiction must be one of {CONTRADICTION_RULES}, got {on_contradiction!r}")
     if text is None or not text.strip():
         return ParseResult(None, "failed", "empty output")
     obj, repairs, strict, body = _extract_object(text)
@@ -410,9 +411,9 @@ class GEvalProtocol(Protocol):
     def __init__(self, *, rubric: str | Path = "auto", scale: int = 5, allows_tie: bool = False,
                  on_contradiction: str = "flag", max_tokens: int = 160, protocol_id: str = "geval") -> None:
         if not 2 <= int(scale) <= MAX_SCALE:
-            raise ValueError(f"scale must be between 2 and {MAX_SCALE}, got {scale}")
+            raise InputError(f"scale must be between 2 and {MAX_SCALE}, got {scale}")
         if on_contradiction not in CONTRADICTION_RULES:
-            raise ValueError(f"on_contradiction must be one of {CONTRADICTION_RULES}, got {on_contradiction!r}")
+            raise InputError(f"on_contradiction must be one of {CONTRADICTION_RULES}, got {on_contradiction!r}")
         self.id = protocol_id
         self.rubric_spec = str(rubric)
         self.scale = int(scale)

@@ -33,6 +33,7 @@ from typing import Any
 
 import yaml
 
+from ..errors import InputError
 from .base import ParseResult, Protocol, Template
 from .output_format import Kind, OutputFormat
 from .parsing import parse_json, parse_label, parse_xml
@@ -54,11 +55,11 @@ def _read_yaml(path: str | Path | None) -> dict[str, Any]:
         data = read_yaml_file(path, what="protocol template") or {}
         source = str(path)
         if not isinstance(data, dict):
-            raise ValueError(f"{source}: a template file must be a YAML mapping")
+            raise InputError(f"{source}: a template file must be a YAML mapping")
         return data
     data = yaml.safe_load(text) or {}
     if not isinstance(data, dict):
-        raise ValueError(f"{source}: a template file must be a YAML mapping")
+        raise InputError(f"{source}: a template file must be a YAML mapping")
     return data
 
 
@@ -76,13 +77,13 @@ def load_pairwise_template(protocol_id: str, template_path: str | Path | None = 
         user = _read_yaml(template_path)
         unknown = set(user) - set(_TEMPLATE_KEYS) - {"protocols"}
         if unknown:
-            raise ValueError(f"{template_path}: unknown template keys {sorted(unknown)} "
+            raise InputError(f"{template_path}: unknown template keys {sorted(unknown)} "
                              f"(allowed: {', '.join(_TEMPLATE_KEYS)}, protocols)")
         merged.update({k: v for k, v in user.items() if k in _TEMPLATE_KEYS})
         merged.update((user.get("protocols") or {}).get(protocol_id) or {})
     for key in ("{question}", "{response_first}", "{response_second}"):
         if key not in merged["user"]:
-            raise ValueError(f"template for {protocol_id!r}: user template lacks the placeholder {key}")
+            raise InputError(f"template for {protocol_id!r}: user template lacks the placeholder {key}")
     return Template(system=str(merged["system"]).strip(), user=str(merged["user"]),
                     instruction=str(merged["instruction"]).strip(),
                     max_tokens=int(merged["max_tokens"]), stop=tuple(merged.get("stop") or ()))
@@ -97,7 +98,7 @@ class PairwiseProtocol(Protocol):
 
     def __init__(self, protocol_id: str, template: Template) -> None:
         if protocol_id not in PAIRWISE_IDS:
-            raise ValueError(f"unknown pairwise protocol {protocol_id!r}; known: {', '.join(PAIRWISE_IDS)}")
+            raise InputError(f"unknown pairwise protocol {protocol_id!r}; known: {', '.join(PAIRWISE_IDS)}")
         self.id = protocol_id
         self.template = template
         self.fmt = "label" if protocol_id == "direct" else protocol_id.split("-")[1]

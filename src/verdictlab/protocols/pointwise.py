@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
 from .base import ParseResult, Protocol
 from .parsing import strip_fences
 
@@ -107,7 +108,7 @@ class PointwiseProtocol(Protocol):
 
     def messages(self, item: Any, order: str, *, step: str = "") -> list[dict[str, str]]:
         if not hasattr(item, "response"):
-            raise ValueError("the pointwise protocol needs PointItem datasets (one response each)")
+            raise InputError("the pointwise protocol needs PointItem datasets (one response each)")
         scale = self.item_scale(item)
         grades = ", ".join(str(g) for g in scale)
         system = ("You grade one response to a question. Judge correctness and usefulness; length is not a merit. "
@@ -135,7 +136,7 @@ def make_pointwise(*, template_path: str | Path | None = None, **options: Any) -
     if template_path is not None and "scale" not in options:
         m = re.fullmatch(r"(-?\d+)-(-?\d+)", str(template_path))
         if not m:
-            raise ValueError(f"pointwise@{template_path}: expected a scale like 0-2 or 1-5")
+            raise InputError(f"pointwise@{template_path}: expected a scale like 0-2 or 1-5")
         lo, hi = int(m.group(1)), int(m.group(2))
         options["scale"] = tuple(range(lo, hi + 1))
     return PointwiseProtocol(**options)

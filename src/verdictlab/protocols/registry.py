@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..core.registry import Registry
+from ..core.registry import Registry, UnknownNameError
 from .base import Protocol
 from .pairwise import PAIRWISE_IDS, PairwiseProtocol
 
@@ -45,7 +45,7 @@ def protocol_ids() -> list[str]:
 
 def _factory(protocol_id: str) -> ProtocolFactory:
     if protocol_id not in PROTOCOLS:
-        raise KeyError(f"unknown protocol {protocol_id!r}; known: {', '.join(protocol_ids())}")
+        raise UnknownNameError(f"unknown protocol {protocol_id!r}; known: {', '.join(protocol_ids())}")
     return PROTOCOLS.get(protocol_id)
 
 

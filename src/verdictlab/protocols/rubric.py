@@ -37,6 +37,7 @@ from typing import Any
 
 import yaml
 
+from ..errors import InputError
 from .base import ParseResult, Protocol
 
 RESULTS: tuple[str, ...] = ("PASS", "FAIL", "UNKNOWN")
@@ -47,7 +48,7 @@ _LINE = re.compile(r"(?:^|\n)\s*\**\s*(?:result|verdict|final answer|answer)\s*\
 _REASONING = re.compile(r"<reasoning>(.*?)(?:</reasoning>|$)", re.DOTALL | re.IGNORECASE)
 
 
-class CriteriaError(ValueError):
+class CriteriaError(InputError):
     """A criteria file is missing or malformed (names the file and the key)."""
 
 
@@ -178,7 +179,7 @@ class RubricProtocol(Protocol):
 
     def messages(self, item: Any, order: str, *, step: str = "") -> list[dict[str, str]]:
         if not hasattr(item, "response"):
-            raise ValueError("the rubric protocol is pointwise: it needs PointItem datasets (one response each)")
+            raise InputError("the rubric protocol is pointwise: it needs PointItem datasets (one response each)")
         if step not in self.criteria:
             raise ValueError(f"rubric: unknown criterion {step!r}; criteria: {', '.join(self.criteria)}")
         c = self.criteria[step]

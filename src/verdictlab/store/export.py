@@ -32,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..errors import InputError, UsageError
 from .sqlite import JUDGMENT_COLUMN_NAMES, JUDGMENT_COLUMNS, SCHEMA_VERSION, RunStore, open_store
 
 FORMATS = ("parquet", "jsonl", "csv")
@@ -124,10 +125,10 @@ def check_partition_by(partition_by: Sequence[str], *, format: str = "parquet") 
     """The partition columns, checked: Parquet only, each of :data:`PARTITION_COLUMNS` at most once."""
     cols = [c.strip() for c in partition_by if c.strip()]
     if format != "parquet":
-        raise ValueError(f"partitioning is for the parquet format, not {format!r}")
+        raise UsageError(f"partitioning is for the parquet format, not {format!r}")
     bad = [c for c in cols if c not in PARTITION_COLUMNS]
     if bad or not cols or len(set(cols)) != len(cols):
-        raise ValueError(f"partition columns must be distinct names of {list(PARTITION_COLUMNS)}, got {cols}")
+        raise UsageError(f"partition columns must be distinct names of {list(PARTITION_COLUMNS)}, got {cols}")
     return cols
 
 
@@ -139,7 +140,7 @@ def export_partitioned(source: str | Path | RunStore, *, out: str | Path | None 
     cols = check_partition_by(partition_by, format=format)
     root = Path(out) if out is not None else _run_dir(source) / "judgments"
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
-        raise ValueError(f"{root}: exists and is not an empty directory; remove it or choose another --out")
+        raise InputError(f"{root}: exists and is not an empty directory; remove it or choose another --out")
     root.mkdir(parents=True, exist_ok=True)
     if isinstance(source, RunStore):
         n = _write_partitions(source, root, cols)
@@ -218,7 +219,7 @@ def read_export(path: str | Path) -> pd.DataFrame:
             if sql == "TEXT" and name in df.columns:
                 df[name] = df[name].map(unescape_formula, na_action="ignore")
     else:
-        raise ValueError(f"{p}: expected .parquet, .jsonl or .csv, or a directory of partitions")
+        raise InputError(f"{p}: expected .parquet, .jsonl or .csv, or a directory of partitions")
     for name in JUDGMENT_COLUMN_NAMES:
         if name not in df.columns:
             df[name] = None
@@ -234,7 +235,7 @@ def _read_partitions(root: Path) -> pd.DataFrame:
 
     manifest = root / MANIFEST
     if not manifest.is_file():
-        raise ValueError(f"{root}: not a partitioned verdictlab export (no {MANIFEST})")
+        raise InputError(f"{root}: not a partitioned verdictlab export (no {MANIFEST})")
     cols = json.loads(manifest.read_text(encoding="utf-8"))["partition_by"]
     partitioning = ds.partitioning(pa.schema([(c, pa.string()) for c in cols]), flavor="hive")
     return ds.dataset(root, format="parquet", partitioning=partitioning).to_table().to_pandas()

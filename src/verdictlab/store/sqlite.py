@@ -46,6 +46,7 @@ from ..core.judgment import (
     pandas_dtype,
 )
 from ..core.vocab import DEFAULT_DECODING, PARSE_STATUSES
+from ..errors import StoreError
 
 SCHEMA_VERSION = 1
 STORE_FILENAME = "run.sqlite"
@@ -88,10 +89,6 @@ ITEM_FIELD_COLUMNS: dict[str, tuple[str, ...]] = {"system_a": ("system_a", "mode
                                                   "system_b": ("system_b", "model_b")}
 _READ_CHUNK = 200_000
 _CACHE_KIB = 65_536     # page cache of a writable connection: bulk inserts into a store of millions of rows
-
-
-class StoreError(RuntimeError):
-    pass
 
 
 class RunStore:

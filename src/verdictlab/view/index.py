@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.vocab import CELL_KEY, DEFAULT_UNPARSED, VERDICTS
+from ..errors import UsageError
 from ..store import RunStore
 from .index_cache import CachedIndex, index_key, read_index, write_index
 from .outcomes import OUTCOMES, PAIR_KEY, pair_outcomes
@@ -35,7 +36,7 @@ PER_PAGE = 50
 SNIPPET_CHARS = 160
 
 
-class ViewError(ValueError):
+class ViewError(UsageError):
     """A request the viewer cannot answer as asked (a bad filter value); the message says which."""
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from ..core.stopping import longer_grace
 from ..core.viewer_links import DEFAULT_HOST, DEFAULT_PORT
 from ..core.vocab import DEFAULT_UNPARSED
+from ..errors import UsageError
 from .app import LOOPBACK_HOSTS, Viewer, create_app
 
 VIEWER_STOP_S = 3.0     # the stop grace while uvicorn serves (see serve)
@@ -19,7 +20,7 @@ VIEWER_STOP_S = 3.0     # the stop grace while uvicorn serves (see serve)
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "AddressError", "is_loopback", "serve"]
 
 
-class AddressError(ValueError):
+class AddressError(UsageError):
     """The viewer cannot listen on the address asked for (in use, not a local address, not resolvable)."""
 
 

@@ -31,6 +31,7 @@ import pandas as pd
 
 from ..analyses import DEBATE_PROTOCOL
 from ..core.items import ItemError
+from ..errors import UsageError
 
 CELL: tuple[str, ...] = ("protocol", "dataset", "temperature")
 CHARTS: tuple[str, ...] = ("cusum", "ewma")
@@ -39,7 +40,7 @@ CHANGED_ITEMS: tuple[str, ...] = ("refuse", "exclude")
 CONTENT_FIELDS: tuple[str, ...] = ("question", "response_a", "response_b", "response", "label")
 
 
-class DriftError(ValueError):
+class DriftError(UsageError):
     """The runs cannot be compared as asked (which judges, which cells, which options)."""
 
 

@@ -32,6 +32,7 @@ from ..analyses.human_labels import (
     reliability_rows,
     validate_cells,
 )
+from ..errors import UsageError
 from ..stats.ppi import smallest_halfwidth, worst_case_labels
 
 #: the most human labels a plan counts: z^2 / (4 h^2) -- humans alone on a 0/1 outcome of variance
@@ -41,7 +42,7 @@ MAX_PLANNED_LABELS = 1_000_000
 MAX_POOL = 10_000_000
 
 
-class LabelPlanError(ValueError):
+class LabelPlanError(UsageError):
     """A label plan out of range; ``option`` names the setting at fault (``halfwidth``, ``pool``...)."""
 
     def __init__(self, option: str, message: str) -> None:

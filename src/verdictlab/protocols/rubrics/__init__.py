@@ -24,6 +24,8 @@ from typing import Any
 
 import yaml
 
+from ...errors import InputError
+
 FAMILIES: tuple[str, ...] = ("correctness", "instruction")
 
 #: dataset-name fragments of objective sets -> correctness-first; everything else is judged
@@ -32,7 +34,7 @@ OBJECTIVE_MARKERS: tuple[str, ...] = ("judgebench", "math", "gsm", "code", "mmlu
                                       "reasoning", "factual", "correctness")
 
 
-class RubricError(ValueError):
+class RubricError(InputError):
     """A rubric file is missing or malformed (the message names the file and the key)."""
 
 
