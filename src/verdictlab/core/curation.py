@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import InputError
 from .items import PERTURBATION_KEY, PairItem, PointItem, perturbation_of
 from .vocab import CurationStatus
 
@@ -44,8 +45,8 @@ MAX_CURATOR_CHARS = 100
 Item = PairItem | PointItem
 
 
-class CurationError(ValueError):
-    """A curation decision that cannot be recorded (names the case and why)."""
+class CurationError(InputError):
+    """A curation decision that cannot be recorded (names the case and why): bad input."""
 
 
 class CurationEvent(BaseModel):

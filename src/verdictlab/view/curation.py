@@ -35,6 +35,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from ..core.curation import CURATION_ACTIONS, CurationError, curate, curation_events, was_edited
 from ..core.items import PointItem, perturbation_of
 from ..core.vocab import CurationStatus
+from ..errors import InputError
 from ..store import RunStore
 from .index import ViewError
 
@@ -223,8 +224,8 @@ def write_refusal(headers: Mapping[str, str], *, scheme: str, token: str, given_
     return None
 
 
-class CurationRefused(Exception):
-    """A curation decision that is not recorded: the HTTP status that says why, and the reason."""
+class CurationRefused(InputError):
+    """A curation decision that is not recorded (bad input): the HTTP status that says why, and the reason."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
