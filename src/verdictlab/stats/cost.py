@@ -31,8 +31,9 @@ def cost_per_item(judgments: pd.DataFrame, *, by: Sequence[str] = CELL_KEY) -> p
     missing = pd.Series(np.nan, index=df.index)
     cost = pd.to_numeric(df["cost_usd"] if "cost_usd" in df.columns else missing, errors="coerce")
     calls = pd.to_numeric(df["attempts"] if "attempts" in df.columns else missing, errors="coerce").fillna(1.0)
-    work = df[keys].assign(_cost=cost.fillna(0.0), _priced=cost.notna().astype(int), _calls=calls,
-                           _item=df["dataset"].astype(str) + "\x1f" + df["item_id"].astype(str))
+    # an item is (dataset, item id); within groups of one dataset the item id alone names it
+    item = df["item_id"] if "dataset" in keys else df["dataset"].astype(str) + "\x1f" + df["item_id"].astype(str)
+    work = df[keys].assign(_cost=cost.fillna(0.0), _priced=cost.notna().astype(int), _calls=calls, _item=item)
     g = work.groupby(keys, dropna=False, sort=True)
     out = pd.DataFrame({"n_items": g["_item"].nunique(), "n_judgments": g.size(), "n_priced": g["_priced"].sum(),
                         "usd": g["_cost"].sum(), "calls": g["_calls"].sum()}).reset_index()

@@ -81,7 +81,7 @@ def grader_versus_best(events: pd.DataFrame, values: Sequence[float] | np.ndarra
     G = len(v)
     out = pd.DataFrame(index=range(G), columns=list(VERSUS_BEST_GRADER_COLUMNS), dtype=object)
     ranks = pd.Series(v).rank(method="min", ascending=False)
-    out["rank"] = [None if np.isnan(r) else int(r) for r in ranks]
+    out["rank"] = pd.Series([None if np.isnan(r) else int(r) for r in ranks], index=out.index, dtype=object)
     best = int(np.nanargmax(v)) if G and not np.isnan(v).all() else -1
     out["best"] = [g == best for g in range(G)]
     ev = events.dropna(subset=["event"])
@@ -97,5 +97,6 @@ def grader_versus_best(events: pd.DataFrame, values: Sequence[float] | np.ndarra
         out.loc[g, "p"] = float(exact_sign_test(b, c)) if g != best else np.nan
     p = pd.to_numeric(out["p"], errors="coerce").to_numpy(float)
     out["p_holm"] = holm_adjust(p)
-    out["distinguishable"] = [None if np.isnan(x) else bool(x < alpha) for x in out["p_holm"]]
+    out["distinguishable"] = pd.Series([None if np.isnan(x) else bool(x < alpha) for x in out["p_holm"]],
+                                       index=out.index, dtype=object)
     return out
