@@ -278,3 +278,15 @@ def test_every_other_write_is_405(suite_run: Path, tmp_path: Path):
             assert getattr(client, method)(path).status_code == 405, (method, path)
     for path in ("/", "/pairs", "/pairs/s1", "/view.css"):
         assert client.post(path).status_code == 405, path
+
+
+def test_an_edit_waits_for_a_run_writing_the_directory(suite_run: Path, tmp_path: Path):
+    from verdictlab.engine import RunLock
+
+    run = _copy(suite_run, tmp_path)
+    with RunLock(run), pytest.raises(CurationRefused, match="a verdictlab run is writing") as err:
+        record_decision(run, "d", "s1~label_flip", "edit", by="ana", response="Other text.")
+    assert err.value.status == 409
+    with RunLock(run):      # accepting needs no text to stay put
+        assert perturbation_of(record_decision(run, "d", "s1~label_flip", "accept", by="ana")).status == "accepted"  # type: ignore[union-attr]
+    assert record_decision(run, "d", "s1~label_flip", "edit", by="ana", response="Other text.").response == "Other text."

@@ -26,7 +26,8 @@ import hashlib
 import hmac
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -232,6 +233,26 @@ class CurationRefused(InputError):
         self.status = status
 
 
+@contextmanager
+def _no_run_writing(run_dir: Path) -> Iterator[None]:
+    """Hold the run directory's lock (``RUN/run.lock``, the one ``verdictlab run`` and ``verdictlab perturb``
+    hold while they write) for an edit, or refuse it (409) while a run holds it: the run judges the items it
+    read at its start, so an edit now would leave its judgments describing another text."""
+    path = run_dir / "run.lock"
+    with path.open("a+") as fh:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: no advisory lock
+            yield
+            return
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise CurationRefused(409, f"a verdictlab run is writing {run_dir}: edit the case once it has "
+                                       "finished (accepting or rejecting it can wait too, or go ahead)") from None
+        yield
+
+
 def record_decision(run_dir: str | Path, dataset: str, item_id: str, action: str, *, by: str,
                     response: str | None = None, at: float | None = None) -> PointItem:
     """Record one decision on a generated case of the run in ``run_dir`` (opened for writing for this
@@ -239,8 +260,9 @@ def record_decision(run_dir: str | Path, dataset: str, item_id: str, action: str
     entry of the run's audit trail, the meta list ``curation`` (the decision, who, when, the dataset, the
     case, its kind, its status before).  Returns the curated case.  :class:`CurationRefused` when the case
     is not there (404), the decision cannot be recorded (400), or it would edit a case the run already
-    judged (409: its judgments would describe another text; reject it instead)."""
-    with RunStore(run_dir, create=False) as store:
+    judged, or a run is writing the directory (409: its judgments would describe another text)."""
+    run_dir = Path(run_dir)
+    with _no_run_writing(run_dir) if action == "edit" else nullcontext(), RunStore(run_dir, create=False) as store:
         item = store.item_record(dataset, item_id)
         if item is None:
             raise CurationRefused(404, f"no case {item_id!r} in dataset {dataset!r}")
