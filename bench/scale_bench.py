@@ -21,6 +21,11 @@ size   grid                                                                     
 5.4Mp  100,000 pairs, the 54k grid (same cells as 540k, ten times the pairs)          5,400,000
 ====== ============================================================================== ==========
 
+Memory is measured as a user's machine feels it: :class:`MemorySampler` reads ``/proc/<pid>/smaps_rollup`` of
+the command and every process it forks at 20 Hz and keeps the peak of their summed PSS (proportional set
+size: a page two processes share counts half in each) and of their summed anonymous memory, beside
+``/usr/bin/time``'s peak RSS of the largest process.
+
 It prints every figure, its ratio to the 540k run of the same invocation (same machine), the growth
 exponent ``log(t / t_540k) / log(n / n_540k)`` (1.0 = linear) of wall time and of CPU time (the one to
 read on a shared, loaded machine), and the machine load (1-minute load average before and after each
@@ -35,6 +40,7 @@ reported as such (the figure is then "over the limit", not a time).  Prints, nev
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -160,9 +166,15 @@ class Figure:
     peak_gb: float
     rc: int
     note: str = ""
-    #: peak of the summed proportional set size of the command's processes (a large report forks a second
-    #: lane: /usr/bin/time's peak is its largest process; this counts shared pages once), sampled every second
+    #: peak of the summed proportional set size of the command and every process it forks (a large report
+    #: forks a second lane; shared pages counted once, as a user's machine feels them), sampled at
+    #: :data:`PSS_HZ` from /proc/<pid>/smaps_rollup
     tree_gb: float = math.nan
+    #: peak of the summed anonymous memory of those processes (private or shared, counted in each)
+    anon_gb: float = math.nan
+    #: how many samples the peak was taken over, and the sampling rate reached
+    samples: int = 0
+    hz: float = math.nan
 
     @property
     def ok(self) -> bool:
@@ -174,68 +186,111 @@ def _load() -> float:
 
 
 def run_child(cmd: list[str], *, max_rss_gb: float, stdout_path: Path | None = None) -> Figure:
-    """Run ``cmd`` under ``/usr/bin/time`` (peak RSS, CPU); stop it when its RSS passes the limit."""
+    """Run ``cmd`` under ``/usr/bin/time`` (peak RSS, CPU) while :class:`MemorySampler` samples the PSS of it
+    and every process it forks; stop it when its RSS passes the limit."""
     fmt = "%e %U %S %M"
     time_out = Path(tempfile.mkstemp(prefix="scale-time-")[1])
     full = ["/usr/bin/time", "-f", fmt, "-o", str(time_out), *cmd]
     with tempfile.TemporaryFile() as err, (stdout_path.open("wb") if stdout_path else open(os.devnull, "wb")) as out:
         proc = subprocess.Popen(full, stdout=out, stderr=err)
-        rc, killed, tree = _wait_guarded(proc, max_rss_gb)
+        sampler = MemorySampler(proc.pid, max_rss_gb=max_rss_gb)
+        sampler.start()
+        rc = proc.wait()
+        sampler.stop()
         err.seek(0)
         lines = err.read().decode(errors="replace").strip().splitlines()
     parts = time_out.read_text().split()[-4:]
     time_out.unlink()
     wall, user, sys_, kb = (float(x) for x in parts) if len(parts) == 4 else (math.nan,) * 4
     note = ""
-    if killed:
-        note = f"stopped at {killed[0]:.1f} GB (over --max-rss-gb)"
+    if sampler.killed_at:
+        note = f"stopped at {sampler.killed_at:.1f} GB (over --max-rss-gb)"
     elif rc != 0:
         note = next((ln for ln in reversed(lines) if not ln.startswith("Command exited")), "")[:200]
-    return Figure(wall=wall, cpu=user + sys_, peak_gb=kb / 1e6, rc=rc, note=note, tree_gb=tree[0] / 1e9)
+    return Figure(wall=wall, cpu=user + sys_, peak_gb=kb / 1e6, rc=rc, note=note, tree_gb=sampler.peak_pss / 1e9,
+                  anon_gb=sampler.peak_anon / 1e9, samples=sampler.samples, hz=sampler.rate)
 
 
-def _pss(pid: int) -> int:
-    """Proportional set size of one process in bytes (0 when it is gone)."""
+#: samples a second of the memory of a command's processes (the issue's "as a user's machine feels it")
+PSS_HZ = 20.0
+
+
+def smaps_rollup(pid: int) -> tuple[int, int]:
+    """``(PSS, anonymous)`` of one process in bytes, from /proc/<pid>/smaps_rollup ((0, 0) when it is gone)."""
+    pss = anon = 0
     try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            return next((int(ln.split()[1]) * 1024 for ln in f if ln.startswith("Pss:")), 0)
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            for ln in f:
+                if ln.startswith(b"Pss:"):
+                    pss = int(ln.split()[1]) * 1024
+                elif ln.startswith(b"Anonymous:"):
+                    anon = int(ln.split()[1]) * 1024
     except OSError:
-        return 0
+        return 0, 0
+    return pss, anon
 
 
-def _wait_guarded(proc: subprocess.Popen[bytes], max_rss_gb: float) -> tuple[int, list[float], list[float]]:
-    """Wait for ``proc``; kill its children when their memory passes the limit.  Also returns the peak
-    summed PSS of its processes (sampled every second: reading smaps of a 3 GB process every 0.1 s slowed
-    it by a fifth)."""
-    import psutil
+class MemorySampler:
+    """Samples, at :data:`PSS_HZ`, the summed PSS and anonymous memory of process ``pid`` and every process it
+    forks (psutil finds the children), keeping the peaks; kills them all when their summed RSS passes
+    ``max_rss_gb``.  A sample reads one small file per process; its own cost is in ``rate`` (the rate it
+    reached) beside the peak."""
 
-    killed: list[float] = []
-    tree = [0.0]
+    def __init__(self, pid: int, *, max_rss_gb: float, hz: float = PSS_HZ) -> None:
+        self.pid, self.max_rss_gb, self.period = pid, max_rss_gb, 1.0 / hz
+        self.peak_pss = self.peak_anon = 0
+        self.samples = 0
+        self.killed_at = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._t0 = self._t1 = 0.0
 
-    def watch() -> None:
+    @property
+    def rate(self) -> float:
+        return self.samples / (self._t1 - self._t0) if self._t1 > self._t0 else math.nan
+
+    def start(self) -> None:
+        self._t0 = time.perf_counter()
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self._t1 = time.perf_counter()
+
+    def _tree(self, parent: object) -> list[object]:
+        import psutil
+
         try:
-            parent = psutil.Process(proc.pid)
-            tick = 0
-            while proc.poll() is None:
-                kids = parent.children(recursive=True)
-                rss = sum(c.memory_info().rss for c in kids)
-                if tick % 5 == 0:
-                    tree[0] = max(tree[0], float(sum(_pss(c.pid) for c in kids)))
-                tick += 1
-                if rss > max_rss_gb * 1e9:
-                    killed.append(rss / 1e9)
-                    for c in parent.children(recursive=True):
-                        c.kill()
-                    return
-                time.sleep(0.2)
+            return [parent, *parent.children(recursive=True)]  # type: ignore[attr-defined]
+        except psutil.Error:
+            return []
+
+    def _run(self) -> None:
+        import psutil
+
+        try:
+            parent = psutil.Process(self.pid)
         except psutil.Error:
             return
-
-    guard = threading.Thread(target=watch, daemon=True)
-    guard.start()
-    rc = proc.wait()
-    guard.join(timeout=1)
-    return rc, killed, tree
+        while not self._stop.is_set():
+            start = time.perf_counter()
+            procs = self._tree(parent)
+            pss = anon = rss = 0
+            for p in procs:
+                got_pss, got_anon = smaps_rollup(p.pid)  # type: ignore[attr-defined]
+                pss, anon = pss + got_pss, anon + got_anon
+                with contextlib.suppress(psutil.Error):
+                    rss += p.memory_info().rss  # type: ignore[attr-defined]
+            self.peak_pss, self.peak_anon = max(self.peak_pss, pss), max(self.peak_anon, anon)
+            self.samples += 1
+            if rss > self.max_rss_gb * 1e9:
+                self.killed_at = rss / 1e9
+                for p in procs[1:]:
+                    with contextlib.suppress(psutil.Error):
+                        p.kill()  # type: ignore[attr-defined]
+                return
+            self._stop.wait(max(0.0, self.period - (time.perf_counter() - start)))
 
 
 def cli(*args: str) -> list[str]:
@@ -292,8 +347,10 @@ def bench_size(name: str, root: Path, *, max_rss_gb: float, bootstrap: int,
         loads[step] = (before, _load())
         figures[step] = fig
         status = "" if fig.ok else f"  FAILED rc={fig.rc}: {fig.note}"
-        print(f"[{name}] {step}: {fig.wall:.1f} s wall, {fig.cpu:.1f} s CPU, peak {fig.peak_gb:.2f} GB "
-              f"(all its processes {fig.tree_gb:.2f} GB), load {before:.2f} -> {loads[step][1]:.2f}{status}", flush=True)
+        print(f"[{name}] {step}: {fig.wall:.1f} s wall, {fig.cpu:.1f} s CPU, peak RSS {fig.peak_gb:.2f} GB (largest "
+              f"process); all its processes: peak PSS {fig.tree_gb:.2f} GB, anonymous {fig.anon_gb:.2f} GB "
+              f"({fig.samples} samples, {fig.hz:.0f} Hz); load {before:.2f} -> {loads[step][1]:.2f}{status}",
+              flush=True)
         if step == "import" and not fig.ok:
             break
     html = work / "report.html"
@@ -311,7 +368,7 @@ def exponent(a: float, b: float, na: int, nb: int) -> float:
 def print_summary(results: list[SizeResult]) -> None:
     base = next((r for r in results if r.name == BASELINE), None)
     print("\nsize    judgments   step                    wall s   ratio   exponent  CPU s   ratio  exponent"
-          "  peak GB  all procs GB  load")
+          "  RSS GB  PSS GB (all)  load")
     for r in results:
         for step in STEPS:
             f = r.figures.get(step)

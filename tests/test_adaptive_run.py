@@ -8,6 +8,7 @@ import random
 import pandas as pd
 import pytest
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.engine import run_config
 from verdictlab.engine.adaptive import META_KEY, c_pairs_of
 from verdictlab.engine.config import config_from_dict
@@ -51,12 +52,12 @@ def test_adaptive_run_spends_fewer_calls_resumes_identically_and_estimates(tmp_p
     again = run_config(cfg, tmp_path / "run", progress=False)
     assert again.n_written == 0 and again.complete and again.n_not_needed == s.n_not_needed
     # the figures: phi and A from decided modes, C on the C pairs; T inside its interval
-    fig = adaptive_reliability(frame, c_pairs=c_pairs[label], n_bootstrap=300).iloc[0]
+    fig = adaptive_reliability(frame, c_pairs=c_pairs[label], policy=FigurePolicy(n_bootstrap=300)).iloc[0]
     assert fig["T_lo"] <= fig["T"] <= fig["T_hi"]
     assert fig["T_hi"] - fig["T_lo"] < 2 * 0.06 * 1.5
     # the naive fixed-design C of truncated units would be biased upwards (mode-only units look
     # consistent); the adaptive C is not
-    naive = reliability(frame, n_bootstrap=0).iloc[0]
+    naive = reliability(frame, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert naive["C"] >= fig["C"]
 
 
@@ -77,10 +78,10 @@ def test_report_cells_take_the_adaptive_figures(tmp_path):
     run_config(cfg, tmp_path / "run", progress=False)
     with RunStore(tmp_path / "run") as st:
         meta, frame = st.get_meta(META_KEY), st.judgments()
-    fixed = reliability(frame, n_bootstrap=0)
-    out = with_adaptive_figures(fixed, meta, frame, n_bootstrap=200).iloc[0]
+    fixed = reliability(frame, policy=FigurePolicy(n_bootstrap=0))
+    out = with_adaptive_figures(fixed, meta, frame, policy=FigurePolicy(n_bootstrap=200)).iloc[0]
     label = next(iter(meta["cells"]))
-    own = adaptive_reliability(frame, c_pairs=c_pairs_of_frame(meta, frame)[label], n_bootstrap=200).iloc[0]
+    own = adaptive_reliability(frame, c_pairs=c_pairs_of_frame(meta, frame)[label], policy=FigurePolicy(n_bootstrap=200)).iloc[0]
     assert out["design"] == "adaptive"
     assert out["C"] == pytest.approx(own["C"]) and out["T"] == pytest.approx(own["T"])
     assert out["phi"] == pytest.approx(fixed.iloc[0]["phi"])   # modes are decided: phi as stored
@@ -101,12 +102,12 @@ def test_report_json_of_an_adaptive_run(tmp_path):
     _pairs(tmp_path / "pairs.jsonl", n=150)
     cfg = _config(tmp_path / "pairs.jsonl", precision={"T": 0.08, "pilot_pairs": 40})
     run_config(cfg, tmp_path / "run", progress=False)
-    rep = build_report(tmp_path / "run", n_bootstrap=200)
+    rep = build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=200))
     (cell,) = rep.cells
     with RunStore(tmp_path / "run") as st:
         meta, frame = st.get_meta(META_KEY), st.judgments()
     label = next(iter(meta["cells"]))
-    own = adaptive_reliability(frame, c_pairs=c_pairs_of_frame(meta, frame)[label], n_bootstrap=200).iloc[0]
+    own = adaptive_reliability(frame, c_pairs=c_pairs_of_frame(meta, frame)[label], policy=FigurePolicy(n_bootstrap=200)).iloc[0]
     assert cell["design"] == "adaptive"
     assert cell["C"] == pytest.approx(own["C"]) and cell["T"] == pytest.approx(own["T"])
     assert cell.get("T_joint") is None or pd.isna(cell["T_joint"])

@@ -10,6 +10,7 @@ from verdictlab.analyses import AnalysisInput
 from verdictlab.analyses.self_preference import judge_family, self_preference_analysis, self_preference_table
 from verdictlab.analyses.transitivity import multi_rows, ranking_analysis, transitivity_analysis
 from verdictlab.core.items import PairItem
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.datasets.multi import MultiItem, expand_pairs
 
 
@@ -33,7 +34,7 @@ def test_transitive_judge_ranks_like_gold_and_has_no_cycles():
                         scores={"x": 4, "y": 3, "z": 2, "w": 1}) for i in range(6)]
     items = expand_pairs(multis)
     j = _judge(items, {"x": 4, "y": 3, "z": 2, "w": 1})
-    inp = AnalysisInput(j, items=items, n_bootstrap=50)
+    inp = AnalysisInput(j, items=items, policy=FigurePolicy(n_bootstrap=50))
     t = transitivity_analysis(inp)
     r = t.iloc[0]
     assert (r.n_items, r.n_systems, r.n_triples, r.n_nontransitive) == (6, 4, 24, 0)
@@ -53,7 +54,7 @@ def test_cyclic_judge_is_caught_and_reference_can_be_given():
         v = "A" if (a, b) in beats else "B"
         rows += [{"judge": "j", "protocol": "direct", "dataset": "d", "temperature": 0.0, "item_id": it.item_id,
                   "order": o, "rep": 0, "step": "", "verdict": v, "label": None} for o in ("AB", "BA")]
-    inp = AnalysisInput(pd.DataFrame(rows), items=items, n_bootstrap=20, extra={"reference_ranking": ["x", "y", "z"]})
+    inp = AnalysisInput(pd.DataFrame(rows), items=items, policy=FigurePolicy(n_bootstrap=20), extra={"reference_ranking": ["x", "y", "z"]})
     r = transitivity_analysis(inp).iloc[0]
     assert (r.n_triples, r.n_nontransitive, r.n_items_cycle, r.n_items_strict_cycle) == (3, 3, 3, 3)
     assert r.share_nontransitive == 1.0 and r.reference == "given"
@@ -102,7 +103,7 @@ def test_ranking_figure_renders_from_the_report_shape():
     multis = [MultiItem(item_id=f"q{i}", dataset="d", question="?", responses={s: s for s in "xyz"},
                         scores={"x": 3, "y": 2, "z": 1}) for i in range(4)]
     items = expand_pairs(multis)
-    bt = ranking_analysis(AnalysisInput(_judge(items, {"x": 3, "y": 2, "z": 1}), items=items, n_bootstrap=20))
+    bt = ranking_analysis(AnalysisInput(_judge(items, {"x": 3, "y": 2, "z": 1}), items=items, policy=FigurePolicy(n_bootstrap=20)))
     from verdictlab.analyses.transitivity import ranking_figure
 
     fig = ranking_figure({"columns": list(bt.columns), "rows": bt.to_numpy().tolist()})
@@ -115,7 +116,7 @@ def test_report_figures_draw_the_ranking_when_the_run_has_one():
     multis = [MultiItem(item_id=f"q{i}", dataset="d", question="?", responses={s: s for s in "xyz"},
                         scores={"x": 3, "y": 2, "z": 1}) for i in range(4)]
     items = expand_pairs(multis)
-    bt = ranking_analysis(AnalysisInput(_judge(items, {"x": 3, "y": 2, "z": 1}), items=items, n_bootstrap=20))
+    bt = ranking_analysis(AnalysisInput(_judge(items, {"x": 3, "y": 2, "z": 1}), items=items, policy=FigurePolicy(n_bootstrap=20)))
     table = {"columns": list(bt.columns), "rows": bt.to_numpy().tolist()}
     names = [n for n, _, _ in P.figures({"cells": [], "format_dispersion": [], "extra_tables": {"bt_ranking": table}})]
     assert names.count("bt_ranking") == 1      # drawn once, through the analysis' figure hook

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from verdictlab import analyses
+from verdictlab.core.policy import FigurePolicy
 
 BUILT_IN = ("remedies", "juries", "flask", "geval", "probes", "debate", "rubric", "pointwise")
 
@@ -28,14 +29,14 @@ def test_analysis_input_checks_and_splits() -> None:
     rows = pd.DataFrame({"judge": "j", "dataset": "d", "item_id": ["1", "2", "3"], "protocol": ["direct", "debate", "rubric"],
                          "order": "AB", "temperature": 0.0, "rep": 0, "step": "", "label": ["A", "A", "PASS"],
                          "verdict": ["A", "B", "PASS"]})
-    inp = analyses.AnalysisInput(rows, unparsed="wrong", confidence=0.9, n_bootstrap=5, seed=3)
-    assert inp.policy == {"unparsed": "wrong", "confidence": 0.9, "n_bootstrap": 5, "seed": 3}
+    inp = analyses.AnalysisInput(rows, policy=FigurePolicy(unparsed="wrong", confidence=0.9, n_bootstrap=5, seed=3))
+    assert inp.policy.as_dict() == {"unparsed": "wrong", "confidence": 0.9, "n_bootstrap": 5, "seed": 3}
     assert list(inp.pairs["item_id"]) == ["1"] and list(inp.debate["item_id"]) == ["2"]
     assert list(inp.points["item_id"]) == ["3"]  # a verdict outside A / B / tie: a pointwise row
     with pytest.raises(ValueError, match="unparsed"):
-        analyses.AnalysisInput(rows, unparsed="guess")
+        analyses.AnalysisInput(rows, policy=FigurePolicy(unparsed="guess"))
     with pytest.raises(ValueError, match="confidence"):
-        analyses.AnalysisInput(rows, confidence=1.0)
+        analyses.AnalysisInput(rows, policy=FigurePolicy(confidence=1.0))
 
 
 def test_the_old_shim_modules_are_gone() -> None:

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from verdictlab.core.judgment import make_judgment
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.report import build_report, report_json
 from verdictlab.store import CompactColumns, RunStore, figure_detail_kept, open_store
 from verdictlab.store.column_cache import FIGURE_COLUMNS, KEEP, figure_frame, figure_key, write_folder
@@ -147,9 +148,9 @@ def test_a_report_through_the_cache_equals_one_without(tmp_path: Path) -> None:
     st = write_synthetic_run(tmp_path / "run", datasets=("d1",), protocols=("direct", "vf-json"), n_items=8,
                              repetitions=3, seed=4, fail_rate=0.2, decodings=("free", "constrained"))
     st.close()
-    plain = report_json(build_report(tmp_path / "run", n_bootstrap=30))
-    cold = build_report(tmp_path / "run", n_bootstrap=30, cache=tmp_path / "cache")
-    warm = build_report(tmp_path / "run", n_bootstrap=30, cache=tmp_path / "cache")
+    plain = report_json(build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=30)))
+    cold = build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=30), cache=tmp_path / "cache")
+    warm = build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=30), cache=tmp_path / "cache")
     assert report_json(cold) == plain and report_json(warm) == plain
     # the broken items shown carry the stored raw outputs and details (read for those pairs only)
     with open_store(tmp_path / "run") as s:

@@ -25,6 +25,7 @@ pytest.importorskip("starlette")
 from starlette.testclient import TestClient  # noqa: E402
 
 from verdictlab.analyses import AnalysisInput, get  # noqa: E402
+from verdictlab.core.policy import FigurePolicy  # noqa: E402
 from verdictlab.engine import run_config  # noqa: E402
 from verdictlab.engine.config import RunConfig  # noqa: E402
 from verdictlab.store import open_store  # noqa: E402
@@ -121,7 +122,7 @@ def test_decisions_survive_a_resumed_run_and_are_counted(suite_run: Path, tmp_pa
         items = {it.item_id: it for it in st.items()}
         trail = st.get_meta("curation")
         judged = set(st.judgments()["item_id"])
-        inp = AnalysisInput(st.judgments(), items=st.items(), n_bootstrap=20)
+        inp = AnalysisInput(st.judgments(), items=st.items(), policy=FigurePolicy(n_bootstrap=20))
     assert perturbation_of(items["s1~label_flip"]).status == "accepted"  # type: ignore[union-attr]
     assert items["s5~label_flip"].response == "Step 5 is skipped entirely." and "s5~label_flip" in judged
     assert [(e["item_id"], e["action"], e["by"], e["at"], e["status_before"]) for e in trail] == [

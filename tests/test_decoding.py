@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.datasets import load_dataset
 from verdictlab.judges import JudgeRequest, make_judge
 from verdictlab.protocols import get_protocol
@@ -271,7 +272,7 @@ def test_decoding_effect_hand_worked() -> None:
     #   A = (1 + 1 + 0)/3 = 2/3; T = 2/3 (2/3 - 0) = 4/9; unparsed rows 3 of 8 = 0.375
     # constrained: every unit N = 1 -> C = 1; both pairs flip -> phi = 1;
     #   A = (1 + 0 + 0 + 1)/4 = 1/2; T = 1 (1/2 - 1/2) = 0; unparsed 0
-    out = decoding_effect(_frame(), n_bootstrap=200, seed=1)
+    out = decoding_effect(_frame(), policy=FigurePolicy(n_bootstrap=200, seed=1))
     assert len(out) == 1
     r = out.iloc[0]
     assert r["n_pairs"] == 2 and r["n_judgments_free"] == 8 and r["n_judgments_constrained"] == 8
@@ -293,9 +294,9 @@ def test_decoding_effect_point_figures_match_reliability_per_mode() -> None:
     from verdictlab.stats.reliability import reliability
 
     frame = _frame()
-    out = decoding_effect(frame, n_bootstrap=0).iloc[0]
+    out = decoding_effect(frame, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     for mode in ("free", "constrained"):
-        cell = reliability(frame[frame["decoding"] == mode].drop(columns="decoding"), n_bootstrap=0).iloc[0]
+        cell = reliability(frame[frame["decoding"] == mode].drop(columns="decoding"), policy=FigurePolicy(n_bootstrap=0)).iloc[0]
         for f in ("C", "phi", "A", "T"):
             assert out[f"{f}_{mode}"] == pytest.approx(cell[f]), (mode, f)
 
@@ -304,7 +305,7 @@ def test_paired_interval_is_zero_when_both_modes_agree_on_every_item() -> None:
     frame = _frame()
     same = frame[frame["decoding"] == "constrained"]
     both = pd.concat([same, same.assign(decoding="free")])
-    r = decoding_effect(both, n_bootstrap=300).iloc[0]
+    r = decoding_effect(both, policy=FigurePolicy(n_bootstrap=300)).iloc[0]
     for f in ("C", "phi", "A", "T"):
         assert (r[f"d{f}"], r[f"d{f}_lo"], r[f"d{f}_hi"]) == (0, 0, 0)
     assert decoding_reading(r.to_dict()).startswith("every output was readable in both modes")
@@ -316,7 +317,7 @@ def test_decoding_effect_needs_both_modes_and_pairs_items() -> None:
     assert decoding_effect(frame.drop(columns="decoding")).empty
     # an item judged in one mode only is left out of both (paired on the same items)
     extra = frame[(frame["item_id"] == "i1") & (frame["decoding"] == "free")].assign(item_id="i3")
-    r = decoding_effect(pd.concat([frame, extra]), n_bootstrap=0).iloc[0]
+    r = decoding_effect(pd.concat([frame, extra]), policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert r["n_pairs"] == 2
 
 
@@ -327,15 +328,15 @@ def test_reading_says_when_the_constraint_added_unparsed_outputs_and_when_t_move
     assert text == ("forcing the format left 10% unparsed (free: none); the forced verdicts are right 80% of "
                     "the time (phi 0.10, C 0.90); dT +0.20 [+0.10, +0.30] (interval excludes 0)")
     assert "noisy: C 0.30" in decoding_reading({**row, "C_constrained": 0.3})
-    assert np.isnan(decoding_effect(_frame(), n_bootstrap=0).iloc[0]["dT_lo"])
-    json.dumps(decoding_effect(_frame(), n_bootstrap=10).iloc[0].to_dict(), default=str)
+    assert np.isnan(decoding_effect(_frame(), policy=FigurePolicy(n_bootstrap=0)).iloc[0]["dT_lo"])
+    json.dumps(decoding_effect(_frame(), policy=FigurePolicy(n_bootstrap=10)).iloc[0].to_dict(), default=str)
 
 
 def test_registered_analysis_gives_the_table_and_skips_single_mode_runs() -> None:
     from verdictlab.analyses import AnalysisInput, registered
 
     fn = {a.name: a for a in registered()}["decoding"].fn
-    out = fn(AnalysisInput(judgments=_frame(), n_bootstrap=50))
+    out = fn(AnalysisInput(judgments=_frame(), policy=FigurePolicy(n_bootstrap=50)))
     assert out is not None and len(out) == 1 and out.iloc[0]["dT"] == pytest.approx(-4 / 9)
     assert fn(AnalysisInput(judgments=_frame().query("decoding == 'free'"))) is None
 

@@ -17,6 +17,7 @@ from verdictlab.analyses.definitions import (
     definitions_table,
     resolve_definitions,
 )
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.engine import run_config
 from verdictlab.engine.config import config_from_dict
 from verdictlab.stats import class_figures, reliability
@@ -71,19 +72,19 @@ def sim_run(tmp_path_factory) -> pd.DataFrame:
 
 @pytest.mark.parametrize("unparsed", ["exclude", "wrong"])
 def test_table_rows_equal_the_library_figures(sim_run: pd.DataFrame, unparsed: str) -> None:
-    inp = AnalysisInput(sim_run, unparsed=unparsed, n_bootstrap=50, seed=1)
+    inp = AnalysisInput(sim_run, policy=FigurePolicy(unparsed=unparsed, n_bootstrap=50, seed=1))
     t = definitions_table(inp)
     assert list(t.columns) == KEYS + list(DEFINITIONS_COLUMNS)
     assert (t["n"] > 0).all()
     got = t.set_index(["definition", "variant"])
-    rel = reliability(sim_run, unparsed=unparsed, n_bootstrap=50, seed=1).iloc[0]
+    rel = reliability(sim_run, policy=FigurePolicy(unparsed=unparsed, n_bootstrap=50, seed=1)).iloc[0]
     for name, col, n in (("C", "C", "n_units"), ("phi", "phi", "n_order_pairs"), ("A", "A", "n_labelled_units"),
                          ("T", "T", "n_labelled_units"), ("T_joint", "T_joint", "n_joint_units")):
         assert got.loc[(name, ""), "value"] == pytest.approx(rel[col]), name
         assert got.loc[(name, ""), "n"] == rel[n]
     assert (got.loc[("A", ""), "lo"], got.loc[("T", ""), "hi"]) == (pytest.approx(rel["A_lo"]),
                                                                     pytest.approx(rel["T_hi"]))
-    cls = class_figures(sim_run, unparsed=unparsed, n_bootstrap=50, seed=1).iloc[0]
+    cls = class_figures(sim_run, policy=FigurePolicy(unparsed=unparsed, n_bootstrap=50, seed=1)).iloc[0]
     assert got.loc[("accuracy-3class", ""), "value"] == pytest.approx(cls["A_3class"])
     assert got.loc[("macro-f1", ""), "value"] == pytest.approx(cls["macro_f1"])
     assert got.loc[("agreement-both-orders", ""), "value"] == pytest.approx(
@@ -99,8 +100,8 @@ def test_table_rows_equal_the_library_figures(sim_run: pd.DataFrame, unparsed: s
 
 def test_source_rules_do_not_move_with_the_policy_and_policy_rules_do(sim_run: pd.DataFrame) -> None:
     assert sim_run["verdict"].isna().any()      # malformed outputs: the policies differ
-    ex = definitions_table(AnalysisInput(sim_run, unparsed="exclude", n_bootstrap=0)).set_index(["definition", "variant"])
-    wr = definitions_table(AnalysisInput(sim_run, unparsed="wrong", n_bootstrap=0)).set_index(["definition", "variant"])
+    ex = definitions_table(AnalysisInput(sim_run, policy=FigurePolicy(unparsed="exclude", n_bootstrap=0))).set_index(["definition", "variant"])
+    wr = definitions_table(AnalysisInput(sim_run, policy=FigurePolicy(unparsed="wrong", n_bootstrap=0))).set_index(["definition", "variant"])
     for name in ("agreement-both-orders", "positional-agreement", "accuracy-mean-of-orders", "both-orders-vote"):
         assert ex.loc[(name, ""), "value"] == wr.loc[(name, ""), "value"], name
     # C counts a unit with an unparsed repetition as consistent only when unparsed ones are left out
@@ -108,14 +109,14 @@ def test_source_rules_do_not_move_with_the_policy_and_policy_rules_do(sim_run: p
 
 
 def test_names_select_and_unsupported_cells_are_left_out(sim_run: pd.DataFrame) -> None:
-    t = definitions_table(AnalysisInput(sim_run, n_bootstrap=0), "A,agreement-both-orders")
+    t = definitions_table(AnalysisInput(sim_run, policy=FigurePolicy(n_bootstrap=0)), "A,agreement-both-orders")
     assert list(t["definition"]) == ["agreement-both-orders", "A"]
     # no labels: label-based definitions leave the cell; consistency and verdictlab's C stay
-    unlabelled = definitions_table(AnalysisInput(sim_run.assign(label=None), n_bootstrap=0))
+    unlabelled = definitions_table(AnalysisInput(sim_run.assign(label=None), policy=FigurePolicy(n_bootstrap=0)))
     assert {"agreement-both-orders", "A", "accuracy-3class"}.isdisjoint(set(unlabelled["definition"]))
     assert {"consistency-both-orders", "C", "phi", "win-rate"} <= set(unlabelled["definition"])
     # one order only: the both-order definitions leave
-    ab = definitions_table(AnalysisInput(sim_run[sim_run["order"] == "AB"], n_bootstrap=0))
+    ab = definitions_table(AnalysisInput(sim_run[sim_run["order"] == "AB"], policy=FigurePolicy(n_bootstrap=0)))
     assert {"agreement-both-orders", "consistency-both-orders", "phi"}.isdisjoint(set(ab["definition"]))
     assert {"accuracy-per-order", "A"} <= set(ab["definition"])
     assert set(ab.loc[ab["definition"] == "accuracy-per-order", "variant"]) == {"AB"}
@@ -134,10 +135,10 @@ def test_steps_of_a_multi_call_protocol_are_cells_of_their_own(sim_run: pd.DataF
     """Regression: the table kept only the four cell columns, so the criteria of a multi-call protocol
     (one ``step`` each) came out as several rows of one cell under verdictlab's own figures."""
     two = pd.concat([sim_run.assign(step="clarity"), sim_run.assign(step="accuracy", label="B")], ignore_index=True)
-    t = definitions_table(AnalysisInput(two, n_bootstrap=0), "A,agreement-both-orders")
+    t = definitions_table(AnalysisInput(two, policy=FigurePolicy(n_bootstrap=0)), "A,agreement-both-orders")
     assert list(t.columns[:6]) == [*KEYS, "step"]
     by_step = t.set_index(["step", "definition"])["value"]
-    rel = reliability(two, n_bootstrap=0).set_index("step")["A"]
+    rel = reliability(two, policy=FigurePolicy(n_bootstrap=0)).set_index("step")["A"]
     assert by_step[("clarity", "A")] == pytest.approx(rel["clarity"])
     assert by_step[("accuracy", "A")] == pytest.approx(rel["accuracy"])
     assert len(t) == 4

@@ -14,6 +14,7 @@ import pytest
 
 from verdictlab.analyses import AnalysisInput
 from verdictlab.analyses.definitions import definitions_table
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.importers import import_into
 from verdictlab.importers._batch import write_batch
 from verdictlab.importers.judgebench import import_judgebench
@@ -30,7 +31,7 @@ from verdictlab.store import JUDGMENT_COLUMN_NAMES, open_store
 
 
 def table(df: pd.DataFrame, **policy) -> pd.DataFrame:
-    return definitions_table(AnalysisInput(df, n_bootstrap=policy.pop("n_bootstrap", 0), **policy))
+    return definitions_table(AnalysisInput(df, policy=FigurePolicy(n_bootstrap=policy.pop("n_bootstrap", 0)), **policy))
 
 
 def value(t: pd.DataFrame, name: str, variant: str = "", **where) -> float:
@@ -110,7 +111,7 @@ def test_judgebench_score_is_the_both_orders_vote(tmp_path: Path) -> None:
     t = table(df)
     # pairs 0, 2, 4 right of 5 (the fixture's comments) -> 3/5, as the remedy's A
     assert value(t, "both-orders-vote") == pytest.approx(3 / 5)
-    assert value(t, "both-orders-vote") == pytest.approx(reliability(both_orders_vote(df), n_bootstrap=0).iloc[0]["A"])
+    assert value(t, "both-orders-vote") == pytest.approx(reliability(both_orders_vote(df), policy=FigurePolicy(n_bootstrap=0)).iloc[0]["A"])
 
 
 # -- each source's counting loop, on random logs -------------------------------------------------------
@@ -154,7 +155,7 @@ def test_autoj_pairwise_eval_counting() -> None:
     n = len(labels)
     assert agreement_both_orders(df).iloc[0]["value"] == pytest.approx(both / n)
     # an unparsed first output disagrees with a parsed swap: the "wrong" policy
-    assert consistency_both_orders(df, unparsed="wrong").iloc[0]["value"] == pytest.approx(1 - dont_agree / n)
+    assert consistency_both_orders(df, policy=FigurePolicy(unparsed="wrong")).iloc[0]["value"] == pytest.approx(1 - dont_agree / n)
     per = accuracy_per_order(df).set_index("variant")
     assert (per.loc["AB", "value"], per.loc["BA", "value"]) == (pytest.approx(correct[0] / n),
                                                                 pytest.approx(correct[1] / n))
@@ -209,7 +210,7 @@ def test_llava_relative_score_counting() -> None:
                  for i, s in enumerate(tuples)])
     kept = np.asarray([s for s in tuples if s[0] != -1])
     stats = kept.mean(0)
-    got = score_ratio(df, n_bootstrap=0).iloc[0]
+    got = score_ratio(df, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert got["value"] == pytest.approx(stats[1] / stats[0]) and got["n"] == 117
 
 

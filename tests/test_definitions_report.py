@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from verdictlab.analyses import AnalysisInput
 from verdictlab.analyses.definitions import definitions_table
 from verdictlab.cli.main import app
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.importers import import_into
 from verdictlab.report import build_report, render_html, render_markdown, render_terminal, report_json
 from verdictlab.store import open_store
@@ -26,12 +27,12 @@ def llmbar_run(shared_data: Path, tmp_path_factory) -> Path:
 
 
 def test_json_cells_carry_the_figures_of_the_catalogue_table(llmbar_run: Path) -> None:
-    rep = build_report(llmbar_run, definitions="all", n_bootstrap=100, seed=3)
+    rep = build_report(llmbar_run, definitions="all", policy=FigurePolicy(n_bootstrap=100, seed=3))
     doc = json.loads(json.dumps(report_json(rep), allow_nan=False))
     names = [d["name"] for d in doc["run"]["definitions"]]
     assert names[0] == "agreement-both-orders" and "score-ratio" in names     # asked, even where N = 0
     with open_store(llmbar_run) as st:
-        table = definitions_table(AnalysisInput(st.judgments(), n_bootstrap=100, seed=3))
+        table = definitions_table(AnalysisInput(st.judgments(), policy=FigurePolicy(n_bootstrap=100, seed=3)))
     for cell in doc["cells"]:
         rows = cell["definitions"]
         want = table[table["judge"] == cell["judge"]]
@@ -49,20 +50,20 @@ def test_a_store_without_decoding_gives_free_cells(llmbar_run: Path) -> None:
     table still carries the full cell key, with free decoding, and the same figures."""
     with open_store(llmbar_run) as st:
         judgments = st.judgments()
-    whole = definitions_table(AnalysisInput(judgments, n_bootstrap=0), "A,positional-agreement")
+    whole = definitions_table(AnalysisInput(judgments, policy=FigurePolicy(n_bootstrap=0)), "A,positional-agreement")
     for old in (judgments.drop(columns=["decoding"]), judgments.assign(decoding=None)):
-        got = definitions_table(AnalysisInput(old, n_bootstrap=0), "A,positional-agreement")
+        got = definitions_table(AnalysisInput(old, policy=FigurePolicy(n_bootstrap=0)), "A,positional-agreement")
         assert set(got["decoding"]) == {"free"}
         assert got["value"].tolist() == whole["value"].tolist() and got["judge"].tolist() == whole["judge"].tolist()
 
 
 def test_without_definitions_the_report_is_unchanged(llmbar_run: Path) -> None:
-    doc = report_json(build_report(llmbar_run, n_bootstrap=0))
+    doc = report_json(build_report(llmbar_run, policy=FigurePolicy(n_bootstrap=0)))
     assert "definitions" not in doc["run"] and all("definitions" not in c for c in doc["cells"])
 
 
 def test_renderers_show_a_table_per_cell_and_the_notes(llmbar_run: Path, tmp_path: Path) -> None:
-    rep = build_report(llmbar_run, definitions="agreement-both-orders,positional-agreement,A", n_bootstrap=0)
+    rep = build_report(llmbar_run, definitions="agreement-both-orders,positional-agreement,A", policy=FigurePolicy(n_bootstrap=0))
     console = Console(record=True, width=200)
     render_terminal(rep, console)
     text = console.export_text()

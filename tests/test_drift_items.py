@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from verdictlab.cli.main import app
 from verdictlab.core.design import trial_id
 from verdictlab.core.items import PairItem
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.store import RunStore
 from verdictlab.workflows.drift import DriftError, DriftRun, drift_pair_report, item_differences
 
@@ -78,7 +79,7 @@ def test_without_stored_items_the_labels_are_compared(tmp_path: Path) -> None:
     rb = DriftRun("b", _frame(_items(12, swapped=frozenset({5}))))
     diffs, texts = item_differences(ra, rb)
     assert not texts and [(d.item_id, d.fields) for d in diffs] == [("x5", ("label",))]
-    rep = drift_pair_report([ra, DriftRun("b", _frame(items))], n_boot=20)
+    rep = drift_pair_report([ra, DriftRun("b", _frame(items))], policy=FigurePolicy(n_bootstrap=20))
     assert rep["item_check"]["compared"] == "labels only (a run store keeps no item text)"
 
 

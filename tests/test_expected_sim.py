@@ -9,6 +9,7 @@ from math import comb
 import numpy as np
 import pytest
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.engine import run_config
 from verdictlab.engine.config import config_from_dict
 from verdictlab.judges.sim import SimJudge
@@ -38,7 +39,7 @@ def test_sim_expected_figures_equal_the_closed_form(tmp_path):
         frame = st.judgments()
     assert frame["p_a"].notna().all()
     reps = 10
-    out = expected_reliability(frame, repetitions=reps, n_bootstrap=0).iloc[0]
+    out = expected_reliability(frame, repetitions=reps, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     # closed form from the sim's own model: every call picks its preferred side with p = 1 - N/2 = 0.8
     p = 1 - 0.4 / 2
     assert out["C_expected"] == pytest.approx(p**reps + (1 - p) ** reps)        # .8^10 + .2^10
@@ -88,19 +89,19 @@ def test_embedded_judge_sampled_run_falls_inside_expected_intervals(tmp_path):
     free = frame["decoding"] == "free"
     assert frame.loc[free, "verdict"].isna().mean() > 0.1 and frame.loc[~free, "verdict"].notna().all()
     for unparsed in ("exclude", "wrong"):
-        exp = expected(AnalysisInput(frame, unparsed=unparsed, n_bootstrap=2000, seed=1)).set_index("decoding")
+        exp = expected(AnalysisInput(frame, policy=FigurePolicy(unparsed=unparsed, n_bootstrap=2000, seed=1))).set_index("decoding")
         for mode in ("free", "constrained"):
-            sampled = reliability(frame[frame["decoding"] == mode], unparsed=unparsed, n_bootstrap=0).iloc[0]
+            sampled = reliability(frame[frame["decoding"] == mode], policy=FigurePolicy(unparsed=unparsed, n_bootstrap=0)).iloc[0]
             for name in ("C", "phi"):
                 lo, hi = exp.loc[mode, f"{name}_expected_run_lo"], exp.loc[mode, f"{name}_expected_run_hi"]
                 assert lo <= sampled[name] <= hi, (unparsed, mode, name, sampled[name], lo, hi)
     # constrained: every draw is a label, and the closed form is the mean of the predicted
     # distribution of the sampled figures (10 draws per unit from the judge's own P(A))
     cons = frame[~free]
-    exp = expected_reliability(cons, repetitions=10, n_bootstrap=0).iloc[0]
+    exp = expected_reliability(cons, repetitions=10, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     units = cons.groupby(["item_id", "order"], sort=True)["p_a"].mean().reset_index()
     pred = _predicted_sampled(units, reps=10, n_sim=4000)
-    sampled = reliability(cons, n_bootstrap=0).iloc[0]
+    sampled = reliability(cons, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     for name in ("C", "phi", "A"):
         lo, hi = np.quantile(pred[name], [0.005, 0.995])
         assert lo <= sampled[name] <= hi, (name, sampled[name], lo, hi)

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.importers import judgment_row, write_batch
 from verdictlab.importers._batch import ImportBatch
 from verdictlab.store import JUDGMENT_COLUMN_NAMES, JUDGMENT_COLUMNS, RunStore
@@ -139,8 +140,8 @@ def test_partitioned_export_reads_back_to_the_same_judgments_and_figures(sim_run
     with RunStore(sim_run) as store:
         stored = store.judgments()
     # the same figures, intervals and Ns (the read-back text columns are nullable strings: dtype aside)
-    pd.testing.assert_frame_equal(reliability(back, n_bootstrap=200, seed=3),
-                                  reliability(stored, n_bootstrap=200, seed=3), check_dtype=False)
+    pd.testing.assert_frame_equal(reliability(back, policy=FigurePolicy(n_bootstrap=200, seed=3)),
+                                  reliability(stored, policy=FigurePolicy(n_bootstrap=200, seed=3)), check_dtype=False)
 
 
 def test_partitioned_export_refuses_bad_columns_other_formats_and_a_used_directory(sim_run, tmp_path):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats import reliability
 from verdictlab.store import open_store
 from verdictlab.store.export import export_judgments
@@ -36,7 +37,7 @@ def test_duckdb_over_the_partitions_gives_the_store_figures(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)                       # the query reads 'judgments/**/*.parquet'
     got = duckdb.sql(_query()).df()
     with open_store(tmp_path / "run") as st:
-        want = reliability(st.judgments(), n_bootstrap=0)
+        want = reliability(st.judgments(), policy=FigurePolicy(n_bootstrap=0))
     want = want.sort_values(["judge", "protocol", "dataset", "temperature"], ignore_index=True)
     assert len(got) == len(want) == 16 and set(got["decoding"]) == {"free"}
     for col in ("judge", "protocol", "dataset"):

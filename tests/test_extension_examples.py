@@ -23,6 +23,7 @@ import pytest
 
 from verdictlab.analyses import ANALYSES, AnalysisInput, register
 from verdictlab.core.items import PairItem
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.core.vocab import CELL_KEY, first_shown, swap
 from verdictlab.engine import run_config
 from verdictlab.engine.config import config_from_dict
@@ -171,7 +172,7 @@ def test_toys_run_through_engine_store_report_and_import(tmp_path: Path, registe
     assert list(judgments["verdict"]) == expected
     assert first_shown_win_share(judgments) == (1.0, 8)
 
-    table = report_json(build_report(tmp_path / "run", n_bootstrap=50))["run"]["analyses"]
+    table = report_json(build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=50)))["run"]["analyses"]
     toy = table["toy_first_shown"]
     assert toy["title"] == "First-shown wins (toy)"
     row = dict(zip(toy["columns"], toy["rows"][0], strict=True))

@@ -24,6 +24,7 @@ from hypothesis import strategies as st  # noqa: E402
 from _clear_errors import one_clear_line as _one_clear_line  # noqa: E402
 from verdictlab.analyses.human_labels import human_label_keys  # noqa: E402
 from verdictlab.core.items import ItemError, PairItem  # noqa: E402
+from verdictlab.core.policy import FigurePolicy  # noqa: E402
 from verdictlab.datasets.human_labels import (  # noqa: E402
     HumanLabel,
     HumanLabelError,
@@ -194,7 +195,7 @@ def test_drift_never_pairs_an_item_whose_content_differs(n: int, edits: dict[int
     shared = {i for i in keep_a & keep_b if i < n}
     changed = {i for i in shared if i in edits}
     try:
-        rep = drift_pair_report([a, b], n_boot=5, changed_items="exclude" if exclude else "refuse")
+        rep = drift_pair_report([a, b], policy=FigurePolicy(n_bootstrap=5), changed_items="exclude" if exclude else "refuse")
     except DriftItemsError as exc:
         _one_clear_line(exc, Path("b"))
         assert not exclude and changed and any(f"'x{i}'" in str(exc) for i in changed)

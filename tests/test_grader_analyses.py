@@ -9,6 +9,7 @@ import pytest
 
 from verdictlab.analyses import AnalysisInput, get
 from verdictlab.analyses.grader_decision import avoid_sentence, grader_decision
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.engine import run_config
 from verdictlab.engine.config import RunConfig
 from verdictlab.store import open_store
@@ -45,7 +46,7 @@ def run(tmp_path_factory):
         "cache": "off"})
     run_config(cfg, root / "run")
     with open_store(root / "run") as st:
-        return AnalysisInput(st.judgments(), items=st.items(), n_bootstrap=200)
+        return AnalysisInput(st.judgments(), items=st.items(), policy=FigurePolicy(n_bootstrap=200))
 
 
 def test_grader_cells_ordinal_figures_and_counted_cases(run):
@@ -97,7 +98,7 @@ def test_cost_curves_pairwise_and_graders(run, tmp_path):
     import pandas as pd
 
     both = AnalysisInput(pd.concat([run.judgments, pair_rows], ignore_index=True), items=[*run.items],
-                         n_bootstrap=100)
+                         policy=FigurePolicy(n_bootstrap=100))
     t = get("cost_curves")(both).set_index("judge")
     pw = t.loc["sim:skill=0.8,seed=3"]
     # a pair is judged in 2 orders x 2 repetitions: 4 calls per item; its figure is T

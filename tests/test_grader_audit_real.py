@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from verdictlab.analyses import AnalysisInput, get
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.engine import run_config
 from verdictlab.engine.config import RunConfig
 from verdictlab.store import open_store
@@ -69,7 +70,7 @@ def _audit(root: Path, judge: str | dict[str, object], *, n: int, reps: int) -> 
                                         "cache": "off"})
         run_config(cfg, root / kind)
         with open_store(root / kind) as st:
-            out[kind] = AnalysisInput(st.judgments(), items=st.items(), n_bootstrap=100)
+            out[kind] = AnalysisInput(st.judgments(), items=st.items(), policy=FigurePolicy(n_bootstrap=100))
     return out
 
 

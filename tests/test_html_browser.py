@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from _browser import BROWSER_TEST, EVIL_DATASET, EVIL_JUDGE
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.report import build_report, render_html
 from verdictlab.testing.synthetic_run import write_synthetic_run
 
@@ -75,7 +76,7 @@ def hostile_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict
     st = write_synthetic_run(tmp / "run", datasets=("safe", EVIL_DATASET), protocols=("direct", "cot-json"),
                              judges=("sim:steady", EVIL_JUDGE), temperatures=(0.0,), n_items=6,
                              repetitions=3, hostile=True)
-    rep = build_report(st, n_bootstrap=50)
+    rep = build_report(st, policy=FigurePolicy(n_bootstrap=50))
     st.close()
     out = tmp / "report.html"
     render_html(rep, out)
@@ -141,7 +142,7 @@ def sim_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     st = write_synthetic_run(tmp / "run", datasets=("llmbar-natural", "pandalm"), judges=LONG_JUDGES,
                              protocols=("direct", "vf-json", "cot-json"), temperatures=(0.0,), n_items=30,
                              repetitions=3)
-    rep = build_report(st, n_bootstrap=50, definitions="all")
+    rep = build_report(st, policy=FigurePolicy(n_bootstrap=50), definitions="all")
     st.close()
     out = tmp / "report.html"
     render_html(rep, out)

@@ -18,6 +18,7 @@ from verdictlab.analyses.human_labels import (
     reliability_rows,
     validate_cells,
 )
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats import classical_mean, ppi_mean
 
 
@@ -42,7 +43,7 @@ def test_predictions_votes_p_a_ties_and_unparsed() -> None:
     # judge-only stands on items 1, 2, 4: too few for an interval (minimum 10)
     assert v.judge.value is None and "at least 10" in str(v.judge.reason)
     assert any("tie" in n for n in v.notes) and any("without a parsed verdict" in n for n in v.notes)
-    wrong = validate_cells(pd.DataFrame(rows), unparsed="wrong")[0]
+    wrong = validate_cells(pd.DataFrame(rows), policy=FigurePolicy(unparsed="wrong"))[0]
     assert wrong.n_items == 5 and wrong.n_unlabelled == 2  # item 5 predicted 1/2
 
 
@@ -83,7 +84,7 @@ def test_keep_labels_what_if() -> None:
     df = _sample_frame(n_lab=150, n_unl=0)
     (full,) = validate_cells(df)
     assert full.ppi.value is None and any("--keep-labels" in n for n in full.notes)
-    (v,) = validate_cells(df, keep_labels=40, seed=3)
+    (v,) = validate_cells(df, keep_labels=40, policy=FigurePolicy(seed=3))
     assert (v.n_labelled, v.n_unlabelled) == (40, 110)
     assert v.reference is not None and v.reference.value == pytest.approx(full.human.value)
     assert v.ppi.value is not None
@@ -286,7 +287,7 @@ def test_cells_of_every_kind_in_one_frame_keep_their_own_items() -> None:
     # the unparsed cell: a pair cell (label B) whose one item has no parsed vote -> left out, counted
     assert (cells["unparsed"].quantity, cells["unparsed"].n_items, cells["unparsed"].n_no_verdict) == (
         "win_rate_A", 0, 1)
-    wrong = {v.key[0]: v for v in validate_cells(frame, unparsed="wrong")}
+    wrong = {v.key[0]: v for v in validate_cells(frame, policy=FigurePolicy(unparsed="wrong"))}
     assert (wrong["unparsed"].n_items, wrong["unparsed"].n_no_verdict) == (1, 1)   # predicted 1/2
 
 

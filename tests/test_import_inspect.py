@@ -17,6 +17,7 @@ pytest.importorskip("inspect_ai")
 from verdictlab.analyses import AnalysisInput, get  # noqa: E402
 from verdictlab.cli.main import app  # noqa: E402
 from verdictlab.core.items import ItemError  # noqa: E402
+from verdictlab.core.policy import FigurePolicy  # noqa: E402
 from verdictlab.importers import import_into  # noqa: E402
 from verdictlab.importers.inspect_log import grade, import_inspect  # noqa: E402
 from verdictlab.store import open_store  # noqa: E402
@@ -153,7 +154,7 @@ def test_an_inspect_grader_gets_a_cell_and_a_place_in_the_decision(inspect_logs,
     eval_path, _ = inspect_logs
     import_into("inspect", eval_path, run_dir=tmp_path)
     with open_store(tmp_path) as store:
-        inp = AnalysisInput(store.judgments(), items=store.items(), n_bootstrap=50)
+        inp = AnalysisInput(store.judgments(), items=store.items(), policy=FigurePolicy(n_bootstrap=50))
     cells = get("grader_cells")(inp)
     assert cells is not None and len(cells) == 1
     row = cells.iloc[0]
@@ -164,6 +165,6 @@ def test_an_inspect_grader_gets_a_cell_and_a_place_in_the_decision(inspect_logs,
     decision = get("grader_decision")(inp)
     assert len(decision) == 1 and decision.iloc[0]["unranked_because"] == "no human labels"
     buf = io.StringIO()
-    render_terminal(build_report(tmp_path, n_bootstrap=0), Console(file=buf, width=200, color_system=None))
+    render_terminal(build_report(tmp_path, policy=FigurePolicy(n_bootstrap=0)), Console(file=buf, width=200, color_system=None))
     assert f"{N_SAMPLES * EPOCHS} pointwise judgment(s) in 1 grader cell(s)" in buf.getvalue()
     assert "grader_decision" in buf.getvalue()

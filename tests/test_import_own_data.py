@@ -175,7 +175,7 @@ def test_value_maps_for_verdict_label_and_order(tmp_path):
     assert got == [("AB", "A", "A", "ok"), ("BA", "B", "A", "ok"), ("AB", None, "B", "failed")]
     with pytest.raises(ItemError, match=r"--map-values verdict:1=C: 'C' is not one of \['A', 'B', 'tie'\] or empty"):
         import_table(src, judge="j", protocol="p", dataset="d", value_map={"verdict": {"1": "C"}})
-    with pytest.raises(ItemError, match="--map-values applies to verdict, label, order, not 'judge'"):
+    with pytest.raises(ItemError, match="--map-values applies to verdict, label, order, vote, not 'judge'"):
         import_table(src, judge="j", protocol="p", dataset="d", value_map={"judge": {"1": "x"}})
 
 
@@ -190,7 +190,7 @@ def test_map_values_flag_grammar(tmp_path):
     assert r.exit_code == 0, r.stderr
     r = runner.invoke(app, ["import", "pandalm", str(src), "--run-dir", str(tmp_path / "q"),
                             "--map-values", "verdict:1=A"])
-    assert r.exit_code == 2 and "applies to the csv, jsonl and parquet formats" in r.stderr
+    assert r.exit_code == 2 and "applies to the csv, jsonl, parquet and votes formats" in r.stderr
 
 
 def test_a_column_taken_by_map_is_not_read_under_its_own_name(tmp_path):

@@ -11,6 +11,7 @@ import pytest
 
 from verdictlab.analyses.remedy_vote import both_orders_vote
 from verdictlab.core.items import ItemError
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.importers._batch import write_batch
 from verdictlab.importers.judgebench import file_info, import_judgebench
 from verdictlab.importers.pandalm import RULE_TIE, import_pandalm
@@ -98,7 +99,7 @@ def test_pandalm_reproduction_three_class_figures(shared_data, tmp_path):
     assert res.n_rows == 999 and res.n_items == 999
     with open_store(tmp_path / "run") as store:
         df = store.judgments()
-    out = class_figures(df, n_bootstrap=0).iloc[0]
+    out = class_figures(df, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     # garbage -> tie (PandaLM's rule).  Confusion (gold rows; predicted A, B, tie):
     #   A: 300 100 22 | B: 50 400 22 | tie: 40 0 65
     # accuracy = (300 + 400 + 65) / 999 = 765/999
@@ -108,14 +109,14 @@ def test_pandalm_reproduction_three_class_figures(shared_data, tmp_path):
     assert out["macro_f1"] == pytest.approx((600 / 812 + 800 / 972 + 130 / 214) / 3)
     assert out["precision_tie"] == pytest.approx(65 / 109) and out["recall_tie"] == pytest.approx(65 / 105)
     # A and T stay on the non-tie labels: AB units only, 894 labelled A/B, 300 + 400 right
-    rel = reliability(df, n_bootstrap=0).iloc[0]
+    rel = reliability(df, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert rel["n_labelled_units"] == 894 and rel["A"] == pytest.approx(700 / 894)
     assert rel["n_order_pairs"] == 0 and pd.isna(rel["phi"])           # one order: phi undefined
     # garbage -> unparsed instead: the 47 garbage rows drop out (excluded, counted)
     res2 = write_batch(import_pandalm(src, items_path=str(testset), garbage="unparsed"), tmp_path / "run2")
     assert res2.n_unparsed == 47
     with open_store(tmp_path / "run2") as store:
-        out2 = class_figures(store.judgments(), n_bootstrap=0).iloc[0]
+        out2 = class_figures(store.judgments(), policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     # A: 300 100 0 | B: 50 400 22 | tie: 40 0 40 -> 740 / 952
     assert out2["A_3class"] == pytest.approx(740 / 952)
     assert out2["macro_f1"] == pytest.approx((600 / 790 + 800 / 972 + 80 / 142) / 3)
@@ -171,12 +172,12 @@ def test_judgebench_score_is_both_orders_vote_accuracy(tmp_path):
     with open_store(tmp_path / "run") as store:
         df = store.judgments()
     voted = both_orders_vote(df)
-    rel = reliability(voted, n_bootstrap=0).iloc[0]
+    rel = reliability(voted, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     # JudgeBench: pairs 0, 2, 4 right of 5 -> 0.6 (each pair's two derived rows agree)
     assert rel["protocol"] == "arena_hard+both-orders-vote"
     assert rel["A"] == pytest.approx(3 / 5) and rel["phi"] == 0.0
     # per order: 8 parsed units; right: AB p0 p1 p4, BA p0 p2 -> 5/8
-    base = reliability(df, n_bootstrap=0).iloc[0]
+    base = reliability(df, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert base["A"] == pytest.approx(5 / 8)
 
 

@@ -64,7 +64,8 @@ def test_import_help_lists_every_declared_flag_with_its_formats() -> None:
         for opt in importer_options(name):
             assert opt.flag_name in shown, (name, opt.flag_name)
     assert "pandalm: an unreadable output is a tie" in shown and "Default: tie." in shown
-    assert "Source format: csv, fastchat, inspect, jsonl, judgebench, llmbar, pandalm, parquet." in shown
+    assert ("Source format: alpaca-eval, csv, fastchat, fastchat-reviews, inspect, jsonl, judgebench, llmbar, "
+            "pandalm, parquet, prd, votes.") in shown
 
 
 def test_a_flag_the_format_does_not_declare_is_a_usage_error(tmp_path) -> None:

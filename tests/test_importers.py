@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from verdictlab.cli.main import app
 from verdictlab.core.design import trial_id
 from verdictlab.core.items import ItemError
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.importers import get_importer, import_into, importer_names
 from verdictlab.importers.llmbar import parse_result_path
 from verdictlab.store import JUDGMENT_COLUMN_NAMES, STORE_FILENAME, open_store
@@ -29,8 +30,8 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
 
 
 def test_registry_lists_formats():
-    assert importer_names() == ["csv", "fastchat", "inspect", "jsonl", "judgebench", "llmbar", "pandalm",
-                                "parquet"]
+    assert importer_names() == ["alpaca-eval", "csv", "fastchat", "fastchat-reviews", "inspect", "jsonl", "judgebench",
+                                "llmbar", "pandalm", "parquet", "prd", "votes"]
     with pytest.raises(KeyError, match="unknown import format"):
         get_importer("nope")
 
@@ -149,7 +150,7 @@ def test_reproduces_published_llmbar_accuracy_and_positional_agreement(shared_da
     res = import_into("llmbar", folder, run_dir=tmp_path)
     assert res.n_rows == 400
     with open_store(tmp_path) as store:
-        rel = reliability(store.judgments(), unparsed="wrong", n_bootstrap=0)
+        rel = reliability(store.judgments(), policy=FigurePolicy(unparsed="wrong", n_bootstrap=0))
     rel = rel.set_index(["judge", "protocol"])
     for fname, key in zip(RESULT_FILES, (("GPT-4", "Vanilla"), ("ChatGPT", "CoT")), strict=True):
         raw = json.loads((folder / fname).read_text())
@@ -206,13 +207,13 @@ def test_reproduces_llmbar_figures_with_null_winners(tmp_path):
     assert res.n_rows == 16 and res.n_unparsed == 6
     with open_store(tmp_path / "run") as store:
         df = store.judgments()
-    rel = reliability(df, unparsed="wrong", n_bootstrap=0).iloc[0]
+    rel = reliability(df, policy=FigurePolicy(unparsed="wrong", n_bootstrap=0)).iloc[0]
     assert rel["A"] == pytest.approx(7 / 16)
     assert 1 - rel["phi"] == pytest.approx(5 / 8)
     # the exclude policy drops the 6 null verdicts: pairs 2 and 6 vanish, pairs 3 and 4 are
     # single-order. Two-order pairs 1, 5, 7, 8: flips in 8 only -> phi = 1/4; kept units 10, right:
     # 1AB 1BA 3BA 4AB 7AB 7BA 8BA -> A = 7/10
-    ex = reliability(df, unparsed="exclude", n_bootstrap=0).iloc[0]
+    ex = reliability(df, policy=FigurePolicy(unparsed="exclude", n_bootstrap=0)).iloc[0]
     assert (ex["phi"], ex["A"], ex["n_units"]) == pytest.approx((0.25, 0.7, 10))
     # the Rating step has no completion: its scores are the raw output, the verdict is imported
     rating = df[(df["item_id"] == "Natural-6") & (df["order"] == "AB")].iloc[0]

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats.juries import (
     heterogeneous_jury_table,
     homogeneous_jury_table,
@@ -68,7 +69,7 @@ def test_homogeneous_jury_follows_the_unparsed_policy() -> None:
     so k_effective = 3."""
     df = pd.DataFrame(_rows("j", {"p1": ["A", "A", "A"], "p2": ["A", "A", "B"], "p3": ["B", "B", "A"],
                                   "p4": ["A", None, None]}))
-    t = homogeneous_jury_table(df, judge="j", temperature=0.7, unparsed="exclude").set_index("k")
+    t = homogeneous_jury_table(df, judge="j", temperature=0.7, policy=FigurePolicy(unparsed="exclude")).set_index("k")
     assert t.loc[1, "accuracy"] == pytest.approx(3 / 4)
     assert t.loc[3, "accuracy"] == pytest.approx(2 / 3) and t.loc[3, "n_no_verdict"] == 1
     assert t.loc[3, "p_single"] == pytest.approx(7 / 10)
@@ -154,10 +155,10 @@ def test_vote_matrix_units_are_every_item_order_combination_and_a_seat_takes_its
     rows += [{**r, "order": "BA"} for r in _rows("j", {"i1": ["A", "A", "A"]})]
     rows.append({**rows[0], "verdict": "B"})
     df = pd.DataFrame(rows)
-    ex = homogeneous_jury_table(df, judge="j", temperature=0.7, sizes=(3,), unparsed="exclude").iloc[0]
+    ex = homogeneous_jury_table(df, judge="j", temperature=0.7, sizes=(3,), policy=FigurePolicy(unparsed="exclude")).iloc[0]
     assert (ex["n_evaluations"], ex["n_ok"], ex["n_no_verdict"]) == (4, 3, 1)
     assert ex["accuracy"] == pytest.approx(2 / 3) and ex["p_single"] == pytest.approx(2 / 3)
-    wr = homogeneous_jury_table(df, judge="j", temperature=0.7, sizes=(3,), unparsed="wrong").iloc[0]
+    wr = homogeneous_jury_table(df, judge="j", temperature=0.7, sizes=(3,), policy=FigurePolicy(unparsed="wrong")).iloc[0]
     assert wr["accuracy"] == pytest.approx(2 / 4) and wr["p_single"] == pytest.approx(6 / 12)
 
 
@@ -216,15 +217,15 @@ def test_jury_table_slices_each_cell_and_panel_out_of_interleaved_rows(unparsed:
     rows += [{**r, "protocol": "p+both-orders"} for r in _cell_rows("j1", 2.0, 99)]
     rows += [{**r, "temperature": np.nan} for r in _cell_rows("j2", 0.0, 98)]
     df = pd.DataFrame(rows).sample(frac=1.0, random_state=0)
-    table = jury_table(df, unparsed=unparsed)
+    table = jury_table(df, policy=FigurePolicy(unparsed=unparsed))
     homo = table[table["kind"] == "homogeneous"]
     assert list(zip(homo["judge"], homo["temperature"], strict=True))[::2] == sorted(cells)       # k = 1, 3 per cell
     for (j, t), got in homo.groupby(["judge", "temperature"]):
-        alone = homogeneous_jury_table(df[df["protocol"] == "p"], judge=j, temperature=t, unparsed=unparsed)
+        alone = homogeneous_jury_table(df[df["protocol"] == "p"], judge=j, temperature=t, policy=FigurePolicy(unparsed=unparsed))
         pd.testing.assert_frame_equal(got[alone.columns].reset_index(drop=True), alone, check_exact=True)
     hetero = table[table["kind"] == "heterogeneous"]
     assert sorted(hetero["temperature"].unique()) == [2.0, 10.0]
     for t, got in hetero.groupby("temperature"):
         alone = heterogeneous_jury_table(df[df["protocol"] == "p"], judges=["j1", "j2", "j3"], temperature=t,
-                                         unparsed=unparsed)
+                                         policy=FigurePolicy(unparsed=unparsed))
         pd.testing.assert_frame_equal(got[alone.columns].reset_index(drop=True), alone, check_exact=True)

@@ -12,6 +12,7 @@ import pytest
 from verdictlab.analyses import AnalysisInput, run_analyses
 from verdictlab.analyses.leaderboard import leaderboard_audits
 from verdictlab.core.items import PairItem
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.core.vocab import CELL_KEY
 from verdictlab.testing.synthetic_tournament import JudgeProfile, tournament_frame, tournament_records
 
@@ -33,7 +34,7 @@ def _run(baseline: bool) -> AnalysisInput:
                       response_b="b" * 12, label=lab, system_a=a, system_b=b)
              for i, p, a, b, lab in first[["item_id", "prompt", "system_a", "system_b", "label"]].itertuples(index=False)]
     judgments = df.drop(columns=["system_a", "system_b", "label", "prompt", "score_a", "score_b"])
-    return AnalysisInput(judgments, items=items, n_bootstrap=100)
+    return AnalysisInput(judgments, items=items, policy=FigurePolicy(n_bootstrap=100))
 
 
 def test_round_robin_leaderboard_and_its_audit() -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from verdictlab.analyses.stability import stability_table
 from verdictlab.core.items import PairItem
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.datasets.probes import anchoring_probe, apply_probe, paraphrase_probe
 from verdictlab.datasets.registry import DatasetLoad
 from verdictlab.stats.stability import anchoring_shift, change_vs_noise, repetition_disagreement
@@ -95,7 +96,7 @@ def test_stability_table_from_matched_verdicts():
                     rows.append({"judge": "j", "protocol": "direct", "temperature": 0.0, "dataset": ds,
                                  "item_id": it.item_id, "order": o, "rep": rep, "step": "", "verdict": v,
                                  "label": it.label})
-    t = stability_table(pd.DataFrame(rows), [*load.items, *probe.items], n_bootstrap=100)
+    t = stability_table(pd.DataFrame(rows), [*load.items, *probe.items], policy=FigurePolicy(n_bootstrap=100))
     r = t.iloc[0]
     # base: label A on items 0, 2 -> s_base = .5; probe: always A (the anchor) -> s_probe = 1, shift .5, susc 1
     assert r.probe == "anchoring" and r.n_matched == 16
@@ -123,7 +124,7 @@ def test_paraphrased_item_shows_its_original_question_in_the_audit_trail(tmp_pat
     with RunStore(tmp_path / "run") as s:
         s.write_items([*base.items, *probe.items])
         s.add_judgments(rows)
-    report = build_report(tmp_path / "run", n_bootstrap=20)
+    report = build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=20))
     html = render_html(report)
     assert "Original question (before paraphrase: file:" in html and "Q0?" in html
     assert "Reworded &lt;zero&gt;?" in html

@@ -10,6 +10,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+from verdictlab.core.policy import FigurePolicy  # noqa: E402
 from verdictlab.engine import run_config  # noqa: E402
 from verdictlab.engine.config import config_from_dict  # noqa: E402
 from verdictlab.report import build_report  # noqa: E402
@@ -56,8 +57,8 @@ def test_ray_writes_the_same_judgments_and_figures_as_local(tmp_path, ray_cluste
     assert local.complete and remote.complete
     assert remote.n_written == local.n_written == 40 * 2 * 2 * 2 * 2 * 3
     assert _rows(tmp_path / "local") == _rows(tmp_path / "ray")
-    a = build_report(tmp_path / "local", n_bootstrap=50)
-    b = build_report(tmp_path / "ray", n_bootstrap=50)
+    a = build_report(tmp_path / "local", policy=FigurePolicy(n_bootstrap=50))
+    b = build_report(tmp_path / "ray", policy=FigurePolicy(n_bootstrap=50))
     keys = ("judge", "protocol", "dataset", "temperature", "C", "phi", "A", "T", "T_lo", "T_hi", "n_unparsed")
     assert [{k: c.get(k) for k in keys} for c in a.cells] == [{k: c.get(k) for k in keys} for c in b.cells]
     # resume: nothing left, nothing judged twice

@@ -16,6 +16,7 @@ from verdictlab.analyses.remedies import (
     order_average,
     remedy_table,
 )
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats import calls_per_verdict, reliability
 from verdictlab.store import JUDGMENT_COLUMN_NAMES
 
@@ -59,12 +60,12 @@ def test_both_orders_verdicts() -> None:
 def test_both_orders_moves_phi_and_tie_rate() -> None:
     # base (unparsed excluded): units p1AB+, p1BA+, p2AB+, p2BA-, p3AB+, p3BA+, p4AB-, p5AB+ -> A = 6/8
     # pairs with both orders parsed: p1 P=1, p2 P=0, p3 P=1 -> phi = 1/3
-    base = reliability(BOTH, n_bootstrap=0).iloc[0]
+    base = reliability(BOTH, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert base["A"] == pytest.approx(6 / 8)
     assert base["phi"] == pytest.approx(1 / 3)
     # derived: p1 A,A (right), p2 tie,tie (not the label), p3 B,B (right); p4 unparsed -> dropped
     #   A = 4/6, phi = 0, tie_rate = 2/6, C = 1 -> T = 1 * (2/3 - 0) = 2/3
-    rel = reliability(both_orders(BOTH), n_bootstrap=0).iloc[0]
+    rel = reliability(both_orders(BOTH), policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert rel["A"] == pytest.approx(4 / 6)
     assert rel["phi"] == pytest.approx(0.0)
     assert rel["tie_rate"] == pytest.approx(2 / 6)

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from verdictlab.analyses.remedies import derive
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats import (
     both_orders_codes,
     both_orders_verdicts,
@@ -82,7 +83,7 @@ def test_both_orders_figures_worked_by_hand() -> None:
     assert row["tie_rate"] == pytest.approx(4 / 6)
     assert row["protocol"] == "vf"                            # keyed by the base cell
     # the none row is the cell's own figures
-    assert none.iloc[0]["A"] == reliability(SMALL, n_bootstrap=0).iloc[0]["A"]
+    assert none.iloc[0]["A"] == reliability(SMALL, policy=FigurePolicy(n_bootstrap=0)).iloc[0]["A"]
 
 
 # every kind of row: one order only, unparsed, judge ties, tie and missing labels, incomplete majority
@@ -108,12 +109,12 @@ REMEDIES = ["both-orders", "both-orders-vote", "order-average", "majority@3", "m
 @pytest.mark.parametrize("unparsed", ["exclude", "wrong"])
 @pytest.mark.parametrize("frame", [SMALL, MIXED, MIXED.iloc[::-1]], ids=["small", "mixed", "reversed"])
 def test_remedy_figures_equal_the_figures_of_the_derived_frames(frame: pd.DataFrame, unparsed: str) -> None:
-    got = dict(remedy_reliability(frame, REMEDIES, unparsed=unparsed))
-    want = reliability(frame, unparsed=unparsed, n_bootstrap=0)
+    got = dict(remedy_reliability(frame, REMEDIES, policy=FigurePolicy(unparsed=unparsed)))
+    want = reliability(frame, policy=FigurePolicy(unparsed=unparsed, n_bootstrap=0))
     pd.testing.assert_frame_equal(got["none"][FIGURES], want[FIGURES], check_exact=True)
     for remedy in REMEDIES:
         d = derive(frame, remedy)
-        want = reliability(d, unparsed=unparsed, n_bootstrap=0) if len(d) else want.iloc[:0]
+        want = reliability(d, policy=FigurePolicy(unparsed=unparsed, n_bootstrap=0)) if len(d) else want.iloc[:0]
         mine = got[remedy]
         assert len(mine) == len(want), remedy
         # the same cells (derived protocol = base + remedy), figure for figure
@@ -130,7 +131,7 @@ def test_a_cell_without_rows_gets_no_figure_row() -> None:
     cells, rows = coded_rows(MIXED)
     at = rows.cell != 0
     out = coded_reliability(cells, rows.cell[at], rows.item[at], rows.order[at], rows.vcode[at],
-                            np.where(rows.label[at] < 0, -1, rows.label[at]), rows.rep[at], n_bootstrap=0)
+                            np.where(rows.label[at] < 0, -1, rows.label[at]), rows.rep[at], policy=FigurePolicy(n_bootstrap=0))
     assert len(cells) == 3 and list(out["temperature"]) == [2.0, 10.0]
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from verdictlab.core.design import trial_id
 from verdictlab.core.items import PairItem
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.core.redact import redact_value as redact
 from verdictlab.report import build_report, report_json
 from verdictlab.report.build import broken_items, dispersion_rows, engine_rows, mark_best
@@ -67,7 +68,7 @@ def test_cells_carry_frame_values_as_fractions_and_nan_as_null(tmp_path: Path) -
                      "C": 0.75, "C_lo": 0.30, "C_hi": 0.95, "phi": 0.5, "phi_lo": 0.09, "phi_hi": 0.91,
                      "A": 0.75, "A_lo": 0.30, "A_hi": 0.95, "A_max": 0.75, "capability_gap": 0.0,
                      "T": 0.375, "T_lo": np.nan, "T_hi": np.nan, "T_joint": 0.5}])
-    rep = build_report(st, frame=frame, n_bootstrap=10)
+    rep = build_report(st, frame=frame, policy=FigurePolicy(n_bootstrap=10))
     doc = report_json(rep)
     assert set(doc) == {"schema_version", "run", "unparsed", "cells"}
     assert doc["schema_version"] == 1 and doc["unparsed"] == "exclude"
@@ -154,7 +155,7 @@ def test_redact_drops_secret_keys_and_masks_values() -> None:
 def test_unparsed_policy_validated(tmp_path: Path) -> None:
     st = _tiny_store(tmp_path)
     with pytest.raises(ValueError, match="unparsed"):
-        build_report(st, unparsed="guess", frame=_frame([]))
+        build_report(st, policy=FigurePolicy(unparsed="guess"), frame=_frame([]))
 
 
 def test_broken_items_follow_the_unparsed_policy() -> None:
@@ -172,10 +173,10 @@ def test_broken_items_follow_the_unparsed_policy() -> None:
                          "category": None, "raw_output": "x", "parse_status": "ok" if v else "failed",
                          "parse_detail": None})
     j = pd.DataFrame(rows)
-    ex = broken_items(j, pd.DataFrame(), unparsed="exclude")
+    ex = broken_items(j, pd.DataFrame(), policy=FigurePolicy(unparsed="exclude"))
     assert [(r["item_id"], r["flipped"], r["unstable"]) for r in ex["rows"]] == [("p4", True, True)]
     assert ex["rows"][0]["modal_AB"] == "split"
-    wr = broken_items(j, pd.DataFrame(), unparsed="wrong")
+    wr = broken_items(j, pd.DataFrame(), policy=FigurePolicy(unparsed="wrong"))
     assert [(r["item_id"], r["flipped"], r["unstable"]) for r in wr["rows"]] == [("p4", True, True),
                                                                                ("p3", False, True)]
 
@@ -202,7 +203,7 @@ def test_pointwise_rows_stay_out_of_pairwise_figures(tmp_path: Path) -> None:
                        "dataset": "graded", "item_id": "q1", "protocol": "rubric", "order": "AB",
                        "temperature": 0.0, "rep": rep, "step": "", "label": "PASS", "raw_output": "PASS",
                        "verdict": "PASS", "parse_status": "ok"} for rep in range(3)])
-    rep = build_report(st, n_bootstrap=20)
+    rep = build_report(st, policy=FigurePolicy(n_bootstrap=20))
     # only the pairwise cell (j, direct, d, 0.0); the 3 rubric judgments are counted apart
     assert [(c["dataset"], c["protocol"]) for c in rep["cells"]] == [("d", "direct")]
     assert rep["run"]["n_pointwise_judgments"] == 3 and rep["run"]["n_judgments"] == 15
@@ -215,7 +216,7 @@ def test_further_tables_reach_the_report(tmp_path: Path) -> None:
 
     st = write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct",), temperatures=(0.0,),
                              judges=("sim:steady",), n_items=6)
-    rep = build_report(st, n_bootstrap=20)
+    rep = build_report(st, policy=FigurePolicy(n_bootstrap=20))
     remedies = rep["extra_tables"]["remedies"]
     assert {"remedy", "T", "dT"} <= set(remedies["columns"])
     # one cell -> one row per remedy, the first being "none"
@@ -236,7 +237,7 @@ def test_json_carries_the_further_analyses_under_run(tmp_path):
                     judges=["sim:skill=0.8,position_lock=0.2,noise=0.1,seed=3"],
                     protocols=["vf-json"], temperatures=[0.7], repetitions=3)
     run_config(cfg, tmp_path / "run", progress=False)
-    doc = report_json(build_report(tmp_path / "run", n_bootstrap=50))
+    doc = report_json(build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=50)))
     assert list(doc) == ["schema_version", "run", "unparsed", "cells"]
     analyses = doc["run"]["analyses"]
     assert "remedies" in analyses
@@ -253,7 +254,7 @@ def test_single_order_cells_need_both_orders(tmp_path: Path) -> None:
 
     st = write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct", "vf-json"),
                              temperatures=(0.0,), judges=("sim:steady",), n_items=8, one_order_share=1.0)
-    doc = report_json(build_report(st, n_bootstrap=0))
+    doc = report_json(build_report(st, policy=FigurePolicy(n_bootstrap=0)))
     assert len(doc["cells"]) == 2
     for cell in doc["cells"]:
         assert cell["phi"] is None and cell["n_order_pairs"] == 0
@@ -287,7 +288,7 @@ def test_cell_columns_of_registered_analyses_reach_the_cells(tmp_path: Path) -> 
     try:
         st = write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct",), temperatures=(0.0,),
                                  judges=("sim:steady",), n_items=6)
-        rep = build_report(st, n_bootstrap=0)
+        rep = build_report(st, policy=FigurePolicy(n_bootstrap=0))
     finally:
         analyses.CELL_COLUMNS.unregister("_test_cols")
         analyses.CELL_COLUMNS.unregister("_test_partial_key")
@@ -337,7 +338,7 @@ def test_a_failing_analysis_is_shown_not_fatal(tmp_path: Path) -> None:
     try:
         st = write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct",), temperatures=(0.0,),
                                  judges=("sim:steady",), n_items=4)
-        rep = build_report(st, n_bootstrap=0)
+        rep = build_report(st, policy=FigurePolicy(n_bootstrap=0))
     finally:
         analyses.ANALYSES.unregister("_test_boom")
     table = report_json(rep)["run"]["analyses"]["_test_boom"]
@@ -361,7 +362,7 @@ def test_reports_of_odd_stores_still_render(tmp_path: Path) -> None:
     from verdictlab.report.terminal import temp
 
     assert temp(None) == "?" and temp(float("nan")) == "?" and temp(0.7) == "0.7"
-    rep = build_report(_tiny_store(tmp_path), n_bootstrap=0)
+    rep = build_report(_tiny_store(tmp_path), policy=FigurePolicy(n_bootstrap=0))
     for c in rep.cells:
         c["temperature"] = None
     rep.broken_items["rows"][0]["original_question"] = "the question before paraphrase"
@@ -378,5 +379,5 @@ def test_reports_of_odd_stores_still_render(tmp_path: Path) -> None:
                        "temperature": 0.0, "rep": 0, "step": "", "label": "PASS", "raw_output": "PASS",
                        "verdict": "PASS", "parse_status": "ok"}])
     buf = io.StringIO()
-    render_terminal(build_report(st, n_bootstrap=0), Console(file=buf, width=200, color_system=None))
+    render_terminal(build_report(st, policy=FigurePolicy(n_bootstrap=0)), Console(file=buf, width=200, color_system=None))
     assert "1 pointwise judgment(s) in 1 grader cell(s)" in buf.getvalue()

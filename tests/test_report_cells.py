@@ -25,6 +25,7 @@ import pytest
 from typer.testing import CliRunner
 
 from verdictlab import analyses
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.core.vocab import CELL_KEY
 
 JUDGES = ("sim:skill=0.8,position_lock=0.2,noise=0.1,malformed=0.2,forced_first=0.3,seed=1",
@@ -124,7 +125,7 @@ def test_every_table_row_joins_exactly_one_cell_on_the_full_key(grid_run: Path, 
     from verdictlab.store import open_store
 
     with open_store(grid_run) as st:
-        inp = analyses.AnalysisInput(st.judgments(), items=st.items(), items_frame=st.items_frame(), n_bootstrap=0)
+        inp = analyses.AnalysisInput(st.judgments(), items=st.items(), items_frame=st.items_frame(), policy=FigurePolicy(n_bootstrap=0))
     frames = {cc.name: cc.fn(inp) for cc in analyses.registered_cell_columns()}
     assert frames["expected"] is not None and frames["classes"] is not None
     for name, frame in frames.items():
@@ -152,10 +153,10 @@ def test_published_definitions_join_their_own_cell_on_the_full_key(grid_run: Pat
     from verdictlab.report import build_report, report_json
     from verdictlab.store import open_store
 
-    doc = report_json(build_report(grid_run, definitions="A,win-rate", n_bootstrap=0))
+    doc = report_json(build_report(grid_run, definitions="A,win-rate", policy=FigurePolicy(n_bootstrap=0)))
     cells = doc["cells"]
     with open_store(grid_run) as st:
-        table = definitions_table(analyses.AnalysisInput(st.judgments(), items=st.items(), n_bootstrap=0),
+        table = definitions_table(analyses.AnalysisInput(st.judgments(), items=st.items(), policy=FigurePolicy(n_bootstrap=0)),
                                   "A,win-rate")
     assert join_problems("definitions", json.loads(table.to_json(orient="records")), cells) == []
     for cell in cells:
@@ -186,7 +187,7 @@ def test_juries_skip_cells_without_usable_figures() -> None:
              "item_id": f"p{i}", "order": "AB", "rep": r, "step": "", "label": "A",
              "verdict": None if judge == "mute" else ("A" if (i + r) % 3 else "B")}
             for judge in ("mute", "talks") for i in range(4) for r in range(3)]
-    t = jury_table(pd.DataFrame(rows), unparsed="exclude").set_index(["judge", "k"])
+    t = jury_table(pd.DataFrame(rows), policy=FigurePolicy(unparsed="exclude")).set_index(["judge", "k"])
     assert math.isnan(t.loc[("mute", 3), "p_single"]) and math.isnan(t.loc[("mute", 3), "predicted_independent"])
     assert math.isnan(t.loc[("mute", 3), "accuracy"]) and t.loc[("mute", 3), "n_no_verdict"] == 4
     # the talking judge, votes of reps 0, 1, 2 (A unless (item + rep) % 3 == 0): p0 B A A, p1 A A B,
@@ -201,7 +202,7 @@ def test_the_juries_table_of_a_run_with_a_mute_cell_is_computed(tmp_path: Path) 
 
     st = write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct",), temperatures=(0.7,),
                              judges=("sim:steady",), n_items=6, fail_rate=1.0)
-    doc = report_json(build_report(st, n_bootstrap=0))
+    doc = report_json(build_report(st, policy=FigurePolicy(n_bootstrap=0)))
     assert "error" not in doc["run"]["analyses"]["juries"]
 
 
@@ -229,7 +230,7 @@ def test_a_single_repetition_run_has_no_regions_and_says_why(tmp_path: Path) -> 
 
     st = write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct", "vf-json"), temperatures=(0.0,),
                              judges=("sim:steady",), n_items=12, repetitions=1)
-    rep = build_report(st, n_bootstrap=0)
+    rep = build_report(st, policy=FigurePolicy(n_bootstrap=0))
     assert rep.cells and all(c["repetitions"] == 1 and c["C"] == 1.0 for c in rep.cells)
     for c in rep.cells:
         assert c["region"] is None and "C not measured (one repetition)" in c["sentence"]

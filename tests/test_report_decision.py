@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.report import build_report, render_html, render_markdown, render_terminal, report_json
 from verdictlab.report.readings import (
     avoid_rule,
@@ -151,7 +152,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Any:
     st = write_synthetic_run(d, datasets=("d1", "d2"), protocols=("direct", "vf-json"), temperatures=(0.0,),
                              n_items=30, repetitions=3, seed=3)
     st.close()
-    return build_report(Path(d), n_bootstrap=50)
+    return build_report(Path(d), policy=FigurePolicy(n_bootstrap=50))
 
 
 def test_the_decision_opens_every_rendering(report: Any) -> None:

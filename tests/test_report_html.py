@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.report import build_report, render_html
 from verdictlab.testing.synthetic_run import write_synthetic_run
 
@@ -25,7 +26,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def report(run_dir: Path) -> dict:
-    return build_report(run_dir, n_bootstrap=50)
+    return build_report(run_dir, policy=FigurePolicy(n_bootstrap=50))
 
 
 class _Rows(HTMLParser):

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from verdictlab import analyses
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.report import build_report, render_html, report_json
 from verdictlab.report.build import FIRST_JOBS
 from verdictlab.report.lanes import ENV_WORKERS
@@ -56,8 +57,7 @@ def _both(monkeypatch: pytest.MonkeyPatch, make: Any) -> tuple[Any, Any, list[in
 
 @pytest.mark.parametrize("unparsed", ["exclude", "wrong"])
 def test_two_processes_give_the_json_of_one(run_dir: Path, monkeypatch: pytest.MonkeyPatch, unparsed: str) -> None:
-    one, two, forked = _both(monkeypatch, lambda: report_json(build_report(run_dir, unparsed=unparsed,
-                                                                            n_bootstrap=40, seed=3)))
+    one, two, forked = _both(monkeypatch, lambda: report_json(build_report(run_dir, policy=FigurePolicy(unparsed=unparsed, n_bootstrap=40, seed=3))))
     assert len(forked) == 1
     assert two == one
     analysed = one["run"]["analyses"]
@@ -69,7 +69,7 @@ def test_two_processes_give_the_json_of_one(run_dir: Path, monkeypatch: pytest.M
 
 def test_two_processes_draw_the_html_of_one(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_WORKERS, "1")
-    rep = build_report(run_dir, n_bootstrap=40)
+    rep = build_report(run_dir, policy=FigurePolicy(n_bootstrap=40))
     one, two, forked = _both(monkeypatch, lambda: render_html(rep))
     assert len(forked) == 1                                    # the figures' lane (the report was built before)
     stamp = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
@@ -87,7 +87,7 @@ def test_an_analysis_failing_in_the_lane_is_reported_as_in_one_process(run_dir: 
 
     analyses.ANALYSES.register("remedies", dataclasses.replace(remedies, fn=broken), description=remedies.title)
     try:
-        one, two, forked = _both(monkeypatch, lambda: report_json(build_report(run_dir, n_bootstrap=20)))
+        one, two, forked = _both(monkeypatch, lambda: report_json(build_report(run_dir, policy=FigurePolicy(n_bootstrap=20))))
     finally:
         analyses.ANALYSES.register("remedies", remedies, description=remedies.title)
     assert len(forked) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.report.markdown import md_escape, render_markdown
 
 
@@ -14,8 +15,8 @@ def _report() -> dict:
             "agreement": {"exact_match": 0.75, "kappa": 0.5, "alpha": 0.49, "kappa_deflation": 0.25,
                           "position_bias": 0.12, "test_retest": 0.97, "consistency_bias_paradox": True,
                           "n_agreement_units": 16}}
-    return {"run": {"run_dir": "runs/x", "n_judgments": 60}, "cells": [cell], "unparsed": "exclude",
-            "confidence": 0.95, "n_bootstrap": 100, "format_dispersion": [],
+    return {"run": {"run_dir": "runs/x", "n_judgments": 60}, "cells": [cell],
+            "policy": FigurePolicy(n_bootstrap=100), "format_dispersion": [],
             "checklist": [{"check": "At least 2 contrasting benchmarks", "passed": False, "detail": "1 dataset"}]}
 
 

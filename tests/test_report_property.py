@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from verdictlab import analyses
 from verdictlab.analyses.remedies import REPORT_REMEDIES, remedy_table, single_verdict_rows
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.core.vocab import CELL_KEY
 from verdictlab.report import build_report, report_json
 from verdictlab.report.build import dispersion_rows, frame_table
@@ -65,7 +66,7 @@ def _report(run_dir: Path, policy: str) -> Any:
     """The report of a run under a policy (built once per module: building is the slow part)."""
     key = (str(run_dir), policy)
     if key not in _REPORTS:
-        _REPORTS[key] = build_report(run_dir, unparsed=policy, confidence=CONF, n_bootstrap=N_BOOT, seed=SEED)
+        _REPORTS[key] = build_report(run_dir, policy=FigurePolicy(unparsed=policy, confidence=CONF, n_bootstrap=N_BOOT, seed=SEED))
     return _REPORTS[key]
 
 
@@ -119,7 +120,7 @@ def _check_decision(doc: dict[str, Any], ref: pd.DataFrame, j: pd.DataFrame, key
     the same cells (tested at 1 - confidence); run.decision is readings.decision of the cells, and every
     T it quotes is its cell's."""
     cells = {_key(c, keys): c for c in doc["cells"]}
-    vs = versus_best(j, ref, unparsed=policy, alpha=1.0 - CONF)
+    vs = versus_best(j, ref, policy=FigurePolicy(unparsed=policy, confidence=CONF))
     for rec, reach, row in zip(ref.to_dict(orient="records"), cell_regions_possible(ref),
                                vs.to_dict(orient="records"), strict=True):
         cell = cells[_key(rec, keys)]
@@ -161,7 +162,7 @@ def _check_dispersion(doc: dict[str, Any], ref: pd.DataFrame, policy: str) -> No
 def _check_broken(rep: Any, j: pd.DataFrame, policy: str) -> None:
     """The broken-items counts from stats.modal_verdicts (P = 0 flipped, N = 0 unstable)."""
     by = [*CELL_KEY, "step"]
-    mv = modal_verdicts(j, unparsed=policy, by=by)
+    mv = modal_verdicts(j, policy=FigurePolicy(unparsed=policy), by=by)
     pair = mv.groupby([*by, "item_id"])
     flipped = pair["order_invariant"].agg(lambda s: bool((s == False).any()))  # noqa: E712
     unstable = pair["consistent"].agg(lambda s: bool((~s).any()))
@@ -184,10 +185,9 @@ def _check_analyses(doc: dict[str, Any], inp: analyses.AnalysisInput, policy: st
             frame = frame.assign(reading=[TABLE_READINGS[name](r) for r in frame.to_dict(orient="records")])
         want = frame_table(frame)
         assert table["columns"] == want["columns"] and table["rows"] == want["rows"], name
-    direct = frame_table(remedy_table(single_verdict_rows(inp.pairs), remedies=REPORT_REMEDIES, unparsed=policy,
-                                      confidence=CONF, seed=SEED))
+    direct = frame_table(remedy_table(single_verdict_rows(inp.pairs), remedies=REPORT_REMEDIES, policy=FigurePolicy(unparsed=policy, confidence=CONF, seed=SEED)))
     assert tables["remedies"]["rows"] == direct["rows"]
-    juries = frame_table(jury_table(inp.pairs[inp.pairs["step"].fillna("") == ""], unparsed=policy))
+    juries = frame_table(jury_table(inp.pairs[inp.pairs["step"].fillna("") == ""], policy=FigurePolicy(unparsed=policy)))
     assert tables["juries"]["rows"] == juries["rows"]
 
 
@@ -225,16 +225,15 @@ def test_every_json_number_is_the_public_functions_value(run: tuple[Path, Any], 
     doc = report_json(rep)
     json.dumps(doc, allow_nan=False)
     assert doc["unparsed"] == policy
-    ref = reliability(j, unparsed=policy, q="auto", confidence=CONF, n_bootstrap=N_BOOT, seed=SEED)
+    ref = reliability(j, policy=FigurePolicy(unparsed=policy, confidence=CONF, n_bootstrap=N_BOOT, seed=SEED), q="auto")
     keys = [c for c in (*CELL_KEY, "step") if c in ref.columns]
     _check_cells(doc, ref, keys, policy)
     _check_decision(doc, ref, j, keys, policy)
-    _check_agreement(doc, agreement_by_cell(j, unparsed=policy, items=items_frame), keys, policy)
+    _check_agreement(doc, agreement_by_cell(j, policy=FigurePolicy(unparsed=policy), items=items_frame), keys, policy)
     _check_dispersion(doc, ref, policy)
     assert doc["run"]["checklist"] == validation_checklist(doc["cells"], cells_lacking_an_order(j))
     _check_broken(rep, j, policy)
-    inp = analyses.AnalysisInput(j, items=items, items_frame=items_frame, unparsed=policy, confidence=CONF,
-                                 n_bootstrap=N_BOOT, seed=SEED)
+    inp = analyses.AnalysisInput(j, items=items, items_frame=items_frame, policy=FigurePolicy(unparsed=policy, confidence=CONF, n_bootstrap=N_BOOT, seed=SEED))
     _check_analyses(doc, inp, policy)
     added = _check_cell_columns(doc, inp, ref, keys, policy)
     # no number in a cell comes from anywhere else, and every cell has the same keys

@@ -13,6 +13,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.report import build as build_mod
 from verdictlab.report import build_report, render_terminal
 from verdictlab.testing.synthetic_run import write_synthetic_run
@@ -45,7 +46,7 @@ def test_render_terminal_shows_every_cell_and_policy(synthetic_run: Path) -> Non
 
     with open_store(synthetic_run) as st:
         frame = _frame_for(st.judgments())
-        rep = build_report(st, frame=frame, n_bootstrap=200)
+        rep = build_report(st, frame=frame, policy=FigurePolicy(n_bootstrap=200))
     buf = io.StringIO()
     render_terminal(rep, Console(file=buf, width=200, color_system=None))
     out = buf.getvalue()
@@ -90,7 +91,7 @@ def test_cli_json_with_real_stats_matches_reliability(synthetic_run: Path) -> No
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     with open_store(synthetic_run) as st:
-        frame = reliability(st.judgments(), unparsed="exclude", n_bootstrap=0)
+        frame = reliability(st.judgments(), policy=FigurePolicy(unparsed="exclude", n_bootstrap=0))
     assert len(doc["cells"]) == len(frame) == 8
     by_key = {(r.judge, r.protocol, r.dataset, r.temperature): r for r in frame.itertuples()}
     for cell in doc["cells"]:

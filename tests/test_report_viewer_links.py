@@ -18,6 +18,7 @@ from typer.testing import CliRunner  # noqa: E402
 
 from _view_runs import write_known_run  # noqa: E402
 from verdictlab.cli.main import app as cli_app  # noqa: E402
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.core.viewer_links import cell_anchor, cell_list_url, pair_url  # noqa: E402
 from verdictlab.report import build_report, render_html  # noqa: E402
 from verdictlab.view import Filters, Viewer, create_app  # noqa: E402
@@ -28,7 +29,7 @@ ODD = "odd/id?x#y"
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any, str, Viewer]:
     d = write_known_run(tmp_path_factory.mktemp("links") / "run")
-    rep = build_report(d, n_bootstrap=0)
+    rep = build_report(d, policy=FigurePolicy(n_bootstrap=0))
     bi = rep.broken_items
     # one more "broken" row: the pair whose id holds /, ? and # (ids must be quoted whole)
     odd = {**bi["rows"][0], "item_id": ODD, "dataset": "ds2"}

@@ -49,13 +49,14 @@ def test_a_judge_without_the_planted_bias_fails_its_row():
     # the position-bias row (planted 0.3) and the noise row (planted 0.2) must fail.
     import pandas as pd
 
+    from verdictlab.core.policy import FigurePolicy
     from verdictlab.workflows.selftest import _reliability_rows
 
     ids = judges(7)
     rows = [{"judge": jid, "protocol": "direct", "dataset": "pairs", "temperature": 0.0, "item_id": f"p{i}",
              "order": o, "rep": rep, "step": "", "verdict": "AB"[i % 2], "label": "AB"[i % 2]}
             for jid in ids.values() for i in range(80) for o in ("AB", "BA") for rep in (0, 1)]
-    out = {r.property: r for r in _reliability_rows(pd.DataFrame(rows), ids, 0.99, 200, 0)}
+    out = {r.property: r for r in _reliability_rows(pd.DataFrame(rows), ids, FigurePolicy(confidence=0.99, n_bootstrap=200, seed=0))}
     assert not out["position bias"].passed and out["position bias"].recovered == 0
     assert not out["noise"].passed and out["noise"].recovered == 0
     assert not out["accuracy"].passed and out["accuracy"].recovered == 1

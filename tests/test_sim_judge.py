@@ -11,6 +11,7 @@ import pytest
 from scipy.stats import binom
 
 from verdictlab.core.items import PairItem, to_canonical
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.judges import JudgeConfigError, JudgeRequest, make_judge
 from verdictlab.judges.sim import SimJudge
 from verdictlab.protocols import PAIRWISE_IDS, get_protocol
@@ -59,7 +60,7 @@ def _figures(df: pd.DataFrame) -> dict[str, float]:
     except ImportError:  # pragma: no cover - before the stats module landed
         reliability = None
     if reliability is not None:
-        row = reliability(df, n_bootstrap=0).iloc[0]
+        row = reliability(df, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
         return {"C": float(row["C"]), "phi": float(row["phi"]), "A": float(row["A"])}
     parsed = df[df["verdict"].notna()]
     modes, consistent = {}, []

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from verdictlab.core.judgment import JUDGMENT_COLUMN_NAMES, JUDGMENT_COLUMNS
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.engine import run_config
 from verdictlab.engine.config import config_from_dict
 from verdictlab.report import build_report
@@ -85,7 +86,7 @@ def test_a_store_of_the_previous_layout_reports_and_resumes(tmp_path: Path) -> N
     with open_store(old) as st:
         assert st.count() == 30 and len(st.judgments(["verdict"], compact=True)) == 30
     assert _indexes(old / "run.sqlite") == {"judgments_cell"}
-    assert len(build_report(old, n_bootstrap=50)["cells"]) == 2
+    assert len(build_report(old, policy=FigurePolicy(n_bootstrap=50))["cells"]) == 2
 
     # resuming migrates it and judges only the other half; the result equals the full run's
     again = run_config(cfg, old, progress=False)
@@ -96,7 +97,7 @@ def test_a_store_of_the_previous_layout_reports_and_resumes(tmp_path: Path) -> N
         got = st.judgments(cols).sort_values("trial_id", ignore_index=True)
         want = ref.judgments(cols).sort_values("trial_id", ignore_index=True)
     pd.testing.assert_frame_equal(got, want)
-    assert build_report(old, n_bootstrap=50)["cells"] == build_report(tmp_path / "full", n_bootstrap=50)["cells"]
+    assert build_report(old, policy=FigurePolicy(n_bootstrap=50))["cells"] == build_report(tmp_path / "full", policy=FigurePolicy(n_bootstrap=50))["cells"]
 
 
 def test_column_reads_compact_and_filtered(tmp_path: Path) -> None:

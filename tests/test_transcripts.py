@@ -18,6 +18,7 @@ pytest.importorskip("inspect_ai")
 from verdictlab.analyses import AnalysisInput, get  # noqa: E402
 from verdictlab.cli.main import app  # noqa: E402
 from verdictlab.core.items import PointItem, perturbation_of  # noqa: E402
+from verdictlab.core.policy import FigurePolicy  # noqa: E402
 from verdictlab.datasets import load_dataset  # noqa: E402
 from verdictlab.datasets.perturb import perturb_items  # noqa: E402
 from verdictlab.protocols import get_protocol  # noqa: E402
@@ -91,7 +92,7 @@ def test_imported_by_name_with_a_gold_label_the_grader_gets_its_cell(agent_log: 
     with open_store(tmp_path / "run") as st:
         items = {it.item_id: it for it in st.items()}
         judgments = st.judgments()
-        inp = AnalysisInput(judgments, items=st.items(), n_bootstrap=100)
+        inp = AnalysisInput(judgments, items=st.items(), policy=FigurePolicy(n_bootstrap=100))
     assert sorted(items) == [f"s{i}" for i in range(1, N + 1)]          # the epochs' runs are the same
     s1 = items["s1"]
     assert isinstance(s1, PointItem) and s1.transcript is not None and s1.label == "PASS"
@@ -167,7 +168,7 @@ def test_a_transcript_suite_graded_end_to_end(agent_log: Path, tmp_path: Path) -
     r = runner.invoke(app, ["run", str(cfg), "--run-dir", str(run), "--no-progress"])
     assert r.exit_code == 0, r.output
     with open_store(run) as st:
-        inp = AnalysisInput(st.judgments(), items=st.items(), n_bootstrap=50)
+        inp = AnalysisInput(st.judgments(), items=st.items(), policy=FigurePolicy(n_bootstrap=50))
         assert set(st.judgments()["parse_status"]) == {"ok"}
     effects = get("grader_perturbations")(inp).set_index("kind")
     assert set(effects.index) == {"transcript.reformat_message", "transcript.drop_tool_result", "transcript.wrong_answer"}

@@ -24,6 +24,7 @@ from _view_runs import (  # noqa: E402
     SECRET,
     write_known_run,
 )
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.report.build import broken_items  # noqa: E402
 from verdictlab.stats import reliability  # noqa: E402
 from verdictlab.store import open_store  # noqa: E402
@@ -51,7 +52,7 @@ def _ids(html: str) -> list[str]:
 @pytest.mark.parametrize(("policy", "expected"), [("exclude", EXPECTED_EXCLUDE), ("wrong", EXPECTED_WRONG)])
 def test_outcomes_of_the_known_pairs(known_run: Path, policy: str, expected: dict[str, set[str]]) -> None:
     with open_store(known_run) as st:
-        out = pair_outcomes(st.judgment_keys(), unparsed=policy)
+        out = pair_outcomes(st.judgment_keys(), policy=FigurePolicy(unparsed=policy))
     cell = out[(out["judge"] == JUDGE) & (out["dataset"] == "ds1")]
     assert sorted(cell["item_id"]) == sorted(KNOWN)
     for outcome in OUTCOMES:
@@ -75,10 +76,10 @@ def test_flipped_and_unstable_are_the_reports_flags_and_phi(tmp_path: Path, poli
     st = write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct", "vf-json"), n_items=30,
                              temperatures=(0.0, 0.7), repetitions=3, one_order_share=0.1)
     judgments = st.judgments()
-    broken = broken_items(judgments, st.items_frame(), unparsed=policy, limit=100_000)
+    broken = broken_items(judgments, st.items_frame(), policy=FigurePolicy(unparsed=policy), limit=100_000)
     keys = st.judgment_keys()
     st.close()
-    out = pair_outcomes(keys, unparsed=policy)
+    out = pair_outcomes(keys, policy=FigurePolicy(unparsed=policy))
     key = ["judge", "protocol", "temperature", "item_id"]
 
     def flagged(rows: list[dict], flag: str) -> set[tuple]:
@@ -88,7 +89,7 @@ def test_flipped_and_unstable_are_the_reports_flags_and_phi(tmp_path: Path, poli
     assert flagged(ours, "flipped") == flagged(broken["rows"], "flipped")
     assert flagged(ours, "unstable") == flagged(broken["rows"], "unstable")
     assert broken["n_flipped"] > 0 and broken["n_unstable"] > 0
-    rel = reliability(judgments, unparsed=policy, n_bootstrap=0)
+    rel = reliability(judgments, policy=FigurePolicy(unparsed=policy, n_bootstrap=0))
     for rec in rel.to_dict(orient="records"):
         sel = out[(out["judge"] == rec["judge"]) & (out["protocol"] == rec["protocol"])
                   & (out["temperature"] == rec["temperature"])]
@@ -269,12 +270,12 @@ def test_a_run_whose_every_verdict_is_unparsed_lists_its_pairs_as_unparsed() -> 
                          "step": "", "item_id": ["i", "i", "k"], "order": ["AB", "BA", "AB"], "rep": 0,
                          "verdict": [None, None, None], "label": ["A", "A", None]})
     for policy in ("exclude", "wrong"):
-        out = pair_outcomes(rows, unparsed=policy).set_index("item_id")
+        out = pair_outcomes(rows, policy=FigurePolicy(unparsed=policy)).set_index("item_id")
         assert list(out.index) == ["i", "k"] and out["unparsed"].all() and list(out["n_unparsed"]) == [2, 1]
-    out = pair_outcomes(rows, unparsed="exclude").set_index("item_id")
+    out = pair_outcomes(rows, policy=FigurePolicy(unparsed="exclude")).set_index("item_id")
     assert not out[["flipped", "unstable", "wrong", "disagree"]].to_numpy().any()
     # under "wrong", unparsed is a value: i's two orders agree on it (not flipped) and it is not label A
-    wrong = pair_outcomes(rows, unparsed="wrong").set_index("item_id")
+    wrong = pair_outcomes(rows, policy=FigurePolicy(unparsed="wrong")).set_index("item_id")
     assert not wrong.loc["i", "flipped"] and wrong.loc["i", "wrong"] and wrong.loc["i", "modal_AB"] == "unparsed"
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from _view_runs import write_known_run
 from verdictlab.core.judgment import make_judgment
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.store import RunStore, open_store
 from verdictlab.view import Filters, PairIndex
 from verdictlab.view.index_cache import cache_root
@@ -19,7 +20,7 @@ from verdictlab.view.index_cache import cache_root
 
 def _index(run: Path, cache: Path | None, unparsed: str = "exclude") -> PairIndex:
     with open_store(run) as st:
-        return PairIndex.from_store(st, unparsed=unparsed, cache=cache)
+        return PairIndex.from_store(st, policy=FigurePolicy(unparsed=unparsed), cache=cache)
 
 
 def _same(a: PairIndex, b: PairIndex) -> None:

@@ -19,14 +19,15 @@ from typing import TYPE_CHECKING, Any
 # machine), which every ``verdictlab.x`` import -- the command line's first one included -- would pay,
 # and a Ctrl-C during those seconds could only end in a traceback.
 _PUBLIC = {
-    "RunConfig": "config", "load_config": "config",
+    "RunConfig": "engine.config", "load_config": "engine.config",
     "DatasetLoad": "datasets", "load_dataset": "datasets",
-    "Trial": "design", "expand_grid": "design",
+    "Trial": "core.design", "expand_grid": "core.design",
     "run_config": "engine",
-    "ItemError": "items", "PairItem": "items", "PointItem": "items", "to_canonical": "items",
+    "ItemError": "core.items", "PairItem": "core.items", "PointItem": "core.items", "to_canonical": "core.items",
     "JudgeAPI": "judges", "make_judge": "judges",
     "ParseResult": "protocols", "Protocol": "protocols", "get_protocol": "protocols",
     "build_report": "report",
+    "FigurePolicy": "core.policy",
     "reliability": "stats",
     "RunStore": "store", "open_store": "store",
 }
@@ -50,6 +51,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from .core.design import Trial, expand_grid
     from .core.items import ItemError, PairItem, PointItem, to_canonical
+    from .core.policy import FigurePolicy
     from .datasets import DatasetLoad, load_dataset
     from .engine import run_config
     from .engine.config import RunConfig, load_config
@@ -61,6 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DatasetLoad",
+    "FigurePolicy",
     "ItemError",
     "JudgeAPI",
     "PairItem",

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats import reliability
 from verdictlab.stats.adaptive import (
     adaptive_reliability,
@@ -66,8 +67,8 @@ def _sim_frame(n_pairs: int, reps: int, seed: int, *, p_first: float = 0.7) -> p
 def test_adaptive_equals_fixed_when_every_pair_is_a_c_pair():
     df = _sim_frame(40, 5, 1)
     pairs = {("d", f"i{i}") for i in range(40)}
-    ad = adaptive_reliability(df, c_pairs=pairs, n_bootstrap=0).iloc[0]
-    fx = reliability(df, n_bootstrap=0).iloc[0]
+    ad = adaptive_reliability(df, c_pairs=pairs, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
+    fx = reliability(df, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     for k in ("C", "phi", "A", "T"):
         assert ad[k] == pytest.approx(fx[k])
 
@@ -84,14 +85,14 @@ def test_truncated_units_keep_modes_and_c_comes_from_c_pairs():
         kept.append(g.iloc[:k])
     trunc = pd.concat(kept)
     assert len(trunc) < len(df)
-    ad = adaptive_reliability(trunc, c_pairs=c_pairs, n_bootstrap=200, seed=3).iloc[0]
-    full = reliability(df, n_bootstrap=0).iloc[0]
+    ad = adaptive_reliability(trunc, c_pairs=c_pairs, policy=FigurePolicy(n_bootstrap=200, seed=3)).iloc[0]
+    full = reliability(df, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     # modes are decided, so phi and A equal the full-R figures exactly
     assert ad["phi"] == pytest.approx(full["phi"])
     assert ad["A"] == pytest.approx(full["A"])
     # C equals the full-R C of the C pairs alone
     sub = df[df["item_id"].isin({i for _, i in c_pairs})]
-    assert ad["C"] == pytest.approx(reliability(sub, n_bootstrap=0).iloc[0]["C"])
+    assert ad["C"] == pytest.approx(reliability(sub, policy=FigurePolicy(n_bootstrap=0)).iloc[0]["C"])
     assert ad["T"] == pytest.approx(ad["C"] * (ad["A"] - 0.5 * ad["phi"]))
     assert ad["T_lo"] <= ad["T"] <= ad["T_hi"]
     assert ad["n_c_pairs"] == 20

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats import broken_pairs, text_order
 
 
@@ -97,7 +98,7 @@ def test_broken_pairs_come_flipped_then_unstable_then_by_key_text() -> None:
 @pytest.mark.parametrize("unparsed", ["exclude", "wrong"])
 def test_a_pair_judged_in_one_order_has_no_modal_verdict_in_the_other(unparsed: str) -> None:
     # AB only: A, B -> split mode, unstable; no BA unit, so not flipped and modal_BA None
-    bp = broken_pairs(pd.DataFrame(_rows(0.0, "p", ["A", "B"], [])), unparsed=unparsed)
+    bp = broken_pairs(pd.DataFrame(_rows(0.0, "p", ["A", "B"], [])), policy=FigurePolicy(unparsed=unparsed))
     (pair,) = bp.pairs
     assert (pair["flipped"], pair["unstable"], pair["modal_AB"], pair["modal_BA"]) == (False, True, "split", None)
 
@@ -106,8 +107,8 @@ def test_a_pair_whose_verdicts_are_all_unparsed_breaks_only_under_wrong() -> Non
     # AB: unparsed, unparsed; BA: A, A.  exclude: AB has no unit -> BA alone is stable, nothing broken.
     # wrong: AB's mode is "unparsed" (stable) and differs from BA's A -> flipped, not unstable
     j = pd.DataFrame(_rows(0.0, "p", [None, None], ["A", "A"]))
-    assert broken_pairs(j, unparsed="exclude").n_total == 0
-    (pair,) = broken_pairs(j, unparsed="wrong").pairs
+    assert broken_pairs(j, policy=FigurePolicy(unparsed="exclude")).n_total == 0
+    (pair,) = broken_pairs(j, policy=FigurePolicy(unparsed="wrong")).pairs
     assert (pair["flipped"], pair["unstable"], pair["modal_AB"], pair["modal_BA"]) == (True, False, "unparsed", "A")
 
 
@@ -126,7 +127,7 @@ def test_broken_pairs_order_is_the_joined_key_order_on_a_random_grid() -> None:
                              "verdict": rng.choice(["A", "B", "tie", None]), "label": "A"})
     j = pd.DataFrame(rows).sample(frac=1.0, random_state=3)
     for unparsed in ("exclude", "wrong"):
-        bp = broken_pairs(j, unparsed=unparsed, limit=10_000)
+        bp = broken_pairs(j, policy=FigurePolicy(unparsed=unparsed), limit=10_000)
         assert len(bp.pairs) == bp.n_total > 20
         keys = pd.DataFrame([{c: p[c] for c in ("judge", "protocol", "dataset", "temperature", "decoding",
                                                 "step", "item_id")} for p in bp.pairs])

@@ -8,6 +8,7 @@ import pytest
 from scipy import stats as st
 from test_stats_reliability import EXAMPLE, _random_frame, frame
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats import (
     AGREEMENT_COLUMNS,
     agreement_by_cell,
@@ -52,7 +53,7 @@ def test_cross_check_against_scalar_functions() -> None:
                           "response_a": ["x" * int(n) for n in rng.integers(1, 400, 50)],
                           "response_b": ["y" * int(n) for n in rng.integers(1, 400, 50)]})
     out = agreement_by_cell(df, items=items)
-    rel = reliability(df, n_bootstrap=0)
+    rel = reliability(df, policy=FigurePolicy(n_bootstrap=0))
     assert out["exact_match"].to_numpy() == pytest.approx(rel["A"].to_numpy())
     for g, cell in df.groupby("judge"):
         row = out[out.judge == g].iloc[0]
@@ -84,7 +85,7 @@ def test_paradox_flag_fires_for_reproducible_position_bias() -> None:
     r = agreement_by_cell(df).iloc[0]
     assert r["position_bias"] == 0.5 and r["test_retest"] == pytest.approx(1.0)
     assert bool(r["consistency_bias_paradox"])
-    rel = reliability(df, n_bootstrap=0).iloc[0]
+    rel = reliability(df, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert (rel["C"], rel["phi"], rel["A"], rel["T"]) == pytest.approx((1.0, 1.0, 0.5, 0.0))
 
 
@@ -122,7 +123,7 @@ def test_agreement_test_retest_is_test_retests_to_the_last_bit(unparsed: str) ->
     j = j.sample(frac=1.0, random_state=2).reset_index(drop=True)
     j["step"] = np.where(np.arange(len(j)) % 3 == 0, "s1", None)
     j.loc[j.index[::7], "verdict"] = None
-    got = agreement_by_cell(j, unparsed=unparsed)
+    got = agreement_by_cell(j, policy=FigurePolicy(unparsed=unparsed))
     want = test_retest(j)
     assert got["test_retest"].to_numpy().tobytes() == want["test_retest"].to_numpy().tobytes()
     assert got["n_retest_units"].tolist() == want["n_retest_units"].tolist()

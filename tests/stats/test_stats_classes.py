@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.core.vocab import CELL_KEY
 from verdictlab.stats.classes import CLASS_COLUMNS, class_figures, macro_f1_score, per_class_scores
 
@@ -31,7 +32,7 @@ def test_hand_worked_six_pairs():
     # B:   P = 2/3, R = 2/2 = 1, F1 = 2 (2/3)(1) / (5/3) = 4/5
     # tie: P = 1/1, R = 1/2, F1 = 2 (1/2) / (3/2) = 2/3
     # macro-F1 = (1/2 + 4/5 + 2/3) / 3 = 59/90
-    out = class_figures(frame(SIX), n_bootstrap=0).iloc[0]
+    out = class_figures(frame(SIX), policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert list(out.index[len(CELL_KEY):]) == list(CLASS_COLUMNS)  # after the five cell-key columns
     assert out["n_units_3class"] == 6 and out["n_pairs_3class"] == 6
     assert out["A_3class"] == pytest.approx(2 / 3)
@@ -54,14 +55,14 @@ def test_modes_split_units_and_unparsed():
             ("8", "AB", None, "B", 0),
             # pair 9: no label -> not in the 3-class figures at all
             ("9", "AB", "A", None, 0)]
-    out = class_figures(frame(rows), n_bootstrap=0).iloc[0]
+    out = class_figures(frame(rows), policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     # 8 labelled units: A row gains A (+1) and no-prediction (+1); accuracy 5/8
     # A: P = 2/3, R = 2/4, F1 = 2 (2/3)(1/2) / (7/6) = 4/7; B 4/5; tie 2/3
     # macro = (4/7 + 4/5 + 2/3) / 3 = 214/315
     assert out["n_units_3class"] == 8 and out["n_no_prediction"] == 1 and out["n_pairs_3class"] == 7
     assert out["A_3class"] == pytest.approx(5 / 8)
     assert out["macro_f1"] == pytest.approx(214 / 315)
-    wrong = class_figures(frame(rows), n_bootstrap=0, unparsed="wrong").iloc[0]
+    wrong = class_figures(frame(rows), policy=FigurePolicy(n_bootstrap=0, unparsed="wrong")).iloc[0]
     # pair 8 now a unit with no prediction: B support 3, recall 2/3, precision 2/3 -> F1 2/3
     # accuracy 5/9; macro = (4/7 + 2/3 + 2/3) / 3 = (12 + 14 + 14) / 63 = 40/63
     assert wrong["n_units_3class"] == 9 and wrong["n_no_prediction"] == 2
@@ -73,10 +74,10 @@ def test_modes_split_units_and_unparsed():
 def test_absent_class_and_empty_cell():
     # no tie anywhere: macro over A and B only.  A: P 1, R 1/2, F1 2/3; B: P 1/2, R 1, F1 2/3
     rows = [("1", "AB", "A", "A", 0), ("2", "AB", "B", "A", 0), ("3", "AB", "B", "B", 0)]
-    out = class_figures(frame(rows), n_bootstrap=0).iloc[0]
+    out = class_figures(frame(rows), policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert out["macro_f1"] == pytest.approx(2 / 3)
     assert math.isnan(out["f1_tie"]) and out["support_tie"] == 0
-    unlabelled = class_figures(frame([("1", "AB", "A", None, 0)]), n_bootstrap=0).iloc[0]
+    unlabelled = class_figures(frame([("1", "AB", "A", None, 0)]), policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert unlabelled["n_units_3class"] == 0
     assert math.isnan(unlabelled["A_3class"]) and math.isnan(unlabelled["macro_f1"])
 
@@ -96,7 +97,7 @@ def test_agrees_with_sklearn_macro_f1():
     gold = rng.choice(["A", "B", "tie"], size=300, p=[0.45, 0.4, 0.15])
     pred = np.where(rng.random(300) < 0.7, gold, rng.choice(["A", "B", "tie"], size=300))
     rows = [(str(i), "AB", str(p), str(g), 0) for i, (g, p) in enumerate(zip(gold, pred, strict=True))]
-    out = class_figures(frame(rows), n_bootstrap=200, seed=1).iloc[0]
+    out = class_figures(frame(rows), policy=FigurePolicy(n_bootstrap=200, seed=1)).iloc[0]
     assert out["A_3class"] == pytest.approx(sk.accuracy_score(gold, pred))
     assert out["macro_f1"] == pytest.approx(sk.f1_score(gold, pred, average="macro"))
     p, r, _, _ = sk.precision_recall_fscore_support(gold, pred, labels=["A", "B", "tie"])
@@ -113,7 +114,7 @@ def test_bootstrap_moves_pairs_with_both_orders():
         v = "A" if i % 4 else "B"
         rows += [(str(i), "AB", v, "A", 0), (str(i), "BA", v, "A", 0)]
     rows += [(f"b{i}", o, "B", "B", 0) for i in range(10) for o in ("AB", "BA")]
-    out = class_figures(frame(rows), n_bootstrap=300, seed=0).iloc[0]
+    out = class_figures(frame(rows), policy=FigurePolicy(n_bootstrap=300, seed=0)).iloc[0]
     assert out["n_units_3class"] == 100 and out["n_pairs_3class"] == 50
     assert out["macro_f1_lo"] <= out["macro_f1"] <= out["macro_f1_hi"]
 
@@ -121,7 +122,7 @@ def test_bootstrap_moves_pairs_with_both_orders():
 def test_cells_are_separate():
     a = frame(SIX)
     b = frame(SIX).assign(judge="k", verdict=[r[3] for r in SIX])   # judge k is always right
-    out = class_figures(pd.concat([a, b]), n_bootstrap=0).set_index("judge")
+    out = class_figures(pd.concat([a, b]), policy=FigurePolicy(n_bootstrap=0)).set_index("judge")
     assert out.loc["j", "macro_f1"] == pytest.approx(59 / 90)
     assert out.loc["k", "macro_f1"] == pytest.approx(1.0) and out.loc["k", "A_3class"] == 1.0
 
@@ -132,9 +133,9 @@ def test_registered_as_report_cell_columns():
     reg = {c.name: c for c in registered_cell_columns()}
     assert {"A_3class", "macro_f1"} <= set(reg["classes"].columns)
     for unparsed in ("exclude", "wrong"):
-        inp = AnalysisInput(frame(SIX), unparsed=unparsed, n_bootstrap=0)
+        inp = AnalysisInput(frame(SIX), policy=FigurePolicy(unparsed=unparsed, n_bootstrap=0))
         got = reg["classes"].fn(inp)
-        want = class_figures(frame(SIX), unparsed=unparsed, n_bootstrap=0)
+        want = class_figures(frame(SIX), policy=FigurePolicy(unparsed=unparsed, n_bootstrap=0))
         assert got is not None
         assert got["macro_f1"].tolist() == pytest.approx(want["macro_f1"].tolist())
         assert "confidence" not in got.columns
@@ -147,7 +148,7 @@ def test_cell_columns_split_by_decoding():
     free = frame(SIX).assign(decoding="free")
     constrained = frame(SIX).assign(decoding="constrained", verdict=[r[3] for r in SIX])   # always right
     fn = {c.name: c for c in registered_cell_columns()}["classes"].fn
-    got = fn(AnalysisInput(pd.concat([free, constrained], ignore_index=True), n_bootstrap=0))
+    got = fn(AnalysisInput(pd.concat([free, constrained], ignore_index=True), policy=FigurePolicy(n_bootstrap=0)))
     assert got is not None
     got = got.set_index("decoding")
     assert got.loc["free", "macro_f1"] == pytest.approx(59 / 90)

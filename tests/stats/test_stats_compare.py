@@ -11,6 +11,7 @@ from test_stats_reliability import frame
 from typer.testing import CliRunner
 
 from verdictlab.cli.main import app
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats import paired_mcnemar
 from verdictlab.store import RunStore
 
@@ -56,7 +57,7 @@ def test_adjacent_pairs_by_hand() -> None:
 def test_all_pairs_and_wrong_policy() -> None:
     # all pairs: (j1,j2) (j1,j3) (j2,j3); under "wrong" j3's unparsed unit stays (as wrong): 10 shared
     # j1 vs j3: j1 only right on 8 (j3 right only on items 4: 2 units) -> p = 2/256; family of 3
-    res = paired_mcnemar(three_judges(), all_pairs=True, unparsed="wrong")
+    res = paired_mcnemar(three_judges(), all_pairs=True, policy=FigurePolicy(unparsed="wrong"))
     assert len(res) == 3 and res.attrs["family_size"] == 3
     row = res[(res.judge_x == "j1") & (res.judge_y == "j3")].iloc[0]
     assert row["n_shared"] == 10 and row["p"] == pytest.approx(2 / 256)

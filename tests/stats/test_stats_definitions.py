@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats import reliability
 from verdictlab.stats.definitions import (
     DEFINITION_COLUMNS,
@@ -73,14 +74,14 @@ def test_agreement_both_orders_counts_a_pair_only_when_both_orders_name_the_labe
 def test_consistency_both_orders_follows_the_cell_policy() -> None:
     # exclude: pair 5 keeps BA only, pair 6 nothing -> pairs 1 2 3 4 7 8; same verdict: 1 (A A), 3 (tie tie),
     # 4 (A A) -> 3/6
-    ex = row(consistency_both_orders(EXAMPLE, unparsed="exclude"))
+    ex = row(consistency_both_orders(EXAMPLE, policy=FigurePolicy(unparsed="exclude")))
     assert (ex["value"], ex["n"], ex["n_left_out"]) == (pytest.approx(0.5), 6, 2)
     # wrong: all 8 pairs; 6 is unparsed = unparsed -> 1 3 4 6 -> 4/8
-    wr = row(consistency_both_orders(EXAMPLE, unparsed="wrong"))
+    wr = row(consistency_both_orders(EXAMPLE, policy=FigurePolicy(unparsed="wrong")))
     assert (wr["value"], wr["n"]) == (pytest.approx(0.5), 8)
     for policy in ("exclude", "wrong"):
-        rel = reliability(EXAMPLE, unparsed=policy, n_bootstrap=0).iloc[0]
-        got = row(consistency_both_orders(EXAMPLE, unparsed=policy))
+        rel = reliability(EXAMPLE, policy=FigurePolicy(unparsed=policy, n_bootstrap=0)).iloc[0]
+        got = row(consistency_both_orders(EXAMPLE, policy=FigurePolicy(unparsed=policy)))
         assert got["value"] == pytest.approx(1 - rel["phi"]) and got["n"] == rel["n_order_pairs"]
 
 
@@ -121,17 +122,17 @@ def test_vote_accuracy_lets_one_order_decide_when_the_other_abstains() -> None:
 
 def test_accuracy_mean_of_orders_is_a_under_unparsed_wrong() -> None:
     # units of pairs labelled A/B: 1 2 5 6 7 -> 10; right: 1AB 1BA 2BA 5BA 7AB -> 5/10
-    r = row(accuracy_mean_of_orders(EXAMPLE, n_bootstrap=300, seed=1))
+    r = row(accuracy_mean_of_orders(EXAMPLE, policy=FigurePolicy(n_bootstrap=300, seed=1)))
     assert (r["value"], r["n"], r["successes"], r["n_left_out"]) == (pytest.approx(0.5), 10, 5, 6)
     assert r["lo"] <= 0.5 <= r["hi"] and r["interval"] == "bootstrap over pairs"
-    assert r["value"] == pytest.approx(reliability(EXAMPLE, unparsed="wrong", n_bootstrap=0).iloc[0]["A"])
+    assert r["value"] == pytest.approx(reliability(EXAMPLE, policy=FigurePolicy(unparsed="wrong", n_bootstrap=0)).iloc[0]["A"])
 
 
 def test_positional_agreement_counts_null_equal_null() -> None:
     # every pair has both orders under "wrong"; equal: 1 (A A), 3 (tie tie), 4 (A A), 6 (null null) -> 4/8
     r = row(positional_agreement(EXAMPLE))
     assert (r["value"], r["n"]) == (pytest.approx(0.5), 8)
-    assert r["value"] == pytest.approx(1 - reliability(EXAMPLE, unparsed="wrong", n_bootstrap=0).iloc[0]["phi"])
+    assert r["value"] == pytest.approx(1 - reliability(EXAMPLE, policy=FigurePolicy(unparsed="wrong", n_bootstrap=0)).iloc[0]["phi"])
 
 
 def test_repetitions_use_the_modal_verdict_and_a_split_is_no_verdict() -> None:
@@ -188,10 +189,10 @@ def test_score_ratio_pools_the_scores_of_both_orders() -> None:
     # ratio = (6 + 7 + 9) / (8 + 7 + 5) = 22/20 = 1.1 over 3 scored judgments
     df = frame({"p": ("A", "A", "T"), "q": ("B", "B", ""), "r": ("A", "-", "")},
                score_a=[8, 7, 5, None], score_b=[6, 7, 9, None])
-    r = row(score_ratio(df, n_bootstrap=200, seed=2), "B / A")
+    r = row(score_ratio(df, policy=FigurePolicy(n_bootstrap=200, seed=2)), "B / A")
     assert (r["value"], r["n"], r["n_left_out"]) == (pytest.approx(1.1), 3, 1)
     assert r["lo"] <= r["hi"] and r["interval"] == "bootstrap over pairs"
-    assert row(score_ratio(df, side="A", n_bootstrap=0), "A / B")["value"] == pytest.approx(20 / 22)
+    assert row(score_ratio(df, side="A", policy=FigurePolicy(n_bootstrap=0)), "A / B")["value"] == pytest.approx(20 / 22)
 
 
 def test_score_ratio_refuses_the_parse_failure_marker_and_needs_score_columns() -> None:

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats.drift import (
     cusum_chart,
     drift_pair,
@@ -37,7 +38,7 @@ def test_drift_pair_hand_worked():
     # A_a = 1, A_b = 6/8 -> delta_A = -0.25; C = 1 and phi = 0 on both sides -> delta_T = -0.25.
     a = _frame(dict(LABELS), LABELS)
     b = _frame({**LABELS, "1": "B"}, LABELS)
-    out = drift_pair(a, b, n_boot=200, margin=0.02)
+    out = drift_pair(a, b, policy=FigurePolicy(n_bootstrap=200), margin=0.02)
     r = out.iloc[0]
     assert (r.n_units, r.n_items, r.n_labelled_units) == (8, 4, 8)
     assert r.flip_rate == pytest.approx(0.25) and r.kappa == pytest.approx(0.5)
@@ -51,7 +52,7 @@ def test_drift_pair_hand_worked():
 
 def test_identical_runs_are_equivalent_and_holm_spans_cells():
     a = pd.concat([_frame(dict(LABELS), LABELS), _frame({**LABELS, "2": "A"}, LABELS, protocol="vf-json")])
-    out = drift_pair(a, a.copy(), n_boot=100)
+    out = drift_pair(a, a.copy(), policy=FigurePolicy(n_bootstrap=100))
     assert list(out["protocol"]) == ["direct", "vf-json"]
     assert (out["flip_rate"] == 0).all() and (out["delta_A"] == 0).all()
     assert (out["equivalent"] == "yes").all()

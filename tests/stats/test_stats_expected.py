@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats import reliability
 from verdictlab.stats.expected import expected_reliability, sampling_distribution, unit_expectation
 
@@ -54,14 +55,14 @@ def test_cell_figures_hand_worked():
     # C = 1 (one draw always agrees with itself); P = .8*.6 + .2*.4 = .56 -> phi = .44
     # A = (.8 + .6)/2 = .7; T = 1 * (.7 - .44/2) = .48; T_joint = (.8*.6 + .6*.8)/2 = .48
     df = _frame({("i1", "AB"): 0.8, ("i1", "BA"): 0.6}, {"i1": "A"}, reps=1)
-    out = expected_reliability(df, repetitions=1, n_bootstrap=0).iloc[0]
+    out = expected_reliability(df, repetitions=1, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert out["C_expected"] == pytest.approx(1.0)
     assert out["phi_expected"] == pytest.approx(0.44)
     assert out["A_expected"] == pytest.approx(0.7)
     assert out["T_expected"] == pytest.approx(0.48)
     assert out["T_joint_expected"] == pytest.approx(0.48)
     # R = 3: C = mean(.8^3+.2^3, .6^3+.4^3) = (.52 + .28)/2 = .40
-    out3 = expected_reliability(df, repetitions=3, n_bootstrap=0).iloc[0]
+    out3 = expected_reliability(df, repetitions=3, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert out3["C_expected"] == pytest.approx(0.40)
 
 
@@ -83,7 +84,7 @@ def _enumerate_expectation(p_units: list[float], labels: list[str], items: list[
                              "item_id": items[u], "order": orders[u], "rep": r, "label": labels[u],
                              "verdict": v})
         weights[f"d{k:05d}"] = weight
-    cells = reliability(pd.DataFrame(rows), n_bootstrap=0)
+    cells = reliability(pd.DataFrame(rows), policy=FigurePolicy(n_bootstrap=0))
     w = cells["dataset"].map(weights).to_numpy()
     assert w.sum() == pytest.approx(1.0)
     return {k: float((w * cells[k].to_numpy(dtype=float)).sum()) for k in ("C", "phi", "A")}
@@ -100,7 +101,7 @@ def test_expected_equals_enumerated_sampled_figures(reps):
     truth = _enumerate_expectation(p_units, labels, items, orders, reps)
     df = _frame({(i, o): p for i, o, p in zip(items, orders, p_units, strict=True)},
                 {"i1": "A", "i2": "B"}, reps=1)
-    out = expected_reliability(df, repetitions=reps, n_bootstrap=0).iloc[0]
+    out = expected_reliability(df, repetitions=reps, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert out["C_expected"] == pytest.approx(truth["C"], abs=1e-12)
     assert out["phi_expected"] == pytest.approx(truth["phi"], abs=1e-12)
     assert out["A_expected"] == pytest.approx(truth["A"], abs=1e-12)
@@ -126,15 +127,15 @@ def test_simulated_sampled_run_falls_in_expected_interval():
                              "item_id": f"i{i}", "order": o, "rep": r, "label": labels[f"i{i}"],
                              "verdict": v, "p_a": pa})
     df = pd.DataFrame(rows)
-    sampled = reliability(df, n_bootstrap=0).iloc[0]
-    exp = expected_reliability(df, repetitions=reps, n_bootstrap=300, seed=1).iloc[0]
+    sampled = reliability(df, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
+    exp = expected_reliability(df, repetitions=reps, policy=FigurePolicy(n_bootstrap=300, seed=1)).iloc[0]
     for name in ("C", "phi", "A"):
         assert exp[f"{name}_expected_lo"] <= sampled[name] <= exp[f"{name}_expected_hi"], name
 
 
 def test_greedy_and_missing_probabilities():
     df = _frame({("i1", "AB"): 0.7, ("i1", "BA"): 0.4}, {"i1": "B"}, reps=2, temperature=0.0)
-    out = expected_reliability(df, repetitions=5, n_bootstrap=0).iloc[0]
+    out = expected_reliability(df, repetitions=5, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     # greedy: AB always A, BA always B: C = 1, phi = 1, A = 1/2, T = 1*(.5 - .5) = 0
     assert (out["C_expected"], out["phi_expected"], out["A_expected"], out["T_expected"]) == \
         pytest.approx((1.0, 1.0, 0.5, 0.0))
@@ -149,7 +150,7 @@ def test_greedy_and_missing_probabilities():
 def test_unit_expectation_with_unreadable_draws_hand_worked():
     # s = (.75, .25), u = .2, R = 2: a draw is A .6, B .2, unreadable .2
     s = np.array([[0.75, 0.25]])
-    ex = unit_expectation(s, 2, unreadable=0.2, unparsed="exclude")
+    ex = unit_expectation(s, 2, unreadable=0.2, policy=FigurePolicy(unparsed="exclude"))
     # exclude: dropped only when both draws are unreadable: kept = 1 - .04 = .96
     # N = P(every readable draw agrees, >= 1 readable) = (.6 + .2)^2 - .04 + (.2 + .2)^2 - .04 = .72
     # mode A: AA .36 + A,unreadable 2*.6*.2 = .24 -> .60; mode B: BB .04 + B,unreadable .08 -> .12;
@@ -158,7 +159,7 @@ def test_unit_expectation_with_unreadable_draws_hand_worked():
     assert ex.mode_prob[0].tolist() == pytest.approx([0.60, 0.12])
     assert ex.split[0] == pytest.approx(0.24)
     assert ex.all_same[0].tolist() == pytest.approx([0.60, 0.12])      # every readable draw is v
-    wr = unit_expectation(s, 2, unreadable=0.2, unparsed="wrong")
+    wr = unit_expectation(s, 2, unreadable=0.2, policy=FigurePolicy(unparsed="wrong"))
     # wrong: unreadable is a value: N = .36 + .04 + .04 = .44; modes A .36, B .04, unreadable .04;
     # split AB .24 + A,unreadable .24 + B,unreadable .08 = .56
     assert (wr.kept[0], wr.consistent[0]) == (pytest.approx(1.0), pytest.approx(0.44))
@@ -187,7 +188,7 @@ def _enumerate_sums(p_units, u_units, labels, items, orders, reps, unparsed):
                              "item_id": items[un], "order": orders[un], "rep": r, "label": labels[un],
                              "verdict": None if v == "-" else v})
         weights[f"d{k:05d}"] = weight
-    cells = reliability(pd.DataFrame(rows), unparsed=unparsed, n_bootstrap=0)
+    cells = reliability(pd.DataFrame(rows), policy=FigurePolicy(unparsed=unparsed, n_bootstrap=0))
     w = cells["dataset"].map(weights).to_numpy()
     assert w.sum() == pytest.approx(1.0)
 
@@ -209,6 +210,6 @@ def test_expected_with_unreadable_equals_enumerated_sampled_sums(reps, unparsed)
     truth = _enumerate_sums(p_units, u_units, labels, items, orders, reps, unparsed)
     df = _frame({(i, o): p for i, o, p in zip(items, orders, p_units, strict=True)}, {"i1": "A", "i2": "B"}, reps=1)
     df["u"] = u_units
-    out = expected_reliability(df, repetitions=reps, n_bootstrap=0, unparsed=unparsed, unreadable="u").iloc[0]
+    out = expected_reliability(df, repetitions=reps, policy=FigurePolicy(n_bootstrap=0, unparsed=unparsed), unreadable="u").iloc[0]
     for name in ("C", "phi", "A"):
         assert out[f"{name}_expected"] == pytest.approx(truth[name], abs=1e-12), name

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats import cost_per_item, grader_avoid_codes, grader_versus_best, ranking_value
 from verdictlab.stats.grader_cells import grader_cell
 
@@ -67,7 +68,7 @@ def test_grader_cell_by_hand():
         "source_id": [None] * 6 + ["s1", "s1", "s1", "s1"],
         "kind": [None] * 6 + ["format.whitespace"] * 2 + ["label_flip"] * 2,
         "klass": [None] * 6 + ["preserving"] * 2 + ["changing"] * 2})
-    c = grader_cell(rows, scale=["0", "1"], n_bootstrap=0)
+    c = grader_cell(rows, scale=["0", "1"], policy=FigurePolicy(n_bootstrap=0))
     # C = 2/3 (s1, s3 consistent; s2 split); accuracy over labelled s1 (right) and s2 (split = wrong) = 1/2
     assert (c.n_items, c.n_cases, c.C, c.agreement.n, c.agreement.accuracy) == (3, 2, pytest.approx(2 / 3), 2, 0.5)
     pooled = c.pooled.set_index("kind")

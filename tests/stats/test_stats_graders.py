@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats.cost import pareto_front
 from verdictlab.stats.graders import (
     SPLIT_GRADE,
@@ -24,7 +25,7 @@ from verdictlab.stats.graders import (
 def _grades(unparsed: str) -> pd.DataFrame:
     f = pd.DataFrame({"item_id": ["a", "a", "a", "b", "b", "c", "c"],
                       "grade": ["1", "1", "2", "2", None, "1", "2"]})
-    return item_grades(f, unit=["item_id"], unparsed=unparsed).set_index("item_id")
+    return item_grades(f, unit=["item_id"], policy=FigurePolicy(unparsed=unparsed)).set_index("item_id")
 
 
 def test_item_grades_modal_consistency_and_policy():

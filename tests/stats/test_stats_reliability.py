@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats import accuracy_ceiling, reliability, trust_rate
 from verdictlab.store import JUDGMENT_COLUMN_NAMES
 
@@ -46,7 +47,7 @@ def test_hand_example_exclude() -> None:
     # correct: (1,AB) (1,BA) (2,BA) -> A = 3/4; decisive pair 1 is right -> A_dec = 1
     # T = 3/4 * (3/4 - 1/2 * 1/2) = 0.375; A_max = 1 - 1/2 * 1/2 = 0.75; gap = 0
     # T_joint = mean N*P*correct = (1 + 0 + 0 + 0)/4 = 0.25
-    r = reliability(frame(EXAMPLE), n_bootstrap=200).iloc[0]
+    r = reliability(frame(EXAMPLE), policy=FigurePolicy(n_bootstrap=200)).iloc[0]
     assert r["C"] == pytest.approx(0.75)
     assert r["self_consistency"] == pytest.approx(11 / 12)
     assert r["phi"] == pytest.approx(0.5)
@@ -70,7 +71,7 @@ def test_hand_example_wrong() -> None:
     # (2 of 3), share 2/3 (as under exclude it was 2/2 = 1).
     # C = (1 + 0 + 1 + 0)/4 = 1/2; phi and A unchanged (1/2, 3/4); T = 1/2 * (3/4 - 1/4) = 0.25
     # self-consistency = (1 + 2/3 + 1 + 2/3)/4 = 5/6
-    r = reliability(frame(EXAMPLE), unparsed="wrong", n_bootstrap=0).iloc[0]
+    r = reliability(frame(EXAMPLE), policy=FigurePolicy(unparsed="wrong", n_bootstrap=0)).iloc[0]
     assert (r["C"], r["phi"], r["A"], r["T"]) == pytest.approx((0.5, 0.5, 0.75, 0.25))
     assert r["self_consistency"] == pytest.approx(5 / 6)
     assert np.isnan(r["T_lo"])  # no bootstrap asked
@@ -82,13 +83,13 @@ def test_unit_without_parsed_verdict_dropped_and_counted() -> None:
     # phi over pair 1 only: P=1 -> phi = 0; A = (1 + 1 + 1)/3 = 1 (labels A, A, B)
     rows = units({("1", "AB"): "AA", ("1", "BA"): "AA", ("2", "AB"): "BB", ("2", "BA"): "--"},
                  {"1": "A", "2": "B"})
-    r = reliability(frame(rows), n_bootstrap=0).iloc[0]
+    r = reliability(frame(rows), policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert (r["n_units"], r["n_units_dropped"], r["n_single_order_pairs"], r["n_order_pairs"]) == (3, 1, 1, 1)
     assert (r["C"], r["phi"], r["A"]) == pytest.approx((1.0, 0.0, 1.0))
     # wrong: the unit stays with mode "unparsed"; its two unparsed verdicts agree (N = 1) but it is
     # wrong, and pair 2 (B vs unparsed) is not invariant.
     # C = 4/4 = 1, phi = 1/2, A = 3/4, T = 1 * (3/4 - 1/2 * 1/2) = 0.5
-    w = reliability(frame(rows), unparsed="wrong", n_bootstrap=0).iloc[0]
+    w = reliability(frame(rows), policy=FigurePolicy(unparsed="wrong", n_bootstrap=0)).iloc[0]
     assert (w["C"], w["phi"], w["A"], w["T"]) == pytest.approx((1.0, 0.5, 0.75, 0.5))
     assert (w["n_units"], w["n_units_dropped"], w["n_order_pairs"]) == (4, 0, 2)
 
@@ -108,14 +109,14 @@ def test_wrong_policy_unparsed_is_its_own_value() -> None:
     rows = units({("1", "AB"): "--", ("1", "BA"): "--", ("2", "AB"): "BB", ("2", "BA"): "B-",
                   ("3", "AB"): "AA", ("3", "BA"): "--", ("4", "AB"): "BB", ("4", "BA"): "BB"},
                  {"1": "A", "2": "B", "3": "A", "4": "B"})
-    w = reliability(frame(rows), unparsed="wrong", n_bootstrap=0).iloc[0]
+    w = reliability(frame(rows), policy=FigurePolicy(unparsed="wrong", n_bootstrap=0)).iloc[0]
     assert (w["C"], w["self_consistency"], w["phi"], w["A"]) == pytest.approx((7 / 8, 15 / 16, 0.5, 0.5))
     assert (w["A_dec"], w["n_decisive"], w["T"], w["T_joint"]) == pytest.approx((0.5, 2, 7 / 32, 0.25))
     assert (w["n_units"], w["n_split_modes"], w["n_unparsed"], w["n_judgments"]) == (8, 1, 7, 16)
     # exclude on the same rows: pair 1 has no parsed verdict (2 units dropped), (3,BA) dropped too;
     # kept (2,AB) BB, (2,BA) B, (3,AB) AA, (4,AB) BB, (4,BA) BB: all N = 1 -> C = 1;
     # two-order pairs 2 and 4 both invariant -> phi = 0; all 5 units right -> A = 1
-    x = reliability(frame(rows), n_bootstrap=0).iloc[0]
+    x = reliability(frame(rows), policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert (x["C"], x["phi"], x["A"]) == pytest.approx((1.0, 0.0, 1.0))
     assert (x["n_units"], x["n_units_dropped"], x["n_order_pairs"]) == (5, 3, 2)
 
@@ -124,7 +125,7 @@ def test_split_mode_is_undefined() -> None:
     # R = 2: (1,AB) = A,B is a split mode -> N=0, not invariant, not correct.
     # (1,BA) = AA. C = 1/2, phi = 1 (pair 1 not invariant), A = (0 + 1)/2 = 1/2, n_split_modes = 1
     rows = units({("1", "AB"): "AB", ("1", "BA"): "AA"}, {"1": "A"})
-    r = reliability(frame(rows), n_bootstrap=0).iloc[0]
+    r = reliability(frame(rows), policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert (r["C"], r["phi"], r["A"], r["n_split_modes"]) == pytest.approx((0.5, 1.0, 0.5, 1))
     assert r["self_consistency"] == pytest.approx((0.5 + 1.0) / 2)
 
@@ -137,7 +138,7 @@ def test_tie_label_counts_for_c_and_phi_only_and_q_measured_with_tie_verdicts() 
     # A_dec = 1; T = 1 * (3/4 - 2/3 * 1/2) = 5/12
     rows = units({("1", "AB"): "A", ("1", "BA"): "A", ("2", "AB"): "T", ("2", "BA"): "B",
                   ("3", "AB"): "A", ("3", "BA"): "B"}, {"1": "A", "2": "B", "3": "tie"})
-    r = reliability(frame(rows), n_bootstrap=0).iloc[0]
+    r = reliability(frame(rows), policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert (r["C"], r["phi"], r["A"], r["A_dec"]) == pytest.approx((1.0, 2 / 3, 0.75, 1.0))
     assert r["q"] == pytest.approx(0.5) and bool(r["q_measured"])
     assert r["T"] == pytest.approx(5 / 12)
@@ -146,25 +147,25 @@ def test_tie_label_counts_for_c_and_phi_only_and_q_measured_with_tie_verdicts() 
     # now make pair 2's BA a tie too: undecisive? no -- tie,tie is invariant -> decisive and wrong.
     # make pair 2 = (tie, A): undecisive, both wrong -> q = 0; A = 2/4; T = 1*(1/2 - 2/3*0) = 1/2
     rows2 = [r_ if r_[:2] != ("2", "BA") else ("2", "BA", 0, "A", "B") for r_ in rows]
-    r2 = reliability(frame(rows2), n_bootstrap=0).iloc[0]
+    r2 = reliability(frame(rows2), policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert (r2["q"], r2["A"], r2["T"]) == pytest.approx((0.0, 0.5, 0.5))
     # a float q overrides: q = 0.5 -> T = 1/2 - 2/3*1/2 = 1/6
-    r3 = reliability(frame(rows2), q=0.5, n_bootstrap=0).iloc[0]
+    r3 = reliability(frame(rows2), q=0.5, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     assert r3["T"] == pytest.approx(1 / 6)
 
 
 def test_cells_and_steps() -> None:
     a = frame(EXAMPLE, judge="j1")
     b = frame(EXAMPLE, judge="j2", temperature=0.7)
-    out = reliability(pd.concat([a, b]), n_bootstrap=0)
+    out = reliability(pd.concat([a, b]), policy=FigurePolicy(n_bootstrap=0))
     assert list(out["judge"]) == ["j1", "j2"] and list(out["temperature"]) == [0.0, 0.7]
     assert out["T"].tolist() == pytest.approx([0.375, 0.375])
     s = pd.concat([frame(EXAMPLE, step="c1"), frame(EXAMPLE, step="c2")])
-    out = reliability(s, n_bootstrap=0)
+    out = reliability(s, policy=FigurePolicy(n_bootstrap=0))
     assert list(out["step"]) == ["c1", "c2"] and len(out) == 2
     # a NULL step is the same as '' (one aggregate cell, not two)
     agg = pd.concat([frame(EXAMPLE[:6], step=None), frame(EXAMPLE[6:], step=""), frame(EXAMPLE, step="c1")])
-    out = reliability(agg, n_bootstrap=0)
+    out = reliability(agg, policy=FigurePolicy(n_bootstrap=0))
     assert list(out["step"]) == ["", "c1"] and out["T"].tolist() == pytest.approx([0.375, 0.375])
 
 
@@ -174,7 +175,7 @@ def test_bad_values_raise() -> None:
     with pytest.raises(ValueError, match="row 0"):
         reliability(df)
     with pytest.raises(ValueError, match="unparsed"):
-        reliability(frame(EXAMPLE), unparsed="drop")
+        reliability(frame(EXAMPLE), policy=FigurePolicy(unparsed="drop"))
 
 
 def test_scalar_helpers() -> None:
@@ -230,7 +231,7 @@ def _naive(df: pd.DataFrame, unparsed: str) -> dict[str, float]:
 def test_vectorised_matches_naive_loops(unparsed: str, R: int) -> None:
     rng = np.random.default_rng(R)
     df = _random_frame(rng, 40, R, p_none=0.15, p_label_tie=0.1)
-    r = reliability(df, unparsed=unparsed, n_bootstrap=0).iloc[0]
+    r = reliability(df, policy=FigurePolicy(unparsed=unparsed, n_bootstrap=0)).iloc[0]
     ref = _naive(df, unparsed)
     for k, v in ref.items():
         assert r[k] == pytest.approx(v, abs=1e-12), k
@@ -242,7 +243,7 @@ def test_identity_A_equals_mix_of_decisive_and_q() -> None:
     for seed in range(20):
         rng = np.random.default_rng(seed)
         df = _random_frame(rng, int(rng.integers(5, 60)), int(rng.choice([1, 3, 5])))
-        r = reliability(df, n_bootstrap=0).iloc[0]
+        r = reliability(df, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
         assert r["n_split_modes"] == 0
         a_dec = 0.0 if r["n_decisive"] == 0 else r["A_dec"]
         assert r["A"] == pytest.approx((1 - r["phi"]) * a_dec + r["phi"] * 0.5, abs=1e-12)
@@ -251,8 +252,8 @@ def test_identity_A_equals_mix_of_decisive_and_q() -> None:
 
 def test_bootstrap_reproducible_and_brackets() -> None:
     df = _random_frame(np.random.default_rng(7), 80, 3)
-    a = reliability(df, n_bootstrap=300, seed=3)
-    b = reliability(df, n_bootstrap=300, seed=3)
+    a = reliability(df, policy=FigurePolicy(n_bootstrap=300, seed=3))
+    b = reliability(df, policy=FigurePolicy(n_bootstrap=300, seed=3))
     assert a["T_lo"].iloc[0] == b["T_lo"].iloc[0]
     assert a["T_lo"].iloc[0] < a["T"].iloc[0] < a["T_hi"].iloc[0]
     for k in ("C", "phi", "A"):
@@ -265,7 +266,7 @@ def test_bootstrap_reproducible_and_brackets() -> None:
 def test_output_has_the_contract_columns() -> None:
     from verdictlab.stats import RELIABILITY_COLUMNS
 
-    out = reliability(frame(EXAMPLE), n_bootstrap=10)
+    out = reliability(frame(EXAMPLE), policy=FigurePolicy(n_bootstrap=10))
     assert list(out.columns[:4]) == ["judge", "protocol", "dataset", "temperature"]
     assert set(RELIABILITY_COLUMNS) <= set(out.columns)
 
@@ -295,7 +296,7 @@ def test_llmbar_published_figures(shared_data, name: str, acc: float, agree: flo
             str(r["label"])) for r in data]
     assert np.mean([(a == lab) + (b == lab) for a, b, lab in res]) / 2 == pytest.approx(acc)
     assert np.mean([a == b for a, b, _ in res]) == pytest.approx(agree)
-    r = reliability(llmbar_frame(path), unparsed="wrong", n_bootstrap=0).iloc[0]
+    r = reliability(llmbar_frame(path), policy=FigurePolicy(unparsed="wrong", n_bootstrap=0)).iloc[0]
     assert r["A"] == pytest.approx(acc, abs=1e-12)
     assert 1 - r["phi"] == pytest.approx(agree, abs=1e-12)
     # R = 1: a unit of one verdict always agrees with itself, an unparsed one included -> C = 1
@@ -309,5 +310,5 @@ def test_repetitions_count_the_distinct_reps_of_each_cell() -> None:
                ("i1", "AB", 2, "A", "A")], temperature=0.0)
     b = frame([("i1", "AB", 5, "A", "A"), ("i1", "AB", 0, "B", "A")], temperature=1.0)
     both = pd.concat([a.iloc[:2], b.iloc[:1], a.iloc[2:], b.iloc[1:]], ignore_index=True)
-    r = reliability(both, n_bootstrap=0).set_index("temperature")
+    r = reliability(both, policy=FigurePolicy(n_bootstrap=0)).set_index("temperature")
     assert r.loc[0.0, "repetitions"] == 3 and r.loc[1.0, "repetitions"] == 2

@@ -7,6 +7,7 @@ import math
 import pandas as pd
 import pytest
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.core.vocab import CELL_KEY
 from verdictlab.stats.repeats import REPEAT_COLUMNS, repeat_consistency
 
@@ -29,7 +30,7 @@ def test_hand_worked():
     assert out["C"] == pytest.approx(2 / 3) and out["self_consistency"] == pytest.approx(8 / 9)
     assert out["repetitions"] == 3
     assert out["C_lo"] < 2 / 3 < out["C_hi"]
-    wrong = repeat_consistency(frame(GRADES), unparsed="wrong").iloc[0]
+    wrong = repeat_consistency(frame(GRADES), policy=FigurePolicy(unparsed="wrong")).iloc[0]
     # wrong: s2 = [I, unparsed, I] disagrees (modal 2/3): C = 1/3, self = (1 + 2/3 + 2/3) / 3 = 7/9
     assert wrong["C"] == pytest.approx(1 / 3) and wrong["self_consistency"] == pytest.approx(7 / 9)
 

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from test_stats_reliability import frame, units
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats import (
     exact_sign_test,
     mcnemar_exact,
@@ -45,10 +46,11 @@ Y = _cell({**_all("AA"), ("2", "BA"): "BB", ("3", "AB"): "AB", ("4", "AB"): "BB"
 Z = _cell(_all("BB"), SIX, judge="z")
 
 
-def _compare(*frames: pd.DataFrame, **kw: object) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _compare(*frames: pd.DataFrame, alpha: float = 0.05, unparsed: str = "exclude"
+             ) -> tuple[pd.DataFrame, pd.DataFrame]:
     j = pd.concat(frames, ignore_index=True)
-    cells = reliability(j, n_bootstrap=0)
-    return cells, versus_best(j, cells, **kw)
+    cells = reliability(j, policy=FigurePolicy(n_bootstrap=0))
+    return cells, versus_best(j, cells, policy=FigurePolicy(unparsed=unparsed, confidence=1 - alpha))
 
 
 def test_exact_sign_test_by_hand() -> None:
@@ -136,7 +138,7 @@ def test_the_best_is_the_highest_value_and_the_first_on_a_tie() -> None:
     cells, vb = _compare(Y, X, Z)          # row order: x, y, z (reliability sorts the cells)
     assert vb["best"].tolist() == [True, False, False]
     twins = pd.concat([X, X.assign(judge="x2")], ignore_index=True)
-    c2 = reliability(twins, n_bootstrap=0)
+    c2 = reliability(twins, policy=FigurePolicy(n_bootstrap=0))
     vb2 = versus_best(twins, c2)
     assert vb2["best"].tolist() == [True, False] and vb2["p"][1] == pytest.approx(1.0)
     # a group without any defined value has no best and no test
@@ -146,11 +148,11 @@ def test_the_best_is_the_highest_value_and_the_first_on_a_tie() -> None:
 
 
 def test_versus_best_needs_its_columns_and_a_sane_alpha() -> None:
-    cells = reliability(X, n_bootstrap=0)
+    cells = reliability(X, policy=FigurePolicy(n_bootstrap=0))
     with pytest.raises(ValueError, match="lacks"):
         versus_best(X, cells.drop(columns=["T"]))
-    with pytest.raises(ValueError, match="alpha"):
-        versus_best(X, cells, alpha=1.5)
+    with pytest.raises(ValueError, match="confidence"):     # the test level is 1 - the policy's confidence
+        versus_best(X, cells, policy=FigurePolicy(confidence=1 - 1.5))
     empty = versus_best(X.iloc[0:0], cells)
     assert empty["n_shared"].tolist() == [0] and empty["best"].tolist() == [True]
 
@@ -161,7 +163,7 @@ def test_pair_events_are_the_joint_events_of_reliability() -> None:
     # P per pair: 1 yes, 2 no, 3 no (split), 4 yes (B, B), 5, 6 yes
     assert ev.P.tolist() == [True, False, False, True, True, True]
     assert int(ev.unit_trustworthy.sum()) == 6 and int(ev.unit_joint.sum()) == 12
-    assert reliability(Y, n_bootstrap=0)["T_joint"][0] == pytest.approx(6 / 12)
+    assert reliability(Y, policy=FigurePolicy(n_bootstrap=0))["T_joint"][0] == pytest.approx(6 / 12)
 
 
 def test_regions_reached_by_hand() -> None:

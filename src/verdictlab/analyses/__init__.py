@@ -1,8 +1,8 @@
 """The analyses room: post-hoc analyses of a run's stored judgments, each registered with a title.
 
-An analysis reads judgments (never calls a judge) and takes the same policy arguments as the cell
-figures -- the unparsed policy, the interval confidence, the bootstrap count and the seed -- through
-one :class:`AnalysisInput`.  The report (:func:`verdictlab.report.build_report`) runs every
+An analysis reads judgments (never calls a judge) and takes the same figure policy as the cell figures
+-- the unparsed policy, the interval confidence, the bootstrap count and the seed, one
+:class:`~verdictlab.core.policy.FigurePolicy` -- through one :class:`AnalysisInput`.  The report (:func:`verdictlab.report.build_report`) runs every
 registered analysis and shows its table in the JSON (``run.analyses[name]``), the HTML ("Further
 analyses", under its title and description) and the terminal (listed by name).
 
@@ -19,7 +19,7 @@ Adding an analysis touches one module and its test::
 
     @register("my_thing", title="My thing", description="One line saying how to read the table.")
     def my_thing(inp: AnalysisInput) -> pd.DataFrame | None:
-        return my_stat_table(inp.pairs, **inp.policy)   # unparsed, confidence, n_bootstrap, seed
+        return my_stat_table(inp.pairs, policy=inp.policy)   # one FigurePolicy: unparsed, confidence, ...
 
 Every public module of this package (a name without a leading underscore) is imported by
 :func:`registered` (no list to edit).  The entries live in :data:`ANALYSES` and :data:`CELL_COLUMNS`,
@@ -39,18 +39,22 @@ from typing import Any
 
 import pandas as pd
 
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..core.registry import Registry
-from ..core.vocab import CELL_KEY, DEFAULT_UNPARSED, check_unparsed
+from ..core.vocab import CELL_KEY
 
 __all__ = ["ANALYSES", "CELL_COLUMNS", "Analysis", "AnalysisInput", "CellColumns", "register", "register_cell_columns", "registered",
            "registered_cell_columns", "run_analyses", "extra_tables"]
 
 DEBATE_PROTOCOL = "debate"
+#: the policy of :func:`extra_tables` unless told otherwise: no bootstrap intervals (quick tables)
+NO_BOOTSTRAP = FigurePolicy(n_bootstrap=0)
 
 
 @dataclass(frozen=True)
 class AnalysisInput:
-    """What every analysis gets: the run's judgments and items, and the figure policy.
+    """What every analysis gets: the run's judgments and items, and the figure policy (one
+    :class:`~verdictlab.core.policy.FigurePolicy`, passed on to every stats function as ``policy=``).
 
     ``judgments`` is every stored row (``RunStore.judgments()``); the views ``pairs`` (pairwise rows,
     debate rows left out), ``points`` (pointwise items: rubric / graded) and ``debate`` split it.
@@ -59,22 +63,8 @@ class AnalysisInput:
     judgments: pd.DataFrame
     items: Sequence[Any] | None = None
     items_frame: pd.DataFrame | None = None
-    unparsed: str = DEFAULT_UNPARSED
-    confidence: float = 0.95
-    n_bootstrap: int = 1000
-    seed: int = 0
+    policy: FigurePolicy = DEFAULT_POLICY
     extra: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        check_unparsed(self.unparsed)
-        if not 0 < self.confidence < 1:
-            raise ValueError(f"confidence must be in (0, 1), got {self.confidence!r}")
-
-    @property
-    def policy(self) -> dict[str, Any]:
-        """The figure policy as keyword arguments: unparsed, confidence, n_bootstrap, seed."""
-        return {"unparsed": self.unparsed, "confidence": self.confidence, "n_bootstrap": self.n_bootstrap,
-                "seed": self.seed}
 
     @cached_property
     def point_mask(self) -> pd.Series:
@@ -245,12 +235,11 @@ def run_analyses(inp: AnalysisInput, names: Sequence[str] | None = None) -> dict
     return out
 
 
-def extra_tables(judgments: pd.DataFrame, items: Sequence[Any] | None = None, *, unparsed: str = DEFAULT_UNPARSED,
-                 confidence: float = 0.95, n_bootstrap: int = 0, seed: int = 0) -> dict[str, pd.DataFrame]:
+def extra_tables(judgments: pd.DataFrame, items: Sequence[Any] | None = None, *,
+                 policy: FigurePolicy = NO_BOOTSTRAP) -> dict[str, pd.DataFrame]:
     """Every analysis table the run supports, by name, empty ones left out (the tables of
     :func:`run_analyses` without the ones that failed; an analysis that raises raises here)."""
-    inp = AnalysisInput(judgments, items=items, unparsed=unparsed, confidence=confidence,
-                        n_bootstrap=n_bootstrap, seed=seed)
+    inp = AnalysisInput(judgments, items=items, policy=policy)
     out: dict[str, pd.DataFrame] = {}
     for a in registered():
         t = a(inp)

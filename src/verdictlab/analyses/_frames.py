@@ -18,8 +18,8 @@ import pandas as pd
 
 from ..core.design import trial_ids
 from ..core.judgment import JUDGMENT_COLUMN_NAMES, judgment_frame
-from ..core.vocab import DECISIVE, DEFAULT_DECODING, VERDICTS, Order, first_shown
-from ..stats._frame import group_codes
+from ..core.vocab import DECISIVE, VERDICTS, Order, first_shown
+from ..stats._frame import group_codes, with_cell_columns
 
 #: the columns :func:`verdictlab.stats.reliability` reads of a derived frame (with the cell key)
 FIGURE_COLUMNS: tuple[str, ...] = ("judge", "dataset", "item_id", "protocol", "order", "temperature", "rep", "step",
@@ -65,15 +65,15 @@ def per_distinct(fn: Callable[..., Any], *columns: Any) -> np.ndarray:
 
 def _prep(judgments: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """The rows to derive from: every judgment column (``columns=None``; missing ones NULL), or the
-    input's columns when a caller asks for part of them; ``step`` and ``decoding`` filled."""
+    input's columns when a caller asks for part of them; ``step`` filled ('' for none) and ``decoding``
+    whole (:func:`verdictlab.stats.with_cell_columns`: a frame from the store has it already)."""
     df = judgments.copy()
     if columns is None:
         for c in JUDGMENT_COLUMN_NAMES:
             if c not in df.columns:
                 df[c] = None
-    for c, fill in (("step", ""), ("decoding", DEFAULT_DECODING)):
-        df[c] = text_filled(df[c], fill) if c in df.columns else fill
-    return df
+    df["step"] = text_filled(df["step"], "") if "step" in df.columns else ""
+    return with_cell_columns(df)
 
 
 def _finish(df: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:

@@ -20,6 +20,5 @@ def classes(inp: AnalysisInput) -> pd.DataFrame | None:
     pairs = inp.pairs
     if pairs.empty:
         return None
-    out = class_figures(pairs, unparsed=inp.unparsed, confidence=inp.confidence, n_bootstrap=inp.n_bootstrap,
-                        seed=inp.seed)
+    out = class_figures(pairs, policy=inp.policy)
     return out.drop(columns=["unparsed_policy", "confidence", "n_bootstrap"])

@@ -26,7 +26,7 @@ def _pairwise(inp: AnalysisInput) -> pd.DataFrame:
     if pairs.empty:
         return pd.DataFrame()
     # T without its bootstrap: the interval is the report's cell table's (one bootstrap per report is enough)
-    rel = reliability(pairs, unparsed=inp.unparsed, confidence=inp.confidence, n_bootstrap=0, seed=inp.seed)
+    rel = reliability(pairs, policy=inp.policy.but(n_bootstrap=0))
     rel = with_cell_columns(rel).assign(step=rel["step"] if "step" in rel.columns else "")
     cost = cost_per_item(with_cell_columns(pairs), by=CELL_KEY)
     out = rel.merge(cost, on=list(CELL_KEY), how="left")

@@ -9,7 +9,8 @@ from dataclasses import asdict
 
 import pandas as pd
 
-from ..core.vocab import CELL_KEY, DEFAULT_UNPARSED, check_unparsed
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import CELL_KEY
 from ..stats import with_cell_columns
 from ..stats.debate import debate_figures
 from . import DEBATE_PROTOCOL, AnalysisInput, register
@@ -24,11 +25,10 @@ def _scores(finals: pd.DataFrame) -> pd.DataFrame:
     return finals.assign(rounds=[s.get("rounds", float("nan")) for s in sc], agreed=[bool(s.get("agreed")) for s in sc])
 
 
-def debate_summary(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED) -> pd.DataFrame:
+def debate_summary(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY) -> pd.DataFrame:
     """One row per debate cell (``debate`` = its judge, the debate's id; protocol ``debate``, dataset,
     temperature, decoding): the :class:`~verdictlab.stats.debate.DebateFigures` of its finals and of the round rows
     of the same debates (same dataset, item, order, repetition and temperature)."""
-    check_unparsed(unparsed)
     d = with_cell_columns(judgments[judgments["protocol"] == PROTOCOL_ID]).assign(
         step=lambda f: f["step"].fillna(""))
     finals, rounds = d[d["step"] == ""], d[d["step"] != ""]
@@ -38,7 +38,7 @@ def debate_summary(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED)
         mine = set(zip(*(f[c] for c in _DEBATE), strict=True))
         r = rounds[(rounds["temperature"] == cell["temperature"]) & (rounds["decoding"] == cell["decoding"])]
         r = r[[k in mine for k in zip(*(r[c] for c in _DEBATE), strict=True)]]
-        fig = asdict(debate_figures(_scores(f), r, unparsed=unparsed))
+        fig = asdict(debate_figures(_scores(f), r, policy=policy))
         fig["round1_accuracy_by_judge"] = {k: round(v, 4) for k, v in fig["round1_accuracy_by_judge"].items()}
         out.append({"debate": cell["judge"], **cell, **fig})
     return pd.DataFrame(out)
@@ -51,4 +51,4 @@ def debate_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
     """:func:`debate_summary` over the run's debate rows."""
     if inp.debate.empty:
         return None
-    return debate_summary(inp.debate, unparsed=inp.unparsed)
+    return debate_summary(inp.debate, policy=inp.policy)

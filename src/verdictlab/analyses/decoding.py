@@ -26,5 +26,5 @@ def decoding(inp: AnalysisInput) -> pd.DataFrame | None:
     frame = inp.pairs
     if frame.empty or "decoding" not in frame.columns or frame["decoding"].nunique() < 2:
         return None
-    out = decoding_effect(frame, **inp.policy)
+    out = decoding_effect(frame, policy=inp.policy)
     return out if not out.empty else None

@@ -14,7 +14,7 @@ with its hand-worked test::
     @register_definition("my-agreement", title="...", source="paper, table, script", ties="...",
                          flips="...", unparsed="...", denominator="...", note="...")
     def _my_agreement(d: DefinitionInput) -> pd.DataFrame:
-        return my_agreement(d.frame, confidence=d.confidence, by=d.by)
+        return my_agreement(d.frame, policy=d.policy, by=d.by)
 
 :func:`definitions_table` gives the long table the report shows ("figures as the papers define
 them"): one row per (cell, definition, variant) with value, interval, N and the note.  A definition
@@ -31,6 +31,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from ..core.policy import FigurePolicy
 from ..core.registry import Registry
 from ..core.vocab import CELL_KEY
 from ..errors import UsageError
@@ -84,30 +85,17 @@ class DefinitionInput:
         return "step" in f.columns and bool(f["step"].astype("object").fillna("").ne("").any())
 
     @property
-    def confidence(self) -> float:
-        return self.analysis.confidence
-
-    @property
-    def unparsed(self) -> str:
-        return self.analysis.unparsed
-
-    @property
-    def n_bootstrap(self) -> int:
-        return self.analysis.n_bootstrap
-
-    @property
-    def seed(self) -> int:
-        return self.analysis.seed
+    def policy(self) -> FigurePolicy:
+        """The figure policy of the report (:class:`~verdictlab.core.policy.FigurePolicy`)."""
+        return self.analysis.policy
 
     @cached_property
     def reliability(self) -> pd.DataFrame:
-        return reliability(self.frame, unparsed=self.unparsed, confidence=self.confidence,
-                           n_bootstrap=self.n_bootstrap, seed=self.seed, by=self.by)
+        return reliability(self.frame, policy=self.policy, by=self.by)
 
     @cached_property
     def classes(self) -> pd.DataFrame:
-        return class_figures(self.frame, unparsed=self.unparsed, confidence=self.confidence,
-                             n_bootstrap=self.n_bootstrap, seed=self.seed, by=self.by)
+        return class_figures(self.frame, policy=self.policy, by=self.by)
 
     @cached_property
     def scored(self) -> pd.DataFrame:
@@ -144,8 +132,8 @@ class Definition:
     policy: bool = False
     order: int = 100
 
-    def unparsed_rule(self, policy: str) -> str:
-        return f"cell policy ({policy})" if self.policy else self.unparsed
+    def unparsed_rule(self, policy: FigurePolicy) -> str:
+        return f"cell policy ({policy.unparsed.value})" if self.policy else self.unparsed
 
 
 #: the registered definitions (the one registry mechanism, :mod:`verdictlab.core.registry`)
@@ -217,7 +205,7 @@ def definitions_table(inp: AnalysisInput, names: str | Sequence[str] = "all") ->
             got = got[got["n"] > 0]
             extra = [k for k in got.columns if k not in DEFINITION_COLUMNS and k not in keys]
             got = got.drop(columns=extra).assign(definition=spec.name, title=spec.title, source=spec.source,
-                                                 unparsed_rule=spec.unparsed_rule(d.unparsed), note=spec.note,
+                                                 unparsed_rule=spec.unparsed_rule(d.policy), note=spec.note,
                                                  _order=spec.order)
             frames.append(got)
     cols = keys + list(DEFINITIONS_COLUMNS)
@@ -240,7 +228,7 @@ _AUTOJ = "Auto-J (Li et al. 2023, Generative Judge for Evaluating Alignment), pa
     note="One count per pair, right only if BOTH orders name the label, tie labels included; A scores each "
          "order apart and leaves tie labels out.")
 def _agreement_both_orders(d: DefinitionInput) -> pd.DataFrame:
-    return agreement_both_orders(d.frame, confidence=d.confidence, by=d.by)
+    return agreement_both_orders(d.frame, policy=d.policy, by=d.by)
 
 
 @register_definition(
@@ -249,7 +237,7 @@ def _agreement_both_orders(d: DefinitionInput) -> pd.DataFrame:
     unparsed="cell policy (the source has no rule)", policy=True, denominator="every pair judged in both orders",
     note="No label: the share of pairs whose two orders agree; equals 1 − φ.")
 def _consistency_both_orders(d: DefinitionInput) -> pd.DataFrame:
-    return consistency_both_orders(d.frame, unparsed=d.unparsed, confidence=d.confidence, by=d.by)
+    return consistency_both_orders(d.frame, policy=d.policy, by=d.by)
 
 
 @register_definition(
@@ -258,7 +246,7 @@ def _consistency_both_orders(d: DefinitionInput) -> pd.DataFrame:
     unparsed="wrong, kept in the denominator", denominator="every labelled pair judged in that order",
     note="Each order on its own with tie labels a class to hit; A pools both orders and leaves tie labels out.")
 def _accuracy_per_order(d: DefinitionInput) -> pd.DataFrame:
-    return accuracy_per_order(d.frame, ties=True, confidence=d.confidence, by=d.by)
+    return accuracy_per_order(d.frame, ties=True, policy=d.policy, by=d.by)
 
 
 @register_definition(
@@ -267,7 +255,7 @@ def _accuracy_per_order(d: DefinitionInput) -> pd.DataFrame:
     unparsed="wrong, kept in the denominator", denominator="pairs labelled A or B judged in that order",
     note="A's rules for one order at a time (unparsed counted wrong); A is the mean of the two orders.")
 def _accuracy_per_order_no_ties(d: DefinitionInput) -> pd.DataFrame:
-    return accuracy_per_order(d.frame, ties=False, confidence=d.confidence, by=d.by)
+    return accuracy_per_order(d.frame, ties=False, policy=d.policy, by=d.by)
 
 
 _MTBENCH = "MT-Bench (Zheng et al. 2023, Judging LLM-as-a-Judge), FastChat llm_judge/compute_agreement.py"
@@ -281,7 +269,7 @@ _MTBENCH = "MT-Bench (Zheng et al. 2023, Judging LLM-as-a-Judge), FastChat llm_j
     denominator="every labelled pair judged in both orders",
     note="One verdict per pair (a flip becomes tie) against labels with ties as a class; A scores each order.")
 def _agreement_with_ties(d: DefinitionInput) -> pd.DataFrame:
-    return pair_verdict_agreement(d.frame, ties=True, confidence=d.confidence, by=d.by)
+    return pair_verdict_agreement(d.frame, ties=True, policy=d.policy, by=d.by)
 
 
 @register_definition(
@@ -291,7 +279,7 @@ def _agreement_with_ties(d: DefinitionInput) -> pd.DataFrame:
     denominator="labelled A/B pairs whose pair verdict is not a tie",
     note="Flips and tie labels leave the denominator instead of counting wrong, so it runs above A.")
 def _agreement_without_ties(d: DefinitionInput) -> pd.DataFrame:
-    return pair_verdict_agreement(d.frame, ties=False, confidence=d.confidence, by=d.by)
+    return pair_verdict_agreement(d.frame, ties=False, policy=d.policy, by=d.by)
 
 
 _PANDALM = "PandaLM (Wang et al. 2023), test set v1 evaluation (accuracy, macro-F1 over A, B, tie)"
@@ -326,7 +314,7 @@ def _macro_f1(d: DefinitionInput) -> pd.DataFrame:
     note="One verdict per pair by vote of its two orders (an unparsed or tie order lets the other decide); "
          "A scores each order.")
 def _both_orders_vote(d: DefinitionInput) -> pd.DataFrame:
-    return vote_accuracy(d.frame, confidence=d.confidence, by=d.by)
+    return vote_accuracy(d.frame, policy=d.policy, by=d.by)
 
 
 _LLMBAR = "LLMBar (Zeng et al. 2024, Evaluating LLMs at Evaluating Instruction Following), evaluate.py"
@@ -339,7 +327,7 @@ _LLMBAR = "LLMBar (Zeng et al. 2024, Evaluating LLMs at Evaluating Instruction F
     interval="percentile bootstrap over pairs",
     note="A with unparsed verdicts counted wrong instead of the cell's policy (A under --unparsed wrong).")
 def _accuracy_mean_of_orders(d: DefinitionInput) -> pd.DataFrame:
-    return accuracy_mean_of_orders(d.frame, n_bootstrap=d.n_bootstrap, seed=d.seed, confidence=d.confidence,
+    return accuracy_mean_of_orders(d.frame, policy=d.policy,
                                    by=d.by)
 
 
@@ -349,7 +337,7 @@ def _accuracy_mean_of_orders(d: DefinitionInput) -> pd.DataFrame:
     unparsed="a value: null = null agrees", denominator="every pair judged in both orders",
     note="No label: 1 − φ with a null winner a value of its own (two nulls agree).")
 def _positional_agreement(d: DefinitionInput) -> pd.DataFrame:
-    return positional_agreement(d.frame, confidence=d.confidence, by=d.by)
+    return positional_agreement(d.frame, policy=d.policy, by=d.by)
 
 
 _ALPACA = "AlpacaEval (Dubois et al. 2023), alpaca_eval.metrics (win_rate, standard_error, discrete_win_rate)"
@@ -371,8 +359,7 @@ def _with_preferences(d: DefinitionInput) -> pd.DataFrame | None:
     note="No label: the mean probability the judge gives response B over A (with AlpacaEval's SE).")
 def _win_rate(d: DefinitionInput) -> pd.DataFrame | None:
     f = _with_preferences(d)
-    return None if f is None else win_rate(f, discrete=False, n_bootstrap=d.n_bootstrap, seed=d.seed,
-                                           confidence=d.confidence, by=d.by)
+    return None if f is None else win_rate(f, discrete=False, policy=d.policy, by=d.by)
 
 
 @register_definition(
@@ -384,8 +371,7 @@ def _win_rate(d: DefinitionInput) -> pd.DataFrame | None:
     note="No label: each preference rounded to win / draw / loss, then averaged, so it moves away from 1/2.")
 def _win_rate_discrete(d: DefinitionInput) -> pd.DataFrame | None:
     f = _with_preferences(d)
-    return None if f is None else win_rate(f, discrete=True, n_bootstrap=d.n_bootstrap, seed=d.seed,
-                                           confidence=d.confidence, by=d.by)
+    return None if f is None else win_rate(f, discrete=True, policy=d.policy, by=d.by)
 
 
 @register_definition(
@@ -400,7 +386,7 @@ def _score_ratio(d: DefinitionInput) -> pd.DataFrame | None:
     s = d.scored
     if not (s["score_a"].notna() & s["score_b"].notna()).any():
         return None
-    return score_ratio(s, n_bootstrap=d.n_bootstrap, seed=d.seed, confidence=d.confidence, by=d.by)
+    return score_ratio(s, policy=d.policy, by=d.by)
 
 
 # -- verdictlab's own figures, in the same shape ------------------------------------------------------
@@ -414,7 +400,7 @@ _OWN = "verdictlab (DESIGN.md, Reliability figures)"
     unparsed="cell policy", policy=True, denominator="(pair, order) units with a verdict",
     note="Repeatability only: share of (pair, order) units whose repetitions all agree; no label, no swap.")
 def _c(d: DefinitionInput) -> pd.DataFrame:
-    return reliability_figure(d.reliability, "C", by=d.by, confidence=d.confidence)
+    return reliability_figure(d.reliability, "C", by=d.by, confidence=d.policy.confidence)
 
 
 @register_definition(
@@ -424,7 +410,7 @@ def _c(d: DefinitionInput) -> pd.DataFrame:
     note="Order dependence only (1 − φ is the consistency of Auto-J and, under --unparsed wrong, LLMBar's "
          "positional agreement); no label.")
 def _phi(d: DefinitionInput) -> pd.DataFrame:
-    return reliability_figure(d.reliability, "phi", by=d.by, confidence=d.confidence)
+    return reliability_figure(d.reliability, "phi", by=d.by, confidence=d.policy.confidence)
 
 
 @register_definition(
@@ -433,7 +419,7 @@ def _phi(d: DefinitionInput) -> pd.DataFrame:
     unparsed="cell policy", policy=True, denominator="(pair, order) units labelled A or B",
     note="The reference: each order's modal verdict against an A/B label, tie labels left out.")
 def _a(d: DefinitionInput) -> pd.DataFrame:
-    return reliability_figure(d.reliability, "A", by=d.by, confidence=d.confidence)
+    return reliability_figure(d.reliability, "A", by=d.by, confidence=d.policy.confidence)
 
 
 @register_definition(
@@ -443,7 +429,7 @@ def _a(d: DefinitionInput) -> pd.DataFrame:
     interval="percentile bootstrap over pairs",
     note="Reproducible, order-invariant and correct at once (factorised form): below A by C and φ.")
 def _t(d: DefinitionInput) -> pd.DataFrame:
-    return reliability_figure(d.reliability, "T", by=d.by, confidence=d.confidence)
+    return reliability_figure(d.reliability, "T", by=d.by, confidence=d.policy.confidence)
 
 
 @register_definition(
@@ -452,4 +438,4 @@ def _t(d: DefinitionInput) -> pd.DataFrame:
     denominator="labelled units of pairs judged in both orders",
     note="The joint event measured directly: consistent, not flipped and right in that order.")
 def _t_joint(d: DefinitionInput) -> pd.DataFrame:
-    return reliability_figure(d.reliability, "T_joint", by=d.by, confidence=d.confidence)
+    return reliability_figure(d.reliability, "T_joint", by=d.by, confidence=d.policy.confidence)

@@ -38,9 +38,8 @@ _FROM = {"cell": FROM_CELL, "unit": FROM_UNIT, "none": "none: every draw a label
 
 @register_cell_columns("expected", columns=COLUMNS)
 def expected(inp: AnalysisInput) -> pd.DataFrame | None:
-    out = expected_by_cell(inp.pairs, repetitions=inp.extra.get("expected_reps"), unparsed=inp.unparsed,
-                           confidence=inp.confidence, n_bootstrap=inp.n_bootstrap, n_runs=inp.n_bootstrap,
-                           seed=inp.seed)
+    out = expected_by_cell(inp.pairs, repetitions=inp.extra.get("expected_reps"), policy=inp.policy,
+                           n_runs=inp.policy.n_bootstrap)
     if out.empty:
         return None
     source = out["unreadable_from"].map(_FROM).where(out["modelled"].astype(bool), NOT_MODELLED)

@@ -24,10 +24,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, Order, ParseStatus, Verdict
+from ..core.policy import FigurePolicy
+from ..core.vocab import CELL_KEY, DECISIVE, Order, ParseStatus, Verdict
 from ..stats import reliability
 from ..stats.juries import default_quorum, priority_verdicts, vote_counts
-from . import AnalysisInput, register
+from . import NO_BOOTSTRAP, AnalysisInput, register
 from ._frames import _empty, _finish, _prep, per_distinct
 
 FLASK_TIE_RULES = ("tie", "none", "priority")
@@ -100,21 +101,19 @@ def aggregate_criteria(judgments: pd.DataFrame, *, quorum: int | None = None, ti
     return _finish(g)
 
 
-def flask_table(judgments: pd.DataFrame, *, tie_rule: str = "tie", unparsed: str = DEFAULT_UNPARSED,
-                confidence: float = 0.95, n_bootstrap: int = 0, seed: int = 0) -> pd.DataFrame:
+def flask_table(judgments: pd.DataFrame, *, tie_rule: str = "tie", policy: FigurePolicy = NO_BOOTSTRAP
+                ) -> pd.DataFrame:
     """Reliability per criterion and for the aggregate, with calls per evaluation.
 
     One row per (judge, dataset, protocol, temperature, step); ``step == ''`` is the aggregate.
     ``calls_per_evaluation`` = criterion calls behind one aggregate verdict (per pair and order).
-    ``unparsed``, ``confidence``, ``n_bootstrap`` and ``seed`` go to :func:`verdictlab.stats.reliability`
-    as for the cell figures (so a criterion row equals the report cell of that step)."""
+    ``policy`` goes to :func:`verdictlab.stats.reliability` as for the cell figures (so a criterion row equals the report cell of that step)."""
     steps = judgments[judgments["step"].fillna("").astype(str) != ""]
     if steps.empty:
         return pd.DataFrame()
     steps = _prep(steps)               # free and constrained decoding are different cells, as in the report
     cell = list(CELL_KEY)
-    kw: dict[str, Any] = {"unparsed": unparsed, "q": "auto", "confidence": confidence,
-                          "n_bootstrap": n_bootstrap, "seed": seed}
+    kw: dict[str, Any] = {"policy": policy, "q": "auto"}
     agg = aggregate_criteria(steps, tie_rule=tie_rule)
     per = reliability(steps, **kw)
     tot = reliability(agg, **kw)
@@ -131,4 +130,4 @@ def flask_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
     """:func:`flask_table` over the run's pairwise rows."""
     if inp.pairs.empty:
         return None
-    return flask_table(inp.pairs, unparsed=inp.unparsed, confidence=inp.confidence, seed=inp.seed)
+    return flask_table(inp.pairs, policy=inp.policy.but(n_bootstrap=0))

@@ -5,7 +5,7 @@ invariance / sensitivity under perturbations, calibration, trust and cost per it
 
 A perturbed item (``meta["perturbation"]``, :func:`verdictlab.core.items.perturbation_of`) enters only
 when its case counts (deterministic, or accepted by a person); the others are counted per cell
-(``n_cases_uncounted``).  Unparsed grades follow the cell figures' policy (``inp.unparsed``).
+(``n_cases_uncounted``).  Unparsed grades follow the cell figures' policy (``inp.policy``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from ..core.items import perturbation_of
+from ..core.policy import FigurePolicy
 from ..core.vocab import CELL_KEY
 from ..protocols.pointwise import grade_text
 from ..protocols.rubric import human_label, normalise_result
@@ -73,8 +74,7 @@ def _compute(inp: AnalysisInput) -> list[tuple[dict[str, Any], GraderCell, int]]
         counted = g[g["counts"]]
         if counted.empty:
             continue
-        cell = grader_cell(counted, scale=scales.iloc[0] if len(scales) else None, unparsed=inp.unparsed,
-                           confidence=inp.confidence, n_bootstrap=inp.n_bootstrap, seed=inp.seed)
+        cell = grader_cell(counted, scale=scales.iloc[0] if len(scales) else None, policy=inp.policy)
         out.append((dict(zip(GRADER_KEY, key, strict=True)), cell, int(g.loc[~g["counts"], "item_id"].nunique())))
     return out
 
@@ -102,12 +102,12 @@ def _pooled(cell: GraderCell, klass: str, name: str) -> dict[str, Any]:
     return {name: r["rate"], f"{name}_lo": r["rate_lo"], f"{name}_hi": r["rate_hi"], f"n_{name}_units": r["n_counted"]}
 
 
-def _cell_row(key: dict[str, Any], cell: GraderCell, uncounted: int, unparsed: str) -> dict[str, Any]:
+def _cell_row(key: dict[str, Any], cell: GraderCell, uncounted: int, policy: FigurePolicy) -> dict[str, Any]:
     ag = asdict(cell.agreement)
     tr = asdict(cell.trust)
     return {**key, "kind": cell.kind, "scale": ", ".join(cell.scale), "n_items": cell.n_items,
             "n_cases": cell.n_cases, "n_cases_uncounted": uncounted, "n_judgments": cell.n_judgments,
-            "n_unparsed": cell.n_unparsed, "unparsed_policy": unparsed,
+            "n_unparsed": cell.n_unparsed, "unparsed_policy": policy.unparsed.value,
             "C": cell.C, "C_lo": cell.C_lo, "C_hi": cell.C_hi, "n_consistency_items": cell.n_consistency_units,
             "self_consistency": cell.self_consistency,
             **{k: ag[k] for k in ("n", "accuracy", "accuracy_lo", "accuracy_hi", "kappa", "kappa_lo", "kappa_hi",
@@ -121,7 +121,7 @@ def _cell_row(key: dict[str, Any], cell: GraderCell, uncounted: int, unparsed: s
 def grader_cells(inp: AnalysisInput) -> pd.DataFrame | None:
     """One row per grader cell: every figure of :class:`~verdictlab.stats.grader_cells.GraderCell`
     and the measured cost per item (:func:`verdictlab.stats.cost_per_item`)."""
-    rows = [_cell_row(key, cell, unc, inp.unparsed) for key, cell, unc in iter_grader_cells(inp)]
+    rows = [_cell_row(key, cell, unc, inp.policy) for key, cell, unc in iter_grader_cells(inp)]
     if not rows:
         return None
     out = pd.DataFrame(rows)

@@ -18,5 +18,5 @@ def grader_consistency(inp: AnalysisInput) -> pd.DataFrame | None:
     points = inp.points
     if points.empty:
         return None
-    out = repeat_consistency(points, unparsed=inp.unparsed, confidence=inp.confidence)
+    out = repeat_consistency(points, policy=inp.policy)
     return out if (out["n_units"] > 0).any() else None

@@ -11,7 +11,7 @@ The judge's prediction for an item is its P(A) (the ``p_a`` column, mean over or
 where the judge gives one, else the vote share across orders and repetitions (A = 1, B = 0, tie = 1/2;
 PASS = 1, FAIL = 0, UNKNOWN = 1/2).  For judges that give P(A) the vote share is calibrated too
 (``vote_calibration``, column ``ece_votes``).  Unparsed votes never enter the share; an item with no parsed vote is
-left out under ``unparsed="exclude"`` and predicted 1/2 (no decision) under ``unparsed="wrong"``.
+left out under unparsed ``exclude`` and predicted 1/2 (no decision) under unparsed ``wrong``.
 
 Items with a human label are the labelled set, the others the unlabelled set.  For each cell: the
 judge-only estimate (judge predictions on every item taken as truth), the human-only estimate and the
@@ -32,16 +32,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..core.vocab import (
     CELL_KEY,
     DECISIVE,
-    DEFAULT_DECODING,
-    DEFAULT_UNPARSED,
     VERDICTS,
     Verdict,
-    check_unparsed,
 )
 from ..errors import InputError
+from ..stats import with_cell_columns
 from ..stats.calibration import Calibration, Recalibration, calibration, recalibrations
 from ..stats.ppi import LabelBudget, MeanEstimate, classical_mean, judge_mean, label_budget, ppi_mean
 from ..stats.selective import SelectiveResult, selective_threshold
@@ -103,15 +102,15 @@ _ROW_COLUMNS: tuple[str, ...] = ("item_id", "verdict", "p_a", "label")
 
 
 def _keyed(judgments: pd.DataFrame) -> pd.DataFrame:
-    """The key and the columns a cell reads of the judgments, with ``decoding`` ('free' when absent)
-    and ``step`` ('' when absent) filled in."""
-    df = judgments[[c for c in (*KEY, *_ROW_COLUMNS) if c in judgments.columns]].copy()
-    df["decoding"] = df["decoding"].fillna(DEFAULT_DECODING).astype(str) if "decoding" in df else DEFAULT_DECODING
+    """The key and the columns a cell reads of the judgments, with ``decoding`` (free when absent:
+    :func:`verdictlab.stats.with_cell_columns`) and ``step`` ('' when absent) filled in."""
+    df = with_cell_columns(judgments[[c for c in (*KEY, *_ROW_COLUMNS) if c in judgments.columns]])
+    df["decoding"] = df["decoding"].astype(str)
     df["step"] = df["step"].fillna("").astype(str) if "step" in df else ""
     return df
 
 
-def _cell_items(judgments: pd.DataFrame, unparsed: str) -> list[tuple[tuple[Any, ...], str, pd.DataFrame, int]]:
+def _cell_items(judgments: pd.DataFrame, policy: FigurePolicy) -> list[tuple[tuple[Any, ...], str, pd.DataFrame, int]]:
     """``(key, kind, items, n_none)`` per result -- pair rows of one-call protocols and PASS/FAIL point
     rows -- with the cell's item frame (:func:`_item_frames`), every cell from one grouping of the rows."""
     df = _keyed(judgments)
@@ -125,7 +124,7 @@ def _cell_items(judgments: pd.DataFrame, unparsed: str) -> list[tuple[tuple[Any,
                      for key, kind in zip(keys, kinds, strict=True)], dtype=bool)
     if not keep.any():
         return []
-    frames = _item_frames(df, gid, np.array(kinds, dtype=object), keep, unparsed)
+    frames = _item_frames(df, gid, np.array(kinds, dtype=object), keep, policy)
     return [(keys[g], str(kinds[g]), items, n_none) for g, (items, n_none) in frames.items()]
 
 
@@ -174,7 +173,7 @@ def _item_codes(item_id: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _item_frames(df: pd.DataFrame, gid: np.ndarray, kinds: np.ndarray, keep: np.ndarray,
-                 unparsed: str) -> dict[int, tuple[pd.DataFrame, int]]:
+                 policy: FigurePolicy) -> dict[int, tuple[pd.DataFrame, int]]:
     """Per kept group: one row per item -- ``p`` (judge prediction), ``votes``, ``from_p_a`` and
     ``label`` -- and the count of items without any parsed vote that were left out; all groups from one
     ``groupby`` over (group, item), so each item's means sum its rows in the same order as alone."""
@@ -194,13 +193,13 @@ def _item_frames(df: pd.DataFrame, gid: np.ndarray, kinds: np.ndarray, keep: np.
     from_p_a = g["p_n"] > 0
     p = g["p_mean"].where(from_p_a, g["v_mean"])
     none = p.isna().to_numpy()
-    if unparsed == "wrong":
+    if not policy.drops_unparsed:
         p = p.fillna(0.5)
     items = pd.DataFrame({"p": p, "votes": g["v_mean"], "from_p_a": from_p_a, "label": g["label"]})
     items.index = pd.Index(item_text[g.index.get_level_values("_item").to_numpy()], name="item_id")
     group_of = g.index.get_level_values("_g").to_numpy()
     n_none = np.bincount(group_of, weights=none.astype(float), minlength=len(keep)).astype(int)
-    if unparsed == DEFAULT_UNPARSED:
+    if policy.drops_unparsed:
         items, group_of = items[~none], group_of[~none]
     bounds = np.searchsorted(group_of, np.arange(len(keep) + 1))
     return {int(k): (items.iloc[bounds[k]:bounds[k + 1]], int(n_none[k])) for k in np.flatnonzero(keep)}
@@ -231,8 +230,9 @@ def _top_label(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.maximum(p, 1.0 - p), (pred == y).astype(float)
 
 
-def _cell(key: tuple[Any, ...], kind: str, items: pd.DataFrame, n_none: int, *, unparsed: str, confidence: float,
-          target: float, delta: float, keep_labels: int | None, seed: int, n_bins: int) -> CellValidation:
+def _cell(key: tuple[Any, ...], kind: str, items: pd.DataFrame, n_none: int, *, policy: FigurePolicy,
+          target: float, delta: float, keep_labels: int | None, n_bins: int) -> CellValidation:
+    confidence, seed = policy.confidence, policy.seed
     y_all, excluded = _outcomes(items["label"], kind)
     p_all = items["p"].to_numpy(dtype=float)
     labelled = ~np.isnan(y_all)
@@ -254,7 +254,7 @@ def _cell(key: tuple[Any, ...], kind: str, items: pd.DataFrame, n_none: int, *, 
         notes.append(f"{int(excluded.sum())} human {word} label(s) left out: neither outcome")
     if n_none:
         notes.append(f"{n_none} item(s) without a parsed verdict "
-                     + ("left out" if unparsed == DEFAULT_UNPARSED else "predicted 1/2 (unparsed = wrong)"))
+                     + ("left out" if policy.drops_unparsed else "predicted 1/2 (unparsed = wrong)"))
     y, f, fu = y_all[labelled], p_all[labelled], p_all[unlabelled]
     conf, correct = _top_label(f, y)
     decided = f != 0.5
@@ -389,17 +389,16 @@ def apply_human_labels(judgments: pd.DataFrame, human: Mapping[tuple[str, str], 
     return out
 
 
-def validate_cells(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED, confidence: float = 0.95,
-                   target: float = 0.9, delta: float = 0.1, keep_labels: int | None = None, seed: int = 0,
+def validate_cells(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY,
+                   target: float = 0.9, delta: float = 0.1, keep_labels: int | None = None,
                    n_bins: int = 15) -> list[CellValidation]:
     """One :class:`CellValidation` per cell of pair items (win rate of A) and of PASS/FAIL point items
     (system accuracy).  Rows of multi-call steps (``step`` not empty) and graded verdicts are left out."""
-    check_unparsed(unparsed)
     if judgments.empty or not judgments["label"].notna().any():
         return []  # no human label anywhere: nothing to validate against (and no per-cell work)
-    return [_cell(key, kind, items, n_none, unparsed=unparsed, confidence=confidence, target=target, delta=delta,
-                  keep_labels=keep_labels, seed=seed, n_bins=n_bins)
-            for key, kind, items, n_none in _cell_items(judgments, unparsed)]
+    return [_cell(key, kind, items, n_none, policy=policy, target=target, delta=delta, keep_labels=keep_labels,
+                  n_bins=n_bins)
+            for key, kind, items, n_none in _cell_items(judgments, policy)]
 
 
 @dataclass(frozen=True)
@@ -415,22 +414,22 @@ class CellBudget:
         return _cell_dict(self.key)
 
 
-def budget_cells(judgments: pd.DataFrame, *, halfwidth: float, confidence: float = 0.95, n_strata: int = 4,
-                 unparsed: str = DEFAULT_UNPARSED, pool: int | None = None) -> list[CellBudget]:
+def budget_cells(judgments: pd.DataFrame, *, halfwidth: float, policy: FigurePolicy = DEFAULT_POLICY,
+                 n_strata: int = 4, pool: int | None = None) -> list[CellBudget]:
     """:func:`verdictlab.stats.label_budget` per cell: pilot = items with a human outcome (their labels and
     the judge's predictions), pool = the judge's predictions on every judged item of the cell (the items
     labels would be drawn from), or with ``pool=N`` just its size (assumed to look like the pilot)."""
     if judgments.empty:
         return []
     out = []
-    for key, kind, items, _ in _cell_items(judgments, unparsed):
+    for key, kind, items, _ in _cell_items(judgments, policy):
         y, excluded = _outcomes(items["label"], kind)
         p = items["p"].to_numpy(dtype=float)
         lab = ~np.isnan(y)
         out.append(CellBudget(key, "win_rate_A" if kind == "pair" else "accuracy",
                               label_budget(y[lab], p[lab], p[~excluded] if pool is None else pool,
                                            halfwidth=halfwidth,
-                                           confidence=confidence, n_strata=n_strata)))
+                                           confidence=policy.confidence, n_strata=n_strata)))
     return out
 
 
@@ -528,8 +527,7 @@ def _cells_for(inp: Any) -> list[CellValidation]:
     for seen, cells in _MEMO:
         if seen is inp:
             return cells
-    cells = validate_cells(inp.judgments, unparsed=inp.unparsed, confidence=inp.confidence, seed=inp.seed,
-                           **inp.extra.get("human_labels", {}))
+    cells = validate_cells(inp.judgments, policy=inp.policy, **inp.extra.get("human_labels", {}))
     _MEMO[:] = [(inp, cells)]
     return cells
 

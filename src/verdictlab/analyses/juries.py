@@ -21,4 +21,4 @@ def juries_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
     pairs = inp.pairs
     if pairs.empty:
         return None
-    return jury_table(pairs[pairs["step"].fillna("") == ""], unparsed=inp.unparsed)
+    return jury_table(pairs[pairs["step"] == ""], policy=inp.policy)

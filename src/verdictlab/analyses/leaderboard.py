@@ -157,7 +157,7 @@ def _compute(inp: AnalysisInput) -> _Leaderboards | None:
     rows = system_rows(inp.pairs, inp.items if inp.items is not None else inp.items_frame)
     if rows.empty:
         return None
-    n_boot = int(inp.n_bootstrap)
+    n_boot = int(inp.policy.n_bootstrap)
     cells: list[_Cell] = []
     stab, agree = [], []
     for dataset, d in rows.groupby("dataset", sort=True, observed=True):
@@ -166,7 +166,7 @@ def _compute(inp: AnalysisInput) -> _Leaderboards | None:
         for key, g in d.groupby(CELL, sort=True, dropna=False, observed=True):
             t = tournament(g, systems=systems)
             c = _Cell(CellKey.of(dict(zip(CELL, key, strict=True))), g, t,
-                      bradley_terry_ratings(t, n_bootstrap=n_boot, seed=inp.seed, confidence=inp.confidence),
+                      bradley_terry_ratings(t, n_bootstrap=n_boot, seed=inp.policy.seed, confidence=inp.policy.confidence),
                       separable_pairs(t))
             _cell_variants(c, systems)
             ds_cells.append(c)
@@ -174,7 +174,7 @@ def _compute(inp: AnalysisInput) -> _Leaderboards | None:
         within = [(c, kind, a, b) for c in ds_cells for kind, a, b in c.comparisons]
         across = [(a.key.label(), b.key.label()) for i, a in enumerate(ds_cells) for b in ds_cells[i + 1:]]
         table = ranking_stability(variants, [(a, b) for _, _, a, b in within] + across,
-                                  n_bootstrap=min(n_boot, 200), seed=inp.seed, confidence=inp.confidence)
+                                  n_bootstrap=min(n_boot, 200), seed=inp.policy.seed, confidence=inp.policy.confidence)
         for (c, kind, _, _), rec in zip(within, table.to_dict("records")[:len(within)], strict=True):
             stab.append({**c.key.as_dict(), "comparison": kind, **rec})
         for c in ds_cells:
@@ -205,7 +205,7 @@ def leaderboard_audits(inp: AnalysisInput) -> dict[CellKey, LeaderboardAudit]:
     if res is None:
         return {}
     return {c.key: leaderboard_audit(c.ratings, c.pairs, c.stability if c.stability is not None
-                                     else res.stability.iloc[0:0], confidence=inp.confidence) for c in res.cells}
+                                     else res.stability.iloc[0:0], confidence=inp.policy.confidence) for c in res.cells}
 
 
 def _leaderboard_table(inp: AnalysisInput, res: _Leaderboards) -> pd.DataFrame:
@@ -213,10 +213,10 @@ def _leaderboard_table(inp: AnalysisInput, res: _Leaderboards) -> pd.DataFrame:
     n_orders = int(inp.extra.get("elo_orders", 100))
     recs = []
     for c in res.cells:
-        wr = win_rates(c.t, tie_rule=tie_rule, n_bootstrap=int(inp.n_bootstrap), seed=inp.seed,
-                       confidence=inp.confidence).set_index("system")
-        se = sequential_elo(c.t, n_orders=n_orders, seed=inp.seed, confidence=inp.confidence).set_index("system")
-        audit = leaderboard_audit(c.ratings, c.pairs, res.stability.iloc[0:0], confidence=inp.confidence)
+        wr = win_rates(c.t, tie_rule=tie_rule, n_bootstrap=int(inp.policy.n_bootstrap), seed=inp.policy.seed,
+                       confidence=inp.policy.confidence).set_index("system")
+        se = sequential_elo(c.t, n_orders=n_orders, seed=inp.policy.seed, confidence=inp.policy.confidence).set_index("system")
+        audit = leaderboard_audit(c.ratings, c.pairs, res.stability.iloc[0:0], confidence=inp.policy.confidence)
         ub = {r.system: r.rank_ub for r in audit.ranking}
         for r in c.ratings.itertuples(index=False):
             if r.n == 0:
@@ -294,8 +294,8 @@ def score_ratio_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
                              score_b=pd.to_numeric(s["score_b"], errors="coerce").to_numpy())
         if not (rows["score_a"].notna() & rows["score_b"].notna()).any():
             continue
-        t = score_ratios(rows, baseline=base, n_bootstrap=int(inp.n_bootstrap), seed=inp.seed,
-                         confidence=inp.confidence)
+        t = score_ratios(rows, baseline=base, n_bootstrap=int(inp.policy.n_bootstrap), seed=inp.policy.seed,
+                         confidence=inp.policy.confidence)
         frames.append(t.assign(**c.key.as_dict()))
     if not frames:
         return None

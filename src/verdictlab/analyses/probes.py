@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import CELL_KEY, DEFAULT_UNPARSED, check_unparsed
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import CELL_KEY
 from ..datasets.probes import META_AWARE_PROTOCOLS
 from ..stats import with_cell_columns
 from ..stats.probes import match_probe_rows, probe_shift
@@ -59,12 +60,11 @@ def probe_datasets(metas: dict[tuple[str, str], dict[str, Any]],
 
 
 def probe_table(judgments: pd.DataFrame, items: list[Any] | pd.DataFrame, *,
-                unparsed: str = DEFAULT_UNPARSED) -> pd.DataFrame:
+                policy: FigurePolicy = DEFAULT_POLICY) -> pd.DataFrame:
     """Each probe's figures beside the unperturbed dataset, one row per probed cell (module docstring).
 
     ``items`` are the run's items (``RunStore.items()``, or ``RunStore.items_frame()``); only
     datasets whose items carry ``meta["probe"]`` are probes."""
-    check_unparsed(unparsed)
     metas = item_metas(items)
     df = trial_rows(judgments)
     rows = []
@@ -72,7 +72,7 @@ def probe_table(judgments: pd.DataFrame, items: list[Any] | pd.DataFrame, *,
         p, b = df[df["dataset"] == ds], df[df["dataset"] == base]
         if p.empty or b.empty:
             continue
-        m = match_probe_rows(p, b, unparsed=unparsed)
+        m = match_probe_rows(p, b, policy=policy)
         for key, g in m.groupby(_CELL_WITHOUT_DATASET, sort=True):
             cell = dict(zip(_CELL_WITHOUT_DATASET, key, strict=True))
             side = (np.array([metas.get((ds, str(i)), {}).get("probe_side") for i in g["item_id"]], dtype=object)
@@ -92,4 +92,4 @@ def probes_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
     """:func:`probe_table` over the run's pairwise rows and items."""
     if inp.pairs.empty or inp.items is None:
         return None
-    return probe_table(inp.pairs, list(inp.items), unparsed=inp.unparsed)
+    return probe_table(inp.pairs, list(inp.items), policy=inp.policy)

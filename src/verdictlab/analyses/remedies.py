@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, VERDICTS, Order, ParseStatus, Verdict
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import CELL_KEY, DECISIVE, VERDICTS, Order, ParseStatus, Verdict
 from ..errors import UsageError
 from ..stats import remedy_reliability
 from ..stats._frame import group_codes
@@ -224,8 +225,7 @@ REMEDY_TABLE_COLUMNS: tuple[str, ...] = (
 
 
 def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_REMEDIES,
-                 unparsed: str = DEFAULT_UNPARSED, confidence: float = 0.95, n_bootstrap: int = 0,
-                 seed: int = 0) -> pd.DataFrame:
+                 policy: FigurePolicy = DEFAULT_POLICY) -> pd.DataFrame:
     """How each remedy moves A, phi, C, T and the tie rate, per cell, beside the base protocol.
 
     One row per (cell, remedy) plus one ``remedy == "none"`` row per cell.  ``calls_per_verdict`` is
@@ -234,12 +234,12 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     here is computed from stored judgments.  A remedy the run cannot support (one order only,
     fewer than k repetitions, no log-probabilities) gets NaN figures and a ``note``.
 
-    The figures follow the cell figures' policy: ``unparsed`` and ``confidence`` as in
+    The figures follow the cell figures' ``policy`` (its unparsed rule and confidence) as in
     :func:`verdictlab.stats.reliability` (q measured as there, ``q="auto"``), so the ``none`` row of a
     cell equals that cell's figures under the same policy; they are
     :func:`verdictlab.stats.remedy_figures.remedy_reliability`'s, computed from the base rows' codes
     (the same numbers as ``reliability`` of each derived frame).  The table shows point figures only,
-    so ``n_bootstrap`` and ``seed`` draw nothing (kept so a caller passes the report's policy whole).
+    so the policy's bootstrap draws nothing.
     """
     derived = [p for p in pd.unique(judgments["protocol"]) if isinstance(p, str) and "+" in p]
     base = judgments.loc[~judgments["protocol"].isin(derived), [c for c in REMEDY_COLUMNS if c in judgments.columns]]
@@ -250,7 +250,7 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     if base.empty:
         return pd.DataFrame(columns=list(REMEDY_TABLE_COLUMNS))
     # the figures of reliability(derive(base, remedy)), from the base rows' codes (no derived frames)
-    figures = remedy_reliability(base, remedies, unparsed=unparsed, q="auto", confidence=confidence)
+    figures = remedy_reliability(base, remedies, policy=policy, q="auto")
     b = figures[0][1]
     b["step"] = ""
     rows = [b.assign(remedy="none", derived_protocol=b["protocol"])]
@@ -314,5 +314,4 @@ def remedies_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
     """:func:`remedy_table` over the run's pairwise rows (multi-call protocols by their aggregate)."""
     if inp.pairs.empty:
         return None
-    return remedy_table(single_verdict_rows(inp.pairs), remedies=REPORT_REMEDIES, unparsed=inp.unparsed,
-                        confidence=inp.confidence, seed=inp.seed)
+    return remedy_table(single_verdict_rows(inp.pairs), remedies=REPORT_REMEDIES, policy=inp.policy)

@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..core.vocab import CELL_KEY, DEFAULT_UNPARSED, check_unparsed
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import CELL_KEY
 from ..protocols.pointwise import grade_text
 from ..protocols.rubric import human_label, normalise_result
 from ..stats import with_cell_columns
@@ -31,28 +32,26 @@ def _keyed(judgments: pd.DataFrame) -> pd.DataFrame:
 
 
 def pointwise_agreement(judgments: pd.DataFrame, *, scale: Sequence[Any] | None = None,
-                        unparsed: str = DEFAULT_UNPARSED) -> pd.DataFrame:
+                        policy: FigurePolicy = DEFAULT_POLICY) -> pd.DataFrame:
     """Exact match, kappa (plain and quadratic-weighted) and Spearman between judge and human grades
     (:func:`verdictlab.stats.pointwise.grade_agreement`), one row per cell and step.  Rows with a
     missing human label are left out (``n_unlabelled``); unparsed verdicts are counted (``n_unparsed``)
     and follow the unparsed policy.  ``scale`` orders the categories for the weighted kappa (default:
     numeric order of the grades seen)."""
-    check_unparsed(unparsed)
     cats = [grade_text(x) for x in scale] if scale is not None else None
     out = []
     for key, g in _keyed(judgments).groupby(_GROUP, dropna=False, sort=True):
-        fig = grade_agreement(g["label"].map(grade_text), g["verdict"].map(grade_text), scale=cats, unparsed=unparsed)
+        fig = grade_agreement(g["label"].map(grade_text), g["verdict"].map(grade_text), scale=cats, policy=policy)
         out.append({**dict(zip(_GROUP, key, strict=True)), **asdict(fig)})
     return pd.DataFrame(out)
 
 
 def rubric_agreement(judgments: pd.DataFrame, *, items: Sequence[Any] | None = None,
-                     unparsed: str = DEFAULT_UNPARSED) -> pd.DataFrame:
+                     policy: FigurePolicy = DEFAULT_POLICY) -> pd.DataFrame:
     """Agreement of PASS / FAIL / UNKNOWN verdicts with human pass/fail labels
     (:func:`verdictlab.stats.pointwise.rubric_agreement_figures`), one row per cell and step.
     ``items`` (PointItems) supply per-criterion labels (``meta["labels"]``); without them the
     ``label`` column is used."""
-    check_unparsed(unparsed)
     df = _keyed(judgments)
     if items is not None:
         by_id = {(it.dataset, str(it.item_id)): it for it in items}
@@ -63,7 +62,7 @@ def rubric_agreement(judgments: pd.DataFrame, *, items: Sequence[Any] | None = N
     df["_judge"] = df["verdict"].map(normalise_result)
     out = []
     for key, g in df.groupby(_GROUP, dropna=False, sort=True):
-        fig = rubric_agreement_figures(g["_human"], g["_judge"], unparsed=unparsed)
+        fig = rubric_agreement_figures(g["_human"], g["_judge"], policy=policy)
         out.append({**dict(zip(_GROUP, key, strict=True)), **asdict(fig)})
     return pd.DataFrame(out)
 
@@ -81,7 +80,7 @@ def rubric_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
     rub, _ = _split_points(inp.points)
     if rub.empty:
         return None
-    return rubric_agreement(rub, items=list(inp.items) if inp.items is not None else None, unparsed=inp.unparsed)
+    return rubric_agreement(rub, items=list(inp.items) if inp.items is not None else None, policy=inp.policy)
 
 
 @register("pointwise", order=80, title="Pointwise grades",
@@ -90,4 +89,4 @@ def pointwise_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
     _, grd = _split_points(inp.points)
     if grd.empty:
         return None
-    return pointwise_agreement(grd, unparsed=inp.unparsed)
+    return pointwise_agreement(grd, policy=inp.policy)

@@ -7,7 +7,7 @@ and the judge's model family: ``inp.extra["judge_families"]`` (judge id -> famil
 :func:`judge_family` reads it from the judge id.  A response belongs to the family when the family
 name occurs in its system name (case-insensitive), or by ``inp.extra["system_families"]``
 (system -> family).  Units are (item, order) with the judge's modal verdict; unparsed verdicts
-follow the report's policy (under ``"wrong"`` an unparsed unit has no side and is left out here).
+follow the report's policy (under unparsed ``wrong`` an unparsed unit has no side and is left out here).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..core.vocab import CELL_KEY
 from ..stats.drift import unit_frame
 from ..stats.self_preference import SelfPreference, family_side, self_preference
@@ -62,13 +63,13 @@ def _models(items: Sequence[Any] | pd.DataFrame) -> pd.DataFrame:
 
 def self_preference_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame, *,
                    judge_families: Mapping[str, str] | None = None,
-                   system_families: dict[str, str] | None = None, unparsed: str = "exclude",
-                   confidence: float = 0.95) -> pd.DataFrame:
+                   system_families: dict[str, str] | None = None,
+                   policy: FigurePolicy = DEFAULT_POLICY) -> pd.DataFrame:
     """One row per cell whose judge has a family and whose items include own-vs-other pairs."""
     models = _models(items)
     if models.empty or judgments.empty:
         return pd.DataFrame(columns=list(SELF_PREFERENCE_COLUMNS))
-    units = unit_frame(judgments, by=CELL, unparsed=unparsed).drop(columns=["system_a", "system_b"], errors="ignore")
+    units = unit_frame(judgments, by=CELL, policy=policy).drop(columns=["system_a", "system_b"], errors="ignore")
     units = units.merge(models, on=["dataset", "item_id"])
     rows = []
     for key, g in units.groupby(CELL, sort=True):
@@ -81,7 +82,7 @@ def self_preference_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.Dat
         sub = sub[pd.notna(sub["own_side"])]
         if sub.empty:
             continue
-        rows.append({**cell, "family": fam, **asdict(self_preference(sub, confidence=confidence))})
+        rows.append({**cell, "family": fam, **asdict(self_preference(sub, confidence=policy.confidence))})
     return pd.DataFrame(rows, columns=list(SELF_PREFERENCE_COLUMNS))
 
 
@@ -94,6 +95,5 @@ def self_preference_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
     if items is None:
         return None
     t = self_preference_table(inp.pairs, items, judge_families=inp.extra.get("judge_families"),
-                       system_families=inp.extra.get("system_families"), unparsed=inp.unparsed,
-                       confidence=inp.confidence)
+                       system_families=inp.extra.get("system_families"), policy=inp.policy)
     return t if len(t) else None

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import CELL_KEY, check_unparsed
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import CELL_KEY
 from ..stats.probes import match_probe_rows
 from ..stats.stability import (
     anchor_direction_shifts,
@@ -73,10 +74,9 @@ def _paraphrase_row(g: pd.DataFrame, base_cell: pd.DataFrame, confidence: float)
     return {"n_items": int(g["item_id"].nunique()), **r, "note": note}
 
 
-def stability_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame, *, unparsed: str = "exclude",
-                    confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+def stability_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame, *,
+                    policy: FigurePolicy = DEFAULT_POLICY) -> pd.DataFrame:
     """One row per anchoring / paraphrase probe cell (module docstring)."""
-    check_unparsed(unparsed)
     df = trial_rows(judgments)
     cell_keys = [c for c in CELL_KEY if c != "dataset"]
     rows = []
@@ -84,19 +84,19 @@ def stability_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame
         p, b = df[df["dataset"] == ds], df[df["dataset"] == base]
         if p.empty or b.empty:
             continue
-        m = match_probe_rows(p, b, unparsed=unparsed)
+        m = match_probe_rows(p, b, policy=policy)
         source = next((v.get("paraphrase_source", "") for v in metas.values()), "")
         for key, g in m.groupby(cell_keys, sort=True):
             rec: dict[str, Any] = {c: np.nan for c in STABILITY_COLUMNS}
             rec.update(probe=probe, **dict(zip(cell_keys, key, strict=True)), dataset=ds, base_dataset=base,
                        n_matched=len(g), source=source, note="")
             if probe == "anchoring":
-                rec.update(_anchor_row(g, metas, max(int(n_bootstrap), 1), seed, confidence))
+                rec.update(_anchor_row(g, metas, max(policy.n_bootstrap, 1), policy.seed, policy.confidence))
             else:
                 same = np.ones(len(b), dtype=bool)
                 for c, v in zip(cell_keys, key, strict=True):
                     same &= (b[c] == v).to_numpy()
-                rec.update(_paraphrase_row(g, b[same], confidence))
+                rec.update(_paraphrase_row(g, b[same], policy.confidence))
             rows.append(rec)
     return pd.DataFrame(rows, columns=list(STABILITY_COLUMNS))
 
@@ -110,6 +110,5 @@ def stability_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
     items = inp.items if inp.items is not None else inp.items_frame
     if inp.pairs.empty or items is None:
         return None
-    t = stability_table(inp.pairs, items, unparsed=inp.unparsed, confidence=inp.confidence,
-                        n_bootstrap=min(int(inp.n_bootstrap), 1000), seed=inp.seed)
+    t = stability_table(inp.pairs, items, policy=inp.policy.but(n_bootstrap=min(inp.policy.n_bootstrap, 1000)))
     return t if len(t) else None

@@ -9,7 +9,7 @@ that ranking with a reference: ``inp.extra["reference_ranking"]`` (a list best f
 dataset -> list) when given, else the ranking Bradley-Terry fits to the gold pair labels (when the
 source gave gold scores or a ranking).
 
-Unparsed verdicts never count as a preference; under ``unparsed="wrong"`` a pair whose verdicts are
+Unparsed verdicts never count as a preference; under unparsed ``wrong`` a pair whose verdicts are
 all unparsed still has no outcome (there is no "wrong" side to prefer), so the policy does not change
 these figures -- it is recorded in the table.
 """
@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core.policy import FigurePolicy
 from ..core.vocab import CELL_KEY
 from ..datasets.multi import pair_systems
 from ..stats import with_cell_columns
@@ -69,17 +70,21 @@ def _reference(extra: Mapping[str, Any], dataset: str, rows: pd.DataFrame) -> tu
     return (gold, "gold labels") if gold else (None, "")
 
 
+#: the policy of :func:`transitivity_tables` unless told otherwise: 200 Bradley-Terry resamples
+TABLE_POLICY = FigurePolicy(n_bootstrap=200)
+
+
 def transitivity_tables(rows: pd.DataFrame, *, extra: Mapping[str, Any] | None = None, tie_rule: str = "weak_order",
-                        confidence: float = 0.95, n_bootstrap: int = 200, seed: int = 0,
-                        unparsed: str = "exclude") -> tuple[pd.DataFrame, pd.DataFrame]:
+                        policy: FigurePolicy = TABLE_POLICY
+                        ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per-cell transitivity table, per-cell Bradley-Terry ranking table) from :func:`multi_rows`."""
     extra = extra or {}
     recs, ranks = [], []
     for key, g in rows.groupby(CELL, sort=True, dropna=False):
         cell = dict(zip(CELL, key, strict=True))
         out = pair_outcomes(g)
-        res = transitivity(out, tie_rule=tie_rule, confidence=confidence)
-        bt = bradley_terry(out, n_boot=n_bootstrap, seed=seed, confidence=confidence)
+        res = transitivity(out, tie_rule=tie_rule, confidence=policy.confidence)
+        bt = bradley_terry(out, n_boot=policy.n_bootstrap, seed=policy.seed, confidence=policy.confidence)
         ranks += [{**cell, **r} for r in bt.to_dict("records")]
         ref, ref_kind = _reference(extra, str(cell["dataset"]), g)
         tau = kendall_vs_reference(dict(zip(bt["system"], bt["strength"], strict=True)), ref) if ref else None
@@ -90,7 +95,7 @@ def transitivity_tables(rows: pd.DataFrame, *, extra: Mapping[str, Any] | None =
                      "n_strict_cycles": res.n_strict_cycles, "n_excluded": res.n_excluded, "tie_rule": tie_rule,
                      "ranking": " > ".join(bt["system"].astype(str)),
                      "kendall_tau": tau.value if tau else np.nan, "kendall_n": tau.n if tau else 0,
-                     "reference": ref_kind, "unparsed_policy": unparsed})
+                     "reference": ref_kind, "unparsed_policy": policy.unparsed.value})
     return (pd.DataFrame(recs, columns=list(TRANSITIVITY_COLUMNS)),
             pd.DataFrame(ranks, columns=list(RANKING_COLUMNS)))
 
@@ -138,9 +143,8 @@ def _compute(inp: AnalysisInput) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     rows = multi_rows(inp.pairs, inp.items if inp.items is not None else inp.items_frame)
     if rows.empty:
         return None
-    n_boot = min(int(inp.n_bootstrap), 200) if inp.n_bootstrap else 0
-    return transitivity_tables(rows, extra=inp.extra, confidence=inp.confidence, n_bootstrap=n_boot,
-                               seed=inp.seed, unparsed=inp.unparsed)
+    n_boot = min(inp.policy.n_bootstrap, 200)
+    return transitivity_tables(rows, extra=inp.extra, policy=inp.policy.but(n_bootstrap=n_boot))
 
 
 @register("transitivity", order=70, title="Transitivity",

@@ -19,6 +19,7 @@ from .options import (
     TableOrJson,
     Unparsed,
     exit_codes,
+    figure_policy,
     format_or_json,
 )
 
@@ -52,9 +53,10 @@ def compare(
     form = format_or_json(fmt, legacy_json, TableOrJson)
     if not 0 < alpha < 1:
         raise typer.BadParameter(f"--alpha must be in (0, 1), got {alpha}")
-    res = compare_runs(run_dirs, by=by.value, all_pairs=all_pairs, unparsed=unparsed.value, alpha=alpha)
+    policy = figure_policy(unparsed=unparsed)
+    res = compare_runs(run_dirs, by=by.value, all_pairs=all_pairs, policy=policy, alpha=alpha)
     if form is TableOrJson.json:
-        payload = comparison_json(res, by=by.value, unparsed=unparsed.value, alpha=alpha)
+        payload = comparison_json(res, by=by.value, policy=policy, alpha=alpha)
         typer.echo(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
         return
     con = data_console(wide=False, markup=False, highlight=False)
@@ -64,7 +66,7 @@ def compare(
     strata = [c for c in res.columns if c in ("dataset", "protocol", "judge", "temperature", "step")]
     t = Table(box=box.SIMPLE_HEAD, pad_edge=False,
               title=f"Paired exact McNemar by {by.value}: {res.attrs['pairs']} pairs, Holm over {len(res)} "
-                    f"tests, unparsed={unparsed.value}")
+                    f"tests, unparsed={policy.unparsed.value}")
     t.add_column("stratum", overflow="fold")
     t.add_column("x vs y", overflow="fold")
     for c in ("N", "acc x/y", "only x/y", "p", "p Holm", ""):

@@ -24,6 +24,7 @@ from .options import (
     Unparsed,
     deprecated,
     exit_codes,
+    figure_policy,
     output_format,
 )
 
@@ -153,7 +154,7 @@ def drift(
         if path is not None:
             check_writable(path)
     rep = drift_report(run_dirs, series=series, judge_a=judge_a, judge_b=judge_b, margin=margin, alpha=alpha,
-                       n_boot=bootstrap, seed=seed, unparsed=unparsed.value, chart=chart.value,
+                       policy=figure_policy(unparsed=unparsed, bootstrap=bootstrap, seed=seed), chart=chart.value,
                        baseline=baseline, changed_items="exclude" if exclude_changed else "refuse")
     _print(rep, form, out)
     if page is not None:

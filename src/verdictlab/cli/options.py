@@ -26,6 +26,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from typer.core import TyperCommand
 
+from ..core.policy import FigurePolicy
 from ..core.vocab import UnparsedPolicy
 from ..errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, exit_meanings
 from ._errors import say
@@ -108,6 +109,16 @@ SEED_DEFAULT = 0
 Confidence = Annotated[float, typer.Option("--confidence", callback=_open_unit, metavar="LEVEL",
                                            help="Confidence level of the intervals, in (0, 1).")]
 CONFIDENCE_DEFAULT = 0.95
+
+
+def figure_policy(*, unparsed: UnparsedPolicy = UNPARSED_DEFAULT, confidence: float = CONFIDENCE_DEFAULT,
+                  bootstrap: int = BOOTSTRAP_DEFAULT, seed: int = SEED_DEFAULT) -> FigurePolicy:
+    """The one :class:`~verdictlab.core.policy.FigurePolicy` of a command, from its shared options (a value the
+    policy refuses is a usage error naming it)."""
+    try:
+        return FigurePolicy(unparsed=unparsed, confidence=confidence, n_bootstrap=bootstrap, seed=seed)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
 
 # -- old spellings, accepted for one release ---------------------------------------------------------
 class Command(TyperCommand):

@@ -26,6 +26,7 @@ from .options import (
     TableOrJson,
     Unparsed,
     exit_codes,
+    figure_policy,
     format_or_json,
 )
 
@@ -71,8 +72,8 @@ def plan_labels_cmd(
 
     form = format_or_json(fmt, legacy_json, TableOrJson)
     try:
-        cells = plan_labels(run_dir, halfwidth=halfwidth, human=human, confidence=confidence, n_strata=strata,
-                            unparsed=unparsed.value, pool=pool)
+        cells = plan_labels(run_dir, halfwidth=halfwidth, human=human, n_strata=strata, pool=pool,
+                            policy=figure_policy(unparsed=unparsed, confidence=confidence))
     except LabelPlanError as e:   # out of range or over a documented limit: a bad option value (exit 2)
         raise typer.BadParameter(str(e), param_hint=f"--{e.option}") from None
     if form is TableOrJson.json:

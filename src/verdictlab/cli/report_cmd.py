@@ -29,6 +29,7 @@ from .options import (
     Unparsed,
     deprecated,
     exit_codes,
+    figure_policy,
     output_format,
 )
 
@@ -178,6 +179,7 @@ def report(
     from ..store.column_cache import cache_root
     from ._errors import check_writable
 
+    policy = figure_policy(unparsed=unparsed, confidence=confidence, bootstrap=bootstrap, seed=seed)
     target = _target(run_dir, fmt, out, (legacy_out, legacy_json, legacy_html, legacy_markdown))
     for path in (target.out, target.html_too):     # before the (possibly long) report is built
         if path is not None:
@@ -185,8 +187,7 @@ def report(
     _check_definitions(definitions)
     _check_viewer_url(viewer_url)
     with _status() as step:         # ended before any error is printed
-        rep = build_report(run_dir, unparsed=unparsed.value, confidence=confidence, n_bootstrap=bootstrap,
-                           seed=seed, expected_reps=expected_reps, definitions=definitions,
+        rep = build_report(run_dir, policy=policy, expected_reps=expected_reps, definitions=definitions,
                            cache=cache_root("columns"), progress=step)
     _write(rep, target, viewer_url or None)
     if plots is not None:

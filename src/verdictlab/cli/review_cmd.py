@@ -8,9 +8,17 @@ from typing import Annotated
 
 import typer
 
-from ..core.vocab import UnparsedPolicy
 from ._errors import EXIT_INPUT, EXIT_STORE
-from .options import UNPARSED_DEFAULT, OutOption, RunArg, Unparsed, deprecated, exit_codes, output_format
+from .options import (
+    UNPARSED_DEFAULT,
+    OutOption,
+    RunArg,
+    Unparsed,
+    deprecated,
+    exit_codes,
+    figure_policy,
+    output_format,
+)
 
 
 class ReviewFormat(StrEnum):
@@ -41,7 +49,7 @@ def review(
         form = output_format(out, fmt, ReviewFormat, ReviewFormat.csv)
     check_writable(out or (run_dir / f"review.{form.value}"))
     res = export_review(run_dir, out=out, fmt=form.value, protocol=protocol, judge=judge,
-                        include_unparsed=unparsed is UnparsedPolicy.WRONG)
+                        include_unparsed=not figure_policy(unparsed=unparsed).drops_unparsed)
     summary = ", ".join(f"{k}: {v}" for k, v in res.counts.items()) or "none"
     say(f"{res.n_rows} disagreement(s) written to {res.path} ({summary})")
 

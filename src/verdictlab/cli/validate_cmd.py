@@ -32,6 +32,7 @@ from .options import (
     TableOrJson,
     Unparsed,
     exit_codes,
+    figure_policy,
     format_or_json,
 )
 
@@ -140,8 +141,8 @@ def validate(
         raise typer.BadParameter(f"--keep-labels must be >= 1, got {keep_labels}")
     if bins < 1:
         raise typer.BadParameter(f"--bins must be >= 1, got {bins}")
-    cells = validate_run(run_dir, human=human, unparsed=unparsed.value, confidence=confidence,
-                         target=target_agreement, delta=delta, keep_labels=keep_labels, seed=seed, n_bins=bins)
+    cells = validate_run(run_dir, human=human, policy=figure_policy(unparsed=unparsed, confidence=confidence, seed=seed),
+                         target=target_agreement, delta=delta, keep_labels=keep_labels, n_bins=bins)
     if plots is not None:
         written = write_reliability_plots(cells, plots)
         say(f"reliability diagram written to {plots}/reliability.png and .svg" if written else

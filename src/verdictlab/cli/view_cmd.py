@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from ._errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_STORE
-from .options import UNPARSED_DEFAULT, RunArg, Unparsed, exit_codes
+from .options import UNPARSED_DEFAULT, RunArg, Unparsed, exit_codes, figure_policy
 
 
 def view(
@@ -40,7 +40,7 @@ def view(
         say(f"serving {url} -- press Ctrl-C to stop", err=False)
 
     try:
-        serve(run_dir, host=host, port=port, unparsed=unparsed.value, cache=None if no_cache else cache_root(),
+        serve(run_dir, host=host, port=port, policy=figure_policy(unparsed=unparsed), cache=None if no_cache else cache_root(),
               on_ready=ready, curator=curator)
     except AddressError as exc:
         raise typer.BadParameter(str(exc)) from None

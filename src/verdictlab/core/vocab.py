@@ -85,7 +85,6 @@ LABELS: tuple[str, ...] = VERDICTS
 DECISIVE: tuple[str, ...] = (Verdict.A.value, Verdict.B.value)     # a winner was named
 PARSE_STATUSES: tuple[str, ...] = tuple(s.value for s in ParseStatus)
 UNPARSED_POLICIES: tuple[str, ...] = tuple(p.value for p in UnparsedPolicy)
-DEFAULT_UNPARSED: str = UnparsedPolicy.EXCLUDE.value
 DECODINGS: tuple[str, ...] = tuple(d.value for d in Decoding)
 DEFAULT_DECODING: str = Decoding.FREE.value
 #: the rules that make a pair's gold label from its annotators' votes (:func:`gold_label`): ``majority``
@@ -227,13 +226,6 @@ def first_shown_array(orders: Any) -> Any:
     return swap_array(np.full(len(orders), "A", dtype=object), orders)
 
 
-def check_unparsed(policy: str) -> str:
-    """``policy`` if it is a known unparsed policy; ``ValueError`` naming the choices otherwise."""
-    if policy not in UNPARSED_POLICIES:
-        raise ValueError(f"unparsed must be one of {UNPARSED_POLICIES}, got {policy!r}")
-    return str(policy)
-
-
 def check_decoding(decoding: str) -> str:
     if decoding not in DECODINGS:
         raise ValueError(f"decoding must be one of {DECODINGS}, got {decoding!r}")
@@ -298,7 +290,6 @@ __all__ = [
     "DECISIVE",
     "DECODINGS",
     "DEFAULT_DECODING",
-    "DEFAULT_UNPARSED",
     "GOLD_RULES",
     "TIES_DROPPED",
     "LABELS",
@@ -318,7 +309,6 @@ __all__ = [
     "check_decoding",
     "check_gold_rule",
     "check_order",
-    "check_unparsed",
     "first_shown",
     "first_shown_array",
     "gold_label",

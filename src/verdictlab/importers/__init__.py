@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.registry import Registry
-from .options import COMMON_OPTIONS, TABLE_OPTIONS, ImporterOption
+from .options import ANSWERS_OPTION, COMMON_OPTIONS, TABLE_OPTIONS, VOTES_OPTIONS, ImporterOption
 
 if TYPE_CHECKING:
     from ..core.items import PairItem, PointItem
@@ -128,6 +128,10 @@ def import_into(format: str, path: str | Path, *, run_dir: str | Path,
     rows, column by column."""
     from ._batch import check_options, write_batch
 
+    if format == "votes":      # votes relabel a run's items: no judgment rows (importers.votes)
+        from .votes import attach_votes
+
+        return attach_votes(path, run_dir=run_dir, **options)
     importer = get_importer(format)
     check_options(options, path=str(path))
     if format == "parquet" and _builtin_parquet():
@@ -171,6 +175,20 @@ register_importer("inspect", "verdictlab.importers.inspect_log:import_inspect",
                            ImporterOption("transcripts", type=bool,
                                           help="the graded object is the agent's whole run: items carry the "
                                                "sample's transcript (messages, tool calls, tool results).")))
+register_importer("fastchat-reviews", "verdictlab.importers.fastchat_reviews:import_fastchat_reviews",
+                  "FastChat-style review folders (review_id, question_id, answer1_id, answer2_id, text, score as a "
+                  "pair or three-class), one file per system pair; systems and order from the answer ids "
+                  "(--answers); [-1, -1] unread", options=(ANSWERS_OPTION,))
+register_importer("prd", "verdictlab.importers.prd:import_prd",
+                  "the PRD peer-review study's Vicuna-80 release (data/vicuna80/): five reviewers' reviews in both "
+                  "orders, the crowd votes as the items' votes, gold = sign of their mean")
+register_importer("alpaca-eval", "verdictlab.importers.alpaca_eval:import_alpaca_eval",
+                  "one model's public AlpacaEval annotations.json (instruction, output_1/2, generator_1/2, annotator, "
+                  "preference 1..2, soft or hard) -> judgments with systems and P(A)")
+register_importer("votes", "verdictlab.importers.votes:attach_votes",
+                  "human annotators' votes on a run's pairs (item_id, annotator, vote; or one column per annotator, "
+                  "--annotators) -> the items' votes and a gold label by --gold-rule (majority, majority-or-none, "
+                  "mean-sign, unanimous; ', ties dropped')", options=VOTES_OPTIONS)
 register_importer("csv", "verdictlab.importers.tabular:import_csv",
                   "CSV, one judgment per row (item_id, judge, protocol, dataset, order, rep, "
                   "temperature, verdict, label, ...)", options=TABLE_OPTIONS)

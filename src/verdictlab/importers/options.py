@@ -102,22 +102,61 @@ COMMON_OPTIONS: tuple[ImporterOption, ...] = (
                                     "column; default 0, noted)."),
 )
 
+ANSWERS_OPTION = ImporterOption(
+    "answers", metavar="PATH",
+    help="answer records (answer_id, model_id, text) by id -- a file or a folder of answer_*.jsonl / "
+         "*generations*.jsonl; --map answer_first_id=COLUMN,answer_second_id=COLUMN (as shown) or answer_a_id / "
+         "answer_b_id (canonical) join a row's two responses to their systems and texts.")
+
+FIELD_MAP_OPTION = ImporterOption(
+    "field_map", flag="--map", metavar="COLUMN=SOURCE", repeatable=True, parse=parse_field_map,
+    help="COLUMN=SOURCE_COLUMN for any column, e.g. --map verdict=winner; repeatable.")
+
+VALUE_MAP_OPTION = ImporterOption(
+    "value_map", flag="--map-values", metavar="COLUMN:RAW=VALUE,...", repeatable=True, parse=parse_value_map,
+    help="what the values of verdict, label or order mean, COLUMN:RAW=VALUE,... e.g. --map-values "
+         "verdict:0=tie,1=A,2=B; repeatable.")
+
 TABLE_OPTIONS: tuple[ImporterOption, ...] = (
     ImporterOption("order", ("AB", "BA"), help="presentation order of the whole file (when there is no order "
                                                "column)."),
     ImporterOption("verdicts", ("canonical", "positional"), default="canonical",
                    help="canonical (A = response_a) or positional (A = the response shown first; converted "
                         "with the order)."),
-    ImporterOption("id_from", ("hash", "row"),
+    ImporterOption("id_from", ("hash", "row", "pair"),
                    help="without an item_id column: derive ids from hash (question + both responses, "
-                        "the same in either order) or row (the record number)."),
-    ImporterOption("field_map", flag="--map", metavar="COLUMN=SOURCE", repeatable=True, parse=parse_field_map,
-                   help="COLUMN=SOURCE_COLUMN for any column, e.g. --map verdict=winner; repeatable."),
-    ImporterOption("value_map", flag="--map-values", metavar="COLUMN:RAW=VALUE,...", repeatable=True,
-                   parse=parse_value_map,
-                   help="what the values of verdict, label or order mean, COLUMN:RAW=VALUE,... e.g. --map-values "
-                        "verdict:0=tie,1=A,2=B; repeatable."),
+                        "the same in either order) or row (the record number); pair: the item_id column is the "
+                        "question's id, the item id adds the two systems in sorted order."),
+    FIELD_MAP_OPTION,
+    VALUE_MAP_OPTION,
+    ImporterOption("file_pattern", metavar="REGEX",
+                   help="a regular expression with named groups searched in each file's name (PATH may be a "
+                        "folder), giving keys for its rows, e.g. 'answer_(?P<system_first>.+)-vs-answer_"
+                        "(?P<system_second>.+)-(?P<judge>[^-]+)-reviewer'; groups: judge, dataset, protocol, order, "
+                        "item_id, system_a, system_b, system_first, system_second, category, step, rep, "
+                        "temperature."),
+    ANSWERS_OPTION,
 )
 
 
-__all__ = ["COMMON_OPTIONS", "TABLE_OPTIONS", "ImporterOption", "parse_field_map", "parse_value_map"]
+def parse_column_list(text: str) -> list[str]:
+    """``"h1,h2, h3"`` -> ``["h1", "h2", "h3"]`` (``--annotators``)."""
+    cols = [c.strip() for c in str(text).split(",") if c.strip()]
+    if not cols:
+        raise UsageError(f"expected COL,COL,..., got {text!r}")
+    return cols
+
+
+VOTES_OPTIONS: tuple[ImporterOption, ...] = (
+    ImporterOption("gold_rule", metavar="RULE",
+                   help="the rule that makes each pair's gold label from its votes: majority (default), "
+                        "majority-or-none, mean-sign or unanimous, optionally + ', ties dropped'."),
+    ImporterOption("annotators", metavar="COL,COL,...", parse=parse_column_list,
+                   help="one column per annotator (otherwise one vote per row: item_id, annotator, vote)."),
+    FIELD_MAP_OPTION,
+    VALUE_MAP_OPTION,
+)
+
+
+__all__ = ["ANSWERS_OPTION", "COMMON_OPTIONS", "FIELD_MAP_OPTION", "TABLE_OPTIONS", "VALUE_MAP_OPTION", "VOTES_OPTIONS",
+           "ImporterOption", "parse_column_list", "parse_field_map", "parse_value_map"]

@@ -38,6 +38,23 @@ Columns (rename any of them with ``field_map={"verdict": "winner", ...}`` / ``--
   cost and latency >= 0 (probabilities in [0, 1] and scores >= 0: :mod:`._preferences`).  Words of a fixed vocabulary (order, verdict, label,
   parse_status) are read with surrounding spaces removed; ids and names are kept as written.
 
+Keys beyond the columns (:mod:`verdictlab.importers._keys`, shared by the named importers):
+
+- ``PATH`` may be a folder: every file of the format in it is read (``file_pattern`` /
+  ``--file-pattern REGEX``: named groups of a regular expression searched in each file's name give keys
+  for its rows -- ``judge``, ``dataset``, ``protocol``, ``order``, ``item_id``, ``system_a``,
+  ``system_b``, ``category``, ``step`` ...; a column of the row wins over the file name, the file name
+  over a whole-file option; ``system_first`` / ``system_second`` name the systems shown first and
+  second, made canonical by sorting the two names, with the order that says which came first).
+- a source written ``column[i]`` reads element ``i`` of a list-valued column: ``--map
+  score_first=score[0] --map score_second=score[1]``.
+- an id join: ``answers`` / ``--answers PATH`` (a file or a folder of ``answer_*.jsonl`` /
+  ``*generations*.jsonl`` records ``answer_id, model_id, text``) and ``--map
+  answer_first_id=answer1_id --map answer_second_id=answer2_id`` give each row its two responses'
+  systems and texts, canonical A being the system whose name sorts first and the order the one the ids
+  were shown in (``answer_a_id`` / ``answer_b_id``: the ids in canonical order).  ``--id-from pair``
+  makes the item id ``<item_id>-<A>-vs-<B>`` from a question id column and the two systems.
+
 Every problem of the file is reported at once (:class:`verdictlab.core.items.ItemProblems`), each with
 file, row and column, and with the fix where there is one (``--map``, ``--map-values``, ``--id-from``).
 """
@@ -58,6 +75,7 @@ from ..core.vocab import ORDERS, PARSE_STATUSES, swap
 from ..datasets._common import read_records
 from ..datasets.tabular import read_table_rows
 from ._batch import ImportBatch, check_batch, check_options, checked, judgment_row
+from ._keys import Answers, FilePattern, add_list_values, files_of, list_sources, pair_item_id, shown_pair
 from ._preferences import PREFERENCE_COLUMNS, Preference, read_preference
 
 KEY_COLUMNS = ("item_id", "judge", "protocol", "dataset", "order", "rep", "temperature")
@@ -70,12 +88,12 @@ ITEM_TEXTS = (*ITEM_COLUMNS, "reference")
 KNOWN = (set(REQUIRED) | {"label"} | set(TEXT_OPTIONAL) | set(NUMBER_OPTIONAL) | {"parse_status", "reference"}
          | set(ITEM_COLUMNS) | set(PREFERENCE_COLUMNS))
 VERDICT_TERMS = ("canonical", "positional")
-ID_SOURCES = ("column", "hash", "row")
+ID_SOURCES = ("column", "hash", "row", "pair")
 #: what a key column is when neither a column nor an option says (the import notes the assumption)
 ASSUMED = {"rep": 0, "temperature": 0.0}
 #: the columns a value map may translate, and the words each may be mapped to ("" = empty)
 VALUE_MAP_TARGETS: dict[str, tuple[str, ...]] = {"verdict": ("A", "B", "tie", ""), "label": ("A", "B", "tie", ""),
-                                                 "order": ORDERS}
+                                                 "order": ORDERS, "vote": ("A", "B", "tie", "")}
 _WORDS = {"A": "A", "B": "B", "a": "A", "b": "B", "tie": "tie", "Tie": "tie", "TIE": "tie"}
 _EXACT = frozenset({"A", "B", "tie"})     # cells read as they are
 _RULES = {
@@ -88,6 +106,8 @@ _ID_NOTES = {
             "responses as an unordered pair -- the same id for a pair's rows in either order or file",
     "row": "item ids derived (--id-from row): the record's position in the file (1, 2, ...); files of the two "
            "orders join only if their records are in the same order",
+    "pair": "item ids derived (--id-from pair): '<item_id>-<A>-vs-<B>', the question's id and its two systems in "
+            "sorted order -- the same id for the pair in either order or file",
 }
 
 
@@ -527,35 +547,166 @@ def _notes(spec: _Spec, p: Path, n_rows: int, n_items: int, assumed: list[str],
     return notes
 
 
+#: the fields an id join fills (``--answers``): the ids of the two responses as shown, or as canonical
+JOIN_FIELDS = ("answer_first_id", "answer_second_id", "answer_a_id", "answer_b_id")
+#: the file suffixes each format reads from a folder
+SUFFIXES = {"csv": (".csv", ".tsv"), "jsonl": (".jsonl", ".json"), "parquet": (".parquet",),
+            "table": (".csv", ".tsv", ".jsonl", ".json", ".parquet")}
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """Where one file's rows find keys besides their columns (:mod:`._keys`): the file name's groups,
+    the ``column[i]`` sources, the answers an id join reads."""
+
+    field_map: dict[str, str]
+    file_keys: dict[str, str]
+    lists: dict[str, tuple[str, int]]
+    answers: Answers | None
+    pair_ids: bool
+    questions: Mapping[str, str] = field(default_factory=dict)
+
+    def source(self, name: str) -> str:
+        return self.field_map.get(name, name)
+
+    def prepare(self, rec: dict[str, Any], *, path: str, row: int) -> None:
+        """Put the row's keys from the file name, list columns and the id join under the source names
+        of their fields (a column of the row wins over the file name; the id join over both)."""
+        if self.lists:
+            add_list_values(rec, self.lists, path=path, row=row)
+        for name, value in self.file_keys.items():
+            if name not in ("system_first", "system_second") and rec.get(self.source(name)) is None:
+                rec[self.source(name)] = value
+        if "system_first" in self.file_keys and "system_second" in self.file_keys:
+            first, second = self.file_keys["system_first"], self.file_keys["system_second"]
+            a_first = first <= second
+            rec.setdefault(self.source("system_a"), first if a_first else second)
+            rec.setdefault(self.source("system_b"), second if a_first else first)
+            if rec.get(self.source("order")) is None:
+                rec[self.source("order")] = "AB" if a_first else "BA"
+        if self.answers is not None:
+            self._join(rec, path=path, row=row)
+        if self.pair_ids:
+            sa, sb = rec.get(self.source("system_a")), rec.get(self.source("system_b"))
+            qid = rec.get(self.source("item_id"))
+            if not (isinstance(sa, str) and isinstance(sb, str)) or qid is None:
+                raise ItemError("--id-from pair needs the question id (item_id) and both systems", path=path,
+                                row=row, field=self.source("item_id"))
+            rec[self.source("item_id")] = pair_item_id(text_id(qid, path=path, row=row, field=self.source("item_id")),
+                                                       sa, sb)
+
+    def _join(self, rec: dict[str, Any], *, path: str, row: int) -> None:
+        assert self.answers is not None
+        src = {name: self.source(name) for name in JOIN_FIELDS}
+        if rec.get(src["answer_first_id"]) is not None or rec.get(src["answer_second_id"]) is not None:
+            first = self.answers.get(rec.get(src["answer_first_id"]), path=path, row=row, field=src["answer_first_id"])
+            second = self.answers.get(rec.get(src["answer_second_id"]), path=path, row=row,
+                                      field=src["answer_second_id"])
+            pair = shown_pair(first, second, path=path, row=row, field=src["answer_second_id"])
+            given = rec.get(self.source("order"))
+            if given is not None and given != pair.order and self.source("order") not in self.file_keys:
+                raise ItemError(f"the answer ids show {pair.system_a if pair.order == 'AB' else pair.system_b!r} "
+                                f"first (order {pair.order}), the order column says {given!r}", path=path, row=row,
+                                field=self.source("order"))
+            rec[self.source("order")] = pair.order
+            values = {"system_a": pair.system_a, "system_b": pair.system_b, "response_a": pair.response_a,
+                      "response_b": pair.response_b}
+        elif rec.get(src["answer_a_id"]) is not None or rec.get(src["answer_b_id"]) is not None:
+            a = self.answers.get(rec.get(src["answer_a_id"]), path=path, row=row, field=src["answer_a_id"])
+            b = self.answers.get(rec.get(src["answer_b_id"]), path=path, row=row, field=src["answer_b_id"])
+            first = a
+            values = {"system_a": a.system, "system_b": b.system, "response_a": a.text, "response_b": b.text}
+        else:
+            return
+        for name, value in values.items():
+            rec[self.source(name)] = value
+        if rec.get(self.source("question")) is None:     # the question file beside the answers, else empty
+            rec[self.source("question")] = self.questions.get(str(first.question_id), "")
+
+
 def import_table(path: str | Path, *, format: str = "table", judge: str | None = None,
                  protocol: str | None = None, dataset: str | None = None,
                  temperature: float | None = None, rep: int | None = None, order: str | None = None,
                  verdicts: str = "canonical", field_map: dict[str, str] | None = None,
                  id_from: str = "column", value_map: Mapping[str, Mapping[Any, Any]] | None = None,
+                 file_pattern: str | None = None, answers: str | Path | None = None,
                  **options: Any) -> ImportBatch:
-    """Read a table of judgments (see the module docstring).  Every problem of the file is collected
-    and raised at once (:class:`~verdictlab.core.items.ItemProblems`; a single one as it is)."""
+    """Read a table of judgments, or every table of a folder (see the module docstring).  Every problem
+    of the files is collected and raised at once (:class:`~verdictlab.core.items.ItemProblems`; a single
+    one as it is)."""
     _check_options(format, verdicts, order, id_from, temperature, rep, options)
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise ItemError("file not found", path=str(p))
     field_map = dict(field_map or {})
-    unknown_targets = set(field_map) - KNOWN
+    unknown_targets = set(field_map) - KNOWN - set(JOIN_FIELDS)
     if unknown_targets:
         raise ItemError(f"--map names unknown judgment column(s) {sorted(unknown_targets)}; known: "
-                        f"{sorted(KNOWN)}", path=str(p), field=sorted(unknown_targets)[0])
+                        f"{sorted(KNOWN | set(JOIN_FIELDS))}", path=str(p), field=sorted(unknown_targets)[0])
+    if value_map and "vote" in value_map:
+        raise ItemError("--map-values vote: applies to the votes format (a judgment table has verdicts)",
+                        field="map-values")
+    pattern = FilePattern(file_pattern) if file_pattern else None
+    joined = Answers.read(answers) if answers is not None else None
+    questions: dict[str, str] = {}
+    if answers is not None:
+        from .fastchat_reviews import find_questions, read_questions
+
+        where = Path(answers) if Path(answers).is_dir() else Path(answers).parent
+        questions = read_questions(find_questions(where, where.parent))
+    files = files_of(p, SUFFIXES.get(format, SUFFIXES["table"]))
     problems = Problems(str(p))
-    spec = _Spec.resolved(field_map, src=str(p), name=p.name, verdicts=verdicts, id_from=id_from,
-                 value_map=check_value_map(value_map), detail=f"imported from {p.name} row ",
-                 defaults={"judge": judge, "protocol": protocol, "dataset": dataset,
-                           "temperature": temperature, "rep": rep, "order": order})
-    judgments: list[dict[str, Any]] = []
+    defaults = {"judge": judge, "protocol": protocol, "dataset": dataset, "temperature": temperature, "rep": rep,
+                "order": order}
+    batch = ImportBatch(format=format, source=str(p), judgments=[])
+    texts: _ItemTexts | None = None
+    for f in files:
+        try:
+            file_keys = pattern.keys(f) if pattern is not None else {}
+        except ItemError as exc:
+            problems.add(exc)
+            continue
+        keys = _Keys(field_map, file_keys, list_sources(field_map), joined, id_from == "pair", questions)
+        spec = _Spec.resolved(field_map, src=str(f), name=f.name, verdicts=verdicts,
+                              id_from="column" if id_from == "pair" else id_from,
+                              value_map=check_value_map(value_map), detail=f"imported from {f.name} row ",
+                              defaults=defaults)
+        texts = _ItemTexts(spec) if texts is None else texts
+        _import_file(f, spec, keys, batch, texts, problems)
+    batch.items = list(texts.items) if texts is not None else []
+    if len(files) > 1:
+        batch.notes.insert(0, f"{len(batch.judgments)} judgment row(s) from {len(files)} file(s) of {p.name}")
+    if pattern is not None:
+        batch.notes.append(f"keys from each file name by --file-pattern {pattern.pattern!r}")
+    if id_from == "pair":
+        batch.notes.append(_ID_NOTES["pair"])
+    if joined is not None:
+        batch.notes.append(f"systems and response texts joined by answer id from {answers} "
+                           f"({len(joined.by_id)} answer(s)); canonical A = the system whose name sorts first")
+    if not problems:
+        check_batch(batch, problems)
+    problems.raise_if_any()
+    batch.checked = True
+    return batch
+
+
+def _import_file(p: Path, spec: _Spec, keys: _Keys, batch: ImportBatch, texts: _ItemTexts,
+                 problems: Problems) -> None:
+    """The judgments (and items) of one file into ``batch``; its problems into ``problems``."""
     derived_rules: set[str | None] = set()
-    texts = _ItemTexts(spec)
+    n_before = len(batch.judgments)
+    texts.spec = spec
     with _gc_paused():
         rows = read_rows(p)
         if not rows:
-            raise ItemError("no records", path=str(p))
+            problems.add(ItemError("no records", path=str(p)))
+            return
+        if keys.lists or keys.file_keys or keys.answers is not None or keys.pair_ids:
+            for row, rec in rows:
+                try:
+                    keys.prepare(rec, path=str(p), row=row)
+                except ItemError as exc:
+                    problems.add(exc)
         spec = _with_columns(spec, rows, problems)
         for index, (row, rec) in enumerate(rows, start=1):
             try:
@@ -565,18 +716,14 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
                 continue
             derived_rules.add(rule)
             if r is not None:
-                judgments.append(r)
+                batch.judgments.append(r)
             if item is not None:
                 texts.add(item, row, problems)
         assumed = [name for name in ASSUMED if spec.defaults.get(name) is None
                    and not any(spec.has(rec, name) for _, rec in rows)]
-    batch = ImportBatch(format=format, source=str(p), judgments=judgments, items=list(texts.items),
-                        notes=_notes(spec, p, len(judgments), len(texts.items), assumed, derived_rules))
-    if not problems:
-        check_batch(batch, problems)
-    problems.raise_if_any()
-    batch.checked = True
-    return batch
+    for note in _notes(spec, p, len(batch.judgments) - n_before, len(texts.items), assumed, derived_rules):
+        if note not in batch.notes:
+            batch.notes.append(note)
 
 
 def _with_columns(spec: _Spec, rows: list[tuple[int, dict[str, Any]]], problems: Problems) -> _Spec:

@@ -33,8 +33,9 @@ import pandas as pd
 from .. import analyses
 from ..analyses.definitions import catalogue as definitions_catalogue
 from ..analyses.definitions import definitions_table, resolve_definitions
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..core.redact import redact_value
-from ..core.vocab import CELL_KEY, DEFAULT_UNPARSED, ORDERS, CellKey, check_unparsed
+from ..core.vocab import CELL_KEY, ORDERS, CellKey
 from ..stats import (
     CELL_TOTALS,
     agreement_by_cell,
@@ -293,7 +294,7 @@ def _raw_view(recs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return order_view
 
 
-def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED,
+def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY,
                  limit: int = 300) -> BrokenItems:
     """The pairs of :func:`verdictlab.stats.broken_pairs` (flipped under the swap or unstable across
     repetitions) shaped for the renderers: the question, both responses and every raw output (parsed
@@ -301,7 +302,7 @@ def broken_items(judgments: pd.DataFrame, items: pd.DataFrame, *, unparsed: str 
 
     Returns ``{"n_total", "n_flipped", "n_unstable", "n_shown", "limit", "rows"}``; flipped pairs come
     first."""
-    bp = broken_pairs(judgments, items, unparsed=unparsed, limit=limit)
+    bp = broken_pairs(judgments, items, policy=policy, limit=limit)
     rows = []
     for pair in bp.pairs:
         raw_meta = pair.get("meta")
@@ -433,17 +434,11 @@ def _display_names(cells: list[dict[str, Any]], meta: Mapping[str, Any]) -> dict
 
 # -- the report ----------------------------------------------------------------------------------
 
-def _check_args(unparsed: str, confidence: float) -> None:
-    check_unparsed(unparsed)
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-
-
 def _load(store: RunStore, cache: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
                                                                list[Any], dict[str, Any]]:
     """The run's judgments (their figure columns, :func:`verdictlab.store.column_cache.figure_frame`: kept
     under ``cache`` between reports when given), attempts, items and meta."""
-    judgments = with_cell_columns(figure_frame(store, cache=cache))   # a NULL decoding (older stores) is free
+    judgments = figure_frame(store, cache=cache)      # the store filled the defaults (a NULL decoding is free)
     return judgments, store.attempts(), store.items_frame(), list(store.items()), run_meta(store, judgments)
 
 
@@ -465,18 +460,18 @@ def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataF
     paired comparison with its dataset's best, best mark, sentence, extra columns; every cell with the
     same keys), the cell-column analyses that failed and the size of the paired tests' family."""
     if frame is None:
-        frame = (reliability(judgments, q="auto", **inp.policy) if len(judgments)
+        frame = (reliability(judgments, q="auto", policy=inp.policy) if len(judgments)
                  else pd.DataFrame(columns=list(CELL_KEY)))
     frame = frame.copy()
     family = 0
     if len(frame) and inp.extra.get("adaptive_design"):
         # an adaptive run: C and T of its cells from the C pairs (stats.adaptive), not from truncated units
-        frame = with_adaptive_figures(frame, inp.extra["adaptive_design"], judgments, **inp.policy)
+        frame = with_adaptive_figures(frame, inp.extra["adaptive_design"], judgments, policy=inp.policy)
     if len(frame):
         region = pd.Series(cell_regions(frame), index=frame.index, dtype=object)
         frame["region"] = region.where(region != "undefined", None)
         frame["regions_possible"] = [list(r) or None for r in cell_regions_possible(frame)]
-        vs = versus_best(judgments, frame, unparsed=inp.unparsed, alpha=1.0 - inp.confidence)
+        vs = versus_best(judgments, frame, policy=inp.policy)
         frame["vs_best"] = vs.drop(columns=["best_row"]).to_dict(orient="records")
         family = int(vs.attrs["family_size"])
     lane.help()                  # with a second process: the jobs it has not taken yet run here, last first
@@ -492,8 +487,7 @@ def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataF
     return cells, failed, family
 
 
-def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEFAULT_UNPARSED,
-                 confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0,
+def build_report(store_or_run_dir: RunStore | str | Path, *, policy: FigurePolicy = DEFAULT_POLICY,
                  max_broken_items: int = 300, frame: pd.DataFrame | None = None,
                  expected_reps: int | None = None, definitions: str | Sequence[str] | None = None,
                  cache: Path | None = None, progress: Callable[[str], None] | None = None) -> Report:
@@ -502,11 +496,10 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
     Parameters
     ----------
     store_or_run_dir : an open :class:`RunStore` or a run directory holding ``run.sqlite``.
-    unparsed : ``"exclude"`` (default; unparsed verdicts are left out and counted) or ``"wrong"``.
-        Applies to every figure: the cells and every registered analysis.
-    confidence : level of the intervals (Wilson for proportions, pair-level bootstrap for T).
-    n_bootstrap : bootstrap resamples for the T interval.
-    seed : bootstrap seed.
+    policy : the :class:`~verdictlab.core.policy.FigurePolicy` of every figure (the cells and every
+        registered analysis): what an unparsed verdict counts as (left out and counted, the default, or
+        wrong), the level of the intervals (Wilson for proportions, pair-level bootstrap for T), the
+        bootstrap resamples and their seed.
     max_broken_items : at most this many "items that break the judge" are kept.
     frame : a precomputed reliability frame (skips :func:`verdictlab.stats.reliability`).
     expected_reps : R for the expected figures (``analyses.expected``); default the cell's own.
@@ -518,10 +511,8 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
     progress : called with a short line naming each step as it starts ("reading the run", then "figures
         of N judgments", saying when two processes share them), e.g. to show it beside a spinner.
     """
-    _check_args(unparsed, confidence)
     names = resolve_definitions(definitions) if definitions is not None else []
-    opts: dict[str, Any] = {"unparsed": unparsed, "confidence": confidence, "n_bootstrap": n_bootstrap, "seed": seed,
-                            "max_broken_items": max_broken_items, "frame": frame, "expected_reps": expected_reps,
+    opts: dict[str, Any] = {"policy": policy, "max_broken_items": max_broken_items, "frame": frame, "expected_reps": expected_reps,
                             "names": names, "cache": cache, "progress": progress or (lambda _step: None)}
     if isinstance(store_or_run_dir, RunStore):
         return _build(store_or_run_dir, **opts)
@@ -529,13 +520,12 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, unparsed: str = DEF
         return _build(store, **opts)
 
 
-def _build(store: RunStore, *, unparsed: str, confidence: float, n_bootstrap: int, seed: int, max_broken_items: int,
+def _build(store: RunStore, *, policy: FigurePolicy, max_broken_items: int,
            frame: pd.DataFrame | None, expected_reps: int | None, names: list[str], cache: Path | None,
            progress: Callable[[str], None]) -> Report:
     progress("reading the run")
     all_judgments, attempts, items_frame, item_objects, meta = _load(store, cache)
-    inp = analyses.AnalysisInput(all_judgments, items=item_objects, items_frame=items_frame, unparsed=unparsed,
-                                 confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
+    inp = analyses.AnalysisInput(all_judgments, items=item_objects, items_frame=items_frame, policy=policy,
                                  extra={**({"expected_reps": expected_reps} if expected_reps else {}),
                                         "adaptive_design": (meta.get("meta") or {}).get("adaptive_design")})
     # pairwise figures only see pairwise rows; pointwise (rubric / graded) items get their own tables
@@ -566,8 +556,8 @@ def report_jobs(inp: analyses.AnalysisInput, judgments: pd.DataFrame, items_fram
     its = items_frame if items_frame is not None and "response_a" in items_frame.columns else None
     every = inp.judgments
     jobs: dict[str, Callable[[], Any]] = {
-        "agreement": lambda: agreement_by_cell(judgments, unparsed=inp.unparsed, items=its) if len(judgments) else None,
-        "broken_items": lambda: broken_items(judgments, items_frame, unparsed=inp.unparsed, limit=max_broken_items),
+        "agreement": lambda: agreement_by_cell(judgments, policy=inp.policy, items=its) if len(judgments) else None,
+        "broken_items": lambda: broken_items(judgments, items_frame, policy=inp.policy, limit=max_broken_items),
         "engine_rows": lambda: engine_rows(attempts, every) if len(every) or len(attempts) else [],
         "cells_lacking_an_order": lambda: cells_lacking_an_order(judgments),
     }
@@ -583,7 +573,7 @@ def report_jobs(inp: analyses.AnalysisInput, judgments: pd.DataFrame, items_fram
 def _gathered(store: RunStore, inp: analyses.AnalysisInput, all_judgments: pd.DataFrame, judgments: pd.DataFrame,
               meta: dict[str, Any], lane: SecondLane, *,
               frame: pd.DataFrame | None, names: list[str]) -> Report:
-    unparsed, confidence = inp.unparsed, inp.confidence
+    policy = inp.policy
     cells, failed_columns, family = _cells(judgments, inp, frame, lane)
     if names and len(judgments):
         _attach_rows(cells, definitions_table(inp, names), under="definitions", name="definitions")
@@ -596,9 +586,9 @@ def _gathered(store: RunStore, inp: analyses.AnalysisInput, all_judgments: pd.Da
     checklist: list[CheckItem] = readings.validation_checklist(  # type: ignore[assignment]
         cells, lane.result("cells_lacking_an_order"))
     return Report(
-        run=meta, unparsed=unparsed, confidence=confidence, n_bootstrap=inp.n_bootstrap, seed=inp.seed,
+        run=meta, policy=policy,
         cells=cells, judge_labels=shown["judge"], display_names=shown,
-        decision=readings.decision(cells, alpha=1.0 - confidence, family_size=family),
+        decision=readings.decision(cells, alpha=policy.alpha, family_size=family),
         region_thresholds=region_thresholds(),
         format_dispersion=dispersion_rows(cells), checklist=checklist,
         broken_items=_with_texts(store, lane.result("broken_items")),
@@ -624,8 +614,8 @@ def report_json(report: Mapping[str, Any]) -> dict[str, Any]:
     With published definitions asked for, ``run.definitions`` is their catalogue and each cell's
     ``definitions`` its figures under them (``[]`` for a cell none of them supports)."""
     run = dict(report["run"])
-    run["intervals"] = {"confidence": report.get("confidence"), "n_bootstrap": report.get("n_bootstrap"),
-                        "seed": report.get("seed")}
+    policy: FigurePolicy = report["policy"]
+    run["intervals"] = {"confidence": policy.confidence, "n_bootstrap": policy.n_bootstrap, "seed": policy.seed}
     run["checklist"] = report.get("checklist", [])
     run["format_dispersion"] = report.get("format_dispersion", [])
     run["across_cells"] = report.get("across_cells", {})
@@ -634,5 +624,5 @@ def report_json(report: Mapping[str, Any]) -> dict[str, Any]:
     run["decision"] = report.get("decision", [])
     if report.get("definitions"):
         run["definitions"] = report["definitions"]
-    return json_ready({"schema_version": report["schema_version"], "run": run, "unparsed": report["unparsed"],
+    return json_ready({"schema_version": report["schema_version"], "run": run, "unparsed": policy.unparsed.value,
                        "cells": report["cells"]})

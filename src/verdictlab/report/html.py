@@ -30,6 +30,7 @@ from .readings import (
     single_rep_note,
     t_band,
     t_with_interval,
+    unparsed_how,
 )
 from .terminal import definition_interval, interval, num, pct, protocol_label, protocol_name, shown_name, temp
 
@@ -56,7 +57,7 @@ def _env() -> Any:
     env.filters["shown"] = lambda c, kind: _breakable(shown_name(c, kind))
     env.filters["cell_url"] = lambda c, outcome="": cell_list_url(c, outcome=outcome)
     env.filters["pair_link"] = lambda r: pair_url(str(r["dataset"]), str(r["item_id"]), cell_anchor(
-        str(r["judge"]), str(r["protocol"]), float(r["temperature"]), str(r.get("decoding") or "free"),
+        str(r["judge"]), str(r["protocol"]), float(r["temperature"]), str(r["decoding"]),
         str(r.get("step") or "")))
     env.filters["tci"] = t_with_interval
     env.filters["breakable"] = _breakable
@@ -270,7 +271,7 @@ def _render(report: Mapping[str, Any], plots: list[dict[str, str]], title: str |
         names=names,
         legend=_legend(report),
         decision=decision,
-        test_line=decision_test_line(1.0 - float(report.get("confidence", 0.95)),
+        test_line=decision_test_line(report["policy"].alpha,
                                      int(decision[0]["family_size"]) if decision else 0),
         region_caption=region_caption(),
         viewer_url=viewer_url,
@@ -284,7 +285,8 @@ def _render(report: Mapping[str, Any], plots: list[dict[str, str]], title: str |
                        for k in ("dataset", "protocol", "category", "judge")},
         sentences=[c.get("sentence") for c in cells],
         generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        confidence=report.get("confidence", 0.95),
+        policy=report["policy"],
+        unparsed_how=unparsed_how(report["policy"], short=True), unparsed_audit=unparsed_how(report["policy"], audit=True),
         script_hash=script_hash(),
         definitions=shown_definitions(report),
     )

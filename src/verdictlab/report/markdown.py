@@ -79,7 +79,7 @@ def decision_markdown(report: Mapping[str, Any]) -> list[str]:
         lines.append("")
     if lines:
         first = (report.get("decision") or [{}])[0]
-        lines += [md_escape(decision_test_line(1.0 - float(report.get("confidence", 0.95)),
+        lines += [md_escape(decision_test_line(report["policy"].alpha,
                                                int(first.get("family_size") or 0))), ""]
     legend = names_line(report)
     return lines + ([md_escape(legend), ""] if legend else [])

@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, TypedDict
 
+from ..core.policy import FigurePolicy
+
 #: version of the JSON document of ``verdictlab report --format json``; additions keep it, a change of
 #: meaning or a removal bumps it
 REPORT_SCHEMA_VERSION = 1
@@ -79,10 +81,8 @@ class Report(Mapping[str, Any]):
     what each counts differently from A)."""
 
     run: dict[str, Any]
-    unparsed: str
-    confidence: float
-    n_bootstrap: int
-    seed: int
+    #: how every figure was computed (:class:`~verdictlab.core.policy.FigurePolicy`)
+    policy: FigurePolicy
     cells: list[dict[str, Any]] = field(default_factory=list)
     judge_labels: dict[str, str] = field(default_factory=dict)
     #: the short names shown for ids: ``{"judge": {id: name}, "protocol": {...}, "dataset": {...}}``

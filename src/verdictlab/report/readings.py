@@ -40,7 +40,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..core.vocab import CellKey, UnparsedPolicy
+from ..core.policy import FigurePolicy
+from ..core.vocab import CellKey
 from ..stats.by_cell import ONE_ORDER_REASON
 from ..stats.regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, PARADOX_BIAS, PARADOX_RETEST, failure_region
 
@@ -50,7 +51,7 @@ __all__ = ["BARELY_MOVES", "CHANCE_MARGIN", "DECISION_GROUPS", "DETERMINISTIC_C"
            "cell_sentence", "configuration_status", "decision", "decision_test_line", "decoding_line",
            "decoding_reading", "definition_unparsed_rule", "missing_figures", "missing_line", "n_phrase",
            "paradox_rule", "parse_failure_phrase", "plot_readings", "policy_line", "protocol_sentences",
-           "region_caption", "region_phrase", "shown_definitions", "single_rep_note", "t_band", "t_with_interval",
+           "region_caption", "region_phrase", "shown_definitions", "single_rep_note", "t_band", "t_with_interval", "unparsed_how",
            "validation_checklist"]
 
 MIN_PARSED_SHARE = 0.10      # below this share of readable outputs the figures are not read
@@ -305,19 +306,28 @@ def single_rep_note(cells: Sequence[Mapping[str, Any]]) -> str:
 def policy_line(report: Mapping[str, Any], *, legend: bool = True) -> str:
     """The unparsed policy, the Ns and the interval methods in one line (plus the column legend of the
     figures table when ``legend``)."""
-    conf = report.get("confidence", 0.95)
+    policy: FigurePolicy = report["policy"]
+    conf = policy.confidence
     totals = report.get("totals") or {}
-    policy = report["unparsed"]
-    how = ("excluded from every figure (and counted)" if policy == UnparsedPolicy.EXCLUDE
-           else "counted as wrong verdicts")
+    how = unparsed_how(policy)
     counts = (f"; {totals['n_unparsed']} of {totals['n_judgments']} judgments unparsed"
               if "n_unparsed" in totals and "n_judgments" in totals else "")
-    return (f"Unparsed verdicts: {how} [--unparsed {policy}]{counts}. "
+    return (f"Unparsed verdicts: {how} [--unparsed {policy.unparsed.value}]{counts}. "
             f"Figures in %; brackets are {conf:.0%} intervals (Wilson for proportions, pair-level "
-            f"bootstrap for T, {report.get('n_bootstrap')} resamples). C and φ stand on all pairs "
+            f"bootstrap for T, {policy.n_bootstrap} resamples). C and φ stand on all pairs "
             f"('pairs'); A, A_dec and T on labelled non-tie pairs ('lab.')."
             + (" SC = self-consistency; gap = A_max − A; ★ = best T of the dataset." if legend
                else " ★ = best T of the dataset."))
+
+
+def unparsed_how(policy: FigurePolicy, *, audit: bool = False, short: bool = False) -> str:
+    """What the report's figures did with unparsed verdicts, in words (``audit``: the audit trail's wording;
+    ``short``: a few words)."""
+    if policy.drops_unparsed:
+        if short:
+            return "excluded (and counted)"
+        return "excluded from every figure and counted" if audit else "excluded from every figure (and counted)"
+    return "counted as wrong" if short else "counted as wrong verdicts"
 
 
 def paradox_rule() -> str:
@@ -340,10 +350,10 @@ def shown_definitions(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [d for d in report.get("definitions") or [] if d["name"] in shown]
 
 
-def definition_unparsed_rule(entry: Mapping[str, Any], policy: str) -> str:
+def definition_unparsed_rule(entry: Mapping[str, Any], policy: FigurePolicy) -> str:
     """What a published definition does with unparsed outputs, for its catalogue line: its source's
     rule, or the cell's unparsed policy where the source has none (``entry["policy"]``)."""
-    return f"the cell's policy: {policy}" if entry.get("policy") else str(entry.get("unparsed") or "")
+    return f"the cell's policy: {policy.unparsed.value}" if entry.get("policy") else str(entry.get("unparsed") or "")
 
 
 def decoding_line(run: Mapping[str, Any]) -> str:

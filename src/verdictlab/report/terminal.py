@@ -353,7 +353,7 @@ def decision_lines(report: Mapping[str, Any]) -> list[Text]:
             out.append(Text("  not measured   ", style="dim").append_text(_run_text(missing_line(m))))
     if out:
         first = (report.get("decision") or [{}])[0]
-        out.append(Text(decision_test_line(1.0 - float(report.get("confidence", 0.95)),
+        out.append(Text(decision_test_line(report["policy"].alpha,
                                            int(first.get("family_size") or 0)), style="dim"))
     return out
 

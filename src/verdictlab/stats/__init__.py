@@ -75,6 +75,15 @@ from .alpaca_eval import (
     alpaca_win_rate,
     length_controlled_win_rate,
 )
+from .annotators import (
+    ANNOTATOR_COLUMNS,
+    AgreementFigure,
+    annotator_agreement,
+    fleiss_kappa,
+    gold_agreement,
+    judge_agreement,
+    vote_pair_agreement,
+)
 from .bias import (
     Correlation,
     PositionBias,
@@ -194,6 +203,7 @@ from .juries import (
     vote_codes,
     vote_counts,
 )
+from .peer_rank import PeerRank, peer_rank, weighted_vote, weighted_win_rates
 from .pointwise import UNPARSED, GradeAgreement, RubricAgreement, grade_agreement, rubric_agreement_figures
 from .ppi import (
     MIN_LABELLED,
@@ -292,6 +302,7 @@ from .tournament import (
 from .transitivity import (
     TIE_RULES,
     TransitivityResult,
+    TripleTies,
     bradley_terry,
     kendall_vs_reference,
     pair_outcomes,
@@ -303,6 +314,8 @@ from .variance import anova_eta_squared, g_study, g_study_verdicts
 from .versus_best import VERSUS_BEST_COLUMNS, versus_best
 
 __all__ = [
+    "ANNOTATOR_COLUMNS", "AgreementFigure", "annotator_agreement", "fleiss_kappa", "gold_agreement",
+    "judge_agreement", "vote_pair_agreement", "PeerRank", "peer_rank", "weighted_vote", "weighted_win_rates",
     "accuracy_ceiling",
     "AVOID_THRESHOLDS",
     "COST_COLUMNS",
@@ -523,6 +536,7 @@ __all__ = [
     "test_retest",
     "text_order",
     "TIE_RULES",
+    "TripleTies",
     "top_parse_failures",
     "transitivity",
     "TransitivityResult",

@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
-from ..core.vocab import Order
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import DEFAULT_DECODING, Order
 from ._frame import safe_div
 from ._pair_bootstrap import bca_pair_bootstrap
 from .reliability import DEFAULT_BY, reliability, unit_table
@@ -268,14 +269,13 @@ def _cell_rows(judgments: pd.DataFrame, key: Mapping[str, Any]) -> pd.Series:
            & (judgments["dataset"] == key["dataset"])
            & (judgments["temperature"].astype(float) == float(key["temperature"])))
     if "decoding" in judgments.columns:
-        sel &= judgments["decoding"].fillna("free") == key.get("decoding", "free")
+        sel &= judgments["decoding"] == key.get("decoding", DEFAULT_DECODING)
     if "step" in judgments.columns and key.get("step"):
         sel &= judgments["step"].fillna("") == key["step"]
     return sel
 
 
-def adaptive_cells(design_meta: Mapping[str, Any] | None, judgments: pd.DataFrame, *, unparsed: str = "exclude",
-                   confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0,
+def adaptive_cells(design_meta: Mapping[str, Any] | None, judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY,
                    by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame | None:
     """:func:`adaptive_reliability` for every cell of an adaptive run (None for a run without one):
     the figures that replace the fixed-design C and T of those cells (truncated units would look
@@ -288,8 +288,7 @@ def adaptive_cells(design_meta: Mapping[str, Any] | None, judgments: pd.DataFram
         rows = judgments[_cell_rows(judgments, plan["cell"])]
         if rows.empty:
             continue
-        fig = adaptive_reliability(rows, c_pairs=c_pairs[label], unparsed=unparsed, confidence=confidence,
-                                   n_bootstrap=n_bootstrap, seed=seed, by=by)
+        fig = adaptive_reliability(rows, c_pairs=c_pairs[label], policy=policy, by=by)
         frames.append(fig.assign(design="adaptive"))
     return pd.concat(frames, ignore_index=True) if frames else None
 
@@ -301,16 +300,14 @@ UNDEFINED = ("self_consistency", "T_joint", "C_boot_lo", "C_boot_hi")
 
 
 def with_adaptive_figures(cells: pd.DataFrame, design_meta: Mapping[str, Any] | None, judgments: pd.DataFrame,
-                          *, unparsed: str = "exclude", confidence: float = 0.95, n_bootstrap: int = 1000,
-                          seed: int = 0) -> pd.DataFrame:
+                          *, policy: FigurePolicy = DEFAULT_POLICY) -> pd.DataFrame:
     """``cells`` (a :func:`verdictlab.stats.reliability` frame) with the cells of an adaptive design
     carrying the adaptive C and T (and their intervals), the figures it cannot estimate set to NaN, and
     a ``design`` column ('adaptive' | 'fixed').  Unchanged (plus ``design``) for a run without one."""
     out = cells.copy()
     out["design"] = "fixed"
     by = [c for c in DEFAULT_BY if c in cells.columns]
-    ad = adaptive_cells(design_meta, judgments, unparsed=unparsed, confidence=confidence,
-                        n_bootstrap=n_bootstrap, seed=seed, by=by)
+    ad = adaptive_cells(design_meta, judgments, policy=policy, by=by)
     if ad is None or out.empty:
         return out
     idx = out.set_index(by).index
@@ -330,8 +327,7 @@ def with_adaptive_figures(cells: pd.DataFrame, design_meta: Mapping[str, Any] | 
 
 
 def adaptive_reliability(judgments: pd.DataFrame, *, c_pairs: Collection[tuple[str, str]],
-                         unparsed: str = "exclude", q: float = 0.5, confidence: float = 0.95,
-                         n_bootstrap: int = 1000, seed: int = 0,
+                         policy: FigurePolicy = DEFAULT_POLICY, q: float = 0.5,
                          by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """C, phi, A and T per cell of an adaptively run design.
 
@@ -340,8 +336,8 @@ def adaptive_reliability(judgments: pd.DataFrame, *, c_pairs: Collection[tuple[s
     pair-level BCa bootstrap (pairs resampled within the cell, the C pairs among them as drawn).
     Returns the cell keys, ``n_pairs``, ``n_c_pairs``, ``n_judgments`` and each figure with
     ``_lo``/``_hi``."""
-    full = reliability(judgments, unparsed=unparsed, q=q, confidence=confidence, n_bootstrap=0, by=by)
-    cells, u = unit_table(judgments, unparsed=unparsed, by=by)
+    full = reliability(judgments, policy=policy.but(n_bootstrap=0), q=q, by=by)
+    cells, u = unit_table(judgments, policy=policy, by=by)
     keys = list(cells.columns)
     pair_row = u["pair_row"]
     pair_ds = judgments["dataset"].to_numpy()[pair_row]
@@ -375,11 +371,11 @@ def adaptive_reliability(judgments: pd.DataFrame, *, c_pairs: Collection[tuple[s
     out["n_judgments"] = full["n_judgments"].to_numpy()
     point = {"C": C, "phi": full["phi"].to_numpy(), "A": full["A"].to_numpy()}
     point["T"] = point["C"] * (point["A"] - q * point["phi"])
-    bounds = _bootstrap(stats, pc, G, q, n_bootstrap, seed, confidence)
+    bounds = _bootstrap(stats, pc, G, q, policy.n_bootstrap, policy.seed, policy.confidence)
     for name in FIGURES:
         out[name] = point[name]
         out[f"{name}_lo"], out[f"{name}_hi"] = bounds[name]
-    out["unparsed_policy"] = unparsed
+    out["unparsed_policy"] = policy.unparsed.value
     return out[keys + [c for c in out.columns if c not in keys]]
 
 

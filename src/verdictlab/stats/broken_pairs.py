@@ -4,7 +4,7 @@ behind them.
 The flags are those of :func:`verdictlab.stats.modal_verdicts` under the unparsed policy, read straight
 from the integer arrays of :func:`verdictlab.stats.reliability.unit_table`: *flipped* = the pair is not
 order-invariant in its cell (P = 0: the modal verdicts of AB and BA differ, or one is split);
-*unstable* = an order's verdicts are not all equal (N = 0).  Under ``unparsed="exclude"`` unparsed
+*unstable* = an order's verdicts are not all equal (N = 0).  Under unparsed ``exclude`` unparsed
 verdicts are left out of both (their rows are still returned); under ``"wrong"`` they are a value of
 their own (two unparsed modes agree, as phi counts them).  A unit is (cell, step, item): free and
 constrained decoding are different cells.
@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import CELL_KEY, DEFAULT_UNPARSED
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import CELL_KEY
 from ._frame import with_cell_columns
 from .reliability import pair_events, unit_table
 
@@ -193,7 +194,7 @@ def _pair_rows(judgments: pd.DataFrame, u: dict[str, np.ndarray], shown: np.ndar
 
 
 def broken_pairs(judgments: pd.DataFrame, items: pd.DataFrame | None = None, *,
-                 unparsed: str = DEFAULT_UNPARSED, limit: int = 300) -> BrokenPairs:
+                 policy: FigurePolicy = DEFAULT_POLICY, limit: int = 300) -> BrokenPairs:
     """:class:`BrokenPairs` of a pairwise judgments frame; ``items`` is ``RunStore.items_frame()``
     (dataset, item_id, question, response_a, response_b, category, label, meta).  A pair's category
     and label are its judgments' when they carry them, else the item's."""
@@ -202,7 +203,7 @@ def broken_pairs(judgments: pd.DataFrame, items: pd.DataFrame | None = None, *,
     j = with_cell_columns(judgments)
     if "step" not in j.columns:
         j = j.assign(step="")
-    cells, u = unit_table(j, unparsed=unparsed, by=CELL_KEY)
+    cells, u = unit_table(j, policy=policy, by=CELL_KEY)
     f = _flags(u)
     n_flipped, n_unstable = int(f.flipped.sum()), int(f.unstable.sum())
     n_total = int((f.flipped | f.unstable).sum())

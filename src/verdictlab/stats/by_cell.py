@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import DEFAULT_UNPARSED, Order
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import Order
 from ._frame import ORDER_CODES, combine, order_codes, safe_div, sorted_codes, with_cell_columns
 from .agreement import alpha_from_unit_counts, retest_by_cell
 from .regions import PARADOX_BIAS, PARADOX_RETEST
@@ -26,7 +27,7 @@ AGREEMENT_COLUMNS: tuple[str, ...] = (
 _K = 5
 
 
-def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED,
+def agreement_by_cell(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY,
                       by: Sequence[str] = DEFAULT_BY, items: pd.DataFrame | None = None,
                       retest_threshold: float = PARADOX_RETEST, bias_threshold: float = PARADOX_BIAS) -> pd.DataFrame:
     """Per cell (same cells and keys as :func:`reliability`):
@@ -36,7 +37,7 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARS
       A of :func:`reliability`), ``kappa`` (Cohen) and ``alpha`` (Krippendorff, nominal, the label and
       the judge as two raters) on units whose label is A, B or tie (``n_agreement_units``), and
       ``kappa_deflation`` = exact match - kappa on the tie-excluded units.  A split modal verdict, and
-      under ``unparsed="wrong"`` an unparsed one, is a category of its own that matches no label.
+      under the unparsed policy ``wrong`` an unparsed one, is a category of its own that matches no label.
     * both disagreement counts on tie-excluded units: ``n_judge_A_label_B``, ``n_judge_B_label_A``.
     * ``position_bias`` = |share of decided judgments won by the first-shown response - 1/2| over all
       parsed A/B judgments (``n_position``), ``share_first_won``.  A cell whose judgments were not shown
@@ -50,7 +51,7 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARS
       response_a, response_b) is given; NaN otherwise (``n_verbosity`` = 0).
     Undefined figures are NaN."""
     judgments = with_cell_columns(judgments, by)
-    cells, u = unit_table(judgments, unparsed=unparsed, by=by)
+    cells, u = unit_table(judgments, policy=policy, by=by)
     G = len(cells)
     out = cells.copy()
     lab = u["pair_label"]  # -1 for tie / missing
@@ -137,7 +138,7 @@ def agreement_by_cell(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARS
         vb, nvb = _pearson_by_group(x[ok], y[ok], rc[ok], G)
     out["verbosity_bias"] = vb
     out["n_verbosity"] = nvb
-    out["unparsed_policy"] = unparsed
+    out["unparsed_policy"] = policy.unparsed.value
     return out
 
 
@@ -201,18 +202,18 @@ MODAL_COLUMNS: tuple[str, ...] = ("item_id", "order", "mode", "consistent", "n_v
 _MODE_NAMES = np.array(["A", "B", "tie", "unparsed"], dtype=object)
 
 
-def modal_verdicts(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED,
+def modal_verdicts(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY,
                    by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """The modal verdict m(i,o) of every (cell, pair, order) unit, by the rules of :func:`reliability`.
 
-    One row per unit that has a verdict under the policy (under ``"exclude"`` a unit whose every
+    One row per unit that has a verdict under the policy (under unparsed ``exclude`` a unit whose every
     verdict is unparsed has none and is left out): the cell keys, ``item_id``, ``order``, ``mode``
     (``A``, ``B``, ``tie``, ``unparsed`` -- under ``"wrong"`` only -- or ``split`` when two values share
     the top count), ``consistent`` (N(i,o): all its verdicts agree), ``n_verdicts`` (R of the unit) and
     ``order_invariant`` (P(i) of its pair: both orders' modes equal and not split; ``<NA>`` when the pair
     lacks an order).  ``reliability``'s C is the mean of ``consistent`` and its phi is 1 - the mean of
     ``order_invariant`` over pairs."""
-    cells, u = unit_table(judgments, unparsed=unparsed, by=by)
+    cells, u = unit_table(judgments, policy=policy, by=by)
     m, up, uo = u["mode"], u["unit_pair"], u["unit_order"]
     out = cells.iloc[u["unit_cell"]].reset_index(drop=True)
     rows = u["pair_row"][up]

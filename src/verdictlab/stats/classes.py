@@ -15,8 +15,8 @@ tie labels included (``A`` counts only A/B labels).  Classes are ``A``, ``B`` an
   (scikit-learn's ``average="macro"`` with ``labels`` = those classes).  It is the mean of the
   per-class F1, not the harmonic mean of macro precision and macro recall.
 * A unit without a defined prediction -- a split mode (two values tie for the most votes), or an
-  unparsed mode under ``unparsed="wrong"`` -- is wrong for accuracy and a miss for recall; it is no
-  class of its own (``n_no_prediction``).  Under ``unparsed="exclude"`` (default) a unit with no
+  unparsed mode under unparsed ``wrong`` -- is wrong for accuracy and a miss for recall; it is no
+  class of its own (``n_no_prediction``).  Under unparsed ``exclude`` (default) a unit with no
   parsed verdict is dropped, as in :func:`reliability`.
 * ``macro_f1_lo/hi``: pair-level percentile bootstrap (pairs resampled within the cell with all their
   units; ``n_bootstrap`` resamples; vectorised as resample-weight x per-pair confusion counts).
@@ -29,6 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ._frame import VERDICT_CODES
 from .intervals import percentile_bounds, wilson_bounds
 from .reliability import DEFAULT_BY, unit_table
@@ -77,10 +78,10 @@ def macro_f1_score(confusion: np.ndarray, *, zero_division: float = 0.0) -> np.n
     return float(out) if np.ndim(out) == 0 else out
 
 
-def _unit_confusion(judgments: pd.DataFrame, *, unparsed: str,
+def _unit_confusion(judgments: pd.DataFrame, *, policy: FigurePolicy,
                     by: Sequence[str]) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
     """Cell keys, and per labelled unit: cell code, pair code, confusion-cell index g * (K+1) + p."""
-    cells, u = unit_table(judgments, unparsed=unparsed, by=by)
+    cells, u = unit_table(judgments, policy=policy, by=by)
     if len(u["pair_row"]):
         labels = judgments["label"].iloc[u["pair_row"]].map(VERDICT_CODES)
         gold_pair = labels.fillna(-1).to_numpy(dtype=np.int64)
@@ -166,27 +167,27 @@ def _cell_columns(unit_cell: np.ndarray, unit_pair: np.ndarray, conf_idx: np.nda
     return cols
 
 
-def class_figures(judgments: pd.DataFrame, *, unparsed: str = "exclude", confidence: float = 0.95,
-                  n_bootstrap: int = 1000, seed: int = 0, zero_division: float = 0.0,
+def class_figures(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY, zero_division: float = 0.0,
                   by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """``A_3class`` and ``macro_f1`` (with per-class precision / recall / F1 / support) per cell.
 
     One row per cell of :func:`verdictlab.stats.reliability` (same ``by``, same unit and unparsed
     rules; see the module docstring).  A cell without a labelled pair has NaN figures and N 0.
-    ``n_bootstrap=0`` skips the F1 interval (NaN bounds)."""
-    cells, unit_cell, unit_pair, conf_idx = _unit_confusion(judgments, unparsed=unparsed, by=by)
+    ``policy.n_bootstrap=0`` skips the F1 interval (NaN bounds)."""
+    confidence, n_bootstrap = policy.confidence, policy.n_bootstrap
+    cells, unit_cell, unit_pair, conf_idx = _unit_confusion(judgments, policy=policy, by=by)
     names = [c for c in CLASS_COLUMNS if c not in ("unparsed_policy", "confidence", "n_bootstrap")]
     G = len(cells)
     if G:
         cols = _cell_columns(unit_cell, unit_pair, conf_idx, G, confidence=confidence, zero_division=zero_division)
         cols["macro_f1_lo"], cols["macro_f1_hi"] = _f1_bounds(unit_cell, unit_pair, conf_idx, G, confidence=confidence,
-                                                              n_bootstrap=n_bootstrap, seed=seed,
+                                                              n_bootstrap=n_bootstrap, seed=policy.seed,
                                                               zero_division=zero_division)
         body = pd.DataFrame({c: cols[c] for c in names})
     else:
         body = pd.DataFrame([], columns=names)
     out = pd.concat([cells.reset_index(drop=True), body], axis=1)
-    out["unparsed_policy"] = unparsed
+    out["unparsed_policy"] = policy.unparsed.value
     out["confidence"] = confidence
     out["n_bootstrap"] = n_bootstrap
     return out

@@ -8,6 +8,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..core.vocab import Order
 from .reliability import DEFAULT_BY, unit_table
 from .significance import holm_adjust, mcnemar_exact
@@ -16,14 +17,14 @@ __all__ = ["paired_mcnemar"]
 
 
 def paired_mcnemar(judgments: pd.DataFrame, *, by: str = "judge", order: Sequence[str] | None = None,
-                   all_pairs: bool = False, unparsed: str = "exclude", alpha: float = 0.05,
+                   all_pairs: bool = False, policy: FigurePolicy = DEFAULT_POLICY, alpha: float = 0.05,
                    cell_keys: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """Compare the values of ``by`` (judges or protocols) pairwise within each stratum of the other
     cell keys (dataset, protocol/judge, temperature[, step]).
 
     The unit of a test is a labelled (item, order) with one verdict per entity: the modal verdict over
     repetitions (a split mode counts as wrong).  Only *parse-shared* units enter a test: under
-    ``unparsed="exclude"`` a unit where either entity has no parsed verdict is dropped (counted in
+    unparsed ``exclude`` a unit where either entity has no parsed verdict is dropped (counted in
     ``n_dropped``); under ``"wrong"`` an unparsed unit is a wrong answer and stays.  The two orders
     of an item are separate units (they are not independent; read p as approximate).
 
@@ -32,7 +33,7 @@ def paired_mcnemar(judgments: pd.DataFrame, *, by: str = "judge", order: Sequenc
     ``significant`` = p_holm < alpha."""
     if by not in cell_keys:
         raise ValueError(f"by must be one of {tuple(cell_keys)}, got {by!r}")
-    cells, u = unit_table(judgments, unparsed=unparsed, by=cell_keys)
+    cells, u = unit_table(judgments, policy=policy, by=cell_keys)
     keys = list(cells.columns)
     strata_keys = [k for k in keys if k != by]
     lab = u["pair_label"][u["unit_pair"]]
@@ -64,6 +65,6 @@ def paired_mcnemar(judgments: pd.DataFrame, *, by: str = "judge", order: Sequenc
                                       "acc_x", "acc_y", "only_x", "only_y", "p"])
     out["p_holm"] = holm_adjust(out["p"].to_numpy(float)) if len(out) else []
     out["significant"] = out["p_holm"] < alpha
-    out.attrs.update({"by": by, "family_size": len(out), "alpha": alpha, "unparsed": unparsed,
+    out.attrs.update({"by": by, "family_size": len(out), "alpha": alpha, "unparsed": policy.unparsed.value,
                       "pairs": "all" if all_pairs else "adjacent", "order": entities})
     return out

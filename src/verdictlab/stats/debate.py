@@ -4,7 +4,7 @@ A debate is judged in rounds (one judgment row per debater and round, ``step = "
 in a final verdict (a row with ``step = ""``).  :func:`debate_figures` takes one debate cell's final
 rows and the round rows of the same debates: accuracy of each debater in round 1 and their mean,
 final accuracy (a final ``tie`` scores 1/2), the change, and the counts behind them.  Unparsed verdicts
-follow the cell figures' policy: ``"exclude"`` leaves unparsed round-1 verdicts and finals without a
+follow the cell figures' policy: unparsed ``exclude`` leaves unparsed round-1 verdicts and finals without a
 verdict out of the accuracies (they are counted); ``"wrong"`` counts them as wrong.
 """
 
@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import DECISIVE, ParseStatus, UnparsedPolicy, Verdict, check_unparsed
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import DECISIVE, ParseStatus, Verdict
 
 __all__ = ["DebateFigures", "debate_figures"]
 
@@ -47,27 +48,25 @@ class DebateFigures:
     round1_accuracy_by_judge: dict[str, float] = field(default_factory=dict)
 
 
-def _round1_accuracy(rounds: pd.DataFrame, unparsed: str) -> dict[str, float]:
+def _round1_accuracy(rounds: pd.DataFrame, policy: FigurePolicy) -> dict[str, float]:
     r1 = rounds[(rounds["step"] == "round-1") & rounds["label"].isin(DECISIVE)]
-    if unparsed == UnparsedPolicy.EXCLUDE:
+    if policy.drops_unparsed:
         r1 = r1[r1["verdict"].notna()]
     right = (r1["verdict"] == r1["label"]).astype(float)
     return {str(k): float(v) for k, v in right.groupby(r1["judge"]).mean().items()}
 
 
-def debate_figures(finals: pd.DataFrame, rounds: pd.DataFrame, *, unparsed: str = UnparsedPolicy.EXCLUDE.value
-                   ) -> DebateFigures:
+def debate_figures(finals: pd.DataFrame, rounds: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY) -> DebateFigures:
     """:class:`DebateFigures` of one debate cell.  ``finals``: the final rows (``verdict``, ``label``,
     ``fallback_rule``, and ``rounds`` / ``agreed`` read from the stored scores, NaN where absent);
     ``rounds``: the round rows of the same debates (``judge``, ``step``, ``verdict``, ``label``,
     ``parse_status``)."""
-    check_unparsed(unparsed)
-    by_judge = _round1_accuracy(rounds, unparsed)
+    by_judge = _round1_accuracy(rounds, policy)
     r1 = float(np.mean(list(by_judge.values()))) if by_judge else float("nan")
     lab = finals["label"].isin(DECISIVE).to_numpy()
     fv = finals["verdict"].to_numpy(dtype=object)[lab]
     score = np.where(fv == finals["label"].to_numpy(dtype=object)[lab], 1.0, np.where(fv == Verdict.TIE, 0.5, 0.0))
-    has = pd.notna(fv) if unparsed == UnparsedPolicy.EXCLUDE else np.ones(len(fv), dtype=bool)
+    has = pd.notna(fv) if policy.drops_unparsed else np.ones(len(fv), dtype=bool)
     final = float(score[has].mean()) if has.any() else float("nan")
     rounds_used = pd.to_numeric(finals["rounds"], errors="coerce")
     return DebateFigures(

@@ -22,7 +22,7 @@ A = units whose mode is the label / labelled units; T = C (A - phi q) with q = 1
 protocols allow no tie; a cell with judge ``tie`` verdicts still uses q = 1/2 here and says so in
 ``q``).  A split mode (no single modal verdict) is never consistent, never order-invariant and
 never right, as in :func:`~verdictlab.stats.reliability.reliability`.  ``unparsed`` is the same
-policy ("exclude": unparsed verdicts are dropped; "wrong": they are a value of their own).
+policy (``exclude``: unparsed verdicts are dropped; ``wrong``: they are a value of their own).
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import CELL_KEY, Order, check_unparsed
-from ._frame import require_columns, safe_div
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import CELL_KEY, Order
+from ._frame import require_columns, safe_div, with_cell_columns
 from .intervals import percentile_bounds
 
 __all__ = ["decoding_effect", "DECODING_EFFECT_COLUMNS"]
@@ -57,7 +58,7 @@ DECODING_EFFECT_COLUMNS: tuple[str, ...] = (
 )
 
 
-def _pair_sums(j: pd.DataFrame, unparsed: str) -> pd.DataFrame:
+def _pair_sums(j: pd.DataFrame, policy: FigurePolicy) -> pd.DataFrame:
     """Per (group keys, decoding, item) sums of :data:`_SUMS`."""
     keys = [*GROUP_KEYS, "decoding", "item_id"]
     verdict = j["verdict"].astype("object")
@@ -67,7 +68,7 @@ def _pair_sums(j: pd.DataFrame, unparsed: str) -> pd.DataFrame:
     per_item = rows.groupby(keys, sort=False, dropna=False).agg(rows=("_unp", "size"),
                                                                 unparsed_rows=("_unp", "sum"))
     labels = rows.groupby(keys, sort=False, dropna=False)["label"].first()
-    kept = rows[~is_unparsed] if unparsed == "exclude" else rows
+    kept = rows[~is_unparsed] if policy.drops_unparsed else rows
     counts = kept.groupby([*keys, "order", "_code"], sort=False, dropna=False).size().unstack("_code", fill_value=0)
     total = counts.sum(axis=1)
     top = counts.max(axis=1)
@@ -108,8 +109,7 @@ def _mechanism(j: pd.DataFrame) -> str | None:
     return None if found.empty else str(found.value_counts().index[0])
 
 
-def decoding_effect(judgments: pd.DataFrame, *, unparsed: str = "exclude", confidence: float = 0.95,
-                    n_bootstrap: int = 1000, seed: int = 0,
+def decoding_effect(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY,
                     by: Sequence[str] = GROUP_KEYS) -> pd.DataFrame:
     """Free vs constrained, paired on items, per (judge, protocol, dataset, temperature).
 
@@ -117,19 +117,19 @@ def decoding_effect(judgments: pd.DataFrame, *, unparsed: str = "exclude", confi
     ``decoding`` (a frame without it is all 'free' and gives an empty result).  Returns one row per
     group judged in both modes, columns ``by`` + :data:`DECODING_EFFECT_COLUMNS`.
     """
-    check_unparsed(unparsed)
     if tuple(by) != GROUP_KEYS:
         raise ValueError(f"decoding_effect groups by {GROUP_KEYS}")
     require_columns(judgments, [*GROUP_KEYS, "item_id", "order", "verdict", "label"], who="decoding_effect")
     cols = [*GROUP_KEYS, *DECODING_EFFECT_COLUMNS]
     if "decoding" not in judgments.columns or judgments.empty:
         return pd.DataFrame(columns=cols)
-    j = judgments.assign(decoding=judgments["decoding"].fillna("free"))
+    j = with_cell_columns(judgments)
     if "step" in j.columns and (j["step"].fillna("") != "").any():
         j = j[j["step"].fillna("") == ""]        # multi-step protocols are not compared here
     j = j[j["decoding"].isin(MODES)]
-    sums = _pair_sums(j, unparsed)
-    rng = np.random.default_rng(seed)
+    sums = _pair_sums(j, policy)
+    rng = np.random.default_rng(policy.seed)
+    n_bootstrap = policy.n_bootstrap
     q = 0.5
     rows = []
     for key, part in sums.groupby(level=list(GROUP_KEYS), sort=True, dropna=False):
@@ -158,7 +158,7 @@ def decoding_effect(judgments: pd.DataFrame, *, unparsed: str = "exclude", confi
             n = len(items)
             w = rng.multinomial(n, np.full(n, 1.0 / n), size=n_bootstrap).astype(float)   # (B, n)
             boot = _figures(np.einsum("bn,mnk->bmk", w, m), q)                          # (B, 2, 5)
-            lo, hi = percentile_bounds(boot[:, 1, :4] - boot[:, 0, :4], confidence=confidence)
+            lo, hi = percentile_bounds(boot[:, 1, :4] - boot[:, 0, :4], confidence=policy.confidence)
         else:
             lo = hi = np.full(4, np.nan)
         for i, name in enumerate(FIGURES):
@@ -166,7 +166,7 @@ def decoding_effect(judgments: pd.DataFrame, *, unparsed: str = "exclude", confi
         sel = j[(j["decoding"] == "constrained")]
         for c, v in zip(GROUP_KEYS, key if isinstance(key, tuple) else (key,), strict=True):
             sel = sel[sel[c] == v]
-        row.update(q=q, unparsed_policy=unparsed, confidence=confidence, n_bootstrap=int(n_bootstrap),
+        row.update(q=q, unparsed_policy=policy.unparsed.value, confidence=policy.confidence, n_bootstrap=int(n_bootstrap),
                    mechanism=_mechanism(sel))
         rows.append(row)
     return pd.DataFrame(rows, columns=cols)

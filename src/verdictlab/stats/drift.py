@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..core.vocab import CELL_KEY, DECISIVE, VERDICTS, Order
 from ._frame import with_cell_columns
 from .agreement import cohen_kappa
@@ -65,12 +66,13 @@ DRIFT_COLUMNS: tuple[str, ...] = (
 )
 
 
-def unit_frame(judgments: pd.DataFrame, *, by: Sequence[str] = CELL, unparsed: str = "exclude") -> pd.DataFrame:
+def unit_frame(judgments: pd.DataFrame, *, by: Sequence[str] = CELL, policy: FigurePolicy = DEFAULT_POLICY
+               ) -> pd.DataFrame:
     """One row per (cell, item, order): ``mode`` ('A' | 'B' | 'tie' | None for split or unparsed),
     ``N`` (all repetitions agree), ``label`` and ``correct`` (1.0 / 0.0, NaN when unlabelled; a split
-    mode is wrong; an unparsed unit is dropped under ``"exclude"`` and wrong under ``"wrong"``)."""
+    mode is wrong; an unparsed unit is dropped under unparsed ``exclude`` and wrong under ``wrong``)."""
     judgments = with_cell_columns(judgments, by)
-    cells, u = unit_table(judgments, unparsed=unparsed, by=by)
+    cells, u = unit_table(judgments, policy=policy, by=by)
     keys = list(cells.columns)
     out = cells.iloc[u["unit_cell"]].reset_index(drop=True)
     rows = u["pair_row"][u["unit_pair"]]
@@ -182,17 +184,18 @@ def _cell_row(ua: pd.DataFrame, ub: pd.DataFrame, o: _Opts) -> dict[str, object]
 
 
 def drift_pair(judgments_a: pd.DataFrame, judgments_b: pd.DataFrame, *, margin: float = 0.02,
-               alpha: float = 0.05, confidence: float = 0.95, n_boot: int = 1000, seed: int = 0,
-               unparsed: str = "exclude", by: Sequence[str] = CELL) -> pd.DataFrame:
+               alpha: float = 0.05, policy: FigurePolicy = DEFAULT_POLICY, by: Sequence[str] = CELL) -> pd.DataFrame:
     """Drift figures per cell between two sets of verdicts on the same items (module docstring).
 
     Each frame holds one judge (or one side of a comparison); cells are ``by`` (protocol, dataset,
-    temperature).  Cells present on one side only are left out (listed in ``attrs["unmatched"]``)."""
+    temperature).  Cells present on one side only are left out (listed in ``attrs["unmatched"]``).
+    ``policy``: the unparsed rule, the confidence of the intervals, the bootstrap resamples and seed;
+    ``alpha``: the level of the equivalence test (TOST) against ``margin``."""
     if not 0 < alpha < 0.5:
         raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
-    opts = _Opts(margin, alpha, confidence, n_boot, seed)
-    ua = unit_frame(judgments_a, by=by, unparsed=unparsed)
-    ub = unit_frame(judgments_b, by=by, unparsed=unparsed)
+    opts = _Opts(margin, alpha, policy.confidence, policy.n_bootstrap, policy.seed)
+    ua = unit_frame(judgments_a, by=by, policy=policy)
+    ub = unit_frame(judgments_b, by=by, policy=policy)
     keys = [k for k in ua.attrs["cell_keys"] if k in ub.attrs["cell_keys"]]
     ga = dict(iter(ua.groupby(keys, sort=True))) if len(ua) else {}
     gb = dict(iter(ub.groupby(keys, sort=True))) if len(ub) else {}
@@ -203,8 +206,8 @@ def drift_pair(judgments_a: pd.DataFrame, judgments_b: pd.DataFrame, *, margin: 
     cols = [*keys, *[c for c in DRIFT_COLUMNS if c not in CELL]]
     out = pd.DataFrame(rows, columns=cols)
     out["mcnemar_p_holm"] = holm_adjust(out["mcnemar_p"].to_numpy(float)) if len(out) else []
-    out.attrs.update({"margin": margin, "alpha": alpha, "confidence": confidence, "n_boot": n_boot,
-                      "unparsed": unparsed, "cell_keys": keys,
+    out.attrs.update({"margin": margin, "alpha": alpha, "confidence": policy.confidence,
+                      "n_boot": policy.n_bootstrap, "unparsed": policy.unparsed.value, "cell_keys": keys,
                       "unmatched": sorted(map(str, set(ga) ^ set(gb)))})
     return out
 
@@ -303,12 +306,12 @@ def ewma_chart(correct: Sequence[float], n: Sequence[int], *, baseline: int = 1,
 
 
 def drift_series(frames: Sequence[pd.DataFrame], *, method: str = "cusum", baseline: int = 1,
-                 unparsed: str = "exclude", **params: float) -> ControlChart:
+                 policy: FigurePolicy = DEFAULT_POLICY, **params: float) -> ControlChart:
     """Control chart of agreement with the anchor labels over runs ``frames`` (each one run's
     judgments of one judge x protocol on the anchor set; correctness per labelled (item, order) unit)."""
     correct, n = [], []
     for f in frames:
-        u = unit_frame(f, by=(), unparsed=unparsed) if len(f) else pd.DataFrame({"item_id": [], "correct": []})
+        u = unit_frame(f, by=(), policy=policy) if len(f) else pd.DataFrame({"item_id": [], "correct": []})
         # the two orders of an item are not independent: the item (its mean correctness over its
         # labelled units) is the unit of the chart, so n is the number of labelled items
         per_item = u.dropna(subset=["correct"]).groupby("item_id")["correct"].mean()

@@ -24,7 +24,7 @@ reply can be read at all (a free-decoding judge also writes replies that start e
 per-unit probability u of an unreadable draw (``unreadable=``), a draw is the verdict v with
 probability (1 − u) s_v and unreadable with probability u, and the count vectors run over the verdict
 values plus "unreadable".  The figures then count those draws as the sampled ones do under the
-``unparsed`` policy: "exclude" leaves them out -- N = 1 when every readable draw agrees (at least one),
+unparsed policy: ``exclude`` leaves them out -- N = 1 when every readable draw agrees (at least one),
 the mode is taken over readable draws, and a unit with no readable draw is dropped from every
 denominator, so each denominator sums P(kept) = 1 − u^R instead of 1; "wrong" makes unreadable a
 value of its own (it can be the mode, equals itself across orders, and is never the label).
@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import gammaln, xlogy
 
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..core.vocab import CELL_KEY
 from ._frame import group_codes, label_codes, order_codes, require_columns, with_cell_columns
 from ._pair_bootstrap import bca_pair_bootstrap
@@ -110,16 +111,17 @@ def sampling_distribution(p: np.ndarray, temperature: float) -> np.ndarray:
 
 
 @lru_cache(maxsize=64)
-def _compositions(reps: int, k: int, unparsed: str) -> tuple[np.ndarray, ...]:
+def _compositions(reps: int, k: int, drops_unparsed: bool) -> tuple[np.ndarray, ...]:
     """All count vectors of ``reps`` draws over ``k`` verdict values plus "unreadable" (the last
-    column), their log multinomial coefficient, and per count vector under the ``unparsed`` policy:
+    column), their log multinomial coefficient, and per count vector under the unparsed policy
+    (``drops_unparsed``: ``exclude``, else ``wrong``):
     the strict mode (a value index; ``k`` = unreadable under "wrong"; -1 split; -2 the unit is
     dropped: "exclude" with no readable draw), N (all counted draws agree), the top share, and for
     each value v < k whether every counted draw is v."""
     rows = [c for c in itertools.product(range(reps + 1), repeat=k + 1) if sum(c) == reps]
     counts = np.array(rows, dtype=np.int64)
     log_coef = gammaln(reps + 1) - gammaln(counts + 1).sum(axis=1)
-    counted = counts[:, :k] if unparsed == "exclude" else counts
+    counted = counts[:, :k] if drops_unparsed else counts
     total = counted.sum(axis=1)
     top = counted.max(axis=1)
     unique_top = (counted == top[:, None]).sum(axis=1) == 1
@@ -153,30 +155,28 @@ class UnitExpectation:
 
 
 def unit_expectation(s: np.ndarray, reps: int, *, unreadable: np.ndarray | float | None = None,
-                     unparsed: str = "exclude") -> UnitExpectation:
+                     policy: FigurePolicy = DEFAULT_POLICY) -> UnitExpectation:
     """Exact expectations of the per-unit quantities for ``reps`` i.i.d. draws from each row of ``s``.
 
     ``unreadable`` (per row, or one number): the probability that a draw is an unreadable reply; a
-    draw is then the verdict v with probability (1 - u) s_v.  ``unparsed`` is the figures' policy for
-    such draws: "exclude" leaves them out (a unit with none readable is dropped: ``kept`` < 1),
-    "wrong" makes them a value of their own.
+    draw is then the verdict v with probability (1 - u) s_v.  ``policy`` says what such draws count as:
+    unparsed ``exclude`` leaves them out (a unit with none readable is dropped: ``kept`` < 1),
+    ``wrong`` makes them a value of their own.
 
     Worked example (tested): s = (0.8, 0.2), R = 3, u = 0.  E[N] = .8³ + .2³ = .512 + .008 = .52;
     P(mode A) = P(#A ≥ 2) = .512 + 3·.64·.2 = .896, P(mode B) = .104, split = 0 (R odd, K = 2)."""
     if reps < 1:
         raise ValueError(f"repetitions must be >= 1, got {reps!r}")
-    if unparsed not in ("exclude", "wrong"):
-        raise ValueError(f"unparsed must be 'exclude' or 'wrong', got {unparsed!r}")
     s = np.atleast_2d(np.asarray(s, dtype=float))
     n, k = s.shape
     u = np.broadcast_to(np.asarray(0.0 if unreadable is None else unreadable, dtype=float), (n,))
     if np.any(~np.isfinite(u)) or np.any(u < 0) or np.any(u > 1):
         raise ValueError("unreadable probabilities must be in [0, 1]")
     ext = np.column_stack([(1.0 - u)[:, None] * s, u])
-    counts, log_coef, mode, consistent, share, all_value = _compositions(int(reps), k, unparsed)
+    counts, log_coef, mode, consistent, share, all_value = _compositions(int(reps), k, policy.drops_unparsed)
     # pmf of every composition for every unit: (n, n_comp)
     pmf = np.exp(log_coef[None, :] + xlogy(counts[None, :, :], ext[:, None, :]).sum(axis=2))
-    n_modes = k if unparsed == "exclude" else k + 1
+    n_modes = k if policy.drops_unparsed else k + 1
     mode_prob = np.zeros((n, n_modes))
     for v in range(n_modes):
         mode_prob[:, v] = pmf[:, mode == v].sum(axis=1)
@@ -289,9 +289,8 @@ def _figures(q: float) -> Callable[[np.ndarray], np.ndarray]:
 
 
 def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperature: float | None = None,
-                         by: Sequence[str] = DEFAULT_BY, q: float = 0.5, confidence: float = 0.95,
-                         n_bootstrap: int = 1000, seed: int = 0, unparsed: str = "exclude",
-                         unreadable: str | None = None, n_runs: int = 0) -> pd.DataFrame:
+                         by: Sequence[str] = DEFAULT_BY, q: float = 0.5,
+                         policy: FigurePolicy = DEFAULT_POLICY, unreadable: str | None = None, n_runs: int = 0) -> pd.DataFrame:
     """Expected C, phi, A, T (and T_joint) per cell for ``repetitions`` draws at ``temperature``
     (None: each cell's own ``temperature`` column), from the judgments' ``p_a`` column.
 
@@ -302,10 +301,11 @@ def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperatu
 
     ``unreadable``: the name of a column holding each judgment's probability of an unreadable reply
     (a unit's value is the mean over its rows; rows without it count as 0).  Each draw is then
-    unreadable with that probability, and the figures follow the ``unparsed`` policy as the sampled
-    ones do (module docstring of :mod:`verdictlab.stats.reliability`): "exclude" leaves unreadable
+    unreadable with that probability, and the figures follow ``policy`` (its unparsed rule) as the sampled
+    ones do (module docstring of :mod:`verdictlab.stats.reliability`): ``exclude`` leaves unreadable
     draws out, so a unit counts in a denominator only with the probability that it has a readable
-    draw; "wrong" makes unreadable a value of its own.  Without ``unreadable`` every draw is a label.
+    draw; ``wrong`` makes unreadable a value of its own.  Intervals: ``policy``'s confidence, resamples
+    and seed.  Without ``unreadable`` every draw is a label.
     """
     keys = list(by)
     judgments = with_cell_columns(judgments, by)
@@ -320,13 +320,14 @@ def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperatu
     if units.empty:
         return pd.DataFrame(columns=keys + list(EXPECTED_COLUMNS))
     cell, cell_frame = group_codes(units, keys)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(policy.seed)
+    confidence = policy.confidence
     for c in range(len(cell_frame)):
         u = units.loc[cell == c]
         tau = float(cell_frame.iloc[c]["temperature"]) if temperature is None else float(temperature)
         pa = u["p_a"].to_numpy(dtype=float)
         s = sampling_distribution(np.column_stack([pa, 1.0 - pa]), tau)
-        ue = unit_expectation(s, repetitions, unparsed=unparsed,
+        ue = unit_expectation(s, repetitions, policy=policy,
                               unreadable=u["u"].to_numpy(dtype=float) if unreadable else None)
         pair_idx, _ = pd.factorize(u["item_id"], sort=True)
         order = order_codes(u["order"])
@@ -335,7 +336,7 @@ def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperatu
         stats = _pair_stats(pair_idx, order, label, ue, n_pairs)
         total = stats.sum(axis=0)
         point = dict(zip(FIGURES, _figures(q)(total[None, :])[0], strict=True))
-        lo, hi = bca_pair_bootstrap(stats, _figures(q), n_boot=n_bootstrap, rng=rng, confidence=confidence)
+        lo, hi = bca_pair_bootstrap(stats, _figures(q), n_boot=policy.n_bootstrap, rng=rng, confidence=confidence)
         row: dict[str, object] = dict(cell_frame.iloc[c])
         with np.errstate(invalid="ignore", divide="ignore"):
             t_joint = float(total[6] / total[7]) if total[7] > 0 else np.nan
@@ -372,8 +373,8 @@ def _observed_unreadable(cell: pd.DataFrame) -> tuple[pd.DataFrame, str]:
 
 
 def expected_by_cell(judgments: pd.DataFrame, *, repetitions: int | None = None, by: Sequence[str] = DEFAULT_BY,
-                     unparsed: str = "exclude", unreadable: str | None = "observed", confidence: float = 0.95,
-                     n_bootstrap: int = 1000, n_runs: int = 0, seed: int = 0) -> pd.DataFrame:
+                     policy: FigurePolicy = DEFAULT_POLICY, unreadable: str | None = "observed",
+                     n_runs: int = 0) -> pd.DataFrame:
     """:func:`expected_reliability` of every cell that has verdict probabilities, each for its own
     design: ``repetitions`` draws when given, else the cell's own repetition count (its distinct
     ``rep`` values, at least 1), at the cell's own temperature.  Cells are ``by`` (the full cell key;
@@ -399,8 +400,8 @@ def expected_by_cell(judgments: pd.DataFrame, *, repetitions: int | None = None,
             continue
         reps = int(repetitions) if repetitions else max(1, int(cell["rep"].nunique()))
         frame, source = _observed_unreadable(cell) if unreadable else (cell.assign(_u=0.0), "none")
-        out = expected_reliability(frame, repetitions=reps, by=keys, unparsed=unparsed, unreadable="_u",
-                                   confidence=confidence, n_bootstrap=n_bootstrap, n_runs=n_runs, seed=seed)
+        out = expected_reliability(frame, repetitions=reps, by=keys, policy=policy, unreadable="_u",
+                                   n_runs=n_runs)
         modelled = not bool((frame["_u"] >= 1.0).all())
         if not modelled:
             figures = [c for c in EXPECTED_COLUMNS if c.startswith(("C_", "phi_", "A_", "T_"))]

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import PerturbationClass, UnparsedPolicy, check_unparsed
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import PerturbationClass
 from .calibration import Calibration, calibration
 from .graders import (
     SPLIT_GRADE,
@@ -122,11 +123,11 @@ def _ece(src: pd.DataFrame) -> Calibration:
 
 
 def grader_cell(rows: pd.DataFrame, *, scale: Sequence[str] | None = None,
-                unparsed: str = UnparsedPolicy.EXCLUDE.value, confidence: float = 0.95, n_bootstrap: int = 1000,
-                seed: int = 0) -> GraderCell:
-    """:class:`GraderCell` of one cell's rows (columns in the module docstring)."""
-    check_unparsed(unparsed)
-    grades = item_grades(rows, unit=["item_id"], unparsed=unparsed)
+                policy: FigurePolicy = DEFAULT_POLICY) -> GraderCell:
+    """:class:`GraderCell` of one cell's rows (columns in the module docstring), its figures computed under
+    ``policy``."""
+    confidence, n_bootstrap, seed = policy.confidence, policy.n_bootstrap, policy.seed
+    grades = item_grades(rows, unit=["item_id"], policy=policy)
     meta = rows.drop_duplicates("item_id").set_index("item_id")[["label", "source_id", "kind", "klass"]]
     grades = grades.join(meta, on="item_id")
     grades["label"] = grades["label"].astype(object).where(grades["label"].notna(), None)

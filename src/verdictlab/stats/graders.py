@@ -48,7 +48,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from ..core.vocab import PerturbationClass, UnparsedPolicy, check_unparsed
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import PerturbationClass
 from .intervals import percentile_bounds, wilson_bounds
 from .significance import exact_sign_test, holm_adjust
 
@@ -81,19 +82,18 @@ def grade_kind(levels: Sequence[object]) -> str:
     return "ordinal" if not np.isnan(_numeric(lv)).any() else "nominal"
 
 
-def item_grades(frame: pd.DataFrame, *, unit: Sequence[str], unparsed: str = UnparsedPolicy.EXCLUDE.value
+def item_grades(frame: pd.DataFrame, *, unit: Sequence[str], policy: FigurePolicy = DEFAULT_POLICY
                 ) -> pd.DataFrame:
     """One row per ``unit`` (e.g. cell key + item + step) of a frame with a ``grade`` column (``None``
     = unparsed): the modal ``grade`` (:data:`SPLIT_GRADE` for a tie between modes, ``None`` when no
     grade was counted), ``n_reps`` grades counted
     under the policy, ``n_unparsed``, ``consistent`` (1.0 when every counted grade agrees, NaN with
     fewer than two), ``mode_share`` (share of the modal grade) and ``split`` (a tie for the mode)."""
-    check_unparsed(unparsed)
     keys = list(unit)
     g = frame["grade"].astype(object)
     missing = g.isna()
     df = frame[keys].copy()
-    df["_g"] = g.where(~missing, UNPARSED_GRADE) if unparsed == UnparsedPolicy.WRONG else g
+    df["_g"] = g.where(~missing, UNPARSED_GRADE) if not policy.drops_unparsed else g
     df["_miss"] = missing.to_numpy()
     base = df.groupby(keys, dropna=False, sort=True)["_miss"].agg(n_unparsed="sum")
     counted = df[df["_g"].notna()]

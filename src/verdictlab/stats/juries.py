@@ -28,7 +28,7 @@ listed in ``jurors``).  Observed majority accuracy (a jury verdict ``tie`` earns
 Poisson-binomial for heterogeneous juries) and the rho-corrected beta-binomial prediction, rho being
 the error correlation estimated from the vote matrix, with ``k_effective`` = K / (1 + (K - 1) rho).
 Unparsed votes and juries without a verdict follow the cell figures' unparsed policy:
-``unparsed="wrong"`` (the function default) counts them as wrong; ``"exclude"`` (the report's default)
+unparsed ``wrong`` (the function default, :data:`UNPARSED_WRONG`) counts them as wrong; ``exclude`` (the report's default)
 leaves them out -- juror accuracy on parsed votes, jury accuracy on juries with a verdict, rho on units
 every juror answered -- and counts them (``n_no_verdict``).
 """
@@ -44,12 +44,16 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
-from ..core.vocab import CELL_KEY, VERDICTS, UnparsedPolicy, check_unparsed
+from ..core.policy import FigurePolicy
+from ..core.vocab import CELL_KEY, VERDICTS, UnparsedPolicy
 
 __all__ = ["JURY_COLUMNS", "JURY_TABLE_COLUMNS", "VOTE_TIE_RULES", "JuryCorrelation", "JuryRow", "default_quorum",
            "effective_jurors", "heterogeneous_jury_table", "homogeneous_jury_table", "jury_error_correlation",
            "jury_majority_accuracy", "jury_majority_accuracy_heterogeneous", "jury_table", "majority_vote",
            "observed_majority_accuracy", "priority_verdicts", "vote_codes", "vote_counts"]
+
+#: the policy of these functions unless told otherwise: an unparsed vote is a wrong vote
+UNPARSED_WRONG = FigurePolicy(unparsed=UnparsedPolicy.WRONG)
 
 _TIE_CREDIT = {"half": 0.5, "wrong": 0.0, "right": 1.0}
 
@@ -276,23 +280,23 @@ _UNIT = ["dataset", "item_id", "protocol", "order", "step"]
 
 
 def _jury_accuracy(counts: np.ndarray, label_codes: np.ndarray, *, quorum: int, tie_rule: str,
-                   tie_credit: float, unparsed: str = UnparsedPolicy.WRONG.value) -> tuple[float, int, int, int]:
+                   tie_credit: float, policy: FigurePolicy = UNPARSED_WRONG) -> tuple[float, int, int, int]:
     """(accuracy, n ok, n split, n without a verdict) of the juries' votes ``counts`` against their
     units' label codes (0 A, 1 B; any other code: no label)."""
     verdict, status = vote_codes(counts, quorum=quorum, tie_rule=tie_rule)
     correct = (verdict == label_codes).astype(float)
     correct[verdict == VERDICTS.index("tie")] = tie_credit
-    if unparsed == UnparsedPolicy.EXCLUDE:
+    if policy.drops_unparsed:
         correct = correct[verdict >= 0]
     return (float(correct.mean()) if len(correct) else float("nan"), int((status == _OK).sum()),
             int((status == _SPLIT).sum()), int((verdict < 0).sum()))
 
 
-def _juror_accuracy(mat: _VoteMatrix, unparsed: str) -> float:
+def _juror_accuracy(mat: _VoteMatrix, policy: FigurePolicy) -> float:
     """Mean single-juror accuracy over the seats of ``mat``: unparsed votes wrong (``"wrong"``) or left
     out (``"exclude"``)."""
     right = mat.right().astype(float)
-    if unparsed == UnparsedPolicy.EXCLUDE:
+    if policy.drops_unparsed:
         right = right[mat.codes != _NONE]
     return float(right.mean()) if right.size else float("nan")
 
@@ -460,11 +464,11 @@ def _coded_vote_matrix(codes: _JuryCodes, rows: np.ndarray, seat: str, seats: Se
     return out
 
 
-def _rho(mat: _VoteMatrix, unparsed: str = UnparsedPolicy.WRONG.value) -> float:
+def _rho(mat: _VoteMatrix, policy: FigurePolicy = UNPARSED_WRONG) -> float:
     # "wrong": an unparsed vote is an error, as in the juror accuracies p (no unit is dropped);
     # "exclude": units with an unparsed vote are left out
     right = mat.right()
-    if unparsed == UnparsedPolicy.EXCLUDE:
+    if policy.drops_unparsed:
         right = right[(mat.codes != _NONE).all(axis=1)]
     return float(jury_error_correlation(right.astype(float)).rho)
 
@@ -477,29 +481,28 @@ def _rows_at(judgments: pd.DataFrame, temperature: float, protocol: str | None) 
 def homogeneous_jury_table(judgments: pd.DataFrame, *, judge: str, temperature: float,
                            sizes: Sequence[int] = (1, 3, 5), protocol: str | None = None,
                            quorum: int | None = None, tie_rule: str = "tie",
-                           tie_credit: float = 0.5, unparsed: str = UnparsedPolicy.WRONG.value) -> pd.DataFrame:
+                           tie_credit: float = 0.5, policy: FigurePolicy = UNPARSED_WRONG) -> pd.DataFrame:
     """Juries of K samples of one judge at one temperature (its repetitions 0..K-1), one row per K
     (columns :data:`JURY_COLUMNS`).  The rows given are one jury's: select one cell first
     (:func:`jury_table` does)."""
-    check_unparsed(unparsed)
     f = _rows_at(judgments[judgments["judge"] == judge], temperature, protocol)
     if f.empty:
         raise ValueError(f"no judgments for judge {judge!r} at temperature {temperature}")
     return _homogeneous_rows(f, judge, sizes, quorum=quorum, tie_rule=tie_rule, tie_credit=tie_credit,
-                             unparsed=unparsed)
+                             policy=policy)
 
 
 def _homogeneous_rows(f: pd.DataFrame, judge: str, sizes: Sequence[int], *, quorum: int | None, tie_rule: str,
-                      tie_credit: float, unparsed: str) -> pd.DataFrame:
+                      tie_credit: float, policy: FigurePolicy) -> pd.DataFrame:
     """:func:`homogeneous_jury_table` of the rows ``f`` already selected (one judge, one temperature)."""
     return _table(_homogeneous_of(_vote_matrix(f, "rep"), judge, sizes, quorum=quorum, tie_rule=tie_rule,
-                                  tie_credit=tie_credit, unparsed=unparsed))
+                                  tie_credit=tie_credit, policy=policy))
 
 
 def _homogeneous_of(mat: _VoteMatrix, judge: str, sizes: Sequence[int], *, quorum: int | None, tie_rule: str,
-                    tie_credit: float, unparsed: str) -> list[JuryRow]:
+                    tie_credit: float, policy: FigurePolicy) -> list[JuryRow]:
     """The homogeneous jury rows of one judge's vote matrix ``mat`` (its repetitions as seats)."""
-    rho = _rho(mat, unparsed)
+    rho = _rho(mat, policy)
     rows = []
     for k in sizes:
         if k > len(mat.seats):
@@ -507,8 +510,8 @@ def _homogeneous_of(mat: _VoteMatrix, judge: str, sizes: Sequence[int], *, quoru
         sub = mat.first(k)
         acc, n_ok, n_split, n_none = _jury_accuracy(_vote_count_matrix(sub.codes), sub.label_codes,
                                                     quorum=quorum or default_quorum(k), tie_rule=tie_rule,
-                                                    tie_credit=tie_credit, unparsed=unparsed)
-        p = _juror_accuracy(sub, unparsed)
+                                                    tie_credit=tie_credit, policy=policy)
+        p = _juror_accuracy(sub, policy)
         ind, cor = _predictions(p, k, rho)
         rows.append(JuryRow("homogeneous", judge, k, len(sub.labels), n_ok, n_split, n_none, acc, p, rho, ind, cor,
                             effective_jurors(k, rho)))
@@ -523,30 +526,29 @@ def _table(rows: list[JuryRow]) -> pd.DataFrame:
 def heterogeneous_jury_table(judgments: pd.DataFrame, *, judges: Sequence[str], temperature: float,
                              rep: int = 0, protocol: str | None = None, quorum: int | None = None,
                              tie_rule: str = "tie", tie_credit: float = 0.5,
-                             unparsed: str = UnparsedPolicy.WRONG.value) -> pd.DataFrame:
+                             policy: FigurePolicy = UNPARSED_WRONG) -> pd.DataFrame:
     """Juries of the first K of ``judges`` (one vote each: repetition ``rep``), K = 1, 3, 5, ...
     up to the panel size; the independence prediction is Poisson-binomial over their accuracies."""
-    check_unparsed(unparsed)
     f = _rows_at(judgments[judgments["judge"].isin(list(judges)) & (judgments["rep"] == rep)], temperature,
                  protocol)
     missing = [j for j in judges if j not in set(f["judge"])]
     if missing:
         raise ValueError(f"no judgments for judge(s) {missing} at temperature {temperature}, rep {rep}")
     return _table(_heterogeneous_rows(_vote_matrix(f, "judge", seats=list(judges)), judges, quorum=quorum,
-                                      tie_rule=tie_rule, tie_credit=tie_credit, unparsed=unparsed))
+                                      tie_rule=tie_rule, tie_credit=tie_credit, policy=policy))
 
 
 def _heterogeneous_rows(mat: _VoteMatrix, judges: Sequence[str], *, quorum: int | None, tie_rule: str,
-                        tie_credit: float, unparsed: str) -> list[JuryRow]:
+                        tie_credit: float, policy: FigurePolicy) -> list[JuryRow]:
     """:func:`heterogeneous_jury_table` of the vote matrix ``mat`` of the ``judges``' votes."""
-    rho = _rho(mat, unparsed)
+    rho = _rho(mat, policy)
     rows = []
     for k in range(1, len(judges) + 1, 2):
         sub = mat.first(k)
         acc, n_ok, n_split, n_none = _jury_accuracy(_vote_count_matrix(sub.codes), sub.label_codes,
                                                     quorum=quorum or default_quorum(k), tie_rule=tie_rule,
-                                                    tie_credit=tie_credit, unparsed=unparsed)
-        ps = [_juror_accuracy(sub.seat(i), unparsed) for i in range(k)]
+                                                    tie_credit=tie_credit, policy=policy)
+        ps = [_juror_accuracy(sub.seat(i), policy) for i in range(k)]
         ind, cor = _predictions(ps if k > 1 else ps[0], k, rho)
         rows.append(JuryRow("heterogeneous", " | ".join(map(str, sub.seats)), k, len(sub.labels), n_ok, n_split, n_none, acc,
                             float(np.mean(ps)), rho, ind, cor, effective_jurors(k, rho)))
@@ -559,7 +561,7 @@ def _with_cell(rows: list[JuryRow], cell: dict[str, Any]) -> list[dict[str, Any]
 
 
 def jury_table(judgments: pd.DataFrame, *, sizes: Sequence[int] = (1, 3, 5), quorum: int | None = None,
-               tie_rule: str = "tie", tie_credit: float = 0.5, unparsed: str = UnparsedPolicy.WRONG.value) -> pd.DataFrame:
+               tie_rule: str = "tie", tie_credit: float = 0.5, policy: FigurePolicy = UNPARSED_WRONG) -> pd.DataFrame:
     """Every jury the run supports, one row per (cell, K), columns :data:`JURY_TABLE_COLUMNS`: a
     homogeneous jury per cell with at least 3 repetitions, and a heterogeneous jury per (protocol,
     dataset, temperature, decoding) with at least 3 judges (its ``judge`` is None).  Derived protocols
@@ -578,15 +580,13 @@ def jury_table(judgments: pd.DataFrame, *, sizes: Sequence[int] = (1, 3, 5), quo
     frames: list[dict[str, Any]] = []
     for key, rows in _slices(cell, cells):
         if _dense(codes.rep[rows][~rep_missing[rows]])[1] >= 3:
-            check_unparsed(unparsed)
             mat = _coded_vote_matrix(codes, rows, "rep")
             frames += _with_cell(_homogeneous_of(mat, key["judge"], sizes, quorum=quorum, tie_rule=tie_rule,
-                                                 tie_credit=tie_credit, unparsed=unparsed), key)
+                                                 tie_credit=tie_credit, policy=policy), key)
     first_rep = (base["rep"] == 0).fillna(False).to_numpy(dtype=bool)
     for key, rows in _slices(panel_of_cell[cell], panels):
         judges = sorted(j for j in codes.judges[np.flatnonzero(np.bincount(codes.judge[rows]))] if pd.notna(j))
         if len(judges) >= 3:
-            check_unparsed(unparsed)
             voting = rows[first_rep[rows]]
             have = set(codes.judges[np.flatnonzero(np.bincount(codes.judge[voting], minlength=1))])
             missing = [j for j in judges if j not in have]
@@ -595,7 +595,7 @@ def jury_table(judgments: pd.DataFrame, *, sizes: Sequence[int] = (1, 3, 5), quo
                                  f"{float(key['temperature'])}, rep 0")
             mat = _coded_vote_matrix(codes, voting, "judge", seats=judges)
             frames += _with_cell(_heterogeneous_rows(mat, judges, quorum=quorum, tie_rule=tie_rule,
-                                                     tie_credit=tie_credit, unparsed=unparsed), {"judge": None, **key})
+                                                     tie_credit=tie_credit, policy=policy), {"judge": None, **key})
     out = pd.DataFrame(frames, columns=list(JURY_TABLE_COLUMNS))
     if any(r["judge"] is None for r in frames):     # a heterogeneous jury has no judge: None, not a missing text
         out["judge"] = pd.Series([r["judge"] for r in frames], dtype=object)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import UnparsedPolicy, check_unparsed
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from .agreement import cohen_kappa, disagreement_counts
 from .significance import spearman
 
@@ -47,16 +47,15 @@ def _numeric(values: Any) -> np.ndarray:
 
 
 def grade_agreement(labels: Sequence[Any], verdicts: Sequence[Any], *, scale: Sequence[Any] | None = None,
-                    unparsed: str = UnparsedPolicy.EXCLUDE.value) -> GradeAgreement:
+                    policy: FigurePolicy = DEFAULT_POLICY) -> GradeAgreement:
     """:class:`GradeAgreement` of aligned human grades and judge grades (normalised text, None when
     missing).  ``scale`` orders the categories for the weighted kappa (default: the numeric order of
     the grades seen)."""
-    check_unparsed(unparsed)
     lab = pd.Series(labels, dtype=object)
     ver = pd.Series(verdicts, dtype=object)
     labelled = lab.notna().to_numpy()
     n_unparsed = int((labelled & ver.isna().to_numpy()).sum())
-    if unparsed == UnparsedPolicy.WRONG:
+    if not policy.drops_unparsed:
         ver = ver.where(ver.notna(), UNPARSED)
     both = labelled & ver.notna().to_numpy()
     a, b = lab[both].to_numpy(dtype=object), ver[both].to_numpy(dtype=object)
@@ -65,7 +64,7 @@ def grade_agreement(labels: Sequence[Any], verdicts: Sequence[Any], *, scale: Se
     else:
         seen = sorted((set(a) | set(b)) - {UNPARSED}, key=lambda x: (_numeric([x])[0], x))
         cats = list(seen)
-    if unparsed == UnparsedPolicy.WRONG and (b == UNPARSED).any():
+    if not policy.drops_unparsed and (b == UNPARSED).any():
         cats = [*cats, UNPARSED]
     n = int(both.sum())
     graded = b != UNPARSED
@@ -97,16 +96,15 @@ class RubricAgreement:
 
 
 def rubric_agreement_figures(human: Sequence[Any], judge: Sequence[Any], *,
-                             unparsed: str = UnparsedPolicy.EXCLUDE.value) -> RubricAgreement:
+                             policy: FigurePolicy = DEFAULT_POLICY) -> RubricAgreement:
     """:class:`RubricAgreement` of aligned human labels and judge verdicts, each ``PASS`` / ``FAIL`` /
     ``UNKNOWN`` or None."""
-    check_unparsed(unparsed)
     hum = pd.Series(human, dtype=object)
     jud = pd.Series(judge, dtype=object)
     human_pf = hum.isin(["PASS", "FAIL"]).to_numpy()
     pf = jud.isin(["PASS", "FAIL"]).to_numpy()
     missing = jud.isna().to_numpy()
-    both = human_pf & (pf | missing) if unparsed == UnparsedPolicy.WRONG else human_pf & pf
+    both = human_pf & pf if policy.drops_unparsed else human_pf & (pf | missing)
     h = hum[both].to_numpy(dtype=object)
     j = jud[both].where(jud[both].notna(), UNPARSED).to_numpy(dtype=object)
     n_both = int(both.sum())

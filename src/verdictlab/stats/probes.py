@@ -3,8 +3,8 @@ by row against the unperturbed dataset.
 
 :func:`match_probe_rows` pairs each probed judgment with the judgment of the same trial on the base
 dataset (same judge, protocol, temperature, decoding, item, order, repetition and step).  Unparsed
-verdicts follow the cell figures' policy: under ``"exclude"`` a matched row with an unparsed side is
-dropped; under ``"wrong"`` an unparsed verdict is a value of its own (it equals another unparsed
+verdicts follow the cell figures' policy: under unparsed ``exclude`` a matched row with an unparsed side is
+dropped; under ``wrong`` an unparsed verdict is a value of its own (it equals another unparsed
 verdict, never a label or a side).
 
 :func:`probe_shift` gives, over one probed cell's matched rows: ``changed`` (share of matched verdicts
@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import DECISIVE, UnparsedPolicy, check_unparsed
+from ..core.policy import FigurePolicy
+from ..core.vocab import DECISIVE
 from ._frame import UNPARSED_VALUE
 
 __all__ = ["MATCH_KEY", "ProbeShift", "match_probe_rows", "probe_shift"]
@@ -31,13 +32,12 @@ __all__ = ["MATCH_KEY", "ProbeShift", "match_probe_rows", "probe_shift"]
 MATCH_KEY: tuple[str, ...] = ("judge", "protocol", "temperature", "decoding", "item_id", "order", "rep", "step")
 
 
-def match_probe_rows(probe: pd.DataFrame, base: pd.DataFrame, *, unparsed: str) -> pd.DataFrame:
+def match_probe_rows(probe: pd.DataFrame, base: pd.DataFrame, *, policy: FigurePolicy) -> pd.DataFrame:
     """The probe's rows beside the base dataset's rows of the same trial (:data:`MATCH_KEY`), columns
     suffixed ``_p`` / ``_b``, under the unparsed policy (module docstring).  Both frames need every
     :data:`MATCH_KEY` column (``decoding`` and ``step`` filled)."""
-    check_unparsed(unparsed)
     m = probe.merge(base, on=list(MATCH_KEY), suffixes=("_p", "_b"))
-    if unparsed == UnparsedPolicy.EXCLUDE:
+    if policy.drops_unparsed:
         return m[m["verdict_p"].notna() & m["verdict_b"].notna()]
     return m.assign(verdict_p=m["verdict_p"].astype(object).where(m["verdict_p"].notna(), UNPARSED_VALUE),
                     verdict_b=m["verdict_b"].astype(object).where(m["verdict_b"].notna(), UNPARSED_VALUE))

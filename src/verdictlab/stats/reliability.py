@@ -24,9 +24,9 @@ repetitions r = 1..R and canonical verdict v(i,o,r):
 
 Unparsed verdicts (verdict NULL):
 
-* ``unparsed="exclude"`` (default): unparsed judgments are dropped; a unit left with no parsed verdict
+* unparsed ``exclude`` (the default :class:`~verdictlab.core.policy.FigurePolicy`): unparsed judgments are dropped; a unit left with no parsed verdict
   is dropped and counted in ``n_units_dropped``; R of a unit is its number of parsed verdicts.
-* ``unparsed="wrong"``: an unparsed verdict is a value of its own ("unparsed", next to A, B and
+* unparsed ``wrong``: an unparsed verdict is a value of its own ("unparsed", next to A, B and
   tie).  It equals another unparsed verdict and never equals a label.  So a unit whose R verdicts are
   all unparsed has N = 1 (it agrees with itself across repetitions), a unit mixing unparsed and parsed
   verdicts has N = 0, its modal value may be "unparsed" (which counts in self-consistency), a pair
@@ -50,7 +50,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import CELL_KEY, check_unparsed
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import CELL_KEY
 from ._frame import (
     N_CODES,
     UNPARSED,
@@ -109,19 +110,18 @@ def _cell_keys(judgments: pd.DataFrame, by: Sequence[str]) -> list[str]:
     return keys
 
 
-def unit_table(judgments: pd.DataFrame, *, unparsed: str = "exclude",
+def unit_table(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY,
                by: Sequence[str] = DEFAULT_BY) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """Per-(cell, pair, order) unit arrays used by :func:`reliability` and the agreement helper.
 
     Returns the cell key frame and a dict of arrays: ``unit_cell, unit_pair, unit_order, mode``
     (0 A, 1 B, 2 tie, 3 unparsed, -1 split), ``N``, ``share``, ``total`` (verdicts in the unit),
     ``pair_cell, pair_label, pair_item`` (row index of a row of the pair), plus row-level codes."""
-    check_unparsed(unparsed)
     judgments, cell, cell_frame, item = cell_and_item_codes(judgments, by)
     n_rows = len(judgments)
     order = order_codes(judgments["order"]) if n_rows else np.zeros(0, dtype=np.int64)
     vcode = verdict_codes(judgments["verdict"]) if n_rows else np.zeros(0, dtype=np.int64)
-    units = coded_units(cell, len(cell_frame), item, order, vcode, unparsed=unparsed)
+    units = coded_units(cell, len(cell_frame), item, order, vcode, policy=policy)
     pair_row = units["pair_row"]
     units["pair_label"] = label_codes(judgments["label"].iloc[pair_row]) if n_rows else np.zeros(0, int)
     return cell_frame, units
@@ -142,11 +142,10 @@ def cell_and_item_codes(judgments: pd.DataFrame, by: Sequence[str] = DEFAULT_BY
 
 
 def coded_units(cell: np.ndarray, n_cells: int, item: np.ndarray, order: np.ndarray, vcode: np.ndarray, *,
-                unparsed: str = "exclude") -> dict[str, np.ndarray]:
+                policy: FigurePolicy = DEFAULT_POLICY) -> dict[str, np.ndarray]:
     """The unit arrays of :func:`unit_table` (all but ``pair_label``) from the rows' integer codes: cell
     (0..n_cells-1), item (codes whose order is the items' order), order (0 AB, 1 BA) and verdict (0 A,
     1 B, 2 tie, 3 unparsed).  A pair's representative row (``pair_row``) is its first row."""
-    check_unparsed(unparsed)
     n_rows = len(cell)
     if n_rows == 0:
         pair = unit = np.zeros(0, dtype=np.int64)
@@ -164,7 +163,7 @@ def coded_units(cell: np.ndarray, n_cells: int, item: np.ndarray, order: np.ndar
     pair_row[pair[::-1]] = np.arange(n_rows)[::-1]
 
     parsed_total = counts[:, :UNPARSED].sum(axis=1)
-    if unparsed == "exclude":
+    if policy.drops_unparsed:
         eff = counts[:, :UNPARSED]
         total = parsed_total
         keep = total > 0
@@ -238,29 +237,27 @@ def pair_events(u: dict[str, np.ndarray]) -> PairEvents:
                       unit_trustworthy=joint & u["N"] & P[up] & correct)
 
 
-def reliability(judgments: pd.DataFrame, *, unparsed: str = "exclude", q: float | str = "auto",
-                confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0,
+def reliability(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY, q: float | str = "auto",
                 by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """Reliability figures per cell, one row per cell (see the module docstring for definitions).
 
     ``judgments`` is the frame :meth:`verdictlab.store.RunStore.judgments` returns (at least the
     ``by`` columns plus item_id, order, verdict, label; ``rep`` and ``step`` are used if present).
     Cells are the combinations of ``by`` (plus ``step`` when non-empty steps exist).  Undefined
-    figures (e.g. A in a cell without labelled pairs) are NaN.  ``n_bootstrap=0`` skips the T
-    bootstrap (T_lo/T_hi NaN)."""
+    figures (e.g. A in a cell without labelled pairs) are NaN.  ``policy`` (a
+    :class:`~verdictlab.core.policy.FigurePolicy`) says what an unparsed verdict counts as and sets the
+    intervals; its ``n_bootstrap=0`` skips the T bootstrap (T_lo/T_hi NaN)."""
     _check_q(q)
-    cells, u = unit_table(judgments, unparsed=unparsed, by=by)
+    cells, u = unit_table(judgments, policy=policy, by=by)
     rep = None
     if "rep" in judgments.columns and len(judgments):
         rep = pd.factorize(judgments["rep"], use_na_sentinel=False)[0].astype(np.int64)
-    return _figures(cells, u, rep, unparsed=unparsed, q=q, confidence=confidence, n_bootstrap=n_bootstrap,
-                    seed=seed)
+    return _figures(cells, u, rep, policy=policy, q=q)
 
 
 def coded_reliability(cells: pd.DataFrame, cell: np.ndarray, item: np.ndarray, order: np.ndarray,
-                      vcode: np.ndarray, label: np.ndarray, rep: np.ndarray | None, *, unparsed: str = "exclude",
-                      q: float | str = "auto", confidence: float = 0.95, n_bootstrap: int = 1000,
-                      seed: int = 0) -> pd.DataFrame:
+                      vcode: np.ndarray, label: np.ndarray, rep: np.ndarray | None, *,
+                      policy: FigurePolicy = DEFAULT_POLICY, q: float | str = "auto") -> pd.DataFrame:
     """:func:`reliability` of rows given as integer codes: ``cells`` the frame of the cell keys (row g
     is cell code g; only cells with rows get a figure row, in code order), ``cell``, ``item`` (codes in
     the items' order), ``order`` (0 AB, 1 BA), ``vcode`` (0 A, 1 B, 2 tie, 3 unparsed), ``label`` (0 A,
@@ -271,10 +268,9 @@ def coded_reliability(cells: pd.DataFrame, cell: np.ndarray, item: np.ndarray, o
     dense = np.full(len(cells), -1, dtype=np.int64)
     dense[present] = np.arange(len(present))
     cell = dense[cell]
-    u = coded_units(cell, len(present), item, order, vcode, unparsed=unparsed)
+    u = coded_units(cell, len(present), item, order, vcode, policy=policy)
     u["pair_label"] = np.asarray(label, dtype=np.int64)[u["pair_row"]]
-    return _figures(cells.iloc[present].reset_index(drop=True), u, rep, unparsed=unparsed, q=q,
-                    confidence=confidence, n_bootstrap=n_bootstrap, seed=seed)
+    return _figures(cells.iloc[present].reset_index(drop=True), u, rep, policy=policy, q=q)
 
 
 def _check_q(q: float | str) -> None:
@@ -284,11 +280,12 @@ def _check_q(q: float | str) -> None:
         raise ValueError(f"q must be in [0, 1], got {q!r}")
 
 
-def _figures(cells: pd.DataFrame, u: dict[str, np.ndarray], rep: np.ndarray | None, *, unparsed: str,
-             q: float | str, confidence: float, n_bootstrap: int, seed: int) -> pd.DataFrame:
+def _figures(cells: pd.DataFrame, u: dict[str, np.ndarray], rep: np.ndarray | None, *, policy: FigurePolicy,
+             q: float | str) -> pd.DataFrame:
     """The figure rows of the cells ``cells`` from their unit arrays ``u`` (:func:`unit_table`) and the
     rows' repetition codes ``rep``."""
     G = len(cells)
+    confidence, n_bootstrap = policy.confidence, policy.n_bootstrap
     uc, up, m = u["unit_cell"], u["unit_pair"], u["mode"]
     n_pairs_all = len(u["pair_cell"])
 
@@ -375,7 +372,7 @@ def _figures(cells: pd.DataFrame, u: dict[str, np.ndarray], rep: np.ndarray | No
             per_pair(correct), per_pair(u_labelled),               # A
             per_pair(correct & undec_units), per_pair(undec_units),  # measured q
         ])
-        boot = _bootstrap(stats, pc, present, G, q_arr, measured, n_bootstrap, seed, confidence)
+        boot = _bootstrap(stats, pc, present, G, q_arr, measured, n_bootstrap, policy.seed, confidence)
         T_lo, T_hi = boot["T"]
 
     out = cells.copy()
@@ -400,7 +397,7 @@ def _figures(cells: pd.DataFrame, u: dict[str, np.ndarray], rep: np.ndarray | No
               "n_units_dropped", "n_labelled_units", "n_judgments", "n_unparsed", "repetitions",
               "n_decisive", "n_split_modes", "n_joint_units"):
         out[k] = out[k].astype(np.int64)
-    out["unparsed_policy"] = unparsed
+    out["unparsed_policy"] = policy.unparsed.value
     out["q_measured"] = measured
     out["confidence"] = confidence
     out["n_bootstrap"] = int(n_bootstrap)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import pandas as pd
 
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..core.vocab import CELL_KEY
 from ._frame import (
     N_CODES,
@@ -171,8 +172,8 @@ def derived_rows(rows: CodedRows, remedy: str, *, quorum: int | None = None, tie
     return out
 
 
-def remedy_reliability(judgments: pd.DataFrame, remedies: Sequence[str], *, unparsed: str = "exclude",
-                       q: float | str = "auto", confidence: float = 0.95, quorum: int | None = None,
+def remedy_reliability(judgments: pd.DataFrame, remedies: Sequence[str], *, policy: FigurePolicy = DEFAULT_POLICY,
+                       q: float | str = "auto", quorum: int | None = None,
                        tie_rule: str = "tie", by: Sequence[str] = CELL_KEY) -> list[tuple[str, pd.DataFrame]]:
     """``(remedy, figures)`` of the base rows (remedy ``"none"``) and of each remedy: the figure rows of
     :func:`verdictlab.stats.reliability` (no bootstrap) of the cells the remedy has rows in, keyed by
@@ -185,5 +186,5 @@ def remedy_reliability(judgments: pd.DataFrame, remedies: Sequence[str], *, unpa
         d = rows if remedy == "none" else derived_rows(rows, remedy, quorum=quorum, tie_rule=tie_rule, pairs=pairs)
         label = np.where(d.label < 0, -1, d.label)
         out.append((remedy, coded_reliability(cells, d.cell, d.item, d.order, d.vcode, label, d.rep,
-                                              unparsed=unparsed, q=q, confidence=confidence, n_bootstrap=0)))
+                                              policy=policy.but(n_bootstrap=0), q=q)))
     return out

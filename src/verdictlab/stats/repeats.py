@@ -8,8 +8,8 @@ verdicts (after the unparsed policy) say anything about consistency; the others 
 * ``C`` = share of units whose verdicts all agree (DESIGN.md's N(i,o) averaged), Wilson interval over
   ``n_units``;
 * ``self_consistency`` = mean over units of (count of the modal verdict) / (verdicts in the unit);
-* ``unparsed="exclude"`` (default): unparsed verdicts are dropped and counted (``n_unparsed``);
-  ``"wrong"``: an unparsed verdict is a value of its own (two unparsed agree, as in ``reliability``).
+* unparsed ``exclude`` (the default policy): unparsed verdicts are dropped and counted (``n_unparsed``);
+  ``wrong``: an unparsed verdict is a value of its own (two unparsed agree, as in ``reliability``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import CELL_KEY, Order, check_unparsed
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import CELL_KEY, Order
 from ._frame import UNPARSED_VALUE, require_columns, with_cell_columns
 from .intervals import wilson_bounds
 
@@ -29,10 +30,9 @@ REPEAT_COLUMNS: tuple[str, ...] = ("n_judgments", "n_unparsed", "n_units", "n_si
                                    "C_lo", "C_hi", "self_consistency", "unparsed_policy", "confidence")
 
 
-def repeat_consistency(judgments: pd.DataFrame, *, unparsed: str = "exclude", confidence: float = 0.95,
+def repeat_consistency(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY,
                        by: Sequence[str] = CELL_KEY) -> pd.DataFrame:
     """``C`` and self-consistency over repetitions per cell, any verdict vocabulary (module docstring)."""
-    check_unparsed(unparsed)
     keys = list(by)
     judgments = with_cell_columns(judgments, by)
     require_columns(judgments, keys + ["item_id", "verdict"], who="repeat_consistency")
@@ -44,7 +44,7 @@ def repeat_consistency(judgments: pd.DataFrame, *, unparsed: str = "exclude", co
     cells = df[keys].drop_duplicates().sort_values(keys).reset_index(drop=True)
     n_judgments = df.groupby(keys, dropna=False).size().rename("n_judgments")
     n_unparsed = missing.groupby([df[k] for k in keys], dropna=False).sum().rename("n_unparsed")
-    df = df[~missing] if unparsed == "exclude" else df.assign(verdict=df["verdict"].where(~missing, UNPARSED_VALUE))
+    df = df[~missing] if policy.drops_unparsed else df.assign(verdict=df["verdict"].where(~missing, UNPARSED_VALUE))
     unit = keys + ["item_id", "order", "step"]
     g = df.groupby(unit, dropna=False)["verdict"]
     units = pd.DataFrame({"size": g.size(), "distinct": g.nunique()})
@@ -62,7 +62,7 @@ def repeat_consistency(judgments: pd.DataFrame, *, unparsed: str = "exclude", co
         out["C"] = np.where(out["n_units"] > 0, out["n_agree"] / out["n_units"].where(out["n_units"] > 0, 1),
                             np.nan)
     out["C_lo"], out["C_hi"] = wilson_bounds(out["n_agree"].to_numpy(float), out["n_units"].to_numpy(float),
-                                             confidence=confidence)
-    out["unparsed_policy"] = unparsed
-    out["confidence"] = confidence
+                                             confidence=policy.confidence)
+    out["unparsed_policy"] = policy.unparsed.value
+    out["confidence"] = policy.confidence
     return out[keys + list(REPEAT_COLUMNS)]

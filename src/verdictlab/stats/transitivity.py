@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from itertools import combinations, product
 from typing import Any
 
@@ -46,10 +47,17 @@ from .bias import Correlation
 from .intervals import percentile_bounds, wilson_bounds
 from .significance import kendall
 
-__all__ = ["TIE_RULES", "TransitivityResult", "pair_outcomes", "triple_outcomes", "transitivity",
+__all__ = ["TIE_RULES", "TransitivityResult", "TripleTies", "pair_outcomes", "triple_outcomes", "transitivity",
            "bradley_terry", "kendall_vs_reference", "weak_order_consistent"]
 
-TIE_RULES: tuple[str, ...] = ("weak_order", "exclude")
+class TripleTies(StrEnum):
+    """What a tied pair does to a triple: it may be part of a weak order, or the triple is left out."""
+
+    WEAK_ORDER = "weak_order"
+    EXCLUDE = "exclude"
+
+
+TIE_RULES: tuple[str, ...] = tuple(r.value for r in TripleTies)
 _PAIR_COLS = ("group", "sys_a", "sys_b", "verdict")
 
 
@@ -121,7 +129,7 @@ def triple_outcomes(outcomes: pd.DataFrame, *, tie_rule: str = "weak_order") -> 
     vi = np.nan_to_num(v).astype(np.int64)
     consistent = weak_order_consistent(vi[:, 0], vi[:, 1], vi[:, 2]) if len(tri) else np.zeros(0, bool)
     strict = (vi[:, 0] == vi[:, 1]) & (vi[:, 2] == -vi[:, 0]) & (vi[:, 0] != 0) & ~missing
-    excluded = missing | ((vi == 0).any(axis=1) if tie_rule == "exclude" else False)
+    excluded = missing | ((vi == 0).any(axis=1) if TripleTies(tie_rule) is TripleTies.EXCLUDE else False)
     tri["status"] = np.where(excluded, "excluded", np.where(consistent, "transitive", "nontransitive"))
     tri["strict_cycle"] = strict
     return tri

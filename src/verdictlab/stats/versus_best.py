@@ -5,7 +5,7 @@ Every other cell of the group is compared with it on the event T_joint counts, p
 of its two orders whose verdict is trustworthy -- reproducible (N = 1), order-invariant (P = 1) and
 right -- which is 0, 1 or 2 (:class:`~verdictlab.stats.reliability.PairEvents`).  The pairs of a
 comparison are the *shared* pairs: labelled A or B and judged in both orders by both cells (under
-``unparsed="exclude"`` an order whose verdicts are all unparsed is missing, so its pair is not
+unparsed ``exclude`` an order whose verdicts are all unparsed is missing, so its pair is not
 shared).  The test is the exact two-sided sign test on the shared pairs where the two cells differ
 (:func:`~verdictlab.stats.significance.exact_sign_test`; McNemar's test when each pair is one unit),
 and the p-values of all comparisons in the frame (every group) are Holm-adjusted as one family.
@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ._frame import require_columns, with_cell_columns
 from .reliability import DEFAULT_BY, pair_events, unit_table
 from .significance import exact_sign_test, holm_adjust
@@ -35,11 +36,11 @@ VERSUS_BEST_COLUMNS: tuple[str, ...] = (
 )
 
 
-def _trust_per_pair(judgments: pd.DataFrame, *, unparsed: str, by: Sequence[str]
+def _trust_per_pair(judgments: pd.DataFrame, *, policy: FigurePolicy, by: Sequence[str]
                     ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
     """The unit table's cells and, per eligible pair (labelled, judged in both orders): its cell,
     its item id and its count of trustworthy orders (0, 1 or 2)."""
-    cells, u = unit_table(judgments, unparsed=unparsed, by=by)
+    cells, u = unit_table(judgments, policy=policy, by=by)
     ev = pair_events(u)
     n_pairs = len(u["pair_cell"])
     trusted = np.bincount(u["unit_pair"], weights=ev.unit_trustworthy.astype(float), minlength=n_pairs)
@@ -86,7 +87,7 @@ def _best_rows(cells: pd.DataFrame, value: str, within: Sequence[str]) -> tuple[
 
 
 def versus_best(judgments: pd.DataFrame, cells: pd.DataFrame, *, value: str = "T",
-                within: Sequence[str] = ("dataset",), unparsed: str = "exclude", alpha: float = 0.05,
+                within: Sequence[str] = ("dataset",), policy: FigurePolicy = DEFAULT_POLICY,
                 by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """Compare every row of ``cells`` (a cell-figures frame: the cell key and ``value``, e.g. the
     output of :func:`verdictlab.stats.reliability`) with the best row of its ``within`` group.
@@ -97,10 +98,9 @@ def versus_best(judgments: pd.DataFrame, cells: pd.DataFrame, *, value: str = "T
     (shared pairs where the best / this cell has more trustworthy orders), ``T_joint_shared`` and
     ``T_joint_best_shared`` (the share of trustworthy orders on the shared pairs), ``p`` (exact
     two-sided sign test; NaN for the best itself and where no pair is shared), ``p_holm`` (Holm over
-    every defined ``p`` of the frame) and ``distinguishable`` (``p_holm < alpha``).  The frame's
-    ``attrs`` hold ``family_size``, ``alpha`` and ``unparsed``."""
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    every defined ``p`` of the frame) and ``distinguishable`` (``p_holm < alpha``, the test level of
+    ``policy``: 1 - its confidence).  The frame's ``attrs`` hold ``family_size``, ``alpha`` and ``unparsed``."""
+    alpha = policy.alpha
     require_columns(cells, [*within, value], who="versus_best")
     cells = with_cell_columns(cells.reset_index(drop=True), by)
     n = len(cells)
@@ -111,7 +111,7 @@ def versus_best(judgments: pd.DataFrame, cells: pd.DataFrame, *, value: str = "T
     sum_cell: np.ndarray = np.zeros(n)
     sum_best: np.ndarray = np.zeros(n)
     if n and len(judgments):
-        unit_cells, pair_cell, items, trusted = _trust_per_pair(judgments, unparsed=unparsed, by=by)
+        unit_cells, pair_cell, items, trusted = _trust_per_pair(judgments, policy=policy, by=by)
         row = _rows_of_cells(unit_cells, cells)[pair_cell]
         keep = row >= 0
         row, items, trusted = row[keep], items[keep], trusted[keep]
@@ -145,5 +145,5 @@ def versus_best(judgments: pd.DataFrame, cells: pd.DataFrame, *, value: str = "T
         "n_better_cell": better_cell, "T_joint_shared": joint, "T_joint_best_shared": joint_best,
         "p": p, "p_holm": p_holm, "distinguishable": np.nan_to_num(p_holm, nan=1.0) < alpha,
     }, columns=list(VERSUS_BEST_COLUMNS))
-    out.attrs.update({"family_size": int(tested.sum()), "alpha": alpha, "unparsed": unparsed})
+    out.attrs.update({"family_size": int(tested.sum()), "alpha": alpha, "unparsed": policy.unparsed.value})
     return out

@@ -10,6 +10,7 @@ from .sqlite import (
     JUDGMENT_COLUMN_NAMES,
     JUDGMENT_COLUMNS,
     PARSE_STATUSES,
+    READ_DEFAULTS,
     SCHEMA_VERSION,
     STORE_FILENAME,
     CompactColumns,
@@ -17,6 +18,7 @@ from .sqlite import (
     StoreError,
     figure_detail_kept,
     open_store,
+    with_read_defaults,
 )
 
 __all__ = [
@@ -26,10 +28,12 @@ __all__ = [
     "JUDGMENT_COLUMNS",
     "JUDGMENT_COLUMN_NAMES",
     "PARSE_STATUSES",
+    "READ_DEFAULTS",
     "RunStore",
     "SCHEMA_VERSION",
     "STORE_FILENAME",
     "StoreError",
     "figure_detail_kept",
     "open_store",
+    "with_read_defaults",
 ]

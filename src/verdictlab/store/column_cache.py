@@ -36,6 +36,7 @@ from .sqlite import (
     RunStore,
     figure_detail_kept,
     open_store,
+    with_read_defaults,
 )
 
 __all__ = ["FIGURE_COLUMNS", "FIGURE_FORMAT", "KEEP", "WIDE_COLUMNS", "FigureFrameBuilder", "cache_root",
@@ -137,7 +138,7 @@ def figure_frame(store: RunStore, *, cache: Path | None = None) -> pd.DataFrame:
     folder = cached_folder(cache, key)
     if folder is not None:
         try:
-            return _compact_dtypes(pd.read_parquet(folder / _FILE))
+            return with_read_defaults(_compact_dtypes(pd.read_parquet(folder / _FILE)))
         except Exception:  # noqa: BLE001 - a damaged or foreign cache is never trusted: rebuilt below
             shutil.rmtree(folder, ignore_errors=True)
     frame = _read(store)

@@ -180,6 +180,17 @@ class RunStore:
             self.conn.executemany("INSERT OR REPLACE INTO items(dataset, item_id, kind, data) "
                                   "VALUES (?, ?, ?, ?)", rows)
 
+    def relabel_items(self, items: Sequence[PairItem]) -> int:
+        """Write these pair items (their votes and gold label changed) and give every stored judgment of
+        each the item's label, in one transaction.  Returns the number of judgments relabelled."""
+        rows = [(it.dataset, it.item_id, "pair", it.model_dump_json()) for it in items]
+        with self.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO items(dataset, item_id, kind, data) VALUES (?, ?, ?, ?)", rows)
+            before = conn.total_changes
+            conn.executemany("UPDATE judgments SET label = ? WHERE dataset = ? AND item_id = ?",
+                             [(it.label, it.dataset, it.item_id) for it in items])
+            return conn.total_changes - before
+
     def items(self, dataset: str | None = None) -> list[PairItem | PointItem]:
         q = "SELECT kind, data FROM items"
         args: tuple[Any, ...] = ()
@@ -396,14 +407,13 @@ class RunStore:
             df = (_read_compact if compact else _read_plain)(self.conn, sql, args, stored)
         for name in names:     # an older store opened read-only lacks newer columns
             if name not in have:
-                df[name] = DEFAULT_DECODING if name == "decoding" else pd.Series(
-                    dtype=pandas_dtype(_SQL_TYPE[name]), index=df.index)
+                df[name] = pd.Series(dtype=pandas_dtype(_SQL_TYPE[name]), index=df.index)
         self._fill_item_fields(df, fill, rows, args)
         if compact:
             for name in names:
                 if name not in have and name in CATEGORICAL_COLUMNS:
                     df[name] = df[name].astype("category")
-        return df[names]
+        return with_read_defaults(df[names])
 
     def _fill_item_fields(self, df: pd.DataFrame, names: list[str], rows: str, args: tuple[Any, ...]) -> None:
         """The item-field columns ``names`` of an older store (opened read-only, without them) from its
@@ -491,7 +501,9 @@ class RunStore:
             names = [d[0] for d in cur.description]
             out.extend(dict(zip(names, row, strict=True)) for row in cur)
         for rec in out:
-            rec.setdefault("decoding", DEFAULT_DECODING)
+            for name, value in READ_DEFAULTS.items():
+                if rec.get(name) is None:
+                    rec[name] = value
         return out
 
     def pair_texts(self, pairs: Sequence[Mapping[str, Any]]) -> list[dict[tuple[str, int], tuple[Any, Any]]]:
@@ -499,7 +511,8 @@ class RunStore:
         pair names ``judge, dataset, protocol, temperature, item_id`` and optionally ``step`` (none:
         ``''``) and ``decoding`` (none: ``free``).  One query per cell (its index range, filtered by
         the items asked for), so a report's few hundred shown pairs cost a few scans of their cells."""
-        decoding = "COALESCE(\"decoding\", 'free')" if "decoding" in self._judgment_columns() else "'free'"
+        decoding = (f"COALESCE(\"decoding\", '{DEFAULT_DECODING}')" if "decoding" in self._judgment_columns()
+                    else f"'{DEFAULT_DECODING}'")
         cells: dict[tuple[Any, ...], list[int]] = {}
         for k, pair in enumerate(pairs):
             cell = (*(pair[c] for c in ("judge", "dataset", "protocol", "temperature")), pair.get("step") or "",
@@ -642,6 +655,28 @@ _FIGURE_DETAIL_SQL = ("CASE WHEN \"parse_status\" IS NOT 'ok' OR COALESCE({decod
                       "THEN \"parse_detail\" END AS \"parse_detail\"")
 
 
+#: what a judgment column holds where a store has no value for it (a row stored before the column existed,
+#: or an older store opened read-only that lacks it): filled once, when the store is read, so no reader of
+#: a frame from the store fills it again.  A store written before ``decoding`` existed was free decoding.
+READ_DEFAULTS: dict[str, Any] = {"decoding": DEFAULT_DECODING}
+
+
+def with_read_defaults(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` (judgment columns read from a store) with every :data:`READ_DEFAULTS` column's missing
+    values filled (a categorical column gains the default as a category)."""
+    for name, value in READ_DEFAULTS.items():
+        if name not in df.columns or not df[name].isna().any():
+            continue
+        col = df[name]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            if value not in col.cat.categories:
+                col = col.cat.add_categories([value])
+            df[name] = col.fillna(value)
+        else:
+            df[name] = col.astype(object).fillna(value)
+    return df
+
+
 def figure_detail_kept(parse_status: Sequence[Any], decoding: Sequence[Any]) -> np.ndarray:
     """Which rows' ``parse_detail`` a figure reads: the judgments not parsed cleanly (status other than
     ``ok``: the parse audit's reasons) and those decoded under a constraint (the mechanism the decoding
@@ -724,5 +759,6 @@ def open_store(run_dir: str | Path, *, read_only: bool = True) -> RunStore:
     return RunStore(run_dir, create=False, read_only=read_only)
 
 
-__all__ = ["CATEGORICAL_COLUMNS", "INDEXES", "ITEM_FIELD_COLUMNS", "CompactColumns", "figure_detail_kept", "JUDGMENT_COLUMNS", "JUDGMENT_COLUMN_NAMES", "PARSE_STATUSES",
-           "SCHEMA_VERSION", "STORE_FILENAME", "RunStore", "StoreError", "open_store"]
+__all__ = ["CATEGORICAL_COLUMNS", "INDEXES", "ITEM_FIELD_COLUMNS", "CompactColumns", "figure_detail_kept",
+           "JUDGMENT_COLUMNS", "JUDGMENT_COLUMN_NAMES", "PARSE_STATUSES", "READ_DEFAULTS", "SCHEMA_VERSION",
+           "STORE_FILENAME", "RunStore", "StoreError", "open_store", "with_read_defaults"]

@@ -44,7 +44,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Route
 
 from ..core.items import PointItem
-from ..core.vocab import DEFAULT_UNPARSED
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..store import RunStore, open_store
 from .curation import (
     MAX_FORM_BYTES,
@@ -82,7 +82,7 @@ class Viewer:
     shared by the server's worker threads).  ``cache``: a folder for the index between start-ups
     (:mod:`verdictlab.view.index_cache`); None builds it from the store every time."""
 
-    def __init__(self, run_dir: str | Path, *, unparsed: str = DEFAULT_UNPARSED, cache: Path | None = None,
+    def __init__(self, run_dir: str | Path, *, policy: FigurePolicy = DEFAULT_POLICY, cache: Path | None = None,
                  curator: str | None = None) -> None:
         self.run_dir = Path(run_dir)
         #: who curation decisions are recorded as by default (the form can say another name)
@@ -91,7 +91,7 @@ class Viewer:
         self.token = secrets.token_urlsafe(32)
         self.store: RunStore = open_store(self.run_dir, read_only=True)
         try:
-            self.index = PairIndex.from_store(self.store, unparsed=unparsed, cache=cache)
+            self.index = PairIndex.from_store(self.store, policy=policy, cache=cache)
         except BaseException:
             self.store.close()
             raise
@@ -129,11 +129,11 @@ def _user_name() -> str:
         return "curator"
 
 
-def create_app(run: str | Path | Viewer, *, unparsed: str = DEFAULT_UNPARSED,
+def create_app(run: str | Path | Viewer, *, policy: FigurePolicy = DEFAULT_POLICY,
                allowed_hosts: Sequence[str] | None = LOOPBACK_HOSTS) -> Starlette:
     """The viewer's application over ``run`` (a run directory, opened read-only, or a :class:`Viewer`).
     ``allowed_hosts=None`` accepts any Host header (for a server bound to a non-loopback address)."""
-    viewer = run if isinstance(run, Viewer) else Viewer(run, unparsed=unparsed)
+    viewer = run if isinstance(run, Viewer) else Viewer(run, policy=policy)
     env = _environment()
     css = resources.files("verdictlab.view").joinpath("templates/view.css").read_text(encoding="utf-8")
 
@@ -242,7 +242,7 @@ def _status_counts(cases: list[CaseView]) -> dict[str, int]:
 def _run_summary(viewer: Viewer) -> dict[str, Any]:
     ix = viewer.index
     return {"name": viewer.run_dir.name or str(viewer.run_dir), "n_judgments": ix.n_judgments,
-            "n_rows": len(ix.pairs), "n_pairs": len(ix.pair_keys), "unparsed": ix.unparsed}
+            "n_rows": len(ix.pairs), "n_pairs": len(ix.pair_keys), "unparsed": ix.policy.unparsed.value}
 
 
 

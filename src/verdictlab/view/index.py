@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import CELL_KEY, DEFAULT_UNPARSED, VERDICTS
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import CELL_KEY, VERDICTS
 from ..errors import UsageError
 from ..store import RunStore
 from .index_cache import CachedIndex, index_key, read_index, write_index
@@ -137,7 +138,7 @@ class PairIndex:
 
     pairs: pd.DataFrame
     items: dict[tuple[str, str], dict[str, Any]]
-    unparsed: str
+    policy: FigurePolicy
     n_judgments: int
     build_seconds: float
     #: rowids of the judgments, grouped by pair (dataset, item_id): ``rowids[offsets[k]:offsets[k + 1]]``
@@ -177,19 +178,19 @@ class PairIndex:
 
     # -- building ------------------------------------------------------------------------------
     @classmethod
-    def from_store(cls, store: RunStore, *, unparsed: str = DEFAULT_UNPARSED,
+    def from_store(cls, store: RunStore, *, policy: FigurePolicy = DEFAULT_POLICY,
                    cache: Path | None = None) -> PairIndex:
         """Read the store once (outcome columns, items, failed attempts) and build the index.  With
         ``cache`` (a folder, e.g. :func:`~verdictlab.view.index_cache.cache_root`), an index cached there
         for the store as it is now is read instead of built, and a built one is written there."""
         start = time.perf_counter()
         items = _items(store)
-        key = index_key(store, unparsed=unparsed) if cache is not None else None
+        key = index_key(store, policy=policy) if cache is not None else None
         hit = read_index(key, cache) if key is not None else None
-        index = hit if hit is not None else _build(store, items, unparsed)
+        index = hit if hit is not None else _build(store, items, policy)
         if hit is None and key is not None:
             write_index(key, index, cache)
-        return cls(pairs=index.pairs, items=items, unparsed=unparsed, n_judgments=len(index.rowids),
+        return cls(pairs=index.pairs, items=items, policy=policy, n_judgments=len(index.rowids),
                    build_seconds=time.perf_counter() - start, rowids=index.rowids, offsets=index.offsets,
                    pair_keys=index.pair_keys, retries=_retries(store), from_cache=hit is not None)
 
@@ -254,12 +255,12 @@ class PairIndex:
         return self.items.get((dataset, item_id))
 
 
-def _build(store: RunStore, items: Mapping[tuple[str, str], Mapping[str, Any]], unparsed: str) -> CachedIndex:
+def _build(store: RunStore, items: Mapping[tuple[str, str], Mapping[str, Any]], policy: FigurePolicy) -> CachedIndex:
     """The outcome rows and the pairs' judgment locations, from the store's outcome columns."""
     keys = store.judgment_keys()
     codes, pair_keys = _pair_codes(keys)
     sort = np.argsort(codes, kind="stable")
-    return CachedIndex(pairs=pair_outcomes(keys[_pairwise(keys, codes, pair_keys, items)], unparsed=unparsed),
+    return CachedIndex(pairs=pair_outcomes(keys[_pairwise(keys, codes, pair_keys, items)], policy=policy),
                        rowids=keys["rowid"].to_numpy(dtype=np.int64)[sort],
                        offsets=np.searchsorted(codes[sort], np.arange(len(pair_keys) + 1)), pair_keys=pair_keys)
 

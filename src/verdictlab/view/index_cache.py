@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
+from ..core.policy import FigurePolicy
 from ..store import RunStore
 from ..store.column_cache import cache_root as _cache_root
 from ..store.column_cache import cached_folder, store_key, write_folder
@@ -45,9 +46,9 @@ def cache_root() -> Path:
     return _cache_root("view")
 
 
-def index_key(store: RunStore, *, unparsed: str) -> str:
+def index_key(store: RunStore, *, policy: FigurePolicy) -> str:
     """The key of the store's index as it is now (see the module docstring)."""
-    return store_key(store, f"format={CACHE_FORMAT}", f"verdictlab={__version__}", f"unparsed={unparsed}")
+    return store_key(store, f"format={CACHE_FORMAT}", f"verdictlab={__version__}", f"unparsed={policy.unparsed.value}")
 
 
 def read_index(key: str, root: Path | None = None) -> CachedIndex | None:

@@ -13,7 +13,7 @@ policy as the report, never from a second copy of those rules:
   with human labels, where the judge and the people part.
 * ``unparsed``: at least one of its judgments has no verdict (counted, whatever the policy).
 
-Under ``unparsed="exclude"`` an order whose every verdict is unparsed has no modal verdict and takes
+Under unparsed ``exclude`` an order whose every verdict is unparsed has no modal verdict and takes
 no part in the first four; under ``"wrong"`` unparsed is a value of its own, as in the figures.
 """
 
@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..core.vocab import CELL_KEY, DECISIVE, DEFAULT_UNPARSED, LABELS, ORDERS, check_unparsed
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
+from ..core.vocab import CELL_KEY, DECISIVE, LABELS, ORDERS
 from ..stats import modal_verdicts
 
 __all__ = ["OUTCOMES", "PAIR_KEY", "pair_outcomes"]
@@ -33,12 +34,11 @@ PAIR_KEY: tuple[str, ...] = (*CELL_KEY, "step", "item_id")
 OUTCOMES: tuple[str, ...] = ("flipped", "unstable", "wrong", "disagree", "unparsed")
 
 
-def pair_outcomes(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED) -> pd.DataFrame:
+def pair_outcomes(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY) -> pd.DataFrame:
     """One row per (cell, step, pair) of ``judgments`` (at least :data:`PAIR_KEY`, ``order``, ``rep``,
     ``verdict``, ``label``; e.g. :meth:`verdictlab.store.RunStore.judgment_keys`), in the order of the
     key: the key columns, ``label``, ``n_judgments``, ``n_unparsed``, ``modal_AB``, ``modal_BA`` (the
     modal verdict of each order, ``None`` where it has none) and the boolean :data:`OUTCOMES`."""
-    check_unparsed(unparsed)
     key = list(PAIR_KEY)
     columns = [*key, "label", "n_judgments", "n_unparsed", *(f"modal_{o}" for o in ORDERS), *OUTCOMES]
     if judgments.empty:
@@ -49,7 +49,7 @@ def pair_outcomes(judgments: pd.DataFrame, *, unparsed: str = DEFAULT_UNPARSED) 
         n_judgments=("order", "size"), n_unparsed=("_unparsed", "sum"), label=("label", "first"))
     base = base.reset_index()
     base["label"] = base["label"].astype("object").where(base["label"].notna(), None)
-    units = _unit_flags(j, unparsed)
+    units = _unit_flags(j, policy)
     out = base.merge(units, on=key, how="left", sort=False)
     for o in ORDERS:
         col = f"modal_{o}"
@@ -73,11 +73,11 @@ def _filled(col: pd.Series, value: str) -> pd.Series:
     return col.astype("object").fillna(value)
 
 
-def _unit_flags(j: pd.DataFrame, unparsed: str) -> pd.DataFrame:
+def _unit_flags(j: pd.DataFrame, policy: FigurePolicy) -> pd.DataFrame:
     """Per (cell, step, pair): the flags of its (order) units from :func:`modal_verdicts`, and each
     order's modal verdict."""
     key = list(PAIR_KEY)
-    mv = modal_verdicts(j, unparsed=unparsed, by=CELL_KEY)
+    mv = modal_verdicts(j, policy=policy, by=CELL_KEY)
     if "step" not in mv.columns:            # modal_verdicts keys by step only where steps exist
         mv["step"] = ""
     if mv.empty:           # every verdict unparsed and excluded: no unit has a modal verdict

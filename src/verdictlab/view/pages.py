@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 from ..core.redact import redact_text
 from ..core.viewer_links import cell_anchor, pair_url
-from ..core.vocab import DECISIVE, DEFAULT_DECODING, swap
+from ..core.vocab import DECISIVE, swap
 from .index import Filters, PairIndex, PairRow
 
 __all__ = ["MAX_RAW_CHARS", "CellView", "JudgmentView", "cell_anchor", "iter_pair_cells", "pair_cells", "pair_url",
@@ -82,7 +82,7 @@ def iter_pair_cells(index: PairIndex, fetch: Callable[[], Sequence[Mapping[str, 
     groups: dict[tuple[str, str, float, str, str], list[Mapping[str, Any]]] = {}
     for rec in fetch():
         key = (str(rec["judge"]), str(rec["protocol"]), float(rec["temperature"]),
-               str(rec.get("decoding") or DEFAULT_DECODING), str(rec.get("step") or ""))
+               str(rec["decoding"]), str(rec.get("step") or ""))
         groups.setdefault(key, []).append(rec)
     for key in sorted(groups):
         recs = sorted(groups[key], key=lambda r: (str(r["order"]), int(r["rep"] or 0)))

@@ -9,9 +9,9 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..core.stopping import longer_grace
 from ..core.viewer_links import DEFAULT_HOST, DEFAULT_PORT
-from ..core.vocab import DEFAULT_UNPARSED
 from ..errors import UsageError
 from .app import LOOPBACK_HOSTS, Viewer, create_app
 
@@ -55,7 +55,7 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def serve(run_dir: str | Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-          unparsed: str = DEFAULT_UNPARSED, cache: Path | None = None,
+          policy: FigurePolicy = DEFAULT_POLICY, cache: Path | None = None,
           on_ready: Callable[[str, Viewer], None] | None = None, curator: str | None = None) -> None:
     """Serve the viewer of ``run_dir`` on ``host:port`` until interrupted (Ctrl-C raises
     ``KeyboardInterrupt`` after a clean shutdown).  ``on_ready(url, viewer)`` is called once the
@@ -65,7 +65,7 @@ def serve(run_dir: str | Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_
 
     sock = bind(host, port)
     try:
-        viewer = Viewer(run_dir, unparsed=unparsed, cache=cache, curator=curator)
+        viewer = Viewer(run_dir, policy=policy, cache=cache, curator=curator)
     except BaseException:
         sock.close()
         raise

@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from ..core.items import ItemError
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 
 COMPARE_BY: tuple[str, ...] = ("judge", "protocol")
 TEST = "exact McNemar on parse-shared (item, order) units, modal verdict over reps"
@@ -62,7 +63,7 @@ def load_runs(run_dirs: Sequence[str | Path], by: str) -> tuple[pd.DataFrame, li
 
 
 def compare_runs(run_dirs: Sequence[str | Path], *, by: str = "judge", all_pairs: bool = False,
-                 unparsed: str = "exclude", alpha: float = 0.05) -> pd.DataFrame:
+                 policy: FigurePolicy = DEFAULT_POLICY, alpha: float = 0.05) -> pd.DataFrame:
     """:func:`~verdictlab.stats.paired_mcnemar` over the runs' judgments: neighbours in config order (or
     ``all_pairs``), per dataset; ``attrs["order"]`` is the entity order and ``attrs["pairs"]`` the number
     of pairs compared.  Runs without any judgment are an :class:`~verdictlab.core.items.ItemError`."""
@@ -75,7 +76,7 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: str = "judge", all_pairs
     judgments, order = load_runs(run_dirs, by)
     if judgments.empty:
         raise ItemError("no judgments in the given run(s)")
-    res = paired_mcnemar(judgments, by=by, order=order, all_pairs=all_pairs, unparsed=unparsed, alpha=alpha)
+    res = paired_mcnemar(judgments, by=by, order=order, all_pairs=all_pairs, policy=policy, alpha=alpha)
     res.attrs["order"] = order
     return res
 
@@ -88,9 +89,9 @@ def _clean(v: Any) -> Any:
     return v
 
 
-def comparison_json(res: pd.DataFrame, *, by: str, unparsed: str, alpha: float) -> dict[str, Any]:
+def comparison_json(res: pd.DataFrame, *, by: str, policy: FigurePolicy, alpha: float) -> dict[str, Any]:
     """The result of :func:`compare_runs` as the JSON document of ``compare --format json``."""
-    return {"by": by, "pairs": res.attrs["pairs"], "unparsed": unparsed, "alpha": alpha, "family_size": len(res),
+    return {"by": by, "pairs": res.attrs["pairs"], "unparsed": policy.unparsed.value, "alpha": alpha, "family_size": len(res),
             "correction": "holm", "test": TEST, "order": res.attrs["order"],
             "comparisons": [{k: _clean(v) for k, v in rec.items()} for rec in res.to_dict("records")]}
 

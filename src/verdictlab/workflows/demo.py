@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.vocab import DEFAULT_DECODING
+
 #: the five pairwise protocols in the order the demo shows them
 DEMO_PROTOCOLS: tuple[str, ...] = ("direct", "vf-json", "vf-xml", "cot-json", "cot-xml")
 
@@ -32,7 +34,7 @@ class DemoResults:
 def _sorted(cells: Sequence[dict[str, Any]], order: Sequence[str]) -> list[dict[str, Any]]:
     rank = {p: i for i, p in enumerate(order)}
     return sorted(cells, key=lambda c: (rank.get(str(c.get("protocol")), 99), str(c.get("protocol")),
-                                        str(c.get("decoding") or "free") != "free"))
+                                        str(c["decoding"]) != DEFAULT_DECODING))
 
 
 def cell_sentences(cells: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -40,9 +42,9 @@ def cell_sentences(cells: list[dict[str, Any]]) -> list[tuple[str, str]]:
     from ..report.readings import protocol_sentences
 
     sentences = protocol_sentences(cells)
-    if len({str(c.get("decoding") or "free") for c in cells}) < 2:
+    if len({str(c["decoding"]) for c in cells}) < 2:
         return sentences
-    return [(f"{label} ({c.get('decoding') or 'free'})", text)
+    return [(f"{label} ({c['decoding']})", text)
             for (label, text), c in zip(sentences, cells, strict=True)]
 
 
@@ -71,16 +73,17 @@ def _mechanisms(names: Sequence[str]) -> dict[str, list[str]]:
 def demo_results(run_dir: str | Path, *, n_bootstrap: int = 500,
                  protocols: Sequence[str] = DEMO_PROTOCOLS) -> DemoResults:
     """The demo's figures of the run in ``run_dir`` (:class:`DemoResults`)."""
+    from ..core.policy import FigurePolicy
     from ..report.build import build_report
     from ..report.readings import decoding_reading
     from ..stats.decoding import decoding_effect
     from ..store import open_store
 
-    rep = build_report(run_dir, n_bootstrap=n_bootstrap)
+    rep = build_report(run_dir, policy=FigurePolicy(n_bootstrap=n_bootstrap))
     with open_store(run_dir) as store:
         judgments = store.judgments()
     cells = _sorted(with_parse_failures(judgments, list(rep["cells"])), protocols)
-    effect = decoding_effect(judgments, n_bootstrap=n_bootstrap)
+    effect = decoding_effect(judgments, policy=FigurePolicy(n_bootstrap=n_bootstrap))
     rank = {p: i for i, p in enumerate(protocols)}
     rows = sorted(({**r, "reading": decoding_reading(r)} for r in effect.to_dict("records")),
                   key=lambda r: rank.get(r["protocol"], 99)) if len(effect) else []

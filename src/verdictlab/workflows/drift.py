@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +32,19 @@ import pandas as pd
 
 from ..analyses import DEBATE_PROTOCOL
 from ..core.items import ItemError
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..errors import UsageError
 
 CELL: tuple[str, ...] = ("protocol", "dataset", "temperature")
 CHARTS: tuple[str, ...] = ("cusum", "ewma")
-CHANGED_ITEMS: tuple[str, ...] = ("refuse", "exclude")
+class ChangedItems(StrEnum):
+    """What drift does with items that differ between the runs: refuse to compare, or leave them out."""
+
+    REFUSE = "refuse"
+    EXCLUDE = "exclude"
+
+
+CHANGED_ITEMS: tuple[str, ...] = tuple(c.value for c in ChangedItems)
 #: the item fields a verdict depends on, compared between the runs (pairs; a point item has ``response``)
 CONTENT_FIELDS: tuple[str, ...] = ("question", "response_a", "response_b", "response", "label")
 
@@ -142,7 +151,7 @@ def _check_items(side: _Side, changed_items: str) -> _Side:
     changed, _ = item_differences(side.run_a, side.run_b, side.frame_a, side.frame_b)
     if not changed:
         return side
-    if changed_items == "exclude":
+    if ChangedItems(changed_items) is ChangedItems.EXCLUDE:
         return _Side(side.judge_a, side.judge_b, _without(side.frame_a, changed), _without(side.frame_b, changed),
                      side.run_a, side.run_b, tuple(changed))
     raise DriftItemsError(f"{len(changed)} item(s) judged in both runs differ from {side.run_a.name} (first: "
@@ -227,8 +236,8 @@ def _item_check(sides: Sequence[_Side], changed_items: str) -> dict[str, Any]:
 
 
 def drift_pair_report(runs: Sequence[DriftRun], *, judge_a: str | None = None, judge_b: str | None = None,
-                      margin: float = 0.02, alpha: float = 0.05, n_boot: int = 1000, seed: int = 0,
-                      unparsed: str = "exclude", changed_items: str = "refuse") -> dict[str, Any]:
+                      margin: float = 0.02, alpha: float = 0.05, policy: FigurePolicy = DEFAULT_POLICY,
+                      changed_items: str = "refuse") -> dict[str, Any]:
     """The drift figures of a two-side comparison as a JSON-ready dict (``mode = "pair"``): per cell
     :func:`~verdictlab.stats.drift.drift_pair` with the McNemar p-values Holm-adjusted over all cells of
     the comparison, the protocol-ranking change by A and by T, and the items check."""
@@ -236,8 +245,7 @@ def drift_pair_report(runs: Sequence[DriftRun], *, judge_a: str | None = None, j
     from ..stats.significance import holm_adjust
 
     sides = [_check_items(s, changed_items) for s in drift_sides(runs, judge_a, judge_b)]
-    tables = [drift_pair(s.frame_a, s.frame_b, margin=margin, alpha=alpha, n_boot=n_boot, seed=seed,
-                         unparsed=unparsed).assign(judge_a=s.judge_a, judge_b=s.judge_b) for s in sides]
+    tables = [drift_pair(s.frame_a, s.frame_b, margin=margin, alpha=alpha, policy=policy).assign(judge_a=s.judge_a, judge_b=s.judge_b) for s in sides]
     cells = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
     if cells.empty:
         raise _no_shared_cell(sides)
@@ -251,7 +259,7 @@ def drift_pair_report(runs: Sequence[DriftRun], *, judge_a: str | None = None, j
     front = ["judge_a", "judge_b"]
     cells = cells[front + [c for c in cells.columns if c not in front]]
     return {"mode": "pair", "runs": [r.name for r in runs], "margin": margin, "alpha": alpha,
-            "unparsed": unparsed, "n_boot": n_boot, "correction": "holm over all cells",
+            "unparsed": policy.unparsed.value, "n_boot": policy.n_bootstrap, "correction": "holm over all cells",
             "equivalence": f"TOST at alpha={alpha}: {100 * (1 - 2 * alpha):g}% paired-bootstrap interval of "
                            f"delta_A inside +-{margin:g} -> yes; wholly outside -> no; else inconclusive",
             "item_check": _item_check(sides, changed_items),
@@ -277,7 +285,8 @@ def _series_frames(runs: Sequence[DriftRun], judge: str | None, changed_items: s
 
 
 def drift_series_report(runs: Sequence[DriftRun], *, judge: str | None = None, chart: str = "cusum",
-                        baseline: int = 1, unparsed: str = "exclude", params: Mapping[str, float] | None = None,
+                        baseline: int = 1, policy: FigurePolicy = DEFAULT_POLICY,
+                        params: Mapping[str, float] | None = None,
                         changed_items: str = "refuse") -> dict[str, Any]:
     """A control chart of agreement with the anchor labels per (protocol, dataset, temperature) cell over
     the runs, in the order given (``mode = "series"``; :func:`~verdictlab.stats.drift.drift_series`)."""
@@ -295,7 +304,7 @@ def drift_series_report(runs: Sequence[DriftRun], *, judge: str | None = None, c
         sel = [f[(f["protocol"] == cell[0]) & (f["dataset"] == cell[1]) & (f["temperature"] == cell[2])]
                for f in frames]
         try:
-            ch = drift_series(sel, method=chart, baseline=baseline, unparsed=unparsed, **dict(params or {}))
+            ch = drift_series(sel, method=chart, baseline=baseline, policy=policy, **dict(params or {}))
         except ValueError as exc:   # e.g. a run without a labelled anchor item in this cell
             raise DriftError(f"{cell[0]} · {cell[1]} · T={cell[2]:g}: {exc}") from None
         charts.append(json_ready({
@@ -307,7 +316,7 @@ def drift_series_report(runs: Sequence[DriftRun], *, judge: str | None = None, c
             "onset_run": None if ch.onset is None else runs[ch.onset].name, "onset_index": ch.onset,
             "params": ch.params}))
     return {"mode": "series", "runs": [r.name for r in runs], "judges": judges, "chart": chart,
-            "baseline_runs": baseline, "unparsed": unparsed,
+            "baseline_runs": baseline, "unparsed": policy.unparsed.value,
             "item_check": {"compared": "every run against the first", "changed_items": changed_items,
                            "n_changed": len(excluded),
                            "excluded": [{"dataset": d.dataset, "item_id": d.item_id, "fields": list(d.fields)}
@@ -316,11 +325,10 @@ def drift_series_report(runs: Sequence[DriftRun], *, judge: str | None = None, c
 
 
 def check_drift_options(*, margin: float, alpha: float, n_boot: int, baseline: int, chart: str = "cusum",
-                        unparsed: str = "exclude", changed_items: str = "refuse") -> None:
+                        changed_items: str = "refuse") -> None:
     """:class:`DriftError` for an option out of range: margin in (0, 1] (NaN and infinities refused),
-    alpha in (0, 0.5), at least one bootstrap resample and one baseline run, known words."""
-    from ..core.vocab import check_unparsed
-
+    alpha in (0, 0.5), at least one bootstrap resample and one baseline run, known words (the figure
+    policy is checked when it is built: :class:`~verdictlab.core.policy.FigurePolicy`)."""
     if not (0 < margin <= 1):
         raise DriftError(f"--margin must be in (0, 1] (a difference in accuracy), got {margin}")
     if not (0 < alpha < 0.5):
@@ -329,31 +337,27 @@ def check_drift_options(*, margin: float, alpha: float, n_boot: int, baseline: i
         raise DriftError(f"--bootstrap and --baseline must be >= 1, got {n_boot} and {baseline}")
     if chart not in CHARTS or changed_items not in CHANGED_ITEMS:
         raise DriftError(f"chart must be one of {CHARTS} and changed_items one of {CHANGED_ITEMS}")
-    try:
-        check_unparsed(unparsed)
-    except ValueError as exc:
-        raise DriftError(str(exc)) from None
 
 
 def drift_report(run_dirs: Sequence[str | Path], *, series: bool = False, judge_a: str | None = None,
-                 judge_b: str | None = None, margin: float = 0.02, alpha: float = 0.05, n_boot: int = 1000,
-                 seed: int = 0, unparsed: str = "exclude", chart: str = "cusum", baseline: int = 1,
+                 judge_b: str | None = None, margin: float = 0.02, alpha: float = 0.05,
+                 policy: FigurePolicy = DEFAULT_POLICY, chart: str = "cusum", baseline: int = 1,
                  changed_items: str = "refuse") -> dict[str, Any]:
     """``verdictlab drift``: one or two run directories -> :func:`drift_pair_report`; three or more (or
     ``series``) -> :func:`drift_series_report` of ``judge_a``'s verdicts.  Options are checked first
     (:func:`check_drift_options`)."""
-    check_drift_options(margin=margin, alpha=alpha, n_boot=n_boot, baseline=baseline, chart=chart,
-                        unparsed=unparsed, changed_items=changed_items)
+    check_drift_options(margin=margin, alpha=alpha, n_boot=policy.n_bootstrap, baseline=baseline, chart=chart,
+                        changed_items=changed_items)
     if not run_dirs:
         raise DriftError("give one run (with --judge-a/--judge-b), two runs, or a series of runs")
     runs = [load_drift_run(d) for d in run_dirs]
     if len(runs) >= 3 or series:
-        return drift_series_report(runs, judge=judge_a, chart=chart, baseline=baseline, unparsed=unparsed,
+        return drift_series_report(runs, judge=judge_a, chart=chart, baseline=baseline, policy=policy,
                                    changed_items=changed_items)
-    return drift_pair_report(runs, judge_a=judge_a, judge_b=judge_b, margin=margin, alpha=alpha, n_boot=n_boot,
-                             seed=seed, unparsed=unparsed, changed_items=changed_items)
+    return drift_pair_report(runs, judge_a=judge_a, judge_b=judge_b, margin=margin, alpha=alpha, policy=policy,
+                             changed_items=changed_items)
 
 
-__all__ = ["CHANGED_ITEMS", "CHARTS", "DriftError", "DriftItemsError", "DriftRun", "ItemDifference",
+__all__ = ["CHANGED_ITEMS", "CHARTS", "ChangedItems", "DriftError", "DriftItemsError", "DriftRun", "ItemDifference",
            "check_drift_options", "drift_pair_report", "drift_report", "drift_series_report", "drift_sides",
            "item_differences", "json_ready", "load_drift_run"]

@@ -32,6 +32,7 @@ from ..analyses.human_labels import (
     reliability_rows,
     validate_cells,
 )
+from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..errors import UsageError
 from ..stats.ppi import smallest_halfwidth, worst_case_labels
 
@@ -67,12 +68,12 @@ def labelled_judgments(run_dir: str | Path, human: str | Path | None = None) -> 
     return apply_human_labels(judgments, human_label_keys(judgments, labels))
 
 
-def validate_run(run_dir: str | Path, *, human: str | Path | None = None, unparsed: str = "exclude",
-                 confidence: float = 0.95, target: float = 0.9, delta: float = 0.1,
-                 keep_labels: int | None = None, seed: int = 0, n_bins: int = 15) -> list[CellValidation]:
+def validate_run(run_dir: str | Path, *, human: str | Path | None = None, policy: FigurePolicy = DEFAULT_POLICY,
+                 target: float = 0.9, delta: float = 0.1, keep_labels: int | None = None,
+                 n_bins: int = 15) -> list[CellValidation]:
     """:func:`~verdictlab.analyses.human_labels.validate_cells` on the run's (human-)labelled judgments."""
-    return validate_cells(labelled_judgments(run_dir, human), unparsed=unparsed, confidence=confidence,
-                          target=target, delta=delta, keep_labels=keep_labels, seed=seed, n_bins=n_bins)
+    return validate_cells(labelled_judgments(run_dir, human), policy=policy, target=target, delta=delta,
+                          keep_labels=keep_labels, n_bins=n_bins)
 
 
 def check_label_plan(*, halfwidth: float, confidence: float = 0.95, pool: int | None = None) -> None:
@@ -93,15 +94,15 @@ def check_label_plan(*, halfwidth: float, confidence: float = 0.95, pool: int | 
 
 
 def plan_labels(run_dir: str | Path, *, halfwidth: float, human: str | Path | None = None,
-                confidence: float = 0.95, n_strata: int = 4, unparsed: str = "exclude",
+                policy: FigurePolicy = DEFAULT_POLICY, n_strata: int = 4,
                 pool: int | None = None) -> list[CellBudget]:
     """:func:`~verdictlab.analyses.human_labels.budget_cells` on the run's (human-)labelled judgments,
     after :func:`check_label_plan` (so a plan out of range fails before the store is read)."""
-    check_label_plan(halfwidth=halfwidth, confidence=confidence, pool=pool)
+    check_label_plan(halfwidth=halfwidth, confidence=policy.confidence, pool=pool)
     if n_strata < 2:
         raise LabelPlanError("strata", f"strata must be >= 2, got {n_strata}")
-    return budget_cells(labelled_judgments(run_dir, human), halfwidth=halfwidth, confidence=confidence,
-                        n_strata=n_strata, unparsed=unparsed, pool=pool)
+    return budget_cells(labelled_judgments(run_dir, human), halfwidth=halfwidth, policy=policy,
+                        n_strata=n_strata, pool=pool)
 
 
 def validation_records(cells: list[CellValidation]) -> list[dict[str, Any]]:

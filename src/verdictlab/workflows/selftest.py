@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.core.stopping import Stopped
 from verdictlab.core.vocab import Order
 
@@ -172,10 +173,10 @@ def _cell(df: pd.DataFrame, judge: str, dataset: str) -> pd.DataFrame:
     return df[(df["judge"] == judge) & (df["dataset"] == dataset)]
 
 
-def _reliability_rows(j: pd.DataFrame, ids: dict[str, str], conf: float, n_boot: int, seed: int) -> list[SelftestRow]:
+def _reliability_rows(j: pd.DataFrame, ids: dict[str, str], policy: FigurePolicy) -> list[SelftestRow]:
     from ..stats import reliability
 
-    rel = reliability(j[j["dataset"] == "pairs"], confidence=conf, n_bootstrap=n_boot, seed=seed).set_index("judge")
+    rel = reliability(j[j["dataset"] == "pairs"], policy=policy).set_index("judge")
     s, b, n = PLANTED["skill"], PLANTED["position_lock"], PLANTED["noise"]
     plain, pos, noi = rel.loc[ids["plain"]], rel.loc[ids["position"]], rel.loc[ids["noise"]]
     # noise: C = p^2 + (1-p)^2 with p = 1 - N/2  =>  N = 1 - sqrt(2C - 1) (decreasing in C)
@@ -190,16 +191,16 @@ def _reliability_rows(j: pd.DataFrame, ids: dict[str, str], conf: float, n_boot:
     ]
 
 
-def _shift_row(prop: str, j: pd.DataFrame, items: list[Any], judge: str, probe_ds: str, conf: float,
-               n_boot: int, seed: int) -> SelftestRow:
+def _shift_row(prop: str, j: pd.DataFrame, items: list[Any], judge: str, probe_ds: str,
+               policy: FigurePolicy) -> SelftestRow:
     from ..stats.stability import anchoring_shift
 
     side = {it.item_id: it.meta.get("probe_side") for it in items if it.dataset == probe_ds}
     keys = ["item_id", "order", "rep"]
     m = _cell(j, judge, probe_ds).merge(_cell(j, judge, "pairs"), on=keys, suffixes=("_p", "_b"))
     m = m[(m["order"] == Order.AB) & (m["rep"] == 0)]        # one verdict per item: the units are independent
-    r = anchoring_shift(m["verdict_b"], m["verdict_p"], m["item_id"].map(side), m["item_id"], n_boot=n_boot,
-                        seed=seed, confidence=conf)
+    r = anchoring_shift(m["verdict_b"], m["verdict_p"], m["item_id"].map(side), m["item_id"],
+                        n_boot=policy.n_bootstrap, seed=policy.seed, confidence=policy.confidence)
     planted = PLANTED["verbosity" if prop == "verbosity bias" else "anchoring"]
     return _row(prop, planted, r.susceptibility, r.susceptibility_lo, r.susceptibility_hi, judge,
                 f"(s_probe - s_base)/(1 - s_base) on the {probe_ds.split('+')[1]} probe; item bootstrap")
@@ -210,7 +211,7 @@ def _selfpref_row(j: pd.DataFrame, items: list[Any], judge: str, conf: float) ->
 
     one = _cell(j, judge, "systems")
     one = one[(one["order"] == Order.AB) & (one["rep"] == 0)]
-    t = selfpref_table(one, [it for it in items if it.dataset == "systems"], confidence=conf)
+    t = selfpref_table(one, [it for it in items if it.dataset == "systems"], policy=FigurePolicy(confidence=conf))
     r = t.iloc[0]
     return _row("self-preference", PLANTED["self_pref"], r["harm"], r["harm_lo"], r["harm_hi"], judge,
                 "harm = P(own | own wrong) - P(other | other wrong); Newcombe interval")
@@ -232,7 +233,7 @@ def _grader_rows(judgments: pd.DataFrame, items: list[Any], seed: int, conf: flo
     from ..analyses.grader_cells import grader_cells
 
     ids = grader_judges(seed)
-    t = grader_cells(AnalysisInput(judgments, items=items, confidence=conf, n_bootstrap=n_boot, seed=seed))
+    t = grader_cells(AnalysisInput(judgments, items=items, policy=FigurePolicy(confidence=conf, n_bootstrap=n_boot, seed=seed)))
     if t is None:
         raise RuntimeError("selftest: the grader run gave no grader cells")
     t = t.set_index("judge")
@@ -263,9 +264,10 @@ def evaluate(judgments: pd.DataFrame, items: list[Any], *, seed: int, n_boot: in
     ids = judges(seed)
     k = N_ROWS
     conf = 1.0 - familywise / k
-    rows = _reliability_rows(judgments, ids, conf, n_boot, seed)
-    rows.append(_shift_row("verbosity bias", judgments, items, ids["verbosity"], "pairs+padding", conf, n_boot, seed))
-    rows.append(_shift_row("anchoring", judgments, items, ids["anchoring"], "pairs+anchoring", conf, n_boot, seed))
+    policy = FigurePolicy(confidence=conf, n_bootstrap=n_boot, seed=seed)
+    rows = _reliability_rows(judgments, ids, policy)
+    rows.append(_shift_row("verbosity bias", judgments, items, ids["verbosity"], "pairs+padding", policy))
+    rows.append(_shift_row("anchoring", judgments, items, ids["anchoring"], "pairs+anchoring", policy))
     rows.append(_selfpref_row(judgments, items, ids["self"], conf))
     rows.append(_transitivity_row(judgments, items, ids["plain"], conf))
     if grader_judgments is not None:

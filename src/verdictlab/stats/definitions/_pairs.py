@@ -4,9 +4,9 @@
 modal verdict of each presentation order, computed by :func:`verdictlab.stats.reliability.unit_table`
 (the same units, modes and split rule as C, phi and A).  Verdict codes:
 
-``A`` 0, ``B`` 1, ``tie`` 2, ``UNPARSED`` 3 (the mode is "unparsed": only under ``unparsed="wrong"``),
+``A`` 0, ``B`` 1, ``tie`` 2, ``UNPARSED`` 3 (the mode is "unparsed": only under unparsed ``wrong``),
 ``SPLIT`` -1 (two values share the most votes: no modal verdict), ``MISSING`` -2 (the order was not
-judged, or under ``unparsed="exclude"`` left no parsed verdict).
+judged, or under unparsed ``exclude`` left no parsed verdict).
 
 Every definition returns :data:`DEFINITION_COLUMNS` after the cell keys: ``variant`` (e.g. the order
 of a per-order figure, '' otherwise), ``value``, ``lo``/``hi`` (the interval named in ``interval``),
@@ -24,14 +24,20 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ...core.policy import FigurePolicy
+from ...core.vocab import UnparsedPolicy
 from .._frame import VERDICT_CODES, safe_div
 from ..intervals import percentile_bounds, wilson_bounds
 from ..reliability import DEFAULT_BY, unit_table
 
-__all__ = ["A", "B", "DEFINITION_COLUMNS", "MISSING", "SPLIT", "TIE", "UNPARSED", "OrderPairs",
+__all__ = ["A", "B", "DEFINITION_COLUMNS", "MISSING", "SPLIT", "TIE", "UNPARSED", "UNPARSED_DROPPED", "UNPARSED_WRONG", "OrderPairs",
            "order_pairs", "proportion_frame", "ratio_frame", "standard_error"]
 
 A, B, TIE, UNPARSED = 0, 1, 2, 3
+#: the rule of a source that counts an unparsed output as a value of its own (never right)
+UNPARSED_WRONG = FigurePolicy(unparsed=UnparsedPolicy.WRONG)
+#: the rule of a source that leaves an unparsed output out
+UNPARSED_DROPPED = FigurePolicy(unparsed=UnparsedPolicy.EXCLUDE)
 SPLIT = -1
 MISSING = -2
 
@@ -51,7 +57,7 @@ class OrderPairs:
     label: np.ndarray
     ab: np.ndarray
     ba: np.ndarray
-    unparsed: str
+    policy: FigurePolicy
 
     @property
     def n_cells(self) -> int:
@@ -67,10 +73,10 @@ class OrderPairs:
         return np.bincount(self.cell, weights=np.asarray(x, dtype=float), minlength=self.n_cells)
 
 
-def order_pairs(judgments: pd.DataFrame, *, unparsed: str, by: Sequence[str] = DEFAULT_BY) -> OrderPairs:
+def order_pairs(judgments: pd.DataFrame, *, policy: FigurePolicy, by: Sequence[str] = DEFAULT_BY) -> OrderPairs:
     """The pairs of ``judgments`` with their label and the modal verdict of each order under the
-    ``unparsed`` policy (``"exclude"``: unparsed verdicts dropped; ``"wrong"``: a value of its own)."""
-    cells, u = unit_table(judgments, unparsed=unparsed, by=by)
+    unparsed policy of ``policy`` (``exclude``: unparsed verdicts dropped; ``wrong``: a value of its own)."""
+    cells, u = unit_table(judgments, policy=policy, by=by)
     n_pairs = len(u["pair_cell"])
     if n_pairs:
         label = judgments["label"].iloc[u["pair_row"]].map(VERDICT_CODES).fillna(-1).to_numpy(dtype=np.int64)
@@ -79,7 +85,7 @@ def order_pairs(judgments: pd.DataFrame, *, unparsed: str, by: Sequence[str] = D
     modes = np.full((2, n_pairs), MISSING, dtype=np.int64)
     modes[u["unit_order"], u["unit_pair"]] = u["mode"]
     return OrderPairs(cells=cells, cell=np.asarray(u["pair_cell"], dtype=np.int64), label=label,
-                      ab=modes[0], ba=modes[1], unparsed=unparsed)
+                      ab=modes[0], ba=modes[1], policy=policy)
 
 
 def _frame(cells: pd.DataFrame, cols: dict[str, object]) -> pd.DataFrame:
@@ -111,17 +117,18 @@ def standard_error(total: np.ndarray, total_sq: np.ndarray, n: np.ndarray) -> np
 
 
 def ratio_frame(cells: pd.DataFrame, cell: np.ndarray, num: np.ndarray, den: np.ndarray, n: np.ndarray,
-                left_out: np.ndarray, *, n_bootstrap: int, seed: int, confidence: float,
+                left_out: np.ndarray, *, policy: FigurePolicy,
                 variant: str = "", successes: np.ndarray | None = None) -> pd.DataFrame:
     """sum(num) / sum(den) per cell, where ``num`` and ``den`` are per-pair sums (``cell`` gives each
     pair's cell), with a percentile bootstrap interval over pairs resampled within the cell
-    (``n_bootstrap`` = 0: no interval)."""
+    (``policy``'s resamples, seed and confidence; no resamples: no interval)."""
+    n_bootstrap, confidence = policy.n_bootstrap, policy.confidence
     G = len(cells)
     num_c = np.bincount(cell, weights=num, minlength=G)
     den_c = np.bincount(cell, weights=den, minlength=G)
     lo, hi = np.full(G, np.nan), np.full(G, np.nan)
     if n_bootstrap > 0:
-        seeds = np.random.SeedSequence(seed).spawn(G) if G else []
+        seeds = np.random.SeedSequence(policy.seed).spawn(G) if G else []
         for g in range(G):      # one matrix product per cell
             rows = np.flatnonzero(cell == g)
             if len(rows) == 0:

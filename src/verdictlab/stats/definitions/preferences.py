@@ -26,8 +26,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ...core.policy import DEFAULT_POLICY, FigurePolicy
 from ..reliability import DEFAULT_BY, unit_table
-from ._pairs import ratio_frame, standard_error
+from ._pairs import UNPARSED_DROPPED, ratio_frame, standard_error
 
 __all__ = ["SIDES", "win_rate"]
 
@@ -51,8 +52,7 @@ def _row_preferences(judgments: pd.DataFrame, *, discrete: bool, side: str) -> n
     return np.where(np.isfinite(soft), rounded, from_verdict)
 
 
-def win_rate(judgments: pd.DataFrame, *, discrete: bool = False, side: str = "B", n_bootstrap: int = 1000,
-             seed: int = 0, confidence: float = 0.95, by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
+def win_rate(judgments: pd.DataFrame, *, discrete: bool = False, side: str = "B", policy: FigurePolicy = DEFAULT_POLICY, by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """AlpacaEval's win rate of ``side`` per cell (module docstring), one row per cell, ``variant``
     ``"<side> over <other>"``.
 
@@ -67,7 +67,7 @@ def win_rate(judgments: pd.DataFrame, *, discrete: bool = False, side: str = "B"
     """
     if side not in SIDES:
         raise ValueError(f"side must be one of {SIDES}, got {side!r}")
-    cells, u = unit_table(judgments, unparsed="exclude", by=by)
+    cells, u = unit_table(judgments, policy=UNPARSED_DROPPED, by=by)
     n_pairs = len(u["pair_cell"])
     x = _row_preferences(judgments, discrete=discrete, side=side) if len(judgments) else np.zeros(0)
     ok = np.isfinite(x)
@@ -83,6 +83,6 @@ def win_rate(judgments: pd.DataFrame, *, discrete: bool = False, side: str = "B"
 
     other = "A" if side == "B" else "B"
     out = ratio_frame(cells, pc, mean * has, has.astype(float), per_cell(has), per_cell(~has),
-                      n_bootstrap=n_bootstrap, seed=seed, confidence=confidence, variant=f"{side} over {other}")
+                      policy=policy, variant=f"{side} over {other}")
     out["standard_error"] = standard_error(per_cell(mean * has), per_cell(mean ** 2 * has), per_cell(has))
     return out

@@ -15,15 +15,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ...core.policy import DEFAULT_POLICY, FigurePolicy
 from ..reliability import DEFAULT_BY, unit_table
-from ._pairs import ratio_frame
+from ._pairs import UNPARSED_DROPPED, ratio_frame
 from .preferences import SIDES
 
 __all__ = ["score_ratio"]
 
 
-def score_ratio(judgments: pd.DataFrame, *, side: str = "B", n_bootstrap: int = 1000, seed: int = 0,
-                confidence: float = 0.95, by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
+def score_ratio(judgments: pd.DataFrame, *, side: str = "B", policy: FigurePolicy = DEFAULT_POLICY, by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """Pooled score ratio of ``side`` to the other response per cell (module docstring).
 
     ``judgments`` needs numeric columns ``score_a`` and ``score_b`` (canonical: the scores of
@@ -37,7 +37,7 @@ def score_ratio(judgments: pd.DataFrame, *, side: str = "B", n_bootstrap: int = 
     missing = [c for c in ("score_a", "score_b") if c not in judgments.columns]
     if missing:
         raise ValueError(f"score_ratio: judgments frame lacks column(s) {missing}")
-    cells, u = unit_table(judgments, unparsed="exclude", by=by)
+    cells, u = unit_table(judgments, policy=UNPARSED_DROPPED, by=by)
     sa = pd.to_numeric(judgments["score_a"], errors="coerce").to_numpy(dtype=float)
     sb = pd.to_numeric(judgments["score_b"], errors="coerce").to_numpy(dtype=float)
     scored = np.isfinite(sa) & np.isfinite(sb)
@@ -55,5 +55,4 @@ def score_ratio(judgments: pd.DataFrame, *, side: str = "B", n_bootstrap: int = 
     n = np.bincount(u["row_cell"][scored], minlength=G)
     left = np.bincount(u["row_cell"][~scored], minlength=G)
     other = "A" if side == "B" else "B"
-    return ratio_frame(cells, u["pair_cell"], num, den, n, left, n_bootstrap=n_bootstrap, seed=seed,
-                       confidence=confidence, variant=f"{side} / {other}")
+    return ratio_frame(cells, u["pair_cell"], num, den, n, left, policy=policy, variant=f"{side} / {other}")

@@ -8,7 +8,7 @@ share the most votes) is no verdict: it equals no label and no other verdict.
 
 Ties: a ``tie`` label is a class of its own wherever the source counts tie labels; a ``tie`` verdict
 is always a value of its own.  Unparsed verdicts: each definition states its source's rule; where
-the source has none it takes the ``unparsed`` policy of the cell (``"exclude"`` or ``"wrong"``).
+the source has none it takes the unparsed policy of the cell (``exclude`` or ``wrong``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ...core.policy import DEFAULT_POLICY, FigurePolicy
 from ..reliability import DEFAULT_BY
-from ._pairs import MISSING, TIE, A, B, order_pairs, proportion_frame, ratio_frame
+from ._pairs import MISSING, TIE, UNPARSED_WRONG, A, B, order_pairs, proportion_frame, ratio_frame
 
 __all__ = [
     "accuracy_mean_of_orders",
@@ -31,10 +32,9 @@ __all__ = [
     "vote_accuracy",
 ]
 
-_WRONG = "wrong"
 
 
-def agreement_both_orders(judgments: pd.DataFrame, *, confidence: float = 0.95,
+def agreement_both_orders(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY,
                           by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """Agreement, correct in BOTH orders (Auto-J, Li et al. 2023, "Generative Judge for Evaluating
     Alignment"; ``pairwise_eval.py``, ``correct_both / total``).
@@ -47,32 +47,32 @@ def agreement_both_orders(judgments: pd.DataFrame, *, confidence: float = 0.95,
     * Denominator: every labelled pair (label A, B or tie) judged in both orders; pairs judged in
       one order only are left out (``n_left_out``).  Wilson interval over pairs.
     """
-    p = order_pairs(judgments, unparsed=_WRONG, by=by)
+    p = order_pairs(judgments, policy=UNPARSED_WRONG, by=by)
     labelled = p.label >= 0
     den = labelled & p.both
     right = den & (p.ab == p.label) & (p.ba == p.label)
-    return proportion_frame(p.cells, p.per_cell(right), p.per_cell(den), p.per_cell(~den), confidence=confidence)
+    return proportion_frame(p.cells, p.per_cell(right), p.per_cell(den), p.per_cell(~den), confidence=policy.confidence)
 
 
-def consistency_both_orders(judgments: pd.DataFrame, *, unparsed: str = "exclude", confidence: float = 0.95,
+def consistency_both_orders(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY,
                             by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """Consistency in both orders, ties included (Auto-J ``pairwise_eval.py``: ``1 -
     exchange_dont_agree / total``): the share of pairs whose two orders give the same verdict.
 
     * Ties: a tie verdict in both orders is consistent.  No label is read.
     * Unparsed: the source's script refuses an unparsed swapped output, so it has no rule: the cell's
-      ``unparsed`` policy applies ("exclude": an order without a parsed verdict leaves its pair out;
-      "wrong": unparsed is a value, and two unparsed orders are consistent).
+      unparsed policy applies (``exclude``: an order without a parsed verdict leaves its pair out;
+      ``wrong``: unparsed is a value, and two unparsed orders are consistent).
     * Denominator: every pair judged in both orders.  Wilson interval over pairs.
     It equals ``1 - phi`` of :func:`~verdictlab.stats.reliability` under the same policy.
     """
-    p = order_pairs(judgments, unparsed=unparsed, by=by)
+    p = order_pairs(judgments, policy=policy, by=by)
     same = p.both & (p.ab == p.ba) & (p.ab >= 0)
     return proportion_frame(p.cells, p.per_cell(same), p.per_cell(p.both), p.per_cell(~p.both),
-                            confidence=confidence)
+                            confidence=policy.confidence)
 
 
-def accuracy_per_order(judgments: pd.DataFrame, *, ties: bool = True, confidence: float = 0.95,
+def accuracy_per_order(judgments: pd.DataFrame, *, ties: bool = True, policy: FigurePolicy = DEFAULT_POLICY,
                        by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """Single-order accuracy, each order on its own (Auto-J ``pairwise_eval.py``, ``correct[0]`` and
     ``correct[1]`` over ``total``; the first is its single-order agreement): two rows per cell,
@@ -85,14 +85,14 @@ def accuracy_per_order(judgments: pd.DataFrame, *, ties: bool = True, confidence
     * Unparsed: wrong, in the denominator (the source's -1 equals no label).
     Wilson interval over pairs.
     """
-    p = order_pairs(judgments, unparsed=_WRONG, by=by)
+    p = order_pairs(judgments, policy=UNPARSED_WRONG, by=by)
     counted = p.label >= 0 if ties else (p.label == A) | (p.label == B)
     frames = []
     for name, mode in (("AB", p.ab), ("BA", p.ba)):
         judged = mode != MISSING
         den = counted & judged
         frames.append(proportion_frame(p.cells, p.per_cell(den & (mode == p.label)), p.per_cell(den),
-                                       p.per_cell(~den), confidence=confidence, variant=name))
+                                       p.per_cell(~den), confidence=policy.confidence, variant=name))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -103,7 +103,7 @@ def _pair_verdict(p_ab: np.ndarray, p_ba: np.ndarray) -> np.ndarray:
     return np.where(agree, p_ab, TIE)
 
 
-def pair_verdict_agreement(judgments: pd.DataFrame, *, ties: bool = True, confidence: float = 0.95,
+def pair_verdict_agreement(judgments: pd.DataFrame, *, ties: bool = True, policy: FigurePolicy = DEFAULT_POLICY,
                            by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """Agreement with the label of the judge's pair verdict, with or without ties (MT-Bench, Zheng et
     al. 2023; FastChat ``llm_judge/compute_agreement.py``, setups "with tie" / "without tie").
@@ -119,15 +119,15 @@ def pair_verdict_agreement(judgments: pd.DataFrame, *, ties: bool = True, confid
     Wilson interval over pairs (FastChat counts one comparison per human vote; a verdictlab item has
     one label).
     """
-    p = order_pairs(judgments, unparsed=_WRONG, by=by)
+    p = order_pairs(judgments, policy=UNPARSED_WRONG, by=by)
     verdict = _pair_verdict(p.ab, p.ba)
     labelled = (p.label >= 0) & p.both
     den = labelled if ties else labelled & (p.label != TIE) & (verdict != TIE)
     right = den & (verdict == p.label)
-    return proportion_frame(p.cells, p.per_cell(right), p.per_cell(den), p.per_cell(~den), confidence=confidence)
+    return proportion_frame(p.cells, p.per_cell(right), p.per_cell(den), p.per_cell(~den), confidence=policy.confidence)
 
 
-def vote_accuracy(judgments: pd.DataFrame, *, confidence: float = 0.95,
+def vote_accuracy(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY,
                   by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """Accuracy of the both-orders vote (JudgeBench, Tan et al. 2024; ``utils/metrics``): each order
     votes for its winner; a tie, an unparsed or a split order abstains; the side with more votes is
@@ -139,18 +139,17 @@ def vote_accuracy(judgments: pd.DataFrame, *, confidence: float = 0.95,
       labels are left out, ``n_left_out``, as for A).  Wilson interval over pairs.
     With one repetition it is ``A`` of the ``both-orders-vote`` remedy.
     """
-    p = order_pairs(judgments, unparsed=_WRONG, by=by)
+    p = order_pairs(judgments, policy=UNPARSED_WRONG, by=by)
     votes_a = (p.ab == A).astype(int) + (p.ba == A).astype(int)
     votes_b = (p.ab == B).astype(int) + (p.ba == B).astype(int)
     verdict = np.where(votes_a > votes_b, A, np.where(votes_b > votes_a, B, TIE))
     decisive_label = (p.label == A) | (p.label == B)
     den = decisive_label & p.both
     return proportion_frame(p.cells, p.per_cell(den & (verdict == p.label)), p.per_cell(den), p.per_cell(~den),
-                            confidence=confidence)
+                            confidence=policy.confidence)
 
 
-def accuracy_mean_of_orders(judgments: pd.DataFrame, *, n_bootstrap: int = 1000, seed: int = 0,
-                            confidence: float = 0.95, by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
+def accuracy_mean_of_orders(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY, by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """Accuracy averaged over both orders (LLMBar, Zeng et al. 2024; its ``evaluate.py``: the mean of
     the two orders' ``winner == label`` rates).
 
@@ -159,19 +158,19 @@ def accuracy_mean_of_orders(judgments: pd.DataFrame, *, n_bootstrap: int = 1000,
     * Flips: a flipped pair is right in one order and wrong in the other: it contributes 1/2.
     * Unparsed: a null winner is wrong and stays in the denominator (the source's rule).
     Interval: percentile bootstrap over pairs (a pair's two units move together).
-    It is ``A`` of :func:`~verdictlab.stats.reliability` under ``unparsed="wrong"``.
+    It is ``A`` of :func:`~verdictlab.stats.reliability` under unparsed ``wrong``.
     """
-    p = order_pairs(judgments, unparsed=_WRONG, by=by)
+    p = order_pairs(judgments, policy=UNPARSED_WRONG, by=by)
     lab = (p.label == A) | (p.label == B)
     units = lab * ((p.ab != MISSING).astype(int) + (p.ba != MISSING).astype(int))
     right = lab * ((p.ab == p.label).astype(int) + (p.ba == p.label).astype(int))
     left_out = ~lab * ((p.ab != MISSING).astype(int) + (p.ba != MISSING).astype(int))
     return ratio_frame(p.cells, p.cell, right.astype(float), units.astype(float), p.per_cell(units),
-                       p.per_cell(left_out), n_bootstrap=n_bootstrap, seed=seed, confidence=confidence,
+                       p.per_cell(left_out), policy=policy,
                        successes=p.per_cell(right))
 
 
-def positional_agreement(judgments: pd.DataFrame, *, confidence: float = 0.95,
+def positional_agreement(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY,
                          by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
     """Positional agreement (LLMBar ``evaluate.py``): the share of pairs whose two orders name the same
     winner.
@@ -180,10 +179,10 @@ def positional_agreement(judgments: pd.DataFrame, *, confidence: float = 0.95,
     * Unparsed: a null winner is a value: null = null is agreement, null vs a winner is not (the
       source's rule, whatever the cell's policy).
     * Denominator: every pair judged in both orders.  Wilson interval over pairs.
-    It is ``1 - phi`` of :func:`~verdictlab.stats.reliability` under ``unparsed="wrong"``.
+    It is ``1 - phi`` of :func:`~verdictlab.stats.reliability` under unparsed ``wrong``.
     """
-    p = order_pairs(judgments, unparsed=_WRONG, by=by)
+    p = order_pairs(judgments, policy=UNPARSED_WRONG, by=by)
     same = p.both & (p.ab == p.ba) & (p.ab >= 0)
     return proportion_frame(p.cells, p.per_cell(same), p.per_cell(p.both), p.per_cell(~p.both),
-                            confidence=confidence)
+                            confidence=policy.confidence)
 
