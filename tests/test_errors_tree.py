@@ -29,6 +29,8 @@ OUTSIDE = {
     ("verdictlab.datasets.perturb_cases", "NotApplicable"): "a signal between the perturbation rules and the suite "
                                                             "builder: a rule that cannot perturb a source; the "
                                                             "case is counted, never raised out of the suite",
+    ("verdictlab.core.registry", "PluginWarning"): "a warning, never raised: an installed plugin that cannot "
+                                                   "load is skipped with it and the others load",
 }
 
 

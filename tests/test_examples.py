@@ -55,6 +55,7 @@ def test_a_config_a_doc_shows_is_an_example_word_for_word(doc: str, line: int, t
 def test_every_example_loads_and_plans(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "VERDICTLAB_API_KEY"):
         monkeypatch.delenv(key, raising=False)              # a plan needs no key
+    monkeypatch.syspath_prepend(str(REPO / "examples"))     # python:my_judges:... as PYTHONPATH=examples does
     cfg = load_config(path)
     if "debate" in cfg.protocols:
         r = runner.invoke(app, ["debate", str(path), "--run-dir", str(tmp_path / "run")])

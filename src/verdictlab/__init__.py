@@ -2,7 +2,16 @@
 
 The public API in one place::
 
-    from verdictlab import load_config, run_config, open_store, reliability, build_report
+    import verdictlab
+
+    @verdictlab.judge("mine")                  # any Python function is a judge: python:mine
+    def mine(messages, *, temperature, max_tokens, seed):
+        return "A"
+
+    report = verdictlab.audit(judges=["python:mine"], data="demo", protocols=["direct"],
+                              repetitions=3, run_dir="runs/mine")
+
+    from verdictlab import load_config, run_config, open_store, reliability, build_report   # the plumbing
 
 Submodules: ``verdictlab.stats`` (figures), ``verdictlab.analyses`` (registered tables: remedies,
 juries, probes, debate, ...), ``verdictlab.datasets`` (loaders and probes), ``verdictlab.judges``
@@ -19,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 # machine), which every ``verdictlab.x`` import -- the command line's first one included -- would pay,
 # and a Ctrl-C during those seconds could only end in a traceback.
 _PUBLIC = {
+    "audit": "workflows.audit",
+    "judge": "judges.python_function", "JudgeReply": "judges.python_function",
     "RunConfig": "engine.config", "load_config": "engine.config",
     "DatasetLoad": "datasets", "load_dataset": "datasets",
     "Trial": "core.design", "expand_grid": "core.design",
@@ -56,16 +67,19 @@ if TYPE_CHECKING:
     from .engine import run_config
     from .engine.config import RunConfig, load_config
     from .judges import JudgeAPI, make_judge
+    from .judges.python_function import JudgeReply, judge
     from .protocols import ParseResult, Protocol, get_protocol
     from .report import build_report
     from .stats import reliability
     from .store import RunStore, open_store
+    from .workflows.audit import audit
 
 __all__ = [
     "DatasetLoad",
     "FigurePolicy",
     "ItemError",
     "JudgeAPI",
+    "JudgeReply",
     "PairItem",
     "ParseResult",
     "PointItem",
@@ -74,9 +88,11 @@ __all__ = [
     "RunStore",
     "Trial",
     "__version__",
+    "audit",
     "build_report",
     "expand_grid",
     "get_protocol",
+    "judge",
     "load_config",
     "load_dataset",
     "make_judge",

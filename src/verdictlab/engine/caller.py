@@ -152,7 +152,9 @@ class Attempt:
 async def attempt_call(judge: JudgeAPI, request: JudgeRequest, *, timeout_s: float) -> Attempt:
     """Call ``judge`` once within ``timeout_s``: what :meth:`JudgeCaller.call` does per attempt, for a
     stage that makes calls elsewhere and hands the results to :meth:`JudgeCaller.record` (a timeout is
-    transient; a backend bug is recorded as fatal, never raised; every error text is scrubbed)."""
+    transient; any other exception of the backend is recorded with its type and the backend's
+    :meth:`~verdictlab.judges.base.JudgeAPI.error_decision` (fatal unless it says otherwise), never raised;
+    every error text is scrubbed)."""
     t0 = time.monotonic()
     try:
         # a timeout scope, not wait_for: wait_for wraps every call in a task of its own
@@ -165,9 +167,19 @@ async def attempt_call(judge: JudgeAPI, request: JudgeRequest, *, timeout_s: flo
         decision, err = RetryDecision.transient(), f"timeout after {timeout_s:g}s"
     except asyncio.CancelledError:
         raise
-    except Exception as exc:  # a backend bug is not retried, but recorded
-        decision, err = RetryDecision.fatal(), f"{type(exc).__name__}: {redact_text(exc, limit=ERROR_LIMIT)}"
+    except Exception as exc:  # recorded with its type, and retried only when the backend says it may be
+        decision, err = _decision_for(judge, exc), f"{type(exc).__name__}: {redact_text(exc, limit=ERROR_LIMIT)}"
     return Attempt(None, decision, err, time.monotonic() - t0)
+
+
+def _decision_for(judge: JudgeAPI, exc: Exception) -> RetryDecision:
+    """The backend's decision for an exception of its own (:meth:`JudgeAPI.error_decision`); fatal when
+    the backend cannot say (its hook itself raised)."""
+    try:
+        decision = judge.error_decision(exc)
+    except Exception:  # noqa: BLE001 - the hook of a broken backend must not break the run either
+        return RetryDecision.fatal()
+    return decision if isinstance(decision, RetryDecision) else RetryDecision.fatal()
 
 
 def cache_allows(policy: str, temperature: float) -> bool:

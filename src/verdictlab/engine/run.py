@@ -9,8 +9,10 @@ import collections
 import contextlib
 import importlib.metadata
 import platform
+import signal
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,14 +44,22 @@ def library_versions() -> dict[str, str | None]:
 
 def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
                plan_only: bool = False, retry_failed: bool = False, pilot: bool = False,
-               pilot_only: bool = False) -> RunSummary:
+               pilot_only: bool = False, stop: threading.Event | None = None) -> RunSummary:
     """Run (or resume) ``config`` into ``run_dir``.  With ``plan_only`` nothing is called: the
     returned summary carries a :class:`Plan` (counts, token and cost estimate; for a ``precision:``
     config the adaptive design's expected calls, engine/plan_cost.py) -- unless ``pilot`` is also set:
     then only the adaptive design's pilot trials are judged first (``pilot_only``), and the plan uses
-    them.  ``retry_failed`` judges again the trials whose calls failed for good in an earlier session."""
+    them.  ``retry_failed`` judges again the trials whose calls failed for good in an earlier session.
+    ``stop``: set from another thread, it stops the run as Ctrl-C does (signals reach only the main thread).
+
+    Called inside a running event loop -- a notebook's cell -- where ``asyncio.run`` cannot start, the run
+    goes to a thread of its own and this call waits for it; a ``KeyboardInterrupt`` meanwhile (the
+    kernel's interrupt) stops it through ``stop``, and what was judged stays stored."""
     from ..judges import make_judge
 
+    if stop is None and _loop_running():
+        return _in_own_thread(run_config, config, run_dir, progress=progress, plan_only=plan_only,
+                              retry_failed=retry_failed, pilot=pilot, pilot_only=pilot_only)
     if plan_only and pilot and config.precision is not None:
         run_config(config, run_dir, progress=progress, pilot_only=True)
 
@@ -100,7 +110,7 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
         started = time.time()
         try:
             summary = asyncio.run(_run_main(prepared, store, judges, budget, prices, summary, progress,
-                                            retry_failed, adaptive_ok=not pilot_only))
+                                            retry_failed, adaptive_ok=not pilot_only, stop=stop))
         except KeyboardInterrupt as exc:     # a signal before the run's own handler was in place
             summary.stopped = getattr(exc, "reason", "interrupted")
         summary.n_failed_stored = store.count_failed()
@@ -111,6 +121,29 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
         store.close()
         lock.release()
     return summary
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _in_own_thread(fn: Callable[..., RunSummary], *args: Any, **kwargs: Any) -> RunSummary:
+    """``fn(*args, stop=event, **kwargs)`` in a thread of its own, waited for; a ``KeyboardInterrupt`` while
+    waiting sets the event and waits for ``fn`` to stop (within a second, as on Ctrl-C)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    stop = threading.Event()
+    with ThreadPoolExecutor(1, thread_name_prefix="verdictlab-run") as pool:
+        future = pool.submit(fn, *args, stop=stop, **kwargs)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            stop.set()
+            return future.result()
 
 
 def _keep_constrainable(prepared: PreparedRun, judges: Mapping[str, JudgeAPI]) -> dict[str, dict[str, str]] | None:
@@ -199,7 +232,8 @@ class RunLock:
 
 async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str, JudgeAPI], budget: Budget,
                     prices: PriceTable, summary: RunSummary, progress: bool,
-                    retry_failed: bool = False, adaptive_ok: bool = True) -> RunSummary:
+                    retry_failed: bool = False, adaptive_ok: bool = True,
+                    stop: threading.Event | None = None) -> RunSummary:
     cfg = prepared.config
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
@@ -209,6 +243,8 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
         stopped_by.append(stop_reason(signum))
         if main is not None:       # threadsafe: it also wakes a loop that sleeps in select()
             loop.call_soon_threadsafe(main.cancel)
+
+    watcher = asyncio.create_task(_watch(stop, _on_stop)) if stop is not None else None
 
     adaptive = _adaptive_executor(prepared, store) if adaptive_ok else None
     executor = adaptive if adaptive is not None else _ray_executor(cfg)
@@ -224,6 +260,8 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
         # what was finished; calls in flight are simply redone on resume.
         summary.stopped = stopped_by[0] if stopped_by else "interrupted"
     finally:
+        if watcher is not None:
+            watcher.cancel()
         await _close_judges(judges)
         if adaptive is not None:
             summary.n_not_needed = adaptive.n_not_needed
@@ -231,6 +269,13 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
             if note is not None:
                 summary.notes.append(note)
     return summary
+
+
+async def _watch(stop: threading.Event, on_stop: Callable[[int], None]) -> None:
+    """Stop the run (as SIGINT does) once ``stop`` is set; looked at every 0.1 s."""
+    while not stop.is_set():
+        await asyncio.sleep(0.1)
+    on_stop(signal.SIGINT)
 
 
 def _ray_executor(cfg: RunConfig) -> Any:

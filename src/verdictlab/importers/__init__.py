@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.registry import Registry
+from ..core.registry import Registry, first_doc_line
 from .options import ANSWERS_OPTION, COMMON_OPTIONS, TABLE_OPTIONS, VOTES_OPTIONS, ImporterOption
 
 if TYPE_CHECKING:
@@ -43,8 +43,17 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+def _adopt_plugin(registry: Registry[Any], name: str, importer: Any) -> None:
+    """An importer of an installed plugin (entry-point group ``verdictlab.importers``), with the options it
+    declares as its ``options`` attribute (a sequence of :class:`ImporterOption`; flags of ``verdictlab
+    import`` like a built-in's)."""
+    if not callable(importer):
+        raise TypeError(f"an import format plugin must name a function, got a {type(importer).__name__}")
+    register_importer(name, importer, first_doc_line(importer), options=tuple(getattr(importer, "options", ())))
+
+
 Importer = Callable[..., "ImportBatch"]
-IMPORTERS: Registry[Importer] = Registry("import format")
+IMPORTERS: Registry[Importer] = Registry("import format", plugins="verdictlab.importers", adopt=_adopt_plugin)
 _OPTIONS: dict[str, tuple[ImporterOption, ...]] = {}
 
 

@@ -146,6 +146,12 @@ class JudgeAPI:
         then no constrained trial is run for it, never a silently free one."""
         return None
 
+    def error_decision(self, exc: Exception) -> RetryDecision:
+        """The retry decision for an exception other than :class:`JudgeCallError` that :meth:`generate`
+        raised: fatal (a backend bug is recorded, never retried) unless the backend knows better -- a judge
+        written as a Python function retries the exceptions its author declared retryable."""
+        return RetryDecision.fatal()
+
     def describe(self) -> dict[str, Any]:
         """Public, key-free description of the backend for the audit trail."""
         return {"judge": self.judge_id, "provider": self.provider, "model": self.model}
@@ -156,7 +162,7 @@ class JudgeAPI:
 
 # -- registry -----------------------------------------------------------------------------------
 JudgeFactory = Callable[[str, str], JudgeAPI]
-JUDGES: Registry[JudgeFactory] = Registry("judge provider")
+JUDGES: Registry[JudgeFactory] = Registry("judge provider", plugins="verdictlab.judges")
 
 
 def register_judge(prefix: str, factory: str | JudgeFactory, *, description: str = "",

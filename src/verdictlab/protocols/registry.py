@@ -25,7 +25,7 @@ from .base import Protocol
 from .pairwise import PAIRWISE_IDS, PairwiseProtocol
 
 ProtocolFactory = Callable[..., Protocol]
-PROTOCOLS: Registry[ProtocolFactory] = Registry("protocol")
+PROTOCOLS: Registry[ProtocolFactory] = Registry("protocol", plugins="verdictlab.protocols")
 _DEFAULT_INSTANCES: dict[str, Protocol] = {}
 
 

@@ -62,12 +62,14 @@ from ..stats import (
 from ..store import RunStore, open_store
 from ..store.column_cache import figure_frame
 from . import readings
+from .cell_fields import AGREEMENT_FIELDS, EXTRA_CELL_FIELDS, extra_cell_fields
 from .lanes import SecondLane, lanes_for
 from .model import REPORT_SCHEMA_VERSION, AnalysisTable, BrokenItems, CheckItem, DispersionRow, Report
 from .names import NAME_WIDTHS, configuration_name, display_names, names_from_config, shown_parts
 
-__all__ = ["AGREEMENT_FIELDS", "REPORT_SCHEMA_VERSION", "Report", "broken_items", "build_report", "cells_from_frame",
-           "dispersion_rows", "engine_rows", "json_ready", "judge_labels", "mark_best", "report_json"]
+__all__ = ["AGREEMENT_FIELDS", "EXTRA_CELL_FIELDS", "REPORT_SCHEMA_VERSION", "Report", "broken_items", "build_report",
+           "cells_from_frame", "dispersion_rows", "engine_rows", "extra_cell_fields", "json_ready", "judge_labels",
+           "mark_best", "report_json"]
 
 
 # -- JSON-ready values --------------------------------------------------------------------------
@@ -169,46 +171,6 @@ def _attach_rows(cells: list[dict[str, Any]], frame: pd.DataFrame, *, under: str
             {k: v for k, v in json_ready(rec).items() if k not in (*CELL_KEY, "step")})
     for cell in cells:
         cell[under] = by_key.get(_cell_of(cell), [])
-
-
-#: Agreement/bias columns of :func:`verdictlab.stats.agreement_by_cell` shown beside C, phi, A, T,
-#: with the label used in tables.
-AGREEMENT_FIELDS: tuple[tuple[str, str], ...] = (
-    ("exact_match", "exact match"),
-    ("kappa", "Cohen κ"),
-    ("alpha", "Krippendorff α"),
-    ("kappa_deflation", "κ deflation"),
-    ("position_bias", "position bias"),
-    ("test_retest", "test–retest"),
-    ("consistency_bias_paradox", "paradox"),
-    ("verbosity_bias", "verbosity r"),
-)
-
-
-#: Cell columns from registered cell-column analyses (and the decoding mode) that the renderers show
-#: when a cell has them, with their table labels.
-EXTRA_CELL_FIELDS: tuple[tuple[str, str], ...] = (
-    ("decoding", "decoding"),
-    ("design", "design"),
-    ("A_3class", "A 3-class"),
-    ("macro_f1", "macro F1"),
-    ("C_expected", "C expected"),
-    ("phi_expected", "φ expected"),
-    ("A_expected", "A expected"),
-    ("T_expected", "T expected"),
-    ("unreadable_expected", "unreadable (expected model)"),
-)
-
-
-def extra_cell_fields(cells: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
-    """The :data:`EXTRA_CELL_FIELDS` some cell has a value for (``decoding`` only when a cell is not
-    ``free``)."""
-    out = []
-    for k, lab in EXTRA_CELL_FIELDS:
-        vals = [c.get(k) for c in cells if c.get(k) is not None]
-        if vals and (k not in ("decoding", "design") or any(v not in ("free", "fixed") for v in vals)):
-            out.append((k, lab))
-    return out
 
 
 def mark_best(cells: list[dict[str, Any]]) -> None:

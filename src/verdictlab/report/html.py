@@ -16,7 +16,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from ..core.viewer_links import DEFAULT_VIEWER_URL, cell_anchor, cell_list_url, check_viewer_url, pair_url
-from .build import AGREEMENT_FIELDS, extra_cell_fields
+from .cell_fields import AGREEMENT_FIELDS, extra_cell_fields
 from .lanes import SecondLane, lanes_for
 from .readings import (
     decision_test_line,
@@ -165,6 +165,20 @@ def render_html(report: Mapping[str, Any], out: str | Path | None = None, *, emb
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(html, encoding="utf-8")
     return html
+
+
+#: the height of the report's frame in a notebook cell (the frame scrolls; its corner resizes it)
+NOTEBOOK_FRAME_HEIGHT = "720px"
+
+
+def notebook_html(report: Mapping[str, Any]) -> str:
+    """The report for a notebook cell: :func:`render_html`'s self-contained page (no viewer links: no
+    server runs beside a notebook) in a sandboxed ``iframe`` of its own, so its style and script stay out
+    of the notebook's and the decision panel opens it."""
+    page = render_html(report, viewer_url=None)
+    return (f'<iframe srcdoc="{escape(page)}" sandbox="allow-scripts" title="verdictlab report" '
+            f'style="width: 100%; height: {NOTEBOOK_FRAME_HEIGHT}; border: 1px solid #ccc; resize: vertical">'
+            "</iframe>")
 
 
 def _cut_long_text(value: Any, limit: int) -> Any:

@@ -122,3 +122,31 @@ class Report(Mapping[str, Any]):
     def as_dict(self) -> dict[str, Any]:
         """The report as a plain dict (the fields, shallow)."""
         return {k: getattr(self, k) for k in self._names()}
+
+    # -- in a notebook --------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        """One line (the dataclass' own repr would print every cell, into every notebook's text output)."""
+        return (f"Report(run_dir={self.run.get('run_dir')!r}, {len(self.cells)} cells, "
+                f"{self.run.get('n_judgments', 0):,} judgments)")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the HTML report, decision panel first, self-contained in a frame of the cell
+        (:func:`verdictlab.report.html.notebook_html`)."""
+        from .html import notebook_html
+
+        return notebook_html(self)
+
+    def to_pandas(self, what: str = "cells") -> Any:
+        """A pandas DataFrame: ``"cells"``, one row per cell (the cell key, every figure and interval;
+        nested parts flattened as ``agreement.kappa``, ``vs_best.p``...), or ``"judgments"``, every
+        stored judgment of the run (:meth:`verdictlab.store.RunStore.judgments`)."""
+        import pandas as pd
+
+        if what == "cells":
+            return pd.json_normalize(self.cells, max_level=1) if self.cells else pd.DataFrame()
+        if what == "judgments":
+            from ..store import open_store
+
+            with open_store(self.run["run_dir"]) as store:
+                return store.judgments()
+        raise ValueError(f"to_pandas gives 'cells' or 'judgments', not {what!r}")

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core.vocab import DEFAULT_DECODING
-from .build import AGREEMENT_FIELDS, extra_cell_fields
+from .cell_fields import AGREEMENT_FIELDS, extra_cell_fields
 from .readings import (
     T_BANDS,
     agreement_caption,
