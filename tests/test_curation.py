@@ -291,3 +291,33 @@ def test_an_edit_waits_for_a_run_writing_the_directory(suite_run: Path, tmp_path
     with RunLock(run):      # accepting needs no text to stay put
         assert perturbation_of(record_decision(run, "d", "s1~label_flip", "accept", by="ana")).status == "accepted"  # type: ignore[union-attr]
     assert record_decision(run, "d", "s1~label_flip", "edit", by="ana", response="Other text.").response == "Other text."
+
+
+def test_the_report_carries_the_counts_the_decision_and_the_front(suite_run: Path, tmp_path: Path):
+    """What a decision panel's grader block and a Pareto plot will draw reaches the report through the
+    registered analyses: the curation counts, the grader decision and the cost curves' front flags."""
+    from verdictlab.report.build import build_report, report_json
+
+    run = _copy(suite_run, tmp_path)
+    record_decision(run, "d", "s1~label_flip", "accept", by="ana", at=10.0)
+    record_decision(run, "d", "s3~label_flip", "reject", by="ana", at=11.0)
+    record_decision(run, "d", "s5~label_flip", "edit", by="bo", at=12.0, response="Step 5 is skipped entirely.")
+    _grade(run)
+    tables = report_json(build_report(run, policy=FigurePolicy(n_bootstrap=20)))["run"]["analyses"]
+
+    def rows(name: str) -> list[dict[str, object]]:
+        return [dict(zip(tables[name]["columns"], r, strict=True)) for r in tables[name]["rows"]]
+
+    flips = next(r for r in rows("perturbation_curation") if r["kind"] == "label_flip")
+    assert (flips["n_cases"], flips["n_rejected"], flips["n_edited"], flips["n_counted"]) == (6, 1, 1, 1)
+    # one group per rubric criterion (correct, on_task), each with its one grader ranked first
+    decision = rows("grader_decision")
+    assert sorted(r["step"] for r in decision) == ["correct", "on_task"]
+    assert all(r["rank"] == 1 and r["best"] is True and r["ranked_by"] == "T_g" for r in decision)
+    curves = rows("cost_curves")
+    # a criterion is a question of its own: each is alone on its front (the weaker 'correct' is not beaten
+    # by 'on_task'); the figure is T_g (the suite has casing cases); 2 repetitions = 2 calls per item
+    assert sorted(r["step"] for r in curves) == ["correct", "on_task"]
+    for r in curves:
+        assert (r["kind"], r["figure"], r["calls_per_item"], r["usd_per_item"]) == ("grader", "T_g", 2, 0)
+        assert r["on_front_calls"] is True and r["on_front_usd"] is True
