@@ -18,8 +18,9 @@ with its hand-worked test::
 
 :func:`definitions_table` gives the long table the report shows ("figures as the papers define
 them"): one row per (cell, definition, variant) with value, interval, N and the note.  A definition
-a cell cannot support (N = 0: no labels, one order only, no soft preferences, no scores) is left out
-of that cell.
+a cell cannot support (N = 0) has no value there, and its row says why in ``missing``
+(:func:`missing_reason`: no readable replies, no labels, one order only, ...); a definition whose data
+the run has none of (soft preferences, score pairs) has no rows.
 """
 
 from __future__ import annotations
@@ -60,7 +61,9 @@ __all__ = ["CATALOGUE_FIELDS", "DEFINITIONS", "DEFINITIONS_COLUMNS", "Definition
 
 #: the columns of :func:`definitions_table` after the cell keys
 DEFINITIONS_COLUMNS: tuple[str, ...] = ("definition", "title", "source", *DEFINITION_COLUMNS,
-                                        "unparsed_rule", "note")
+                                        "unparsed_rule", "note", "missing")
+#: what a definition's denominator needs of a cell (``needs=`` of :func:`register_definition`)
+NEEDS: tuple[str, ...] = ("labels", "both orders", "soft preferences", "score pairs")
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,7 @@ class Definition:
     fn: DefinitionFn
     policy: bool = False
     order: int = 100
+    needs: tuple[str, ...] = ()
 
     def unparsed_rule(self, policy: FigurePolicy) -> str:
         return f"cell policy ({policy.unparsed.value})" if self.policy else self.unparsed
@@ -142,17 +146,23 @@ DEFINITIONS: Registry[Definition] = Registry("definition")
 
 def register_definition(name: str, *, title: str, source: str, ties: str, flips: str, unparsed: str,
                         denominator: str, note: str, interval: str = "Wilson over the denominator",
-                        policy: bool = False, order: int | None = None) -> Callable[[DefinitionFn], DefinitionFn]:
+                        policy: bool = False, order: int | None = None,
+                        needs: tuple[str, ...] = ()) -> Callable[[DefinitionFn], DefinitionFn]:
     """Decorator: register ``fn(d: DefinitionInput) -> frame`` (cell keys + ``DEFINITION_COLUMNS``)
-    as definition ``name``.  ``order`` places it in the table (default: registration order)."""
+    as definition ``name``.  ``order`` places it in the table (default: registration order); ``needs``
+    (of :data:`NEEDS`) what its denominator needs of a cell, for the reason a cell without it has no
+    figure."""
     if not name or not isinstance(name, str) or "," in name:
         raise ValueError("a definition needs a non-empty name without commas")
+    if not set(needs) <= set(NEEDS):
+        raise ValueError(f"needs must be among {NEEDS}, got {needs}")
 
     def deco(fn: DefinitionFn) -> DefinitionFn:
         pos = len(DEFINITIONS) if order is None else order
         DEFINITIONS.register(name, Definition(name=name, title=title, source=source, ties=ties, flips=flips,
                                               unparsed=unparsed, denominator=denominator, interval=interval,
-                                              note=note, fn=fn, policy=policy, order=pos), description=title)
+                                              note=note, fn=fn, policy=policy, order=pos, needs=tuple(needs)),
+                            description=title)
         return fn
 
     return deco
@@ -191,7 +201,9 @@ def catalogue(names: str | Sequence[str] = "all") -> list[dict[str, object]]:
 def definitions_table(inp: AnalysisInput, names: str | Sequence[str] = "all") -> pd.DataFrame:
     """The figures of the definitions ``names`` (``"all"`` by default) for every cell of ``inp``:
     one row per (cell, definition, variant) with the cell keys and :data:`DEFINITIONS_COLUMNS`,
-    cells in key order and definitions in table order.  Rows with N = 0 are left out."""
+    cells in key order and definitions in table order.  A row with N = 0 or an undefined figure has no
+    value, interval or successes (NaN) and says why in ``missing`` (:func:`missing_reason`); other rows
+    have ``missing`` None."""
     d = DefinitionInput(inp)
     # multi-call protocols (one step per criterion or round) have one cell per step, as in reliability
     keys = [*d.by, *(["step"] if d.has_steps else [])]
@@ -202,11 +214,10 @@ def definitions_table(inp: AnalysisInput, names: str | Sequence[str] = "all") ->
             got = spec.fn(d)
             if got is None or got.empty:
                 continue
-            got = got[got["n"] > 0]
             extra = [k for k in got.columns if k not in DEFINITION_COLUMNS and k not in keys]
-            got = got.drop(columns=extra).assign(definition=spec.name, title=spec.title, source=spec.source,
-                                                 unparsed_rule=spec.unparsed_rule(d.policy), note=spec.note,
-                                                 _order=spec.order)
+            got = _with_reasons(got.drop(columns=extra), spec, d, keys)
+            got = got.assign(definition=spec.name, title=spec.title, source=spec.source,
+                             unparsed_rule=spec.unparsed_rule(d.policy), note=spec.note, _order=spec.order)
             frames.append(got)
     cols = keys + list(DEFINITIONS_COLUMNS)
     if not frames:
@@ -216,13 +227,53 @@ def definitions_table(inp: AnalysisInput, names: str | Sequence[str] = "all") ->
     return out[cols]
 
 
+def missing_reason(needs: Sequence[str], counts: pd.Series | dict[str, float], policy: FigurePolicy) -> str:
+    """Why a cell has no figure under a definition that ``needs`` these of a cell, from the cell's
+    :func:`~verdictlab.stats.reliability` counts: no readable replies (every output unparsed, left out
+    when ``policy`` drops unparsed verdicts), then no labels, one order only, no soft preference, no score pair; else that
+    nothing is in its denominator."""
+    n, n_unparsed = float(counts["n_judgments"]), float(counts["n_unparsed"])
+    if "soft preferences" in needs:
+        return "no soft preferences"
+    if "score pairs" in needs:
+        return "no score pairs"
+    if n > 0 and n_unparsed == n and policy.drops_unparsed:
+        return "no readable replies"
+    if "labels" in needs and float(counts["n_labelled_pairs"]) == 0:
+        return "no labels"
+    if float(counts["n_order_pairs"]) == 0 and ("both orders" in needs or float(counts["n_pairs"]) > 0):
+        return "one order"          # a both-order figure, or a per-order one of the order never judged
+    return "nothing in its denominator"
+
+
+def _with_reasons(got: pd.DataFrame, spec: Definition, d: DefinitionInput, keys: list[str]) -> pd.DataFrame:
+    """``got`` with ``missing``: None where there is a figure; where N = 0 or the figure is undefined (T
+    of a cell without phi) the reason (:func:`missing_reason`), and value, interval and successes NaN
+    (never a number for a figure that was not measured)."""
+    got = got.reset_index(drop=True)
+    empty = ((got["n"] <= 0) | got["value"].isna()).to_numpy()      # T without phi: N > 0, no figure
+    got["missing"] = None
+    if not empty.any():
+        return got
+    rel = d.reliability
+    counts = rel.set_index(keys) if set(keys) <= set(rel.columns) else rel.iloc[:0].set_index(list(rel.columns[:1]))
+    reasons = []
+    for row in got.loc[empty, keys].itertuples(index=False, name=None):
+        key = row if len(keys) > 1 else row[0]
+        reasons.append(missing_reason(spec.needs, counts.loc[key], d.policy) if key in counts.index
+                       else "nothing in its denominator")
+    got.loc[empty, "missing"] = reasons
+    got.loc[empty, ["value", "lo", "hi", "successes", "standard_error"]] = np.nan
+    return got
+
+
 # -- the published definitions ------------------------------------------------------------------------
 
 _AUTOJ = "Auto-J (Li et al. 2023, Generative Judge for Evaluating Alignment), pairwise_eval.py"
 
 
 @register_definition(
-    "agreement-both-orders", title="agreement, correct in both orders (3 classes)", source=_AUTOJ,
+    "agreement-both-orders", needs=("labels", "both orders"), title="agreement, correct in both orders (3 classes)", source=_AUTOJ,
     ties="a tie label is a third class", flips="a flipped pair is wrong",
     unparsed="wrong, pair kept in the denominator", denominator="every labelled pair (A, B or tie) judged in both orders",
     note="One count per pair, right only if BOTH orders name the label, tie labels included; A scores each "
@@ -232,7 +283,7 @@ def _agreement_both_orders(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "consistency-both-orders", title="consistency in both orders, ties included", source=_AUTOJ,
+    "consistency-both-orders", needs=("both orders",), title="consistency in both orders, ties included", source=_AUTOJ,
     ties="tie = tie is consistent", flips="the figure itself: a flip is inconsistent",
     unparsed="cell policy (the source has no rule)", policy=True, denominator="every pair judged in both orders",
     note="No label: the share of pairs whose two orders agree; equals 1 − φ.")
@@ -241,7 +292,7 @@ def _consistency_both_orders(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "accuracy-per-order", title="single-order accuracy per order (3 classes)", source=_AUTOJ,
+    "accuracy-per-order", needs=("labels",), title="single-order accuracy per order (3 classes)", source=_AUTOJ,
     ties="a tie label is a third class", flips="not read: one order at a time",
     unparsed="wrong, kept in the denominator", denominator="every labelled pair judged in that order",
     note="Each order on its own with tie labels a class to hit; A pools both orders and leaves tie labels out.")
@@ -250,7 +301,7 @@ def _accuracy_per_order(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "accuracy-per-order-no-ties", title="single-order accuracy per order, tie labels left out", source=_AUTOJ,
+    "accuracy-per-order-no-ties", needs=("labels",), title="single-order accuracy per order, tie labels left out", source=_AUTOJ,
     ties="tie labels left out; a tie verdict is wrong", flips="not read: one order at a time",
     unparsed="wrong, kept in the denominator", denominator="pairs labelled A or B judged in that order",
     note="A's rules for one order at a time (unparsed counted wrong); A is the mean of the two orders.")
@@ -262,7 +313,7 @@ _MTBENCH = "MT-Bench (Zheng et al. 2023, Judging LLM-as-a-Judge), FastChat llm_j
 
 
 @register_definition(
-    "agreement-with-ties", title="agreement of the pair verdict, with ties", source=_MTBENCH,
+    "agreement-with-ties", needs=("labels", "both orders"), title="agreement of the pair verdict, with ties", source=_MTBENCH,
     ties="a tie label is a class; a flip makes the pair verdict a tie",
     flips="the pair verdict is the two orders' common verdict, else tie",
     unparsed="one order unparsed: tie; both: an error vote (wrong)",
@@ -273,7 +324,7 @@ def _agreement_with_ties(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "agreement-without-ties", title="agreement of the pair verdict, without ties", source=_MTBENCH,
+    "agreement-without-ties", needs=("labels", "both orders"), title="agreement of the pair verdict, without ties", source=_MTBENCH,
     ties="pairs whose label or pair verdict is a tie left out", flips="a flip is a tie verdict: left out",
     unparsed="one order unparsed: tie (left out); both: an error vote (wrong, kept)",
     denominator="labelled A/B pairs whose pair verdict is not a tie",
@@ -286,7 +337,7 @@ _PANDALM = "PandaLM (Wang et al. 2023), test set v1 evaluation (accuracy, macro-
 
 
 @register_definition(
-    "accuracy-3class", title="three-class accuracy (A, B, tie)", source=_PANDALM,
+    "accuracy-3class", needs=("labels",), title="three-class accuracy (A, B, tie)", source=_PANDALM,
     ties="a tie label is a third class", flips="each order scored on its own",
     unparsed="PandaLM maps an unreadable output to tie (the importer's fallback); a stored unparsed "
              "output follows the cell policy", policy=True,
@@ -297,7 +348,7 @@ def _accuracy_3class(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "macro-f1", title="macro-F1 over A, B, tie", source=_PANDALM,
+    "macro-f1", needs=("labels",), title="macro-F1 over A, B, tie", source=_PANDALM,
     ties="tie is one of three classes, weighted like the others", flips="each order scored on its own",
     unparsed="as accuracy-3class", policy=True, denominator="(pair, order) units labelled A, B or tie",
     interval="percentile bootstrap over pairs",
@@ -307,7 +358,7 @@ def _macro_f1(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "both-orders-vote", title="accuracy of the both-orders vote", source="JudgeBench (Tan et al. 2024), utils/metrics",
+    "both-orders-vote", needs=("labels", "both orders"), title="accuracy of the both-orders vote", source="JudgeBench (Tan et al. 2024), utils/metrics",
     ties="a tie vote abstains; a tied vote is a tie verdict, wrong; tie labels left out",
     flips="A + B is a tie: wrong; one order decides when the other abstains",
     unparsed="abstains", denominator="pairs labelled A or B judged in both orders",
@@ -321,7 +372,7 @@ _LLMBAR = "LLMBar (Zeng et al. 2024, Evaluating LLMs at Evaluating Instruction F
 
 
 @register_definition(
-    "accuracy-mean-of-orders", title="accuracy averaged over both orders", source=_LLMBAR,
+    "accuracy-mean-of-orders", needs=("labels",), title="accuracy averaged over both orders", source=_LLMBAR,
     ties="tie labels left out; a tie verdict is wrong", flips="a flipped pair is half right",
     unparsed="wrong (a null winner), kept in the denominator", denominator="(pair, order) units labelled A or B",
     interval="percentile bootstrap over pairs",
@@ -332,7 +383,7 @@ def _accuracy_mean_of_orders(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "positional-agreement", title="positional agreement", source=_LLMBAR,
+    "positional-agreement", needs=("both orders",), title="positional agreement", source=_LLMBAR,
     ties="tie = tie agrees", flips="the figure itself: a flip disagrees",
     unparsed="a value: null = null agrees", denominator="every pair judged in both orders",
     note="No label: 1 − φ with a null winner a value of its own (two nulls agree).")
@@ -352,7 +403,7 @@ def _with_preferences(d: DefinitionInput) -> pd.DataFrame | None:
 
 
 @register_definition(
-    "win-rate", title="win rate from soft preferences", source=_ALPACA,
+    "win-rate", needs=("soft preferences",), title="win rate from soft preferences", source=_ALPACA,
     ties="a preference of 1/2 is half a win", flips="the two orders' preferences are averaged per pair",
     unparsed="dropped (a judgment without P(A))", denominator="pairs with a soft preference",
     interval="percentile bootstrap over pairs (and AlpacaEval's standard error over pairs)",
@@ -375,7 +426,7 @@ def _win_rate_discrete(d: DefinitionInput) -> pd.DataFrame | None:
 
 
 @register_definition(
-    "score-ratio", title="pooled score ratio (B's total score / A's)",
+    "score-ratio", needs=("score pairs",), title="pooled score ratio (B's total score / A's)",
     source="Vicuna evaluation (Chiang et al. 2023) / LLaVA-Bench summarize_gpt_review.py (GPT-4 scores both "
            "responses 1-10 in one call)",
     ties="not read (scores, not verdicts)", flips="the orders' scores are pooled",
@@ -404,7 +455,7 @@ def _c(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "phi", title="position flip rate φ", source=_OWN,
+    "phi", needs=("both orders",), title="position flip rate φ", source=_OWN,
     ties="a tie verdict is a value (tie = tie is no flip)", flips="the figure itself: modal verdicts differ",
     unparsed="cell policy", policy=True, denominator="pairs judged in both orders",
     note="Order dependence only (1 − φ is the consistency of Auto-J and, under --unparsed wrong, LLMBar's "
@@ -414,7 +465,7 @@ def _phi(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "A", title="accuracy A", source=_OWN,
+    "A", needs=("labels",), title="accuracy A", source=_OWN,
     ties="tie labels left out; a tie verdict is wrong", flips="each order scored on its own (a flip is half right)",
     unparsed="cell policy", policy=True, denominator="(pair, order) units labelled A or B",
     note="The reference: each order's modal verdict against an A/B label, tie labels left out.")
@@ -423,7 +474,7 @@ def _a(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "T", title="trustworthy verdict rate T = C·(A − φq)", source=_OWN,
+    "T", needs=("labels", "both orders"), title="trustworthy verdict rate T = C·(A − φq)", source=_OWN,
     ties="as A, with q measured when the judge may say tie", flips="through φ", unparsed="cell policy",
     policy=True, denominator="C, A and φ each on their own denominator; N = labelled units",
     interval="percentile bootstrap over pairs",
@@ -433,7 +484,7 @@ def _t(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "T_joint", title="trustworthy verdict rate, joint event T_joint", source=_OWN,
+    "T_joint", needs=("labels", "both orders"), title="trustworthy verdict rate, joint event T_joint", source=_OWN,
     ties="as A", flips="a flipped pair counts in neither order", unparsed="cell policy", policy=True,
     denominator="labelled units of pairs judged in both orders",
     note="The joint event measured directly: consistent, not flipped and right in that order.")

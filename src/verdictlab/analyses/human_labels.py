@@ -46,6 +46,7 @@ from ..stats.ppi import LabelBudget, MeanEstimate, classical_mean, judge_mean, l
 from ..stats.selective import SelectiveResult, selective_threshold
 
 if TYPE_CHECKING:
+    from ..core.items import Problems
     from ..datasets.human_labels import HumanLabel, HumanLabels
 
 __all__ = ["CELL", "KEY", "CellBudget", "CellValidation", "budget_cells", "apply_human_labels", "cell_notes", "human_label_keys", "human_label_rows", "reliability_rows",
@@ -317,7 +318,7 @@ def _dataset_kinds(judgments: pd.DataFrame) -> dict[str, str]:
     return out
 
 
-def _resolve(row: HumanLabel, by_id: Mapping[str, list[str]], path: str) -> tuple[str, str] | None:
+def _resolve(row: HumanLabel, by_id: Mapping[str, list[str]], labels: HumanLabels) -> tuple[str, str] | None:
     """The judged item a label row names (None: no judged item); an id without a dataset that names
     items of several datasets is refused."""
     from ..core.items import ItemError
@@ -328,11 +329,12 @@ def _resolve(row: HumanLabel, by_id: Mapping[str, list[str]], path: str) -> tupl
     if len(datasets) > 1:
         shown = ", ".join(repr(d) for d in datasets[:3]) + (" ..." if len(datasets) > 3 else "")
         raise ItemError(f"item_id {row.item_id!r} names items of {len(datasets)} datasets in this run ({shown}); "
-                        "add a 'dataset' column that says which", path=path, row=row.row, field="item_id")
+                        "add a 'dataset' column that says which (or name yours: --map dataset=COLUMN)",
+                        path=labels.path, row=row.row, field=labels.column("item_id"))
     return (datasets[0], row.item_id) if datasets else None
 
 
-def _check_kind(row: HumanLabel, key: tuple[str, str], kinds: dict[str, str], path: str) -> None:
+def _check_kind(row: HumanLabel, key: tuple[str, str], kinds: dict[str, str], labels: HumanLabels) -> None:
     """A pair label on a point item, or a PASS / FAIL label on a pair, is refused with the row."""
     from ..core.items import ItemError
 
@@ -340,10 +342,12 @@ def _check_kind(row: HumanLabel, key: tuple[str, str], kinds: dict[str, str], pa
     if kind is not None and row.kind != kind:
         want = "A, B or tie" if kind == "pair" else "PASS, FAIL or UNKNOWN"
         raise ItemError(f"{row.label!r} does not label a {'pair' if kind == 'pair' else 'point item'}: item "
-                        f"{key[1]!r} of dataset {key[0]!r} takes {want}", path=path, row=row.row, field="label")
+                        f"{key[1]!r} of dataset {key[0]!r} takes {want}", path=labels.path, row=row.row,
+                        field=labels.column("label"))
 
 
-def human_label_keys(judgments: pd.DataFrame, labels: HumanLabels) -> dict[tuple[str, str], str | None]:
+def human_label_keys(judgments: pd.DataFrame, labels: HumanLabels, *,
+                     problems: Problems | None = None) -> dict[tuple[str, str], str | None]:
     """``{(dataset, item_id): label}`` for the judged items a label file names
     (:class:`verdictlab.datasets.human_labels.HumanLabels`), joined on the full item key.
 
@@ -351,9 +355,14 @@ def human_label_keys(judgments: pd.DataFrame, labels: HumanLabels) -> dict[tuple
     with that id -- an id judged in several datasets is refused (:class:`~verdictlab.core.items.ItemError`
     naming file, row and field), never applied to all of them.  Also refused: rows naming no judged
     item, a label word of the other kind (a PASS label on a pair, A on a point item), and one item given
-    two different labels by rows with and without its dataset."""
-    from ..core.items import ItemError
+    two different labels by rows with and without its dataset.  Every problem of the file is listed at
+    once (:class:`~verdictlab.core.items.ItemProblems`), each naming the file's column; with ``problems``
+    (the reader's, :func:`~verdictlab.datasets.human_labels.read_human_labels`) they are recorded there
+    beside the reader's, for the caller to raise, and the rows without a problem are joined."""
+    from ..core.items import ItemError, Problems
 
+    mine = problems is None
+    problems = Problems(labels.path) if problems is None else problems
     keys = _item_keys(judgments)
     by_id: dict[str, list[str]] = {}
     for ds, iid in sorted(set(keys)):
@@ -363,20 +372,29 @@ def human_label_keys(judgments: pd.DataFrame, labels: HumanLabels) -> dict[tuple
     where: dict[tuple[str, str], int] = {}
     unknown = []
     for row in labels.rows:
-        key = _resolve(row, by_id, labels.path)
-        if key is None:
-            unknown.append(row)
+        try:
+            key = _resolve(row, by_id, labels)
+            if key is None:
+                unknown.append(row)
+                continue
+            _check_kind(row, key, kinds, labels)
+        except ItemError as exc:
+            problems.add(exc)
             continue
-        _check_kind(row, key, kinds, labels.path)
         if key in out and out[key] != row.label:
-            raise ItemError(f"item {key[1]!r} of dataset {key[0]!r} already labelled {out[key]!r} in row "
-                            f"{where[key]}, now {row.label!r}", path=labels.path, row=row.row, field="label")
+            problems.add(ItemError(f"item {key[1]!r} of dataset {key[0]!r} already labelled {out[key]!r} in row "
+                                   f"{where[key]}, now {row.label!r}", path=labels.path, row=row.row,
+                                   field=labels.column("label")))
+            continue
         out[key], where[key] = row.label, row.row
     if unknown:
         first = unknown[0]
         name = f"{first.item_id!r}" + (f" of dataset {first.dataset!r}" if first.dataset is not None else "")
-        raise ItemError(f"{len(unknown)} labelled item(s) not in the run (never judged there), the first {name}",
-                        path=labels.path, row=first.row, field="item_id")
+        rows = ", ".join(str(r.row) for r in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
+        problems.add(ItemError(f"{len(unknown)} labelled item(s) not in the run (never judged there; rows {rows}), "
+                               f"the first {name}", path=labels.path, row=first.row, field=labels.column("item_id")))
+    if mine:
+        problems.raise_if_any()
     return out
 
 

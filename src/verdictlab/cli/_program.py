@@ -31,8 +31,10 @@ def run_program(load_app: Callable[[], Any]) -> None:
     """Install the stop handler, then load the app (``load_app``: importing the command modules takes
     seconds on a loaded machine, and a signal meanwhile must not end in a traceback) and run it."""
     from ..core.stopping import StopOnSignals, Stopped, allow_forced_exit
+    from ._stdout import guard_stdout
 
     allow_forced_exit()
+    guard_stdout()       # a closed pipe on stdout keeps the command's exit code (docs/cli.md)
     _plain_plugin_warnings()
     try:
         with StopOnSignals():

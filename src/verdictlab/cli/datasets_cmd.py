@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 
 from ..errors import UsageError, VerdictlabError
-from ._errors import EXIT_INPUT, printable, problem_lines
+from ._errors import EXIT_INPUT, printable, problem_list
 from .options import FORMAT_DEFAULT, FormatOption, LegacyJson, TableOrJson, exit_codes, format_or_json
 from .output import data_console
 
@@ -109,10 +109,11 @@ def _print_summary(summary: dict[str, Any]) -> None:
     con.print(t)
 
 
-def _json_error(exc: VerdictlabError) -> NoReturn:
-    """``--format json``: the error as ``{"ok": false, "error", "problems"}`` on stdout, then its exit code."""
-    typer.echo(json.dumps({"ok": False, "error": str(exc), "problems": problem_lines(exc)}, ensure_ascii=False))
-    raise typer.Exit(exc.exit_code)
+def _json_error(exc: VerdictlabError) -> None:
+    """``--format json``: the error as ``{"ok": false, "error", "problems"}`` on stdout (every problem, one
+    alone too); the caller then raises it, so stderr says it and the exit code is its own, as without
+    ``--format json``."""
+    typer.echo(json.dumps({"ok": False, "error": str(exc), "problems": problem_list(exc)}, ensure_ascii=False))
 
 
 @datasets_app.command("list", epilog=exit_codes())

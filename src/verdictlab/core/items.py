@@ -79,7 +79,11 @@ class ItemProblems(ItemError):
 
     def __init__(self, problems: list[ItemError], *, path: str | None = None, n_more: int = 0) -> None:
         groups: dict[tuple[str | None, str | None, str], list[int | None]] = {}
-        for p in problems:
+        # in file and row order, whatever order the checks found them in (a line that is not JSON is
+        # found before the rows around it are checked)
+        ordered = sorted(problems, key=lambda p: (p.path is not None and p.path != path, str(p.path or ""),
+                                                  p.row if p.row is not None else -1))
+        for p in ordered:
             # a folder of files (llmbar, fastchat): a problem in another file than ``path`` names its file
             other = p.path if p.path is not None and p.path != path else None
             groups.setdefault((other, p.field, p.detail), []).append(p.row)
@@ -436,6 +440,21 @@ def make_pair_item(record: dict[str, Any], *, path: str | None = None, row: int 
         raise ItemError(err.get("msg", str(exc)), path=path, row=row, field=field) from None
 
 
+def pair_item_problems(record: dict[str, Any], *, path: str | None = None, row: int | None = None,
+                       known: set[str] = frozenset(), **defaults: Any) -> list[ItemError]:  # type: ignore[assignment]
+    """Every field problem :class:`PairItem` finds in ``record`` (one :class:`ItemError` per field), but
+    those of the fields in ``known`` (already reported by the caller: a missing field, a text of another
+    type), so a row lists all its problems at once."""
+    try:
+        PairItem(**{**defaults, **record})
+    except ValidationError as exc:
+        out = []
+        for err in exc.errors():
+            field = ".".join(str(p) for p in err.get("loc", ())) or None
+            if field is None or field.split(".")[0] not in known:
+                out.append(ItemError(err.get("msg", str(exc)), path=path, row=row, field=field))
+        return out
+    return []
 def item_systems(item: PairItem | PointItem) -> dict[str, str | None]:
     """The judgment columns ``system_a`` / ``system_b`` of a row about ``item`` (empty for a point item)."""
     if isinstance(item, PairItem):
@@ -457,5 +476,6 @@ def to_shown(canonical_verdict: str | None, order: str) -> str | None:
 __all__ = ["LABELS", "MAX_PROBLEMS", "ORDERS", "PERTURBATION_KEY", "PERTURBATION_ORIGINS", "ItemError",
            "ItemProblems", "Label", "Order", "PairItem", "Perturbation", "PointItem", "Problems", "ToolCall", "Transcript",
            "TranscriptMessage", "Verdict", "Vote",
-           "derived_item_id", "item_systems", "make_pair_item", "normalise_label", "perturbation_of", "text_id",
+           "derived_item_id", "item_systems", "make_pair_item", "normalise_label", "pair_item_problems", "perturbation_of",
+           "text_id",
            "to_canonical", "to_shown"]

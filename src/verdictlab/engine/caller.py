@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..core.redact import redact_answer, redact_text
-from ..judges.base import JudgeAPI, JudgeCallError, JudgeRequest, JudgeResponse, RetryDecision
+from ..judges.base import JudgeAPI, JudgeCallError, JudgeRequest, JudgeResponse, RetryDecision, RetryKind
 from .config import JudgeSpec
 from .limits import Budget, PriceTable, TokenBucket, backoff_delay, default_price_table
 
@@ -88,6 +88,8 @@ class Spend(Protocol):
     tokens_in: int
     tokens_out: int
     cost_usd: float
+    retries: int          # calls that repeated a failed call of the same request
+    rate_limited: int     # failed calls the server answered with a rate limit (HTTP 429)
 
 
 class RunControl:
@@ -253,6 +255,8 @@ class _SpendTotals:
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+    retries: int = 0
+    rate_limited: int = 0
 
 
 class JudgeCaller:
@@ -328,6 +332,8 @@ class JudgeCaller:
             return None
         self.spend.calls += 1
         n = self._pending.get(trial_id, 0) + 1
+        if n > 1:
+            self.spend.retries += 1
         self._pending[trial_id] = n
         return n
 
@@ -355,6 +361,8 @@ class JudgeCaller:
                 resp = dataclasses.replace(resp, cost_usd=cost)
             return self._accepted(resp, trial_id, attempt, latency_s, cache_key, cost)
         decision = decision or RetryDecision.transient()
+        if decision.kind is RetryKind.RATE_LIMIT:
+            self.spend.rate_limited += 1
         err = redact_text(error or "no answer", limit=ERROR_LIMIT)
         retry = can_retry and self.worth_retrying(decision, attempt) and not self.halted
         self._log_failure(trial_id, attempt, decision, err, latency_s, retry)
@@ -398,12 +406,16 @@ class JudgeCaller:
                 return None
             attempt += 1
             self.spend.calls += 1
+            if attempt > 1:
+                self.spend.retries += 1
             await self._wait_for_limits(request)
             done = await attempt_call(self.judge, request, timeout_s=self.spec.timeout_s)
             if done.response is not None:
                 resp = sanitized(done.response)
                 return self._accepted(resp, trial_id, attempt, done.latency_s, cache_key, self.cost_of(resp))
             assert done.decision is not None and done.error is not None
+            if done.decision.kind is RetryKind.RATE_LIMIT:
+                self.spend.rate_limited += 1
             retry = self.worth_retrying(done.decision, attempt)
             self._log_failure(trial_id, attempt, done.decision, done.error, done.latency_s, retry)
             if not retry:

@@ -63,8 +63,8 @@ def in_notebook() -> bool:
 
 
 class Progress:
-    """A rich progress bar (items done, rate, ETA, spend) on a terminal, or in the cell of a Jupyter
-    notebook (:func:`in_notebook`); nothing otherwise (a pipe, a log)."""
+    """A rich progress bar (items done, rate, ETA, the calls with their retries and rate limits, spend) on a
+    terminal, or in the cell of a Jupyter notebook (:func:`in_notebook`); nothing otherwise (a pipe, a log)."""
 
     def __init__(self, total: int, enabled: bool) -> None:
         self.enabled = enabled and total > 0 and (sys.stderr.isatty() or in_notebook())
@@ -82,9 +82,9 @@ class Progress:
 
             self._p = RichProgress(TextColumn("[bold]judging"), BarColumn(), MofNCompleteColumn(),
                                    TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"),
-                                   TimeRemainingColumn(), TextColumn("{task.fields[spend]}"),
-                                   console=Console(stderr=True), transient=False)
-            self._task = self._p.add_task("judging", total=total, rate="", spend="")
+                                   TimeRemainingColumn(), TextColumn("{task.fields[calls]}"),
+                                   TextColumn("{task.fields[spend]}"), console=Console(stderr=True), transient=False)
+            self._task = self._p.add_task("judging", total=total, rate="", calls="", spend="")
             self._t0 = time.monotonic()
             self._n = 0
 
@@ -104,7 +104,15 @@ class Progress:
         self._n += 1
         dt = max(1e-9, time.monotonic() - self._t0)
         spend = f"${summary.cost_usd:.4f}" if summary.cost_usd else f"{summary.tokens_in + summary.tokens_out:,} tok"
-        self._p.update(self._task, advance=1, rate=f"{self._n / dt:.1f}/s", spend=spend)
+        self._p.update(self._task, advance=1, rate=f"{self._n / dt:.1f}/s", calls=self.calls_field(summary),
+                       spend=spend)
+
+    @staticmethod
+    def calls_field(summary: RunSummary) -> str:
+        """``calls 107 (11 retries, 9 × 429)``: the calls so far, and why there are more than trials."""
+        extra = [f"{summary.retries} retries"] if summary.retries else []
+        extra += [f"{summary.rate_limited} × 429"] if summary.rate_limited else []
+        return f"calls {summary.calls}" + (f" ({', '.join(extra)})" if extra else "")
 
 
 class _Session:

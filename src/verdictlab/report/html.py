@@ -32,7 +32,17 @@ from .readings import (
     t_with_interval,
     unparsed_how,
 )
-from .terminal import definition_interval, interval, num, pct, protocol_label, protocol_name, shown_name, temp
+from .terminal import (
+    definition_interval,
+    definition_value,
+    interval,
+    num,
+    pct,
+    protocol_label,
+    protocol_name,
+    shown_name,
+    temp,
+)
 
 TEMPLATE = "report.html.j2"
 
@@ -67,6 +77,7 @@ def _env() -> Any:
     env.filters["temp"] = temp
     env.globals["interval"] = interval
     env.globals["def_interval"] = definition_interval
+    env.globals["def_value"] = definition_value
     env.globals["def_unparsed"] = definition_unparsed_rule
     env.globals["paradox_rule"] = paradox_rule()
     return env

@@ -21,6 +21,7 @@ from .readings import (
 from .terminal import (
     cell_title,
     definition_interval,
+    definition_value,
     interval,
     names_line,
     num,
@@ -98,7 +99,7 @@ def definitions_lines(report: Mapping[str, Any]) -> list[str]:
             continue
         lines += [f"**{md_escape(cell_title(c))}**", ""]
         lines += _table(["definition", "variant", "value %", "interval", "N", "left out", "unparsed outputs"],
-                        [[md_escape(r["definition"]), md_escape(r.get("variant") or ""), pct(r.get("value"), digits=2),
+                        [[md_escape(r["definition"]), md_escape(r.get("variant") or ""), md_escape(definition_value(r)),
                           definition_interval(r), str(r.get("n")), str(r.get("n_left_out")),
                           md_escape(r.get("unparsed_rule") or "")] for r in rows],
                         ["l", "l", "r", "r", "r", "r", "l"])

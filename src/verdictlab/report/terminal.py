@@ -209,6 +209,14 @@ def cell_title(cell: Mapping[str, Any]) -> str:
             f"T={temp(cell.get('temperature'))}{tail}")
 
 
+def definition_value(row: Mapping[str, Any]) -> str:
+    """A definition's figure in % (two decimals, as papers print them), or "—" and the reason the cell
+    has none (its ``missing``)."""
+    if row.get("missing"):
+        return f"— ({row['missing']})"
+    return pct(row.get("value"), digits=2)
+
+
 def definition_interval(row: Mapping[str, Any]) -> str:
     """``[lo, hi]`` of a definition's figure in % (one decimal), with its standard error where the
     source reports one."""
@@ -239,7 +247,7 @@ def definitions_tables(report: Mapping[str, Any]) -> list[Table]:
         for r in rows:
             tbl.add_row(f"{r['definition']}", _run_text(titles.get(r["definition"], "")) if not r.get("variant")
                         else _run_text(f"{titles.get(r['definition'], '')} — {r['variant']}"),
-                        pct(r.get("value"), digits=2), definition_interval(r), str(r.get("n")),
+                        definition_value(r), definition_interval(r), str(r.get("n")),
                         str(r.get("n_left_out")), _run_text(r.get("unparsed_rule") or ""))
         out.append(tbl)
     legend = Table(title="The definitions: source, and what each counts differently from A", title_justify="left",

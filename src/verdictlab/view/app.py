@@ -13,8 +13,10 @@ Routes
                          decision recorded (POST: the viewer's one write, :mod:`verdictlab.view.curation`)
 ``/view.css``            the one stylesheet
 
-The store is opened read-only; a curation decision opens it for writing for that one decision
-(:meth:`Viewer.curate`).  Every other method than GET on every other route gets 405.
+Requests: the viewer reads, with one write: a curation decision (``POST /curation``) opens the store for
+writing for that one decision (:meth:`Viewer.curate`).  A request whose address (path and query) passes
+:data:`MAX_URL_BYTES` gets HTTP 414; a read that carries a body gets 400 (no page reads one); every other
+write gets 405 from the routes.
 
 Everything shown comes from the run's data and is untrusted: templates autoescape every value and no
 template marks data safe; the pages carry no script, and a Content-Security-Policy forbids any, so a
@@ -65,7 +67,11 @@ from .index import CELL_FILTERS, Filters, PairIndex, ViewError
 from .outcomes import OUTCOMES
 from .pages import cell_anchor, iter_pair_cells, pair_url, pairs_url
 
-__all__ = ["LOOPBACK_HOSTS", "Viewer", "create_app"]
+__all__ = ["LOOPBACK_HOSTS", "MAX_URL_BYTES", "Viewer", "create_app"]
+
+#: the longest request address (path and query string) answered; longer ones get HTTP 414.  A filter
+#: query is a few hundred bytes; 16 KiB is the limit many servers keep (8-16 KiB).
+MAX_URL_BYTES = 16 * 1024
 
 #: the host names a request may use when the viewer listens on a loopback address
 LOOPBACK_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -176,6 +182,7 @@ def create_app(run: str | Path | Viewer, *, policy: FigurePolicy = DEFAULT_POLIC
         return page("message.html", 404, title="Not found", message=f"no page at {request.url.path}")
 
     middleware = [] if allowed_hosts is None else [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))]
+    middleware.append(Middleware(_RequestShape))
     app = Starlette(routes=[Route("/", home), Route("/pairs", pairs), Route("/pairs/{item_id:path}", pair),
                             *_curation_routes(viewer, page), Route("/view.css", stylesheet)],
                     middleware=middleware, exception_handlers={404: not_found})
@@ -237,6 +244,37 @@ def _status_counts(cases: list[CaseView]) -> dict[str, int]:
         counts[c.status] = counts.get(c.status, 0) + 1
     counts["ever edited"] = sum(c.edited for c in cases)
     return counts
+
+
+class _RequestShape:
+    """Refuse before routing what no page can answer: an address over :data:`MAX_URL_BYTES` (414) and a
+    GET or HEAD with a body (400); plain text with the viewer's headers (a pure ASGI layer: cheap per request)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            length = len(scope.get("raw_path") or scope["path"].encode()) + len(scope.get("query_string", b""))
+            headers = dict(scope.get("headers") or [])
+            has_body = headers.get(b"content-length", b"0").strip() not in (b"0", b"") or b"transfer-encoding" in headers
+            if length > MAX_URL_BYTES:
+                await _plain(send, 414, f"the address is {length:,} bytes long; the viewer answers addresses up to "
+                                        f"{MAX_URL_BYTES:,} bytes")
+                return
+            if has_body and scope["method"] in ("GET", "HEAD"):     # a write method: 405 from the routes
+                await _plain(send, 400, "the viewer only reads: a request must not carry a body")
+                return
+        await self.app(scope, receive, send)
+
+
+async def _plain(send: Any, status: int, text: str) -> None:
+    body = (text + "\n").encode("utf-8")
+    headers = [(k.lower().encode(), v.encode()) for k, v in _HEADERS.items()]
+    headers += [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _run_summary(viewer: Viewer) -> dict[str, Any]:

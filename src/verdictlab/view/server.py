@@ -16,6 +16,7 @@ from ..errors import UsageError
 from .app import LOOPBACK_HOSTS, Viewer, create_app
 
 VIEWER_STOP_S = 3.0     # the stop grace while uvicorn serves (see serve)
+HEAD_BYTES = 8 * 1024 * 1024     # the longest request head read (an address past MAX_URL_BYTES then gets 414)
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "AddressError", "is_loopback", "serve"]
 
@@ -71,8 +72,11 @@ def serve(run_dir: str | Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_
         raise
     try:
         app = create_app(viewer, allowed_hosts=LOOPBACK_HOSTS if is_loopback(host) else None)
+        # h11 reads request heads of up to 8 MiB (past its default, 16 KiB, it answered 400 and closed the
+        # connection with the rest unread: the client saw a reset); the app answers an address over
+        # MAX_URL_BYTES with a 414
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                                               timeout_graceful_shutdown=1))
+                                               timeout_graceful_shutdown=1, h11_max_incomplete_event_size=HEAD_BYTES))
         bound_host, bound_port = sock.getsockname()[:2]
         shown = f"[{bound_host}]" if ":" in str(bound_host) else str(bound_host)
         url = f"http://{shown}:{bound_port}/pairs"

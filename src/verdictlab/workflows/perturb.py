@@ -47,12 +47,14 @@ __all__ = ["PerturbResult", "SpendTotals", "perturb_dataset", "suite_file_name"]
 
 @dataclass
 class SpendTotals:
-    """Calls, tokens and dollars of the writing calls (the caller adds to it)."""
+    """Calls, tokens, dollars, retries and rate-limited calls of the writing calls (the caller adds to it)."""
 
     calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+    retries: int = 0
+    rate_limited: int = 0
 
 
 @dataclass
@@ -112,8 +114,8 @@ def _spend(calls: dict[str, Written], totals: SpendTotals, budget: Budget) -> di
         s["cache_hits"] += int(w.cache_hit)
         s["failed"] += int(w.text is None)
     return {"calls": totals.calls, "tokens_in": totals.tokens_in, "tokens_out": totals.tokens_out,
-            "cost_usd": round(totals.cost_usd, 6), "by_step": by_step,
-            "unpriced_calls": getattr(budget, "unpriced_calls", 0)}
+            "cost_usd": round(totals.cost_usd, 6), "retries": totals.retries, "rate_limited": totals.rate_limited,
+            "by_step": by_step, "unpriced_calls": getattr(budget, "unpriced_calls", 0)}
 
 
 def perturb_dataset(loader: str, *, kinds: list[str], run_dir: str | Path, path: str | None = None,
