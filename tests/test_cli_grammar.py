@@ -23,7 +23,7 @@ runner = CliRunner()
 
 #: commands that read an existing run (the positional RUN) and those that create one (--run-dir)
 READS_A_RUN = {"report", "export", "review", "compare", "validate", "plan-labels", "drift", "view", "batch import"}
-CREATES_A_RUN = {"run", "demo", "import", "debate", "batch export"}
+CREATES_A_RUN = {"run", "demo", "import", "debate", "batch export", "perturb"}
 SHARED = ("--unparsed", "--bootstrap", "--seed", "--confidence")
 #: commands whose shared option has help of its own (what it seeds there), the rest of it shared
 OWN_HELP = {"--seed": {"fake-server"}}
@@ -32,7 +32,7 @@ CHOICES = {("import", "--order"), ("import", "--verdicts"), ("import", "--garbag
            ("validate", "--id-from"), ("plan-labels", "--id-from"),
            ("debate", "--fallback"),
            ("debate", "--final-rule"), ("run", "--executor"), ("demo", "--decoding"), ("compare", "--by"),
-           ("drift", "--chart"), ("fake-server", "--winner")}
+           ("drift", "--chart"), ("fake-server", "--winner"), ("perturb", "--kind"), ("perturb", "--format")}
 
 
 def _commands() -> dict[str, Any]:
@@ -158,6 +158,13 @@ def test_debate_choices_are_the_engines() -> None:
 
     assert tuple(DebateFallback) == FALLBACKS and tuple(FinalRule) == FINAL_RULES
     assert tuple(WinnerPolicy) == WINNER_POLICIES
+
+
+def test_perturb_kinds_are_the_datasets_kinds() -> None:
+    from verdictlab.cli.perturb_cmd import PerturbationKind
+    from verdictlab.datasets.perturb import KINDS
+
+    assert [k.value for k in PerturbationKind] == list(KINDS)
 
 
 def test_import_choices_are_the_importers() -> None:

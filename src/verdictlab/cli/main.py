@@ -79,6 +79,7 @@ COMMAND_MODULES = (
     "demo_cmd",      # demo
     "datasets_cmd",  # datasets list|show|validate
     "import_cmd",    # import
+    "perturb_cmd",   # perturb
     "export_cmd",    # export
     "compare_cmd",   # compare
     "review_cmd",    # review

@@ -162,15 +162,24 @@ def _keep_constrainable(prepared: PreparedRun, judges: Mapping[str, JudgeAPI]) -
     return mechs
 
 
-def _check_items_unchanged(store: RunStore, items: Mapping[tuple[str, str], Item]) -> None:
+def _check_items_unchanged(store: RunStore, items: dict[tuple[str, str], Item]) -> None:
     """Refuse to resume when an item already in the store now has different content: its stored
     judgments would describe other text than the new ones.  Compared as items, not as JSON text: an
-    item stored by an earlier verdictlab (``model_a`` for ``system_a``, no ``votes``) is the same item."""
+    item stored by an earlier verdictlab (``model_a`` for ``system_a``, no ``votes``) is the same item.
+    A generated case a person curated in the store (accepted, rejected, edited: core/curation.py) is
+    kept as curated when the dataset gives it as it was generated (``items`` is updated in place)."""
+    from ..core.curation import keep_curated
+
     changed = []
     for ds, iid, data in store.stored_item_data():
         new = items.get((ds, iid))
-        if new is not None and new.model_dump_json() != data and new != type(new).model_validate_json(data):
+        if new is None or new.model_dump_json() == data:
+            continue
+        kept = keep_curated(new, type(new).model_validate_json(data))
+        if kept is None:
             changed.append(f"{ds}/{iid}")
+        elif kept is not new:
+            items[(ds, iid)] = kept
     if changed:
         raise EngineError(f"{store.run_dir}: {len(changed)} item(s) changed since they were judged in this run "
                           f"(first: {changed[0]}); judge the new data in another run dir, or start over "

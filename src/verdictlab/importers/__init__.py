@@ -181,7 +181,14 @@ register_importer("inspect", "verdictlab.importers.inspect_log:import_inspect",
                   "inspect_ai eval logs (.eval / .json) scored by a model-graded scorer: every epoch's grade "
                   "is a repetition (needs the 'inspect' extra)",
                   options=(ImporterOption("scorer", help="the scorer whose grades to import (default: every "
-                                                         "scorer, one protocol each)."),))
+                                                         "scorer, one protocol each)."),
+                           ImporterOption("label_scorer", metavar="SCORER",
+                                          help="the scorer whose grade is the gold label (C/1/true PASS, I/0/false "
+                                               "FAIL), not a judgment; the other scorers' grades are read the same "
+                                               "way (e.g. a match scorer checking a model-graded one)."),
+                           ImporterOption("transcripts", type=bool,
+                                          help="the graded object is the agent's whole run: items carry the "
+                                               "sample's transcript (messages, tool calls, tool results).")))
 register_importer("fastchat-reviews", "verdictlab.importers.fastchat_reviews:import_fastchat_reviews",
                   "FastChat-style review folders (review_id, question_id, answer1_id, answer2_id, text, score as a "
                   "pair or three-class), one file per system pair; systems and order from the answer ids "

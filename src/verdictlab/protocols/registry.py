@@ -86,3 +86,4 @@ register_protocol("flask-instruction", "verdictlab.protocols.flask:make_flask_in
 register_protocol("rubric", "verdictlab.protocols.rubric:make_rubric")
 register_protocol("pointwise", "verdictlab.protocols.pointwise:make_pointwise")
 register_protocol("debate", "verdictlab.protocols.debate:make_debate")
+register_protocol("transcript", "verdictlab.protocols.transcript:make_transcript")

@@ -115,6 +115,7 @@ from .calibration import (
 from .classes import CLASS_COLUMNS, CLASSES, class_figures, macro_f1_score, per_class_scores
 from .compare import paired_mcnemar
 from .cost import COST_COLUMNS, cost_per_item, pareto_front
+from .curation import CURATION_COUNT_COLUMNS, curation_counts
 from .debate import DebateFigures, debate_figures
 from .decoding import DECODING_EFFECT_COLUMNS, decoding_effect
 from .definitions import (
@@ -330,6 +331,8 @@ __all__ = [
     "accuracy_ceiling",
     "AVOID_THRESHOLDS",
     "COST_COLUMNS",
+    "CURATION_COUNT_COLUMNS",
+    "curation_counts",
     "VERSUS_BEST_GRADER_COLUMNS",
     "cost_per_item",
     "grader_avoid_codes",

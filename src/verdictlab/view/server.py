@@ -57,16 +57,16 @@ def bind(host: str, port: int) -> socket.socket:
 
 def serve(run_dir: str | Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
           policy: FigurePolicy = DEFAULT_POLICY, cache: Path | None = None,
-          on_ready: Callable[[str, Viewer], None] | None = None) -> None:
+          on_ready: Callable[[str, Viewer], None] | None = None, curator: str | None = None) -> None:
     """Serve the viewer of ``run_dir`` on ``host:port`` until interrupted (Ctrl-C raises
     ``KeyboardInterrupt`` after a clean shutdown).  ``on_ready(url, viewer)`` is called once the
     index is built (or read from ``cache``, see :class:`~verdictlab.view.app.Viewer`) and uvicorn
-    serves on the socket."""
+    serves on the socket.  ``curator``: the name curation decisions are recorded under by default."""
     import uvicorn
 
     sock = bind(host, port)
     try:
-        viewer = Viewer(run_dir, policy=policy, cache=cache)
+        viewer = Viewer(run_dir, policy=policy, cache=cache, curator=curator)
     except BaseException:
         sock.close()
         raise
