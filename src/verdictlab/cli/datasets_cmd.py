@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 
 from ..errors import EXIT_CORRUPT, EXIT_DOWNLOAD, UsageError, VerdictlabError
-from ._errors import EXIT_INPUT, printable, problem_list, problem_lines
+from ._errors import EXIT_INPUT, printable, problem_list
 from .options import FORMAT_DEFAULT, FormatOption, LegacyJson, TableOrJson, exit_codes, format_or_json
 from .output import data_console
 
