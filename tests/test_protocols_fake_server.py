@@ -300,7 +300,7 @@ def _post(url: str, messages: list[dict[str, str]], stop: tuple[str, ...], **ext
 
 
 def test_every_registered_protocol_gets_a_reply_it_parses_ok() -> None:
-    from verdictlab.core.items import PairItem, PointItem
+    from verdictlab.core.items import PairItem, PointItem, Transcript, TranscriptMessage
     from verdictlab.protocols.debate import DebateProtocol
     from verdictlab.protocols.registry import get_protocol, protocol_ids
 
@@ -308,6 +308,9 @@ def test_every_registered_protocol_gets_a_reply_it_parses_ok() -> None:
                     response_a="It is 4, since 2 plus 2 makes 4.", response_b="5", label="A")
     point = PointItem(item_id="1", dataset="jd", question="What is 2 + 2?", response="4", label=2,
                       scale=(0, 1, 2), reference="4")
+    run = Transcript(messages=(TranscriptMessage(role="user", content="What is 2 + 2?"),
+                               TranscriptMessage(role="assistant", content="4")))
+    agent = point.model_copy(update={"transcript": run, "label": "PASS", "scale": ("PASS", "FAIL")})
     labelled = [pair.model_copy(update={"meta": {"shown_labels": lab, "score_scale": sc}})
                 for lab, sc in (("12", 3), ("pq", 10))]
     checked = []
@@ -318,7 +321,7 @@ def test_every_registered_protocol_gets_a_reply_it_parses_ok() -> None:
                 assert isinstance(proto, DebateProtocol)
                 calls = [proto.messages(pair, o, turn=True) for o in ("AB", "BA")]
             else:
-                items = [point] if pid in ("pointwise", "rubric") else [pair, *(labelled if "geval" in pid else [])]
+                items = ([point] if pid in ("pointwise", "rubric") else [agent] if pid == "transcript" else [pair, *(labelled if "geval" in pid else [])])
                 calls = [proto.messages(it, o, step=st) for it in items for o in ("AB", "BA")
                          for st in proto.steps(it)]
             for msgs in calls:
@@ -327,7 +330,7 @@ def test_every_registered_protocol_gets_a_reply_it_parses_ok() -> None:
                 assert res.status == "ok", (pid, text, res)
                 checked.append(pid)
     assert {"direct", "vf-json", "vf-xml", "cot-json", "cot-xml", "geval", "flask", "debate", "pointwise",
-            "rubric"} <= set(checked)
+            "rubric", "transcript"} <= set(checked)
 
 
 def test_seeded_policy_is_deterministic_by_seed() -> None:

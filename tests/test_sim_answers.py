@@ -22,6 +22,8 @@ RATIONALE = 'It is right; the other <is> "wrong".'
 def _verdicts(pid: str) -> tuple[str, ...]:
     if pid.startswith("rubric"):
         return ("PASS", "FAIL", "UNKNOWN")
+    if pid.startswith("transcript"):
+        return tuple(get_protocol(pid).verdict_choices)
     if pid.startswith("pointwise"):
         return tuple(str(g) for g in get_protocol(pid).scale)  # type: ignore[attr-defined]
     return ("A", "B")
