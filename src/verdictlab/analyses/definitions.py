@@ -19,7 +19,9 @@ with its hand-worked test::
 :func:`definitions_table` gives the long table the report shows ("figures as the papers define
 them"): one row per (cell, definition, variant) with value, interval, N and the note.  A definition
 a cell cannot support (N = 0: no labels, one order only, no soft preferences, no scores) is left out
-of that cell.
+of that cell.  A value that is not measured is NaN with its reason (``missing``): every value of a cell
+with no readable reply, and verdictlab's own figures for the cell figures' reasons (C at one repetition);
+verdictlab's own T and T_joint at one repetition are upper bounds (``upper_bound``).
 """
 
 from __future__ import annotations
@@ -33,10 +35,10 @@ import pandas as pd
 
 from ..core.policy import FigurePolicy
 from ..core.registry import Registry
-from ..core.vocab import CELL_KEY
+from ..core.vocab import CELL_KEY, CellKey, Missing
 from ..errors import UsageError
 from ..protocols.geval import scores_frame
-from ..stats import with_cell_columns
+from ..stats import figure_reasons, upper_bound_reasons, with_cell_columns
 from ..stats.classes import class_figures
 from ..stats.definitions import (
     DEFINITION_COLUMNS,
@@ -60,7 +62,7 @@ __all__ = ["CATALOGUE_FIELDS", "DEFINITIONS", "DEFINITIONS_COLUMNS", "Definition
 
 #: the columns of :func:`definitions_table` after the cell keys
 DEFINITIONS_COLUMNS: tuple[str, ...] = ("definition", "title", "source", *DEFINITION_COLUMNS,
-                                        "unparsed_rule", "note")
+                                        "unparsed_rule", "note", "missing", "upper_bound")
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,38 @@ def definitions_table(inp: AnalysisInput, names: str | Sequence[str] = "all") ->
         return pd.DataFrame(columns=cols)
     out = pd.concat(frames, ignore_index=True)
     out = out.sort_values([*keys, "_order", "variant"], kind="stable").reset_index(drop=True)
-    return out[cols]
+    return _with_reasons(out, d)[cols]
+
+
+#: verdictlab's own figures among the definitions: their reasons are the cell figures' own
+_OWN_FIGURES = ("C", "phi", "A", "T", "T_joint")
+
+
+def _with_reasons(table: pd.DataFrame, d: DefinitionInput) -> pd.DataFrame:
+    """The definitions' rows with why a value is not measured (``missing``: the cell figures' reason --
+    :func:`verdictlab.stats.figure_reasons` -- with every figure of a cell that has no readable reply
+    not measured, whatever the definition would count) and why one is only an upper bound
+    (``upper_bound``: verdictlab's own T and T_joint with C not measured)."""
+    rel = d.reliability
+    reasons = {(CellKey.of(r), str(r.get("step") or "")): (why, bound) for r, why, bound in
+               zip(rel.to_dict(orient="records"), figure_reasons(rel), upper_bound_reasons(rel), strict=True)}
+    missing, upper, blank = [], [], []
+    for rec in table.to_dict(orient="records"):
+        why, bound = reasons.get((CellKey.of(rec), str(rec.get("step") or "")), ({}, {}))
+        name = str(rec["definition"])
+        unread = why.get("C") == Missing.NO_READABLE_REPLIES
+        value = rec.get("value")
+        undefined = value is None or (isinstance(value, float) and np.isnan(value))
+        reason = (Missing.NO_READABLE_REPLIES.value if unread else
+                  why.get(name) or Missing.TOO_FEW_PAIRS.value if undefined else None)
+        missing.append(reason)
+        blank.append(reason is not None)
+        upper.append(bound.get(name) if name in _OWN_FIGURES and not unread else None)
+    out = table.assign(missing=missing, upper_bound=upper)
+    at = np.asarray(blank, dtype=bool)
+    if at.any():
+        out.loc[at, ["value", "lo", "hi", "standard_error"]] = np.nan
+    return out
 
 
 # -- the published definitions ------------------------------------------------------------------------

@@ -44,9 +44,9 @@ import numpy as np
 import pandas as pd
 
 from ..core.policy import DEFAULT_POLICY, FigurePolicy
-from ..core.vocab import CELL_KEY, DECISIVE, VERDICTS, Order, ParseStatus, Verdict
+from ..core.vocab import CELL_KEY, DECISIVE, VERDICTS, Missing, Order, ParseStatus, Verdict
 from ..errors import UsageError
-from ..stats import remedy_reliability
+from ..stats import figure_reasons, remedy_reliability
 from ..stats._frame import group_codes
 from ..stats.juries import default_quorum, vote_counts
 from ..stats.remedies import (
@@ -266,6 +266,7 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     joined["extra_calls_per_verdict"] = joined["calls_per_verdict"] - 1
     joined["new_calls"] = 0
     joined["note"] = ""
+    _blank_unreadable(joined, b, cell)
     # cells the remedy could not be computed for
     have = set(map(tuple, joined[[*cell, "remedy"]].astype(str).to_numpy()))
     missing = []
@@ -283,6 +284,24 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     joined["_o"] = joined["remedy"].map(order)
     joined = joined.sort_values([*cell, "_o"]).reset_index(drop=True)
     return joined[[c for c in REMEDY_TABLE_COLUMNS if c in joined.columns]]
+
+
+#: the figures of a remedy row (blank where the cell has nothing readable)
+_ROW_FIGURES = ("A", "phi", "C", "T", "tie_rate", "dA", "dphi", "dT", "dtie_rate")
+
+
+def _blank_unreadable(joined: pd.DataFrame, base: pd.DataFrame, cell: Sequence[str]) -> None:
+    """Rows of a cell with no readable reply get no figure, whatever a remedy would derive from its
+    unparsed verdicts (a vote of two unparsed orders is no verdict), and the reason as their note
+    (:func:`verdictlab.stats.figure_reasons`)."""
+    unread = {tuple(str(rec[c]) for c in cell) for rec, why in zip(base.to_dict(orient="records"),
+                                                                 figure_reasons(base), strict=True)
+              if why.get("C") == Missing.NO_READABLE_REPLIES}
+    if not unread or joined.empty:
+        return
+    at = np.array([tuple(str(v) for v in row) in unread for row in joined[list(cell)].to_numpy().tolist()])
+    joined.loc[at, [c for c in _ROW_FIGURES if c in joined.columns]] = np.nan
+    joined.loc[at, "note"] = Missing.NO_READABLE_REPLIES.value
 
 
 def _why_missing(remedy: str) -> str:

@@ -202,6 +202,7 @@ from .juries import (
     vote_codes,
     vote_counts,
 )
+from .missing import FIGURE_NEEDS, UPPER_BOUND_FIGURES, figure_reasons, upper_bound_reasons
 from .peer_rank import PeerRank, peer_rank, weighted_vote, weighted_win_rates
 from .pointwise import UNPARSED, GradeAgreement, RubricAgreement, grade_agreement, rubric_agreement_figures
 from .ppi import (
@@ -545,6 +546,10 @@ __all__ = [
     "unit_frame",
     "unit_table",
     "versus_best",
+    "FIGURE_NEEDS",
+    "UPPER_BOUND_FIGURES",
+    "figure_reasons",
+    "upper_bound_reasons",
     "VERSUS_BEST_COLUMNS",
     "UnitExpectation",
     "UNPARSED",
