@@ -82,13 +82,11 @@ CAUSES = {
 
 @pytest.fixture(scope="module")
 def healthy(tmp_path_factory: pytest.TempPathFactory) -> dict[bool, dict[str, str]]:
-    """The outputs of a run that lacks nothing (labelled or not): every reason word they hold is the
-    report's own static text (captions, the definitions' rules such as "one order unparsed: tie")."""
-    out = {}
-    for labelled in (True, False):
-        run = _write(tmp_path_factory.mktemp("healthy") / "run", {"direct": {}}, labelled=labelled)
-        out[labelled] = _outputs(run, definitions="all" if labelled else None)[1]
-    return out
+    """The outputs of a run that lacks nothing, with the published definitions (key True) or without them
+    (False, as a run without labels is reported): every reason word they hold is the report's own static
+    text (captions, the definitions' rules such as "one order unparsed: tie")."""
+    run = _write(tmp_path_factory.mktemp("healthy") / "run", {"direct": {}})
+    return {defs: _outputs(run, definitions="all" if defs else None)[1] for defs in (True, False)}
 
 
 @pytest.mark.parametrize("cause", list(CAUSES))

@@ -266,7 +266,6 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     joined["extra_calls_per_verdict"] = joined["calls_per_verdict"] - 1
     joined["new_calls"] = 0
     joined["note"] = ""
-    _blank_unreadable(joined, b, cell)
     # cells the remedy could not be computed for
     have = set(map(tuple, joined[[*cell, "remedy"]].astype(str).to_numpy()))
     missing = []
@@ -280,6 +279,7 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
                 missing.append(miss)
     if missing:
         joined = pd.concat([joined, pd.DataFrame(missing)], ignore_index=True)
+    _blank_unreadable(joined, b, cell)      # the first reason of a cell with nothing readable is that
     order = {r: i for i, r in enumerate(["none", *remedies])}
     joined["_o"] = joined["remedy"].map(order)
     joined = joined.sort_values([*cell, "_o"]).reset_index(drop=True)

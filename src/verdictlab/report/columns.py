@@ -180,7 +180,7 @@ KEY_COLUMNS: tuple[Column, ...] = (
     Column("dataset", "dataset", Format.TEXT, _always, 1, "key", align="left", get=_names("dataset")),
     Column("judge", "judge", Format.TEXT, _always, 1, "key", align="left", get=_names("judge")),
     Column("protocol", "protocol", Format.TEXT, _always, 1, "key", align="left", get=_protocol_shown),
-    Column("temperature", "temperature", Format.TEMPERATURE, _always, 2, "key"),
+    Column("temperature", "temp", Format.TEMPERATURE, _always, 2, "key", title="temperature"),
 )
 
 
@@ -230,7 +230,7 @@ CELL_FIGURES: tuple[Column, ...] = (
              when=None),
     _percent("phi", "φ", 1, "position flip rate", interval=True, n="n_order_pairs", viewer_outcome="flipped"),
     _percent("A", "A", 1, "accuracy against the label", interval=True, n="n_labelled_units", viewer_outcome="wrong"),
-    _percent("A_dec", "A decisive", 3, "accuracy on decisive (order-invariant) pairs", n="n_decisive", when=None),
+    _percent("A_dec", "A dec", 3, "accuracy on decisive (order-invariant) pairs", n="n_decisive", when=None),
     _percent("q", "q", 3, "credit of an undecisive pair (½, or measured with tie verdicts)", table="json"),
     _percent("A_max", "A max", 3, "the ceiling the flips allow: 1 − φ(1 − q)"),
     _percent("capability_gap", "gap", 3, "A max − A", when=None),
@@ -278,9 +278,9 @@ def _has_agreement(cells: Sequence[Cell]) -> bool:
 AGREEMENT_COLUMNS: tuple[Column, ...] = tuple(
     Column(key, label, fmt, _has_agreement, prio, "agreement", title=title, get=_agreement(key))
     for key, label, fmt, prio, title in (
-        ("exact_match", "exact", Format.NUMBER, 1, "exact match with the label (tie-excluded)"),
-        ("kappa", "κ", Format.NUMBER, 1, "Cohen's κ"),
-        ("alpha", "α", Format.NUMBER, 2, "Krippendorff's α"),
+        ("exact_match", "exact match", Format.NUMBER, 1, "exact match with the label (tie-excluded)"),
+        ("kappa", "Cohen κ", Format.NUMBER, 1, "Cohen's κ"),
+        ("alpha", "Krippendorff α", Format.NUMBER, 2, "Krippendorff's α"),
         ("kappa_deflation", "κ deflation", Format.NUMBER, 3, "exact match − κ"),
         ("position_bias", "position bias", Format.NUMBER, 1, "|share first-shown won − ½|"),
         ("test_retest", "test–retest", Format.NUMBER, 2, "α over repetitions"),

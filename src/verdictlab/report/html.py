@@ -279,7 +279,7 @@ def _decision(d: DatasetDecision, report: Report, viewer_url: str | None, images
     n = {g: len(v) for g, v in groups.items()}
     counts = (f"{n['use']} to use · {n['avoid']} to avoid · {n['below_best']} below the best"
               + (f" · {n['not_measured']} without T" if n["not_measured"] else ""))
-    return {"dataset": d.dataset, "dataset_name": d.dataset_name, "headline": d.headline, "ranking": d.ranking,
+    return {"dataset": d.dataset, "dataset_name": d.dataset_name, "headline": d.headline, "ranking": d.ranking if d.ranked_by_bound else "",
             "counts": counts, "missing": [m.line + "." for m in d.missing], "img": images.get(d.dataset),
             **groups, "use_more": n["use"] - 4 if n["use"] > 5 else 0,
             "avoid_more": n["avoid"] - 4 if n["avoid"] > 5 else 0}

@@ -231,6 +231,8 @@ class DatasetDecision:
     dataset_name: str
     headline: str
     ranking: str
+    #: whether some configuration is ranked by T's upper bound (the HTML's panel says so only then)
+    ranked_by_bound: bool
     alpha: float
     family_size: int
     use: tuple[DecisionEntry, ...]

@@ -920,7 +920,8 @@ def decision(cells: Sequence[Cell], *, alpha: float, family_size: int) -> list[D
         groups = {g: tuple(e for e in entries if e.group == g) for g in DECISION_GROUPS}
         out.append(DatasetDecision(
             dataset=ds, dataset_name=first.names.dataset if first.names is not None else ds,
-            headline=_headline(entries, cells), ranking=ranking_line([cells[i] for i in idx]), alpha=alpha,
+            headline=_headline(entries, cells), ranking=ranking_line([cells[i] for i in idx]),
+            ranked_by_bound=any(cells[i].upper_bounds.get("T") for i in idx), alpha=alpha,
             family_size=family_size, use=groups["use"], avoid=groups["avoid"], below_best=groups["below_best"],
             not_measured=groups["not_measured"], missing=tuple(missing_figures([cells[i] for i in idx]))))
     return out
