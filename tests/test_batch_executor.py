@@ -15,8 +15,8 @@ pytest.importorskip("openai")
 pytest.importorskip("anthropic")
 
 from verdictlab.engine import prepare_run, run_config  # noqa: E402
-from verdictlab.engine.batch import OpenAIBatches  # noqa: E402
 from verdictlab.engine.config import config_from_dict  # noqa: E402
+from verdictlab.judges.openai_batch import OpenAIBatches  # noqa: E402
 from verdictlab.judges.prices import default_price_table  # noqa: E402
 from verdictlab.store import RunStore  # noqa: E402
 from verdictlab.testing import FakeConfig, FakeOpenAIServer  # noqa: E402

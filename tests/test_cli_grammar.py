@@ -23,13 +23,16 @@ runner = CliRunner()
 
 #: commands that read an existing run (the positional RUN) and those that create one (--run-dir)
 READS_A_RUN = {"report", "export", "review", "compare", "validate", "plan-labels", "drift", "view", "batch import"}
-CREATES_A_RUN = {"run", "demo", "import", "debate", "batch export"}
+CREATES_A_RUN = {"run", "demo", "import", "debate", "batch export", "perturb"}
 SHARED = ("--unparsed", "--bootstrap", "--seed", "--confidence")
+#: commands whose shared option has help of its own (what it seeds there), the rest of it shared
+OWN_HELP = {"--seed": {"fake-server"}}
 #: options whose values are a fixed set: each must be a choice (an enum), listed in help
 CHOICES = {("import", "--order"), ("import", "--verdicts"), ("import", "--garbage"), ("import", "--id-from"),
+           ("validate", "--id-from"), ("plan-labels", "--id-from"),
            ("debate", "--fallback"),
            ("debate", "--final-rule"), ("run", "--executor"), ("demo", "--decoding"), ("compare", "--by"),
-           ("drift", "--chart"), ("fake-server", "--winner")}
+           ("drift", "--chart"), ("fake-server", "--winner"), ("perturb", "--kind"), ("perturb", "--format")}
 
 
 def _commands() -> dict[str, Any]:
@@ -116,9 +119,17 @@ def test_shared_options_mean_the_same_everywhere(name: str) -> None:
     seen = {path: _option(cmd, name) for path, cmd in COMMANDS.items()}
     found = {path: p for path, p in seen.items() if p is not None}
     assert len(found) >= 2, (name, sorted(found))
-    shapes = {(p.type_descriptor.annotation, tuple(_choices(p)), p.default, p.help, tuple(p.opts), p.metavar)
+    # one definition: the same type, default, spelling and metavar everywhere; the same help, but where a
+    # command says which of its draws --seed seeds (the fake server's verdicts are no bootstrap)
+    own_help = OWN_HELP.get(name, set())
+    shapes = {(p.type_descriptor.annotation, tuple(_choices(p)), p.default, tuple(p.opts), p.metavar)
               for p in found.values()}
     assert len(shapes) == 1, (name, shapes)
+    helps = {p.help for path, p in found.items() if path not in own_help}
+    assert len(helps) == 1, (name, helps)
+    assert own_help <= set(found), (name, own_help)
+    for path in own_help:
+        assert found[path].help.endswith("; >= 0.") and found[path].help not in helps, path
     # and the one definition is options.py's
     default = {"--unparsed": options.UNPARSED_DEFAULT, "--bootstrap": options.BOOTSTRAP_DEFAULT,
                "--seed": options.SEED_DEFAULT, "--confidence": options.CONFIDENCE_DEFAULT}[name]
@@ -147,6 +158,13 @@ def test_debate_choices_are_the_engines() -> None:
 
     assert tuple(DebateFallback) == FALLBACKS and tuple(FinalRule) == FINAL_RULES
     assert tuple(WinnerPolicy) == WINNER_POLICIES
+
+
+def test_perturb_kinds_are_the_datasets_kinds() -> None:
+    from verdictlab.cli.perturb_cmd import PerturbationKind
+    from verdictlab.datasets.perturb import KINDS
+
+    assert [k.value for k in PerturbationKind] == list(KINDS)
 
 
 def test_import_choices_are_the_importers() -> None:

@@ -50,10 +50,13 @@ def test_llmbar_missing_field_and_unknown_option(tmp_path):
     assert len(load_dataset("llmbar", path=str(g), seed=7).items) == 1
 
 
-def test_missing_path_is_a_clear_error(tmp_path):
+def test_missing_path_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("VERDICTLAB_CACHE_DIR", str(tmp_path / "empty-cache"))   # llmbar not fetched
     with pytest.raises(ItemError, match="file not found"):
         load_dataset("pandalm", path=str(tmp_path / "nope.json"))
     with pytest.raises(ItemError, match="needs a 'path'"):
+        load_dataset("llmbar")
+    with pytest.raises(ItemError, match="run `verdictlab datasets fetch llmbar`"):   # and how to get one
         load_dataset("llmbar")
 
 

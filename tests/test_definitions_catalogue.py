@@ -108,19 +108,40 @@ def test_source_rules_do_not_move_with_the_policy_and_policy_rules_do(sim_run: p
     assert ex.loc[("C", ""), "value"] > wr.loc[("C", ""), "value"]
 
 
-def test_names_select_and_unsupported_cells_are_left_out(sim_run: pd.DataFrame) -> None:
+def _missing(t: pd.DataFrame) -> dict[str, set[str]]:
+    """definition -> the reasons of its rows without a figure (rows with a figure: no reason)."""
+    out: dict[str, set[str]] = {}
+    for name, g in t.groupby("definition"):
+        assert (g["missing"].isna() == g["value"].notna()).all(), name     # a figure or a reason, never both
+        out[str(name)] = set(g["missing"].dropna())
+    return out
+
+
+def test_names_select_and_unsupported_cells_say_why(sim_run: pd.DataFrame) -> None:
+    """A cell a definition cannot support has no figure there (never a number) and its row says why; it
+    was left out without a word."""
     t = definitions_table(AnalysisInput(sim_run, policy=FigurePolicy(n_bootstrap=0)), "A,agreement-both-orders")
     assert list(t["definition"]) == ["agreement-both-orders", "A"]
-    # no labels: label-based definitions leave the cell; consistency and verdictlab's C stay
-    unlabelled = definitions_table(AnalysisInput(sim_run.assign(label=None), policy=FigurePolicy(n_bootstrap=0)))
-    assert {"agreement-both-orders", "A", "accuracy-3class"}.isdisjoint(set(unlabelled["definition"]))
-    assert {"consistency-both-orders", "C", "phi", "win-rate"} <= set(unlabelled["definition"])
-    # one order only: the both-order definitions leave
+    # no labels: label-based definitions have no figure, "no labels"; consistency and verdictlab's C have theirs
+    unlabelled = _missing(definitions_table(AnalysisInput(sim_run.assign(label=None), policy=FigurePolicy(n_bootstrap=0))))
+    assert all(unlabelled[n] == {"no labels"} for n in ("agreement-both-orders", "A", "accuracy-3class"))
+    assert all(unlabelled[n] == set() for n in ("consistency-both-orders", "C", "phi", "win-rate"))
+    # one order only: the both-order definitions have none, "one order"
     ab = definitions_table(AnalysisInput(sim_run[sim_run["order"] == "AB"], policy=FigurePolicy(n_bootstrap=0)))
-    assert {"agreement-both-orders", "consistency-both-orders", "phi"}.isdisjoint(set(ab["definition"]))
-    assert {"accuracy-per-order", "A"} <= set(ab["definition"])
-    assert set(ab.loc[ab["definition"] == "accuracy-per-order", "variant"]) == {"AB"}
+    assert all(_missing(ab)[n] == {"one order"} for n in ("agreement-both-orders", "consistency-both-orders", "phi"))
+    assert _missing(ab)["accuracy-per-order"] == {"one order"}        # its BA variant
+    assert set(ab.loc[(ab["definition"] == "accuracy-per-order") & ab["value"].notna(), "variant"]) == {"AB"}
+    assert _missing(ab)["A"] == set()
     assert definitions_table(AnalysisInput(sim_run.iloc[:0])).empty
+
+
+def test_c_of_a_one_repetition_cell_is_not_measured(sim_run: pd.DataFrame) -> None:
+    """One draw per (pair, order) unit agrees with itself: C read 1.00 [0.97, 1.00] on every published log
+    (one repetition).  It has no figure, "one repetition"; the figures that do not need repetitions keep theirs."""
+    one = _missing(definitions_table(AnalysisInput(sim_run[sim_run["rep"] == 0], policy=FigurePolicy(n_bootstrap=0))))
+    assert one["C"] == {"one repetition"}
+    assert all(one[n] == set() for n in ("phi", "A", "T", "consistency-both-orders"))
+    assert _missing(definitions_table(AnalysisInput(sim_run, policy=FigurePolicy(n_bootstrap=0))))["C"] == set()
 
 
 def test_docs_explain_every_definition() -> None:

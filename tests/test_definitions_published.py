@@ -95,8 +95,9 @@ def test_pandalm_accuracy_and_macro_f1_on_the_test_set(shared_data: Path, tmp_pa
     #   F1 = 2 TP / (predicted + support): A 600/812, B 800/972, tie 130/214
     assert value(t, "accuracy-3class") == pytest.approx(765 / 999)
     assert value(t, "macro-f1") == pytest.approx((600 / 812 + 800 / 972 + 130 / 214) / 3)
-    # one order only: the both-order definitions are left out of this cell
-    assert "agreement-both-orders" not in set(t["definition"])
+    # one order only: the both-order definitions have no figure in this cell, and say why
+    both = t[t["definition"] == "agreement-both-orders"]
+    assert both["value"].isna().all() and both["missing"].tolist() == ["one order"]
 
 
 # -- JudgeBench: the vote of the two games -------------------------------------------------------------

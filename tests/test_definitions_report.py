@@ -46,6 +46,7 @@ def test_json_cells_carry_the_figures_of_the_catalogue_table(llmbar_run: Path) -
     gpt4 = next(c for c in doc["cells"] if c["judge"] == "GPT-4")
     figure = {r["definition"]: r["value"] for r in gpt4["definitions"]}
     assert (figure["accuracy-mean-of-orders"], figure["positional-agreement"]) == (0.955, 0.95)
+    assert figure["C"] is None      # a published log has one repetition: C was 1.00, as if measured
 
 
 def test_a_store_without_decoding_gives_free_cells(llmbar_run: Path) -> None:

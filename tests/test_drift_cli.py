@@ -97,3 +97,17 @@ def test_series_flags_the_first_shifted_run(tmp_path: Path):
 def test_missing_run_dir_is_a_clear_error(tmp_path: Path):
     res = CliRunner().invoke(_app(), ["drift", str(tmp_path / "nope"), str(tmp_path / "nope2")])
     assert res.exit_code == 5 and "nope" in res.output     # EXIT_STORE (docs/errors.md)
+
+
+def test_a_run_whose_every_verdict_is_unparsed_says_so(tmp_path: Path):
+    """``drift R R`` on a run where every verdict is unparsed said "no cell ... judged on both sides",
+    naming the same cells on both sides; the cause is that nothing was parsed."""
+    from verdictlab.cli.main import app
+    from verdictlab.testing.synthetic_run import write_synthetic_run
+
+    write_synthetic_run(tmp_path / "r", n_items=4, judges=("sim:steady",), protocols=("direct",), datasets=("d",),
+                        fail_rate=1.0).close()
+    r = CliRunner().invoke(app, ["drift", str(tmp_path / "r"), str(tmp_path / "r"), "--bootstrap", "20"])
+    assert r.exit_code == 2
+    assert "every verdict of" in r.stderr and "is unparsed" in r.stderr and "--unparsed wrong" in r.stderr
+    assert "no cell" not in r.stderr

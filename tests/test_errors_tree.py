@@ -26,6 +26,11 @@ OUTSIDE = {
                                               "`except Exception`); it carries exit_code 130 / 143",
     ("verdictlab.importers._bulk", "_NotBulk"): "a private signal inside one module: the bulk import falls "
                                                 "back to the per-row import; it never leaves the module",
+    ("verdictlab.datasets.perturb_cases", "NotApplicable"): "a signal between the perturbation rules and the suite "
+                                                            "builder: a rule that cannot perturb a source; the "
+                                                            "case is counted, never raised out of the suite",
+    ("verdictlab.core.registry", "PluginWarning"): "a warning, never raised: an installed plugin that cannot "
+                                                   "load is skipped with it and the others load",
 }
 
 

@@ -1,5 +1,8 @@
 """Every example config lives in examples/, is shown faithfully where a doc shows it, and loads and plans
-(`verdictlab run X --plan`: offline, no key) -- or, for a debate, runs (`verdictlab debate`)."""
+(`verdictlab run X --plan`: offline, no key) -- or, for a debate, runs (`verdictlab debate`).  An example
+that reads a public benchmark by name (fetched with `verdictlab datasets fetch NAME`) plans against the
+benchmark fetched from the local mirror of the shared data, and is skipped with the reason (it needs the
+network) where that data is absent."""
 
 from __future__ import annotations
 
@@ -10,8 +13,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from _mirror import BenchmarkMirror
 from verdictlab.cli.main import app
-from verdictlab.engine.config import load_config
+from verdictlab.engine.config import RunConfig, load_config
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
@@ -51,11 +55,29 @@ def test_a_config_a_doc_shows_is_an_example_word_for_word(doc: str, line: int, t
     assert (REPO / example).read_text(encoding="utf-8") == text, f"{doc}:{line} differs from {example}"
 
 
+def fetched_by_name(cfg: RunConfig) -> list[str]:
+    """The public benchmarks a config reads by name: a dataset entry with no path and no hub source whose
+    loader has a pinned dataset of that name (read from the fetched files)."""
+    from verdictlab.datasets.pins import PINNED
+
+    return list(dict.fromkeys(spec.name for spec in cfg.datasets
+                              if spec.path is None and "hub" not in spec.options and spec.name in PINNED))
+
+
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
-def test_every_example_loads_and_plans(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_example_loads_and_plans(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       benchmark_mirror: BenchmarkMirror) -> None:
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "VERDICTLAB_API_KEY"):
         monkeypatch.delenv(key, raising=False)              # a plan needs no key
+    monkeypatch.syspath_prepend(str(REPO / "examples"))     # python:my_judges:... as PYTHONPATH=examples does
     cfg = load_config(path)
+    names = fetched_by_name(cfg)
+    reason = benchmark_mirror.unfetchable(names)
+    if reason is not None:
+        pytest.skip(reason)
+    if names:
+        r = runner.invoke(app, ["datasets", "fetch", *names, "--mirror", str(benchmark_mirror.url)])
+        assert r.exit_code == 0, r.output
     if "debate" in cfg.protocols:
         r = runner.invoke(app, ["debate", str(path), "--run-dir", str(tmp_path / "run")])
         assert r.exit_code == 0 and "round-1 accuracy" in r.stdout, r.output

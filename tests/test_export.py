@@ -129,10 +129,10 @@ def test_partitioned_export_reads_back_to_the_same_judgments_and_figures(sim_run
 
     out = export_judgments(sim_run, format="parquet", out=tmp_path / "parts", partition_by=["judge", "dataset"])
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.parquet"))
-    assert len(files) == 4          # 2 judges x 2 datasets, each its own directory, values percent-encoded
-    assert "judge=sim%3Aa%3D1%2Cb%2Fc%20d%25/dataset=llmbar%2Fnatural/part-0.parquet" in files
-    # each file holds the other columns; the partition columns are in the path
-    assert pq.read_schema(out / files[0]).names == [c for c in JUDGMENT_COLUMN_NAMES if c not in ("judge", "dataset")]
+    assert len(files) == 4          # 2 judges x 2 datasets, each its own directory, keys percent-encoded
+    assert "judge_key=sim%3Aa%3D1%2Cb%2Fc%20d%25/dataset_key=llmbar%2Fnatural/part-0.parquet" in files
+    # each file holds every column, the partition columns with their stored values; the path only sorts
+    assert pq.read_schema(out / files[0]).names == list(JUDGMENT_COLUMN_NAMES)
     back = read_export(out)
     whole = read_export(export_judgments(sim_run, format="parquet"))
     assert list(back.columns) == list(JUDGMENT_COLUMN_NAMES) and len(back) == 288

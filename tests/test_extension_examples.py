@@ -7,16 +7,20 @@ the package is edited -- the engine, store and report pick the new thing up by n
 always picks the response shown first; the toy protocol asks for "1" or "2"; the toy statistic is the
 share of decisive verdicts won by the first-shown response; the toy analysis shows it per cell; the
 toy importer reads a two-column TSV log.  Together they run through the real engine, store and report.
+The toy batch provider declares a batch API (Message Batches over plain HTTP), its own prices and its
+assumed latency on the backend: ``batch: true`` runs it through the batch executor against the fake
+batch server of ``verdictlab.testing``, with no engine code naming it.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 import pandas as pd
 import pytest
@@ -35,7 +39,17 @@ from verdictlab.importers import (
     judgment_row,
     register_importer,
 )
-from verdictlab.judges import JUDGES, JudgeAPI, JudgeRequest, JudgeResponse, make_judge, register_judge
+from verdictlab.judges import (
+    JUDGES,
+    JudgeAPI,
+    JudgeCallError,
+    JudgeRequest,
+    JudgeResponse,
+    RetryDecision,
+    make_judge,
+    register_judge,
+)
+from verdictlab.judges.batch import Outcome
 from verdictlab.protocols import ParseResult, Protocol, get_protocol
 from verdictlab.protocols.registry import PROTOCOLS, register_protocol
 from verdictlab.report import build_report, report_json
@@ -117,10 +131,89 @@ def import_toy_tsv(path: str | Path, *, judge: str = "toy-log", sep: str = "\t",
     return ImportBatch(format="toy-tsv", source=str(path), judgments=rows, items=items)
 
 
+# -- 6. a provider with a batch API (judges/<name>.py + one register_judge line; no engine code) ----------
+TOY_KEY = "sk-toy-batch-key-0001"
+
+
+class ToyBatches:
+    """The toy's batch API: Message Batches over plain HTTP (the fake server answers them).  Small batches,
+    so a run needs several."""
+
+    max_requests = 5
+    offline_file = False
+
+    def __init__(self, judge: ToyBatchJudge) -> None:
+        self.judge = judge
+        self.headers = {"x-api-key": TOY_KEY}
+
+    def body(self, request: JudgeRequest) -> tuple[dict[str, Any], list[str]]:
+        system = "\n".join(m["content"] for m in request.messages if m["role"] == "system")
+        return {"model": self.judge.model, "max_tokens": request.max_tokens, "temperature": request.temperature,
+                "system": system, "messages": [m for m in request.messages if m["role"] != "system"]}, []
+
+    async def submit(self, bodies: Sequence[tuple[str, dict[str, Any]]], key: str) -> str:
+        async with httpx.AsyncClient(base_url=self.judge.base_url, headers=self.headers) as http:
+            r = await http.post("/v1/messages/batches",
+                                json={"requests": [{"custom_id": cid, "params": b} for cid, b in bodies]})
+        return str(r.raise_for_status().json()["id"])
+
+    async def find(self, key: str) -> str | None:
+        return None
+
+    async def status(self, batch_id: str) -> tuple[bool, str]:
+        async with httpx.AsyncClient(base_url=self.judge.base_url, headers=self.headers) as http:
+            state = (await http.get(f"/v1/messages/batches/{batch_id}")).raise_for_status().json()
+        return state["processing_status"] == "ended", state["processing_status"]
+
+    async def results(self, batch_id: str) -> dict[str, Outcome]:
+        async with httpx.AsyncClient(base_url=self.judge.base_url, headers=self.headers) as http:
+            text = (await http.get(f"/v1/messages/batches/{batch_id}/results")).raise_for_status().text
+        out = {}
+        for line in filter(None, text.splitlines()):
+            r = json.loads(line)
+            ok = r["result"]["type"] == "succeeded"
+            out[r["custom_id"]] = Outcome(answer=r["result"]["message"]) if ok else Outcome(error="errored")
+        return out
+
+    def response(self, answer: Any, request: JudgeRequest, body: dict[str, Any], notes: list[str]) -> JudgeResponse:
+        return JudgeResponse(answer["content"][0]["text"], tokens_in=answer["usage"]["input_tokens"],
+                             tokens_out=answer["usage"]["output_tokens"])
+
+    def line_outcome(self, line: Any) -> Outcome:
+        raise NotImplementedError
+
+
+class ToyBatchJudge(JudgeAPI):
+    """A provider whose only way in is its batch API; $1 / $2 per 1M tokens in / out, half in batches."""
+
+    provider = "toy-batch"
+    assumed_latency_s = 5.0
+    sdk = "httpx"
+
+    def __init__(self, judge_id: str, model: str, base_url: str) -> None:
+        super().__init__(judge_id, model)
+        self.base_url = base_url
+
+    async def generate(self, request: JudgeRequest) -> JudgeResponse:
+        raise JudgeCallError("the toy answers in batches only", RetryDecision.fatal())
+
+    def batch_adapter(self) -> ToyBatches:
+        return ToyBatches(self)
+
+    def cost(self, prices: Any, tokens_in: int | None, tokens_out: int | None, *, batch: bool = False) -> float:
+        return ((tokens_in or 0) * 1.0 + (tokens_out or 0) * 2.0) / 1e6 * (0.5 if batch else 1.0)
+
+
+def make_toy_batch_judge(judge_id: str, spec: str) -> ToyBatchJudge:
+    model, _, url = spec.partition("@")
+    return ToyBatchJudge(judge_id, model, url.removesuffix("/v1"))
+
+
 @pytest.fixture
 def registered() -> Iterator[None]:
     """Register the five toys the public way, and take them out again (the registries are global)."""
     register_judge("toy", make_first_shown_judge, description="always picks the response shown first")
+    register_judge("toy-batch", make_toy_batch_judge, description="answers through its batch API only")
     register_protocol("toy-1or2", make_one_or_two, description="answer 1 or 2")
     register("toy_first_shown", title="First-shown wins (toy)",
              description="share of decisive verdicts won by the response shown first")(first_shown_table)
@@ -128,6 +221,7 @@ def registered() -> Iterator[None]:
                       options=(ImporterOption("sep", help="the column separator", default="tab"),))
     yield
     JUDGES.unregister("toy")
+    JUDGES.unregister("toy-batch")
     PROTOCOLS.unregister("toy-1or2")
     ANALYSES.unregister("toy_first_shown")
     IMPORTERS.unregister("toy-tsv")
@@ -207,3 +301,36 @@ def test_a_toy_importers_option_is_a_flag_of_the_import_command(tmp_path: Path, 
     assert r.stderr.startswith("imported 2 new judgment(s)")
     r = runner.invoke(app, ["import", "csv", str(log), "--run-dir", str(tmp_path / "other"), "--sep", ","])
     assert r.exit_code == 2 and "Invalid value for --sep: applies to the toy-tsv format" in r.stderr
+
+
+def test_a_toy_provider_with_a_batch_api_runs_through_the_batch_executor(tmp_path: Path, registered: None) -> None:
+    """``batch: true`` on a provider the engine has never heard of: its trials go out in batches of the size
+    its adapter declares, come back through the caller at the batch price the backend's own price lookup
+    gives, and the plan assumes its declared latency.  No engine module names the provider."""
+    from verdictlab.testing import FakeConfig, FakeOpenAIServer
+
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps({"item_id": i, "question": f"Question {i}?", "response_a": f"first {i}",
+                                        "response_b": f"second {i}", "label": "AB"[i % 2]}) + "\n" for i in range(6)))
+    with FakeOpenAIServer(FakeConfig(api_key=TOY_KEY, batch_polls=2)) as srv:
+        cfg = config_from_dict({"name": "toy-batch", "datasets": [{"name": "jsonl", "path": "pairs.jsonl"}],
+                                "judges": [{"id": f"toy-batch:fake-judge@{srv.base_url}", "batch": True}],
+                                "protocols": ["direct"], "orders": ["AB", "BA"], "temperatures": [0.0],
+                                "repetitions": 1, "batch_poll_s": 0.01}, source=tmp_path / "cfg.yaml")
+        plan = run_config(cfg, tmp_path / "run", progress=False, plan_only=True).plan
+        summary = run_config(cfg, tmp_path / "run", progress=False)
+        stats = dict(srv.stats)
+    assert plan is not None and plan.judges[0].latency_s == 5.0 and plan.judges[0].duration_bound == "batch"
+    assert summary.complete and summary.n_written == 12
+    assert stats["batches_created"] == 3                     # 12 requests, 5 per batch (the adapter's size)
+    store = open_store(tmp_path / "run")
+    try:
+        df = store.judgments()
+        versions = store.get_meta("versions")
+    finally:
+        store.close()
+    assert df.verdict.notna().all()
+    row = df.iloc[0]
+    # the backend's price at its batch rate: (tokens_in * $1 + tokens_out * $2) / 1M, halved
+    assert row.cost_usd == pytest.approx((row.tokens_in * 1.0 + row.tokens_out * 2.0) / 1e6 / 2)
+    assert "httpx" in versions                               # the SDK it declares is recorded with its version

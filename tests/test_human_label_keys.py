@@ -77,9 +77,12 @@ def test_a_file_without_a_dataset_column_is_refused_when_an_id_names_two_dataset
     f = _d1_file(tmp_path, with_dataset=False)
     res = runner.invoke(app, ["validate", str(run), "--human", str(f)])
     assert res.exit_code == 3, res.output
-    line = res.output.strip()
-    assert "\n" not in line and line.startswith("error: ")
-    assert f"{f}, row 2, field 'item_id'" in line and "names items of 2 datasets" in line and "'dataset'" in line
+    # every row is listed at once (the first alone was): one line for all of them, the same problem
+    lines = res.stderr.strip().splitlines()
+    assert lines[0] == f"error: {f}: 12 problems:", lines
+    assert lines[1] == ("  row 2, field 'item_id': item_id '0' names items of 2 datasets in this run ('d1', 'd2'); "
+                        "add a 'dataset' column that says which (or name yours: --map dataset=COLUMN)"), lines
+    assert len(lines) == 13 and all("names items of 2 datasets" in ln for ln in lines[1:])
     # where each id names one dataset, the same file joins on its one item
     only = _write_run(tmp_path / "one", {"d1": ["A"] * 12})
     assert labelled_judgments(only, f)["label"].notna().all()

@@ -165,7 +165,7 @@ def test_no_import_cycles_in_verdictlab() -> None:
 
 
 def test_no_import_cycles_between_rooms() -> None:
-    """The one-way flow of DESIGN.md at the level of rooms (``verdictlab.X`` packages and top modules):
+    """The one-way flow of docs/architecture.md at the level of rooms (``verdictlab.X`` packages and top modules):
     collapsing modules into their room must leave the graph acyclic, lazy imports included."""
     def room(module: str) -> str:
         parts = module.split(".")

@@ -212,8 +212,11 @@ def test_datasets_validate_file_lists_every_problem(tmp_path):
     r = runner.invoke(app, ["datasets", "validate", str(src)])
     assert r.exit_code == 3
     lines = r.stderr.strip().splitlines()
-    assert lines[0] == f"error: {src}: 13 problems (4 kinds):"
-    assert "row 6: 3 fields, but the header (line 1) has 5 columns" in lines[1]
+    # row 4's label 'C' is listed beside its missing fields (it was hidden by them: 13 problems, 4 kinds), and
+    # the problems come in row order (the short row 6, found while reading, was listed first)
+    assert lines[0] == f"error: {src}: 14 problems (5 kinds):"
+    assert "row 4, field 'label': Value error, label must be 'A', 'B', 'tie' or null, got 'C'" in lines[4]
+    assert "row 6: 3 fields, but the header (line 1) has 5 columns" in lines[5]
     assert "rows 2, 3, 4, 5, field 'question': missing required field (name the column that holds it: " \
            "--map question=COLUMN" in r.stderr
     r = runner.invoke(app, ["datasets", "validate", str(src), "--map", "question=prompt", "--map", "response_a=a",
@@ -221,9 +224,9 @@ def test_datasets_validate_file_lists_every_problem(tmp_path):
     assert r.exit_code == 3
     out = json.loads(r.stdout)
     assert out["ok"] is False and out["problems"] == [
-        "row 6: 3 fields, but the header (line 1) has 5 columns; quote cells that hold ','",
         "row 3, field 'prompt': missing required field (the cell is empty)",
-        "row 4, field 'label': Value error, label must be 'A', 'B', 'tie' or null, got 'C'"]
+        "row 4, field 'label': Value error, label must be 'A', 'B', 'tie' or null, got 'C'",
+        "row 6: 3 fields, but the header (line 1) has 5 columns; quote cells that hold ','"]
     good = tmp_path / "good.jsonl"
     good.write_text(json.dumps({"id": 1, "question": "q", "response_a": "a", "response_b": "b"}) + "\n")
     r = runner.invoke(app, ["datasets", "validate", str(good), "--map", "item_id=id"])

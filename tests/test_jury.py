@@ -229,3 +229,17 @@ def test_jury_table_slices_each_cell_and_panel_out_of_interleaved_rows(unparsed:
         alone = heterogeneous_jury_table(df[df["protocol"] == "p"], judges=["j1", "j2", "j3"], temperature=t,
                                          policy=FigurePolicy(unparsed=unparsed))
         pd.testing.assert_frame_equal(got[alone.columns].reset_index(drop=True), alone, check_exact=True)
+
+
+def test_jury_table_seats_only_judges_with_labelled_votes() -> None:
+    """A jury is scored on labelled units.  Without gold labels (a reviewer log) there is no jury to
+    score (it raised "no labelled votes for seat(s) [...]" and the report's juries table failed); a judge
+    that judged only unlabelled items takes no seat, and the other three still make a panel."""
+    rows = [{"judge": j, "dataset": "d", "item_id": str(i), "protocol": "p", "order": "AB", "temperature": 0.0,
+             "rep": 0, "step": "", "label": None, "verdict": "A"} for j in ("j1", "j2", "j3") for i in range(4)]
+    assert jury_table(pd.DataFrame(rows)).empty
+    labelled = [{**r, "label": "A", "item_id": f"l{r['item_id']}"} for r in rows]
+    lone = [{**r, "judge": "j4"} for r in rows if r["judge"] == "j1"]      # j4 judged only unlabelled items
+    table = jury_table(pd.DataFrame(labelled + lone)).set_index("k")
+    assert table.loc[3, "jurors"] == "j1 | j2 | j3" and table.loc[3, "n_evaluations"] == 4
+    assert table.loc[3, "accuracy"] == pytest.approx(1.0)

@@ -107,3 +107,14 @@ def test_win_rates_from_each_reviewer_and_the_humans(prd_run: tuple[Path, dict[s
     # the humans: one battle per item, its gold label
     human = df.drop_duplicates("item_id").assign(verdict=lambda f: f["label"], judge="human")
     assert weighted_win_rates(human) == pytest.approx(WIN_RATES["human"], abs=1e-12)
+
+
+def test_the_reports_leaderboard_gives_each_reviewers_win_rates(prd_run: tuple[Path, dict[str, Any]]) -> None:
+    """The same figures as the report's own leaderboard table prints them (tie rule "half", each reviewer's
+    judgments one configuration): no glue between `import prd` and the published win rates."""
+    _, report = prd_run
+    t = _table(report, "leaderboard")
+    assert set(t["tie_rule"]) == {"half"}
+    for who in ("gpt4", "gpt35"):
+        got = t[t["judge"] == who].set_index("system")["win_rate"]
+        assert got.to_dict() == pytest.approx(WIN_RATES[who], abs=1e-12), who

@@ -131,6 +131,21 @@ def test_remedy_table() -> None:
     assert np.isnan(row.loc["majority@3", "A"]) and "3 repetitions" in row.loc["majority@3", "note"]
 
 
+def test_a_cell_with_no_readable_reply_has_no_remedy_figure() -> None:
+    """Two pairs, both orders, every reply unparsed: both-orders-vote made each pair a tie out of two
+    abstentions (n_pairs 2, C 1, phi 0, tie rate 1) while the cell itself had 0 pairs.  Now no remedy
+    has a pair or a figure there, and each row says why."""
+    unread = frame([(p, "A", o, 0, None) for p in ("p1", "p2") for o in ("AB", "BA")])
+    t = remedy_table(unread, remedies=("both-orders", "both-orders-vote")).set_index("remedy")
+    assert list(t.index) == ["none", "both-orders", "both-orders-vote"]
+    assert (t["n_pairs"] == 0).all() and t[["A", "phi", "C", "T", "tie_rate"]].isna().all().all()
+    assert (t["note"] == "no readable replies").all()
+    # one readable order is enough for a vote: the note is only for cells with nothing read
+    half = frame([("p1", "A", "AB", 0, "A"), ("p1", "A", "BA", 0, None)])
+    vote = remedy_table(half, remedies=("both-orders-vote",)).set_index("remedy").loc["both-orders-vote"]
+    assert vote["n_pairs"] == 1 and vote["A"] == 1.0 and vote["note"] == ""
+
+
 def test_remedies_on_a_sim_run(tmp_path: Path) -> None:
     """A position-locked sim judge: both-orders turns every locked pair into a tie (phi -> 0)."""
     from verdictlab.engine import run_config

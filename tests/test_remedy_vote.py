@@ -19,7 +19,7 @@ CASES = {
     "tt": (("tie", "tie"), ("tie", "ok", False)),
     "an": (("A", None), ("A", "fallback", True)),    # unparsed abstains, recorded as a fallback
     "nb": ((None, "B"), ("B", "fallback", True)),
-    "nn": ((None, None), ("tie", "fallback", True)),  # no vote -> tie, recorded
+    "nn": ((None, None), (None, "failed", True)),  # nothing read -> no verdict (it was a tie), recorded
 }
 
 
@@ -44,11 +44,11 @@ def test_vote_rule_case_by_case():
     for item, (_, (verdict, status, has_rule)) in CASES.items():
         rows = out[out["item_id"] == item]
         assert set(rows["order"]) == {"AB", "BA"}
-        assert rows["verdict"].tolist() == [verdict, verdict], item
+        assert [None if pd.isna(v) else v for v in rows["verdict"]] == [verdict, verdict], item
         assert rows["parse_status"].tolist() == [status, status], item
         assert rows["fallback_rule"].notna().all() == has_rule, item
     nn = out[out["item_id"] == "nn"].iloc[0]
-    assert nn["fallback_rule"] == "both-orders-vote: both orders unparsed -> tie"
+    assert nn["fallback_rule"] == "both-orders-vote: both orders unparsed -> no verdict"
     assert out[out["item_id"] == "at"].iloc[0]["parse_detail"] == "votes AB=A BA=tie -> A"
 
 
@@ -69,7 +69,7 @@ def test_differs_from_both_orders_only_where_an_order_abstains():
     agree = both_orders(frame()).set_index(["item_id", "order"])["verdict"]
     differ = sorted({i for (i, _), v in vote.items() if v != agree.get((i, _)) and not
                      (pd.isna(v) and pd.isna(agree.get((i, _))))})
-    assert differ == ["an", "at", "nb", "nn", "tb"]
+    assert differ == ["an", "at", "nb", "tb"]       # two unparsed orders: no verdict under both rules
 
 
 def test_empty_and_single_order_input():

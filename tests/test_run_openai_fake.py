@@ -97,3 +97,32 @@ def test_requests_per_minute_is_honoured(tmp_path: Path, monkeypatch) -> None:
         elapsed = time.monotonic() - t0
     assert summary.n_written == 48
     assert elapsed >= 1.3
+
+
+def test_retries_and_rate_limits_are_counted_and_said(tmp_path: Path, monkeypatch) -> None:
+    """"calls: 107" for 96 trials, unexplained: the summary (and the progress bar) say how many calls were
+    retries and how many answers were a 429, the same counts as the attempts table."""
+    from verdictlab.cli.run_cmd import _print_summary
+    from verdictlab.engine.trial_runner import Progress
+
+    monkeypatch.setenv("VL_FAKE_KEY", KEY)
+    fake = FakeConfig(api_key=KEY, seed=5, p_rate_limit=0.2, retry_after_s=0.0)
+    with FakeOpenAIServer(fake) as srv:
+        summary = run_config(_config(tmp_path, srv.base_url, n_items=6), tmp_path / "run", progress=False)
+        served_429 = srv.stats.get("rate_limit", 0)
+    with RunStore(tmp_path / "run") as st:
+        att = st.attempts()
+    assert summary.n_written == 48 and summary.calls == len(att)
+    assert summary.retries == int((att.attempt > 1).sum()) > 0
+    assert summary.rate_limited == int((att.error_kind == "rate_limit").sum()) == served_429 > 0
+    text = summary.calls_text()
+    assert text == (f"{summary.calls} ({summary.calls - summary.retries} first calls + {summary.retries} retries; "
+                    f"{summary.rate_limited} answered 429 (rate limited))")
+    assert summary.calls - summary.retries == 48            # one first call per trial, no cache hits here
+    from rich.console import Console
+
+    console = Console(record=True, width=300)
+    _print_summary(console, "fake", tmp_path / "run", summary)
+    assert f"calls: {text}" in console.export_text()
+    assert Progress.calls_field(summary) == (f"calls {summary.calls} ({summary.retries} retries, "
+                                             f"{summary.rate_limited} × 429)")

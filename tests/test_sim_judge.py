@@ -53,7 +53,7 @@ def _simulate(judge_id: str, *, n_pairs: int, reps: int, protocol: str = "vf-jso
 
 
 def _figures(df: pd.DataFrame) -> dict[str, float]:
-    """C, phi, A with the DESIGN.md definitions: verdicts.stats.reliability when present, else a
+    """C, phi, A with the docs/definitions.md definitions: verdicts.stats.reliability when present, else a
     local computation (split modes -> undefined: not consistent, not order-invariant, not correct)."""
     try:
         from verdictlab.stats.reliability import reliability

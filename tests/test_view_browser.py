@@ -78,3 +78,64 @@ def test_hostile_text_stays_inert(tmp_path: Path, browser: Any) -> None:
         assert page.locator("tr.judgment").count() == 2 * 2 * 3      # 2 judges x 2 orders x 3 repetitions
         assert errors == []
         page.close()
+
+
+def test_curation_accepts_rejects_and_edits_cases(tmp_path: Path, browser: Any) -> None:
+    """A person curates model-written cases in the browser: one accepted, one rejected, one edited (and the
+    edit then accepted); each decision is in the case and the run's audit trail, and the page shows it."""
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    from verdictlab.store import open_store
+    from verdictlab.view import Viewer, create_app
+    from verdictlab.workflows.perturb import perturb_dataset
+
+    src = tmp_path / "points.jsonl"
+    src.write_text("".join(json.dumps({"item_id": f"s{i}", "question": f"What is {i} + {i}? <b>bold</b>",
+                                       "response": f"It is {2 * i}. <script>document.title='PWNED'</script>",
+                                       "label": "PASS"}) + "\n" for i in range(3)), encoding="utf-8")
+    run = tmp_path / "run"
+    # in a thread of its own: Playwright keeps an event loop running in this one
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(perturb_dataset, "judges-verdict", path=str(src), options={"dataset": "d"}, kinds=["label_flip"],
+                    run_dir=run, writer="sim:skill=1,seed=1").result()
+    with served(create_app(Viewer(run, curator="ana"))) as base:
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{base}/curation")
+        ids = page.locator("section.case").evaluate_all("rows => rows.map(r => r.dataset.item)")
+        assert ids == ["s0~label_flip", "s1~label_flip", "s2~label_flip"]
+
+        def case(item: str) -> Any:
+            return page.locator(f"section.case[data-item='{item}']")
+
+        with page.expect_navigation(url="**/curation#case-*"):
+            case(ids[0]).locator("button.accept").click()
+        assert case(ids[0]).locator(".status").inner_text() == "accepted"
+        case(ids[1]).locator("input.curator").first.fill("bo")
+        with page.expect_navigation(url="**/curation#case-*"):
+            case(ids[1]).locator("button.reject").click()
+        assert case(ids[1]).locator(".status").inner_text() == "rejected"
+        case(ids[2]).locator("textarea.response-edit").fill("It is five.")
+        with page.expect_navigation(url="**/curation#case-*"):
+            case(ids[2]).locator("button.save-edit").click()
+        assert case(ids[2]).locator(".status").inner_text() == "edited"
+        assert case(ids[2]).locator("pre.case-response").inner_text() == "It is five."
+        assert case(ids[2]).locator("pre.generated-response").inner_text().startswith("It is 5.")
+        with page.expect_navigation(url="**/curation#case-*"):
+            case(ids[2]).locator("button.accept").click()
+        assert case(ids[2]).locator("tr.decision").count() == 2
+        # the pending filter now shows none; the hostile text was text all along
+        page.select_option("#f-status", "pending")
+        with page.expect_navigation(url="**status=pending**"):
+            page.click("#apply")
+        assert page.locator("section.case").count() == 0 and page.locator("#no-cases").count() == 1
+        assert page.title() != "PWNED" and page.locator("script").count() == 0 and errors == []
+        page.close()
+    with open_store(run) as st:
+        trail = st.get_meta("curation")
+        edited = st.item_record("d", ids[2])
+    assert [(e["item_id"], e["action"], e["by"]) for e in trail] == [
+        (ids[0], "accept", "ana"), (ids[1], "reject", "bo"), (ids[2], "edit", "ana"), (ids[2], "accept", "ana")]
+    assert edited is not None and edited.response == "It is five." and edited.meta["perturbation"]["status"] == "accepted"

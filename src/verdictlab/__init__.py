@@ -2,7 +2,16 @@
 
 The public API in one place::
 
-    from verdictlab import load_config, run_config, open_store, reliability, build_report
+    import verdictlab
+
+    @verdictlab.judge("mine")                  # any Python function is a judge: python:mine
+    def mine(messages, *, temperature, max_tokens, seed):
+        return "A"
+
+    report = verdictlab.audit(judges=["python:mine"], data="demo", protocols=["direct"],
+                              repetitions=3, run_dir="runs/mine")
+
+    from verdictlab import load_config, run_config, open_store, reliability, build_report   # the plumbing
 
 Submodules: ``verdictlab.stats`` (figures), ``verdictlab.analyses`` (registered tables: remedies,
 juries, probes, debate, ...), ``verdictlab.datasets`` (loaders and probes), ``verdictlab.judges``
@@ -18,18 +27,22 @@ from typing import TYPE_CHECKING, Any
 # engine, the statistics and the report pulls in numpy, pandas and scipy (seconds on a loaded
 # machine), which every ``verdictlab.x`` import -- the command line's first one included -- would pay,
 # and a Ctrl-C during those seconds could only end in a traceback.
+# (full module names: tests/test_architecture.py reads them as imports and checks that each exists)
 _PUBLIC = {
-    "RunConfig": "engine.config", "load_config": "engine.config",
-    "DatasetLoad": "datasets", "load_dataset": "datasets",
-    "Trial": "core.design", "expand_grid": "core.design",
-    "run_config": "engine",
-    "ItemError": "core.items", "PairItem": "core.items", "PointItem": "core.items", "to_canonical": "core.items",
-    "JudgeAPI": "judges", "make_judge": "judges",
-    "ParseResult": "protocols", "Protocol": "protocols", "get_protocol": "protocols",
-    "build_report": "report",
-    "FigurePolicy": "core.policy",
-    "reliability": "stats",
-    "RunStore": "store", "open_store": "store",
+    "audit": "verdictlab.workflows.audit",
+    "judge": "verdictlab.judges.python_function", "JudgeReply": "verdictlab.judges.python_function",
+    "RunConfig": "verdictlab.engine.config", "load_config": "verdictlab.engine.config",
+    "DatasetLoad": "verdictlab.datasets", "load_dataset": "verdictlab.datasets",
+    "Trial": "verdictlab.core.design", "expand_grid": "verdictlab.core.design",
+    "run_config": "verdictlab.engine",
+    "ItemError": "verdictlab.core.items", "PairItem": "verdictlab.core.items", "PointItem": "verdictlab.core.items",
+    "to_canonical": "verdictlab.core.items",
+    "JudgeAPI": "verdictlab.judges", "make_judge": "verdictlab.judges",
+    "ParseResult": "verdictlab.protocols", "Protocol": "verdictlab.protocols", "get_protocol": "verdictlab.protocols",
+    "build_report": "verdictlab.report",
+    "FigurePolicy": "verdictlab.core.policy",
+    "reliability": "verdictlab.stats",
+    "RunStore": "verdictlab.store", "open_store": "verdictlab.store",
 }
 
 
@@ -39,7 +52,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'verdictlab' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 
@@ -56,16 +69,19 @@ if TYPE_CHECKING:
     from .engine import run_config
     from .engine.config import RunConfig, load_config
     from .judges import JudgeAPI, make_judge
+    from .judges.python_function import JudgeReply, judge
     from .protocols import ParseResult, Protocol, get_protocol
     from .report import build_report
     from .stats import reliability
     from .store import RunStore, open_store
+    from .workflows.audit import audit
 
 __all__ = [
     "DatasetLoad",
     "FigurePolicy",
     "ItemError",
     "JudgeAPI",
+    "JudgeReply",
     "PairItem",
     "ParseResult",
     "PointItem",
@@ -74,9 +90,11 @@ __all__ = [
     "RunStore",
     "Trial",
     "__version__",
+    "audit",
     "build_report",
     "expand_grid",
     "get_protocol",
+    "judge",
     "load_config",
     "load_dataset",
     "make_judge",

@@ -7,7 +7,9 @@
     ├── InputError             3  a config, data, template or label file, or an output path, that cannot be used
     ├── IncompleteRunError     4  trials left undone, or calls failed for good (rerun to resume)
     ├── StoreError             5  the run store cannot be opened, read or written
-    └── SelftestFailedError    6  a planted property was not recovered
+    ├── SelftestFailedError    6  a planted property was not recovered
+    ├── DownloadError          7  a public benchmark's file could not be downloaded (rerun to resume)
+    └── ChecksumError          8  a downloaded file is not the pinned one (its SHA-256 differs)
 
 Each room's own errors are kinds of these (``ItemError`` and ``ConfigError`` are input errors,
 ``DriftError`` a usage error, ``verdictlab.store.StoreError`` is :class:`StoreError` itself), so a caller
@@ -36,6 +38,8 @@ EXIT_INPUT = 3
 EXIT_INCOMPLETE = 4
 EXIT_STORE = 5
 EXIT_SELFTEST_FAILED = 6
+EXIT_DOWNLOAD = 7
+EXIT_CORRUPT = 8
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
@@ -90,9 +94,25 @@ class SelftestFailedError(VerdictlabError):
     meaning = "a planted property not recovered"
 
 
+class DownloadError(VerdictlabError):
+    """``datasets fetch``: a file could not be downloaded -- not found, an HTTP error, a body cut short, a
+    server silent too long, no network.  What arrived is kept, and the next fetch resumes from it."""
+
+    exit_code = EXIT_DOWNLOAD
+    meaning = "download failed"
+
+
+class ChecksumError(VerdictlabError):
+    """``datasets fetch``: a downloaded file is not the pinned one (its SHA-256 or size differs); it was
+    deleted."""
+
+    exit_code = EXIT_CORRUPT
+    meaning = "downloaded file corrupted"
+
+
 #: the kinds of error, one per exit code (the base is the internal error), in exit-code order
 KINDS: tuple[type[VerdictlabError], ...] = (VerdictlabError, UsageError, InputError, IncompleteRunError,
-                                            StoreError, SelftestFailedError)
+                                            StoreError, SelftestFailedError, DownloadError, ChecksumError)
 
 #: exit codes that are not errors of the tree: done, and a stop by signal (a KeyboardInterrupt)
 OTHER_EXITS: dict[int, str] = {EXIT_OK: "ok", EXIT_INTERRUPTED: "interrupted", EXIT_TERMINATED: "terminated"}
@@ -153,6 +173,8 @@ def wrap(exc: BaseException) -> BaseException:
 
 
 __all__ = [
+    "EXIT_CORRUPT",
+    "EXIT_DOWNLOAD",
     "EXIT_INCOMPLETE",
     "EXIT_INPUT",
     "EXIT_INTERNAL",
@@ -164,6 +186,8 @@ __all__ = [
     "EXIT_USAGE",
     "KINDS",
     "OTHER_EXITS",
+    "ChecksumError",
+    "DownloadError",
     "IncompleteRunError",
     "InputError",
     "SelftestFailedError",

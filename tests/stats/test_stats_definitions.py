@@ -210,3 +210,33 @@ def test_definitions_are_per_cell_and_nan_without_a_denominator() -> None:
     assert out.loc[0, "value"] == pytest.approx(2 / 7)
     assert out.loc[1, "n"] == 0 and np.isnan(out.loc[1, "value"]) and np.isnan(out.loc[1, "lo"])
     assert agreement_both_orders(EXAMPLE.iloc[:0]).empty
+
+
+def test_left_out_counts_every_pair_and_unit_outside_the_figure() -> None:
+    """phi and consistency-both-orders (= 1 - phi, same N) reported 1 and 2 pairs left out on the same
+    pairs: phi counted the pairs judged in one order but not those with nothing parsed in either.
+
+    Three pairs, label A, one repetition, unparsed="exclude":
+      p1: AB A, BA A        both orders parsed            -> in phi's N (agree)
+      p2: AB A, BA -        BA unparsed: one order left   -> left out (one order)
+      p3: AB -, BA -        nothing parsed                -> left out (dropped)
+    phi: N 1, left out 2 (p2, p3); consistency-both-orders: N 1, left out 2.
+    Units: 6 judged; 3 kept (p1 AB, p1 BA, p2 AB), 3 dropped (p2 BA, p3 AB, p3 BA).
+    C: N 3 + left 3 = 6.  A and T: 3 labelled units, left 3 (the dropped).  T_joint: 2 units of two-order
+    labelled pairs (p1's), left 6 - 2 = 4."""
+    from verdictlab.stats import reliability
+    from verdictlab.stats.definitions import consistency_both_orders, reliability_figure
+
+    rows = [("p1", "AB", "A"), ("p1", "BA", "A"), ("p2", "AB", "A"), ("p2", "BA", None), ("p3", "AB", None),
+            ("p3", "BA", None)]
+    df = pd.DataFrame([{"judge": "j", "protocol": "p", "dataset": "d", "temperature": 0.0, "decoding": "free",
+                        "item_id": i, "order": o, "verdict": v, "label": "A", "rep": 0, "step": ""}
+                       for i, o, v in rows])
+    rel = reliability(df, policy=FigurePolicy(n_bootstrap=0))
+    by = ("judge", "protocol", "dataset", "temperature", "decoding")
+    got = {f: tuple(reliability_figure(rel, f, by=by)[["n", "n_left_out"]].iloc[0]) for f in
+           ("C", "phi", "A", "T", "T_joint")}
+    assert got == {"C": (3, 3), "phi": (1, 2), "A": (3, 3), "T": (3, 3), "T_joint": (2, 4)}
+    cons = consistency_both_orders(df)
+    assert tuple(cons[["n", "n_left_out"]].iloc[0]) == got["phi"]
+    assert int(rel["n_pairs_dropped"].iloc[0]) == 1 and int(rel["n_single_order_pairs"].iloc[0]) == 1

@@ -1,4 +1,4 @@
-"""Reliability figures (DESIGN.md, normative): hand-worked values, policies, identities, LLMBar."""
+"""Reliability figures (docs/definitions.md, "verdictlab's own figures"): hand-worked values, policies, identities, LLMBar."""
 
 from __future__ import annotations
 
@@ -203,7 +203,7 @@ def _random_frame(rng: np.random.Generator, n_items: int, R: int, p_tie: float =
 
 
 def _naive(df: pd.DataFrame, unparsed: str) -> dict[str, float]:
-    """Straight transcription of DESIGN.md with Python loops (reference for the vectorised code)."""
+    """Straight transcription of docs/definitions.md with Python loops (reference for the vectorised code)."""
     modes, Ns, lab = {}, {}, {}
     for (i, o), g in df.groupby(["item_id", "order"]):
         vs = [v if isinstance(v, str) else "<unparsed>" for v in g["verdict"]]

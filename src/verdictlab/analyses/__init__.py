@@ -22,7 +22,9 @@ Adding an analysis touches one module and its test::
         return my_stat_table(inp.pairs, policy=inp.policy)   # one FigurePolicy: unparsed, confidence, ...
 
 Every public module of this package (a name without a leading underscore) is imported by
-:func:`registered` (no list to edit).  The entries live in :data:`ANALYSES` and :data:`CELL_COLUMNS`,
+:func:`registered` (no list to edit), and then every module an installed package names in the
+``verdictlab.analyses`` entry-point group (``NAME = "package.module"``: importing it registers its
+tables with :func:`register`).  The entries live in :data:`ANALYSES` and :data:`CELL_COLUMNS`,
 instances of the one registry mechanism (:class:`verdictlab.core.registry.Registry`).  An analysis returns a DataFrame (empty or ``None`` = the run
 does not support it: left out of the report).  A second kind, :func:`register_cell_columns`, adds
 columns to the report's cells (one row per cell key, merged into each cell dict).
@@ -165,7 +167,7 @@ class CellColumns:
 
 
 #: the registered analyses and cell-column analyses (the one registry mechanism, :mod:`verdictlab.core.registry`)
-ANALYSES: Registry[Analysis] = Registry("analysis")
+ANALYSES: Registry[Analysis] = Registry("analysis", plugins="verdictlab.analyses", adopt=lambda *_: None)
 CELL_COLUMNS: Registry[CellColumns] = Registry("cell-column analysis")
 _LOADED = False
 
@@ -226,6 +228,7 @@ def _load_all() -> list[str]:
         except Exception as e:  # noqa: BLE001 - one broken analysis must not hide the others
             errors.append(f"{mod.name}: {type(e).__name__}: {e}")
     _LOADED = not errors
+    ANALYSES.load_plugins()    # after the package's own: installed plugins register theirs on import
     return errors
 
 

@@ -1,7 +1,8 @@
 """Cost curves: every pairwise judge configuration (its T) and every grader configuration (its T_g, or
 the bound C x A where invariance is unmeasured) against its measured dollars and calls per item, with
-the cost/figure Pareto front per dataset (:func:`verdictlab.stats.pareto_front`) -- the cheapest
-configurations that no other beats on both.  Dollars and calls come from the store's accounting
+the cost/figure Pareto front per dataset and criterion (:func:`verdictlab.stats.pareto_front`) -- the
+cheapest configurations that no other beats on both.  A rubric's criteria are different questions, so each
+criterion (``step``) has a front of its own; a pairwise cell and a grader with no criterion share one.  Dollars and calls come from the store's accounting
 (:func:`verdictlab.stats.cost_per_item`); a front over dollars needs priced judgments, the front over
 calls always exists.  A pairwise row's T carries no interval here (its bootstrap is the report's cell
 table's, not repeated); a grader row carries T_g's.  The HTML drawing of the front belongs to the report; this table is its data."""
@@ -51,7 +52,7 @@ def cost_curves(inp: AnalysisInput) -> pd.DataFrame | None:
     out = pd.concat([p[[*GRADER_KEY, *COST_CURVE_COLUMNS[:8]]] for p in parts], ignore_index=True)
     out["on_front_usd"] = False
     out["on_front_calls"] = False
-    for _, idx in out.groupby("dataset", sort=True).groups.items():
+    for _, idx in out.groupby(["dataset", "step"], sort=True, dropna=False).groups.items():
         g = out.loc[idx]
         out.loc[idx, "on_front_usd"] = pareto_front(g["usd_per_item"].to_numpy(float), g["value"].to_numpy(float))
         out.loc[idx, "on_front_calls"] = pareto_front(g["calls_per_item"].to_numpy(float), g["value"].to_numpy(float))
@@ -60,7 +61,7 @@ def cost_curves(inp: AnalysisInput) -> pd.DataFrame | None:
 
 @register("cost_curves", order=88, title="Cost curves: figures against dollars and calls per item",
           description="Per judge or grader configuration: T (pairwise), T_g or the bound C x A (graders) against "
-                      "measured dollars and calls per item; on_front_* marks the Pareto front per dataset (no "
-                      "cheaper configuration with at least the figure).")
+                      "measured dollars and calls per item; on_front_* marks the Pareto front per dataset and "
+                      "criterion (no cheaper configuration with at least the figure).")
 def cost_curves_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
     return cost_curves(inp)

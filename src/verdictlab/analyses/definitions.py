@@ -18,10 +18,12 @@ with its hand-worked test::
 
 :func:`definitions_table` gives the long table the report shows ("figures as the papers define
 them"): one row per (cell, definition, variant) with value, interval, N and the note.  A definition
-a cell cannot support (N = 0: no labels, one order only, no soft preferences, no scores) is left out
-of that cell.  A value that is not measured is NaN with its reason (``missing``): every value of a cell
-with no readable reply, and verdictlab's own figures for the cell figures' reasons (C at one repetition);
-verdictlab's own T and T_joint at one repetition are upper bounds (``upper_bound``).
+a cell cannot support (N = 0) has no value there, and its row says why in ``missing`` -- the reason
+:mod:`verdictlab.stats.missing` decides for every output: no readable replies, one order, one
+repetition, no labels, too few pairs (the first the cell lacks of what the definition needs); every value
+of a cell with no readable reply is not measured, and verdictlab's own T and T_joint at one repetition
+are upper bounds (``upper_bound``).  A definition whose data the run has none of (soft preferences,
+score pairs) has no rows.
 """
 
 from __future__ import annotations
@@ -35,10 +37,10 @@ import pandas as pd
 
 from ..core.policy import FigurePolicy
 from ..core.registry import Registry
-from ..core.vocab import CELL_KEY, CellKey, Missing
+from ..core.vocab import CELL_KEY, Missing
 from ..errors import UsageError
 from ..protocols.geval import scores_frame
-from ..stats import figure_reasons, upper_bound_reasons, with_cell_columns
+from ..stats import figure_reasons, first_lack, upper_bound_reasons, with_cell_columns
 from ..stats.classes import class_figures
 from ..stats.definitions import (
     DEFINITION_COLUMNS,
@@ -54,6 +56,7 @@ from ..stats.definitions import (
     vote_accuracy,
     win_rate,
 )
+
 from ..stats.reliability import reliability
 from . import AnalysisInput
 
@@ -63,6 +66,8 @@ __all__ = ["CATALOGUE_FIELDS", "DEFINITIONS", "DEFINITIONS_COLUMNS", "Definition
 #: the columns of :func:`definitions_table` after the cell keys
 DEFINITIONS_COLUMNS: tuple[str, ...] = ("definition", "title", "source", *DEFINITION_COLUMNS,
                                         "unparsed_rule", "note", "missing", "upper_bound")
+#: what a definition's denominator needs of a cell (``needs=`` of :func:`register_definition`)
+NEEDS: tuple[str, ...] = ("labels", "both orders", "repetitions", "soft preferences", "score pairs")
 
 
 @dataclass(frozen=True)
@@ -133,6 +138,7 @@ class Definition:
     fn: DefinitionFn
     policy: bool = False
     order: int = 100
+    needs: tuple[str, ...] = ()
 
     def unparsed_rule(self, policy: FigurePolicy) -> str:
         return f"cell policy ({policy.unparsed.value})" if self.policy else self.unparsed
@@ -144,17 +150,23 @@ DEFINITIONS: Registry[Definition] = Registry("definition")
 
 def register_definition(name: str, *, title: str, source: str, ties: str, flips: str, unparsed: str,
                         denominator: str, note: str, interval: str = "Wilson over the denominator",
-                        policy: bool = False, order: int | None = None) -> Callable[[DefinitionFn], DefinitionFn]:
+                        policy: bool = False, order: int | None = None,
+                        needs: tuple[str, ...] = ()) -> Callable[[DefinitionFn], DefinitionFn]:
     """Decorator: register ``fn(d: DefinitionInput) -> frame`` (cell keys + ``DEFINITION_COLUMNS``)
-    as definition ``name``.  ``order`` places it in the table (default: registration order)."""
+    as definition ``name``.  ``order`` places it in the table (default: registration order); ``needs``
+    (of :data:`NEEDS`) what its denominator needs of a cell, for the reason a cell without it has no
+    figure."""
     if not name or not isinstance(name, str) or "," in name:
         raise ValueError("a definition needs a non-empty name without commas")
+    if not set(needs) <= set(NEEDS):
+        raise ValueError(f"needs must be among {NEEDS}, got {needs}")
 
     def deco(fn: DefinitionFn) -> DefinitionFn:
         pos = len(DEFINITIONS) if order is None else order
         DEFINITIONS.register(name, Definition(name=name, title=title, source=source, ties=ties, flips=flips,
                                               unparsed=unparsed, denominator=denominator, interval=interval,
-                                              note=note, fn=fn, policy=policy, order=pos), description=title)
+                                              note=note, fn=fn, policy=policy, order=pos, needs=tuple(needs)),
+                            description=title)
         return fn
 
     return deco
@@ -193,7 +205,9 @@ def catalogue(names: str | Sequence[str] = "all") -> list[dict[str, object]]:
 def definitions_table(inp: AnalysisInput, names: str | Sequence[str] = "all") -> pd.DataFrame:
     """The figures of the definitions ``names`` (``"all"`` by default) for every cell of ``inp``:
     one row per (cell, definition, variant) with the cell keys and :data:`DEFINITIONS_COLUMNS`,
-    cells in key order and definitions in table order.  Rows with N = 0 are left out."""
+    cells in key order and definitions in table order.  A row with N = 0 or an undefined figure has no
+    value, interval or successes (NaN) and says why in ``missing`` (:mod:`verdictlab.stats.missing`); other rows
+    have ``missing`` None."""
     d = DefinitionInput(inp)
     # multi-call protocols (one step per criterion or round) have one cell per step, as in reliability
     keys = [*d.by, *(["step"] if d.has_steps else [])]
@@ -204,49 +218,80 @@ def definitions_table(inp: AnalysisInput, names: str | Sequence[str] = "all") ->
             got = spec.fn(d)
             if got is None or got.empty:
                 continue
-            got = got[got["n"] > 0]
             extra = [k for k in got.columns if k not in DEFINITION_COLUMNS and k not in keys]
-            got = got.drop(columns=extra).assign(definition=spec.name, title=spec.title, source=spec.source,
-                                                 unparsed_rule=spec.unparsed_rule(d.policy), note=spec.note,
-                                                 _order=spec.order)
+            got = _with_reasons(got.drop(columns=extra), spec, d, keys)
+            got = got.assign(definition=spec.name, title=spec.title, source=spec.source,
+                             unparsed_rule=spec.unparsed_rule(d.policy), note=spec.note, _order=spec.order)
             frames.append(got)
     cols = keys + list(DEFINITIONS_COLUMNS)
     if not frames:
         return pd.DataFrame(columns=cols)
     out = pd.concat(frames, ignore_index=True)
     out = out.sort_values([*keys, "_order", "variant"], kind="stable").reset_index(drop=True)
-    return _with_reasons(out, d)[cols]
+    return out[cols]
 
 
 #: verdictlab's own figures among the definitions: their reasons are the cell figures' own
 _OWN_FIGURES = ("C", "phi", "A", "T", "T_joint")
+#: what a definition's denominator needs of a cell (``needs=`` of :func:`register_definition`) -> the cause
+#: :func:`verdictlab.stats.missing.first_lack` looks for; the data kinds are the reason when nothing else is
+_NEED_CAUSES: dict[str, Missing] = {"both orders": Missing.ONE_ORDER, "repetitions": Missing.ONE_REPETITION,
+                                    "labels": Missing.NO_LABELS}
+_DATA_REASONS: dict[str, str] = {"soft preferences": "no soft preferences", "score pairs": "no score pairs"}
+#: the variants of a per-order definition: one of a cell judged in one order only has nothing to count
+_ORDER_VARIANTS = ("AB", "BA")
 
 
-def _with_reasons(table: pd.DataFrame, d: DefinitionInput) -> pd.DataFrame:
-    """The definitions' rows with why a value is not measured (``missing``: the cell figures' reason --
-    :func:`verdictlab.stats.figure_reasons` -- with every figure of a cell that has no readable reply
-    not measured, whatever the definition would count) and why one is only an upper bound
-    (``upper_bound``: verdictlab's own T and T_joint with C not measured)."""
+def _reasons_of_cells(rel: pd.DataFrame, spec: Definition, keys: list[str]) -> tuple[pd.DataFrame, pd.Series]:
+    """Per cell of ``rel`` (indexed by ``keys``): the reason a row of ``spec`` has no figure (by the one
+    decider, :mod:`verdictlab.stats.missing`) for a row that needs what ``spec`` needs and for a per-order
+    variant (which needs the order too), each None when the cell lacks none of it; and the upper bound of
+    verdictlab's own T / T_joint."""
+    idx = pd.MultiIndex.from_frame(rel[keys]) if len(keys) > 1 else pd.Index(rel[keys[0]])
+    if spec.name in _OWN_FIGURES:
+        own = [why.get(spec.name) for why in figure_reasons(rel, (spec.name,))]
+        reasons = pd.DataFrame({"row": own, "order": own}, index=idx)
+        bound = [b.get(spec.name) for b in upper_bound_reasons(rel)]
+        return reasons, pd.Series(bound, index=idx, dtype=object)
+    needs = tuple(_NEED_CAUSES[n] for n in spec.needs if n in _NEED_CAUSES)
+    row = first_lack(rel, needs)
+    order = first_lack(rel, (*needs, Missing.ONE_ORDER))
+    reasons = pd.DataFrame({"row": [m.value if m else None for m in row],
+                            "order": [m.value if m else None for m in order]}, index=idx)
+    return reasons, pd.Series([None] * len(rel), index=idx, dtype=object)
+
+
+def _with_reasons(got: pd.DataFrame, spec: Definition, d: DefinitionInput, keys: list[str]) -> pd.DataFrame:
+    """``got`` with ``missing`` and ``upper_bound``: a row has no figure (value, interval and successes
+    NaN -- never a number for a figure that was not measured) where N = 0, where the figure is undefined
+    (T of a cell without phi), where its cell lacks what the definition needs (C at one repetition reads 1
+    by construction) and where no reply of its cell was readable, whatever the definition counts; its
+    reason is the one decider's (:func:`verdictlab.stats.missing.first_lack`,
+    :func:`~verdictlab.stats.figure_reasons`), or, with nothing lacking, too few pairs or the data the
+    definition counts.  ``upper_bound``: why verdictlab's own T / T_joint is only an upper bound."""
+    got = got.reset_index(drop=True)
     rel = d.reliability
-    reasons = {(CellKey.of(r), str(r.get("step") or "")): (why, bound) for r, why, bound in
-               zip(rel.to_dict(orient="records"), figure_reasons(rel), upper_bound_reasons(rel), strict=True)}
-    missing, upper, blank = [], [], []
-    for rec in table.to_dict(orient="records"):
-        why, bound = reasons.get((CellKey.of(rec), str(rec.get("step") or "")), ({}, {}))
-        name = str(rec["definition"])
-        unread = why.get("C") == Missing.NO_READABLE_REPLIES
-        value = rec.get("value")
-        undefined = value is None or (isinstance(value, float) and np.isnan(value))
-        reason = (Missing.NO_READABLE_REPLIES.value if unread else
-                  why.get(name) or Missing.TOO_FEW_PAIRS.value if undefined else None)
-        missing.append(reason)
-        blank.append(reason is not None)
-        upper.append(bound.get(name) if name in _OWN_FIGURES and not unread else None)
-    out = table.assign(missing=missing, upper_bound=upper)
-    at = np.asarray(blank, dtype=bool)
-    if at.any():
-        out.loc[at, ["value", "lo", "hi", "standard_error"]] = np.nan
-    return out
+    got["missing"] = None
+    got["upper_bound"] = None
+    if got.empty or not set(keys) <= set(rel.columns):
+        return got
+    reasons, bounds = _reasons_of_cells(rel, spec, keys)
+    at = pd.MultiIndex.from_frame(got[keys]) if len(keys) > 1 else pd.Index(got[keys[0]])
+    per_order = got["variant"].astype(str).isin(_ORDER_VARIANTS).to_numpy() if "variant" in got.columns \
+        else np.zeros(len(got), dtype=bool)
+    cause = reasons["row"].reindex(at).to_numpy(dtype=object)
+    # a per-order variant of the order a one-order cell never judged has nothing to count: "one order"
+    order_cause = reasons["order"].reindex(at).to_numpy(dtype=object)
+    lacking = np.array([isinstance(c, str) for c in cause], dtype=bool)
+    undefined = ((got["n"] <= 0) | got["value"].isna()).to_numpy(copy=True)
+    fallback = next((_DATA_REASONS[n] for n in spec.needs if n in _DATA_REASONS), Missing.TOO_FEW_PAIRS.value)
+    empty = lacking | undefined
+    got.loc[empty, "missing"] = [c if isinstance(c, str) else o if isinstance(o, str) and p else fallback
+                                 for c, o, p in zip(cause[empty], order_cause[empty], per_order[empty], strict=True)]
+    got.loc[empty, ["value", "lo", "hi", "successes", "standard_error"]] = np.nan
+    bound = bounds.reindex(at).to_numpy(dtype=object)
+    got["upper_bound"] = [b if isinstance(b, str) and not e else None for b, e in zip(bound, empty, strict=True)]
+    return got
 
 
 # -- the published definitions ------------------------------------------------------------------------
@@ -255,7 +300,7 @@ _AUTOJ = "Auto-J (Li et al. 2023, Generative Judge for Evaluating Alignment), pa
 
 
 @register_definition(
-    "agreement-both-orders", title="agreement, correct in both orders (3 classes)", source=_AUTOJ,
+    "agreement-both-orders", needs=("labels", "both orders"), title="agreement, correct in both orders (3 classes)", source=_AUTOJ,
     ties="a tie label is a third class", flips="a flipped pair is wrong",
     unparsed="wrong, pair kept in the denominator", denominator="every labelled pair (A, B or tie) judged in both orders",
     note="One count per pair, right only if BOTH orders name the label, tie labels included; A scores each "
@@ -265,7 +310,7 @@ def _agreement_both_orders(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "consistency-both-orders", title="consistency in both orders, ties included", source=_AUTOJ,
+    "consistency-both-orders", needs=("both orders",), title="consistency in both orders, ties included", source=_AUTOJ,
     ties="tie = tie is consistent", flips="the figure itself: a flip is inconsistent",
     unparsed="cell policy (the source has no rule)", policy=True, denominator="every pair judged in both orders",
     note="No label: the share of pairs whose two orders agree; equals 1 − φ.")
@@ -274,7 +319,7 @@ def _consistency_both_orders(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "accuracy-per-order", title="single-order accuracy per order (3 classes)", source=_AUTOJ,
+    "accuracy-per-order", needs=("labels",), title="single-order accuracy per order (3 classes)", source=_AUTOJ,
     ties="a tie label is a third class", flips="not read: one order at a time",
     unparsed="wrong, kept in the denominator", denominator="every labelled pair judged in that order",
     note="Each order on its own with tie labels a class to hit; A pools both orders and leaves tie labels out.")
@@ -283,7 +328,7 @@ def _accuracy_per_order(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "accuracy-per-order-no-ties", title="single-order accuracy per order, tie labels left out", source=_AUTOJ,
+    "accuracy-per-order-no-ties", needs=("labels",), title="single-order accuracy per order, tie labels left out", source=_AUTOJ,
     ties="tie labels left out; a tie verdict is wrong", flips="not read: one order at a time",
     unparsed="wrong, kept in the denominator", denominator="pairs labelled A or B judged in that order",
     note="A's rules for one order at a time (unparsed counted wrong); A is the mean of the two orders.")
@@ -295,7 +340,7 @@ _MTBENCH = "MT-Bench (Zheng et al. 2023, Judging LLM-as-a-Judge), FastChat llm_j
 
 
 @register_definition(
-    "agreement-with-ties", title="agreement of the pair verdict, with ties", source=_MTBENCH,
+    "agreement-with-ties", needs=("labels", "both orders"), title="agreement of the pair verdict, with ties", source=_MTBENCH,
     ties="a tie label is a class; a flip makes the pair verdict a tie",
     flips="the pair verdict is the two orders' common verdict, else tie",
     unparsed="one order unparsed: tie; both: an error vote (wrong)",
@@ -306,7 +351,7 @@ def _agreement_with_ties(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "agreement-without-ties", title="agreement of the pair verdict, without ties", source=_MTBENCH,
+    "agreement-without-ties", needs=("labels", "both orders"), title="agreement of the pair verdict, without ties", source=_MTBENCH,
     ties="pairs whose label or pair verdict is a tie left out", flips="a flip is a tie verdict: left out",
     unparsed="one order unparsed: tie (left out); both: an error vote (wrong, kept)",
     denominator="labelled A/B pairs whose pair verdict is not a tie",
@@ -319,7 +364,7 @@ _PANDALM = "PandaLM (Wang et al. 2023), test set v1 evaluation (accuracy, macro-
 
 
 @register_definition(
-    "accuracy-3class", title="three-class accuracy (A, B, tie)", source=_PANDALM,
+    "accuracy-3class", needs=("labels",), title="three-class accuracy (A, B, tie)", source=_PANDALM,
     ties="a tie label is a third class", flips="each order scored on its own",
     unparsed="PandaLM maps an unreadable output to tie (the importer's fallback); a stored unparsed "
              "output follows the cell policy", policy=True,
@@ -330,7 +375,7 @@ def _accuracy_3class(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "macro-f1", title="macro-F1 over A, B, tie", source=_PANDALM,
+    "macro-f1", needs=("labels",), title="macro-F1 over A, B, tie", source=_PANDALM,
     ties="tie is one of three classes, weighted like the others", flips="each order scored on its own",
     unparsed="as accuracy-3class", policy=True, denominator="(pair, order) units labelled A, B or tie",
     interval="percentile bootstrap over pairs",
@@ -340,7 +385,7 @@ def _macro_f1(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "both-orders-vote", title="accuracy of the both-orders vote", source="JudgeBench (Tan et al. 2024), utils/metrics",
+    "both-orders-vote", needs=("labels", "both orders"), title="accuracy of the both-orders vote", source="JudgeBench (Tan et al. 2024), utils/metrics",
     ties="a tie vote abstains; a tied vote is a tie verdict, wrong; tie labels left out",
     flips="A + B is a tie: wrong; one order decides when the other abstains",
     unparsed="abstains", denominator="pairs labelled A or B judged in both orders",
@@ -354,7 +399,7 @@ _LLMBAR = "LLMBar (Zeng et al. 2024, Evaluating LLMs at Evaluating Instruction F
 
 
 @register_definition(
-    "accuracy-mean-of-orders", title="accuracy averaged over both orders", source=_LLMBAR,
+    "accuracy-mean-of-orders", needs=("labels",), title="accuracy averaged over both orders", source=_LLMBAR,
     ties="tie labels left out; a tie verdict is wrong", flips="a flipped pair is half right",
     unparsed="wrong (a null winner), kept in the denominator", denominator="(pair, order) units labelled A or B",
     interval="percentile bootstrap over pairs",
@@ -365,7 +410,7 @@ def _accuracy_mean_of_orders(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "positional-agreement", title="positional agreement", source=_LLMBAR,
+    "positional-agreement", needs=("both orders",), title="positional agreement", source=_LLMBAR,
     ties="tie = tie agrees", flips="the figure itself: a flip disagrees",
     unparsed="a value: null = null agrees", denominator="every pair judged in both orders",
     note="No label: 1 − φ with a null winner a value of its own (two nulls agree).")
@@ -385,7 +430,7 @@ def _with_preferences(d: DefinitionInput) -> pd.DataFrame | None:
 
 
 @register_definition(
-    "win-rate", title="win rate from soft preferences", source=_ALPACA,
+    "win-rate", needs=("soft preferences",), title="win rate from soft preferences", source=_ALPACA,
     ties="a preference of 1/2 is half a win", flips="the two orders' preferences are averaged per pair",
     unparsed="dropped (a judgment without P(A))", denominator="pairs with a soft preference",
     interval="percentile bootstrap over pairs (and AlpacaEval's standard error over pairs)",
@@ -408,7 +453,7 @@ def _win_rate_discrete(d: DefinitionInput) -> pd.DataFrame | None:
 
 
 @register_definition(
-    "score-ratio", title="pooled score ratio (B's total score / A's)",
+    "score-ratio", needs=("score pairs",), title="pooled score ratio (B's total score / A's)",
     source="Vicuna evaluation (Chiang et al. 2023) / LLaVA-Bench summarize_gpt_review.py (GPT-4 scores both "
            "responses 1-10 in one call)",
     ties="not read (scores, not verdicts)", flips="the orders' scores are pooled",
@@ -424,11 +469,11 @@ def _score_ratio(d: DefinitionInput) -> pd.DataFrame | None:
 
 # -- verdictlab's own figures, in the same shape ------------------------------------------------------
 
-_OWN = "verdictlab (DESIGN.md, Reliability figures)"
+_OWN = "verdictlab (docs/definitions.md, verdictlab's own figures)"
 
 
 @register_definition(
-    "C", title="stochastic consistency C", source=_OWN,
+    "C", needs=("repetitions",), title="stochastic consistency C", source=_OWN,
     ties="a tie verdict is a value", flips="not read (one order at a time)",
     unparsed="cell policy", policy=True, denominator="(pair, order) units with a verdict",
     note="Repeatability only: share of (pair, order) units whose repetitions all agree; no label, no swap.")
@@ -437,7 +482,7 @@ def _c(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "phi", title="position flip rate φ", source=_OWN,
+    "phi", needs=("both orders",), title="position flip rate φ", source=_OWN,
     ties="a tie verdict is a value (tie = tie is no flip)", flips="the figure itself: modal verdicts differ",
     unparsed="cell policy", policy=True, denominator="pairs judged in both orders",
     note="Order dependence only (1 − φ is the consistency of Auto-J and, under --unparsed wrong, LLMBar's "
@@ -447,7 +492,7 @@ def _phi(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "A", title="accuracy A", source=_OWN,
+    "A", needs=("labels",), title="accuracy A", source=_OWN,
     ties="tie labels left out; a tie verdict is wrong", flips="each order scored on its own (a flip is half right)",
     unparsed="cell policy", policy=True, denominator="(pair, order) units labelled A or B",
     note="The reference: each order's modal verdict against an A/B label, tie labels left out.")
@@ -456,7 +501,7 @@ def _a(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "T", title="trustworthy verdict rate T = C·(A − φq)", source=_OWN,
+    "T", needs=("labels", "both orders"), title="trustworthy verdict rate T = C·(A − φq)", source=_OWN,
     ties="as A, with q measured when the judge may say tie", flips="through φ", unparsed="cell policy",
     policy=True, denominator="C, A and φ each on their own denominator; N = labelled units",
     interval="percentile bootstrap over pairs",
@@ -466,7 +511,7 @@ def _t(d: DefinitionInput) -> pd.DataFrame:
 
 
 @register_definition(
-    "T_joint", title="trustworthy verdict rate, joint event T_joint", source=_OWN,
+    "T_joint", needs=("labels", "both orders"), title="trustworthy verdict rate, joint event T_joint", source=_OWN,
     ties="as A", flips="a flipped pair counts in neither order", unparsed="cell policy", policy=True,
     denominator="labelled units of pairs judged in both orders",
     note="The joint event measured directly: consistent, not flipped and right in that order.")

@@ -12,7 +12,9 @@ jury vote of :func:`verdictlab.stats.juries.vote_counts` over the criterion verd
   tied values (:func:`verdictlab.stats.juries.priority_verdicts`), marked ``parse_status = "fallback"``
   with ``fallback_rule = "criterion-priority"``.
 
-Cost: calls per evaluation = number of criteria (reported by :func:`flask_table`).
+Cost: calls per evaluation = number of criteria (reported by :func:`flask_table`).  The counting
+of the votes and the totals of the criterion calls are :func:`verdictlab.stats.group_counts.vote_groups`;
+this module builds the derived rows and the table.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import pandas as pd
 from ..core.policy import FigurePolicy
 from ..core.vocab import CELL_KEY, DECISIVE, Order, ParseStatus, Verdict
 from ..stats import reliability
+from ..stats.group_counts import distinct_count, vote_groups, votes_matrix
 from ..stats.juries import default_quorum, priority_verdicts, vote_counts
 from . import NO_BOOTSTRAP, AnalysisInput, register
 from ._frames import _empty, _finish, _prep, per_distinct
@@ -34,6 +37,8 @@ from ._frames import _empty, _finish, _prep, per_distinct
 FLASK_TIE_RULES = ("tie", "none", "priority")
 #: one aggregate verdict per trial of the multi-call protocol (its criteria are its steps)
 _AGG_KEY = [*CELL_KEY, "item_id", "order", "rep"]
+#: what the criterion calls of one aggregate verdict cost, summed
+_ACCOUNTING = ("tokens_in", "tokens_out", "cost_usd", "latency_s", "attempts")
 
 
 def aggregate_criteria(judgments: pd.DataFrame, *, quorum: int | None = None, tie_rule: str = "tie",
@@ -56,20 +61,11 @@ def aggregate_criteria(judgments: pd.DataFrame, *, quorum: int | None = None, ti
     prio = list(priority) if priority is not None else list(dict.fromkeys(df["step"]))
     rank = {s: i for i, s in enumerate(prio)}
     df["_rank"] = df["step"].map(rank).fillna(len(prio)).astype(int)
-    v = df["verdict"].astype(object)
-    for x in ("A", "B", "tie"):
-        df[f"_n_{x}"] = (v == x).astype(int)
-    df["_n"] = 1
-    num = ["tokens_in", "tokens_out", "cost_usd", "latency_s", "attempts"]
-    for c in num:
-        df[c] = pd.to_numeric(df[c], errors="coerce")
     df = df.sort_values("_rank")
-    agg: dict[str, Any] = {"_n_A": "sum", "_n_B": "sum", "_n_tie": "sum", "_n": "sum", "label": "first",
-                           "category": "first", "cache_hit": "max", "created_at": "max", "error": "first"}
-    grouped = df.groupby(_AGG_KEY, dropna=False, sort=True)
-    g = grouped.agg(agg).join(grouped[num].sum(min_count=1)).reset_index()
-    counts = g[["_n_A", "_n_B", "_n_tie"]].to_numpy()
-    n_crit = g["_n"].to_numpy()
+    g = vote_groups(df, _AGG_KEY, sums=_ACCOUNTING, firsts=("label", "category", "error"),
+                    latest=("cache_hit", "created_at"))
+    counts = votes_matrix(g)
+    n_crit = g["n_votes"].to_numpy()
     q = np.array([quorum or default_quorum(int(n)) for n in n_crit])
     verdict, status = vote_counts(counts, quorum=q, tie_rule="none" if tie_rule == "priority" else tie_rule)
     pstatus = np.where(pd.isna(verdict), ParseStatus.FAILED.value, ParseStatus.OK.value).astype(object)
@@ -87,7 +83,7 @@ def aggregate_criteria(judgments: pd.DataFrame, *, quorum: int | None = None, ti
     g["parse_status"] = pstatus
     g["fallback_rule"] = fallback
     g["parse_detail"] = per_distinct(lambda s, parsed, n: f"{s}: {int(parsed)}/{int(n)} criteria parsed",
-                                     status, counts.sum(axis=1), n_crit)
+                                     status, g["n_parsed"], n_crit)
     g["scores"] = per_distinct(lambda a, b, t, n, s: json.dumps(
         {"votes_A": int(a), "votes_B": int(b), "votes_tie": int(t), "criteria": int(n), "calls": int(n), "vote": s}),
         *counts.T, n_crit, status)
@@ -119,7 +115,7 @@ def flask_table(judgments: pd.DataFrame, *, tie_rule: str = "tie", policy: Figur
     tot = reliability(agg, **kw)
     tot["step"] = ""
     out = pd.concat([tot, per], ignore_index=True)
-    calls = steps.groupby(cell)["step"].nunique().rename("calls_per_evaluation").reset_index()
+    calls = distinct_count(steps, cell, "step").rename(columns={"n_distinct": "calls_per_evaluation"})
     return out.merge(calls, on=cell, how="left")
 
 

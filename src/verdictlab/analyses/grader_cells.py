@@ -23,6 +23,7 @@ from ..protocols.pointwise import grade_text
 from ..protocols.rubric import human_label, normalise_result
 from ..stats import cost_per_item, with_cell_columns
 from ..stats.grader_cells import GraderCell, grader_cell
+from ..stats.group_counts import n_distinct
 from . import AnalysisInput, register
 
 __all__ = ["GRADER_KEY", "grader_cell_figures", "grader_cells", "grader_rows", "iter_grader_cells"]
@@ -75,7 +76,7 @@ def _compute(inp: AnalysisInput) -> list[tuple[dict[str, Any], GraderCell, int]]
         if counted.empty:
             continue
         cell = grader_cell(counted, scale=scales.iloc[0] if len(scales) else None, policy=inp.policy)
-        out.append((dict(zip(GRADER_KEY, key, strict=True)), cell, int(g.loc[~g["counts"], "item_id"].nunique())))
+        out.append((dict(zip(GRADER_KEY, key, strict=True)), cell, n_distinct(g.loc[~g["counts"], "item_id"])))
     return out
 
 
@@ -156,7 +157,7 @@ def grader_perturbations(inp: AnalysisInput) -> pd.DataFrame | None:
                       "the level, and the confusion row (graded_<level>).")
 def grader_calibration(inp: AnalysisInput) -> pd.DataFrame | None:
     frames = [cell.levels.assign(**key) for key, cell, _ in iter_grader_cells(inp)
-              if len(cell.levels) and cell.levels["n"].sum() > 0]
+              if len(cell.levels) and cell.levels["n"].any()]
     if not frames:
         return None
     out = pd.concat(frames, ignore_index=True)

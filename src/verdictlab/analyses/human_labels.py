@@ -42,10 +42,19 @@ from ..core.vocab import (
 from ..errors import InputError
 from ..stats import with_cell_columns
 from ..stats.calibration import Calibration, Recalibration, calibration, recalibrations
+from ..stats.label_validation import (
+    PAIR_VOTE_VALUES,
+    POINT_VOTE_VALUES,
+    group_kinds,
+    item_predictions,
+    label_split,
+    top_label,
+)
 from ..stats.ppi import LabelBudget, MeanEstimate, classical_mean, judge_mean, label_budget, ppi_mean
 from ..stats.selective import SelectiveResult, selective_threshold
 
 if TYPE_CHECKING:
+    from ..core.items import Problems
     from ..datasets.human_labels import HumanLabel, HumanLabels
 
 __all__ = ["CELL", "KEY", "CellBudget", "CellValidation", "budget_cells", "apply_human_labels", "cell_notes", "human_label_keys", "human_label_rows", "reliability_rows",
@@ -57,8 +66,6 @@ CELL: tuple[str, ...] = CELL_KEY
 #: protocols; rubric criteria of point items keep theirs, pair step rows are left out)
 KEY: tuple[str, ...] = (*CELL, "step")
 
-_PAIR_VOTES = {Verdict.A.value: 1.0, Verdict.B.value: 0.0, Verdict.TIE.value: 0.5}
-_POINT_VOTES = {"PASS": 1.0, "FAIL": 0.0, "UNKNOWN": 0.5}
 _PAIR_OUTCOME = dict(zip(DECISIVE, (1.0, 0.0), strict=True))
 _POINT_OUTCOME = {"PASS": 1.0, "FAIL": 0.0}
 
@@ -116,9 +123,9 @@ def _cell_items(judgments: pd.DataFrame, policy: FigurePolicy) -> list[tuple[tup
     df = _keyed(judgments)
     if df.empty:
         return []
-    grouped = df.groupby(list(KEY), sort=True, dropna=False)
-    gid = grouped.ngroup().to_numpy(dtype=np.int64)
-    keys = [tuple(k) for k in grouped.size().index]
+    gid = df.groupby(list(KEY), sort=True, dropna=False).ngroup().to_numpy(dtype=np.int64)
+    first_rows = np.unique(gid, return_index=True)[1]
+    keys = [tuple(k) for k in df.iloc[first_rows][list(KEY)].itertuples(index=False, name=None)]
     kinds = _kinds(df, gid, len(keys))
     keep = np.array([kind is not None and not (kind == "pair" and key[-1] != "")
                      for key, kind in zip(keys, kinds, strict=True)], dtype=bool)
@@ -145,21 +152,11 @@ def _kinds(df: pd.DataFrame, gid: np.ndarray, n_groups: int) -> list[str | None]
     """The kind of every group of rows (``gid``): ``pair`` when its parsed verdicts are all A / B / tie,
     ``point`` when they all read as PASS / FAIL / UNKNOWN, None (left out: graded verdicts) otherwise;
     a group without a parsed verdict takes the kind of its gold labels (None without any)."""
-    def count(mask: np.ndarray) -> np.ndarray:
-        return np.bincount(gid, weights=mask.astype(float), minlength=n_groups)
-
     v, v_pair = _per_value(df["verdict"], lambda u: u in VERDICTS, False, bool)
     _, v_point = _per_value(df["verdict"], lambda u: _normalise_point(u) is not None, False, bool)
     lab, l_pair = _per_value(df["label"], lambda u: u in VERDICTS, False, bool)
-    n_v, n_v_pair, n_v_point = count(v >= 0), count(v_pair[v]), count(v_point[v])
-    n_l, n_l_pair = count(lab >= 0), count(l_pair[lab])
-    out: list[str | None] = []
-    for g in range(n_groups):
-        if n_v[g] == 0:
-            out.append(None if n_l[g] == 0 else "pair" if n_l_pair[g] == n_l[g] else "point")
-        else:
-            out.append("pair" if n_v_pair[g] == n_v[g] else "point" if n_v_point[g] == n_v[g] else None)
-    return out
+    return group_kinds(gid, n_groups, voted=v >= 0, pair_vote=v_pair[v], point_vote=v_point[v], labelled=lab >= 0,
+                       pair_label=l_pair[lab])
 
 
 def _item_codes(item_id: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -179,28 +176,17 @@ def _item_frames(df: pd.DataFrame, gid: np.ndarray, kinds: np.ndarray, keep: np.
     ``groupby`` over (group, item), so each item's means sum its rows in the same order as alone."""
     rows = keep[gid]
     is_pair = kinds[gid] == "pair"
-    v, pair_vote = _per_value(df["verdict"], lambda u: _PAIR_VOTES.get(u, np.nan), np.nan, float)
-    _, point_vote = _per_value(df["verdict"], lambda u: _POINT_VOTES.get(_normalise_point(u) or "", np.nan), np.nan,
-                               float)
+    v, pair_vote = _per_value(df["verdict"], lambda u: PAIR_VOTE_VALUES.get(u, np.nan), np.nan, float)
+    _, point_vote = _per_value(df["verdict"], lambda u: POINT_VOTE_VALUES.get(_normalise_point(u) or "", np.nan),
+                               np.nan, float)
     votes = np.where(is_pair, pair_vote[v], point_vote[v])
     p_a = pd.to_numeric(df["p_a"], errors="coerce").to_numpy(dtype=float) if "p_a" in df else np.full(len(df), np.nan)
     item, item_text = _item_codes(df["item_id"])
     rows &= item >= 0
-    frame = pd.DataFrame({"_g": gid[rows], "_item": item[rows], "v": votes[rows],
-                          "p_a": np.where(is_pair, p_a, np.nan)[rows], "label": df["label"].to_numpy()[rows]})
-    g = frame.groupby(["_g", "_item"], sort=True).agg(
-        p_mean=("p_a", "mean"), p_n=("p_a", "count"), v_mean=("v", "mean"), v_n=("v", "count"), label=("label", "first"))
-    from_p_a = g["p_n"] > 0
-    p = g["p_mean"].where(from_p_a, g["v_mean"])
-    none = p.isna().to_numpy()
-    if not policy.drops_unparsed:
-        p = p.fillna(0.5)
-    items = pd.DataFrame({"p": p, "votes": g["v_mean"], "from_p_a": from_p_a, "label": g["label"]})
-    items.index = pd.Index(item_text[g.index.get_level_values("_item").to_numpy()], name="item_id")
-    group_of = g.index.get_level_values("_g").to_numpy()
-    n_none = np.bincount(group_of, weights=none.astype(float), minlength=len(keep)).astype(int)
-    if policy.drops_unparsed:
-        items, group_of = items[~none], group_of[~none]
+    items, n_none = item_predictions(gid[rows], item[rows], votes[rows], np.where(is_pair, p_a, np.nan)[rows],
+                                     df["label"].to_numpy()[rows], n_groups=len(keep), policy=policy)
+    group_of = items.index.get_level_values("_g").to_numpy()
+    items.index = pd.Index(item_text[items.index.get_level_values("_item").to_numpy()], name="item_id")
     bounds = np.searchsorted(group_of, np.arange(len(keep) + 1))
     return {int(k): (items.iloc[bounds[k]:bounds[k + 1]], int(n_none[k])) for k in np.flatnonzero(keep)}
 
@@ -223,43 +209,32 @@ def _outcomes(labels: pd.Series, kind: str) -> tuple[np.ndarray, np.ndarray]:
     return y_arr, excluded
 
 
-def _top_label(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Top-label confidence max(p, 1 - p) and correctness (a prediction of exactly 1/2 is no decision:
-    never correct)."""
-    pred = np.where(p > 0.5, 1.0, np.where(p < 0.5, 0.0, np.nan))
-    return np.maximum(p, 1.0 - p), (pred == y).astype(float)
-
-
 def _cell(key: tuple[Any, ...], kind: str, items: pd.DataFrame, n_none: int, *, policy: FigurePolicy,
           target: float, delta: float, keep_labels: int | None, n_bins: int) -> CellValidation:
     confidence, seed = policy.confidence, policy.seed
     y_all, excluded = _outcomes(items["label"], kind)
     p_all = items["p"].to_numpy(dtype=float)
-    labelled = ~np.isnan(y_all)
+    split = label_split(y_all, excluded, keep_labels=keep_labels, seed=seed)
+    labelled, unlabelled = split.labelled, split.unlabelled
     reference = None
     notes: list[str] = []
-    if keep_labels is not None and labelled.sum() > keep_labels:
-        reference = classical_mean(y_all[labelled], confidence=confidence)
-        idx = np.flatnonzero(labelled)
-        hidden = np.random.default_rng(seed).permutation(idx)[keep_labels:]
-        labelled = labelled.copy()
-        labelled[hidden] = False
-        notes.append(f"what-if: {keep_labels} of {idx.size} human labels kept, {hidden.size} hidden")
-    unlabelled = ~labelled & ~excluded
+    if split.n_hidden:
+        reference = classical_mean(y_all[~np.isnan(y_all)], confidence=confidence)
+        notes.append(f"what-if: {keep_labels} of {split.n_labels} human labels kept, {split.n_hidden} hidden")
     if labelled.any() and not unlabelled.any():
         notes.append("every judged item has a human label: PPI++ needs items without one "
                      "(validate --keep-labels K shows what K labels would give)")
     if excluded.any():
         word = Verdict.TIE.value if kind == "pair" else "UNKNOWN"
-        notes.append(f"{int(excluded.sum())} human {word} label(s) left out: neither outcome")
+        notes.append(f"{split.n_excluded} human {word} label(s) left out: neither outcome")
     if n_none:
         notes.append(f"{n_none} item(s) without a parsed verdict "
                      + ("left out" if policy.drops_unparsed else "predicted 1/2 (unparsed = wrong)"))
     y, f, fu = y_all[labelled], p_all[labelled], p_all[unlabelled]
-    conf, correct = _top_label(f, y)
-    decided = f != 0.5
-    if not decided.all():
-        notes.append(f"{int((~decided).sum())} labelled item(s) with prediction exactly 1/2 (no top label) "
+    top = top_label(f, y)
+    conf, correct, decided = top.confidence, top.correct, top.decided
+    if top.n_undecided:
+        notes.append(f"{top.n_undecided} labelled item(s) with prediction exactly 1/2 (no top label) "
                      "left out of calibration; counted as disagreeing in selective evaluation")
     platt, isotonic = recalibrations(conf[decided], correct[decided], methods=("platt", "isotonic"), seed=seed,
                                      n_bins=n_bins)
@@ -267,8 +242,8 @@ def _cell(key: tuple[Any, ...], kind: str, items: pd.DataFrame, n_none: int, *, 
         key=key, quantity="win_rate_A" if kind == "pair" else "accuracy",
         source="p_a" if bool(items["from_p_a"].all()) and len(items) else
         ("votes" if not bool(items["from_p_a"].any()) else "p_a+votes"),
-        n_items=len(items), n_labelled=int(labelled.sum()), n_unlabelled=int(unlabelled.sum()),
-        n_excluded_labels=int(excluded.sum()), n_no_verdict=n_none,
+        n_items=len(items), n_labelled=split.n_labelled, n_unlabelled=split.n_unlabelled,
+        n_excluded_labels=split.n_excluded, n_no_verdict=n_none,
         judge=judge_mean(p_all[~excluded], confidence=confidence),
         human=classical_mean(y, confidence=confidence),
         ppi=ppi_mean(y, f, fu, confidence=confidence),
@@ -285,8 +260,8 @@ def _vote_calibration(items: pd.DataFrame, labelled: np.ndarray, y: np.ndarray, 
     """Calibration of the vote share (top label) on the labelled items that have parsed votes."""
     votes = items["votes"].to_numpy(dtype=float)[labelled]
     ok = ~np.isnan(votes) & (votes != 0.5)
-    conf, correct = _top_label(votes[ok], y[ok])
-    return calibration(conf, correct, n_bins=n_bins)
+    top = top_label(votes[ok], y[ok])
+    return calibration(top.confidence, top.correct, n_bins=n_bins)
 
 
 #: the full key of an item: dataset and id (ids repeat across datasets, e.g. two benchmarks' "0")
@@ -317,7 +292,7 @@ def _dataset_kinds(judgments: pd.DataFrame) -> dict[str, str]:
     return out
 
 
-def _resolve(row: HumanLabel, by_id: Mapping[str, list[str]], path: str) -> tuple[str, str] | None:
+def _resolve(row: HumanLabel, by_id: Mapping[str, list[str]], labels: HumanLabels) -> tuple[str, str] | None:
     """The judged item a label row names (None: no judged item); an id without a dataset that names
     items of several datasets is refused."""
     from ..core.items import ItemError
@@ -328,11 +303,12 @@ def _resolve(row: HumanLabel, by_id: Mapping[str, list[str]], path: str) -> tupl
     if len(datasets) > 1:
         shown = ", ".join(repr(d) for d in datasets[:3]) + (" ..." if len(datasets) > 3 else "")
         raise ItemError(f"item_id {row.item_id!r} names items of {len(datasets)} datasets in this run ({shown}); "
-                        "add a 'dataset' column that says which", path=path, row=row.row, field="item_id")
+                        "add a 'dataset' column that says which (or name yours: --map dataset=COLUMN)",
+                        path=labels.path, row=row.row, field=labels.column("item_id"))
     return (datasets[0], row.item_id) if datasets else None
 
 
-def _check_kind(row: HumanLabel, key: tuple[str, str], kinds: dict[str, str], path: str) -> None:
+def _check_kind(row: HumanLabel, key: tuple[str, str], kinds: dict[str, str], labels: HumanLabels) -> None:
     """A pair label on a point item, or a PASS / FAIL label on a pair, is refused with the row."""
     from ..core.items import ItemError
 
@@ -340,10 +316,12 @@ def _check_kind(row: HumanLabel, key: tuple[str, str], kinds: dict[str, str], pa
     if kind is not None and row.kind != kind:
         want = "A, B or tie" if kind == "pair" else "PASS, FAIL or UNKNOWN"
         raise ItemError(f"{row.label!r} does not label a {'pair' if kind == 'pair' else 'point item'}: item "
-                        f"{key[1]!r} of dataset {key[0]!r} takes {want}", path=path, row=row.row, field="label")
+                        f"{key[1]!r} of dataset {key[0]!r} takes {want}", path=labels.path, row=row.row,
+                        field=labels.column("label"))
 
 
-def human_label_keys(judgments: pd.DataFrame, labels: HumanLabels) -> dict[tuple[str, str], str | None]:
+def human_label_keys(judgments: pd.DataFrame, labels: HumanLabels, *,
+                     problems: Problems | None = None) -> dict[tuple[str, str], str | None]:
     """``{(dataset, item_id): label}`` for the judged items a label file names
     (:class:`verdictlab.datasets.human_labels.HumanLabels`), joined on the full item key.
 
@@ -351,9 +329,14 @@ def human_label_keys(judgments: pd.DataFrame, labels: HumanLabels) -> dict[tuple
     with that id -- an id judged in several datasets is refused (:class:`~verdictlab.core.items.ItemError`
     naming file, row and field), never applied to all of them.  Also refused: rows naming no judged
     item, a label word of the other kind (a PASS label on a pair, A on a point item), and one item given
-    two different labels by rows with and without its dataset."""
-    from ..core.items import ItemError
+    two different labels by rows with and without its dataset.  Every problem of the file is listed at
+    once (:class:`~verdictlab.core.items.ItemProblems`), each naming the file's column; with ``problems``
+    (the reader's, :func:`~verdictlab.datasets.human_labels.read_human_labels`) they are recorded there
+    beside the reader's, for the caller to raise, and the rows without a problem are joined."""
+    from ..core.items import ItemError, Problems
 
+    mine = problems is None
+    problems = Problems(labels.path) if problems is None else problems
     keys = _item_keys(judgments)
     by_id: dict[str, list[str]] = {}
     for ds, iid in sorted(set(keys)):
@@ -363,20 +346,29 @@ def human_label_keys(judgments: pd.DataFrame, labels: HumanLabels) -> dict[tuple
     where: dict[tuple[str, str], int] = {}
     unknown = []
     for row in labels.rows:
-        key = _resolve(row, by_id, labels.path)
-        if key is None:
-            unknown.append(row)
+        try:
+            key = _resolve(row, by_id, labels)
+            if key is None:
+                unknown.append(row)
+                continue
+            _check_kind(row, key, kinds, labels)
+        except ItemError as exc:
+            problems.add(exc)
             continue
-        _check_kind(row, key, kinds, labels.path)
         if key in out and out[key] != row.label:
-            raise ItemError(f"item {key[1]!r} of dataset {key[0]!r} already labelled {out[key]!r} in row "
-                            f"{where[key]}, now {row.label!r}", path=labels.path, row=row.row, field="label")
+            problems.add(ItemError(f"item {key[1]!r} of dataset {key[0]!r} already labelled {out[key]!r} in row "
+                                   f"{where[key]}, now {row.label!r}", path=labels.path, row=row.row,
+                                   field=labels.column("label")))
+            continue
         out[key], where[key] = row.label, row.row
     if unknown:
         first = unknown[0]
         name = f"{first.item_id!r}" + (f" of dataset {first.dataset!r}" if first.dataset is not None else "")
-        raise ItemError(f"{len(unknown)} labelled item(s) not in the run (never judged there), the first {name}",
-                        path=labels.path, row=first.row, field="item_id")
+        rows = ", ".join(str(r.row) for r in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
+        problems.add(ItemError(f"{len(unknown)} labelled item(s) not in the run (never judged there; rows {rows}), "
+                               f"the first {name}", path=labels.path, row=first.row, field=labels.column("item_id")))
+    if mine:
+        problems.raise_if_any()
     return out
 
 

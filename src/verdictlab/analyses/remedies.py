@@ -44,10 +44,10 @@ import numpy as np
 import pandas as pd
 
 from ..core.policy import DEFAULT_POLICY, FigurePolicy
-from ..core.vocab import CELL_KEY, DECISIVE, VERDICTS, Missing, Order, ParseStatus, Verdict
+from ..core.vocab import CELL_KEY, DECISIVE, Missing, Order, ParseStatus, Verdict
 from ..errors import UsageError
 from ..stats import figure_reasons, remedy_reliability
-from ..stats._frame import group_codes
+from ..stats.group_counts import block_of, vote_groups, votes_matrix
 from ..stats.juries import default_quorum, vote_counts
 from ..stats.remedies import (
     both_orders_verdicts,
@@ -141,37 +141,23 @@ def majority_at_k(judgments: pd.DataFrame, *, k: int = 3, quorum: int | None = N
     df = _prep(judgments, columns)
     if df.empty:
         return _empty(columns)
-    df["_block"] = df["rep"].astype(int) // k
-    keys = [*UNIT_KEY, "_block"]
-    codes, uniques = pd.factorize(df["verdict"], use_na_sentinel=True)   # one lookup per distinct verdict
-    v = np.append(pd.Index(list(VERDICTS), dtype=object).get_indexer(pd.Index(uniques, dtype=object)), -1)[codes]
-    for k_x, x in enumerate(VERDICTS):
-        df[f"_n_{x}"] = (v == k_x).astype(int)
-    df["_n"] = 1
-    num_cols = [c for c in ("tokens_in", "tokens_out", "cost_usd", "latency_s", "attempts") if c in df.columns]
-    for c in num_cols:
-        df[c] = pd.to_numeric(df[c], errors="coerce")
-    agg = {"_n_A": "sum", "_n_B": "sum", "_n_tie": "sum", "_n": "sum", "label": "first", "category": "first",
-           "cache_hit": "max", "prompt_hash": "first", "created_at": "max", "error": "first"}
-    agg = {c: how for c, how in agg.items() if c in df.columns}
+    df["_block"] = block_of(df["rep"], k)
     df = df.sort_values("rep", kind="stable")
-    # the blocks by integer codes of their key (sorted as a groupby over the key columns sorts them)
-    block, distinct = group_codes(df, keys)
-    grouped = df.groupby(block, sort=True)
-    g = grouped.agg(agg)
-    if num_cols:
-        g = g.join(grouped[num_cols].sum(min_count=1))
-    g = pd.concat([distinct, g.reset_index(drop=True)], axis=1)
-    g = g[g["_n"] == k]  # incomplete last block dropped
+    present = set(df.columns)
+    g = vote_groups(df, [*UNIT_KEY, "_block"],
+                    sums=[c for c in ("tokens_in", "tokens_out", "cost_usd", "latency_s", "attempts") if c in present],
+                    firsts=[c for c in ("label", "category", "prompt_hash", "error") if c in present],
+                    latest=[c for c in ("cache_hit", "created_at") if c in present])
+    g = g[g["n_votes"] == k]  # incomplete last block dropped
     if g.empty:
         return _empty(columns)
-    counts = g[["_n_A", "_n_B", "_n_tie"]].to_numpy()
+    counts = votes_matrix(g)
     verdict, vstatus = vote_counts(counts, quorum=quorum or default_quorum(k), tie_rule=tie_rule)
     g["verdict"] = verdict
     g["parse_status"] = np.where(pd.isna(verdict), ParseStatus.FAILED.value, ParseStatus.OK.value)
     texts = _combined_texts(
         columns, fallback_rule=lambda: None, raw_output=lambda: None, p_a=lambda: np.nan,
-        parse_detail=lambda: per_distinct(lambda s, n: f"{s}: {n}/{k} votes parsed", vstatus, counts.sum(axis=1)),
+        parse_detail=lambda: per_distinct(lambda s, n: f"{s}: {n}/{k} votes parsed", vstatus, g["n_parsed"]),
         scores=lambda: per_distinct(lambda a, b, t, s: json.dumps(
             {"votes_A": int(a), "votes_B": int(b), "votes_tie": int(t), "unparsed": int(k - a - b - t), "k": k,
              "vote": s}), *counts.T, vstatus))

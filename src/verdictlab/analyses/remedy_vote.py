@@ -3,14 +3,15 @@
 For each (judge, dataset, item, protocol, temperature, rep, step, decoding) judged in both orders,
 each order casts one vote for its canonical verdict; a ``tie`` or an unparsed verdict abstains; the
 side with more votes wins, else ``tie``.  So A + A -> A, A + tie -> A, A + unparsed -> A,
-A + B -> tie, tie + tie -> tie, and two abstentions -> tie.  (JudgeBench's ``utils/metrics``: each
+A + B -> tie, tie + tie -> tie; two unparsed orders give no verdict (nothing was read).  (JudgeBench's ``utils/metrics``: each
 game's decision adds to an A or a B count, and ``A>B`` if count A > count B, ``B>A`` if fewer, else
 ``A=B``.)  Beside ``both-orders`` (agreement, else tie; unparsed -> unparsed) it differs where one
 order abstains: ``both-orders`` says tie (or unparsed), this rule lets the other order decide.
 
 Never a silent guess: a combined verdict that stood on an unparsed order has ``parse_status``
 ``fallback`` and ``fallback_rule`` naming the rule ("both-orders-vote: 1 of 2 orders unparsed" /
-"...: both orders unparsed -> tie"); otherwise the worse parse status of the two.
+a pair with both orders unparsed has none, ``parse_status`` ``failed``); otherwise the worse parse status
+of the two.
 
 Same contract as :func:`verdictlab.analyses.remedies.both_orders`: a derived judgments frame with
 every judgment column, protocol ``"<base>+both-orders-vote"``, one row per order carrying the combined
@@ -35,7 +36,8 @@ PAIR_KEY: tuple[str, ...] = (*CELL_KEY, "item_id", "rep", "step")
 
 
 def _vote_detail(x: object, y: object, v: object) -> str:
-    return f"votes AB={x if isinstance(x, str) else 'unparsed'} BA={y if isinstance(y, str) else 'unparsed'} -> {v}"
+    said = [t if isinstance(t, str) else "unparsed" for t in (x, y)]
+    return f"votes AB={said[0]} BA={said[1]} -> {v if isinstance(v, str) else 'no verdict'}"
 
 
 def both_orders_vote(judgments: pd.DataFrame, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -58,8 +60,9 @@ def both_orders_vote_of(df: pd.DataFrame, ab: np.ndarray, ba: np.ndarray, *,
     worst = worst_parse_status(statuses[ab], statuses[ba])
     # a combined verdict that stood on an unparsed order is a fallback; else the worse of the two statuses
     status = np.where((n_unparsed > 0) | (worst == ParseStatus.FAILED), ParseStatus.FALLBACK.value, worst)
+    status[n_unparsed == 2] = ParseStatus.FAILED.value
     rules = np.array([None, f"{REMEDY}: 1 of 2 orders unparsed, the other decides",
-                      f"{REMEDY}: both orders unparsed -> tie"], dtype=object)
+                      f"{REMEDY}: both orders unparsed -> no verdict"], dtype=object)
     combined = {"verdict": verdict, "parse_status": status, "fallback_rule": rules[n_unparsed], "raw_output": None,
                 "scores": None, "p_a": np.nan}
     if columns is None or "parse_detail" in columns:

@@ -21,11 +21,13 @@ import pandas as pd
 
 from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..core.vocab import CELL_KEY
+from ..stats.group_counts import n_distinct
 from ..stats.probes import match_probe_rows
 from ..stats.stability import (
     anchor_direction_shifts,
     anchoring_shift,
     change_vs_noise,
+    n_changed,
     repetition_disagreement,
 )
 from . import AnalysisInput, register
@@ -66,12 +68,12 @@ def _anchor_row(g: pd.DataFrame, metas: dict[str, Any], n_boot: int, seed: int, 
 
 
 def _paraphrase_row(g: pd.DataFrame, base_cell: pd.DataFrame, confidence: float) -> dict[str, Any]:
-    changed = int((g["verdict_p"] != g["verdict_b"]).sum())
+    changed = n_changed(g["verdict_b"], g["verdict_p"])
     diff, pairs = repetition_disagreement(base_cell)
     r = asdict(change_vs_noise(changed, len(g), diff, pairs, confidence=confidence))
     r.pop("n")
     note = "" if pairs else "no repetition noise: run with repetitions >= 2 to tell rewording from noise"
-    return {"n_items": int(g["item_id"].nunique()), **r, "note": note}
+    return {"n_items": n_distinct(g["item_id"]), **r, "note": note}
 
 
 def stability_table(judgments: pd.DataFrame, items: Sequence[Any] | pd.DataFrame, *,

@@ -26,6 +26,7 @@ from ..core.policy import FigurePolicy
 from ..core.vocab import CELL_KEY
 from ..datasets.multi import pair_systems
 from ..stats import with_cell_columns
+from ..stats.group_counts import n_distinct
 from ..stats.transitivity import bradley_terry, kendall_vs_reference, pair_outcomes, transitivity
 from . import AnalysisInput, register
 
@@ -88,7 +89,7 @@ def transitivity_tables(rows: pd.DataFrame, *, extra: Mapping[str, Any] | None =
         ranks += [{**cell, **r} for r in bt.to_dict("records")]
         ref, ref_kind = _reference(extra, str(cell["dataset"]), g)
         tau = kendall_vs_reference(dict(zip(bt["system"], bt["strength"], strict=True)), ref) if ref else None
-        recs.append({**cell, "n_items": int(g["group"].nunique()), "n_systems": len(bt),
+        recs.append({**cell, "n_items": n_distinct(g["group"]), "n_systems": len(bt),
                      "n_triples": res.n_triples, "n_nontransitive": res.n_nontransitive,
                      "share_nontransitive": res.share, "lo": res.low, "hi": res.high,
                      "n_items_cycle": res.n_items_cycle, "n_items_strict_cycle": res.n_items_strict_cycle,

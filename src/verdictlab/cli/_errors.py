@@ -89,6 +89,20 @@ def problem_lines(exc: BaseException) -> list[str]:
     return list(getattr(exc, "lines", None) or [])
 
 
+def problem_list(exc: BaseException) -> list[str]:
+    """Every problem ``exc`` reports, one line each, for a JSON result's ``problems``: the lines of a list
+    of problems, or the one problem of a single source error worded the same way (``row 2: invalid
+    JSON ...``; its file is in the result's ``error``), or the message of any other error.  Never empty."""
+    lines = problem_lines(exc)
+    if lines:
+        return lines
+    from ..core.items import ItemError, ItemProblems
+
+    if isinstance(exc, ItemError):
+        return ItemProblems([exc], path=exc.path).lines
+    return [str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)]
+
+
 def say_error(message: object) -> None:
     """``error: MESSAGE`` as one plain line -- or, for every problem of a source found at once
     (:class:`verdictlab.core.items.ItemProblems`), a first line naming the file and how many, then one
@@ -124,7 +138,9 @@ def _root_debug_flag() -> bool:
 
 def check_writable(path: Path, *, option: str = "--out") -> None:
     """Fail early (exit 3, before any work) when ``path`` cannot be written: a directory, or a
-    folder that is read-only (an archived run on a read-only mount)."""
+    folder that is read-only (an archived run on a read-only mount).  ``-`` is stdout: always writable."""
+    if str(path) == "-":
+        return
     if path.is_dir():
         raise InputError(f"{path}: is a directory; give a file name with {option}")
     parent = next((p for p in (path.parent, *path.parent.parents) if p.exists()), None)

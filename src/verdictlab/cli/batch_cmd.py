@@ -13,7 +13,16 @@ import typer
 
 from ..errors import UsageError
 from ._errors import EXIT_INPUT, EXIT_STORE, say
-from .options import OutOption, RunArg, RunDirOption, deprecated, exit_codes, output_format
+from .options import (
+    OutOption,
+    RunArg,
+    RunDirOption,
+    SetOption,
+    deprecated,
+    exit_codes,
+    is_stdout,
+    output_format,
+)
 
 batch_app = typer.Typer(help="Offline batch files: export a run's pending requests, import the results.",
                         no_args_is_help=True, rich_markup_mode=None)
@@ -35,16 +44,18 @@ def export(
     judge: Annotated[str | None, typer.Option("--judge", help="Export only this judge's requests.")] = None,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Export again the requests whose "
                                                                        "imported result was an error.")] = False,
+    set_: SetOption = None,
 ) -> None:
     """Write the run's pending requests in the OpenAI batch format ({custom_id, method, url, body}) to --out
     (required)."""
     from ..engine.batch_files import export_requests
     from ..engine.config import load_config
 
-    if out is None:
-        raise typer.BadParameter("give the requests file with -o/--out PATH", param_hint="'--out'")
+    if out is None or is_stdout(out):
+        raise typer.BadParameter("give the requests file with -o/--out PATH (a file: the run records it, and "
+                                 "`batch import` checks the results against it)", param_hint="'--out'")
     output_format(out, fmt, BatchFormat, BatchFormat.jsonl)
-    cfg = load_config(config)
+    cfg = load_config(config, overrides=set_ or ())
     run_dir = run_dir or Path("runs") / cfg.name
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"--run-dir {run_dir} is a file, not a directory")

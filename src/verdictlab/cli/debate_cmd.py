@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from ._errors import EXIT_INPUT, EXIT_STORE
-from .options import Command, RunDirOption, deprecated, exit_codes
+from .options import Command, RunDirOption, SetOption, exit_codes, legacy_spelling
 
 
 class DebateFallback(StrEnum):
@@ -41,6 +41,7 @@ def debate(
     final_rule: Annotated[FinalRule, typer.Option(
         help="Judges still disagree after the last round: tie, or the first judge's verdict.")] = FinalRule.tie,
     stop_on_agreement: Annotated[bool, typer.Option(help="Stop once both judges agree.")] = True,
+    set_: SetOption = None,
     legacy_run_dir: Annotated[Path | None, typer.Argument(hidden=True, show_default=False)] = None,
 ) -> None:
     """Structured debate between the config's two judges; every round stored (see verdictlab.engine.debate).
@@ -52,10 +53,10 @@ def debate(
     from .output import data_console
 
     if legacy_run_dir is not None:
-        deprecated(f"debate CONFIG {legacy_run_dir}", f"debate CONFIG --run-dir {legacy_run_dir}")
-        run_dir = run_dir or legacy_run_dir
+        run_dir = legacy_spelling(f"debate CONFIG {legacy_run_dir}", legacy_run_dir, "debate CONFIG --run-dir",
+                                  run_dir)
     res = debate_config(config, run_dir, rounds=rounds, fallback=fallback.value, final_rule=final_rule.value,
-                        stop_on_agreement=stop_on_agreement)
+                        stop_on_agreement=stop_on_agreement, overrides=set_ or ())
     summ = debate_summary(judgments_frame(res.run_dir))
     say(f"{res.n_debates} debate(s) run; stored in {res.run_dir}/run.sqlite")
     out = data_console(wide=False, markup=False, highlight=False)

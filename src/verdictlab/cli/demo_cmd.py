@@ -28,7 +28,7 @@ from ..core.vocab import ORDERS, Decoding
 from ..errors import UsageError
 from ..protocols.pairwise import PAIRWISE_IDS as DEMO_PROTOCOLS  # every pairwise protocol
 from ._errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_STORE
-from .options import BOOTSTRAP_DEFAULT, Bootstrap, RunDirOption, deprecated, exit_codes
+from .options import BOOTSTRAP_DEFAULT, Bootstrap, RunDirOption, exit_codes, legacy_spelling
 
 DEMO_JUDGE = "llamacpp:smollm2-135m"
 DEMO_DECODINGS = ("free", "constrained")
@@ -134,8 +134,7 @@ def demo(
     from .output import data_console, message_console
 
     if legacy_o is not None:
-        deprecated(f"demo -o {legacy_o}", f"demo --run-dir {legacy_o}")
-        run_dir = run_dir or legacy_o
+        run_dir = legacy_spelling(f"demo -o {legacy_o}", legacy_o, "demo --run-dir", run_dir)
     run_dir = run_dir or Path("runs/demo")
     out = message_console(soft_wrap=True)
     wide = data_console()

@@ -25,6 +25,9 @@ from .options import (
     deprecated,
     exit_codes,
     figure_policy,
+    given,
+    is_stdout,
+    legacy_spelling,
     output_format,
 )
 
@@ -99,16 +102,19 @@ def _form(fmt: DriftFormat | None, out: Path | None, legacy_json: bool, legacy_h
     """(form, where it goes, the old --html page beside it).  The old ``--json`` and ``--html PATH``
     keep their behaviour (JSON or the table on stdout, the page written too) for one release."""
     if legacy_json:
-        deprecated("--json", "--format json")
-        fmt = fmt or DriftFormat.json
+        fmt = legacy_spelling("--json", DriftFormat.json, "--format", fmt)
     if legacy_html is not None:
+        if fmt is DriftFormat.html or out is not None:
+            raise typer.BadParameter(f"--html {legacy_html} (the old --format html -o {legacy_html}) with "
+                                     f"{'-o ' + str(out) if out is not None else '--format html'}: give only "
+                                     "--format html -o PATH", param_hint="'--html'")
         deprecated(f"--html {legacy_html}", f"--format html -o {legacy_html}")
         return fmt or DriftFormat.table, out, legacy_html
     form = output_format(out, fmt, DriftFormat, DriftFormat.table)
     if form is DriftFormat.html and out is None:
         raise typer.BadParameter("--format html writes a page: give its file with -o/--out PATH",
                                  param_hint="'--format'")
-    if form is DriftFormat.table and out is not None:
+    if form is DriftFormat.table and out is not None and not is_stdout(out):
         raise typer.BadParameter("the drift table prints to the terminal; use --format json or html with -o",
                                  param_hint="'--out'")
     return form, out, None
@@ -148,8 +154,8 @@ def drift(
 
     form, out, page = _form(fmt, out, legacy_json, legacy_html)
     if legacy_n_boot is not None:
-        deprecated(f"--n-boot {legacy_n_boot}", f"--bootstrap {legacy_n_boot}")
-        bootstrap = legacy_n_boot
+        bootstrap = legacy_spelling(f"--n-boot {legacy_n_boot}", legacy_n_boot, "--bootstrap", bootstrap,
+                                    new_given=given("bootstrap"))
     for path in (out, page):
         if path is not None:
             check_writable(path)

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from ._errors import EXIT_INTERRUPTED, EXIT_TERMINATED
-from .options import SEED_DEFAULT, Seed, exit_codes
+from .options import SEED_DEFAULT, exit_codes, seed_option
 
 DEFAULT_PORT = 8399
 DEFAULT_KEY = "sk-fake-local"
@@ -45,7 +45,8 @@ def fake_server(
     p_rate_limit: Annotated[float, typer.Option(
         "--p-rate-limit", min=0.0, max=1.0, metavar="P",
         help="Chance a request is answered 429 (rate limit) to watch the retries.")] = 0.0,
-    seed: Seed = SEED_DEFAULT,
+    seed: Annotated[int, seed_option(
+        "the fake judge's verdicts and faults (the same seed and prompts, the same answers)")] = SEED_DEFAULT,
 ) -> None:
     """Serve a fake OpenAI-compatible chat-completions API in the foreground, to audit a judge with no
     account: judge id openai-compatible:fake-judge@BASE_URL (any model name).  Prints BASE_URL on stdout
@@ -70,9 +71,9 @@ def fake_server(
                                      param_hint="'--port'") from None
         raise typer.BadParameter(f"{host}: cannot listen there ({exc.strerror or exc})",
                                  param_hint="'--host'") from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:      # Ctrl-C 130; SIGTERM (verdictlab.stopping.Stopped) 143
         say("fake server stopped")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        raise typer.Exit(getattr(exc, "exit_code", EXIT_INTERRUPTED)) from None
 
 
 def register(app: typer.Typer) -> None:

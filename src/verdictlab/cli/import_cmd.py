@@ -18,9 +18,9 @@ from .options import (
     FormatOption,
     LegacyJson,
     TableOrJson,
-    deprecated,
     exit_codes,
     format_or_json,
+    legacy_spelling,
 )
 
 #: the command's own flags; an importer option declared with one of these flags takes its value from it
@@ -190,12 +190,11 @@ def import_cmd(
     are the importers' own options (each says which formats take it)."""
     from ..errors import UsageError, VerdictlabError
     from ..importers import describe_importers, import_into
-    from ._errors import problem_lines, say
+    from ._errors import problem_list, say
 
     form = format_or_json(fmt, legacy_json, TableOrJson)
     if legacy_o is not None:
-        deprecated(f"import -o {legacy_o}", f"import --run-dir {legacy_o}")
-        run_dir = run_dir or legacy_o
+        run_dir = legacy_spelling(f"import -o {legacy_o}", legacy_o, "import --run-dir", run_dir)
     if run_dir is None:
         raise typer.BadParameter("the run directory to write into is required", param_hint="'--run-dir'")
     known = describe_importers()
@@ -211,7 +210,7 @@ def import_cmd(
         result = import_into(format, path, run_dir=run_dir, items=attach, replace=replace, **opts)
     except VerdictlabError as exc:     # --format json: the error on stdout too, then the one error path
         if form is TableOrJson.json:
-            typer.echo(json.dumps({"ok": False, "error": str(exc), "problems": problem_lines(exc)},
+            typer.echo(json.dumps({"ok": False, "error": str(exc), "problems": problem_list(exc)},
                                   ensure_ascii=False))
         raise
     if form is TableOrJson.json:

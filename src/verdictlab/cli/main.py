@@ -16,7 +16,6 @@ from typer.core import TyperGroup
 from ._errors import EXIT_INTERRUPTED, EXIT_OK, handle, say
 from .argv import rewrite
 from .options import exit_codes
-from .output import quiet_broken_pipe
 
 
 class _OneErrorPath(TyperGroup):
@@ -56,8 +55,6 @@ class _OneErrorPath(TyperGroup):
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, SystemExit, GeneratorExit):
             raise
-        except BrokenPipeError:        # before click's own handler, which would exit 1
-            quiet_broken_pipe()
         except Exception as exc:
             if type(exc).__module__.startswith(("typer", "click")):    # usage errors: typer prints them
                 raise
@@ -82,6 +79,7 @@ COMMAND_MODULES = (
     "demo_cmd",      # demo
     "datasets_cmd",  # datasets list|show|validate
     "import_cmd",    # import
+    "perturb_cmd",   # perturb
     "export_cmd",    # export
     "compare_cmd",   # compare
     "review_cmd",    # review

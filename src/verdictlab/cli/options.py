@@ -38,11 +38,26 @@ RunDirOption = Annotated[Path | None, typer.Option(
     "--run-dir", metavar="DIR", help="Run directory to create or resume (default: runs/<config name>).",
     show_default=False)]
 
+#: ``--set KEY=VALUE`` of the commands that read a run config (``verdictlab.config.apply_overrides``)
+SetOption = Annotated[list[str] | None, typer.Option(
+    "--set", metavar="KEY=VALUE",
+    help="Change a setting of CONFIG for this command, KEY a dotted path (numbers index lists), VALUE read as "
+         "YAML, e.g. --set judges.0.id=openai-compatible:m@http://127.0.0.1:9000/v1 --set repetitions=5; "
+         "repeatable.")]
+
 # -- output files -----------------------------------------------------------------------------------
 OutOption = Annotated[Path | None, typer.Option(
     "--out", "-o", metavar="PATH", show_default=False,
     help="Write to this file (its extension must agree with --format; without --format it chooses the "
-         "form).")]
+         "form); - writes to stdout.")]
+#: ``-o -``: the data goes to stdout
+STDOUT = Path("-")
+
+
+def is_stdout(out: Path | None) -> bool:
+    """``-o -``: write the data to stdout (a command whose output is a file by default, or a directory,
+    says so or refuses it)."""
+    return out is not None and str(out) == "-"
 
 
 class TableOrJson(StrEnum):
@@ -86,6 +101,52 @@ def output_format(out: Path | None, fmt: F | None, choices: type[F], default: F)
     return fmt
 
 
+# -- reading a user's file: --map, --map-values, --id-from (the import's and the label files') ------------
+class IdFrom(StrEnum):
+    """Where a file without an item_id column takes its ids (``datasets.columns.ID_SOURCES``)."""
+
+    hash = "hash"
+    row = "row"
+
+
+def _parsed(parse: Any, values: list[str], flag: str) -> Any:
+    """``parse(values)`` (one of :mod:`verdictlab.importers.options`' parsers, the import's own reading),
+    text it cannot read a bad value of ``flag``."""
+    from ..errors import UsageError
+
+    try:
+        return parse(values)
+    except UsageError as exc:
+        raise typer.BadParameter(str(exc), param_hint=flag) from None
+
+
+LabelMapOption = Annotated[list[str] | None, typer.Option(
+    "--map", metavar="FIELD=COLUMN",
+    help="--human: the file's column of item_id, label or dataset, e.g. --map item_id=question_id --map "
+         "label=score; repeatable (as import's --map).")]
+LabelMapValuesOption = Annotated[list[str] | None, typer.Option(
+    "--map-values", metavar="label:RAW=VALUE,...",
+    help="--human: what the file's labels mean, e.g. --map-values label:1=A,2=B,0=tie (as import's).")]
+LabelIdFromOption = Annotated[IdFrom | None, typer.Option(
+    "--id-from", show_default=False,
+    help="--human without an id column (a bare list of labels): number the records (row: 1, 2, ...) or hash "
+         "the question and both responses (hash), as import does.")]
+
+
+def label_reading(human: Path | None, map_: list[str] | None, map_values: list[str] | None,
+                  id_from: IdFrom | None) -> dict[str, Any]:
+    """The keyword arguments that read a ``--human`` file as it is (``field_map``, ``value_map``,
+    ``id_from``); a usage error when they are given without ``--human``."""
+    given = [f for f, v in (("--map", map_), ("--map-values", map_values), ("--id-from", id_from)) if v]
+    if given and human is None:
+        raise typer.BadParameter("reads the --human file: give it with --human FILE", param_hint=f"'{given[0]}'")
+    from ..importers.options import parse_field_map, parse_value_map
+
+    return {"field_map": _parsed(parse_field_map, map_ or [], "--map"),
+            "value_map": _parsed(parse_value_map, map_values or [], "--map-values"),
+            "id_from": id_from.value if id_from is not None else "column"}
+
+
 # -- shared figures options ---------------------------------------------------------------------------
 def _open_unit(value: float) -> float:
     if not 0 < value < 1:     # also NaN
@@ -102,8 +163,13 @@ Bootstrap = Annotated[int, typer.Option("--bootstrap", min=0, metavar="N",
                                         help="Bootstrap resamples behind each interval (0: none).")]
 BOOTSTRAP_DEFAULT = 1000
 
-Seed = Annotated[int, typer.Option("--seed", metavar="N", min=0,
-                                   help="Seed of every random draw (bootstrap, folds, generated data); >= 0.")]
+def seed_option(what: str = "every random draw (bootstrap, folds, generated data)") -> Any:
+    """``--seed N`` (an integer >= 0, default :data:`SEED_DEFAULT`); its help says which draws ``what`` it
+    seeds in this command."""
+    return typer.Option("--seed", metavar="N", min=0, help=f"Seed of {what}; >= 0.")
+
+
+Seed = Annotated[int, seed_option()]
 SEED_DEFAULT = 0
 
 Confidence = Annotated[float, typer.Option("--confidence", callback=_open_unit, metavar="LEVEL",
@@ -140,12 +206,39 @@ def deprecated(old: str, new: str) -> None:
     say(f"deprecated: {old} -- use {new} (the old spelling goes in the next release)")
 
 
+def given(name: str) -> bool:
+    """Whether the running command's parameter ``name`` (its Python name) was given on the command line
+    or by its environment variable, rather than left at its default."""
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    source = ctx.get_parameter_source(name) if ctx is not None else None
+    return source in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+
+
+def legacy_spelling(old: str, old_value: Any, new: str, new_value: Any, *, new_given: bool | None = None) -> Any:
+    """An old spelling given with the value it says (``--json`` says ``json``, ``-f csv`` says ``csv``):
+    a usage error (exit 2) when the new spelling was given too (``new_given``; default: ``new_value`` is
+    not None) and says something else -- never one of the two silently; else the deprecation line, and
+    the value."""
+    if (new_value is not None if new_given is None else new_given) and _said(new_value) != _said(old_value):
+        raise typer.BadParameter(f"{old} says {_said(old_value)} but {new} says {_said(new_value)}; give only "
+                                 f"{new} (the old spelling goes in the next release)", param_hint=f"'{new.split()[-1]}'")
+    deprecated(old, f"{new} {_said(old_value)}")
+    return old_value
+
+
+def _said(value: Any) -> str:
+    return str(value.value if isinstance(value, StrEnum) else value)
+
+
 def format_or_json(fmt: F, legacy_json: bool, choices: type[F]) -> F:
-    """``--format``, or ``choices.json`` when the deprecated ``--json`` flag was given."""
+    """``--format``, or ``choices.json`` when the deprecated ``--json`` flag was given (a usage error
+    with a ``--format`` that says another form)."""
     if not legacy_json:
         return fmt
-    deprecated("--json", "--format json")
-    return choices("json")
+    return choices(legacy_spelling("--json", "json", "--format", fmt, new_given=given("fmt")))
 
 
 # -- help -----------------------------------------------------------------------------------------

@@ -1,13 +1,14 @@
 """Where a command's output goes.  Data -- tables, JSON, Markdown, figures -- goes to stdout or to the
 file given with ``-o/--out`` (then one "written to" line on stderr); messages -- progress, summaries,
 "written to", warnings -- go to stderr (:func:`message_console`, :func:`verdictlab.cli._errors.say`).
-Every rich console of the CLI comes from here, so a closed pipe (``verdictlab validate RUN | head``)
-ends every command the same way: quietly, with exit 0."""
+A closed pipe (``verdictlab validate RUN | head``, ``... | true``) changes nothing but where the data goes:
+:func:`verdictlab.cli._stdout.guard_stdout` (installed by the program before a command runs) sends whatever is written after the
+reader has gone to ``/dev/null``, so the command goes on quietly and ends with the exit code it has
+without the pipe -- 0 when it worked, 3 for a missing file -- and a script's ``set -o pipefail`` sees it."""
 
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,25 +17,25 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from ._errors import EXIT_OK, say
+from ._errors import say
+from ._stdout import to_devnull
 
 WIDE = 180      # piped or written tables get this width instead of rich's 80-column default
 
 
 class _DataConsole(Console):
-    """A console for data on stdout: when the reader of the pipe has gone, stop quietly (exit 0) instead
-    of rich's exit 1."""
+    """A console for data on stdout: when the reader of the pipe has gone, the rest goes nowhere and the
+    command goes on (rich's own handling exits 1, whatever the command would have ended with)."""
 
     def on_broken_pipe(self) -> None:
-        quiet_broken_pipe()
+        stdout_to_devnull()
 
 
-def quiet_broken_pipe() -> None:
-    """The reader of stdout went away (``| head``): what it asked for was written, so end quietly with 0
-    -- no message, and no error at exit from flushing into the closed pipe."""
+def stdout_to_devnull() -> None:
+    """The reader of stdout went away (``| head``): what it asked for was written; point the file
+    descriptor at ``/dev/null`` so the rest of the output (and the flush at exit) goes nowhere, quietly."""
     with contextlib.suppress(OSError, ValueError):   # a stdout without a file descriptor (captured in tests)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    raise typer.Exit(EXIT_OK)
+        to_devnull(sys.stdout.fileno())
 
 
 def data_console(*, wide: bool = True, **options: Any) -> Console:
@@ -51,8 +52,9 @@ def message_console(**options: Any) -> Console:
 
 
 def emit(text: str, out: Path | None, *, what: str = "output") -> None:
-    """``text`` on stdout, or into ``out`` (UTF-8, a final newline added) with a line on stderr."""
-    if out is None:
+    """``text`` on stdout (``out`` None or ``-``), or into ``out`` (UTF-8, a final newline added) with a
+    line on stderr."""
+    if out is None or str(out) == "-":
         typer.echo(text)
         return
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -62,8 +64,8 @@ def emit(text: str, out: Path | None, *, what: str = "output") -> None:
 
 @contextlib.contextmanager
 def console(out: Path | None, *, what: str = "output", **options: Any) -> Iterator[Console]:
-    """A console printing data to stdout (:func:`data_console`) or into ``out``."""
-    if out is None:
+    """A console printing data to stdout (:func:`data_console`; ``out`` None or ``-``) or into ``out``."""
+    if out is None or str(out) == "-":
         yield data_console(**options)
         return
     out.parent.mkdir(parents=True, exist_ok=True)

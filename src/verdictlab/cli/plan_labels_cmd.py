@@ -21,6 +21,9 @@ from .options import (
     UNPARSED_DEFAULT,
     Confidence,
     FormatOption,
+    LabelIdFromOption,
+    LabelMapOption,
+    LabelMapValuesOption,
     LegacyJson,
     RunArg,
     TableOrJson,
@@ -28,6 +31,7 @@ from .options import (
     exit_codes,
     figure_policy,
     format_or_json,
+    label_reading,
 )
 
 
@@ -46,9 +50,12 @@ def plan_labels_cmd(
     run_dir: RunArg,
     halfwidth: Annotated[float, typer.Option(help="Target half-width of the interval (e.g. 0.03 = ±3 points).")],
     human: Annotated[Path | None, typer.Option(
-        "--human", help="Pilot human labels: JSON Lines or CSV with item_id, label and (optional) dataset "
-                        "(default: the items').")
+        "--human", help="Pilot human labels: JSON Lines, a JSON list or CSV with item_id, label and (optional) "
+                        "dataset -- other column names and values with --map / --map-values (default: the items').")
     ] = None,
+    map_: LabelMapOption = None,
+    map_values: LabelMapValuesOption = None,
+    id_from: LabelIdFromOption = None,
     confidence: Confidence = CONFIDENCE_DEFAULT,
     strata: Annotated[int, typer.Option(help="Most judge-confidence strata for the Neyman allocation.")] = 4,
     pool: Annotated[int | None, typer.Option(
@@ -73,7 +80,8 @@ def plan_labels_cmd(
     form = format_or_json(fmt, legacy_json, TableOrJson)
     try:
         cells = plan_labels(run_dir, halfwidth=halfwidth, human=human, n_strata=strata, pool=pool,
-                            policy=figure_policy(unparsed=unparsed, confidence=confidence))
+                            policy=figure_policy(unparsed=unparsed, confidence=confidence),
+                            reading=label_reading(human, map_, map_values, id_from))
     except LabelPlanError as e:   # out of range or over a documented limit: a bad option value (exit 2)
         raise typer.BadParameter(str(e), param_hint=f"--{e.option}") from None
     if form is TableOrJson.json:

@@ -30,6 +30,8 @@ from .options import (
     deprecated,
     exit_codes,
     figure_policy,
+    is_stdout,
+    legacy_spelling,
     output_format,
 )
 
@@ -51,23 +53,30 @@ class _Target:
 def _legacy_target(run_dir: Path, fmt: ReportFormat | None, out: Path | None, legacy_out: Path | None,
                    legacy_json: bool, legacy_html: bool, legacy_markdown: bool) -> _Target:
     """The old spellings (``--json``, ``--markdown``, ``--html [PATH]``, ``report RUN OUT.html``) as they
-    behaved: JSON or Markdown on stdout, or the table, and the HTML file beside it."""
+    behaved: JSON or Markdown on stdout, or the table, and the HTML file beside it.  An old spelling with
+    a new one that says another thing (``--json --format markdown``, ``--html A -o B``) is a usage error,
+    as two old ones that disagree are (``--json --markdown``)."""
     if legacy_json and legacy_markdown:
         raise typer.BadParameter("choose one of --json and --markdown")
+    if legacy_out is not None and legacy_out.suffix.lower() not in (".html", ".htm") and not legacy_html:
+        raise typer.BadParameter(f"unexpected argument {legacy_out}; did you mean -o {legacy_out}?")
+    if (legacy_out is not None or legacy_html) and (out is not None or fmt not in (None, ReportFormat.html)):
+        old = f"--html {legacy_out}" if legacy_html and legacy_out is not None else \
+            "--html" if legacy_html else f"report RUN {legacy_out}"
+        new = f"-o {out}" if out is not None else f"--format {fmt.value if fmt else ''}"
+        raise typer.BadParameter(f"{old} (the old --format html) and {new} say different things; give only "
+                                 "--format html -o PATH", param_hint="'--format'")
     if legacy_out is not None and legacy_html:
         deprecated(f"--html {legacy_out}", f"--format html -o {legacy_out}")
     elif legacy_out is not None:
-        if legacy_out.suffix.lower() not in (".html", ".htm"):
-            raise typer.BadParameter(f"unexpected argument {legacy_out}; did you mean -o {legacy_out}?")
         deprecated(f"report RUN {legacy_out}", f"report RUN --format html -o {legacy_out}")
     elif legacy_html:
         deprecated("--html [PATH]", "--format html [-o PATH]")
     if legacy_json:
-        deprecated("--json", "--format json")
+        fmt = legacy_spelling("--json", ReportFormat.json, "--format", fmt)
     if legacy_markdown:
-        deprecated("--markdown", "--format markdown")
-    form = fmt or (ReportFormat.json if legacy_json else ReportFormat.markdown if legacy_markdown
-                   else ReportFormat.table)
+        fmt = legacy_spelling("--markdown", ReportFormat.markdown, "--format", fmt)
+    form = fmt or ReportFormat.table
     html = (legacy_out or run_dir / "report.html") if legacy_out is not None or legacy_html else None
     return _Target(form, out, html)
 
@@ -94,6 +103,12 @@ def _write(rep: Any, target: _Target, viewer_url: str | None) -> None:
     elif target.fmt is ReportFormat.table:
         with console(target.out, what="report") as con:
             render_terminal(printable_view(rep), con)
+    if target.fmt is ReportFormat.html and is_stdout(target.out):
+        with _status() as step:
+            step("drawing the HTML report")
+            page = render_html(rep, None, viewer_url=viewer_url)
+        typer.echo(page)
+        return
     for html in (target.out if target.fmt is ReportFormat.html else None, target.html_too):
         if html is not None:
             with _status() as step:     # the pictures take a while on a large run

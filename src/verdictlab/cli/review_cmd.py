@@ -17,6 +17,7 @@ from .options import (
     deprecated,
     exit_codes,
     figure_policy,
+    is_stdout,
     output_format,
 )
 
@@ -39,6 +40,8 @@ def review(
     """Export the judge/human disagreements, the judge's reasoning beside the human label and critique
     (default file: RUN/review.<format>).  With --unparsed wrong, labelled verdicts the parser could not
     read count as disagreements and are exported too."""
+    import sys
+
     from ..workflows.review import export_review
     from ._errors import check_writable, say
 
@@ -48,10 +51,10 @@ def review(
     else:
         form = output_format(out, fmt, ReviewFormat, ReviewFormat.csv)
     check_writable(out or (run_dir / f"review.{form.value}"))
-    res = export_review(run_dir, out=out, fmt=form.value, protocol=protocol, judge=judge,
-                        include_unparsed=not figure_policy(unparsed=unparsed).drops_unparsed)
+    res = export_review(run_dir, out=sys.stdout if is_stdout(out) else out, fmt=form.value, protocol=protocol,
+                        judge=judge, include_unparsed=not figure_policy(unparsed=unparsed).drops_unparsed)
     summary = ", ".join(f"{k}: {v}" for k, v in res.counts.items()) or "none"
-    say(f"{res.n_rows} disagreement(s) written to {res.path} ({summary})")
+    say(f"{res.n_rows} disagreement(s) written to {res.path or 'stdout'} ({summary})")
 
 
 def register(app: typer.Typer) -> None:

@@ -20,7 +20,7 @@ from ._errors import (
     fail,
     printable,
 )
-from .options import RunDirOption, deprecated, exit_codes
+from .options import RunDirOption, SetOption, exit_codes, legacy_spelling
 from .output import data_console, message_console
 
 
@@ -66,6 +66,7 @@ def run(
     pilot: Annotated[bool, typer.Option("--pilot", help="With --plan and precision: in the config: judge the "
                                                         "adaptive design's pilot first and plan from it (the "
                                                         "run reuses it).")] = False,
+    set_: SetOption = None,
     legacy_o: Annotated[Path | None, typer.Option("-o", hidden=True)] = None,
 ) -> None:
     """Run an audit.  Resumes by default: trials already in the store are skipped.  The plan goes to
@@ -79,9 +80,8 @@ def run(
     from ..store import STORE_FILENAME
 
     if legacy_o is not None:
-        deprecated(f"run -o {legacy_o}", f"run --run-dir {legacy_o}")
-        run_dir = run_dir or legacy_o
-    cfg = _with_executor(load_config(config), executor, ray_address)
+        run_dir = legacy_spelling(f"run -o {legacy_o}", legacy_o, "run --run-dir", run_dir)
+    cfg = _with_executor(load_config(config, overrides=set_ or ()), executor, ray_address)
     if pilot and not plan:
         raise UsageError("--pilot goes with --plan (it judges the adaptive design's pilot, then prints the plan)")
     rd = run_dir if run_dir is not None else Path("runs") / cfg.name
@@ -126,7 +126,7 @@ def _print_summary(out: Console, name: str, rd: Path, summary: Any) -> None:
     out.print(f"run {name!r}: {summary.n_written} trials judged this run, "
               f"{summary.n_skipped} already done (skipped), {summary.n_remaining} remaining")
     out.print(f"  failed calls: {summary.n_failed}   parse failures: {summary.n_parse_failed}   "
-              f"cache hits: {summary.n_cache_hits}   calls: {summary.calls}   "
+              f"cache hits: {summary.n_cache_hits}   calls: {summary.calls_text()}   "
               f"tokens: {summary.tokens_in + summary.tokens_out:,}   cost: ${summary.cost_usd:.4f}   "
               f"time: {summary.elapsed_s:.1f}s")
     out.print(f"  stored in {rd / STORE_FILENAME}")

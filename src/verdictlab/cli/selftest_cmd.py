@@ -23,6 +23,8 @@ from .options import (
     deprecated,
     exit_codes,
     format_or_json,
+    given,
+    legacy_spelling,
 )
 
 #: the seed ``selftest`` used when none was given, before every command's default became 0: kept for
@@ -66,8 +68,8 @@ def selftest(
 
     form = format_or_json(fmt, legacy_json, TableOrJson)
     if legacy_n_boot is not None:
-        deprecated(f"--n-boot {legacy_n_boot}", f"--bootstrap {legacy_n_boot}")
-        bootstrap = legacy_n_boot
+        bootstrap = legacy_spelling(f"--n-boot {legacy_n_boot}", legacy_n_boot, "--bootstrap", bootstrap,
+                                    new_given=given("bootstrap"))
     if bootstrap < MIN_BOOTSTRAP:
         raise typer.BadParameter(f"must be >= {MIN_BOOTSTRAP} for the selftest's intervals, got {bootstrap}",
                                  param_hint="'--bootstrap'")

@@ -26,6 +26,9 @@ from .options import (
     UNPARSED_DEFAULT,
     Confidence,
     FormatOption,
+    LabelIdFromOption,
+    LabelMapOption,
+    LabelMapValuesOption,
     LegacyJson,
     RunArg,
     Seed,
@@ -34,6 +37,7 @@ from .options import (
     exit_codes,
     figure_policy,
     format_or_json,
+    label_reading,
 )
 
 
@@ -108,9 +112,12 @@ def _calibration_table(cells: list[Any], target: float, delta: float) -> Any:
 def validate(
     run_dir: RunArg,
     human: Annotated[Path | None, typer.Option(
-        "--human", help="Human labels: JSON Lines or CSV with item_id, label and (optional) dataset "
-                        "(default: the items' labels).")
+        "--human", help="Human labels: JSON Lines, a JSON list or CSV with item_id, label and (optional) dataset "
+                        "-- other column names and values with --map / --map-values (default: the items' labels).")
     ] = None,
+    map_: LabelMapOption = None,
+    map_values: LabelMapValuesOption = None,
+    id_from: LabelIdFromOption = None,
     target_agreement: Annotated[float, typer.Option(
         "--target-agreement", help="Agreement with humans the judge must reach on the items it decides.")] = 0.9,
     delta: Annotated[float, typer.Option(help="Allowed chance that the certified agreement is not met.")] = 0.1,
@@ -141,8 +148,9 @@ def validate(
         raise typer.BadParameter(f"--keep-labels must be >= 1, got {keep_labels}")
     if bins < 1:
         raise typer.BadParameter(f"--bins must be >= 1, got {bins}")
+    reading = label_reading(human, map_, map_values, id_from)
     cells = validate_run(run_dir, human=human, policy=figure_policy(unparsed=unparsed, confidence=confidence, seed=seed),
-                         target=target_agreement, delta=delta, keep_labels=keep_labels, n_bins=bins)
+                         target=target_agreement, delta=delta, keep_labels=keep_labels, n_bins=bins, reading=reading)
     if plots is not None:
         written = write_reliability_plots(cells, plots)
         say(f"reliability diagram written to {plots}/reliability.png and .svg" if written else

@@ -17,12 +17,17 @@ def view(
         help="Address to listen on; the default serves this machine only. Another address shows the run "
              "to every machine that can reach it.")] = "127.0.0.1",
     unparsed: Unparsed = UNPARSED_DEFAULT,
+    curator: Annotated[str | None, typer.Option(
+        metavar="NAME", help="Name the curation page records decisions under by default (default: your user "
+                             "name); each form can say another.")] = None,
     no_cache: Annotated[bool, typer.Option(
         "--no-cache", help="Build the index from the store, without reading or writing the index cache "
                            "(VERDICTLAB_CACHE_DIR, default ~/.cache/verdictlab).")] = False,
 ) -> None:
     """Serve pages over every judgment of RUN (opened read-only): pairs filtered by cell, outcome and text; one
-    page per pair.  Prints what it serves and its address on stdout; stop it with Ctrl-C."""
+    page per pair; the curation page (/curation), where a person accepts, rejects or edits the model-written
+    test cases -- its one write, recorded with who and when in RUN's audit trail.  Prints what it serves and
+    its address on stdout; stop it with Ctrl-C."""
     from ..view import AddressError, Viewer, serve
     from ..view.index_cache import cache_root
     from ._errors import say
@@ -36,7 +41,7 @@ def view(
 
     try:
         serve(run_dir, host=host, port=port, policy=figure_policy(unparsed=unparsed), cache=None if no_cache else cache_root(),
-              on_ready=ready)
+              on_ready=ready, curator=curator)
     except AddressError as exc:
         raise typer.BadParameter(str(exc)) from None
     except KeyboardInterrupt as exc:      # Ctrl-C 130; SIGTERM (verdictlab.core.stopping.Stopped) 143

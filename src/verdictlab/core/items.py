@@ -17,7 +17,16 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from ..errors import InputError
 from .vocab import LABELS, ORDERS, CurationStatus, PerturbationClass, check_gold_rule, swap
@@ -70,7 +79,11 @@ class ItemProblems(ItemError):
 
     def __init__(self, problems: list[ItemError], *, path: str | None = None, n_more: int = 0) -> None:
         groups: dict[tuple[str | None, str | None, str], list[int | None]] = {}
-        for p in problems:
+        # in file and row order, whatever order the checks found them in (a line that is not JSON is
+        # found before the rows around it are checked)
+        ordered = sorted(problems, key=lambda p: (p.path is not None and p.path != path, str(p.path or ""),
+                                                  p.row if p.row is not None else -1))
+        for p in ordered:
             # a folder of files (llmbar, fastchat): a problem in another file than ``path`` names its file
             other = p.path if p.path is not None and p.path != path else None
             groups.setdefault((other, p.field, p.detail), []).append(p.row)
@@ -267,8 +280,56 @@ class PairItem(BaseModel):
         raise ValueError(f"order must be 'AB' or 'BA', got {order!r}")
 
 
+class ToolCall(BaseModel):
+    """A tool call an agent made: the tool (``function``) and its ``arguments``; ``id`` links the
+    tool message that carried its result."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    function: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
+
+
+class TranscriptMessage(BaseModel):
+    """One message of an agent transcript: ``system`` / ``user`` / ``assistant`` (with the tool
+    calls it made) or ``tool`` (a result: the call it answers, the tool, the error if it failed)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    function: str | None = None
+    error: str | None = None
+
+
+class Transcript(BaseModel):
+    """What an agent did for one task: its messages in order.  The final answer is the point item's
+    ``response`` (the graded object when a grader reads only the answer); a transcript rubric reads
+    the whole of it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    messages: tuple[TranscriptMessage, ...] = Field(min_length=1)
+
+    def tool_results(self) -> list[int]:
+        """Positions of the tool messages (results), in order."""
+        return [i for i, m in enumerate(self.messages) if m.role == "tool"]
+
+    def last_assistant(self) -> int | None:
+        """Position of the last assistant message that carries text (the final answer), or None."""
+        return next((i for i in range(len(self.messages) - 1, -1, -1)
+                     if self.messages[i].role == "assistant" and self.messages[i].content.strip()), None)
+
+
 class PointItem(BaseModel):
-    """One response with a graded label (e.g. 3-level correctness or a 1-5 score)."""
+    """One response with a graded label (e.g. 3-level correctness or a 1-5 score).
+
+    ``transcript``: when the graded object is an agent's run (an inspect_ai sample), its messages and
+    tool calls; ``response`` is then the agent's final answer and the label says whether the task was
+    completed (``PASS`` / ``FAIL``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -281,6 +342,7 @@ class PointItem(BaseModel):
     reference: str | None = None
     category: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
+    transcript: Transcript | None = None
 
     @field_validator("item_id", mode="before")
     @classmethod
@@ -288,6 +350,15 @@ class PointItem(BaseModel):
         if isinstance(v, int) and not isinstance(v, bool):
             return str(v)
         return v
+
+    @model_serializer(mode="wrap")
+    def _without_empty_transcript(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """An item without a transcript is written as before transcripts existed (a store or an
+        export of answers-only items reads the same in an earlier verdictlab)."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("transcript") is None:
+            data.pop("transcript", None)
+        return data
 
 
 #: the ``PointItem.meta`` key that makes an item a perturbed copy of another (:class:`Perturbation`)
@@ -369,6 +440,21 @@ def make_pair_item(record: dict[str, Any], *, path: str | None = None, row: int 
         raise ItemError(err.get("msg", str(exc)), path=path, row=row, field=field) from None
 
 
+def pair_item_problems(record: dict[str, Any], *, path: str | None = None, row: int | None = None,
+                       known: set[str] = frozenset(), **defaults: Any) -> list[ItemError]:  # type: ignore[assignment]
+    """Every field problem :class:`PairItem` finds in ``record`` (one :class:`ItemError` per field), but
+    those of the fields in ``known`` (already reported by the caller: a missing field, a text of another
+    type), so a row lists all its problems at once."""
+    try:
+        PairItem(**{**defaults, **record})
+    except ValidationError as exc:
+        out = []
+        for err in exc.errors():
+            field = ".".join(str(p) for p in err.get("loc", ())) or None
+            if field is None or field.split(".")[0] not in known:
+                out.append(ItemError(err.get("msg", str(exc)), path=path, row=row, field=field))
+        return out
+    return []
 def item_systems(item: PairItem | PointItem) -> dict[str, str | None]:
     """The judgment columns ``system_a`` / ``system_b`` of a row about ``item`` (empty for a point item)."""
     if isinstance(item, PairItem):
@@ -388,6 +474,8 @@ def to_shown(canonical_verdict: str | None, order: str) -> str | None:
 
 
 __all__ = ["LABELS", "MAX_PROBLEMS", "ORDERS", "PERTURBATION_KEY", "PERTURBATION_ORIGINS", "ItemError",
-           "ItemProblems", "Label", "Order", "PairItem", "Perturbation", "PointItem", "Problems", "Verdict", "Vote",
-           "derived_item_id", "item_systems", "make_pair_item", "normalise_label", "perturbation_of", "text_id",
+           "ItemProblems", "Label", "Order", "PairItem", "Perturbation", "PointItem", "Problems", "ToolCall", "Transcript",
+           "TranscriptMessage", "Verdict", "Vote",
+           "derived_item_id", "item_systems", "make_pair_item", "normalise_label", "pair_item_problems", "perturbation_of",
+           "text_id",
            "to_canonical", "to_shown"]

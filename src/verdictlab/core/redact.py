@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 REDACTED = "[redacted]"
+#: characters of an error text kept (after scrubbing) in a stored row, an attempt row or a batch result
+ERROR_LIMIT = 500
 
 _VALUE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i:bearer)\s+[A-Za-z0-9._\-]{8,}"), REDACTED),

@@ -13,12 +13,23 @@ that import fails because an optional package is missing, :class:`MissingExtraEr
 
 Unknown names raise :class:`UnknownNameError` (an input error that is also a ``KeyError``):
 ``unknown judge provider 'x'; known: a, b``.
+
+Plugins.  A registry built with ``plugins="verdictlab.judges"`` (an entry-point group) also holds what
+installed packages declare in that group, found the first time the registry is asked anything (not at
+import): each entry point ``NAME = "module:attr"`` is loaded and handed to the registry's ``adopt``
+(default: registered as ``NAME``).  A plugin that fails to load, or whose name is already taken, is
+named in one :class:`PluginWarning` and skipped; the others load.  Groups: ``verdictlab.judges``,
+``verdictlab.protocols``, ``verdictlab.importers``, ``verdictlab.analyses``.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
-from collections.abc import Iterator
+import importlib.metadata
+import inspect
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
@@ -37,6 +48,34 @@ class UnknownNameError(InputError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class PluginWarning(UserWarning):
+    """An installed plugin could not be loaded (or its name is taken): it is skipped, the others load."""
+
+
+@functools.cache
+def _all_entry_points() -> Any:
+    """Every installed entry point, read once per process: one scan of the installed packages' metadata
+    (23 ms for 174 packages at load 11, against 50 ms for one scan per group).  ``EntryPoints`` on
+    Python 3.12, ``SelectableGroups`` on 3.11; both ``select(group=...)``."""
+    return importlib.metadata.entry_points()
+
+
+def plugin_entry_points(group: str) -> list[importlib.metadata.EntryPoint]:
+    """The entry points installed packages declare in ``group``, by name."""
+    return sorted(_all_entry_points().select(group=group), key=lambda ep: ep.name)
+
+
+def _plugin_label(ep: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    owner = f"{dist.name} {dist.version}" if dist is not None else "an installed package"
+    return f"plugin {ep.name!r} of {owner} ({ep.group}: {ep.name} = {ep.value})"
+
+
+def first_doc_line(obj: Any) -> str:
+    """The first line of ``obj``'s docstring, or ''."""
+    return (inspect.getdoc(obj) or "").strip().split("\n", 1)[0]
 
 
 @dataclass
@@ -81,9 +120,31 @@ class Registry(Generic[T]):
     """Names -> objects (or lazy ``"module:attr"`` references to them).  ``kind`` names what is
     registered, for messages ("dataset", "protocol", "import format", ...)."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, *, plugins: str | None = None,
+                 adopt: Callable[[Registry[T], str, Any], None] | None = None) -> None:
         self.kind = kind
         self._entries: dict[str, Entry[T]] = {}
+        self.plugin_group = plugins
+        # what a loaded plugin object becomes: by default the entry itself (a factory, an importer...)
+        self._adopt = adopt or _adopt_callable
+        self._plugins_loaded = plugins is None
+
+    def load_plugins(self) -> None:
+        """Load the plugins of this registry's entry-point group, once (module docstring)."""
+        if self._plugins_loaded:
+            return
+        self._plugins_loaded = True           # first: a plugin that asks this registry while loading
+        assert self.plugin_group is not None
+        for ep in plugin_entry_points(self.plugin_group):
+            if ep.name in self._entries:
+                warnings.warn(f"verdictlab: {_plugin_label(ep)} is skipped: the {self.kind} {ep.name!r} is "
+                              "already registered", PluginWarning, stacklevel=2)
+                continue
+            try:
+                self._adopt(self, ep.name, ep.load())
+            except Exception as exc:  # noqa: BLE001 - one broken plugin must not stop the others
+                warnings.warn(f"verdictlab: {_plugin_label(ep)} could not be loaded and is skipped: "
+                              f"{type(exc).__name__}: {exc}", PluginWarning, stacklevel=2)
 
     def register(self, name: str, target: T | str, *, description: str = "", extra: str | None = None) -> None:
         """Add or replace ``name``.  ``target`` is the object or ``"module:attr"``."""
@@ -95,12 +156,14 @@ class Registry(Generic[T]):
         self._entries.pop(name, None)
 
     def names(self) -> list[str]:
+        self.load_plugins()
         return sorted(self._entries)
 
     def describe(self) -> dict[str, str]:
         return {n: self._entries[n].description for n in self.names()}
 
     def entry(self, name: str) -> Entry[T]:
+        self.load_plugins()
         try:
             return self._entries[name]
         except KeyError:
@@ -114,13 +177,23 @@ class Registry(Generic[T]):
         return cast(T, e.target)
 
     def __contains__(self, name: object) -> bool:
+        self.load_plugins()
         return name in self._entries
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
 
     def __len__(self) -> int:
+        self.load_plugins()
         return len(self._entries)
 
 
-__all__ = ["Entry", "MissingExtraError", "Registry", "UnknownNameError", "install_hint", "load_target"]
+def _adopt_callable(registry: Registry[Any], name: str, obj: Any) -> None:
+    """The default for a loaded plugin: a callable (a factory, an importer) registered under its name."""
+    if not callable(obj):
+        raise TypeError(f"a {registry.kind} plugin must name a callable, got a {type(obj).__name__}")
+    registry.register(name, obj, description=first_doc_line(obj))
+
+
+__all__ = ["Entry", "MissingExtraError", "PluginWarning", "Registry", "UnknownNameError", "first_doc_line", "install_hint",
+           "load_target", "plugin_entry_points"]

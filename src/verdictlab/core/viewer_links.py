@@ -9,6 +9,8 @@ nothing else: no web framework, so the report can link to the viewer without it 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -45,10 +47,41 @@ def cell_list_url(cell: Mapping[str, Any], **extra: str) -> str:
     return "/pairs?" + urlencode(params)
 
 
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
+
+
+def _host_ok(host: str) -> bool:
+    """A host name (labels of letters, digits and inner hyphens, 253 characters at most), an IPv4 address
+    or a bracketed IPv6 address."""
+    if host.startswith("[") and host.endswith("]"):
+        try:
+            return ipaddress.ip_address(host[1:-1]).version == 6
+        except ValueError:
+            return False
+    if len(host) > 253:
+        return False
+    return all(_HOST_LABEL.fullmatch(label) for label in host.removesuffix(".").split("."))
+
+
 def check_viewer_url(url: str) -> str:
-    """The viewer's base URL without a trailing ``/``; ``ValueError`` unless it is ``http(s)://host[:port]``
-    (a report must never carry a ``javascript:`` or relative link)."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
-        raise UsageError(f"viewer URL must look like http://127.0.0.1:{DEFAULT_PORT}, got {url!r}")
-    return url.strip().rstrip("/")
+    """The viewer's base URL without a trailing ``/``; ``ValueError`` unless it is exactly
+    ``http(s)://host[:port]`` (a report must never carry a ``javascript:`` or relative link): no space,
+    quote, control or non-ASCII character, no user, path (but a final ``/``), query or fragment, a port in
+    1..65535 and a host that is a host name or an IP address."""
+    bad = UsageError(f"viewer URL must be http(s)://host[:port], e.g. {DEFAULT_VIEWER_URL}, got {url!r}")
+    if not url or any(not (0x21 <= ord(c) <= 0x7E) or c in "\"'<>`\\^{|}" for c in url):
+        raise bad
+    if "?" in url or "#" in url or "@" in url:
+        raise bad
+    try:
+        parts = urlsplit(url)
+    except ValueError:          # e.g. an unclosed [IPv6 address
+        raise bad from None
+    if parts.scheme not in ("http", "https") or parts.path not in ("", "/"):
+        raise bad
+    host, sep, port = parts.netloc.rpartition(":") if not parts.netloc.endswith("]") else (parts.netloc, "", "")
+    if not sep:
+        host, port = parts.netloc, ""
+    if not _host_ok(host) or (sep and not (port.isdigit() and 1 <= int(port) <= 65535)):
+        raise bad
+    return url.rstrip("/")

@@ -44,6 +44,11 @@ register_loader("multi-jsonl", "verdictlab.datasets.multi:load_multi_jsonl",
                 "multi-response JSON Lines: one question, K >= 3 responses keyed by system, expanded into pairs")
 register_loader("mtbench-answers", "verdictlab.datasets.multi:load_mtbench_answers",
                 "MT-Bench-style question.jsonl + model_answer/*.jsonl, expanded into all pairs of models")
+register_loader("perturbations", "verdictlab.datasets.perturbation_suite:load_perturbations",
+                "a perturbation suite written by `verdictlab perturb` (point items and their perturbed cases)")
+register_loader("inspect-transcripts", "verdictlab.datasets.inspect_transcripts:load_inspect_transcripts",
+                "an inspect_ai log's samples as agent transcripts (label_scorer: the scorer whose grade is the "
+                "label)", extra="inspect")
 register_loader("demo", "verdictlab.datasets.demo:load_demo", "28 short packaged demo pairs (no path needed)")
 
 __all__ = [

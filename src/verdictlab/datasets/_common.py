@@ -55,11 +55,13 @@ def json_error(exc: json.JSONDecodeError, *, with_line: bool = False) -> str:
     return f"{exc.msg.removesuffix(' at')} ({where})"
 
 
-def read_records(path: str | Path) -> Rows:
+def read_records(path: str | Path, *, problems: Problems | None = None) -> Rows:
     """Read a JSON list, a JSON object holding one list, or JSON Lines; return ``(row, record)``.
 
-    Rows are 1-based: the line number for JSON Lines, the position in the list for JSON.
-    """
+    Rows are 1-based: the line number for JSON Lines, the position in the list for JSON.  With
+    ``problems``, a JSON Lines line that cannot be read is recorded there and the other lines are
+    returned, so the caller lists it among the problems of the rows it checks (without, they are raised
+    at once, before any row is checked)."""
     p = Path(path)
     if not p.is_file():
         raise ItemError("file not found", path=str(p))
@@ -71,12 +73,13 @@ def read_records(path: str | Path) -> Rows:
             # several JSON objects one per line is JSON Lines whatever the file is called
             if not (text.lstrip().startswith("{") and exc.msg == "Extra data"):
                 raise ItemError(f"invalid JSON: {json_error(exc, with_line=True)}", path=str(p)) from None
-    return json_lines(text, path=str(p))
+    return json_lines(text, path=str(p), problems=problems)
 
 
-def json_lines(text: str, *, path: str, problems: Problems | None = None) -> Rows:
+def json_lines(text: str, *, path: str, problems: Problems | None = None, bare: str | None = None) -> Rows:
     """The records of a JSON Lines text (lines from :func:`split_lines`; blank lines skipped; each
-    line one JSON object), as ``(line number, record)``."""
+    line one JSON object), as ``(line number, record)``.  With ``bare``, a line holding one plain value
+    (a string, a number, true / false or null) is the record ``{bare: value}`` (a file of bare labels)."""
     max_depth = input_limits().max_depth       # read once per file, not per line
     rows: Rows = []
     own = problems is None               # every bad line of the file at once: raised here, or the caller's
@@ -92,6 +95,8 @@ def json_lines(text: str, *, path: str, problems: Problems | None = None) -> Row
         except ItemError as exc:
             problems.add(exc)
             continue
+        if bare is not None and (rec is None or isinstance(rec, str | int | float | bool)):
+            rec = {bare: rec}
         if not isinstance(rec, dict):
             problems.add(ItemError("each line must be a JSON object", path=path, row=lineno))
             continue

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..core.items import ItemError, PairItem, Problems, make_pair_item
+from ..core.items import ItemError, PairItem, Problems, make_pair_item, pair_item_problems
 from ._common import check_no_options, finish, json_lines, missing_field, read_text
 from .registry import DatasetLoad
 
@@ -53,14 +53,19 @@ def load_jsonl(path: str | None, *, dataset: str | None = None,
 def _item(rec: dict[str, Any], name: str, *, path: str, row: int, field_map: dict[str, str],
           problems: Problems) -> PairItem | None:
     """One record as a pair item, or None with its problems recorded."""
-    n = problems.count
+    known: set[str] = set()
     for f in REQUIRED:
         if f not in rec:
             problems.add(missing_field(f, path=path, row=row, source=field_map.get(f, f)))
+            known.add(f)
     for f in ("question", "response_a", "response_b"):
         if f in rec and not isinstance(rec[f], str):
             problems.add(ItemError(f"must be a string, got {type(rec[f]).__name__}", path=path, row=row, field=f))
-    if problems.count > n:
+            known.add(f)
+    if known:        # the record's other fields are checked too: every problem of the row at once
+        for exc in pair_item_problems({k: v for k, v in rec.items() if k in ALLOWED}, path=path, row=row,
+                                      known=known, dataset=name):
+            problems.add(exc)
         return None
     if "label" not in rec:
         rec["label"] = None

@@ -40,7 +40,13 @@ def load_dataset(name: str, *, path: str | None = None, **options: Any) -> Datas
     ``probe`` (with optional ``probe_options``) turns the loaded items into a bias probe
     (padding, injection, labels, granularity; see :mod:`verdictlab.datasets.probes`).  With a probe,
     ``dataset`` names the probe's dataset (default ``<base>+<probe>``) and the base keeps its own name,
-    so two probes of one kind on one base can be told apart and each still finds its base."""
+    so two probes of one kind on one base can be told apart and each still finds its base.
+
+    ``path`` may be the name of a fetched dataset (``verdictlab datasets fetch``), and without a path
+    (and no ``hub``) a loader reads the fetched dataset of its own name (:mod:`.fetched`)."""
+    from .fetched import loader_source
+
+    path = loader_source(name, path, hub=options.get("hub")) if name in DATASETS else path
     probe = options.pop("probe", None)
     probe_options = dict(options.pop("probe_options", None) or {})
     probe_name = options.pop("dataset", None) if probe is not None else None

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.guards import GuardError, check_depth, loads_json, nesting_depth
-from ..core.items import ItemError, PairItem, Problems, make_pair_item
+from ..core.items import ItemError, PairItem, Problems, make_pair_item, pair_item_problems
 from ._common import check_no_options, check_unique, finish, missing_field, require_path
 from .registry import DatasetLoad
 
@@ -143,7 +143,11 @@ def rows_to_pair_items(rows: list[tuple[int, dict[str, Any]]], *, path: str, dat
         rec = {inverse.get(k, k): v for k, v in raw.items()}
         n = problems.count
         _check_record(rec, raw, path=path, row=row, field_map=field_map or {}, problems=problems)
-        if problems.count > n:
+        if problems.count > n:      # the record's other fields are checked too: every problem of the row
+            known = {f for f in REQUIRED if rec.get(f) is None or (f != "item_id" and not isinstance(rec[f], str))}
+            for exc in pair_item_problems({k: v for k, v in rec.items() if k in ITEM_FIELDS - {"meta"}}, path=path,
+                                          row=row, known=known | {"meta"}, dataset=dataset):
+                problems.add(exc)
             continue
         rec.setdefault("label", None)
         rec["dataset"] = dataset

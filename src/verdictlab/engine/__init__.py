@@ -33,7 +33,9 @@ Executors (when each trial runs)
 Other call paths on the caller
   ``debate``        two judges debate a pair over rounds (``verdictlab debate``); the debate protocol is
                     :mod:`verdictlab.protocols.debate`, its figures :mod:`verdictlab.analyses.debate`.
-  ``paraphrase``    questions reworded by a named judge for the ``paraphrase`` probe.
+  ``writing``       texts a named judge writes outside the grid (:func:`write_with_judge`): the paraphrase
+                    probe's questions, ``verdictlab perturb``'s test cases and their validations.
+  ``paraphrase``    questions reworded by a named judge for the ``paraphrase`` probe (on ``writing``).
 
 All SQL lives in :mod:`verdictlab.store`.
 """

@@ -1,10 +1,12 @@
 """The batch executor: the trials of ``batch: true`` judges as provider batch jobs, at batch prices.
 
 A judge mapping in the run config may say ``batch: true``.  Its trials are then not called one by one:
-they are submitted as batch jobs through the official SDKs -- OpenAI's Batch API (``files.create``
-with ``purpose="batch"``, ``batches.create`` on ``/v1/chat/completions`` with a 24 h window) or
-Anthropic's Message Batches (``messages.batches.create``) -- with the trial id as each request's
-``custom_id``.  The other judges of the run go to the inner executor (local, adaptive or Ray).
+they are submitted as batch jobs through the batch API the judge declares
+(:meth:`~verdictlab.judges.base.JudgeAPI.batch_adapter`, a :class:`~verdictlab.judges.batch.BatchAdapter`:
+OpenAI's Batch API for OpenAI and OpenAI-compatible judges, ``judges/openai_batch.py``; Anthropic's
+Message Batches, ``judges/anthropic_batch.py``) with the trial id as each request's ``custom_id``.  The
+executor never looks at a provider's name.  The other judges of the run go to the inner executor
+(local, adaptive or Ray).
 
 How one batch judge runs
 ------------------------
@@ -14,7 +16,7 @@ How one batch judge runs
 2. **Cache.**  Trials whose answer is in the response cache are judged from it (no request).
 3. **Submit.**  Each remaining trial's request is built by the session's RequestBuilder (the same
    request, seed included, as the local executor sends), converted to the provider's body by the
-   judge's own ``build_params``; one call per request is reserved through the judge's caller first
+   adapter; one call per request is reserved through the judge's caller first
    (:meth:`~verdictlab.engine.caller.JudgeCaller.reserve`: the run budget and the call count; a
    refused reservation stops the run, and those trials are not submitted).  The batch id is written to
    the store meta right after the provider accepts it.
@@ -42,187 +44,30 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.design import Trial
-from ..core.redact import redact_text
+from ..core.redact import ERROR_LIMIT, redact_text
 from ..judges.base import JudgeAPI, JudgeCallError, JudgeRequest, JudgeResponse, RetryDecision
-from .caller import ERROR_LIMIT, RetryLater, RunControl, cache_allows
+from ..judges.batch import BatchAdapter, Outcome
+from .caller import RetryLater, RunControl, cache_allows
 from .executor import BaseExecutor, JudgeOne, Lane, LocalExecutor
 from .summary import EngineError
 from .trials import failed_judgment, judgment_for
 
-BATCH_PROVIDERS = ("openai", "openai-compatible", "anthropic")
 META_KEY = "batches"
-MAX_REQUESTS = {"openai": 50_000, "openai-compatible": 50_000, "anthropic": 100_000}
-_OPENAI_DONE = frozenset({"completed", "failed", "expired", "cancelled"})
 
 
-@dataclasses.dataclass
-class Outcome:
-    """One request's result inside a batch: the provider's answer (a chat completion dict or an
-    Anthropic message), or the error and its typed retry decision (the caller decides from it
-    whether the request goes into another batch)."""
-
-    answer: Any = None
-    error: str | None = None
-    decision: RetryDecision = dataclasses.field(default_factory=RetryDecision.transient)
-
-
-# -- provider adapters -----------------------------------------------------------------------------
-def openai_body(judge: Any, request: JudgeRequest) -> tuple[dict[str, Any], list[str]]:
-    """The chat-completions body the judge would POST for ``request`` (its ``build_params``, with the
-    ``extra_body`` merged in and the client-side ``timeout`` left out), and the notes."""
-    params, notes = judge.build_params(request)
-    body = {k: v for k, v in params.items() if k not in ("timeout", "extra_body")}
-    body.update(params.get("extra_body") or {})
-    return body, notes
-
-
-def anthropic_body(judge: Any, request: JudgeRequest) -> tuple[dict[str, Any], list[str]]:
-    """The Messages API params the judge would send for ``request`` (``extra_body`` merged)."""
-    params, notes = judge.build_params(request)
-    body = {k: v for k, v in params.items() if k not in ("timeout", "extra_body")}
-    body.update(params.get("extra_body") or {})
-    return body, notes
-
-
-def openai_line_outcome(line: Mapping[str, Any]) -> Outcome:
-    """One line of an OpenAI batch output or error file (also vLLM ``run-batch`` output)."""
-    err = line.get("error")
-    resp = line.get("response") if isinstance(line.get("response"), Mapping) else None
-    if err:
-        msg = err.get("message") if isinstance(err, Mapping) else str(err)
-        return Outcome(error=f"batch request error: {redact_text(msg, limit=ERROR_LIMIT)}")
-    if resp is None:
-        return Outcome(error="batch result line without a response")
-    status = resp.get("status_code")
-    body = resp.get("body")
-    if status != 200:
-        msg = body.get("error", {}).get("message") if isinstance(body, Mapping) and \
-            isinstance(body.get("error"), Mapping) else str(body)[:200]
-        return Outcome(error=f"batch request failed (HTTP {status}): {redact_text(msg, limit=ERROR_LIMIT)}",
-                       decision=status_decision(status))
-    return Outcome(answer=body)
-
-
-def status_decision(status: Any) -> RetryDecision:
-    """The retry decision for a batch line's HTTP status: 429 a rate limit; 408, 409, 5xx and a
-    missing status transient; any other status fatal."""
-    if status == 429:
-        return RetryDecision.rate_limit()
-    if not isinstance(status, int) or status in (408, 409) or status >= 500:
-        return RetryDecision.transient()
-    return RetryDecision.fatal()
-
-
-class OpenAIBatches:
-    """OpenAI Batch API through ``AsyncOpenAI`` (the judge's own client: key, base URL, transport)."""
-
-    def __init__(self, judge: Any) -> None:
-        self.judge = judge
-
-    def body(self, request: JudgeRequest) -> tuple[dict[str, Any], list[str]]:
-        return openai_body(self.judge, request)
-
-    async def submit(self, bodies: Sequence[tuple[str, dict[str, Any]]], key: str) -> str:
-        client = self.judge.client()
-        lines = [json.dumps({"custom_id": cid, "method": "POST", "url": "/v1/chat/completions", "body": body})
-                 for cid, body in bodies]
-        f = await client.files.create(file=("verdictlab-batch.jsonl", ("\n".join(lines) + "\n").encode()),
-                                      purpose="batch")
-        b = await client.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions",
-                                        completion_window="24h", metadata={"verdictlab_key": key})
-        return str(b.id)
-
-    async def find(self, key: str) -> str | None:
-        """The id of the batch submitted with ``key`` (its metadata), if the provider has it."""
-        async for b in self.judge.client().batches.list(limit=100):
-            if (getattr(b, "metadata", None) or {}).get("verdictlab_key") == key:
-                return str(b.id)
-        return None
-
-    async def status(self, batch_id: str) -> tuple[bool, str]:
-        b = await self.judge.client().batches.retrieve(batch_id)
-        counts = getattr(b, "request_counts", None)
-        done = f" {counts.completed + counts.failed}/{counts.total}" if counts is not None else ""
-        return b.status in _OPENAI_DONE, f"{b.status}{done}"
-
-    async def results(self, batch_id: str) -> dict[str, Outcome]:
-        client = self.judge.client()
-        b = await client.batches.retrieve(batch_id)
-        out: dict[str, Outcome] = {}
-        for fid in (b.output_file_id, b.error_file_id):
-            if not fid:
-                continue
-            text = (await client.files.content(fid)).text
-            for raw in text.splitlines():
-                if raw.strip():
-                    line = json.loads(raw)
-                    out[str(line.get("custom_id"))] = openai_line_outcome(line)
-        return out
-
-    def response(self, answer: Any, request: JudgeRequest, body: dict[str, Any], notes: list[str]) -> JudgeResponse:
-        return self.judge.read_answer(answer, request, body, notes)
-
-
-class AnthropicBatches:
-    """Anthropic Message Batches through ``AsyncAnthropic`` (the judge's own client)."""
-
-    def __init__(self, judge: Any) -> None:
-        self.judge = judge
-
-    def body(self, request: JudgeRequest) -> tuple[dict[str, Any], list[str]]:
-        return anthropic_body(self.judge, request)
-
-    async def find(self, key: str) -> str | None:
-        return None                 # Message Batches carry no metadata to find a batch by
-
-    async def submit(self, bodies: Sequence[tuple[str, dict[str, Any]]], key: str) -> str:
-        client = self.judge.client()
-        b = await client.messages.batches.create(requests=[{"custom_id": cid, "params": body}
-                                                           for cid, body in bodies])
-        return str(b.id)
-
-    async def status(self, batch_id: str) -> tuple[bool, str]:
-        b = await self.judge.client().messages.batches.retrieve(batch_id)
-        c = b.request_counts
-        n = c.succeeded + c.errored + c.canceled + c.expired
-        return b.processing_status == "ended", f"{b.processing_status} {n}/{n + c.processing}"
-
-    async def results(self, batch_id: str) -> dict[str, Outcome]:
-        client = self.judge.client()
-        out: dict[str, Outcome] = {}
-        async for r in await client.messages.batches.results(batch_id):
-            res = r.result
-            if res.type == "succeeded":
-                out[r.custom_id] = Outcome(answer=res.message)
-            elif res.type == "errored":
-                err = getattr(getattr(res, "error", None), "error", None)
-                kind = getattr(err, "type", "error")
-                msg = redact_text(getattr(err, "message", ""), limit=ERROR_LIMIT)
-                fatal = kind in ("invalid_request_error", "authentication_error", "permission_error",
-                                 "not_found_error")
-                out[r.custom_id] = Outcome(error=f"batch request errored ({kind}): {msg}",
-                                           decision=RetryDecision.fatal() if fatal else RetryDecision.transient())
-            else:   # canceled / expired: never processed
-                out[r.custom_id] = Outcome(error=f"batch request {res.type}")
-        return out
-
-    def response(self, answer: Any, request: JudgeRequest, body: dict[str, Any], notes: list[str]) -> JudgeResponse:
-        return self.judge.read_message(answer, request, notes)
-
-
-def batch_adapter(judge: JudgeAPI) -> OpenAIBatches | AnthropicBatches:
-    if judge.provider == "anthropic":
-        return AnthropicBatches(judge)
-    if judge.provider in ("openai", "openai-compatible"):
-        return OpenAIBatches(judge)
-    raise EngineError(f"judge {judge.judge_id!r}: batch: true needs an OpenAI or Anthropic judge "
-                      f"(provider {judge.provider!r} has no batch API)")
+def batch_adapter(judge: JudgeAPI) -> BatchAdapter:
+    """The batch API the judge declares (:meth:`~verdictlab.judges.base.JudgeAPI.batch_adapter`); a judge
+    without one cannot run with ``batch: true``."""
+    adapter = judge.batch_adapter()
+    if adapter is None:
+        raise EngineError(f"judge {judge.judge_id!r}: batch: true needs an OpenAI or Anthropic judge, or another "
+                          f"backend with a batch API (provider {judge.provider!r} has none)")
+    return adapter
 
 
 # -- the executor ----------------------------------------------------------------------------------
@@ -231,7 +76,7 @@ class _Job:
     """What one batch judge's collection needs: its lane, adapter and trials."""
 
     lane: Lane
-    adapter: OpenAIBatches | AnthropicBatches
+    adapter: BatchAdapter
     trials: dict[str, Trial]
 
 
@@ -240,7 +85,7 @@ class BatchExecutor(BaseExecutor):
     lanes to ``inner`` (default: :class:`~verdictlab.engine.executor.LocalExecutor`).
 
     ``poll_s``: seconds between status requests.  ``max_requests``: requests per batch (default: the
-    provider's limit).  ``cache``: the run's cache policy (as the runner's).  Every request is reserved
+    adapter's, the provider's limit).  ``cache``: the run's cache policy (as the runner's).  Every request is reserved
     and every result recorded through the lane's caller (budget, batch price, attempts, cache, retry
     decision)."""
 
@@ -354,7 +199,7 @@ class BatchExecutor(BaseExecutor):
             if caller.reserve(t.trial_id) is None:
                 break                               # budget spent: the run stops; the rest is not sent
             bodies.append((t.trial_id, body))
-        size = self.max_requests or MAX_REQUESTS.get(caller.judge.provider, 50_000)
+        size = self.max_requests or job.adapter.max_requests
         recs = []
         for i in range(0, len(bodies), size):
             chunk = bodies[i:i + size]
@@ -443,5 +288,4 @@ def check_batch_judges(judges: Mapping[str, JudgeAPI], batch_ids: Sequence[str])
         batch_adapter(judges[jid])
 
 
-__all__ = ["BATCH_PROVIDERS", "AnthropicBatches", "BatchExecutor", "OpenAIBatches", "Outcome", "anthropic_body",
-           "batch_adapter", "check_batch_judges", "openai_body", "openai_line_outcome"]
+__all__ = ["BatchExecutor", "Outcome", "batch_adapter", "check_batch_judges"]

@@ -4,8 +4,9 @@ through any OpenAI-batch-compatible service, and be audited like a live run.
 
 * :func:`export_requests` prepares the run dir exactly like ``verdictlab run`` (items, meta, item
   checks), then writes one line per trial not yet stored, for the OpenAI-compatible judges of the
-  config: ``{"custom_id": TRIAL_ID, "method": "POST", "url": "/v1/chat/completions", "body": {...}}``.
-  The body is the judge's own ``build_params`` (the same request, seed included, the live run sends).
+  config (the judges whose batch adapter writes such lines, :attr:`~verdictlab.judges.batch.BatchAdapter.offline_file`):
+  ``{"custom_id": TRIAL_ID, "method": "POST", "url": "/v1/chat/completions", "body": {...}}``.
+  The body is the adapter's (the same request, seed included, the live run sends).
   The store meta ``batch_export`` records the config the file came from.
 * :func:`import_results` reads an output file of that format (OpenAI Batch API / vLLM ``run-batch``:
   ``{"custom_id", "response": {"status_code", "body"}, "error"}``), rebuilds each trial's request from
@@ -26,24 +27,20 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core.design import Trial
 from ..errors import InputError, StoreError
 from ..judges.base import JudgeAPI, JudgeCallError
+from ..judges.batch import BatchAdapter, Outcome
 from ..store import RunStore
-from .batch import Outcome, openai_body, openai_line_outcome
 from .caller import CallRecords, CallResult, JudgeCaller, cache_allows
 from .config import RunConfig, config_from_dict
 from .prepare import PreparedRun, prepare_run
 from .summary import EngineError
 from .trials import RequestBuilder, judgment_for
 
-if TYPE_CHECKING:
-    from ..judges.openai_api import OpenAIJudge
-
 EXPORT_META = "batch_export"
-EXPORTABLE = ("openai", "openai-compatible")
 
 
 class BatchFileError(InputError):
@@ -67,22 +64,24 @@ class ImportResult:
     judges: list[str] = field(default_factory=list)
 
 
-def export_judge(judge_id: str) -> OpenAIJudge:
-    """An OpenAI-compatible judge that builds request bodies (no key needed: nothing is called)."""
-    from ..judges.openai_api import OpenAIJudge
+def export_judge(judge_id: str) -> tuple[JudgeAPI, BatchAdapter]:
+    """The judge (built offline: no key needed, nothing is called) and the batch adapter whose OpenAI
+    batch lines a file holds (:attr:`~verdictlab.judges.batch.BatchAdapter.offline_file`)."""
+    from ..judges import make_judge
 
-    provider, _, spec = judge_id.partition(":")
-    if provider not in EXPORTABLE:
+    judge = make_judge(judge_id, offline=True)
+    adapter = judge.batch_adapter()
+    if adapter is None or not adapter.offline_file:
         raise EngineError(f"judge {judge_id!r}: batch files hold OpenAI chat-completions requests; provider "
-                          f"{provider!r} cannot be exported (use an openai: or openai-compatible: judge, e.g. "
-                          "openai-compatible:MODEL@http://127.0.0.1:8000/v1 for vLLM)")
-    model = spec.split("@", 1)[0].strip() if provider == "openai-compatible" else spec.strip()
-    if not model:
-        raise EngineError(f"judge id {judge_id!r}: no model name")
-    return OpenAIJudge(judge_id, model, provider=provider, require_key=False)
+                          f"{judge.provider!r} cannot be exported (use an openai: or openai-compatible: judge, "
+                          "e.g. openai-compatible:MODEL@http://127.0.0.1:8000/v1 for vLLM)")
+    return judge, adapter
 
 
-def _judges(cfg: RunConfig, only: str | None) -> dict[str, OpenAIJudge]:
+Exported = Mapping[str, tuple[JudgeAPI, BatchAdapter]]
+
+
+def _judges(cfg: RunConfig, only: str | None) -> dict[str, tuple[JudgeAPI, BatchAdapter]]:
     ids = cfg.judge_ids()
     if only is not None:
         if only not in ids:
@@ -91,17 +90,17 @@ def _judges(cfg: RunConfig, only: str | None) -> dict[str, OpenAIJudge]:
     return {jid: export_judge(jid) for jid in ids}
 
 
-def _requests(prepared: PreparedRun, judges: Mapping[str, JudgeAPI],
+def _requests(prepared: PreparedRun, judges: Exported,
               trials: list[Trial]) -> Iterator[tuple[Trial, Any, Any]]:
     """(trial, request, body) for ``trials``; a trial the protocol cannot present is skipped."""
     cfg = prepared.config
     specs = {j.id: j for j in cfg.judges}
-    builders = {jid: RequestBuilder(j, specs[jid], seed=cfg.seed) for jid, j in judges.items()}
+    builders = {jid: RequestBuilder(j, specs[jid], seed=cfg.seed) for jid, (j, _) in judges.items()}
     for t in trials:
         try:
             req = builders[t.judge].build(t, prepared.items[(t.dataset, t.item_id)], prepared.protocols[t.protocol],
                                           t.trial_id)
-            body, _ = openai_body(judges[t.judge], req)
+            body, _ = judges[t.judge][1].body(req)
         except (JudgeCallError, ValueError, KeyError):
             continue
         yield t, req, body
@@ -120,7 +119,7 @@ def export_requests(cfg: RunConfig, run_dir: str | Path, out: str | Path, *, jud
     with RunLock(run_dir), RunStore(run_dir) as store:
         _check_items_unchanged(store, prepared.items)
         store.write_items(prepared.items.values())
-        _write_meta(store, cfg, prepared, judges)
+        _write_meta(store, cfg, prepared, {jid: j for jid, (j, _) in judges.items()})
         mine = [t for t in prepared.trials if t.judge in judges]
         if retry_failed:
             store.delete_failed(t.trial_id for t in mine)
@@ -213,22 +212,23 @@ def import_results(results: str | Path, run_dir: str | Path) -> ImportResult:
     return result
 
 
-def _judgments(prepared: PreparedRun, judges: Mapping[str, OpenAIJudge], todo: list[Trial],
+def _judgments(prepared: PreparedRun, judges: Exported, todo: list[Trial],
                lines: dict[str, dict[str, Any]], result: ImportResult, records: CallRecords) -> list[Any]:
     """The rows of ``todo`` from their result lines, each answer recorded through its judge's caller
     (attempts and cache entries into ``records``).  A results file is the last word on its requests:
     a failed line is a failed row (``export --retry-failed`` sends it again), never retried here."""
     cfg = prepared.config
     specs = {j.id: j for j in cfg.judges}
-    callers = {jid: JudgeCaller(judge, specs.get(jid), log=records) for jid, judge in judges.items()}
+    callers = {jid: JudgeCaller(judge, specs.get(jid), log=records) for jid, (judge, _) in judges.items()}
     rows: list[Any] = []
     for t, req, body in _requests(prepared, judges, todo):
         caller = callers[t.judge]
-        out = openai_line_outcome(lines[t.trial_id])
+        adapter = judges[t.judge][1]
+        out = adapter.line_outcome(lines[t.trial_id])
         resp = None
         if out.error is None:
             try:
-                resp = judges[t.judge].read_answer(out.answer, req, body, [])
+                resp = adapter.response(out.answer, req, body, [])
             except JudgeCallError as exc:
                 out = Outcome(error=f"unreadable answer in the results file: {exc}", decision=exc.decision)
         caller.reserve(t.trial_id)

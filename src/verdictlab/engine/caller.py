@@ -39,12 +39,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..core.redact import redact_answer, redact_text
-from ..judges.base import JudgeAPI, JudgeCallError, JudgeRequest, JudgeResponse, RetryDecision
+from ..core.redact import ERROR_LIMIT, redact_answer, redact_text
+from ..judges.base import JudgeAPI, JudgeCallError, JudgeRequest, JudgeResponse, RetryDecision, RetryKind
 from .config import JudgeSpec
 from .limits import Budget, PriceTable, TokenBucket, backoff_delay, default_price_table
-
-ERROR_LIMIT = 500   # characters of an error text kept (after scrubbing)
 
 
 class CallLog(Protocol):
@@ -88,6 +86,8 @@ class Spend(Protocol):
     tokens_in: int
     tokens_out: int
     cost_usd: float
+    retries: int          # calls that repeated a failed call of the same request
+    rate_limited: int     # failed calls the server answered with a rate limit (HTTP 429)
 
 
 class RunControl:
@@ -152,7 +152,9 @@ class Attempt:
 async def attempt_call(judge: JudgeAPI, request: JudgeRequest, *, timeout_s: float) -> Attempt:
     """Call ``judge`` once within ``timeout_s``: what :meth:`JudgeCaller.call` does per attempt, for a
     stage that makes calls elsewhere and hands the results to :meth:`JudgeCaller.record` (a timeout is
-    transient; a backend bug is recorded as fatal, never raised; every error text is scrubbed)."""
+    transient; any other exception of the backend is recorded with its type and the backend's
+    :meth:`~verdictlab.judges.base.JudgeAPI.error_decision` (fatal unless it says otherwise), never raised;
+    every error text is scrubbed)."""
     t0 = time.monotonic()
     try:
         # a timeout scope, not wait_for: wait_for wraps every call in a task of its own
@@ -165,9 +167,19 @@ async def attempt_call(judge: JudgeAPI, request: JudgeRequest, *, timeout_s: flo
         decision, err = RetryDecision.transient(), f"timeout after {timeout_s:g}s"
     except asyncio.CancelledError:
         raise
-    except Exception as exc:  # a backend bug is not retried, but recorded
-        decision, err = RetryDecision.fatal(), f"{type(exc).__name__}: {redact_text(exc, limit=ERROR_LIMIT)}"
+    except Exception as exc:  # recorded with its type, and retried only when the backend says it may be
+        decision, err = _decision_for(judge, exc), f"{type(exc).__name__}: {redact_text(exc, limit=ERROR_LIMIT)}"
     return Attempt(None, decision, err, time.monotonic() - t0)
+
+
+def _decision_for(judge: JudgeAPI, exc: Exception) -> RetryDecision:
+    """The backend's decision for an exception of its own (:meth:`JudgeAPI.error_decision`); fatal when
+    the backend cannot say (its hook itself raised)."""
+    try:
+        decision = judge.error_decision(exc)
+    except Exception:  # noqa: BLE001 - the hook of a broken backend must not break the run either
+        return RetryDecision.fatal()
+    return decision if isinstance(decision, RetryDecision) else RetryDecision.fatal()
 
 
 def cache_allows(policy: str, temperature: float) -> bool:
@@ -241,6 +253,8 @@ class _SpendTotals:
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+    retries: int = 0
+    rate_limited: int = 0
 
 
 class JudgeCaller:
@@ -291,7 +305,7 @@ class JudgeCaller:
     def cost_of(self, resp: JudgeResponse) -> float | None:
         if resp.cost_usd is not None:
             return resp.cost_usd
-        return self.prices.cost(self.judge.provider, self.judge.model, resp.tokens_in, resp.tokens_out)
+        return self.judge.cost(self.prices, resp.tokens_in, resp.tokens_out)
 
     # -- the call --------------------------------------------------------------------------------
     async def call(self, request: JudgeRequest, *, trial_id: str, cache_key: str | None = None) -> CallResult | None:
@@ -316,6 +330,8 @@ class JudgeCaller:
             return None
         self.spend.calls += 1
         n = self._pending.get(trial_id, 0) + 1
+        if n > 1:
+            self.spend.retries += 1
         self._pending[trial_id] = n
         return n
 
@@ -337,12 +353,14 @@ class JudgeCaller:
         attempt = self._pending.pop(trial_id, 0) or 1     # a call reserved by an earlier session counts as 1
         if response is not None:
             resp = sanitized(response)
-            cost = self.prices.batch_cost(self.judge.provider, self.judge.model, resp.tokens_in,
-                                          resp.tokens_out) if batch_price else self.cost_of(resp)
+            cost = self.judge.cost(self.prices, resp.tokens_in, resp.tokens_out, batch=True) if batch_price \
+                else self.cost_of(resp)
             if batch_price:
                 resp = dataclasses.replace(resp, cost_usd=cost)
             return self._accepted(resp, trial_id, attempt, latency_s, cache_key, cost)
         decision = decision or RetryDecision.transient()
+        if decision.kind is RetryKind.RATE_LIMIT:
+            self.spend.rate_limited += 1
         err = redact_text(error or "no answer", limit=ERROR_LIMIT)
         retry = can_retry and self.worth_retrying(decision, attempt) and not self.halted
         self._log_failure(trial_id, attempt, decision, err, latency_s, retry)
@@ -386,12 +404,16 @@ class JudgeCaller:
                 return None
             attempt += 1
             self.spend.calls += 1
+            if attempt > 1:
+                self.spend.retries += 1
             await self._wait_for_limits(request)
             done = await attempt_call(self.judge, request, timeout_s=self.spec.timeout_s)
             if done.response is not None:
                 resp = sanitized(done.response)
                 return self._accepted(resp, trial_id, attempt, done.latency_s, cache_key, self.cost_of(resp))
             assert done.decision is not None and done.error is not None
+            if done.decision.kind is RetryKind.RATE_LIMIT:
+                self.spend.rate_limited += 1
             retry = self.worth_retrying(done.decision, attempt)
             self._log_failure(trial_id, attempt, done.decision, done.error, done.latency_s, retry)
             if not retry:

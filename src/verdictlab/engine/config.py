@@ -39,6 +39,7 @@ index, so repetition r is never answered with repetition r' 's output.  ``on`` c
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -324,8 +325,19 @@ class RunConfig(BaseModel):
         return self
 
     def resolved_path(self, spec: DatasetSpec) -> str | None:
-        """A dataset path, resolved against the config file's folder when relative."""
-        return None if spec.path is None else self.resolved_file(spec.path)
+        """A dataset path, resolved against the config file's folder when relative -- unless nothing is
+        there and it names a fetched public benchmark (``judgebench``, ``pandalm-results/data/x.json``):
+        then it is kept as written, for the loader to read the fetched files
+        (:func:`verdictlab.datasets.fetched.resolve_source`)."""
+        if spec.path is None:
+            return None
+        resolved = self.resolved_file(spec.path)
+        if not Path(spec.path).is_absolute() and not Path(resolved).exists():
+            from ..datasets.pins import PINNED
+
+            if Path(spec.path).parts[:1] and Path(spec.path).parts[0] in PINNED:
+                return spec.path
+        return resolved
 
     def resolved_file(self, path: str) -> str:
         """A file named in the config (a dataset, a probe's file), resolved against the config file's
@@ -393,10 +405,11 @@ def config_from_dict(data: dict[str, Any], *, source: str | Path | None = None) 
     return cfg
 
 
-def load_config(path: str | Path) -> RunConfig:
+def load_config(path: str | Path, *, overrides: Sequence[str] = ()) -> RunConfig:
     """Read and validate a YAML run config.  Every problem is a :class:`ConfigError` with one
     line naming the file (and line or field): missing file, not UTF-8, invalid YAML, a key given
-    twice, too deep or too large after alias expansion, or an invalid setting."""
+    twice, too deep or too large after alias expansion, or an invalid setting.  ``overrides``
+    (``--set KEY=VALUE``) change settings of the file before it is checked (:func:`apply_overrides`)."""
     from ..core.guards import GuardError, YamlFileError, read_yaml_file
 
     p = Path(path)
@@ -406,4 +419,50 @@ def load_config(path: str | Path) -> RunConfig:
         raise ConfigError(str(exc)) from None
     if data is None:
         raise ConfigError(f"{p}: config file is empty")
-    return config_from_dict(data, source=p)
+    return config_from_dict(apply_overrides(data, overrides, where=str(p)), source=p)
+
+
+def _set_path(data: Any, parts: list[str], value: Any, *, key: str, where: str) -> None:
+    """Set ``value`` at the dotted path ``parts`` of ``data`` (:func:`apply_overrides`)."""
+    node = data
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        here = ".".join(parts[:depth]) or "the config"
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ConfigError(f"{where}: --set {key}: {here} is a list of {len(node)}; give an index "
+                                  f"0..{len(node) - 1}, not {part!r}")
+            index: Any = int(part)
+        elif isinstance(node, dict):
+            if part not in node and not last:
+                raise ConfigError(f"{where}: --set {key}: {here} has no {part!r} "
+                                  f"(it has {', '.join(map(str, node)) or 'nothing'})")
+            index = part
+        else:
+            raise ConfigError(f"{where}: --set {key}: {here} is {type(node).__name__} {str(node)[:60]!r}, not a "
+                              f"mapping or a list; set it whole: --set {here}=NEW")
+        if last:
+            node[index] = value
+        else:
+            node = node[index]
+
+
+def apply_overrides(data: Any, overrides: Sequence[str], *, where: str = "<config>") -> Any:
+    """``data`` (a config mapping, changed in place and returned) with each ``KEY=VALUE`` of ``overrides``
+    set: ``KEY`` a dotted path whose numbers index lists (``judges.0.id``, ``repetitions``), ``VALUE`` read
+    as YAML (``5`` a number, ``[direct, vf-json]`` a list, a URL text).  The path must lead through
+    existing mappings and lists (its last key may be new in a mapping); :class:`ConfigError` naming the
+    ``--set`` otherwise."""
+    import yaml
+
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        parts = key.strip().split(".") if key.strip() else []
+        if not sep or not parts or any(not part for part in parts):
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE with a dotted KEY, e.g. judges.0.id=...")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            value = raw
+        _set_path(data, parts, value, key=key, where=where)
+    return data

@@ -267,14 +267,16 @@ class DebateRun:
 
 
 def debate_config(config_path: str | Path, run_dir: str | Path | None = None, *, rounds: int = 3,
-                  fallback: str = "none", final_rule: str = "tie", stop_on_agreement: bool = True) -> DebateRun:
+                  fallback: str = "none", final_rule: str = "tie", stop_on_agreement: bool = True,
+                  overrides: Sequence[str] = ()) -> DebateRun:
     """Debate every pair of a run config between its two judges, at each of its temperatures, in its
     orders and repetitions (``verdictlab debate CONFIG``).  ``run_dir`` defaults to ``runs/<name>``;
     debates already stored there are skipped (resume).  A config without exactly two judges or
-    without pairs is a :class:`~verdictlab.engine.config.ConfigError` naming the field."""
+    without pairs is a :class:`~verdictlab.engine.config.ConfigError` naming the field.  ``overrides``:
+    settings changed for this debate (``--set KEY=VALUE``, :func:`~verdictlab.engine.config.apply_overrides`)."""
     from .prepare import load_items
 
-    cfg = load_config(config_path)
+    cfg = load_config(config_path, overrides=overrides)
     if len(cfg.judges) != 2:
         raise ConfigError(f"{config_path}: field 'judges': a debate needs exactly two judges, got {len(cfg.judges)}")
     items = [it for it in load_items(cfg)[0].values() if isinstance(it, PairItem)]

@@ -82,8 +82,8 @@ def adaptive_notes(prepared: PreparedRun, stored: pd.DataFrame | None, judges: M
         judge = judges[cell.key[0]]
         tin, tout = (plan.expected_calls * x for x in per_call[cell.key[0]])
         tot_calls, tot_in, tot_out = tot_calls + plan.expected_calls, tot_in + tin, tot_out + tout
-        costs.append(prices.cost(judge.provider, judge.model, int(tin), int(tout)))
-        batch_costs.append(prices.batch_cost(judge.provider, judge.model, int(tin), int(tout)))
+        costs.append(judge.cost(prices, int(tin), int(tout)))
+        batch_costs.append(judge.cost(prices, int(tin), int(tout), batch=True))
         out.append(f"  {cell.label()}: {plan.n_pairs} of {n_pool} pairs, C on {plan.c_fraction:.0%}: "
                    f"~{plan.expected_calls:,.0f} calls expected (fixed R-rep design at this precision: "
                    f"{plan.fixed_calls:,}; whole grid: {sum(len(r) for r in cell.units.values()):,})"

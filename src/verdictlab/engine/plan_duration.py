@@ -3,29 +3,17 @@ the calls in flight (calls x latency / concurrency), ``requests_per_minute`` and
 (the caller's token buckets, whose burst is one second's worth: negligible over a run).  Judges run side
 by side, so a run takes as long as its slowest judge.
 
-The latency per call is an assumption the plan prints (:data:`ASSUMED_LATENCY_S`); the tokens per call
+The latency per call is an assumption the plan prints (each backend declares its own,
+:attr:`~verdictlab.judges.base.JudgeAPI.assumed_latency_s`); the tokens per call
 are the plan's own estimate (prompt characters / 4 in, the ``max_tokens`` ceiling out -- what the token
 bucket counts too).  Pure functions: no judge is built or called here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
-#: assumed seconds per call, by provider.  Measured where a figure exists: the embedded judge took
-#: 288 s for the demo's 960 calls on two cores (0.3 s); API providers: a typical short chat completion.
-#: ``None``: not estimated (vLLM batch throughput depends on the GPU).
-ASSUMED_LATENCY_S: Mapping[str, float | None] = {
-    "sim": 0.0, "llamacpp": 0.3, "openai": 2.0, "openai-compatible": 2.0, "anthropic": 2.0, "vllm": None,
-}
-DEFAULT_LATENCY_S = 2.0          # any other provider: a network call
 BATCH_WINDOW = "within the provider's batch window (up to 24 h)"
-
-
-def assumed_latency(provider: str) -> float | None:
-    """Seconds per call the plan assumes for ``provider``."""
-    return ASSUMED_LATENCY_S.get(provider, DEFAULT_LATENCY_S)
 
 
 @dataclass(frozen=True)
@@ -72,5 +60,4 @@ def format_duration(seconds: float | None) -> str:
     return f"{m} min {sec} s" if m else f"{sec} s"
 
 
-__all__ = ["ASSUMED_LATENCY_S", "BATCH_WINDOW", "DEFAULT_LATENCY_S", "DurationEstimate", "assumed_latency",
-           "estimate_duration", "format_duration"]
+__all__ = ["BATCH_WINDOW", "DurationEstimate", "estimate_duration", "format_duration"]

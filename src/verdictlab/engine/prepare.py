@@ -180,10 +180,10 @@ def _with_duration(plan: JudgePlan, spec: Any, judge: JudgeAPI) -> JudgePlan:
     """``plan`` with its time under the judge's concurrency and rate limits (engine/plan_duration.py)."""
     from dataclasses import replace
 
-    from .plan_duration import assumed_latency, estimate_duration
+    from .plan_duration import estimate_duration
 
     concurrency = min(spec.concurrency, judge.max_concurrency or spec.concurrency)
-    latency = assumed_latency(judge.provider)
+    latency = judge.assumed_latency_s
     limits = {"latency_s": latency, "concurrency": concurrency, "requests_per_minute": spec.requests_per_minute,
               "tokens_per_minute": spec.tokens_per_minute}
     if spec.batch:
@@ -215,10 +215,10 @@ def make_plan(prepared: PreparedRun, done: set[str], judges: Mapping[str, JudgeA
     plans = []
     for jid, acc in per.items():
         judge = judges[jid]
-        cost = prices.cost(judge.provider, judge.model, acc["tin"], acc["tout"])
+        cost = judge.cost(prices, acc["tin"], acc["tout"])
         plans.append(_with_duration(JudgePlan(
             jid, acc["n"], acc["done"], acc["n"] - acc["done"], acc["tin"], acc["tout"], cost,
-            prices.batch_cost(judge.provider, judge.model, acc["tin"], acc["tout"])), specs[jid], judge))
+            judge.cost(prices, acc["tin"], acc["tout"], batch=True)), specs[jid], judge))
     n = len(prepared.trials)
     n_done = sum(p.n_done for p in plans)
     return Plan(n_trials=n, n_done=n_done, n_remaining=n - n_done, judges=plans)

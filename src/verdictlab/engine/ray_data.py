@@ -1,6 +1,7 @@
 """Open-weight judges across a cluster's GPUs: Ray Data batch inference.
 
-With ``executor: ray``, trials of ``vllm:`` judges are not sent call by call: their requests become a
+With ``executor: ray``, trials of judges that declare a Ray Data stage (``vllm:`` judges:
+:meth:`~verdictlab.judges.base.JudgeAPI.ray_data_stage`) are not sent call by call: their requests become a
 Ray Data dataset that flows through an inference *stage* -- Ray's LLM batch API with a vLLM engine
 (``ray.data.llm.build_processor`` + ``vLLMEngineProcessorConfig``) on GPU machines -- and the
 generated rows stream back to the driver, which parses them through the normal path
@@ -14,7 +15,8 @@ reservation stops the run and the rest is not sent); every row that comes back i
 (:meth:`~verdictlab.engine.caller.JudgeCaller.record`: scrubbing, budget charge, attempt row, cache
 entry, retry decision), and the rows the caller wants retried flow through the stage again.
 
-The vLLM stage needs GPUs and vLLM, so it is import-guarded (:func:`vllm_stage`).  The pipeline itself
+The vLLM stage needs GPUs and vLLM, so it is import-guarded
+(:func:`verdictlab.judges.vllm_offline.vllm_stage`, the stage a ``vllm:`` judge declares).  The pipeline itself
 (dataset of requests -> stage -> parsed judgments) is the same for any stage; tests run it on the CPU
 with :class:`LocalJudgeStage`, which answers each row with one call of a verdictlab judge (the simulated
 judge or the embedded llama.cpp one; :func:`~verdictlab.engine.caller.attempt_call`), in place of the
@@ -32,11 +34,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..core.design import Trial
-from ..core.registry import MissingExtraError
 from ..judges.base import JudgeRequest, JudgeResponse, RetryDecision, RetryKind
 from ._ray_common import import_ray, init_ray, item_from, item_payload
 from .caller import RetryLater, attempt_call, cache_allows
 from .executor import BaseExecutor, JudgeOne, Lane
+from .summary import EngineError
 
 STAGE_COLUMNS = ("trial_id", "generated_text", "tokens_in", "tokens_out", "choice_probs", "error", "error_kind",
                  "latency_s")
@@ -106,25 +108,6 @@ def _as_list(col: Any) -> list[Any]:
     return list(col.tolist() if hasattr(col, "tolist") else col)
 
 
-def vllm_stage(model: str, **engine_kwargs: Any) -> Callable[[Any], Any]:  # pragma: no cover - needs GPUs
-    """The Ray Data LLM processor with a vLLM engine for ``model`` (import-guarded: needs vLLM, GPUs)."""
-    try:
-        from ray.data.llm import build_processor, vLLMEngineProcessorConfig
-    except ImportError as exc:
-        raise MissingExtraError("vllm: judges on Ray need Ray Data's LLM API and vLLM on GPU workers: "
-                           "pip install 'ray[data,llm]' vllm") from exc
-    config = vLLMEngineProcessorConfig(model_source=model, engine_kwargs=engine_kwargs or {"max_model_len": 4096},
-                                       batch_size=32, concurrency=1)
-
-    def post(row: dict[str, Any]) -> dict[str, Any]:
-        return {"trial_id": row["trial"]["trial_id"] if "trial_id" in row["trial"] else Trial(**row["trial"]).trial_id,
-                "generated_text": row.get("generated_text"), "tokens_in": row.get("num_input_tokens"),
-                "tokens_out": row.get("num_generated_tokens"), "choice_probs": None, "error": None,
-                "error_kind": None, "latency_s": None}
-
-    return build_processor(config, preprocess=lambda row: {**row}, postprocess=post)
-
-
 async def answer_on_driver(lane: Lane, session: Any, judge_one: JudgeOne) -> list[Trial]:
     """Judge on the driver, through ``judge_one`` (the caller), the trials of ``lane`` that need no remote
     call: those whose answer is in the response cache and those the protocol cannot present (a failed
@@ -147,7 +130,8 @@ async def answer_on_driver(lane: Lane, session: Any, judge_one: JudgeOne) -> lis
 
 class RayDataExecutor(BaseExecutor):
     """Runs the trials of each lane as Ray Data pipelines through ``stage_for(judge_id)`` (default: the
-    vLLM stage for ``vllm:`` judges): one pass, then one more per round of retries the lane's caller
+    stage the judge declares, :meth:`~verdictlab.judges.base.JudgeAPI.ray_data_stage` -- the vLLM stage of
+    ``vllm:`` judges): one pass, then one more per round of retries the lane's caller
     asks for.  Every row is reserved and recorded through the lane's caller (module docstring); rows are
     written through the runner's session."""
 
@@ -174,7 +158,10 @@ class RayDataExecutor(BaseExecutor):
         ds = self._dataset(ray, lane, trials)
         jid = lane.caller.judge.judge_id
         if self.stage_for is None:  # pragma: no cover - GPU path
-            return vllm_stage(lane.caller.judge.model)(ds)
+            build = lane.caller.judge.ray_data_stage()
+            if build is None:
+                raise EngineError(f"judge {jid!r} has no Ray Data stage (its calls run on Ray workers)")
+            return build()(ds)
         return ds.map_batches(self.stage_for(jid), batch_size=self.batch_size, concurrency=self.concurrency,
                               fn_constructor_kwargs={"judge_id": jid, "seed": self.seed,
                                                      "timeout_s": lane.caller.spec.timeout_s})
@@ -250,4 +237,4 @@ def _int(v: Any) -> int | None:
         return None
 
 
-__all__ = ["STAGE_COLUMNS", "LocalJudgeStage", "RayDataExecutor", "answer_on_driver", "request_rows", "vllm_stage"]
+__all__ = ["STAGE_COLUMNS", "LocalJudgeStage", "RayDataExecutor", "answer_on_driver", "request_rows"]

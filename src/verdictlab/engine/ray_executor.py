@@ -149,7 +149,7 @@ class WorkerRun:
         self.cache_mode = str(payload["cache"])
         self.protocols: dict[str, Any] = {}
         self.active = 0
-        self._reported = (0, 0, 0, 0.0)
+        self._reported: tuple[int, int, int, float, int, int] = (0, 0, 0, 0.0, 0, 0)
 
     def protocol(self, pid: str) -> Any:
         if pid not in self.protocols:
@@ -160,10 +160,11 @@ class WorkerRun:
 
     def spend_since_last(self) -> dict[str, Any]:
         s = self.caller.spend
-        now = (s.calls, s.tokens_in, s.tokens_out, s.cost_usd)
-        calls, tin, tout, usd = (a - b for a, b in zip(now, self._reported, strict=True))
+        now = (s.calls, s.tokens_in, s.tokens_out, s.cost_usd, s.retries, s.rate_limited)
+        calls, tin, tout, usd, retries, limited = (a - b for a, b in zip(now, self._reported, strict=True))
         self._reported = now
-        return {"calls": calls, "tokens_in": tin, "tokens_out": tout, "cost_usd": usd}
+        return {"calls": calls, "tokens_in": tin, "tokens_out": tout, "cost_usd": usd, "retries": retries,
+                "rate_limited": limited}
 
 
 async def judge_chunk(payload: Mapping[str, Any], *, judge: Any = None, ledger: Any = None,
@@ -345,8 +346,8 @@ class RayExecutor(BaseExecutor):
     async def execute(self, lanes: Mapping[str, Lane], judge_one: Callable[..., Any], control: RunControl) -> None:
         if self.session is None:
             raise RuntimeError("RayExecutor needs the runner's session (run_trials attaches it)")
-        data_lanes = {j: ln for j, ln in lanes.items() if getattr(ln.caller.judge, "provider", "") == "vllm"}
-        if data_lanes:   # open-weight judges: Ray Data batch inference (engine/ray_data.py)
+        data_lanes = {j: ln for j, ln in lanes.items() if ln.caller.judge.ray_data_stage() is not None}
+        if data_lanes:   # judges with a Ray Data stage (vllm:): batch inference on GPUs (engine/ray_data.py)
             data = RayDataExecutor(seed=self.seed)
             data.attach(self.session)
             await data.execute(data_lanes, judge_one, control)
@@ -412,6 +413,8 @@ class RayExecutor(BaseExecutor):
         spend.tokens_in += result["spend"]["tokens_in"]
         spend.tokens_out += result["spend"]["tokens_out"]
         spend.cost_usd += result["spend"]["cost_usd"]
+        spend.retries += result["spend"].get("retries", 0)
+        spend.rate_limited += result["spend"].get("rate_limited", 0)
         for values in result["rows"]:
             row = Judgment.from_values(values)
             if row.trial_id in seen:

@@ -7,14 +7,16 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import importlib.metadata
 import platform
+import signal
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..core.stopping import StopOnSignals, stop_reason
+from ..core.versions import installed_version
 from ..core.vocab import Decoding
 from ..errors import StoreError
 from ..judges.base import JudgeAPI
@@ -27,29 +29,38 @@ from .summary import EngineError, RunSummary
 from .trial_runner import run_trials
 
 
-def library_versions() -> dict[str, str | None]:
+def library_versions(sdks: Iterable[str | None] = ()) -> dict[str, str | None]:
+    """The versions of Python, the platform, verdictlab, its core libraries and ``sdks`` (the SDKs the run's
+    judges declare, :attr:`~verdictlab.judges.base.JudgeAPI.sdk`), where installed."""
     out: dict[str, str | None] = {"verdictlab": None, "python": platform.python_version(),
                                   "platform": platform.platform()}
     # the installed distribution's version (pyproject's), read here rather than imported from the
     # package __init__, which imports the engine (an import cycle)
-    for dist in ("verdictlab", "llama_cpp_python", "numpy", "pandas", "pydantic", "openai", "anthropic", "vllm"):
-        try:
-            out[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            continue
+    for dist in dict.fromkeys(("verdictlab", "numpy", "pandas", "pydantic", *(s for s in sdks if s))):
+        version = installed_version(dist)
+        if version is not None:
+            out[dist] = version
     return out
 
 
 def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
                plan_only: bool = False, retry_failed: bool = False, pilot: bool = False,
-               pilot_only: bool = False) -> RunSummary:
+               pilot_only: bool = False, stop: threading.Event | None = None) -> RunSummary:
     """Run (or resume) ``config`` into ``run_dir``.  With ``plan_only`` nothing is called: the
     returned summary carries a :class:`Plan` (counts, token and cost estimate; for a ``precision:``
     config the adaptive design's expected calls, engine/plan_cost.py) -- unless ``pilot`` is also set:
     then only the adaptive design's pilot trials are judged first (``pilot_only``), and the plan uses
-    them.  ``retry_failed`` judges again the trials whose calls failed for good in an earlier session."""
+    them.  ``retry_failed`` judges again the trials whose calls failed for good in an earlier session.
+    ``stop``: set from another thread, it stops the run as Ctrl-C does (signals reach only the main thread).
+
+    Called inside a running event loop -- a notebook's cell -- where ``asyncio.run`` cannot start, the run
+    goes to a thread of its own and this call waits for it; a ``KeyboardInterrupt`` meanwhile (the
+    kernel's interrupt) stops it through ``stop``, and what was judged stays stored."""
     from ..judges import make_judge
 
+    if stop is None and _loop_running():
+        return _in_own_thread(run_config, config, run_dir, progress=progress, plan_only=plan_only,
+                              retry_failed=retry_failed, pilot=pilot, pilot_only=pilot_only)
     if plan_only and pilot and config.precision is not None:
         run_config(config, run_dir, progress=progress, pilot_only=True)
 
@@ -64,7 +75,7 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
     mechanisms = _keep_constrainable(prepared, judges)
     prices = default_price_table()
     if config.budget.max_usd is not None and not plan_only:
-        unpriced = [jid for jid, j in judges.items() if prices.cost(j.provider, j.model, 1, 1) is None]
+        unpriced = [jid for jid, j in judges.items() if j.cost(prices, 1, 1) is None]
         if unpriced:
             raise EngineError(f"budget.max_usd is set but no price is known for {', '.join(unpriced)}, so the "
                               "dollar budget could not be enforced; add the model to a price file "
@@ -100,7 +111,7 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
         started = time.time()
         try:
             summary = asyncio.run(_run_main(prepared, store, judges, budget, prices, summary, progress,
-                                            retry_failed, adaptive_ok=not pilot_only))
+                                            retry_failed, adaptive_ok=not pilot_only, stop=stop))
         except KeyboardInterrupt as exc:     # a signal before the run's own handler was in place
             summary.stopped = getattr(exc, "reason", "interrupted")
         summary.n_failed_stored = store.count_failed()
@@ -111,6 +122,29 @@ def run_config(config: RunConfig, run_dir: str | Path, *, progress: bool = True,
         store.close()
         lock.release()
     return summary
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _in_own_thread(fn: Callable[..., RunSummary], *args: Any, **kwargs: Any) -> RunSummary:
+    """``fn(*args, stop=event, **kwargs)`` in a thread of its own, waited for; a ``KeyboardInterrupt`` while
+    waiting sets the event and waits for ``fn`` to stop (within a second, as on Ctrl-C)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    stop = threading.Event()
+    with ThreadPoolExecutor(1, thread_name_prefix="verdictlab-run") as pool:
+        future = pool.submit(fn, *args, stop=stop, **kwargs)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            stop.set()
+            return future.result()
 
 
 def _keep_constrainable(prepared: PreparedRun, judges: Mapping[str, JudgeAPI]) -> dict[str, dict[str, str]] | None:
@@ -128,15 +162,24 @@ def _keep_constrainable(prepared: PreparedRun, judges: Mapping[str, JudgeAPI]) -
     return mechs
 
 
-def _check_items_unchanged(store: RunStore, items: Mapping[tuple[str, str], Item]) -> None:
+def _check_items_unchanged(store: RunStore, items: dict[tuple[str, str], Item]) -> None:
     """Refuse to resume when an item already in the store now has different content: its stored
     judgments would describe other text than the new ones.  Compared as items, not as JSON text: an
-    item stored by an earlier verdictlab (``model_a`` for ``system_a``, no ``votes``) is the same item."""
+    item stored by an earlier verdictlab (``model_a`` for ``system_a``, no ``votes``) is the same item.
+    A generated case a person curated in the store (accepted, rejected, edited: core/curation.py) is
+    kept as curated when the dataset gives it as it was generated (``items`` is updated in place)."""
+    from ..core.curation import keep_curated
+
     changed = []
     for ds, iid, data in store.stored_item_data():
         new = items.get((ds, iid))
-        if new is not None and new.model_dump_json() != data and new != type(new).model_validate_json(data):
+        if new is None or new.model_dump_json() == data:
+            continue
+        kept = keep_curated(new, type(new).model_validate_json(data))
+        if kept is None:
             changed.append(f"{ds}/{iid}")
+        elif kept is not new:
+            items[(ds, iid)] = kept
     if changed:
         raise EngineError(f"{store.run_dir}: {len(changed)} item(s) changed since they were judged in this run "
                           f"(first: {changed[0]}); judge the new data in another run dir, or start over "
@@ -190,7 +233,8 @@ class RunLock:
 
 async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str, JudgeAPI], budget: Budget,
                     prices: PriceTable, summary: RunSummary, progress: bool,
-                    retry_failed: bool = False, adaptive_ok: bool = True) -> RunSummary:
+                    retry_failed: bool = False, adaptive_ok: bool = True,
+                    stop: threading.Event | None = None) -> RunSummary:
     cfg = prepared.config
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
@@ -200,6 +244,8 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
         stopped_by.append(stop_reason(signum))
         if main is not None:       # threadsafe: it also wakes a loop that sleeps in select()
             loop.call_soon_threadsafe(main.cancel)
+
+    watcher = asyncio.create_task(_watch(stop, _on_stop)) if stop is not None else None
 
     adaptive = _adaptive_executor(prepared, store) if adaptive_ok else None
     executor = adaptive if adaptive is not None else _ray_executor(cfg)
@@ -215,6 +261,8 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
         # what was finished; calls in flight are simply redone on resume.
         summary.stopped = stopped_by[0] if stopped_by else "interrupted"
     finally:
+        if watcher is not None:
+            watcher.cancel()
         await _close_judges(judges)
         if adaptive is not None:
             summary.n_not_needed = adaptive.n_not_needed
@@ -222,6 +270,13 @@ async def _run_main(prepared: PreparedRun, store: RunStore, judges: Mapping[str,
             if note is not None:
                 summary.notes.append(note)
     return summary
+
+
+async def _watch(stop: threading.Event, on_stop: Callable[[int], None]) -> None:
+    """Stop the run (as SIGINT does) once ``stop`` is set; looked at every 0.1 s."""
+    while not stop.is_set():
+        await asyncio.sleep(0.1)
+    on_stop(signal.SIGINT)
 
 
 def _ray_executor(cfg: RunConfig) -> Any:
@@ -286,7 +341,7 @@ def _write_meta(store: RunStore, config: RunConfig, prepared: PreparedRun, judge
         store.set_meta("config_history", history)
     store.set_meta("config", current)
     store.set_meta("run_name", config.name)
-    store.set_meta("versions", library_versions())
+    store.set_meta("versions", library_versions(j.sdk for j in judges.values()))
     store.set_meta("judges", {jid: j.describe() for jid, j in judges.items()})
     store.set_meta("generation", {
         j.id: {"concurrency": j.concurrency, "requests_per_minute": j.requests_per_minute,

@@ -127,6 +127,8 @@ class RunSummary:
     n_parse_failed: int = 0    # of which: answered but unparseable (verdict NULL)
     n_cache_hits: int = 0      # of which: served from the response cache
     calls: int = 0             # judge calls made (attempts, retries included)
+    retries: int = 0           # of which: calls that repeated a failed call of the same trial
+    rate_limited: int = 0      # failed calls the server answered with a rate limit (HTTP 429), retried or not
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
@@ -137,6 +139,14 @@ class RunSummary:
     n_failed_stored: int = 0   # trials in the store whose calls failed for good, earlier sessions included
     notes: list[str] = field(default_factory=list)   # what the session decided that the user should know
     plan: Plan | None = None
+
+    def calls_text(self) -> str:
+        """The calls made, and what more of them than trials means: ``107 (96 first calls + 11 retries;
+        9 answered 429: rate limited)``; just the count when there was no retry and no rate limit."""
+        if not (self.retries or self.rate_limited):
+            return f"{self.calls}"
+        limited = f"; {self.rate_limited} answered 429 (rate limited)" if self.rate_limited else ""
+        return f"{self.calls} ({self.calls - self.retries} first calls + {self.retries} retries{limited})"
 
     @property
     def n_remaining(self) -> int:

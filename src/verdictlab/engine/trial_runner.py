@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import random
 import sys
 import time
@@ -49,11 +50,24 @@ Item = PairItem | PointItem
 YIELD_EVERY_S = 0.01     # the longest the trials of a run hold the event loop without a turn
 
 
+def in_notebook() -> bool:
+    """Whether this process is a Jupyter kernel that can draw a live bar: rich's own detection of a
+    notebook (IPython's ZMQ shell, VS Code's, Databricks') with ipywidgets installed (rich draws its live
+    display in an ipywidgets ``Output``; without it rich only warns).  IPython not yet imported means no
+    notebook, without importing rich."""
+    if "IPython" not in sys.modules:
+        return False
+    from rich.console import Console
+
+    return Console().is_jupyter and importlib.util.find_spec("ipywidgets") is not None
+
+
 class Progress:
-    """A rich progress bar on a terminal (items done, rate, ETA, spend); nothing otherwise."""
+    """A rich progress bar (items done, rate, ETA, the calls with their retries and rate limits, spend) on a
+    terminal, or in the cell of a Jupyter notebook (:func:`in_notebook`); nothing otherwise (a pipe, a log)."""
 
     def __init__(self, total: int, enabled: bool) -> None:
-        self.enabled = enabled and total > 0 and sys.stderr.isatty()
+        self.enabled = enabled and total > 0 and (sys.stderr.isatty() or in_notebook())
         self._p: Any = None
         if self.enabled:
             from rich.console import Console
@@ -68,9 +82,9 @@ class Progress:
 
             self._p = RichProgress(TextColumn("[bold]judging"), BarColumn(), MofNCompleteColumn(),
                                    TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"),
-                                   TimeRemainingColumn(), TextColumn("{task.fields[spend]}"),
-                                   console=Console(stderr=True), transient=False)
-            self._task = self._p.add_task("judging", total=total, rate="", spend="")
+                                   TimeRemainingColumn(), TextColumn("{task.fields[calls]}"),
+                                   TextColumn("{task.fields[spend]}"), console=Console(stderr=True), transient=False)
+            self._task = self._p.add_task("judging", total=total, rate="", calls="", spend="")
             self._t0 = time.monotonic()
             self._n = 0
 
@@ -81,6 +95,7 @@ class Progress:
 
     def __exit__(self, *exc: object) -> None:
         if self._p is not None:
+            self._p.refresh()     # the final count: rich's stop() draws none in a notebook
             self._p.stop()
 
     def advance(self, summary: RunSummary) -> None:
@@ -89,7 +104,15 @@ class Progress:
         self._n += 1
         dt = max(1e-9, time.monotonic() - self._t0)
         spend = f"${summary.cost_usd:.4f}" if summary.cost_usd else f"{summary.tokens_in + summary.tokens_out:,} tok"
-        self._p.update(self._task, advance=1, rate=f"{self._n / dt:.1f}/s", spend=spend)
+        self._p.update(self._task, advance=1, rate=f"{self._n / dt:.1f}/s", calls=self.calls_field(summary),
+                       spend=spend)
+
+    @staticmethod
+    def calls_field(summary: RunSummary) -> str:
+        """``calls 107 (11 retries, 9 × 429)``: the calls so far, and why there are more than trials."""
+        extra = [f"{summary.retries} retries"] if summary.retries else []
+        extra += [f"{summary.rate_limited} × 429"] if summary.rate_limited else []
+        return f"calls {summary.calls}" + (f" ({', '.join(extra)})" if extra else "")
 
 
 class _Session:
@@ -225,4 +248,4 @@ def _note_stops(summary: RunSummary, control: RunControl) -> None:
         summary.stopped = reason if not summary.stopped else f"{summary.stopped}; {reason}"
 
 
-__all__ = ["Progress", "run_trials"]
+__all__ = ["Progress", "in_notebook", "run_trials"]

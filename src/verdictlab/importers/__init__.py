@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.registry import Registry
+from ..core.registry import Registry, first_doc_line
 from .options import ANSWERS_OPTION, COMMON_OPTIONS, TABLE_OPTIONS, VOTES_OPTIONS, ImporterOption
 
 if TYPE_CHECKING:
@@ -43,8 +43,17 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+def _adopt_plugin(registry: Registry[Any], name: str, importer: Any) -> None:
+    """An importer of an installed plugin (entry-point group ``verdictlab.importers``), with the options it
+    declares as its ``options`` attribute (a sequence of :class:`ImporterOption`; flags of ``verdictlab
+    import`` like a built-in's)."""
+    if not callable(importer):
+        raise TypeError(f"an import format plugin must name a function, got a {type(importer).__name__}")
+    register_importer(name, importer, first_doc_line(importer), options=tuple(getattr(importer, "options", ())))
+
+
 Importer = Callable[..., "ImportBatch"]
-IMPORTERS: Registry[Importer] = Registry("import format")
+IMPORTERS: Registry[Importer] = Registry("import format", plugins="verdictlab.importers", adopt=_adopt_plugin)
 _OPTIONS: dict[str, tuple[ImporterOption, ...]] = {}
 
 
@@ -125,14 +134,19 @@ def import_into(format: str, path: str | Path, *, run_dir: str | Path,
     """Read ``path`` with the importer for ``format`` and write it into ``run_dir`` (rows that differ
     from stored trials refuse the import unless ``replace``; see :func:`write_batch`).  A Parquet
     table into a store without judgments takes the bulk path (:mod:`._bulk`) when it can: the same
-    rows, column by column."""
+    rows, column by column.  ``path`` (and ``items_path``) may name a fetched dataset
+    (:func:`verdictlab.datasets.fetched.resolve_source`)."""
+    from ..datasets.fetched import resolve_source
     from ._batch import check_options, write_batch
 
+    path = resolve_source(path) or path              # a fetched dataset's name stands for its files
     if format == "votes":      # votes relabel a run's items: no judgment rows (importers.votes)
         from .votes import attach_votes
 
         return attach_votes(path, run_dir=run_dir, **options)
     importer = get_importer(format)
+    if options.get("items_path") is not None:
+        options["items_path"] = resolve_source(options["items_path"])
     check_options(options, path=str(path))
     if format == "parquet" and _builtin_parquet():
         from ._bulk import bulk_import_parquet
@@ -167,7 +181,14 @@ register_importer("inspect", "verdictlab.importers.inspect_log:import_inspect",
                   "inspect_ai eval logs (.eval / .json) scored by a model-graded scorer: every epoch's grade "
                   "is a repetition (needs the 'inspect' extra)",
                   options=(ImporterOption("scorer", help="the scorer whose grades to import (default: every "
-                                                         "scorer, one protocol each)."),))
+                                                         "scorer, one protocol each)."),
+                           ImporterOption("label_scorer", metavar="SCORER",
+                                          help="the scorer whose grade is the gold label (C/1/true PASS, I/0/false "
+                                               "FAIL), not a judgment; the other scorers' grades are read the same "
+                                               "way (e.g. a match scorer checking a model-graded one)."),
+                           ImporterOption("transcripts", type=bool,
+                                          help="the graded object is the agent's whole run: items carry the "
+                                               "sample's transcript (messages, tool calls, tool results).")))
 register_importer("fastchat-reviews", "verdictlab.importers.fastchat_reviews:import_fastchat_reviews",
                   "FastChat-style review folders (review_id, question_id, answer1_id, answer2_id, text, score as a "
                   "pair or three-class), one file per system pair; systems and order from the answer ids "

@@ -57,7 +57,7 @@ def import_fastchat(path: str | Path, *, judge: str | None = None, protocol: str
     problems = Problems(str(p))          # every bad record of every file at once
     for f in _files(p):
         src = str(f)
-        rows = read_records(f)
+        rows = read_records(f, problems=problems)
         n_before = len(judgments)
         for row, rec in rows:
             try:

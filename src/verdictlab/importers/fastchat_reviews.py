@@ -74,7 +74,7 @@ def read_review_file(f: Path, src: ReviewSource, problems: Problems) -> list[dic
     from ..datasets._common import read_records
 
     rows: list[dict[str, Any]] = []
-    for row, rec in read_records(f):
+    for row, rec in read_records(f, problems=problems):     # a line that is not JSON: one problem among them
         try:
             rows.append(_review_row(rec, f, row, src))
         except ItemError as exc:

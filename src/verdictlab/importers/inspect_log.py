@@ -18,14 +18,22 @@ row's ``parse_detail``):
 * judge = the scorer's grader model (``model`` option of the scorer in the log's eval spec, else the
   ``grader`` model role, else the evaluated model), protocol = the scorer name, dataset = the task name,
   temperature = the grader's configured temperature when the spec records it (else 0, noted);
-  ``--judge`` / ``--protocol`` / ``--dataset`` / ``--temperature`` override, ``--scorer`` picks one scorer.
+  ``--judge`` / ``--protocol`` / ``--dataset`` / ``--temperature`` override, ``--scorer`` picks one scorer;
+* ``--label-scorer NAME``: that scorer's grade is the items' gold label (``C`` / 1 / true -> ``PASS``,
+  ``I`` / 0 / false -> ``FAIL``, anything else unlabelled) instead of a judgment, so a deterministic
+  scorer (``match``, ``includes``) checks the model-graded one; the other scorers' grades are then read
+  the same way (``C`` -> ``PASS``, ``I`` -> ``FAIL``; any other grade, a partial ``P``, kept as given and
+  matching no label), the grade as given kept in ``parse_detail``;
+* ``--transcripts``: the graded object is the agent's whole run, not only its answer -- each item carries
+  the sample's transcript (messages, tool calls, tool results: the ``inspect-transcripts`` loader's items,
+  :mod:`verdictlab.datasets.inspect_transcripts`) and epochs are repetitions when their transcripts are
+  the same (``<id>@transcript-<k>`` otherwise).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -33,45 +41,18 @@ from ..core.items import ItemError, PairItem, PointItem
 from ..core.judgment import judgment_dict
 from ..core.ranges import TEMPERATURE
 from ..core.vocab import Order
+from ..datasets.inspect_transcripts import (
+    completion_label,
+    log_files,
+    read_log,
+    sample_ids,
+    text_of,
+    transcript_items,
+)
 from ._batch import ImportBatch, checked
 
 RULE = ("inspect: one pointwise judgment per sample x epoch x scorer; the grade as the scorer gave it; "
         "epoch = repetition (rep = epoch - 1) of the same answer; unscored -> unparsed")
-LOG_SUFFIXES = (".eval", ".json")
-
-
-def _read_log(path: Path) -> Any:
-    try:
-        from inspect_ai.log import read_eval_log
-    except ImportError:
-        raise ItemError("the inspect importer needs inspect_ai: pip install 'verdictlab[inspect]'",
-                        path=str(path)) from None
-    try:
-        return read_eval_log(str(path))
-    except Exception as exc:  # noqa: BLE001 - any unreadable log is bad input naming the file
-        raise ItemError(f"not a readable inspect_ai log ({type(exc).__name__}: {exc})", path=str(path)) from None
-
-
-def log_files(p: Path) -> list[Path]:
-    if p.is_file():
-        return [p]
-    if not p.exists():
-        raise ItemError("file not found", path=str(p))
-    files = sorted(f for f in p.rglob("*") if f.suffix in LOG_SUFFIXES and f.is_file())
-    if not files:
-        raise ItemError("no inspect_ai logs (*.eval, *.json) under this folder", path=str(p))
-    return files
-
-
-def _text(value: Any) -> str:
-    """An input / target as text: messages' contents joined, lists joined by newlines."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Iterable):
-        parts = [v if isinstance(v, str) else getattr(v, "text", None) or str(getattr(v, "content", v))
-                 for v in value]
-        return "\n".join(parts)
-    return "" if value is None else str(value)
 
 
 def grade(value: Any) -> str | None:
@@ -123,61 +104,101 @@ def _answer_ids(samples: list[Any]) -> tuple[dict[tuple[Any, int], str], int]:
     return out, sum(len(v) > 1 for v in answers.values())
 
 
+def _verdict(value: Any, opts: dict[str, Any]) -> str | None:
+    """The stored verdict: the grade as the scorer gave it; with a label scorer, read as task completion
+    like the label (C / 1 / true PASS, I / 0 / false FAIL; any other grade kept as given), so the grader and
+    the label speak one vocabulary."""
+    if opts["label_scorer"]:
+        return completion_label(value) or grade(value)
+    return grade(value)
+
+
+def _items_of(f: Path, log: Any, samples: list[Any], opts: dict[str, Any]
+              ) -> tuple[dict[tuple[Any, int], str], dict[str, PointItem], int]:
+    """(item id per (sample id, epoch), the items by id, samples whose answers or runs varied)."""
+    if opts["transcripts"]:
+        ids = sample_ids(samples)
+        items = {it.item_id: it for it in transcript_items(log, f, label_scorer=opts["label_scorer"],
+                                                           dataset=opts["dataset"])}
+        return ids, items, sum(1 for i in set(ids.values()) if "@transcript-" in i and i.endswith("-1"))
+    ids, n_varied = _answer_ids(samples)
+    name = opts["dataset"] or str(log.eval.task)
+    labels: dict[str, str | None] = {}
+    if opts["label_scorer"]:
+        if not any(opts["label_scorer"] in (s.scores or {}) for s in samples):
+            raise ItemError(f"no scores from scorer {opts['label_scorer']!r} in this log", path=str(f),
+                            field="label_scorer")
+        for s in samples:
+            score = (s.scores or {}).get(opts["label_scorer"])
+            labels.setdefault(ids[(s.id, s.epoch)], completion_label(None if score is None else score.value))
+    items = {}
+    for s in samples:
+        item_id = ids[(s.id, s.epoch)]
+        items.setdefault(item_id, PointItem(
+            item_id=item_id, dataset=name, question=text_of(s.input), response=s.output.completion if s.output else "",
+            reference=text_of(s.target) or None, label=labels.get(item_id),
+            meta={"source": "inspect", "sample_id": s.id, "log": f.name,
+                  **({"label_scorer": opts["label_scorer"]} if opts["label_scorer"] else {})}))
+    return ids, items, n_varied
+
+
 def _log_rows(f: Path, log: Any, opts: dict[str, Any]) -> tuple[list[dict[str, Any]], list[PointItem], str]:
     samples = list(log.samples or [])
     if not samples:
         raise ItemError("the log has no samples (a header-only or failed eval)", path=str(f))
-    ids, n_varied = _answer_ids(samples)
-    name = opts["dataset"] or str(log.eval.task)
+    if opts["label_scorer"] and opts["scorer"] == opts["label_scorer"]:
+        raise ItemError(f"scorer {opts['scorer']!r} cannot be both the grader and the label", path=str(f),
+                        field="label_scorer")
+    ids, items, n_varied = _items_of(f, log, samples, opts)
     rows: list[dict[str, Any]] = []
-    items: dict[str, PointItem] = {}
     graders: dict[str, tuple[str, float | None]] = {}
     for s in samples:
         for scorer_name, score in (s.scores or {}).items():
-            if opts["scorer"] and scorer_name != opts["scorer"]:
+            if (opts["scorer"] and scorer_name != opts["scorer"]) or scorer_name == opts["label_scorer"]:
                 continue
             if scorer_name not in graders:
                 model, temp = _grader(log, scorer_name)
                 graders[scorer_name] = (model, None if temp is None else
                                         checked(TEMPERATURE, temp, path=str(f), field=f"{scorer_name}.temperature"))
             model, temp = graders[scorer_name]
-            verdict = grade(score.value)
-            item_id = ids[(s.id, s.epoch)]
-            items.setdefault(item_id, PointItem(
-                item_id=item_id, dataset=name, question=_text(s.input),
-                response=s.output.completion if s.output else "", reference=_text(s.target) or None,
-                meta={"source": "inspect", "sample_id": s.id, "log": f.name}))
-            r = judgment_dict(
-                judge=opts["judge"] or model, dataset=name, item_id=item_id,
+            item = items[ids[(s.id, s.epoch)]]
+            rows.append(judgment_dict(
+                judge=opts["judge"] or model, dataset=item.dataset, item_id=item.item_id,
                 protocol=opts["protocol"] or scorer_name, order=Order.AB.value,
                 temperature=opts["temperature"] if opts["temperature"] is not None else (temp or 0.0),
-                rep=int(s.epoch) - 1, verdict=verdict, label=None, raw_output=score.explanation,
+                rep=int(s.epoch) - 1, verdict=_verdict(score.value, opts), label=item.label,
+                raw_output=score.explanation,
                 parse_detail=(f"inspect {scorer_name} epoch {s.epoch} value {score.value!r}; rule {RULE}"),
-                pair=False)
-            rows.append(r)
+                pair=False))
     if opts["scorer"] and not rows:
         raise ItemError(f"no scores from scorer {opts['scorer']!r} in this log", path=str(f), field="scorer")
     temps = ", ".join(f"{k}=" + ("not recorded (0 assumed)" if t is None else f"{t:g}")
                       for k, (_, t) in graders.items())
-    note = (f"{f.name}: task {log.eval.task}, {len(samples)} sample-epoch(s), {len(rows)} grade(s), "
-            f"graders {sorted({m for m, _ in graders.values()})}, temperature {temps}"
-            + (f"; {n_varied} sample(s) had different answers across epochs (separate items)" if n_varied else ""))
+    what = "transcript(s)" if opts["transcripts"] else "answer(s)"
+    note = (f"{f.name}: task {log.eval.task}, {len(samples)} sample-epoch(s), {len(items)} {what}, {len(rows)} "
+            f"grade(s), graders {sorted({m for m, _ in graders.values()})}, temperature {temps}"
+            + (f"; labels from scorer {opts['label_scorer']!r}: "
+               f"{sum(it.label is not None for it in items.values())} of {len(items)} labelled"
+               if opts["label_scorer"] else "")
+            + (f"; {n_varied} sample(s) had different {what} across epochs (separate items)" if n_varied else ""))
     return rows, list(items.values()), note
 
 
 def import_inspect(path: str | Path, *, judge: str | None = None, protocol: str | None = None,
-                   dataset: str | None = None, scorer: str | None = None,
-                   temperature: float | None = None, **options: Any) -> ImportBatch:
+                   dataset: str | None = None, scorer: str | None = None, temperature: float | None = None,
+                   label_scorer: str | None = None, transcripts: bool = False, **options: Any) -> ImportBatch:
     if options:
         raise ItemError(f"unknown option(s) for the inspect importer: {', '.join(sorted(options))}")
     p = Path(path)
     opts = {"judge": judge, "protocol": protocol, "dataset": dataset, "scorer": scorer,
-            "temperature": temperature}
+            "temperature": temperature, "label_scorer": label_scorer, "transcripts": bool(transcripts)}
     judgments: list[dict[str, Any]] = []
     items: list[PairItem | PointItem] = []
-    notes = [f"verdict rule: {RULE}"]
+    notes = [f"verdict rule: {RULE}" + (f"; scorer {label_scorer!r} is the gold label and every grade is read as "
+                                        "task completion: C / 1 / true -> PASS, I / 0 / false -> FAIL, any other "
+                                        "grade kept as given" if label_scorer else "")]
     for f in log_files(p):
-        rows, its, note = _log_rows(f, _read_log(f), opts)
+        rows, its, note = _log_rows(f, read_log(f), opts)
         judgments += rows
         items += its
         notes.append(note)

@@ -111,7 +111,7 @@ def import_judgebench(path: str | Path, *, judge: str | None = None, protocol: s
     judgments: list[dict[str, Any]] = []
     items: list[PairItem] = []
     problems = Problems(src)             # every bad record at once
-    for row, rec in read_records(p):
+    for row, rec in read_records(p, problems=problems):
         try:
             item, rows = _record(rec, row, src=src, info=info, judge=judge, protocol=protocol, dataset=name,
                                  temperature=temperature, rep=rep)

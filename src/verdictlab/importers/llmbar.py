@@ -145,7 +145,7 @@ def import_llmbar(path: str | Path, *, judge: str | None = None, protocol: str |
     for f in result_files(p):
         src = str(f)
         j, proto, sp = _file_names(f, judge, protocol, split)
-        rows = read_records(f)
+        rows = read_records(f, problems=problems)
         file_items = records_to_items(rows, split=sp, path=src, dataset=name)
         items.extend(file_items)
         n_before = len(judgments)

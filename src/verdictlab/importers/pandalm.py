@@ -103,7 +103,7 @@ def import_pandalm(path: str | Path, *, items_path: str | None = None, judge: st
     judgments: list[dict[str, Any]] = []
     n_garbage = 0
     problems = Problems(src)             # every bad record at once
-    for row, rec in read_records(p):
+    for row, rec in read_records(p, problems=problems):
         try:
             r, is_garbage = _verdict_row(rec, row, src=src, judge=judge, garbage=garbage, test_set=test_set,
                                          items_path=items_path, dataset=name, protocol=proto,

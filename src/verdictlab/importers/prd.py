@@ -131,7 +131,7 @@ def _human_votes(folder: Path, systems: set[str], problems: Problems
         first, second, _ = parsed
         a, b = sorted((first, second))
         seen: dict[str, int] = defaultdict(int)
-        for row, rec in read_records(f):
+        for row, rec in read_records(f, problems=problems):
             try:
                 qid = text_id(rec.get("question_id"), path=str(f), row=row, field="question_id")
                 score = rec.get("score")

@@ -69,10 +69,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..core.items import ItemError, PairItem, Problems, derived_item_id, make_pair_item, text_id
+from ..core.items import ItemError, PairItem, Problems, make_pair_item, text_id
 from ..core.ranges import COST_USD, LATENCY_S, REP, TEMPERATURE, TOKENS, Range
 from ..core.vocab import ORDERS, PARSE_STATUSES, swap
 from ..datasets._common import read_records
+from ..datasets.columns import ID_SOURCES as FILE_ID_SOURCES
+from ..datasets.columns import ColumnReader, derived_id
+from ..datasets.columns import check_value_map as check_words
 from ..datasets.tabular import read_table_rows
 from ._batch import ImportBatch, check_batch, check_options, checked, judgment_row
 from ._keys import Answers, FilePattern, add_list_values, files_of, list_sources, pair_item_id, shown_pair
@@ -88,7 +91,8 @@ ITEM_TEXTS = (*ITEM_COLUMNS, "reference")
 KNOWN = (set(REQUIRED) | {"label"} | set(TEXT_OPTIONAL) | set(NUMBER_OPTIONAL) | {"parse_status", "reference"}
          | set(ITEM_COLUMNS) | set(PREFERENCE_COLUMNS))
 VERDICT_TERMS = ("canonical", "positional")
-ID_SOURCES = ("column", "hash", "row", "pair")
+#: a file's id sources, and pair: the item_id column is the question's id, the item id adds the two systems
+ID_SOURCES = (*FILE_ID_SOURCES, "pair")
 #: what a key column is when neither a column nor an option says (the import notes the assumption)
 ASSUMED = {"rep": 0, "temperature": 0.0}
 #: the columns a value map may translate, and the words each may be mapped to ("" = empty)
@@ -111,35 +115,10 @@ _ID_NOTES = {
 }
 
 
-def value_key(v: Any) -> str:
-    """How a cell is looked up in a value map: text stripped, ``2`` and ``2.0`` both ``"2"``,
-    booleans ``"true"``/``"false"``."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return v.strip() if isinstance(v, str) else str(v)
-
-
 def check_value_map(value_map: Mapping[str, Mapping[Any, Any]] | None) -> dict[str, dict[str, str]]:
-    """``{"verdict": {"0": "tie", ...}}`` with every column and target checked (:class:`ItemError`)."""
-    out: dict[str, dict[str, str]] = {}
-    for column, mapping in (value_map or {}).items():
-        allowed = VALUE_MAP_TARGETS.get(column)
-        if allowed is None:
-            raise ItemError(f"--map-values applies to {', '.join(VALUE_MAP_TARGETS)}, not {column!r}",
-                            field="map-values")
-        if not isinstance(mapping, Mapping) or not mapping:
-            raise ItemError(f"--map-values {column}: expected RAW=VALUE pairs", field="map-values")
-        for raw, word in mapping.items():
-            if word is None:
-                word = ""
-            if word not in allowed:
-                raise ItemError(f"--map-values {column}:{raw}={word}: {word!r} is not one of "
-                                f"{[w for w in allowed if w]}" + (" or empty" if "" in allowed else ""),
-                                field="map-values")
-            out.setdefault(column, {})[value_key(raw)] = word
-    return out
+    """``{"verdict": {"0": "tie", ...}}`` with every column and target checked (:class:`ItemError`)
+    against :data:`VALUE_MAP_TARGETS`."""
+    return check_words(value_map, VALUE_MAP_TARGETS)
 
 
 def _float(v: Any, *, path: str, row: int, field: str, range_: Range | None = None) -> float:
@@ -194,25 +173,26 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_rows(p: Path) -> list[tuple[int, dict[str, Any]]]:
+def read_rows(p: Path, problems: Problems | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """The rows of a table or JSON (Lines) file; with ``problems``, unreadable rows and lines are recorded
+    there, among the problems of the rows that were read."""
     if p.suffix.lower() in (".csv", ".tsv", ".parquet"):
-        return read_table_rows(p)
-    return read_records(p)
+        return read_table_rows(p, problems=problems)
+    return read_records(p, problems=problems)
 
 
-@dataclass(frozen=True)
-class _Spec:
-    """What holds for every row of one file (source column names resolved once: rows are many)."""
+@dataclass(frozen=True, kw_only=True)
+class _Spec(ColumnReader):
+    """What holds for every row of one file (source column names resolved once: rows are many); where
+    each field is read and what its values mean is the :class:`~verdictlab.datasets.columns.ColumnReader`
+    it extends (``--map``, ``--map-values``)."""
 
     src: str
     name: str
-    field_map: dict[str, str]
     defaults: dict[str, Any]
     verdicts: str
     id_from: str = "column"
-    value_map: dict[str, dict[str, str]] = field(default_factory=dict)
     absent: frozenset[str] = frozenset()      # fields no row has (reported once, then not per row)
-    taken: frozenset[str] = frozenset()       # fields whose own column another field is mapped to
     detail: str = ""       # "imported from NAME row "
     # the optional fields whose column the file has (resolved once: rows are many)
     texts_present: tuple[tuple[str, str], ...] = ()
@@ -224,33 +204,12 @@ class _Spec:
     preferences_present: tuple[str, ...] = ()          # soft-preference / score-pair fields the file has
     derive_verdict: bool = False       # no verdict column: the verdict comes from the preferences (_preferences)
 
-    def source(self, name: str) -> str:
-        return self.field_map.get(name, name)
-
     @classmethod
     def resolved(cls, field_map: dict[str, str], **kwargs: Any) -> _Spec:
         """A spec that knows which fields' own columns another field was mapped to: with
         ``--map verdict=judge`` the column 'judge' holds verdicts, so the judge id comes from
         ``--judge``, never from the verdict cells."""
-        sources = {src for dst, src in field_map.items() if src != dst}
-        taken = frozenset(name for name in KNOWN if name in sources and name not in field_map)
-        return cls(field_map=field_map, taken=taken, **kwargs)
-
-    def has(self, rec: dict[str, Any], name: str) -> bool:
-        return name not in self.taken and self.source(name) in rec
-
-    def col(self, rec: dict[str, Any], name: str) -> tuple[str, Any]:
-        """(source column name, value or None), through the value map of that column if any."""
-        srcname = self.field_map.get(name, name)
-        if name in self.taken:
-            return srcname, None
-        v = rec.get(srcname)
-        if v is not None and self.value_map:
-            vmap = self.value_map.get(name)
-            word = vmap.get(value_key(v)) if vmap else None
-            if word is not None:
-                return srcname, word or None
-        return srcname, v
+        return cls(field_map=field_map, taken=ColumnReader.taken_by(field_map, KNOWN), **kwargs)
 
     def err(self, msg: str, row: int, name: str) -> ItemError:
         return ItemError(msg, path=self.src, row=row, field=self.field_map.get(name, name))
@@ -287,15 +246,8 @@ def _absent_fields(spec: _Spec, rows: list[tuple[int, dict[str, Any]]], columns:
 
 
 def _item_id(spec: _Spec, rec: dict[str, Any], row: int, index: int) -> str:
-    if spec.id_from == "row":
-        return str(index)
-    if spec.id_from == "hash":
-        texts = [spec.col(rec, name) for name in ITEM_COLUMNS]
-        missing = [src for src, v in texts if not isinstance(v, str)]
-        if missing:
-            raise ItemError(f"--id-from hash needs the question and both responses as text; {missing[0]!r} is "
-                            "empty or missing (--map names the columns)", path=spec.src, row=row, field=missing[0])
-        return derived_item_id(*(v for _, v in texts))
+    if spec.id_from != "column":
+        return derived_id(spec, rec, id_from=spec.id_from, index=index, path=spec.src, row=row)
     return _text_key(spec, rec, row, "item_id")
 
 
@@ -469,10 +421,15 @@ def _judgment(spec: _Spec, rec: dict[str, Any], row: int, index: int,
     key = _key(spec, rec, row, index, problems)
     words = _words(spec, rec, row, problems)
     extra = _optional(spec, rec, row, problems)
+    pref = Preference()
+    if spec.preferences_present:        # checked whatever else is wrong: every problem of the row at once
+        try:
+            pref = _preference(spec, rec, row, key["order"] if key is not None else "AB")
+        except ItemError as exc:
+            problems.add(exc)
     if key is None or words is None or problems.count > n:
         return None, None, None
     shown, label = words
-    pref = _preference(spec, rec, row, key["order"]) if spec.preferences_present else Preference()
     verdict = pref.verdict if spec.derive_verdict else swap(shown, key["order"]) if spec.verdicts == "positional" \
         else shown
     status = _parse_status(spec, rec, row, verdict)
@@ -697,9 +654,11 @@ def _import_file(p: Path, spec: _Spec, keys: _Keys, batch: ImportBatch, texts: _
     n_before = len(batch.judgments)
     texts.spec = spec
     with _gc_paused():
-        rows = read_rows(p)
-        if not rows:
-            problems.add(ItemError("no records", path=str(p)))
+        n_problems = problems.count
+        rows = read_rows(p, problems)
+        if not rows:     # "no records" unless its lines were listed as unreadable
+            if problems.count == n_problems:
+                problems.add(ItemError("no records", path=str(p)))
             return
         if keys.lists or keys.file_keys or keys.answers is not None or keys.pair_ids:
             for row, rec in rows:

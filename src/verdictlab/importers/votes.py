@@ -34,7 +34,7 @@ _WORDS = {"A": "A", "B": "B", "a": "A", "b": "B", "tie": "tie", "Tie": "tie", "T
 
 
 def _vote(value: Any, value_map: dict[str, str], *, path: str, row: int, field: str) -> str | None:
-    from .tabular import value_key
+    from ..datasets.columns import value_key
 
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
@@ -65,8 +65,9 @@ def read_votes(path: str | Path, *, annotators: list[str] | None = None, field_m
     vmap = {k: v for k, v in (value_map or {}).get("vote", {}).items()}
     out: dict[tuple[str | None, str], list[tuple[str, str, int]]] = defaultdict(list)
     problems = Problems(str(p))
-    rows = read_rows(p)
+    rows = read_rows(p, problems)      # a line that is not JSON: one problem among the rows'
     if not rows:
+        problems.raise_if_any()
         raise ItemError("no records", path=str(p))
     for row, rec in rows:
         try:

@@ -25,6 +25,9 @@ register_judge("openai-compatible", "verdictlab.judges.openai_api:make_openai_co
                extra="openai")
 register_judge("anthropic", "verdictlab.judges.anthropic_api:make_anthropic_judge",
                description="Anthropic messages API", extra="anthropic")
+register_judge("python", "verdictlab.judges.python_function:make_python_judge",
+               description="a Python function of yours: python:package.module:function, or python:NAME "
+                           "registered with @verdictlab.judge")
 register_judge("vllm", "verdictlab.judges.vllm_offline:make_vllm_judge",
                description="vLLM offline batch generation on a GPU")
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..protocols.output_format import OutputFormat
 from .base import (
@@ -53,6 +53,9 @@ from .openai_api import (
 )
 from .prices import PriceTable, default_price_table
 
+if TYPE_CHECKING:
+    from .anthropic_batch import AnthropicBatches
+
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 TOOL_NAME = "record_verdict"
 MECHANISM_TOOL = (f"forced tool use: tool_choice {{type: tool, name: {TOOL_NAME}}} with input_schema = the "
@@ -63,6 +66,7 @@ MAX_TEMPERATURE = 1.0
 class AnthropicJudge(JudgeAPI):
     provider = "anthropic"
     supports_logprobs = False
+    sdk = "anthropic"
 
     def __init__(self, judge_id: str, model: str, *, base_url: str | None = None,
                  key_env: str = ANTHROPIC_KEY_ENV, timeout_s: float = 120.0,
@@ -101,6 +105,12 @@ class AnthropicJudge(JudgeAPI):
                 kwargs["http_client"] = http_client
             self._client = anthropic.AsyncAnthropic(**kwargs)
         return self._client
+
+    def batch_adapter(self) -> AnthropicBatches:
+        """Anthropic Message Batches through this judge's client (``batch: true``)."""
+        from .anthropic_batch import AnthropicBatches
+
+        return AnthropicBatches(self)
 
     def describe(self) -> dict[str, Any]:
         return {"judge": self.judge_id, "provider": self.provider, "model": self.model,

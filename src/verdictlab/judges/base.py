@@ -14,10 +14,14 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.registry import MissingExtraError, Registry
 from ..errors import IncompleteRunError, InputError
+
+if TYPE_CHECKING:
+    from .batch import BatchAdapter
+    from .prices import PriceTable
 
 
 class RetryKind(StrEnum):
@@ -127,11 +131,25 @@ class JudgeAPI:
     ``judge_id`` is the full id string from the config.  ``provider`` and ``model`` name the
     backend for cache keys and the audit trail.  ``max_concurrency`` is a backend's own cap
     (e.g. 1 for an in-process llama.cpp model).
+
+    What the engine needs to know about a backend it asks the backend, never its provider's name:
+
+    * ``assumed_latency_s`` -- seconds per call a plan assumes (``run --plan``'s duration; None: not
+      estimated, e.g. GPU batch throughput);
+    * :meth:`cost` -- the price lookup: dollars for a call's tokens (``free`` backends, which run on the
+      user's machine, cost 0 without a price);
+    * ``sdk`` -- the Python distribution the backend calls through, whose version the run records;
+    * :meth:`batch_adapter` -- its provider batch API (``batch: true``), or None;
+    * :meth:`ray_data_stage` -- a Ray Data inference stage that generates its answers on a cluster's
+      GPUs (``executor: ray``), or None: then its calls are made one by one.
     """
 
     provider: str = "base"
     max_concurrency: int | None = None
     supports_logprobs: bool = False
+    assumed_latency_s: float | None = 2.0       # a network call; measured figures on the backends that have one
+    free: bool = False
+    sdk: str | None = None
 
     def __init__(self, judge_id: str, model: str) -> None:
         self.judge_id = judge_id
@@ -146,9 +164,36 @@ class JudgeAPI:
         then no constrained trial is run for it, never a silently free one."""
         return None
 
+    def error_decision(self, exc: Exception) -> RetryDecision:
+        """The retry decision for an exception other than :class:`JudgeCallError` that :meth:`generate`
+        raised: fatal (a backend bug is recorded, never retried) unless the backend knows better -- a judge
+        written as a Python function retries the exceptions its author declared retryable."""
+        return RetryDecision.fatal()
+
     def describe(self) -> dict[str, Any]:
         """Public, key-free description of the backend for the audit trail."""
         return {"judge": self.judge_id, "provider": self.provider, "model": self.model}
+
+    def cost(self, prices: PriceTable, tokens_in: int | None, tokens_out: int | None, *,
+             batch: bool = False) -> float | None:
+        """Dollars for one call's tokens (``batch``: at the price table's batch rate); None when the
+        price is unknown (never assumed free).  A ``free`` backend costs 0."""
+        if self.free:
+            return 0.0
+        if batch:
+            return prices.batch_cost(self.provider, self.model, tokens_in, tokens_out)
+        return prices.cost(self.provider, self.model, tokens_in, tokens_out)
+
+    def batch_adapter(self) -> BatchAdapter | None:
+        """The backend's provider batch API (:class:`~verdictlab.judges.batch.BatchAdapter`), or None (the
+        default): ``batch: true`` is refused for it."""
+        return None
+
+    def ray_data_stage(self) -> Callable[[], Callable[[Any], Any]] | None:
+        """A builder of the Ray Data stage that generates this judge's answers on a cluster (called on the
+        driver when the run starts), or None (the default): under ``executor: ray`` its calls are made one
+        by one by Ray workers."""
+        return None
 
     async def aclose(self) -> None:
         return None
@@ -156,7 +201,7 @@ class JudgeAPI:
 
 # -- registry -----------------------------------------------------------------------------------
 JudgeFactory = Callable[[str, str], JudgeAPI]
-JUDGES: Registry[JudgeFactory] = Registry("judge provider")
+JUDGES: Registry[JudgeFactory] = Registry("judge provider", plugins="verdictlab.judges")
 
 
 def register_judge(prefix: str, factory: str | JudgeFactory, *, description: str = "",

@@ -59,10 +59,10 @@ import re
 import time
 from collections.abc import Iterable, Mapping
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import __version__
 from ..core.redact import redact_text
+from ..core.versions import installed_version
 from ..protocols.output_format import OutputFormat
 from .aiohttp_chat import AiohttpChatPoster
 from .base import (
@@ -75,6 +75,9 @@ from .base import (
     building_offline,
 )
 from .prices import PriceTable, default_price_table
+
+if TYPE_CHECKING:
+    from .openai_batch import OpenAIBatches
 
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
 GENERIC_KEY_ENV = "VERDICTLAB_API_KEY"
@@ -298,9 +301,11 @@ def missing_sdk(package: str, extra: str) -> JudgeConfigError:
 
 # -- the judge ----------------------------------------------------------------------------------
 class OpenAIJudge(JudgeAPI):
-    """Chat-completions judge over ``AsyncOpenAI``."""
+    """Chat-completions judge over ``AsyncOpenAI``; ``batch: true`` runs it through the OpenAI Batch API
+    (:class:`~verdictlab.judges.openai_batch.OpenAIBatches`)."""
 
     supports_logprobs = True
+    sdk = "openai"
 
     def __init__(self, judge_id: str, model: str, *, provider: str = "openai", base_url: str | None = None,
                  key_env: str | None = OPENAI_KEY_ENV, key_env_fallbacks: tuple[str, ...] = (),
@@ -373,6 +378,12 @@ class OpenAIJudge(JudgeAPI):
                 kwargs["http_client"] = http_client
             self._client = openai.AsyncOpenAI(**kwargs)
         return self._client
+
+    def batch_adapter(self) -> OpenAIBatches:
+        """The OpenAI Batch API through this judge's client (``batch: true``; ``batch export`` files)."""
+        from .openai_batch import OpenAIBatches
+
+        return OpenAIBatches(self)
 
     def describe(self) -> dict[str, Any]:
         key, used = self._find_key()
@@ -532,7 +543,8 @@ class OpenAIJudge(JudgeAPI):
             import openai
 
             self._direct = AiohttpChatPoster(str(client.base_url), self._find_key()[0], openai,
-                                             user_agent=f"verdictlab/{__version__} openai/{openai.__version__}")
+                                             user_agent=f"verdictlab/{installed_version('verdictlab')} "
+                                                        f"openai/{openai.__version__}")
         return self._direct
 
     def _param_to_drop(self, exc: Exception, params: dict[str, Any]) -> str | None:

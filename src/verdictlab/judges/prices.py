@@ -27,6 +27,8 @@ from typing import Any
 
 from ..errors import InputError
 
+#: providers whose packaged backends run locally: the table prices them at 0 when asked by name.  A backend
+#: says it is free itself (:attr:`verdictlab.judges.base.JudgeAPI.free`), which is what a run asks.
 FREE_PROVIDERS = frozenset({"sim", "llamacpp", "vllm"})
 PRICES_ENV = "VERDICTLAB_PRICES"
 

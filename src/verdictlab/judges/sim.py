@@ -60,7 +60,12 @@ anchoring, then self-preference, then verbosity; noise still replaces the verdic
   prefers the longer one.  On the padding probe over pairs of equal length, with B = N = 0 the
   relative rise (s_probe - s_base) / (1 - s_base) of the share of verdicts for the padded side is V.
 
-Pointwise graders (``rubric``, ``pointwise`` protocols on point items).  The grade of an item is
+Writing (``metadata["purpose"]`` ``paraphrase``, ``perturb.generate``, ``perturb.validate``): the simulated
+judge writes a reworded question, a test case of ``verdictlab perturb`` or its validation from the
+request's item, deterministically (:mod:`verdictlab.judges.sim_writing`); the validation is VALID with
+probability S.
+
+Pointwise graders (``rubric``, ``pointwise``, ``transcript`` protocols on point items).  The grade of an item is
 right with probability ``S`` (fixed per item and criterion: the same in every repetition), otherwise
 a fixed wrong grade (:mod:`verdictlab.judges.sim_answers`); noise replaces a call's grade by a coin
 between the two, so with R repetitions C = p^R + (1-p)^R, p = 1 - N/2, as for pairs.  On a perturbed
@@ -93,6 +98,7 @@ from typing import Any
 from ..core.items import PairItem, to_canonical, to_shown
 from ..core.vocab import Order, swap
 from ..protocols.output_format import OutputFormat
+from . import sim_writing
 from .base import JudgeAPI, JudgeCallError, JudgeConfigError, JudgeRequest, JudgeResponse, RetryDecision
 from .sim_answers import AnswerStyle, answer_style
 
@@ -163,6 +169,8 @@ class SimJudge(JudgeAPI):
     provider = "sim"
     max_concurrency = None
     supports_logprobs = False
+    free = True
+    assumed_latency_s = 0.0
 
     def __init__(self, judge_id: str, spec: str) -> None:
         super().__init__(judge_id, model=f"sim({spec})")
@@ -296,6 +304,8 @@ class SimJudge(JudgeAPI):
 
     async def generate(self, request: JudgeRequest) -> JudgeResponse:
         t0 = time.perf_counter()
+        if request.metadata.get("purpose") in sim_writing.PURPOSES:
+            return self.write(request, t0)
         try:
             style = answer_style(str(request.metadata.get("protocol", "")), request.output_format)
         except LookupError as exc:
@@ -312,6 +322,18 @@ class SimJudge(JudgeAPI):
         probs = self.verdict_probabilities(meta) if self.params.probs and style.label_only else None
         return JudgeResponse(text=text, tokens_in=max(1, prompt_chars // 4), tokens_out=max(1, len(text) // 4),
                              cost_usd=0.0, latency_s=time.perf_counter() - t0, notes=notes, choice_probs=probs)
+
+    def write(self, request: JudgeRequest, t0: float) -> JudgeResponse:
+        """A writing request (a paraphrase, a test case, a validation): :mod:`verdictlab.judges.sim_writing`."""
+        try:
+            prompt = "\n".join(m.get("content", "") for m in request.messages)
+            text = sim_writing.written_text(self.params, dict(request.metadata), request.item, prompt)
+        except ValueError as exc:
+            raise JudgeCallError(f"sim judge: {exc}", RetryDecision.fatal()) from None
+        prompt_chars = sum(len(m.get("content", "")) for m in request.messages)
+        return JudgeResponse(text=text, tokens_in=max(1, prompt_chars // 4), tokens_out=max(1, len(text) // 4),
+                             cost_usd=0.0, latency_s=time.perf_counter() - t0,
+                             notes=["simulated writer; token counts are chars/4 estimates"])
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "params": asdict(self.params)}

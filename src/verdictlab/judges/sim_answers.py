@@ -14,6 +14,7 @@ any ``@ARG``, so ``rubric@my_criteria.yaml`` answers like ``rubric`` and no file
 * ``rubric``: ``<reasoning>...</reasoning><result>PASS|FAIL|UNKNOWN</result>``, and its own verdict
   words: the item's label when the judge is right, otherwise the other result (UNKNOWN for a fifth of
   the wrong answers);
+* ``transcript``: the rubric's shape with PASS or FAIL only (the item's label when right, else the other);
 * ``pointwise``: ``{"rationale": ..., "score": GRADE}``, the grade being the item's label when right,
   otherwise a neighbouring grade of the protocol's scale (``pointwise@0-2``: 0, 1, 2);
 * ``debate``: ``{"rationale": ..., "winner": ...}``.
@@ -126,6 +127,16 @@ def _rubric_verdict(label: Any, correct: bool, u: float) -> str:
     return "FAIL" if lab == "PASS" else "PASS"
 
 
+def _pass_fail_verdict(label: Any, correct: bool, u: float) -> str:
+    """The transcript rubric's answer: the label when right, else the other of PASS / FAIL."""
+    from ..protocols.rubric import normalise_result
+
+    lab = normalise_result(label)
+    if correct and lab in ("PASS", "FAIL"):
+        return lab
+    return "FAIL" if lab == "PASS" else "PASS"
+
+
 def _pointwise_write(verdict: str, rationale: str) -> str:
     grade: Any = verdict
     try:
@@ -187,6 +198,9 @@ _OWN_STYLES: dict[str, Callable[[str], AnswerStyle]] = {
     "rubric": lambda pid: AnswerStyle(_rubric_write, ("<reasoning>The response seems", "I am not able to",
                                                       "<reasoning>x</reasoning><result>"),
                                       own_verdict=_rubric_verdict),
+    "transcript": lambda pid: AnswerStyle(_rubric_write, ("<reasoning>The agent", "I cannot tell from this.",
+                                                          "<reasoning>x</reasoning><result>"),
+                                          own_verdict=_pass_fail_verdict),
     "pointwise": _pointwise_style,
     "debate": lambda pid: AnswerStyle(_debate_write, ('{"rationale": "Both answers', "I need more time.",
                                                       '{"winner": "')),

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib.util
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.design import Trial
+from ..core.registry import MissingExtraError
 from .base import (
     JudgeAPI,
     JudgeCallError,
@@ -46,6 +49,9 @@ class _Pending:
 class VLLMJudge(JudgeAPI):
     provider = "vllm"
     supports_logprobs = True
+    free = True                  # runs on the user's GPUs
+    assumed_latency_s = None     # batch throughput depends on the GPU: not estimated
+    sdk = "vllm"
 
     def __init__(self, judge_id: str, model_path: str, *, llm: Any = None, sampling_params_cls: Any = None,
                  batch_size: int = 64, batch_window_s: float = 0.02, **engine_kwargs: Any) -> None:
@@ -60,6 +66,11 @@ class VLLMJudge(JudgeAPI):
         self._queue: asyncio.Queue[_Pending] | None = None
         self._worker: asyncio.Task[None] | None = None
         self.batches_run = 0
+
+    def ray_data_stage(self) -> Callable[[], Callable[[Any], Any]]:
+        """Under ``executor: ray`` the judge's requests flow through Ray Data's LLM stage with a vLLM engine
+        on GPU workers (:func:`vllm_stage`), not call by call."""
+        return functools.partial(vllm_stage, self.model)
 
     def describe(self) -> dict[str, Any]:
         return {"judge": self.judge_id, "provider": self.provider, "model": self.model,
@@ -206,4 +217,23 @@ def make_vllm_judge(judge_id: str, spec: str) -> VLLMJudge:
     return VLLMJudge(judge_id, path, **kwargs)
 
 
-__all__ = ["INSTALL_HINT", "VLLMJudge", "make_vllm_judge"]
+def vllm_stage(model: str, **engine_kwargs: Any) -> Callable[[Any], Any]:  # pragma: no cover - needs GPUs
+    """The Ray Data LLM processor with a vLLM engine for ``model`` (import-guarded: needs vLLM, GPUs)."""
+    try:
+        from ray.data.llm import build_processor, vLLMEngineProcessorConfig
+    except ImportError as exc:
+        raise MissingExtraError("vllm: judges on Ray need Ray Data's LLM API and vLLM on GPU workers: "
+                           "pip install 'ray[data,llm]' vllm") from exc
+    config = vLLMEngineProcessorConfig(model_source=model, engine_kwargs=engine_kwargs or {"max_model_len": 4096},
+                                       batch_size=32, concurrency=1)
+
+    def post(row: dict[str, Any]) -> dict[str, Any]:
+        return {"trial_id": row["trial"]["trial_id"] if "trial_id" in row["trial"] else Trial(**row["trial"]).trial_id,
+                "generated_text": row.get("generated_text"), "tokens_in": row.get("num_input_tokens"),
+                "tokens_out": row.get("num_generated_tokens"), "choice_probs": None, "error": None,
+                "error_kind": None, "latency_s": None}
+
+    return build_processor(config, preprocess=lambda row: {**row}, postprocess=post)
+
+
+__all__ = ["INSTALL_HINT", "VLLMJudge", "make_vllm_judge", "vllm_stage"]

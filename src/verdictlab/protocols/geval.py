@@ -371,10 +371,13 @@ def _digit_mean(dist: dict[str, float]) -> float | None:
 
 def canonical_scores(scores: dict[str, Any] | str | None, order: str) -> dict[str, Any]:
     """Shown-term G-Eval scores of one stored row -> ``score_a``, ``score_b`` (canonical),
-    ``wscore_a``, ``wscore_b`` and ``contradiction``."""
+    ``wscore_a``, ``wscore_b`` and ``contradiction``.  A row without scores -- NULL, however the frame
+    holds it (None, NaN, pandas' NA: a score pair the source could not read, FastChat's ``[-1, -1]``) --
+    gives None scores."""
     if isinstance(scores, str):
         scores = json.loads(scores) if scores else {}
-    scores = scores or {}
+    if not isinstance(scores, dict):
+        scores = {}
     first, second = ("a", "b") if order == Order.AB else ("b", "a")
     return {
         f"score_{first}": scores.get("score_shown_first"), f"score_{second}": scores.get("score_shown_second"),

@@ -25,7 +25,7 @@ from .base import Protocol
 from .pairwise import PAIRWISE_IDS, PairwiseProtocol
 
 ProtocolFactory = Callable[..., Protocol]
-PROTOCOLS: Registry[ProtocolFactory] = Registry("protocol")
+PROTOCOLS: Registry[ProtocolFactory] = Registry("protocol", plugins="verdictlab.protocols")
 _DEFAULT_INSTANCES: dict[str, Protocol] = {}
 
 
@@ -86,3 +86,4 @@ register_protocol("flask-instruction", "verdictlab.protocols.flask:make_flask_in
 register_protocol("rubric", "verdictlab.protocols.rubric:make_rubric")
 register_protocol("pointwise", "verdictlab.protocols.pointwise:make_pointwise")
 register_protocol("debate", "verdictlab.protocols.debate:make_debate")
+register_protocol("transcript", "verdictlab.protocols.transcript:make_transcript")

@@ -81,6 +81,7 @@ from .model import (
     VersusBest,
 )
 from .names import NAME_WIDTHS, configuration_name, display_names, names_from_config, shown_parts
+from .notebook import NotebookReport
 
 __all__ = ["REPORT_SCHEMA_VERSION", "Report", "broken_items", "build_report", "cells_from_frame", "dispersion_rows",
            "engine_rows", "frame_table", "judge_labels", "mark_best", "report_json"]
@@ -589,7 +590,7 @@ def _gathered(store: RunStore, inp: analyses.AnalysisInput, all_judgments: pd.Da
     shown = _name_all(cells, run)
     for c in cells:
         c.sentence = readings.cell_sentence(c)
-    report = Report(
+    report = NotebookReport(
         run=run, policy=policy, cells=cells, display_names=shown,
         decision=readings.decision(cells, alpha=policy.alpha, family_size=family),
         region_thresholds=region_thresholds(), format_dispersion=dispersion_rows(cells),

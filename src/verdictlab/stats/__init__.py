@@ -3,7 +3,7 @@
 The statistics room: pure numbers from frames -- no English (a ``reason`` may say why a figure is
 undefined, as an exception message would; what a figure *means* is said by
 :mod:`verdictlab.report.readings`), no I/O, no registry; it imports only :mod:`verdictlab.core.vocab`.
-Normative definitions: DESIGN.md "Reliability figures".  Undefined figures are NaN (or the value of
+The definitions: docs/definitions.md, "verdictlab's own figures".  Undefined figures are NaN (or the value of
 a ``zero_division`` keyword), never a silent 0; every figure comes with the N it stands on.  Cells are
 the full cell key (:data:`verdictlab.core.vocab.CELL_KEY`); a frame without a ``decoding`` column is free
 decoding (:func:`with_cell_columns`).
@@ -115,6 +115,7 @@ from .calibration import (
 from .classes import CLASS_COLUMNS, CLASSES, class_figures, macro_f1_score, per_class_scores
 from .compare import paired_mcnemar
 from .cost import COST_COLUMNS, cost_per_item, pareto_front
+from .curation import CURATION_COUNT_COLUMNS, curation_counts
 from .debate import DebateFigures, debate_figures
 from .decoding import DECODING_EFFECT_COLUMNS, decoding_effect
 from .definitions import (
@@ -181,6 +182,7 @@ from .graders import (
     level_calibration,
     perturbation_effects,
 )
+from .group_counts import VOTE_COLUMNS, block_of, distinct_count, n_distinct, vote_groups, votes_matrix
 from .intervals import Interval, bootstrap_interval, percentile_bounds, wilson_bounds, wilson_interval
 from .juries import (
     JURY_COLUMNS,
@@ -202,7 +204,17 @@ from .juries import (
     vote_codes,
     vote_counts,
 )
-from .missing import FIGURE_NEEDS, UPPER_BOUND_FIGURES, figure_reasons, upper_bound_reasons
+from .label_validation import (
+    PAIR_VOTE_VALUES,
+    POINT_VOTE_VALUES,
+    LabelSplit,
+    TopLabel,
+    group_kinds,
+    item_predictions,
+    label_split,
+    top_label,
+)
+from .missing import FIGURE_NEEDS, UPPER_BOUND_FIGURES, figure_reasons, first_lack, upper_bound_reasons
 from .peer_rank import PeerRank, peer_rank, weighted_vote, weighted_win_rates
 from .pointwise import UNPARSED, GradeAgreement, RubricAgreement, grade_agreement, rubric_agreement_figures
 from .ppi import (
@@ -285,6 +297,7 @@ from .stability import (
     anchor_direction_shifts,
     anchoring_shift,
     change_vs_noise,
+    n_changed,
     repetition_disagreement,
 )
 from .tournament import (
@@ -319,6 +332,8 @@ __all__ = [
     "accuracy_ceiling",
     "AVOID_THRESHOLDS",
     "COST_COLUMNS",
+    "CURATION_COUNT_COLUMNS",
+    "curation_counts",
     "VERSUS_BEST_GRADER_COLUMNS",
     "cost_per_item",
     "grader_avoid_codes",
@@ -550,6 +565,7 @@ __all__ = [
     "UPPER_BOUND_FIGURES",
     "figure_reasons",
     "upper_bound_reasons",
+    "first_lack",
     "VERSUS_BEST_COLUMNS",
     "UnitExpectation",
     "UNPARSED",
@@ -559,6 +575,21 @@ __all__ = [
     "vote_codes",
     "vote_counts",
     "VOTE_TIE_RULES",
+    "VOTE_COLUMNS",
+    "PAIR_VOTE_VALUES",
+    "POINT_VOTE_VALUES",
+    "LabelSplit",
+    "TopLabel",
+    "group_kinds",
+    "item_predictions",
+    "label_split",
+    "top_label",
+    "block_of",
+    "distinct_count",
+    "n_distinct",
+    "n_changed",
+    "vote_groups",
+    "votes_matrix",
     "weak_order_consistent",
     "wilson_bounds",
     "wilson_interval",

@@ -127,10 +127,13 @@ def verdict_codes(values: pd.Series, *, what: str = "verdict") -> np.ndarray:
                       expected="'A', 'B', 'tie' or null")
 
 
-def label_codes(values: pd.Series) -> np.ndarray:
-    """Gold labels: A -> 0, B -> 1; tie, missing or anything else -> -1 (unlabelled for accuracy)."""
+def label_codes(values: pd.Series, *, ties: bool = False) -> np.ndarray:
+    """Gold labels: A -> 0, B -> 1 (``ties``: tie -> 2, a class of its own); tie, missing or anything else
+    -> -1 (unlabelled for accuracy).  Read through the labels' distinct values, so a categorical column,
+    also one whose every value is missing, gives the same codes as text."""
+    classes = VERDICT_CODES if ties else {"A": 0, "B": 1}
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    table = np.array([{"A": 0, "B": 1}.get(u, -1) for u in uniques] + [-1], dtype=np.int64)
+    table = np.array([classes.get(u, -1) for u in uniques] + [-1], dtype=np.int64)
     return table[codes]
 
 

@@ -1,7 +1,7 @@
 """The adaptive design's statistics: when a unit's outcome is decided, how many pairs and which share
 of full-repetition pairs a target precision needs, and the figures of an adaptively run cell.
 
-The estimands are those of the fixed R-repetition design (DESIGN.md "Reliability figures"); the
+The estimands are those of the fixed R-repetition design (docs/definitions.md, "verdictlab's own figures"); the
 adaptive design only skips calls that cannot change them:
 
 * **Modes.** The modal verdict m(i,o) of R repetitions is decided as soon as no completion of the

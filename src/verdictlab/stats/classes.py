@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.policy import DEFAULT_POLICY, FigurePolicy
-from ._frame import VERDICT_CODES
+from ._frame import label_codes
 from .intervals import percentile_bounds, wilson_bounds
 from .reliability import DEFAULT_BY, unit_table
 
@@ -82,9 +82,8 @@ def _unit_confusion(judgments: pd.DataFrame, *, policy: FigurePolicy,
                     by: Sequence[str]) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
     """Cell keys, and per labelled unit: cell code, pair code, confusion-cell index g * (K+1) + p."""
     cells, u = unit_table(judgments, policy=policy, by=by)
-    if len(u["pair_row"]):
-        labels = judgments["label"].iloc[u["pair_row"]].map(VERDICT_CODES)
-        gold_pair = labels.fillna(-1).to_numpy(dtype=np.int64)
+    if len(u["pair_row"]):      # a categorical label column whose every value is missing included
+        gold_pair = label_codes(judgments["label"].iloc[u["pair_row"]], ties=True)
     else:
         gold_pair = np.zeros(0, dtype=np.int64)
     gold = gold_pair[u["unit_pair"]] if len(u["unit_pair"]) else np.zeros(0, dtype=np.int64)

@@ -3,7 +3,7 @@
 A label-only protocol on a judge that returns token log-probabilities gives, in one call per
 (pair, order) unit, the whole verdict distribution ``p`` (canonical terms; stored as ``p_a``, the
 probability of canonical A renormalised over A and B).  From it the figures of the fixed
-R-repetition design (DESIGN.md "Reliability figures") have closed-form expectations, for any number
+R-repetition design (docs/definitions.md, "verdictlab's own figures") have closed-form expectations, for any number
 of repetitions R and any sampling temperature tau:
 
 * the sampling distribution at temperature tau is ``s_v ∝ p_v^(1/tau)`` renormalised over the verdict

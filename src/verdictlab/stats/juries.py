@@ -584,8 +584,10 @@ def jury_table(judgments: pd.DataFrame, *, sizes: Sequence[int] = (1, 3, 5), quo
             frames += _with_cell(_homogeneous_of(mat, key["judge"], sizes, quorum=quorum, tie_rule=tie_rule,
                                                  tie_credit=tie_credit, policy=policy), key)
     first_rep = (base["rep"] == 0).fillna(False).to_numpy(dtype=bool)
-    for key, rows in _slices(panel_of_cell[cell], panels):
-        judges = sorted(j for j in codes.judges[np.flatnonzero(np.bincount(codes.judge[rows]))] if pd.notna(j))
+    for key, panel_rows in _slices(panel_of_cell[cell], panels):
+        rows = panel_rows[codes.label[panel_rows] >= 0]     # a jury is scored on labelled units: seat their judges
+        judges = sorted(j for j in codes.judges[np.flatnonzero(np.bincount(codes.judge[rows], minlength=1))]
+                        if pd.notna(j))
         if len(judges) >= 3:
             voting = rows[first_rep[rows]]
             have = set(codes.judges[np.flatnonzero(np.bincount(codes.judge[voting], minlength=1))])

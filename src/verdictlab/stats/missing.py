@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..core.vocab import Missing
 
-__all__ = ["FIGURE_NEEDS", "UPPER_BOUND_FIGURES", "figure_reasons", "upper_bound_reasons"]
+__all__ = ["FIGURE_NEEDS", "UPPER_BOUND_FIGURES", "figure_reasons", "first_lack", "upper_bound_reasons"]
 
 #: what each figure of :func:`verdictlab.stats.reliability` needs, beside a readable reply and a pair left
 #: to stand on (the precedence of the reasons is the order of :class:`~verdictlab.core.vocab.Missing`)
@@ -66,6 +66,16 @@ def _lacks(cells: pd.DataFrame) -> dict[Missing, np.ndarray]:
             Missing.ONE_ORDER: orders < 2,
             Missing.ONE_REPETITION: col("repetitions", 2.0) < 2,
             Missing.NO_LABELS: labelled <= 0}
+
+
+def first_lack(cells: pd.DataFrame, needs: tuple[Missing, ...]) -> list[Missing | None]:
+    """Per row of a cell-figures frame: the first thing (in the order of :class:`Missing`) of a readable
+    reply and ``needs`` the cell lacks, None when it lacks none -- the reason of a figure (a
+    definition's, say) that needs these and has none there; with none lacking, the reason is its own
+    (``too few pairs``, or the data it counts)."""
+    lacks = _lacks(cells)
+    order = [m for m in Missing if m == Missing.NO_READABLE_REPLIES or m in needs]
+    return [next((m for m in order if m in lacks and lacks[m][i]), None) for i in range(len(cells))]
 
 
 def figure_reasons(cells: pd.DataFrame, figures: tuple[str, ...] | None = None) -> list[dict[str, str]]:

@@ -1,6 +1,6 @@
 """Reliability figures per cell: C, self-consistency, phi, A, A_dec, A_max, capability gap, T, T_joint.
 
-Definitions follow DESIGN.md "Reliability figures" (normative).  For pair i, order o in {AB, BA},
+Definitions: docs/definitions.md, "verdictlab's own figures" (the project's reference; tests pin them).  For pair i, order o in {AB, BA},
 repetitions r = 1..R and canonical verdict v(i,o,r):
 
 * ``N(i,o) = 1`` if all R verdicts of the unit (i,o) agree; ``C`` = mean N over units.
@@ -10,7 +10,9 @@ repetitions r = 1..R and canonical verdict v(i,o,r):
   order-invariant (P = 0) and it is never correct.  Such units are counted in ``n_split_modes``.
 * ``P(i) = 1`` if m(i,AB) = m(i,BA) (both defined).  ``phi`` = 1 - mean P over pairs that have
   *both* orders (``n_order_pairs``).  A pair seen in one order only counts for C and A but not for
-  phi, T_joint or A_dec; those pairs are counted in ``n_single_order_pairs``.
+  phi, T_joint or A_dec; those pairs are counted in ``n_single_order_pairs``.  A pair with no unit left
+  at all (under ``unparsed="exclude"``: nothing parsed in either order) is in none of the figures and
+  is counted in ``n_pairs_dropped`` (``n_pairs`` counts the pairs that have a unit).
 * ``A`` = mean over labelled units (label A or B) of 1[m(i,o) = label(i)].  Tie or missing labels
   count for C and phi only.
 * One repetition: every verdict agrees with itself, so C (and self-consistency) is not measured: NaN
@@ -77,7 +79,7 @@ DEFAULT_BY: tuple[str, ...] = CELL_KEY
 
 #: the columns of :func:`reliability` after the cell keys (a contract for the report).
 RELIABILITY_COLUMNS: tuple[str, ...] = (
-    "n_pairs", "n_labelled_pairs", "n_order_pairs", "n_single_order_pairs", "n_units",
+    "n_pairs", "n_labelled_pairs", "n_order_pairs", "n_single_order_pairs", "n_pairs_dropped", "n_units",
     "n_units_dropped", "n_labelled_units", "n_judgments", "n_unparsed", "parse_failure_rate",
     "repetitions", "C", "C_lo", "C_hi", "self_consistency", "phi", "phi_lo", "phi_hi",
     "A", "A_lo", "A_hi", "A_dec", "n_decisive", "q", "A_max", "capability_gap",
@@ -89,7 +91,7 @@ RELIABILITY_COLUMNS: tuple[str, ...] = (
 
 def trust_rate(C: float | np.ndarray, A: float | np.ndarray, phi: float | np.ndarray, *,
                q: float | np.ndarray = 0.5) -> float | np.ndarray:
-    """Trustworthy verdict rate T = C (A - phi q) (DESIGN.md; the paper's eq. 4 with q = 1/2).
+    """Trustworthy verdict rate T = C (A - phi q) (docs/definitions.md; the paper's eq. 4 with q = 1/2).
 
     Inputs are proportions in [0, 1]; NaN propagates (an undefined input gives an undefined T)."""
     out = np.asarray(C, dtype=float) * (np.asarray(A, dtype=float)
@@ -320,6 +322,7 @@ def _figures(cells: pd.DataFrame, u: dict[str, np.ndarray], rep: np.ndarray | No
     n_labelled_judged = per_cell(labelled_pair, pc)     # readable or not (why A is missing: no labels)
     n_order_pairs = per_cell(both, pc)
     n_single = n_pairs - n_order_pairs
+    n_pairs_dropped = per_cell(~present, pc)     # judged, but no unit left (nothing parsed, "exclude")
     n_flip = per_cell(both & ~P, pc)
     phi = safe_div(n_flip, n_order_pairs)
 
@@ -391,7 +394,7 @@ def _figures(cells: pd.DataFrame, u: dict[str, np.ndarray], rep: np.ndarray | No
     out = cells.copy()
     cols = {
         "n_pairs": n_pairs, "n_labelled_pairs": n_lab_pairs, "n_order_pairs": n_order_pairs,
-        "n_single_order_pairs": n_single, "n_units": n_units,
+        "n_single_order_pairs": n_single, "n_pairs_dropped": n_pairs_dropped, "n_units": n_units,
         "n_units_dropped": u["units_dropped_cell"].astype(float),
         "n_labelled_units": n_lab_units, "n_judgments": n_judgments, "n_unparsed": n_unparsed,
         "parse_failure_rate": safe_div(n_unparsed, n_judgments), "repetitions": repetitions,
@@ -407,7 +410,7 @@ def _figures(cells: pd.DataFrame, u: dict[str, np.ndarray], rep: np.ndarray | No
     }
     for k, v in cols.items():
         out[k] = v
-    for k in ("n_pairs", "n_labelled_pairs", "n_order_pairs", "n_single_order_pairs", "n_units",
+    for k in ("n_pairs", "n_labelled_pairs", "n_order_pairs", "n_single_order_pairs", "n_pairs_dropped", "n_units",
               "n_units_dropped", "n_labelled_units", "n_judgments", "n_unparsed", "repetitions",
               "n_decisive", "n_split_modes", "n_joint_units", "n_orders", "n_labelled_judged"):
         out[k] = out[k].astype(np.int64)

@@ -77,13 +77,16 @@ def order_average_verdicts(pa_ab: Any, pa_ba: Any) -> tuple[np.ndarray, np.ndarr
 
 def both_orders_vote_verdicts(va: Any, vb: Any) -> tuple[np.ndarray, np.ndarray]:
     """``(verdict, n_unparsed)``: the ``both-orders-vote`` verdict of each pair (A + A -> A, A + tie ->
-    A, A + unparsed -> A, A + B -> tie, tie + tie -> tie, two abstentions -> tie) and how many of its
-    two orders were unparsed."""
+    A, A + unparsed -> A, A + B -> tie, tie + tie -> tie, tie + unparsed -> tie) and how many of its two
+    orders were unparsed.  Two unparsed orders give no verdict (None): nothing was read, and a tie there
+    made figures (C 1, tie rate 1) for a cell whose every reply was unreadable."""
     a, b = np.asarray(va, dtype=object), np.asarray(vb, dtype=object)
     n_a = (a == "A").astype(int) + (b == "A").astype(int)
     n_b = (a == "B").astype(int) + (b == "B").astype(int)
+    n_unparsed = pd.isna(a).astype(int) + pd.isna(b).astype(int)
     verdict = np.where(n_a > n_b, "A", np.where(n_b > n_a, "B", "tie")).astype(object)
-    return verdict, pd.isna(a).astype(int) + pd.isna(b).astype(int)
+    verdict[n_unparsed == 2] = None
+    return verdict, n_unparsed
 
 
 def both_orders_codes(ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
@@ -96,11 +99,12 @@ def both_orders_codes(ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
 
 def both_orders_vote_codes(ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
     """:func:`both_orders_vote_verdicts` on verdict codes: the side (0 A, 1 B) with more votes, else
-    ``2`` (tie)."""
+    ``2`` (tie); ``3`` (unparsed) when neither order was parsed."""
     a, b = np.asarray(ca, dtype=np.int64), np.asarray(cb, dtype=np.int64)
     n_a = (a == 0).astype(int) + (b == 0).astype(int)
     n_b = (a == 1).astype(int) + (b == 1).astype(int)
-    return np.where(n_a > n_b, 0, np.where(n_b > n_a, 1, _TIE_CODE))
+    voted = np.where(n_a > n_b, 0, np.where(n_b > n_a, 1, _TIE_CODE))
+    return np.where((a >= _UNPARSED_CODE) & (b >= _UNPARSED_CODE), _UNPARSED_CODE, voted)
 
 
 def order_average_codes(pa_ab: Any, pa_ba: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -5,8 +5,8 @@ A unit is (cell, item, order, step); its verdicts are its repetitions.  Only uni
 verdicts (after the unparsed policy) say anything about consistency; the others are counted in
 ``n_single``.
 
-* ``C`` = share of units whose verdicts all agree (DESIGN.md's N(i,o) averaged), Wilson interval over
-  ``n_units``;
+* ``C`` = share of units whose verdicts all agree (N(i,o) of docs/definitions.md averaged), Wilson
+  interval over ``n_units``;
 * ``self_consistency`` = mean over units of (count of the modal verdict) / (verdicts in the unit);
 * unparsed ``exclude`` (the default policy): unparsed verdicts are dropped and counted (``n_unparsed``);
   ``wrong``: an unparsed verdict is a value of its own (two unparsed agree, as in ``reliability``).

@@ -31,7 +31,7 @@ from .intervals import percentile_bounds, wilson_bounds
 from .self_preference import newcombe_difference, two_proportion_test
 
 __all__ = ["AnchoringShift", "anchor_direction_shifts", "anchoring_shift", "ChangeVsNoise", "change_vs_noise",
-           "repetition_disagreement"]
+           "n_changed", "repetition_disagreement"]
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,14 @@ class ChangeVsNoise:
     excess_lo: float
     excess_hi: float
     excess_p: float
+
+
+def n_changed(verdict_base: Any, verdict_probe: Any) -> int:
+    """How many matched rows' verdicts differ between the base and the probe.  A missing verdict differs
+    from everything, another missing one included (the rows :func:`verdictlab.stats.probes.match_probe_rows`
+    matches carry a verdict on both sides unless the unparsed policy counts them)."""
+    probe = pd.Series(verdict_probe, dtype=object).reset_index(drop=True)
+    return int((probe != pd.Series(verdict_base, dtype=object).reset_index(drop=True)).sum())
 
 
 def change_vs_noise(n_changed: int, n: int, n_noise_diff: int, n_noise_pairs: int, *,

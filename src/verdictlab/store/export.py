@@ -7,28 +7,39 @@ stays a JSON text.  Rows are sorted by the trial key so two exports of one run a
 - ``parquet``: pyarrow schema with those types (nulls kept as nulls); the column descriptions are
   stored as field metadata (``description``) and the schema version as table metadata.
 - ``jsonl``: one JSON object per line, keys in column order, null for missing values.
-- ``csv``: header row of the column names; empty cell for null.  Text cells that a spreadsheet
-  would run as a formula (starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) get a
-  leading ``'`` (OWASP's advice against CSV injection), and so does a text cell that already starts
-  with ``'``; :func:`read_export` removes exactly that one quote, so the round trip is exact.
+- ``csv``: header row of the column names, lines ending in CRLF (RFC 4180: a carriage return inside a
+  cell is then quoted, never read as the end of a row); an empty cell is null.  Text cells that a
+  spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+  return) get a leading ``'`` (OWASP's advice against CSV injection), and so does a text cell that
+  already starts with ``'``; an empty text (not null) is written as a lone ``'`` (a spreadsheet shows
+  it empty, as it does any ``'``-prefixed text).  :func:`read_export` removes exactly that one quote,
+  so the round trip is exact.
 
-``partition_by=("judge", "dataset")`` (Parquet only) writes a directory of Hive-style partitions,
-``OUT/judge=<id>/dataset=<name>/part-0.parquet`` (values percent-encoded), one partition read from
-the store at a time, so exporting millions of judgments needs the memory of the largest partition.
-Each file holds the other columns; the partition columns are in the path, as Spark, DuckDB, Ray Data
-and pyarrow datasets expect (``hive_partitioning``), and ``_verdictlab_export.json`` (skipped by
-those readers) names them.  :func:`read_export` on the directory gives back the full frame.
+``partition_by=("judge", "dataset")`` (Parquet only) writes a directory of Hive-style partitions, one
+directory per combination, ``OUT/judge_key=<key>/dataset_key=<key>/part-0.parquet``, one partition read
+from the store at a time, so exporting millions of judgments needs the memory of the largest partition.
+**Every file holds every column** -- the partition columns included, with their stored values -- and
+the directories only sort the files.  A directory name cannot carry every value a run can store: a
+file system limits a name to 255 bytes and refuses ``.``, ``..``, ``/`` and NUL, and Hive readers turn
+``__HIVE_DEFAULT_PARTITION__`` into null (pyarrow after decoding the percent-escapes, so no escaping
+of that name survives).  So the keys (:func:`partition_key`) are named ``<column>_key``, not the column:
+a Hive reader (Spark, DuckDB, Ray Data, pyarrow with ``partitioning="hive"``) adds them as columns of
+their own and reads ``judge``, ``dataset``, ... from the files, exactly as stored.  A key is the value
+percent-encoded when that is short and not a reserved name, else a readable prefix and a hash of the
+value; ``_verdictlab_export.json`` (skipped by those readers) names the partition columns and their
+keys.  :func:`read_export` on the directory gives back the full frame.
 """
 
 from __future__ import annotations
 
-import functools
+import hashlib
+import io
 import json
 import math
-import operator
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+from urllib.parse import quote
 
 import pandas as pd
 
@@ -39,6 +50,13 @@ FORMATS = ("parquet", "jsonl", "csv")
 #: columns an export can be partitioned by (text key columns with few values)
 PARTITION_COLUMNS = ("judge", "dataset", "protocol", "decoding")
 MANIFEST = "_verdictlab_export.json"
+#: how the partition directories are named (1: ``<column>=<value>``, the partition columns only in the
+#: path -- read back by :func:`read_export` still; 2: ``<column>_key=<key>``, every column in every file)
+PARTITION_LAYOUT = 2
+#: the value Hive readers take for null (a partition key never decodes to it but for a null value)
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+#: a partition key longer than this (bytes, percent-encoded) is a prefix and a hash (names <= 255 bytes)
+MAX_KEY_BYTES = 96
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 SORT_KEY = ["judge", "dataset", "protocol", "temperature", "item_id", "order", "rep", "step"]
 
@@ -92,29 +110,57 @@ def export_judgments(source: str | Path | RunStore, *, format: str = "parquet",
     """Write the judgments of ``source`` (a run directory or store) to ``out`` and return its path.
 
     ``out`` defaults to ``RUN_DIR/judgments.<format>``, or the directory ``RUN_DIR/judgments`` with
-    ``partition_by`` (Parquet only; see the module docstring)."""
+    ``partition_by`` (Parquet only; see the module docstring).  :func:`write_judgments` writes into an
+    open binary stream instead (stdout)."""
     if format not in FORMATS:
         raise ValueError(f"format must be one of {list(FORMATS)}, got {format!r}")
     if partition_by:
         return export_partitioned(source, out=out, partition_by=partition_by, format=format)
-    df = judgments_frame(source)
     if out is None:
         out = _run_dir(source) / f"judgments.{format}"
     out = Path(out)
+    if not isinstance(source, RunStore):      # the store first: a run that cannot be read leaves no file
+        with open_store(source) as store:
+            return export_judgments(store, format=format, out=out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("wb") as fh:
+        write_judgments(source, fh, format=format)
+    return out
+
+
+def write_judgments(source: str | Path | RunStore, stream: IO[bytes], *, format: str = "parquet") -> int:
+    """Write the judgments of ``source`` in ``format`` into the binary ``stream`` (a file, or
+    ``sys.stdout.buffer``); returns the number of judgments."""
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {list(FORMATS)}, got {format!r}")
+    df = judgments_frame(source)
     if format == "parquet":
         import pyarrow.parquet as pq
 
-        pq.write_table(_arrow_table(df, _arrow_schema()), out)
-    elif format == "jsonl":
-        with out.open("w", encoding="utf-8") as fh:
+        pq.write_table(_arrow_table(df, _arrow_schema()), stream)
+        return len(df)
+    text = io.TextIOWrapper(stream, encoding="utf-8", newline="", write_through=True)
+    try:
+        if format == "jsonl":
             for rec in df.itertuples(index=False, name=None):
                 obj = {c: _plain(v) for c, v in zip(JUDGMENT_COLUMN_NAMES, rec, strict=True)}
-                fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
-    else:
-        text_cols = [n for n, t, _ in JUDGMENT_COLUMNS if t == "TEXT"]
-        csv_safe(df, text_cols).to_csv(out, index=False, na_rep="")
-    return out
+                text.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        else:
+            text_cols = [n for n, t, _ in JUDGMENT_COLUMNS if t == "TEXT"]
+            _empty_marked(csv_safe(df, text_cols), text_cols).to_csv(text, index=False, na_rep="",
+                                                                     lineterminator="\r\n")
+        text.flush()
+    finally:
+        text.detach()          # the stream stays open: it is the caller's
+    return len(df)
+
+
+def _empty_marked(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Empty texts of ``columns`` written as a lone ``'`` (:func:`escape_formula`'s mark), so that CSV's
+    empty cell means null only."""
+    for c in columns:
+        df[c] = df[c].mask(df[c].notna() & (df[c] == ""), "'")
+    return df
 
 
 def _run_dir(source: str | Path | RunStore) -> Path:
@@ -149,31 +195,57 @@ def export_partitioned(source: str | Path | RunStore, *, out: str | Path | None 
             n = _write_partitions(store, root, cols)
     (root / MANIFEST).write_text(json.dumps({
         "content": "judgments", "verdictlab_schema_version": SCHEMA_VERSION, "partition_by": cols,
+        "partition_layout": PARTITION_LAYOUT, "partition_keys": {c: key_name(c) for c in cols},
         "columns": list(JUDGMENT_COLUMN_NAMES), "n_judgments": n}, indent=2) + "\n", encoding="utf-8")
     return root
 
 
+def key_name(column: str) -> str:
+    """The name of a partition column's directory key: ``judge`` -> ``judge_key`` (never the column's own
+    name: a Hive reader would take the column from the path instead of the file)."""
+    return f"{column}_key"
+
+
+def partition_key(value: str | None) -> str:
+    """The directory key of a partition value: :data:`HIVE_NULL` for null; the value percent-encoded
+    (every byte but ``A-Z a-z 0-9 _ . - ~``) when that is at most :data:`MAX_KEY_BYTES` bytes and
+    decodes to neither ``''`` nor :data:`HIVE_NULL`; else a percent-encoded prefix of the value, ``+``
+    (which the encoding never leaves bare) and 16 hex digits of its SHA-256.  Always a valid file name
+    (at most 255 bytes with its ``<column>_key=``).  The value itself is in the files."""
+    if value is None:
+        return HIVE_NULL
+    encoded = quote(value, safe="", errors="surrogatepass")
+    if value not in ("", HIVE_NULL) and len(encoded) <= MAX_KEY_BYTES:
+        return encoded
+    prefix = ""
+    for ch in value[:24]:               # whole characters, at most 48 bytes once encoded
+        piece = quote(ch, safe="", errors="surrogatepass")
+        if len(prefix) + len(piece) > 48:
+            break
+        prefix += piece
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{prefix}+{digest}"
+
+
 def _write_partitions(store: RunStore, root: Path, cols: list[str]) -> int:
-    """One ``part-0.parquet`` per partition, in the directory pyarrow's hive partitioning names for it
-    (values URI-escaped), without the partition columns (the path holds them).  Written with
+    """One Parquet file per partition, holding every column, in the directory named by the partition's
+    keys (:func:`partition_key`); should two partitions share a directory (a hash collision, or names a
+    case-insensitive file system folds together) the second gets the next file number.  Written with
     ``pyarrow.parquet.write_table`` rather than ``pyarrow.dataset.write_dataset``: the dataset writer
     leaves threads that, now and then, abort the process as the interpreter exits ("terminate called
     without an active exception", a known Arrow bug), after the export is complete."""
-    import pyarrow as pa
-    import pyarrow.dataset as ds
     import pyarrow.parquet as pq
 
     schema = _arrow_schema()
-    partitioning = ds.partitioning(pa.schema([schema.field(c) for c in cols]), flavor="hive")
     n = 0
     for values in store.distinct(cols):
         df = judgments_frame(store, where=dict(zip(cols, values, strict=True)))
-        conditions = [ds.field(c) == v if v is not None else ds.field(c).is_null()
-                      for c, v in zip(cols, values, strict=True)]
-        directory, _ = partitioning.format(functools.reduce(operator.and_, conditions))
-        target = root / directory
+        target = root.joinpath(*(f"{key_name(c)}={partition_key(v)}" for c, v in zip(cols, values, strict=True)))
         target.mkdir(parents=True, exist_ok=True)
-        pq.write_table(_arrow_table(df, schema).drop_columns(cols), target / "part-0.parquet")
+        k = 0
+        while (target / f"part-{k}.parquet").exists():
+            k += 1
+        pq.write_table(_arrow_table(df, schema), target / f"part-{k}.parquet")
         n += len(df)
     return n
 
@@ -229,14 +301,20 @@ def read_export(path: str | Path) -> pd.DataFrame:
 
 
 def _read_partitions(root: Path) -> pd.DataFrame:
-    """A partitioned export read back (the partition columns as text, from its manifest)."""
+    """A partitioned export read back: every column from the files (the directory keys are not read);
+    an export of the first layout (partition columns in the path only) through pyarrow's Hive reader."""
     import pyarrow as pa
     import pyarrow.dataset as ds
 
     manifest = root / MANIFEST
     if not manifest.is_file():
         raise InputError(f"{root}: not a partitioned verdictlab export (no {MANIFEST})")
-    cols = json.loads(manifest.read_text(encoding="utf-8"))["partition_by"]
+    meta = json.loads(manifest.read_text(encoding="utf-8"))
+    if meta.get("partition_layout", 1) >= 2:
+        files = sorted(str(p) for p in root.rglob("*.parquet") if p.is_file())
+        table = ds.dataset(files, format="parquet", schema=_arrow_schema()).to_table()
+        return table.to_pandas()
+    cols = meta["partition_by"]
     partitioning = ds.partitioning(pa.schema([(c, pa.string()) for c in cols]), flavor="hive")
     return ds.dataset(root, format="parquet", partitioning=partitioning).to_table().to_pandas()
 

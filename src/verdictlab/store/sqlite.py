@@ -541,6 +541,25 @@ class RunStore:
             return None
         return PairItem.model_validate_json(row[1]) if row[0] == "pair" else PointItem.model_validate_json(row[1])
 
+    def item_judgment_count(self, dataset: str, item_id: str) -> int:
+        """How many judgments the run holds about one item."""
+        return int(self.conn.execute("SELECT COUNT(*) FROM judgments WHERE dataset = ? AND item_id = ?",
+                                     (dataset, item_id)).fetchone()[0])
+
+    def record_curation(self, item: PairItem | PointItem, event: Mapping[str, Any]) -> None:
+        """Replace a stored item by its curated form and append ``event`` to the run's audit trail (meta
+        ``curation``), in one transaction; a :class:`StoreError` when the item is not in the store."""
+        with self.transaction() as conn:
+            cur = conn.execute("UPDATE items SET data = ? WHERE dataset = ? AND item_id = ?",
+                               (item.model_dump_json(), item.dataset, item.item_id))
+            if cur.rowcount != 1:
+                raise StoreError(f"{self.path}: no item {item.dataset}/{item.item_id} to curate")
+            row = conn.execute("SELECT value FROM meta WHERE key = 'curation'").fetchone()
+            trail = json.loads(row[0]) if row is not None else []
+            trail.append(dict(event))
+            conn.execute("INSERT INTO meta(key, value) VALUES ('curation', ?) "
+                         "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (json.dumps(trail, default=str),))
+
     def retried_attempts(self) -> list[dict[str, Any]]:
         """The call attempts that did not succeed (retries and failures: ``trial_id, attempt, outcome,
         error_kind, error, latency_s, created_at``), a small share of the ``attempts`` table."""

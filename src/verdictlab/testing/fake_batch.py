@@ -29,6 +29,8 @@ import time
 from collections import Counter
 from typing import Any
 
+from .fake_request import RequestProblem, check_chat_body, parse_json_object
+
 Answer = tuple[int, dict[str, str], bytes]
 _BATCH = re.compile(r"^/v1/batches/(?P<id>[\w-]+)$")
 _FILE = re.compile(r"^/v1/files/(?P<id>[\w-]+)/content$")
@@ -94,7 +96,12 @@ class FakeBatches:
             return _json(200, {"id": fid, "object": "file", "bytes": len(data), "created_at": int(time.time()),
                                "filename": "input.jsonl", "purpose": "batch", "status": "processed"})
         if path == "/v1/batches" and method == "POST":
-            body = json.loads(raw or b"{}")
+            try:
+                body = parse_json_object(raw or b"{}")
+                if not isinstance(body.get("input_file_id"), str):
+                    raise RequestProblem("'input_file_id' must be a string", "input_file_id")
+            except RequestProblem as exc:
+                return _err(400, str(exc))
             if body.get("input_file_id") not in self.files:
                 return _err(404, f"no file {body.get('input_file_id')!r}")
             bid = self._id("batch_")
@@ -140,8 +147,17 @@ class FakeBatches:
         for line in data.decode().splitlines():
             if not line.strip():
                 continue
-            req = json.loads(line)
-            cid = req["custom_id"]
+            try:
+                req = parse_json_object(line.encode(), what="a line of the input file")
+                cid = req.get("custom_id")
+                if not isinstance(cid, str):
+                    raise RequestProblem("'custom_id' must be a string", "custom_id")
+                check_chat_body(req.get("body"))
+            except RequestProblem as exc:      # OpenAI: the line fails, in the error file, with a 400
+                bad.append(json.dumps({"id": self._id("batch_req_"), "custom_id": None, "error": None, "response": {
+                    "status_code": 400, "request_id": "req-fake", "body": {"error": {
+                        "message": str(exc), "type": "invalid_request_error", "param": exc.param}}}}))
+                continue
             if self._fails(cid):
                 bad.append(json.dumps({"id": self._id("batch_req_"), "custom_id": cid, "error": None, "response": {
                     "status_code": 500, "request_id": "req-fake", "body": {"error": {
@@ -179,7 +195,11 @@ class FakeBatches:
     def _anthropic(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Answer:
         self.h.stats["batch_requests"] += 1
         if path == "/v1/messages/batches" and method == "POST":
-            body = json.loads(raw or b"{}")
+            try:
+                body = parse_json_object(raw or b"{}")
+                _check_anthropic_requests(body.get("requests"))
+            except RequestProblem as exc:
+                return _json(400, {"type": "error", "error": {"type": "invalid_request_error", "message": str(exc)}})
             bid = self._id("msgbatch_")
             self.batches[bid] = {"kind": "anthropic", "requests": body.get("requests") or [], "polls": 0,
                                  "done": None}
@@ -223,10 +243,7 @@ class FakeBatches:
                 lines.append(json.dumps({"custom_id": cid, "result": {"type": "errored", "error": {
                     "type": "error", "error": {"type": "api_error", "message": "Internal server error (fake)"}}}}))
                 continue
-            msgs = ([{"role": "system", "content": p["system"]}] if p.get("system") else []) + list(p["messages"])
-            chat = {"model": p["model"], "messages": msgs, "temperature": p.get("temperature"),
-                    "max_tokens": p.get("max_tokens"), "stop": p.get("stop_sequences") or []}
-            done = self.complete(chat)
+            done = self.complete(_anthropic_chat(p))
             choice, usage = done["choices"][0], done["usage"]
             counts["succeeded"] += 1
             lines.append(json.dumps({"custom_id": cid, "result": {"type": "succeeded", "message": {
@@ -236,6 +253,28 @@ class FakeBatches:
                 "stop_sequence": None,
                 "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]}}}}))
         return ("\n".join(lines) + "\n").encode(), counts
+
+
+def _anthropic_chat(params: dict[str, Any]) -> dict[str, Any]:
+    """The chat-completions body of an Anthropic batch request's ``params``."""
+    system = params.get("system")
+    msgs = ([{"role": "system", "content": system}] if system else []) + list(params.get("messages") or [])
+    return {"model": params.get("model"), "messages": msgs, "temperature": params.get("temperature"),
+            "max_tokens": params.get("max_tokens"), "stop": params.get("stop_sequences") or []}
+
+
+def _check_anthropic_requests(requests: Any) -> None:
+    """A message batch's ``requests``, as Anthropic checks them when the batch is created."""
+    if not isinstance(requests, list) or not requests:
+        raise RequestProblem("'requests' must be a non-empty array", "requests")
+    for k, r in enumerate(requests):
+        if not isinstance(r, dict) or not isinstance(r.get("custom_id"), str) or not isinstance(r.get("params"), dict):
+            raise RequestProblem(f"requests[{k}] must be an object with a string 'custom_id' and 'params'",
+                                 f"requests[{k}]")
+        system = r["params"].get("system")
+        if system is not None and not isinstance(system, str):
+            raise RequestProblem(f"requests[{k}].params.system must be a string", f"requests[{k}].params.system")
+        check_chat_body(_anthropic_chat(r["params"]))
 
 
 __all__ = ["FakeBatches"]

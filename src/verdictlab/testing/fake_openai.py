@@ -79,6 +79,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.vocab import other_side
+from .fake_request import RequestProblem, parse_chat_request, parse_json_object
 
 FAULT_KINDS: tuple[str, ...] = ("rate_limit", "server_error", "hang", "malformed", "truncated")
 WINNER_POLICIES: tuple[str, ...] = ("seeded", "first", "second", "longer", "shorter")
@@ -121,17 +122,42 @@ class FakeConfig:
         self.update({"winner_policy": self.winner_policy, "winner_by_model": self.winner_by_model})
 
     def update(self, data: dict[str, Any]) -> None:
+        """Set knobs by name; ``ValueError`` for an unknown name or a value of the wrong kind (a number
+        for a number, text for text, a list of text for a list, an object of text for a mapping)."""
+        if not isinstance(data, dict):
+            raise ValueError("the knobs must be a JSON object")
         names = {f.name for f in dataclasses.fields(self)}
         for k, v in data.items():
             if k not in names:
                 raise ValueError(f"unknown fake-server knob {k!r}")
             if isinstance(v, list):
                 v = tuple(v)
+            _check_knob(k, v, getattr(FakeConfig, k, None) if k not in ("winner_by_model",) else {})
             if k == "winner_policy" and v not in WINNER_POLICIES:
                 raise ValueError(f"winner_policy must be one of {WINNER_POLICIES}, got {v!r}")
             if k == "winner_by_model" and not set(dict(v).values()) <= set(WINNER_POLICIES):
                 raise ValueError(f"winner_by_model policies must be among {WINNER_POLICIES}, got {v!r}")
             setattr(self, k, v)
+
+
+def _check_knob(name: str, value: Any, default: Any) -> None:
+    """``value`` is of the kind of the knob's default (``retry_after_s`` may be None)."""
+    if value is None and name == "retry_after_s":
+        return
+    if isinstance(default, bool) or isinstance(value, bool):
+        ok = isinstance(value, bool) and isinstance(default, bool)
+    elif isinstance(default, int | float) or default is None:
+        ok = isinstance(value, int | float) and math.isfinite(value) and (
+            isinstance(value, int) or not isinstance(default, int))
+    elif isinstance(default, str):
+        ok = isinstance(value, str)
+    elif isinstance(default, tuple):
+        ok = isinstance(value, tuple) and all(isinstance(x, str) for x in value)
+    else:
+        ok = isinstance(value, dict) and all(isinstance(k, str) and isinstance(x, str) for k, x in value.items())
+    if not ok:
+        raise ValueError(f"fake-server knob {name!r} got {type(value).__name__} {str(value)[:40]!r}, which is "
+                         f"not the kind of its default {default!r}")
 
 
 def _unit(*parts: object) -> float:
@@ -434,14 +460,12 @@ class _Handler:
         if routed is not None:
             return routed
         try:
-            body = json.loads(raw)
-            messages = body["messages"]
-            model = str(body["model"])
-            prompt = "\n".join(str(m.get("content", "")) for m in messages)
-        except (ValueError, KeyError, TypeError, AttributeError):
+            body = parse_chat_request(raw)
+        except RequestProblem as exc:
             self.stats["bad_request"] += 1
-            return _error(400, "request body must be JSON with 'model' and 'messages'",
-                          "invalid_request_error")
+            return _error(400, str(exc), "invalid_request_error", param=exc.param)
+        model = body["model"]
+        prompt = "\n".join(str(m.get("content", "")) for m in body["messages"])
 
         self.bodies.append(body)
         rejected = self._reject(body, model)
@@ -475,7 +499,7 @@ class _Handler:
             return 200, {}, b"{}"
         if path == "/_fake/config" and method == "POST":
             try:
-                self.config.update(json.loads(raw or b"{}"))
+                self.config.update(parse_json_object(raw or b"{}", what="the knobs"))
             except (ValueError, TypeError) as exc:
                 return 400, {}, json.dumps({"error": {"message": str(exc)}}).encode()
             return 200, {}, json.dumps(dataclasses.asdict(self.config), default=list).encode()
@@ -613,9 +637,62 @@ def _error(status: int, message: str, type_: str, *, param: str | None = None,
                                              "code": code}}).encode()
 
 
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 413: "Content Too Large",
             429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
             503: "Service Unavailable"}
+#: the largest request body read (a real API refuses larger ones with 413 too)
+MAX_BODY_BYTES = 64 * 1024 * 1024
+
+
+class _Framing(ValueError):
+    """A request whose HTTP framing cannot be read (its body length): answered, then the connection closed."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
+    """The request body, chunked or of its Content-Length; :class:`_Framing` for a length that is not a
+    number, is negative or passes :data:`MAX_BODY_BYTES`."""
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            line = (await reader.readuntil(b"\r\n")).split(b";")[0].strip() or b"0"
+            try:
+                size = int(line, 16)
+            except ValueError:
+                raise _Framing(400, f"bad chunk size {line[:20]!r}") from None
+            total += size
+            if size < 0 or total > MAX_BODY_BYTES:
+                raise _Framing(413, f"request body over {MAX_BODY_BYTES} bytes")
+            chunk = await reader.readexactly(size + 2)
+            if size == 0:
+                return b"".join(parts)
+            parts.append(chunk[:-2])
+    text = headers.get("content-length", "0") or "0"
+    if not text.isdigit():
+        raise _Framing(400, f"bad Content-Length {text[:20]!r}")
+    n = int(text)
+    if n > MAX_BODY_BYTES:
+        raise _Framing(413, f"request body over {MAX_BODY_BYTES} bytes")
+    return await reader.readexactly(n) if n else b""
+
+
+async def _answer(handler: _Handler, method: str, target: str, headers: dict[str, str],
+                  body: bytes) -> tuple[int, dict[str, str], bytes] | None:
+    """The handler's answer; a failure inside it is a 500 (with the traceback on stderr, as a server logs
+    it), never a dropped connection."""
+    try:
+        return await handler.handle(method, target, headers, body)
+    except Exception:
+        import traceback
+
+        traceback.print_exc()
+        handler.stats["server_bug"] += 1
+        return _error(500, "the fake server failed on this request (its traceback is on its stderr)",
+                      "server_error")
 
 
 async def _serve_connection(handler: _Handler, reader: asyncio.StreamReader,
@@ -636,19 +713,15 @@ async def _serve_connection(handler: _Handler, reader: asyncio.StreamReader,
                 if ":" in line:
                     k, v = line.split(":", 1)
                     headers[k.strip().lower()] = v.strip()
-            if headers.get("transfer-encoding", "").lower() == "chunked":
-                parts = []
-                while True:
-                    size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip() or b"0", 16)
-                    chunk = await reader.readexactly(size + 2)
-                    if size == 0:
-                        break
-                    parts.append(chunk[:-2])
-                body = b"".join(parts)
-            else:
-                n = int(headers.get("content-length", "0") or 0)
-                body = await reader.readexactly(n) if n else b""
-            result = await handler.handle(method, target, headers, body)
+            try:
+                body = await _read_body(reader, headers)
+            except _Framing as exc:
+                status, extra, payload = _error(exc.status, str(exc), "invalid_request_error")
+                writer.write((f"HTTP/1.1 {status} {_REASONS[status]}\r\ncontent-type: application/json\r\n"
+                              f"content-length: {len(payload)}\r\nconnection: close\r\n\r\n").encode() + payload)
+                await writer.drain()
+                return
+            result = await _answer(handler, method, target, headers, body)
             if result is None:            # hang: drop the connection without answering
                 return
             status, extra, payload = result

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import __version__
 from ..core.policy import FigurePolicy
+from ..core.versions import installed_version
 from ..store import RunStore
 from ..store.column_cache import cache_root as _cache_root
 from ..store.column_cache import cached_folder, store_key, write_folder
@@ -48,7 +48,7 @@ def cache_root() -> Path:
 
 def index_key(store: RunStore, *, policy: FigurePolicy) -> str:
     """The key of the store's index as it is now (see the module docstring)."""
-    return store_key(store, f"format={CACHE_FORMAT}", f"verdictlab={__version__}", f"unparsed={policy.unparsed.value}")
+    return store_key(store, f"format={CACHE_FORMAT}", f"verdictlab={installed_version('verdictlab')}", f"unparsed={policy.unparsed.value}")
 
 
 def read_index(key: str, root: Path | None = None) -> CachedIndex | None:

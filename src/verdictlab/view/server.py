@@ -16,6 +16,7 @@ from ..errors import UsageError
 from .app import LOOPBACK_HOSTS, Viewer, create_app
 
 VIEWER_STOP_S = 3.0     # the stop grace while uvicorn serves (see serve)
+HEAD_BYTES = 8 * 1024 * 1024     # the longest request head read (an address past MAX_URL_BYTES then gets 414)
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "AddressError", "is_loopback", "serve"]
 
@@ -56,23 +57,26 @@ def bind(host: str, port: int) -> socket.socket:
 
 def serve(run_dir: str | Path, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
           policy: FigurePolicy = DEFAULT_POLICY, cache: Path | None = None,
-          on_ready: Callable[[str, Viewer], None] | None = None) -> None:
+          on_ready: Callable[[str, Viewer], None] | None = None, curator: str | None = None) -> None:
     """Serve the viewer of ``run_dir`` on ``host:port`` until interrupted (Ctrl-C raises
     ``KeyboardInterrupt`` after a clean shutdown).  ``on_ready(url, viewer)`` is called once the
     index is built (or read from ``cache``, see :class:`~verdictlab.view.app.Viewer`) and uvicorn
-    serves on the socket."""
+    serves on the socket.  ``curator``: the name curation decisions are recorded under by default."""
     import uvicorn
 
     sock = bind(host, port)
     try:
-        viewer = Viewer(run_dir, policy=policy, cache=cache)
+        viewer = Viewer(run_dir, policy=policy, cache=cache, curator=curator)
     except BaseException:
         sock.close()
         raise
     try:
         app = create_app(viewer, allowed_hosts=LOOPBACK_HOSTS if is_loopback(host) else None)
+        # h11 reads request heads of up to 8 MiB (past its default, 16 KiB, it answered 400 and closed the
+        # connection with the rest unread: the client saw a reset); the app answers an address over
+        # MAX_URL_BYTES with a 414
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                                               timeout_graceful_shutdown=1))
+                                               timeout_graceful_shutdown=1, h11_max_incomplete_event_size=HEAD_BYTES))
         bound_host, bound_port = sock.getsockname()[:2]
         shown = f"[{bound_host}]" if ":" in str(bound_host) else str(bound_host)
         url = f"http://{shown}:{bound_port}/pairs"

@@ -214,13 +214,40 @@ def _cells_of(frame: pd.DataFrame) -> set[tuple[Any, ...]]:
 
 
 def _no_shared_cell(sides: Sequence[_Side]) -> DriftError:
+    """Why no cell could be compared: the two sides judged no cell in common, or (the cells match) one side
+    or both has no parsed verdict in them -- said as such, with the way to count unparsed verdicts."""
     def shown(cells: set[tuple[Any, ...]]) -> str:
         return "; ".join(f"{p} · {d} · T={t:g}" for p, d, t in sorted(cells, key=str)[:3]) or "none"
 
     s = sides[0]
-    return DriftError(f"no cell (protocol x dataset x temperature) was judged on both sides: {s.run_a.name} "
-                      f"({s.judge_a}) has {shown(_cells_of(s.frame_a))}; {s.run_b.name} ({s.judge_b}) has "
-                      f"{shown(_cells_of(s.frame_b))}")
+    shared = _cells_of(s.frame_a) & _cells_of(s.frame_b)
+    if not shared:
+        return DriftError(f"no cell (protocol x dataset x temperature) was judged on both sides: {s.run_a.name} "
+                          f"({s.judge_a}) has {shown(_cells_of(s.frame_a))}; {s.run_b.name} ({s.judge_b}) has "
+                          f"{shown(_cells_of(s.frame_b))}")
+    unread = []
+    for name, judge, frame in ((s.run_a.name, s.judge_a, s.frame_a), (s.run_b.name, s.judge_b, s.frame_b)):
+        if _n_parsed(frame, shared) == 0 and f"{name} ({judge})" not in unread:
+            unread.append(f"{name} ({judge})")
+    who = " and of ".join(unread) if unread else "one side"
+    return DriftError(f"nothing to compare: every verdict of {who} in the cells both sides judged "
+                      f"({shown(shared)}) is unparsed, so no item has a verdict on both sides; --unparsed wrong "
+                      "counts unparsed verdicts as wrong answers")
+
+
+def _n_parsed(frame: pd.DataFrame, cells: set[tuple[Any, ...]]) -> int:
+    """The parsed verdicts of ``frame`` in ``cells``."""
+    inside = [c in cells for c in map(tuple, frame[list(CELL)].to_numpy().tolist())]
+    return int(frame.loc[inside, "verdict"].notna().sum()) if len(frame) else 0
+
+
+def _all_unread(sides: Sequence[_Side]) -> bool:
+    """Some side of every comparison has no parsed verdict in the cells both sides judged."""
+    for s in sides:
+        shared = _cells_of(s.frame_a) & _cells_of(s.frame_b)
+        if _n_parsed(s.frame_a, shared) and _n_parsed(s.frame_b, shared):
+            return False
+    return True
 
 
 def _item_check(sides: Sequence[_Side], changed_items: str) -> dict[str, Any]:
@@ -247,7 +274,7 @@ def drift_pair_report(runs: Sequence[DriftRun], *, judge_a: str | None = None, j
     sides = [_check_items(s, changed_items) for s in drift_sides(runs, judge_a, judge_b)]
     tables = [drift_pair(s.frame_a, s.frame_b, margin=margin, alpha=alpha, policy=policy).assign(judge_a=s.judge_a, judge_b=s.judge_b) for s in sides]
     cells = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
-    if cells.empty:
+    if cells.empty or (policy.drops_unparsed and not (cells["n_units"] > 0).any() and _all_unread(sides)):
         raise _no_shared_cell(sides)
     if not (cells["n_units"] > 0).any():
         raise DriftError("no item was judged on both sides (the cells match, the item ids do not)")

@@ -16,6 +16,7 @@ not fit in memory, and no one labels a million items) and assumes a pool of at m
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -51,28 +52,36 @@ class LabelPlanError(UsageError):
         self.option = option
 
 
-def labelled_judgments(run_dir: str | Path, human: str | Path | None = None) -> pd.DataFrame:
+def labelled_judgments(run_dir: str | Path, human: str | Path | None = None, *,
+                       reading: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """The run's judgments; with ``human`` (a label file) their ``label`` column holds the file's labels,
-    joined on dataset and item id (items the file does not name are unlabelled).  A store that cannot be
-    opened is a :class:`~verdictlab.store.StoreError`; a label file that cannot be used, or that names
-    items ambiguously or not in the run, an :class:`~verdictlab.core.items.ItemError` naming file, row and
-    field."""
-    from ..datasets.human_labels import read_human_labels
+    joined on dataset and item id (items the file does not name are unlabelled).  ``reading``: how the
+    file is read, the keyword arguments ``field_map``, ``value_map``, ``id_from`` of
+    :func:`~verdictlab.datasets.human_labels.read_human_labels` (a published file as it is).  A store
+    that cannot be opened is a :class:`~verdictlab.store.StoreError`; a label file that cannot be used,
+    or that names items ambiguously or not in the run, an :class:`~verdictlab.core.items.ItemError` naming
+    file, row and field, every problem of the file -- reading it and joining it to the run -- at once."""
+    from ..core.items import Problems
+    from ..datasets.human_labels import raise_label_problems, read_human_labels
     from ..store import open_store
 
     with open_store(run_dir) as store:
         judgments = store.judgments()
     if human is None:
         return judgments
-    labels = read_human_labels(human)
-    return apply_human_labels(judgments, human_label_keys(judgments, labels))
+    problems = Problems(str(human))       # the file's problems and the join's, listed at once
+    labels = read_human_labels(human, **dict(reading or {}), problems=problems)
+    keys = human_label_keys(judgments, labels, problems=problems)
+    raise_label_problems(problems)
+    return apply_human_labels(judgments, keys)
 
 
 def validate_run(run_dir: str | Path, *, human: str | Path | None = None, policy: FigurePolicy = DEFAULT_POLICY,
                  target: float = 0.9, delta: float = 0.1, keep_labels: int | None = None,
-                 n_bins: int = 15) -> list[CellValidation]:
-    """:func:`~verdictlab.analyses.human_labels.validate_cells` on the run's (human-)labelled judgments."""
-    return validate_cells(labelled_judgments(run_dir, human), policy=policy, target=target, delta=delta,
+                 n_bins: int = 15, reading: Mapping[str, Any] | None = None) -> list[CellValidation]:
+    """:func:`~verdictlab.analyses.human_labels.validate_cells` on the run's (human-)labelled judgments
+    (``reading``: how the label file is read, :func:`labelled_judgments`)."""
+    return validate_cells(labelled_judgments(run_dir, human, reading=reading), policy=policy, target=target, delta=delta,
                           keep_labels=keep_labels, n_bins=n_bins)
 
 
@@ -95,13 +104,14 @@ def check_label_plan(*, halfwidth: float, confidence: float = 0.95, pool: int | 
 
 def plan_labels(run_dir: str | Path, *, halfwidth: float, human: str | Path | None = None,
                 policy: FigurePolicy = DEFAULT_POLICY, n_strata: int = 4,
-                pool: int | None = None) -> list[CellBudget]:
+                pool: int | None = None, reading: Mapping[str, Any] | None = None) -> list[CellBudget]:
     """:func:`~verdictlab.analyses.human_labels.budget_cells` on the run's (human-)labelled judgments,
-    after :func:`check_label_plan` (so a plan out of range fails before the store is read)."""
+    after :func:`check_label_plan` (so a plan out of range fails before the store is read; ``reading``:
+    how the label file is read, :func:`labelled_judgments`)."""
     check_label_plan(halfwidth=halfwidth, confidence=policy.confidence, pool=pool)
     if n_strata < 2:
         raise LabelPlanError("strata", f"strata must be >= 2, got {n_strata}")
-    return budget_cells(labelled_judgments(run_dir, human), halfwidth=halfwidth, policy=policy,
+    return budget_cells(labelled_judgments(run_dir, human, reading=reading), halfwidth=halfwidth, policy=policy,
                         n_strata=n_strata, pool=pool)
 
 

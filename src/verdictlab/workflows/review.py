@@ -22,7 +22,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pandas as pd
 
@@ -119,37 +119,46 @@ def review_frame(judgments: pd.DataFrame, items: list[Any], *, include_unparsed:
 
 @dataclass(frozen=True)
 class ReviewExport:
-    """What :func:`export_review` wrote: the file, the number of rows and the count per kind."""
+    """What :func:`export_review` wrote: the file (None: a stream such as stdout), the number of rows and
+    the count per kind."""
 
-    path: Path
+    path: Path | None
     n_rows: int
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def write_review(frame: pd.DataFrame, target: str | Path, *, fmt: str = "csv") -> Path:
-    """Write review rows to ``target`` (parent folders created): CSV with formula cells made inert, or
-    JSON Lines with null for missing values."""
-    from ..store.export import csv_safe
-
+def write_review(frame: pd.DataFrame, target: str | Path | TextIO, *, fmt: str = "csv") -> Path | None:
+    """Write review rows to ``target`` (a path, parent folders created; or an open text stream such as
+    stdout, then None is returned): CSV with formula cells made inert, or JSON Lines with null for
+    missing values."""
     if fmt not in REVIEW_FORMATS:
         raise ValueError(f"review format must be one of {REVIEW_FORMATS}, got {fmt!r}")
+    if not isinstance(target, str | Path):
+        _write_rows(frame, target, fmt)
+        return None
     path = Path(target)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "csv":
-        csv_safe(frame).to_csv(path, index=False)     # cells starting with = + - @ made inert
-        return path
-    with path.open("w", encoding="utf-8") as fh:
-        for rec in frame.to_dict("records"):
-            fh.write(json.dumps({k: (None if isinstance(v, float) and v != v else v) for k, v in rec.items()},
-                                ensure_ascii=False, default=str) + "\n")
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        _write_rows(frame, fh, fmt)
     return path
 
 
-def export_review(run_dir: str | Path, *, out: str | Path | None = None, fmt: str = "csv",
+def _write_rows(frame: pd.DataFrame, fh: TextIO, fmt: str) -> None:
+    from ..store.export import csv_safe
+
+    if fmt == "csv":
+        csv_safe(frame).to_csv(fh, index=False, lineterminator="\n")     # cells starting with = + - @ made inert
+        return
+    for rec in frame.to_dict("records"):
+        fh.write(json.dumps({k: (None if isinstance(v, float) and v != v else v) for k, v in rec.items()},
+                            ensure_ascii=False, default=str) + "\n")
+
+
+def export_review(run_dir: str | Path, *, out: str | Path | TextIO | None = None, fmt: str = "csv",
                   protocol: str | None = None, judge: str | None = None,
                   include_unparsed: bool = False) -> ReviewExport:
     """The disagreements of a run directory (only ``protocol`` / ``judge`` when given) written to
-    ``out`` (default ``RUN_DIR/review.<fmt>``)."""
+    ``out`` (default ``RUN_DIR/review.<fmt>``; an open text stream such as stdout)."""
     from ..store import open_store
 
     with open_store(run_dir) as store:

@@ -26,7 +26,7 @@ import pandas as pd
 
 from ...core.policy import FigurePolicy
 from ...core.vocab import UnparsedPolicy
-from .._frame import VERDICT_CODES, safe_div
+from .._frame import label_codes, safe_div
 from ..intervals import percentile_bounds, wilson_bounds
 from ..reliability import DEFAULT_BY, unit_table
 
@@ -78,8 +78,8 @@ def order_pairs(judgments: pd.DataFrame, *, policy: FigurePolicy, by: Sequence[s
     unparsed policy of ``policy`` (``exclude``: unparsed verdicts dropped; ``wrong``: a value of its own)."""
     cells, u = unit_table(judgments, policy=policy, by=by)
     n_pairs = len(u["pair_cell"])
-    if n_pairs:
-        label = judgments["label"].iloc[u["pair_row"]].map(VERDICT_CODES).fillna(-1).to_numpy(dtype=np.int64)
+    if n_pairs:      # a categorical label column whose every value is missing (no gold labels) included
+        label = label_codes(judgments["label"].iloc[u["pair_row"]], ties=True)
     else:
         label = np.zeros(0, dtype=np.int64)
     modes = np.full((2, n_pairs), MISSING, dtype=np.int64)
