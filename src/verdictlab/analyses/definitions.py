@@ -56,7 +56,6 @@ from ..stats.definitions import (
     vote_accuracy,
     win_rate,
 )
-
 from ..stats.reliability import reliability
 from . import AnalysisInput
 
