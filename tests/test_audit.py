@@ -61,7 +61,7 @@ def test_a_function_audited_in_one_call(tmp_path: Path) -> None:
     assert cells[("python:always_a", "direct")].value("C") == 1.0 and cells[("python:always_a", "direct")].value("phi") == 1.0
     assert cells[("python:always_a", "direct")].value("A") == 0.5
     assert cells[("python:always_a", "vf-json")].value("n_unparsed") == 16      # "A" is no JSON: counted, not guessed
-    assert report.decision and report.decision[0]["dataset"] == "data"
+    assert report.decision and report.decision[0].dataset == "data"
     assert (tmp_path / "run" / "data.jsonl").read_text().count("\n") == len(RECORDS)
 
 
