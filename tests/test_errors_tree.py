@@ -29,6 +29,10 @@ OUTSIDE = {
     ("verdictlab.datasets.perturb_cases", "NotApplicable"): "a signal between the perturbation rules and the suite "
                                                             "builder: a rule that cannot perturb a source; the "
                                                             "case is counted, never raised out of the suite",
+    ("verdictlab.testing.fake_openai", "_Framing"): "the test server's own signal: a request whose framing "
+                                                    "cannot be read is answered 400 and the connection closed",
+    ("verdictlab.testing.fake_request", "RequestProblem"): "the test server's own signal: a body the API refuses "
+                                                           "becomes its 400 answer naming the parameter",
     ("verdictlab.core.registry", "PluginWarning"): "a warning, never raised: an installed plugin that cannot "
                                                    "load is skipped with it and the others load",
 }

@@ -48,10 +48,12 @@ def guard_stdout() -> None:
     encoding, error handler and line buffering.  A stdout without a file descriptor (a test runner's
     capture) is left as it is."""
     out = sys.stdout
+    if getattr(out, "closed", True):
+        return
     try:
         fd = out.fileno()
         encoding, errors, line_buffering = out.encoding, out.errors, out.line_buffering
-    except (AttributeError, OSError, ValueError):
+    except (AttributeError, OSError):      # io.UnsupportedOperation is an OSError
         return
     if isinstance(getattr(getattr(out, "buffer", None), "raw", None), _ReaderGoneIsQuiet):
         return

@@ -245,12 +245,12 @@ def _origin(mirror: str | Path | None, timeout: float) -> Iterator[_Origin]:
     if text is not None and not text.startswith(("http://", "https://")):
         yield _FolderOrigin(Path(text.removeprefix("file://")).expanduser())
         return
+    from importlib.metadata import version
+
     import httpx
 
-    from .. import __version__
-
     with httpx.Client(follow_redirects=True, timeout=timeout,
-                      headers={"User-Agent": f"verdictlab/{__version__}"}) as client:
+                      headers={"User-Agent": f"verdictlab/{version('verdictlab')}"}) as client:
         yield _HttpOrigin(client, text, timeout)
 
 
