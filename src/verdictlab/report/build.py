@@ -32,6 +32,7 @@ import pandas as pd
 from .. import analyses
 from ..analyses.definitions import catalogue as definitions_catalogue
 from ..analyses.definitions import definitions_table, resolve_definitions
+from ..analyses.leaderboard import leaderboard_audits
 from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..core.redact import redact_value
 from ..core.vocab import CELL_KEY, ORDERS, CellKey
@@ -75,6 +76,7 @@ from .model import (
     DefinitionFigure,
     DispersionRow,
     Interval,
+    LeaderboardBlock,
     Report,
     RunInfo,
     Scalar,
@@ -568,6 +570,7 @@ def report_jobs(inp: analyses.AnalysisInput, judgments: pd.DataFrame, items_fram
     }
     for cc in analyses.registered_cell_columns():
         jobs[f"cell_columns:{cc.name}"] = functools.partial(cc.fn, inp)
+    jobs["leaderboard_audits"] = functools.partial(leaderboard_audits, inp)
     for a in analyses.registered():
         jobs[f"analysis:{a.name}"] = functools.partial(analyses.run_analyses, inp, names=[a.name])
     first = [n for n in FIRST_JOBS if n in jobs]
@@ -599,5 +602,18 @@ def _gathered(store: RunStore, inp: analyses.AnalysisInput, all_judgments: pd.Da
         across_cells=across_cells(cells),
         totals=cell_totals(_cells_frame(cells, CELL_TOTALS)) if cells else {},
         definitions=definitions_catalogue(names) if names else [])
+    report.leaderboards = _leaderboard_blocks(report, lane)
     report.notes = readings.report_notes(report)
     return report
+
+
+def _leaderboard_blocks(report: Report, lane: SecondLane) -> list[LeaderboardBlock]:
+    """The decision panel's leaderboard blocks: the typed audit per configuration (job
+    ``leaderboard_audits``) read with the ``leaderboard_agreement`` table's rows (protocol against protocol)."""
+    audits = lane.result("leaderboard_audits")
+    if not audits:
+        return []
+    table = report.extra_tables.get("leaderboard_agreement") or {}
+    cols = table.get("columns", [])
+    rows = [dict(zip(cols, r, strict=True)) for r in table.get("rows", [])]
+    return readings.leaderboard_blocks(audits, rows, report.display_names)

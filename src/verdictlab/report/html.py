@@ -363,6 +363,7 @@ def _page(report: Report, viewer_url: str | None, images: Mapping[str, str], lim
                  for c in report.cells if c.sentence]
     return {"report": report, "run": report.run, "notes": report.notes, "tables": html_tables(report, viewer_url),
             "decision": [_decision(d, report, viewer_url, images) for d in report.decision],
+            "leaderboards": report.leaderboards,
             "legend": _legend(report), "viewer_url": viewer_url, "sentences": sentences,
             "definitions": _definitions(report), "further": _further(report), "audit": _audit(report),
             "broken": broken, "filter_values": filter_values, "dispersion": _dispersion(report),

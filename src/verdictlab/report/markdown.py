@@ -69,6 +69,17 @@ def _entry(e: DecisionEntry) -> str:
     return f"{name} — {md_escape(e.T_text)}{region} ({md_escape(e.brief)}){tail}"
 
 
+def leaderboard_markdown(report: Report) -> list[str]:
+    """The leaderboard block per judge configuration whose pairs name their systems, as Markdown lines."""
+    lines: list[str] = []
+    for b in report.leaderboards:
+        lines += [f"### Leaderboard — {md_escape(b.dataset)} · {md_escape(b.configuration)}", "",
+                  md_escape(b.ranking), "", md_escape(b.distinguishable), ""]
+        lines += [f"- {md_escape(line)}" for line in b.changes]
+        lines.append("")
+    return lines
+
+
 def decision_markdown(report: Report) -> list[str]:
     """The decision per dataset as Markdown lines (:func:`verdictlab.report.readings.decision`)."""
     lines: list[str] = []
@@ -80,6 +91,7 @@ def decision_markdown(report: Report) -> list[str]:
                 lines.append(f"- {title}: {_entry(e)}")
         lines += [f"- Not measured: {md_escape(m.line)}" for m in d.missing]
         lines.append("")
+    lines += leaderboard_markdown(report)
     if lines:
         lines += [md_escape(report.notes.get("test", "")), ""]
     legend = report.notes.get("names", "")

@@ -195,8 +195,20 @@ def decision_lines(report: Report) -> list[Text]:
     out: list[Text] = []
     for d in report.decision:
         out += _dataset_lines(d)
+    out += leaderboard_lines(report)
     if out:
         out.append(Text(report.notes.get("test", ""), style="dim"))
+    return out
+
+
+def leaderboard_lines(report: Report) -> list[Text]:
+    """The leaderboard block per judge configuration whose pairs name their systems: the ranking, which
+    systems are distinguishable and what changes it (:func:`verdictlab.report.readings.leaderboard_blocks`)."""
+    out: list[Text] = []
+    for b in report.leaderboards:
+        out.append(Text(f"Leaderboard — {b.dataset} · {b.configuration}", style="bold"))
+        out += [Text("  " + line) for line in (b.ranking, b.distinguishable)]
+        out += [Text("  " + line, style="dim") for line in b.changes]
     return out
 
 
