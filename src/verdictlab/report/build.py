@@ -496,7 +496,8 @@ def _attach_definitions(cells: list[Cell], table: pd.DataFrame) -> None:
 def build_report(store_or_run_dir: RunStore | str | Path, *, policy: FigurePolicy = DEFAULT_POLICY,
                  max_broken_items: int = 300, frame: pd.DataFrame | None = None,
                  expected_reps: int | None = None, definitions: str | Sequence[str] | None = None,
-                 cache: Path | None = None, progress: Callable[[str], None] | None = None) -> Report:
+                 cache: Path | None = None, progress: Callable[[str], None] | None = None,
+                 leaderboard: Mapping[str, Any] | None = None) -> Report:
     """Everything a report shows, as a typed :class:`~verdictlab.report.model.Report`.
 
     Parameters
@@ -516,11 +517,13 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, policy: FigurePolic
         columns are kept between reports of an unchanged store; None reads them from the store.
     progress : called with a short line naming each step as it starts ("reading the run", then "figures
         of N judgments", saying when two processes share them), e.g. to show it beside a spinner.
+    leaderboard : the leaderboard analyses' settings (:mod:`verdictlab.analyses.leaderboard`):
+        ``tie_rule``, ``baseline``, ``alpaca_reference`` (an :class:`~verdictlab.stats.AlpacaReference`).
     """
     names = resolve_definitions(definitions) if definitions is not None else []
     opts: dict[str, Any] = {"policy": policy, "max_broken_items": max_broken_items, "frame": frame,
                             "expected_reps": expected_reps, "names": names, "cache": cache,
-                            "progress": progress or (lambda _step: None)}
+                            "progress": progress or (lambda _step: None), "leaderboard": dict(leaderboard or {})}
     if isinstance(store_or_run_dir, RunStore):
         return _build(store_or_run_dir, **opts)
     with open_store(store_or_run_dir) as store:
@@ -529,12 +532,12 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, policy: FigurePolic
 
 def _build(store: RunStore, *, policy: FigurePolicy, max_broken_items: int, frame: pd.DataFrame | None,
            expected_reps: int | None, names: list[str], cache: Path | None,
-           progress: Callable[[str], None]) -> Report:
+           progress: Callable[[str], None], leaderboard: dict[str, Any]) -> Report:
     progress("reading the run")
     all_judgments, attempts, items_frame, item_objects, run = _load(store, cache)
     inp = analyses.AnalysisInput(all_judgments, items=item_objects, items_frame=items_frame, policy=policy,
                                  extra={**({"expected_reps": expected_reps} if expected_reps else {}),
-                                        "adaptive_design": (run.meta or {}).get("adaptive_design")})
+                                        "adaptive_design": (run.meta or {}).get("adaptive_design"), **leaderboard})
     # pairwise figures only see pairwise rows; pointwise (rubric / graded) items get their own tables
     point = inp.point_mask
     judgments = all_judgments[~point] if point.any() else all_judgments
