@@ -32,6 +32,7 @@ import pandas as pd
 from .. import analyses
 from ..analyses.definitions import catalogue as definitions_catalogue
 from ..analyses.definitions import definitions_table, resolve_definitions
+from ..analyses.grader_decision import grader_decision
 from ..analyses.leaderboard import leaderboard_audits
 from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..core.redact import redact_value
@@ -574,6 +575,7 @@ def report_jobs(inp: analyses.AnalysisInput, judgments: pd.DataFrame, items_fram
     for cc in analyses.registered_cell_columns():
         jobs[f"cell_columns:{cc.name}"] = functools.partial(cc.fn, inp)
     jobs["leaderboard_audits"] = functools.partial(leaderboard_audits, inp)
+    jobs["grader_decision"] = functools.partial(grader_decision, inp)
     for a in analyses.registered():
         jobs[f"analysis:{a.name}"] = functools.partial(analyses.run_analyses, inp, names=[a.name])
     first = [n for n in FIRST_JOBS if n in jobs]
@@ -606,6 +608,7 @@ def _gathered(store: RunStore, inp: analyses.AnalysisInput, all_judgments: pd.Da
         totals=cell_totals(_cells_frame(cells, CELL_TOTALS)) if cells else {},
         definitions=definitions_catalogue(names) if names else [])
     report.leaderboards = _leaderboard_blocks(report, lane)
+    report.graders = readings.grader_blocks(lane.result("grader_decision"), report.display_names)
     report.notes = readings.report_notes(report)
     return report
 

@@ -19,7 +19,7 @@ from ..core.policy import FigurePolicy
 from ..core.vocab import CellKey
 
 __all__ = ["REPORT_SCHEMA_VERSION", "Agreement", "AnalysisTable", "BrokenItems", "Cell", "CellNames", "CheckItem",
-           "DatasetDecision", "DecisionEntry", "DefinitionFigure", "DispersionRow", "Interval", "LeaderboardBlock",
+           "DatasetDecision", "DecisionEntry", "DefinitionFigure", "DispersionRow", "GraderBlock", "Interval", "LeaderboardBlock",
            "MissingFigure",
            "Report", "RunInfo", "Scalar", "VersusBest"]
 
@@ -264,6 +264,21 @@ class LeaderboardBlock:
 
 
 @dataclass(frozen=True, slots=True)
+class GraderBlock:
+    """The decision panel's grader block for one dataset and criterion
+    (:func:`verdictlab.report.readings.grader_blocks`): the ``headline``, what the graders are ranked by,
+    and one line per grader, best first -- its rank, figure with interval, and in plain words why to avoid
+    it (``avoid`` true) or why it has no rank."""
+
+    dataset: str
+    criterion: str
+    headline: str
+    ranked_by: str
+    lines: tuple[str, ...]
+    avoid: tuple[bool, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class CheckItem:
     """One line of the validation-protocol checklist (:func:`verdictlab.report.readings.validation_checklist`)."""
 
@@ -350,6 +365,8 @@ class Report:
     decision: list[DatasetDecision] = field(default_factory=list)
     #: the leaderboard block per judge configuration, where the pairs name their systems
     leaderboards: list[LeaderboardBlock] = field(default_factory=list)
+    #: the grader block per dataset and criterion, where the run has pointwise graders
+    graders: list[GraderBlock] = field(default_factory=list)
     region_thresholds: dict[str, float] = field(default_factory=dict)
     format_dispersion: list[DispersionRow] = field(default_factory=list)
     checklist: list[CheckItem] = field(default_factory=list)

@@ -55,6 +55,7 @@ from .model import (
     DatasetDecision,
     DecisionEntry,
     DispersionRow,
+    GraderBlock,
     LeaderboardBlock,
     MissingFigure,
     Report,
@@ -1153,3 +1154,58 @@ def leaderboard_blocks(audits: Mapping[CellKey, LeaderboardAudit], agreement: Se
 
 __all__ += ["LEADERBOARD_CHANGES", "leaderboard_blocks", "leaderboard_changes", "leaderboard_distinguishable",
             "leaderboard_ranking"]
+
+
+# -- the graders' block of the decision panel ---------------------------------------------------------------
+
+#: what the graders are ranked by, in words
+GRADER_RANKED_BY: dict[str, str] = {
+    "T_g": "ranked by T_g, the grader's trustworthy rate (consistent, invariant and agreeing with the humans)",
+    "T_bound": "ranked by the bound C × A (invariance was not measured for some grader, so T_g is not "
+               "defined for every one)"}
+
+
+def _grader_line(choice: Any, names: Mapping[str, Mapping[str, str]]) -> str:
+    key = choice.cell
+    judge = names.get("judge", {}).get(str(key.judge), str(key.judge))
+    name = f"{judge} · {names.get('protocol', {}).get(str(key.protocol), str(key.protocol))} · T={temperature_text(key.temperature)}"
+    if choice.rank is None:
+        return f"– {name}: not ranked ({choice.unranked_because})."
+    figure = f"{_pct(choice.value)} [{_pct(choice.lo)}, {_pct(choice.hi)}]"
+    if choice.best:
+        status = "the best"
+    elif choice.distinguishable is False:
+        status = "not distinguishable from the best"
+    else:
+        status = "below the best"
+    head = f"{choice.rank}. {name}: {figure}, {status}"
+    if choice.why:
+        return f"{head}. Avoid: " + "; ".join(choice.why) + "."
+    return head + "."
+
+
+def grader_blocks(groups: Sequence[Any], names: Mapping[str, Mapping[str, str]]) -> list[GraderBlock]:
+    """The decision panel's grader block per dataset and criterion (the ``grader_decision`` analysis'
+    :class:`~verdictlab.analyses.grader_decision.GraderGroup`\\ s): best first, why each to avoid."""
+    out = []
+    for g in groups:
+        ranked = [c for c in g.choices if c.rank is not None]
+        good = [c for c in ranked if not c.avoid]
+        dataset = names.get("dataset", {}).get(g.dataset, g.dataset)
+        if good:
+            best = good[0].cell
+            headline = f"Use {names.get('judge', {}).get(str(best.judge), str(best.judge))}"
+        elif ranked:
+            headline = "Every grader has a reason to avoid it"
+        else:
+            headline = "No grader could be ranked"
+        n_avoid = sum(bool(c.avoid) for c in g.choices)
+        headline += f" ({len(g.choices)} grader{'s' if len(g.choices) != 1 else ''}, {n_avoid} to avoid; " \
+                    f"{GRADER_RANKED_BY.get(g.ranked_by, g.ranked_by)})."
+        out.append(GraderBlock(dataset=dataset, criterion=g.step, headline=headline, ranked_by=g.ranked_by,
+                               lines=tuple(_grader_line(c, names) for c in g.choices),
+                               avoid=tuple(bool(c.avoid) for c in g.choices)))
+    return out
+
+
+__all__ += ["GRADER_RANKED_BY", "grader_blocks"]
