@@ -92,8 +92,10 @@ def test_html_has_every_section_and_cell(report: Any) -> None:
                     "Validation-protocol checklist (this run)", "Audit trail", "Items that break the judge"):
         assert any(section in h for h in p.h2), section
     # the plots are inline images: no network, no side files
-    # (six plots, and the decision's trust-region picture of each of the two datasets)
-    assert len(p.imgs) == 6 + 2 and all(s.startswith("data:image/png;base64,") for s in p.imgs)
+    # (six plots, the cost curves' Pareto front, and the decision's trust-region picture of each of the
+    # two datasets)
+    assert any("Cost curves: the Pareto front" in h for h in p.h2)
+    assert len(p.imgs) == 6 + 1 + 2 and all(s.startswith("data:image/png;base64,") for s in p.imgs)
     assert not re.search(r"""src=["']https?://""", html)
     # the only http links are to the local viewer (verdictlab view), and they load nothing by themselves
     links = re.findall(r"""href=["'](https?://[^"']*)""", html)

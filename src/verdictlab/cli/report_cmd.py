@@ -162,6 +162,37 @@ def _check_viewer_url(url: str) -> None:
         raise typer.BadParameter(str(e), param_hint="--viewer-url") from None
 
 
+class TieRule(StrEnum):
+    """The win rate's tie rules (:data:`verdictlab.stats.tournament.WIN_RATE_TIE_RULES`)."""
+
+    half = "half"
+    drop = "drop"
+    loss = "loss"
+
+
+def _leaderboard_settings(tie_rule: TieRule, baseline: str | None, alpaca_reference: Path | None) -> dict[str, Any]:
+    """The leaderboard analyses' settings from the flags; AlpacaEval's file is read (and refused with
+    the file named when it is not df_gamed.csv) before the report is built."""
+    from ..importers.alpaca_reference import read_alpaca_reference
+
+    out: dict[str, Any] = {"tie_rule": tie_rule.value}
+    if baseline is not None:
+        out["baseline"] = baseline
+    if alpaca_reference is not None:
+        out["alpaca_reference"] = read_alpaca_reference(alpaca_reference)
+    return out
+
+
+def _check_baseline(baseline: str | None, rep: Any) -> None:
+    """A ``--baseline`` naming no system of the run is a usage error naming the systems (the analyses
+    would otherwise fall back to the common opponent without a word)."""
+    systems = sorted({s for b in rep.leaderboards for s in b.systems})
+    if baseline is not None and baseline not in systems:
+        known = ", ".join(systems) if systems else "none: the run's pairs name no systems"
+        raise typer.BadParameter(f"{baseline!r} is not a system of this run (systems: {known})",
+                                 param_hint="--baseline")
+
+
 def report(
     run_dir: RunArg,
     fmt: Annotated[ReportFormat | None, typer.Option(
@@ -184,6 +215,15 @@ def report(
     viewer_url: Annotated[str, typer.Option(
         "--viewer-url", metavar="URL", help="Where `verdictlab view RUN` serves: the HTML report links its tables and "
                                            "items to the viewer's pages there ('' for no links).")] = "http://127.0.0.1:8765",
+    tie_rule: Annotated[TieRule, typer.Option(
+        "--tie-rule", case_sensitive=False, help="How the leaderboard's win rate counts a tie: half a win, "
+                                                 "dropped, or a loss.")] = TieRule.half,
+    baseline: Annotated[str | None, typer.Option(
+        "--baseline", metavar="SYSTEM", help="The system the score ratio and AlpacaEval's win rates compare "
+                                             "against (default: the system every pair has).")] = None,
+    alpaca_reference: Annotated[Path | None, typer.Option(
+        "--alpaca-reference", metavar="FILE", help="AlpacaEval's df_gamed.csv: gives the length-controlled "
+                                                   "win rate (without it the LC figure is missing, with why).")] = None,
     legacy_out: Annotated[Path | None, typer.Argument(hidden=True, show_default=False)] = None,
     legacy_json: LegacyJson = False,
     legacy_html: Annotated[bool, typer.Option("--html", hidden=True)] = False,
@@ -201,9 +241,11 @@ def report(
             check_writable(path)
     _check_definitions(definitions)
     _check_viewer_url(viewer_url)
+    board = _leaderboard_settings(tie_rule, baseline, alpaca_reference)
     with _status() as step:         # ended before any error is printed
         rep = build_report(run_dir, policy=policy, expected_reps=expected_reps, definitions=definitions,
-                           cache=cache_root("columns"), progress=step)
+                           cache=cache_root("columns"), progress=step, leaderboard=board)
+    _check_baseline(baseline, rep)
     _write(rep, target, viewer_url or None)
     if plots is not None:
         written = write_plots(rep, plots)

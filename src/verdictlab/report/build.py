@@ -32,6 +32,8 @@ import pandas as pd
 from .. import analyses
 from ..analyses.definitions import catalogue as definitions_catalogue
 from ..analyses.definitions import definitions_table, resolve_definitions
+from ..analyses.grader_decision import grader_decision
+from ..analyses.leaderboard import leaderboard_audits
 from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..core.redact import redact_value
 from ..core.vocab import CELL_KEY, ORDERS, CellKey
@@ -75,6 +77,7 @@ from .model import (
     DefinitionFigure,
     DispersionRow,
     Interval,
+    LeaderboardBlock,
     Report,
     RunInfo,
     Scalar,
@@ -495,7 +498,8 @@ def _attach_definitions(cells: list[Cell], table: pd.DataFrame) -> None:
 def build_report(store_or_run_dir: RunStore | str | Path, *, policy: FigurePolicy = DEFAULT_POLICY,
                  max_broken_items: int = 300, frame: pd.DataFrame | None = None,
                  expected_reps: int | None = None, definitions: str | Sequence[str] | None = None,
-                 cache: Path | None = None, progress: Callable[[str], None] | None = None) -> Report:
+                 cache: Path | None = None, progress: Callable[[str], None] | None = None,
+                 leaderboard: Mapping[str, Any] | None = None) -> Report:
     """Everything a report shows, as a typed :class:`~verdictlab.report.model.Report`.
 
     Parameters
@@ -515,11 +519,13 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, policy: FigurePolic
         columns are kept between reports of an unchanged store; None reads them from the store.
     progress : called with a short line naming each step as it starts ("reading the run", then "figures
         of N judgments", saying when two processes share them), e.g. to show it beside a spinner.
+    leaderboard : the leaderboard analyses' settings (:mod:`verdictlab.analyses.leaderboard`):
+        ``tie_rule``, ``baseline``, ``alpaca_reference`` (an :class:`~verdictlab.stats.AlpacaReference`).
     """
     names = resolve_definitions(definitions) if definitions is not None else []
     opts: dict[str, Any] = {"policy": policy, "max_broken_items": max_broken_items, "frame": frame,
                             "expected_reps": expected_reps, "names": names, "cache": cache,
-                            "progress": progress or (lambda _step: None)}
+                            "progress": progress or (lambda _step: None), "leaderboard": dict(leaderboard or {})}
     if isinstance(store_or_run_dir, RunStore):
         return _build(store_or_run_dir, **opts)
     with open_store(store_or_run_dir) as store:
@@ -528,12 +534,12 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, policy: FigurePolic
 
 def _build(store: RunStore, *, policy: FigurePolicy, max_broken_items: int, frame: pd.DataFrame | None,
            expected_reps: int | None, names: list[str], cache: Path | None,
-           progress: Callable[[str], None]) -> Report:
+           progress: Callable[[str], None], leaderboard: dict[str, Any]) -> Report:
     progress("reading the run")
     all_judgments, attempts, items_frame, item_objects, run = _load(store, cache)
     inp = analyses.AnalysisInput(all_judgments, items=item_objects, items_frame=items_frame, policy=policy,
                                  extra={**({"expected_reps": expected_reps} if expected_reps else {}),
-                                        "adaptive_design": (run.meta or {}).get("adaptive_design")})
+                                        "adaptive_design": (run.meta or {}).get("adaptive_design"), **leaderboard})
     # pairwise figures only see pairwise rows; pointwise (rubric / graded) items get their own tables
     point = inp.point_mask
     judgments = all_judgments[~point] if point.any() else all_judgments
@@ -569,6 +575,8 @@ def report_jobs(inp: analyses.AnalysisInput, judgments: pd.DataFrame, items_fram
     }
     for cc in analyses.registered_cell_columns():
         jobs[f"cell_columns:{cc.name}"] = functools.partial(cc.fn, inp)
+    jobs["leaderboard_audits"] = functools.partial(leaderboard_audits, inp)
+    jobs["grader_decision"] = functools.partial(grader_decision, inp)
     for a in analyses.registered():
         jobs[f"analysis:{a.name}"] = functools.partial(analyses.run_analyses, inp, names=[a.name])
     first = [n for n in FIRST_JOBS if n in jobs]
@@ -600,5 +608,19 @@ def _gathered(store: RunStore, inp: analyses.AnalysisInput, all_judgments: pd.Da
         across_cells=across_cells(cells),
         totals=cell_totals(_cells_frame(cells, CELL_TOTALS)) if cells else {},
         definitions=definitions_catalogue(names) if names else [])
+    report.leaderboards = _leaderboard_blocks(report, lane)
+    report.graders = readings.grader_blocks(lane.result("grader_decision"), report.display_names)
     report.notes = readings.report_notes(report)
     return report
+
+
+def _leaderboard_blocks(report: Report, lane: SecondLane) -> list[LeaderboardBlock]:
+    """The decision panel's leaderboard blocks: the typed audit per configuration (job
+    ``leaderboard_audits``) read with the ``leaderboard_agreement`` table's rows (protocol against protocol)."""
+    audits = lane.result("leaderboard_audits")
+    if not audits:
+        return []
+    table = report.extra_tables.get("leaderboard_agreement") or {}
+    cols = table.get("columns", [])
+    rows = [dict(zip(cols, r, strict=True)) for r in table.get("rows", [])]
+    return readings.leaderboard_blocks(audits, rows, report.display_names)

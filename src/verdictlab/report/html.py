@@ -155,6 +155,8 @@ def render_html(report: Report, out: str | Path | None = None, *, embed_plots: b
     decision_images: dict[str, str] = {}
     if embed_plots and report.cells:
         plots, decision_images = _images(report, plot_format)
+    elif embed_plots and report.extra_tables:     # no pairwise cells (graders only): the analyses' figures
+        plots = _analysis_images(report, plot_format)
     from ..core.guards import input_limits
 
     lim = input_limits()
@@ -219,6 +221,15 @@ def _images(report: Report, plot_format: str) -> tuple[list[dict[str, str]], dic
         decision_images = lane.result("decision")
     rank = {n: i for i, n in enumerate(CELL_FIGURES)}
     return sorted(drawn, key=lambda p: rank.get(p["name"], len(rank))), decision_images
+
+
+def _analysis_images(report: Report, plot_format: str) -> list[dict[str, str]]:
+    """The registered analyses' figures alone (e.g. the cost curves' Pareto front of a graders-only run),
+    each read by its analysis' description."""
+    from .plots import CELL_FIGURES
+
+    read = {n: str(t.get("description") or "") for n, t in report.extra_tables.items()}
+    return _figure_uris(report, plot_format, read, lambda n: n not in CELL_FIGURES)
 
 
 def _figure_uris(report: Report, plot_format: str, read: Mapping[str, str],
@@ -363,6 +374,7 @@ def _page(report: Report, viewer_url: str | None, images: Mapping[str, str], lim
                  for c in report.cells if c.sentence]
     return {"report": report, "run": report.run, "notes": report.notes, "tables": html_tables(report, viewer_url),
             "decision": [_decision(d, report, viewer_url, images) for d in report.decision],
+            "leaderboards": report.leaderboards, "graders": report.graders,
             "legend": _legend(report), "viewer_url": viewer_url, "sentences": sentences,
             "definitions": _definitions(report), "further": _further(report), "audit": _audit(report),
             "broken": broken, "filter_values": filter_values, "dispersion": _dispersion(report),

@@ -127,6 +127,8 @@ def report_json(report: Report) -> dict[str, Any]:
     run["analyses"] = report.extra_tables
     run["display_names"] = report.display_names
     run["decision"] = [decision_json(d) for d in report.decision]
+    run["leaderboards"] = [asdict(b) for b in report.leaderboards]
+    run["graders"] = [asdict(b) for b in report.graders]
     if report.definitions:
         run["definitions"] = report.definitions
     with_step = any(c.step for c in report.cells)

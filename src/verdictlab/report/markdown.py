@@ -69,6 +69,27 @@ def _entry(e: DecisionEntry) -> str:
     return f"{name} — {md_escape(e.T_text)}{region} ({md_escape(e.brief)}){tail}"
 
 
+def leaderboard_markdown(report: Report) -> list[str]:
+    """The leaderboard block per judge configuration whose pairs name their systems, as Markdown lines."""
+    lines: list[str] = []
+    for b in report.leaderboards:
+        lines += [f"### Leaderboard — {md_escape(b.dataset)} · {md_escape(b.configuration)}", "",
+                  md_escape(b.ranking), "", md_escape(b.distinguishable), ""]
+        lines += [f"- {md_escape(line)}" for line in b.changes]
+        lines.append("")
+    return lines
+
+
+def grader_markdown(report: Report) -> list[str]:
+    """The grader block per dataset and criterion, as Markdown lines."""
+    lines: list[str] = []
+    for b in report.graders:
+        crit = f" · {md_escape(b.criterion)}" if b.criterion else ""
+        lines += [f"### Graders — {md_escape(b.dataset)}{crit}", "", f"**{md_escape(b.headline)}**", ""]
+        lines += [f"- {md_escape(line)}" for line in b.lines] + [""]
+    return lines
+
+
 def decision_markdown(report: Report) -> list[str]:
     """The decision per dataset as Markdown lines (:func:`verdictlab.report.readings.decision`)."""
     lines: list[str] = []
@@ -80,6 +101,7 @@ def decision_markdown(report: Report) -> list[str]:
                 lines.append(f"- {title}: {_entry(e)}")
         lines += [f"- Not measured: {md_escape(m.line)}" for m in d.missing]
         lines.append("")
+    lines += leaderboard_markdown(report) + grader_markdown(report)
     if lines:
         lines += [md_escape(report.notes.get("test", "")), ""]
     legend = report.notes.get("names", "")
@@ -133,8 +155,8 @@ def render_markdown(report: Report) -> str:
     definitions asked for and the checklist."""
     notes = report.notes
     lines = [f"## verdictlab report — {md_escape(report.run.run_dir)}", "", md_escape(notes.get("counts", "")), ""]
-    if not report.cells:
-        return "\n".join(lines + [md_escape(notes.get("empty", "")), ""])
+    if not report.cells:     # a run of pointwise graders only has no pairwise cells: its graders' block
+        return "\n".join(lines + [md_escape(notes.get("empty", "")), ""] + grader_markdown(report))
     lines += decision_markdown(report)
     captions = {"figures": notes.get("region", ""), "agreement": notes.get("agreement", ""),
                 "more": notes.get("more", "")}

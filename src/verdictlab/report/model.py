@@ -19,7 +19,8 @@ from ..core.policy import FigurePolicy
 from ..core.vocab import CellKey
 
 __all__ = ["REPORT_SCHEMA_VERSION", "Agreement", "AnalysisTable", "BrokenItems", "Cell", "CellNames", "CheckItem",
-           "DatasetDecision", "DecisionEntry", "DefinitionFigure", "DispersionRow", "Interval", "MissingFigure",
+           "DatasetDecision", "DecisionEntry", "DefinitionFigure", "DispersionRow", "GraderBlock", "Interval", "LeaderboardBlock",
+           "MissingFigure",
            "Report", "RunInfo", "Scalar", "VersusBest"]
 
 #: version of the JSON document of ``verdictlab report --format json``; additions keep it, a change of
@@ -247,6 +248,37 @@ class DatasetDecision:
 
 
 @dataclass(frozen=True, slots=True)
+class LeaderboardBlock:
+    """The decision panel's leaderboard block for one judge configuration whose pairs name their systems
+    (:func:`verdictlab.report.readings.leaderboard_blocks`): the ``systems`` best first, the separable
+    ``tiers``, and the sentences -- the ranking with its intervals, which systems are distinguishable,
+    and whether the order, a repetition, the humans or the protocol change the ranking."""
+
+    dataset: str
+    configuration: str
+    systems: tuple[str, ...]
+    tiers: tuple[tuple[str, ...], ...]
+    ranking: str
+    distinguishable: str
+    changes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GraderBlock:
+    """The decision panel's grader block for one dataset and criterion
+    (:func:`verdictlab.report.readings.grader_blocks`): the ``headline``, what the graders are ranked by,
+    and one line per grader, best first -- its rank, figure with interval, and in plain words why to avoid
+    it (``avoid`` true) or why it has no rank."""
+
+    dataset: str
+    criterion: str
+    headline: str
+    ranked_by: str
+    lines: tuple[str, ...]
+    avoid: tuple[bool, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class CheckItem:
     """One line of the validation-protocol checklist (:func:`verdictlab.report.readings.validation_checklist`)."""
 
@@ -331,6 +363,10 @@ class Report:
     #: the short names shown for ids: ``{"judge": {id: name}, "protocol": {...}, "dataset": {...}}``
     display_names: dict[str, dict[str, str]] = field(default_factory=dict)
     decision: list[DatasetDecision] = field(default_factory=list)
+    #: the leaderboard block per judge configuration, where the pairs name their systems
+    leaderboards: list[LeaderboardBlock] = field(default_factory=list)
+    #: the grader block per dataset and criterion, where the run has pointwise graders
+    graders: list[GraderBlock] = field(default_factory=list)
     region_thresholds: dict[str, float] = field(default_factory=dict)
     format_dispersion: list[DispersionRow] = field(default_factory=list)
     checklist: list[CheckItem] = field(default_factory=list)

@@ -44,8 +44,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core.policy import FigurePolicy
-from ..core.vocab import DEFAULT_DECODING, Missing
+from ..core.vocab import DEFAULT_DECODING, CellKey, Missing
 from ..stats.by_cell import ONE_ORDER_REASON
+from ..stats.ranking_audit import LeaderboardAudit
 from ..stats.regions import DEFAULT_C_HIGH, DEFAULT_PHI_LOW, PARADOX_BIAS, PARADOX_RETEST, failure_region
 from .model import (
     Agreement,
@@ -54,6 +55,8 @@ from .model import (
     DatasetDecision,
     DecisionEntry,
     DispersionRow,
+    GraderBlock,
+    LeaderboardBlock,
     MissingFigure,
     Report,
     Scalar,
@@ -1040,3 +1043,169 @@ def report_notes(report: Report) -> dict[str, str]:
                         "definition's rules left out of its denominator, per cell; the table after the cells gives "
                         "each definition's source and what it counts differently from A."),
     }
+
+
+# -- the leaderboard block of the decision panel ------------------------------------------------------------
+
+#: the kinds of ranking comparison within one configuration, in the words the panel uses
+LEADERBOARD_CHANGES: dict[str, str] = {"order": "Swapping the order of the answers",
+                                       "repetition": "Asking again", "humans": "The humans' labels"}
+
+
+def _comparison_kind(variant_b: str) -> str:
+    """Which comparison a stability row is: the leaderboard analysis names a repetition's variant
+    ``"<cell> · rep N"`` and the humans' ``"<cell> · humans"``; the two orders are the rest."""
+    if variant_b.endswith(" · humans"):
+        return "humans"
+    return "repetition" if " · rep " in variant_b else "order"
+
+
+def _tau_words(point: Any, lo: Any, hi: Any) -> str:
+    t, lo, hi = _num(point), _num(lo), _num(hi)
+    if t is None:
+        return "Kendall τ not measured (fewer than two systems ranked by both)"
+    ci = f" [{lo:.2f}, {hi:.2f}]" if lo is not None and hi is not None else ""
+    return f"Kendall τ {t:.2f}{ci}"
+
+
+def _top_words(changed: bool, top_a: Any, top_b: Any, p_changes: float) -> str:
+    often = f"; the top changes in {_pct(p_changes)} of resampled prompts" if _num(p_changes) is not None else ""
+    if changed:
+        return f"the top changes from {top_a} to {top_b}{often}"
+    return f"the top stays {top_a}{often}"
+
+
+def leaderboard_ranking(audit: LeaderboardAudit) -> str:
+    """The ranking, best first, each system with its Elo-scale rating, interval and rank range."""
+    parts = []
+    for s in audit.ranking:
+        rng = f", rank {s.rank_lo}–{s.rank_hi}" if s.rank_lo != s.rank_hi else ""
+        parts.append(f"{s.rank}. {s.system} {s.rating.estimate:.0f} ({s.rating.low:.0f}–{s.rating.high:.0f}{rng})")
+    return "Ranking (Bradley–Terry, Elo scale, interval over resampled pairs): " + "; ".join(parts) + "."
+
+
+def leaderboard_distinguishable(audit: LeaderboardAudit) -> str:
+    """Which systems this judge can tell apart: the separable tiers in plain words."""
+    counted = f"{audit.n_separable_pairs} of {audit.n_pairs} pairs separable by a sign test over shared prompts, Holm-adjusted"
+    if len(audit.tiers) <= 1:
+        return (f"No two systems are distinguishable ({counted}): the order of this ranking is not evidence "
+                "that one system is better than another.")
+    if all(len(t) == 1 for t in audit.tiers):
+        return f"Every system is distinguishable from the next ({counted})."
+    tiers = " > ".join("{" + ", ".join(t) + "}" for t in audit.tiers)
+    return (f"Distinguishable tiers, best first: {tiers}; within a tier this judge cannot tell the systems "
+            f"apart ({counted}).")
+
+
+def _protocol_rows(key: CellKey, keys: Mapping[str, CellKey],
+                   agreement: Sequence[Mapping[str, Any]]) -> list[tuple[CellKey, Mapping[str, Any]]]:
+    """The agreement rows comparing ``key`` with a configuration that differs from it only in protocol."""
+    out = []
+    for row in agreement:
+        a, b = keys.get(str(row.get("config_a"))), keys.get(str(row.get("config_b")))
+        other = b if a == key else a if b == key else None
+        if other is not None and other.protocol != key.protocol and \
+                other.as_dict() | {"protocol": key.protocol} == key.as_dict():
+            out.append((other, row))
+    return out
+
+
+def leaderboard_changes(key: CellKey, audit: LeaderboardAudit, keys: Mapping[str, CellKey],
+                        agreement: Sequence[Mapping[str, Any]], protocol_names: Mapping[str, str]) -> tuple[str, ...]:
+    """Whether the order, a repetition, the humans' labels or the protocol change the ranking: one
+    sentence each (the leaderboard_stability and leaderboard_agreement figures)."""
+    out = []
+    for st in audit.stability:
+        kind = _comparison_kind(st.variant_b)
+        where = f" ({st.variant_b.rsplit(' · ', 1)[-1]})" if kind == "repetition" else ""
+        out.append(f"{LEADERBOARD_CHANGES[kind]}{where}: {_tau_words(st.tau.estimate, st.tau.low, st.tau.high)}, "
+                   f"{_top_words(st.top_changed, st.top_a, st.top_b, st.p_top_changes)}.")
+    if not any(_comparison_kind(st.variant_b) == "order" for st in audit.stability):
+        out.append("Swapping the order: not measured (the run shows each pair in one order only).")
+    rows = _protocol_rows(key, keys, agreement)
+    for other, row in rows:
+        name = protocol_names.get(other.protocol, other.protocol)
+        mine, theirs = ("top_a", "top_b") if keys.get(str(row.get("config_a"))) == key else ("top_b", "top_a")
+        out.append(f"Protocol {name} instead: {_tau_words(row['tau'], row.get('tau_lo'), row.get('tau_hi'))}, "
+                   f"{_top_words(bool(row['top_changed']), row[mine], row[theirs], row['p_top_changes'])}.")
+    if not rows:
+        out.append("Another protocol: not measured (no other protocol judged these pairs with this judge, "
+                   "dataset, temperature and decoding).")
+    return tuple(out)
+
+
+def leaderboard_blocks(audits: Mapping[CellKey, LeaderboardAudit], agreement: Sequence[Mapping[str, Any]],
+                       names: Mapping[str, Mapping[str, str]]) -> list[LeaderboardBlock]:
+    """The decision panel's leaderboard block per judge configuration whose pairs name their systems
+    (:func:`verdictlab.analyses.leaderboard.leaderboard_audits`); none for a run without systems."""
+    keys = {k.label(): k for k in audits}
+    out = []
+    for key, audit in audits.items():
+        shown = {p: names.get(p, {}).get(str(getattr(key, p)), str(getattr(key, p))) for p in ("judge", "protocol", "dataset")}
+        t = temperature_text(key.temperature)
+        config = f"{shown['judge']} · {shown['protocol']} · T={t}" + (
+            f" · {key.decoding}" if key.decoding != DEFAULT_DECODING else "")
+        out.append(LeaderboardBlock(
+            dataset=shown["dataset"], configuration=config, systems=tuple(s.system for s in audit.ranking),
+            tiers=audit.tiers, ranking=leaderboard_ranking(audit), distinguishable=leaderboard_distinguishable(audit),
+            changes=leaderboard_changes(key, audit, keys, agreement, names.get("protocol", {}))))
+    return out
+
+
+__all__ += ["LEADERBOARD_CHANGES", "leaderboard_blocks", "leaderboard_changes", "leaderboard_distinguishable",
+            "leaderboard_ranking"]
+
+
+# -- the graders' block of the decision panel ---------------------------------------------------------------
+
+#: what the graders are ranked by, in words
+GRADER_RANKED_BY: dict[str, str] = {
+    "T_g": "ranked by T_g, the grader's trustworthy rate (consistent, invariant and agreeing with the humans)",
+    "T_bound": "ranked by the bound C × A (invariance was not measured for some grader, so T_g is not "
+               "defined for every one)"}
+
+
+def _grader_line(choice: Any, names: Mapping[str, Mapping[str, str]]) -> str:
+    key = choice.cell
+    judge = names.get("judge", {}).get(str(key.judge), str(key.judge))
+    name = f"{judge} · {names.get('protocol', {}).get(str(key.protocol), str(key.protocol))} · T={temperature_text(key.temperature)}"
+    if choice.rank is None:
+        return f"– {name}: not ranked ({choice.unranked_because})."
+    figure = f"{_pct(choice.value)} [{_pct(choice.lo)}, {_pct(choice.hi)}]"
+    if choice.best:
+        status = "the best"
+    elif choice.distinguishable is False:
+        status = "not distinguishable from the best"
+    else:
+        status = "below the best"
+    head = f"{choice.rank}. {name}: {figure}, {status}"
+    if choice.why:
+        return f"{head}. Avoid: " + "; ".join(choice.why) + "."
+    return head + "."
+
+
+def grader_blocks(groups: Sequence[Any], names: Mapping[str, Mapping[str, str]]) -> list[GraderBlock]:
+    """The decision panel's grader block per dataset and criterion (the ``grader_decision`` analysis'
+    :class:`~verdictlab.analyses.grader_decision.GraderGroup`\\ s): best first, why each to avoid."""
+    out = []
+    for g in groups:
+        ranked = [c for c in g.choices if c.rank is not None]
+        good = [c for c in ranked if not c.avoid]
+        dataset = names.get("dataset", {}).get(g.dataset, g.dataset)
+        if good:
+            best = good[0].cell
+            headline = f"Use {names.get('judge', {}).get(str(best.judge), str(best.judge))}"
+        elif ranked:
+            headline = "Every grader has a reason to avoid it"
+        else:
+            headline = "No grader could be ranked"
+        n_avoid = sum(bool(c.avoid) for c in g.choices)
+        headline += f" ({len(g.choices)} grader{'s' if len(g.choices) != 1 else ''}, {n_avoid} to avoid; " \
+                    f"{GRADER_RANKED_BY.get(g.ranked_by, g.ranked_by)})."
+        out.append(GraderBlock(dataset=dataset, criterion=g.step, headline=headline, ranked_by=g.ranked_by,
+                               lines=tuple(_grader_line(c, names) for c in g.choices),
+                               avoid=tuple(bool(c.avoid) for c in g.choices)))
+    return out
+
+
+__all__ += ["GRADER_RANKED_BY", "grader_blocks"]

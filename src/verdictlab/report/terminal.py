@@ -195,8 +195,32 @@ def decision_lines(report: Report) -> list[Text]:
     out: list[Text] = []
     for d in report.decision:
         out += _dataset_lines(d)
+    out += leaderboard_lines(report)
+    out += grader_lines(report)
     if out:
         out.append(Text(report.notes.get("test", ""), style="dim"))
+    return out
+
+
+def leaderboard_lines(report: Report) -> list[Text]:
+    """The leaderboard block per judge configuration whose pairs name their systems: the ranking, which
+    systems are distinguishable and what changes it (:func:`verdictlab.report.readings.leaderboard_blocks`)."""
+    out: list[Text] = []
+    for b in report.leaderboards:
+        out.append(Text(f"Leaderboard — {b.dataset} · {b.configuration}", style="bold"))
+        out += [Text("  " + line) for line in (b.ranking, b.distinguishable)]
+        out += [Text("  " + line, style="dim") for line in b.changes]
+    return out
+
+
+def grader_lines(report: Report) -> list[Text]:
+    """The grader block per dataset and criterion: which grader to use and why to avoid each other
+    (:func:`verdictlab.report.readings.grader_blocks`)."""
+    out: list[Text] = []
+    for b in report.graders:
+        crit = f" · {b.criterion}" if b.criterion else ""
+        out.append(Text(f"Graders — {b.dataset}{crit}: ", style="bold").append_text(Text(b.headline)))
+        out += [Text("  " + line, style="red" if bad else "") for line, bad in zip(b.lines, b.avoid, strict=True)]
     return out
 
 
@@ -228,6 +252,8 @@ def render_terminal(report: Report, console: Console | None = None) -> None:
     say(notes.get("lead", ""), "bold")
     if not report.cells:
         say(notes.get("empty_terminal", ""))
+        for text in grader_lines(report):     # a run of pointwise graders only has no pairwise cells
+            console.print(text, highlight=False)
         for line, style in analyses_lines(report):
             say(line, style)
         return
