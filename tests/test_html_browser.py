@@ -153,8 +153,12 @@ _OVERFLOWS = """() => {
   document.querySelectorAll('details').forEach(d => { d.open = true; });
   const out = [];
   document.querySelectorAll('table').forEach(t => {
-    const box = t.parentElement.clientWidth;
-    if (t.scrollWidth > box + 1) out.push([t.id || t.className, t.scrollWidth, box]);
+    // a table wider than its wrapper is read by scrolling the wrapper (never by breaking its words); the
+    // wrapper itself never is wider than the page's column
+    const wrap = t.parentElement, box = wrap.clientWidth;
+    const scrolls = ['auto', 'scroll'].includes(getComputedStyle(wrap).overflowX);
+    if (t.scrollWidth > box + 1 && !scrolls) out.push([t.id || t.className, t.scrollWidth, box]);
+    if (wrap.getBoundingClientRect().width > document.querySelector('main').clientWidth + 1) out.push([t.id || t.className, 'wrapper']);
   });
   if (document.documentElement.scrollWidth > window.innerWidth) out.push(['page', document.documentElement.scrollWidth]);
   return out;

@@ -90,7 +90,8 @@ def _target(run_dir: Path, fmt: ReportFormat | None, out: Path | None, legacy: t
     return _Target(fmt, out)
 
 
-def _write(rep: Any, target: _Target, viewer_url: str | None) -> None:
+def _write(rep: Any, target: _Target, viewer_url: str | None, *, wide: bool = False,
+           columns: list[str] | None = None) -> None:
     from ..report import render_html, render_markdown, render_terminal, report_json
     from ._errors import printable_view
     from .output import console, emit
@@ -102,7 +103,7 @@ def _write(rep: Any, target: _Target, viewer_url: str | None) -> None:
         emit(render_markdown(printable_view(rep)), target.out, what="Markdown report")
     elif target.fmt is ReportFormat.table:
         with console(target.out, what="report") as con:
-            render_terminal(printable_view(rep), con)
+            render_terminal(printable_view(rep), con, wide=wide, columns=columns)
     if target.fmt is ReportFormat.html and is_stdout(target.out):
         with _status() as step:
             step("drawing the HTML report")
@@ -193,6 +194,19 @@ def _check_baseline(baseline: str | None, rep: Any) -> None:
                                  param_hint="--baseline")
 
 
+def _check_columns(columns: str | None) -> list[str] | None:
+    """``--columns``: the named columns, each a column's key or label; a bad name is a usage error naming
+    the columns there are."""
+    if columns is None:
+        return None
+    from ..report.columns import check_column_names
+
+    try:
+        return check_column_names(columns.split(","))
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--columns") from None
+
+
 def report(
     run_dir: RunArg,
     fmt: Annotated[ReportFormat | None, typer.Option(
@@ -224,6 +238,12 @@ def report(
     alpaca_reference: Annotated[Path | None, typer.Option(
         "--alpaca-reference", metavar="FILE", help="AlpacaEval's df_gamed.csv: gives the length-controlled "
                                                    "win rate (without it the LC figure is missing, with why).")] = None,
+    wide: Annotated[bool, typer.Option(
+        "--wide", help="The terminal table: every column, however wide (by default the least important are "
+                       "dropped to fit the terminal, and named under the table).")] = False,
+    columns: Annotated[str | None, typer.Option(
+        "--columns", metavar="LIST", help="The terminal table: only these columns after the configuration's, "
+                                          "by key or label, e.g. T,C,phi,A,region,T_joint.")] = None,
     legacy_out: Annotated[Path | None, typer.Argument(hidden=True, show_default=False)] = None,
     legacy_json: LegacyJson = False,
     legacy_html: Annotated[bool, typer.Option("--html", hidden=True)] = False,
@@ -241,12 +261,13 @@ def report(
             check_writable(path)
     _check_definitions(definitions)
     _check_viewer_url(viewer_url)
+    chosen = _check_columns(columns)
     board = _leaderboard_settings(tie_rule, baseline, alpaca_reference)
     with _status() as step:         # ended before any error is printed
         rep = build_report(run_dir, policy=policy, expected_reps=expected_reps, definitions=definitions,
                            cache=cache_root("columns"), progress=step, leaderboard=board)
     _check_baseline(baseline, rep)
-    _write(rep, target, viewer_url or None)
+    _write(rep, target, viewer_url or None, wide=wide, columns=chosen)
     if plots is not None:
         written = write_plots(rep, plots)
         _say_written(f"{len(written)} plot files", plots)

@@ -20,7 +20,8 @@ from typing import Any
 from .model import Cell, Interval
 
 __all__ = ["AGREEMENT_COLUMNS", "CELL_FIGURES", "FIGURE_COLUMNS", "Format", "KEY_COLUMNS", "Column", "Shown",
-           "TableSpec", "UNDEFINED", "UPPER_BOUND_MARK", "cell_tables", "extra_columns", "show", "shown_columns"]
+           "TableSpec", "UNDEFINED", "UPPER_BOUND_MARK", "all_columns", "cell_tables", "check_column_names", "chosen_columns", "column_label",
+           "extra_columns", "show", "shown_columns"]
 
 #: how an undefined value is printed in every table
 UNDEFINED = "—"
@@ -347,3 +348,58 @@ def cell_tables(cells: Sequence[Cell], *, captions: dict[str, str]) -> list[Tabl
         out.append(TableSpec("agreement", "Agreement with labels and bias", captions.get("agreement", ""),
                              KEY_COLUMNS + shown_columns(AGREEMENT_COLUMNS, cells)))
     return out
+
+
+# -- labels of the analyses' columns and the columns a reader asks for ----------------------------------------
+
+#: words for the analyses' column names that are not their own spelling with spaces (a name missing here
+#: reads as its words: ``n_judgments_constrained`` -> "N judgments constrained")
+_LABEL_WORDS: dict[str, str] = {"n": "N", "phi": "φ", "delta": "Δ", "lo": "low", "hi": "high", "temp": "temperature",
+                                "pct": "%", "se": "SE", "ci": "CI", "kappa": "κ", "alpha": "α", "tau": "τ",
+                                "id": "id", "elo": "Elo", "bt": "BT", "lc": "LC"}
+#: the figures a difference column is named after with a "d" (``dC``, ``dphi``, ``dtie_rate``)
+_DIFFERENCE_OF = {"C", "phi", "A", "T", "tie", "unparsed", "q"}
+#: whole names whose label is not their words
+_LABELS: dict[str, str] = {"A_dec": "A dec", "A_max": "A max", "T_joint": "T joint", "A_corrected": "A − φq",
+                           "self_consistency": "SC", "parse_failure_rate": "unparsed"}
+
+
+def column_label(name: str) -> str:
+    """The header of an analysis' column: its snake_case name as words ("N judgments constrained",
+    "Δ T", "φ low"), so a header wraps between words and never inside one; figure names (``T``, ``C``,
+    ``A``) keep their case."""
+    if name in _LABELS:
+        return _LABELS[name]
+    words = [w for w in name.split("_") if w]
+    if words and words[0] != "d" and words[0].startswith("d") and words[0][1:] in _DIFFERENCE_OF:
+        rest = _LABEL_WORDS.get(words[0][1:], words[0][1:])
+        words[0:1] = ["Δ" + rest if len(rest) == 1 else f"Δ {rest}"]     # dphi_lo: Δφ low; dtie_rate: Δ tie rate
+    return " ".join(_LABEL_WORDS.get(w.lower(), w) if w != "d" else "Δ" for w in words) or name
+
+
+def _norm(name: str) -> str:
+    return name.strip().lower().replace(" ", "_")
+
+
+def all_columns() -> tuple[Column, ...]:
+    """Every column a table of cells can show (the key columns, the figures, the more-figures table's and
+    agreement's)."""
+    return KEY_COLUMNS + FIGURE_COLUMNS + extra_columns(()) + AGREEMENT_COLUMNS
+
+
+def check_column_names(names: Sequence[str]) -> list[str]:
+    """The names of ``--columns`` (a column's key or label, any case), checked: ``ValueError`` naming the
+    unknown ones and the known keys."""
+    known = {_norm(c.key) for c in all_columns()} | {_norm(c.label) for c in all_columns()}
+    out = [n.strip() for n in names if n.strip()]
+    unknown = [n for n in out if _norm(n) not in known]
+    if unknown:
+        raise ValueError(f"unknown column(s) {', '.join(unknown)}; the columns are "
+                         + ", ".join(dict.fromkeys(c.key for c in all_columns() if c.table != "key")))
+    return out
+
+
+def chosen_columns(columns: Sequence[Column], names: Sequence[str]) -> tuple[Column, ...]:
+    """The columns of a table a reader named (by key or label, any case), the key columns always."""
+    want = {_norm(n) for n in names}
+    return tuple(c for c in columns if c.table == "key" or _norm(c.key) in want or _norm(c.label) in want)

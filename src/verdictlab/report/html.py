@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from ..core.viewer_links import DEFAULT_VIEWER_URL, cell_anchor, cell_list_url, check_viewer_url, pair_url
-from .columns import Column, Shown, TableSpec, cell_tables, show
+from .columns import Column, Shown, TableSpec, cell_tables, column_label, show
 from .lanes import SecondLane, lanes_for
 from .model import Cell, DatasetDecision, DecisionEntry, Report
 from .readings import cell_title, definition_unparsed_rule, plot_readings, shown_definitions, temperature_text
@@ -50,10 +51,28 @@ def _env() -> Any:
     return env
 
 
+#: the characters of a name a line may break after (a browser breaks a name at its spaces and hyphens, and
+#: here after these; never inside a word)
+_NAME_BREAKS = re.compile(r"([,:/=_])")
+
+
+#: the longest run of a name without a break opportunity (a longer one -- a hostile id, a hash -- gets one
+#: every so many characters rather than widening its table past the page)
+_LONGEST_RUN = 20
+
+
 def _breakable(text: str) -> Markup:
-    """A name escaped, with a line-break opportunity after each comma (``sim:sk=0.8,pl=0.2`` wraps at
-    its commas in a narrow column instead of overflowing it)."""
-    return Markup(",<wbr>").join(escape(part) for part in str(text).split(","))
+    """A name escaped, with a line-break opportunity after each comma, colon, slash, equals sign and
+    underscore (``llamacpp:smollm2-135m``, ``sim:sk=0.8,pl=0.2`` wrap between their parts in a narrow
+    column instead of inside a word or overflowing it)."""
+    out = Markup("")
+    for part in _NAME_BREAKS.split(str(text)):
+        if _NAME_BREAKS.fullmatch(part):
+            out += escape(part) + Markup("<wbr>")
+            continue
+        for word in re.split(r"(\s+)", part):     # a run longer than a column offers a break every so often
+            out += Markup("<wbr>").join(escape(word[k:k + _LONGEST_RUN]) for k in range(0, len(word), _LONGEST_RUN))
+    return out
 
 
 def _sortval(x: Any) -> str:
@@ -329,19 +348,25 @@ def _further(report: Report) -> list[dict[str, Any]]:
         rows = t.get("rows") or []
         cols = list(t.get("columns") or [])
         keep = [k for k, _ in enumerate(cols) if not rows or any(r[k] not in (None, "") for r in rows)]
+        sentences = {k for k in keep if any(isinstance(r[k], str) and len(r[k]) > _SENTENCE_CHARS for r in rows)}
         out.append({"name": name, "title": t.get("title") or name, "description": t.get("description") or "",
-                    "columns": [{"label": cols[k], "left": cols[k] in _TEXT_COLUMNS} for k in keep],
+                    "columns": [{"label": column_label(cols[k]), "key": cols[k], "left": cols[k] in _TEXT_COLUMNS}
+                                for k in keep],
                     "hidden": ", ".join(c for k, c in enumerate(cols) if k not in keep),
-                    "rows": [[_further_value(cols[k], r[k], names) for k in keep] for r in rows], "n": len(rows)})
+                    "rows": [[_further_value(cols[k], r[k], names, long=k in sentences) for k in keep] for r in rows],
+                    "n": len(rows)})
     return out
 
 
 _TEXT_COLUMNS = {"judge", "jurors", "dataset", "protocol", "remedy", "derived_protocol", "kind", "note", "step",
                  "criterion"}
+#: a text column with a value longer than this is a column of sentences: it gets the room to wrap at its spaces
+#: (CSS ``td.long``) instead of being squeezed one word wide into rows hundreds of pixels tall
+_SENTENCE_CHARS = 40
 _COUNT_COLUMNS = {"k", "new_calls", "calls_per_verdict", "extra_calls_per_verdict", "rounds", "round"}
 
 
-def _further_value(col: str, v: Any, names: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+def _further_value(col: str, v: Any, names: Mapping[str, Mapping[str, str]], *, long: bool = False) -> dict[str, Any]:
     if v is None:
         return {"text": "—", "sort": "", "css": ""}
     if isinstance(v, bool):
@@ -352,7 +377,7 @@ def _further_value(col: str, v: Any, names: Mapping[str, Mapping[str, str]]) -> 
         return {"text": text, "sort": _sortval(v), "css": ""}
     if col in ("judge", "dataset", "protocol"):
         return {"text": _breakable(names[col].get(str(v), str(v))), "tip": str(v), "sort": str(v), "css": "l nm"}
-    return {"text": str(v), "sort": str(v), "css": "l"}
+    return {"text": str(v), "sort": str(v), "css": "l long" if long else "l"}
 
 
 def _page(report: Report, viewer_url: str | None, images: Mapping[str, str], limit: int) -> dict[str, Any]:

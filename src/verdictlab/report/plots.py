@@ -302,8 +302,6 @@ DECISION_STYLES: dict[str, tuple[str, str, str]] = {
     "use": ("#009E73", "o", "use"), "below_best": ("#8a8f98", "o", "below the best"),
     "avoid": ("#D55E00", "X", "avoid"),
 }
-#: where a configuration's number sits beside its point (cycled, so numbers of close points part)
-_LABEL_OFFSETS = ((3, 3), (3, -9), (-9, 3), (-9, -9))
 #: the iso-T lines of the decision picture: A − φ/2 = T (the T of a fully consistent judge, C = 1)
 ISO_T = (0.2, 0.4, 0.6, 0.8)
 
@@ -319,7 +317,24 @@ def _box(cells: Cells) -> tuple[float, float, float]:
     """x limit and y limits of the decision picture: room for every interval (layout only)."""
     phis = [_bound(c, "phi", "hi") for c in cells]
     accs = [_bound(c, "A", "lo") for c in cells]
-    return (min(1.02, max([*phis, 0.3]) + 0.08), max(-0.02, min([*accs, 0.45]) - 0.06), 1.02)
+    return (min(1.06, max([*phis, 0.3]) + 0.08), max(-0.04, min([*accs, 0.45]) - 0.06), 1.04)
+
+
+def _number_points(ax: Any, pts: Sequence[tuple[DecisionEntry, Cell]], x_max: float, y_min: float,
+                   y_max: float) -> None:
+    """The configurations' numbers beside their points, inside the frame: the numbers of points drawn at
+    one place share one label ("3, 5, 7"), and a label sits on the side of its point that faces the
+    middle of the picture (a point at φ = 1 is numbered on its left, one at the top below it)."""
+    at: dict[tuple[float, float], list[DecisionEntry]] = {}
+    for e, c in pts:
+        at.setdefault((round(_f(c, "phi"), 3), round(_f(c, "A"), 3)), []).append(e)
+    x_mid, y_mid = x_max / 2, (y_min + y_max) / 2
+    for (x, y), es in sorted(at.items()):
+        colour = DECISION_STYLES[min(es, key=lambda e: e.number).group][0]
+        right, up = x < x_mid, y < y_mid
+        ax.annotate(", ".join(str(e.number) for e in sorted(es, key=lambda e: e.number)), (x, y),
+                    xytext=(4 if right else -4, 3 if up else -3), textcoords="offset points", fontsize=6.5,
+                    color=colour, zorder=5, ha="left" if right else "right", va="bottom" if up else "top")
 
 
 def plot_decision(entries: Sequence[DecisionEntry], cells: Cells, ax: Any = None) -> Any:
@@ -344,16 +359,15 @@ def plot_decision(entries: Sequence[DecisionEntry], cells: Cells, ax: Any = None
             ax.text(x_max, y_end, f"T={t:g}", fontsize=6, color="#666666", ha="right", va="bottom")
     ax.axhline(0.5, color="#999999", lw=0.7, ls=":", zorder=1)
     for group, (colour, marker, label) in DECISION_STYLES.items():
-        sel = [(e, c) for e, c in pts if e.group == group]
-        for k, (e, c) in enumerate(sel):
+        sel = [c for e, c in pts if e.group == group]
+        for k, c in enumerate(sel):
             x, y = _f(c, "phi"), _f(c, "A")
             # a bootstrap interval need not hold its point: its bar then starts at the point
             xerr = [[max(x - _bound(c, "phi", "lo"), 0.0)], [max(_bound(c, "phi", "hi") - x, 0.0)]]
             yerr = [[max(y - _bound(c, "A", "lo"), 0.0)], [max(_bound(c, "A", "hi") - y, 0.0)]]
             ax.errorbar([x], [y], xerr=xerr, yerr=yerr, fmt=marker, color=colour, ms=5, lw=0.8, alpha=0.85,
                         capsize=0, zorder=3 if group != "use" else 4, label=label if k == 0 else None)
-            ax.annotate(str(e.number), (x, y), xytext=_LABEL_OFFSETS[e.number % len(_LABEL_OFFSETS)],
-                        textcoords="offset points", fontsize=6.5, color=colour, zorder=5)
+    _number_points(ax, pts, x_max, y_min, y_max)
     ax.set_xlim(-0.01, x_max)
     ax.set_ylim(y_min, y_max)
     ax.set_xlabel("position flip rate φ", fontsize=8)

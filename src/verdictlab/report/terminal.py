@@ -7,14 +7,16 @@ print each value as :func:`~verdictlab.report.columns.show` formats it; every se
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from .columns import Shown, TableSpec, cell_tables, show
+from .columns import KEY_COLUMNS, Column, Shown, TableSpec, cell_tables, chosen_columns, show
 from .model import Cell, DatasetDecision, DecisionEntry, Report
 from .readings import cell_title, shown_definitions, temperature_text
 
@@ -38,21 +40,115 @@ def _cell_text(value: Shown) -> Text:
     return t
 
 
-def cells_table(spec: TableSpec, cells: Sequence[Cell]) -> Table:
-    """One table of cells: its columns (the spec's), one row per cell, a section per dataset."""
-    tbl = Table(title=spec.title, title_justify="left", header_style="bold", caption=spec.caption or None,
+#: the narrowest a name column (dataset, judge, protocol) is squeezed to before a column is dropped, and the
+#: narrowest when even the most important columns do not fit
+NAME_MIN_WIDTH, NAME_SQUEEZED_WIDTH = 12, 6
+#: the widest a name column is with every column shown (--wide, --columns)
+NAME_WIDE_WIDTH = 40
+
+
+def _widest_word(text: str) -> int:
+    return max((len(w) for w in text.split()), default=0)
+
+
+def _min_width(col: Column, cells: Sequence[Cell], name_width: int = NAME_MIN_WIDTH) -> int:
+    """The narrowest ``col`` prints without breaking a word of its header, a figure or a region: a figure
+    column its widest value line, a name column its widest word up to ``name_width``."""
+    head = _widest_word(col.label)
+    shown = [show(col, c) for c in cells]
+    if col.key == "region":
+        return max(head, max((_widest_word(v.text) for v in shown), default=0))
+    if col.table == "key":
+        return max(head, min(max((_widest_word(v.text) for v in shown), default=0), name_width))
+    lines = max((max(len(v.text) + (len(v.mark) + 1 if v.mark else 0), len(v.sub)) for v in shown), default=0)
+    return max(head, lines)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The columns of a table of cells at a terminal's width (:func:`fit_columns`): those ``shown`` with
+    their ``widths``, those ``dropped``, and whether the table is drawn ``compact`` (no vertical rules, the
+    dataset in the title) because even the most important columns did not fit with rules."""
+
+    shown: tuple[Column, ...]
+    dropped: tuple[Column, ...]
+    widths: dict[str, int]
+    compact: bool = False
+
+
+def fit_columns(columns: Sequence[Column], cells: Sequence[Cell], width: int) -> Fit:
+    """The columns of a table that fit ``width`` terminal columns, dropping the least important first (the
+    highest :attr:`~verdictlab.report.columns.Column.priority`, the rightmost of it); priority-1 columns
+    (the configuration, T, C, φ, A, region) are never dropped.  Where those alone do not fit, the table
+    goes compact: two characters between columns instead of three, the dataset column left out for the
+    title when there is one dataset, and names squeezed to :data:`NAME_SQUEEZED_WIDTH`."""
+    one_dataset = len({c.key.dataset for c in cells}) == 1
+    for compact in (False, True):
+        kept = [c for c in columns if not (compact and one_dataset and c.key == "dataset")]
+        widths = {c.key: _min_width(c, cells, NAME_SQUEEZED_WIDTH if compact else NAME_MIN_WIDTH) for c in kept}
+        gap = 2 if compact else 3         # rich: padding each side and a rule (compact: one pad, no rule)
+        while sum(widths[c.key] + gap for c in kept) + 1 > width:
+            droppable = [c for c in kept if c.priority > 1]
+            if not droppable:
+                break
+            kept.remove(max(droppable, key=lambda c: (c.priority, kept.index(c))))
+        spare = width - sum(widths[c.key] + gap for c in kept) - 1
+        if spare >= 0 or compact:
+            dropped = tuple(c for c in columns if c not in kept and not (compact and c.key == "dataset"))
+            return Fit(tuple(kept), dropped, _widen({c.key: widths[c.key] for c in kept}, kept, cells, spare),
+                       compact)
+    raise AssertionError("unreachable")
+
+
+def _widen(widths: dict[str, int], kept: Sequence[Column], cells: Sequence[Cell], spare: int) -> dict[str, int]:
+    """The widths of the name columns (dataset first, then protocol, judge, region) grown into the ``spare``
+    width, each up to its longest value."""
+    out = dict(widths)
+    for key in ("dataset", "protocol", "judge", "region"):
+        col = next((c for c in kept if c.key == key), None)
+        if col is None or spare <= 0:
+            continue
+        full = max((len(show(col, c).text) for c in cells), default=0)
+        grow = max(0, min(spare, full - out[key]))
+        out[key] += grow
+        spare -= grow
+    return out
+
+
+def cells_table(spec: TableSpec, cells: Sequence[Cell], *, width: int | None = None) -> Table:
+    """One table of cells: its columns (the spec's; with ``width``, those that fit it: :func:`fit_columns`,
+    the dropped ones named in the caption), one row per cell, a section per dataset.  A header, a figure
+    or a region never breaks inside a word; names wrap at their spaces."""
+    fit = fit_columns(spec.columns, cells, width) if width is not None else Fit(
+        tuple(spec.columns), (), {c.key: _min_width(c, cells, NAME_WIDE_WIDTH) for c in spec.columns})
+    caption, title = spec.caption, spec.title
+    if fit.dropped:
+        caption = (f"{caption}\n" if caption else "") + DROPPED_NOTE.format(
+            n=width, names=", ".join(c.label for c in fit.dropped))
+    if fit.compact and not any(c.key == "dataset" for c in fit.shown) and cells:
+        title = f"{title} — {show(KEY_COLUMNS[0], cells[0]).text}"
+    tbl = Table(title=title, title_justify="left", header_style="bold", caption=caption or None,
                 caption_justify="left")
-    for col in spec.columns:
-        tbl.add_column(col.label, justify="left" if col.align == "left" else "right",
-                       overflow="fold", min_width=min(32, max((len(show(col, c).text) for c in cells), default=5))
-                       if col.key == "judge" else None)
+    if fit.compact:
+        tbl = Table(title=title, title_justify="left", header_style="bold", caption=caption or None,
+                    caption_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), show_edge=False)
+    for col in fit.shown:
+        name = col.table == "key"
+        tbl.add_column(col.label, justify="left" if col.align == "left" else "right", overflow="fold",
+                       no_wrap=not name and col.key != "region", min_width=fit.widths[col.key],
+                       width=fit.widths[col.key] if width is not None else None)
     last = None
     for c in cells:
         if last is not None and c.key.dataset != last:
             tbl.add_section()
         last = c.key.dataset
-        tbl.add_row(*(_cell_text(show(col, c)) for col in spec.columns))
+        tbl.add_row(*(_cell_text(show(col, c)) for col in fit.shown))
     return tbl
+
+
+#: the note under a table that dropped columns to fit the terminal
+DROPPED_NOTE = ("Not shown at {n} columns: {names} (report --wide shows every column; --columns T,C,phi,… "
+                "chooses them; --format html or json has them all).")
 
 
 def figures_table(cells: Sequence[Cell], *, title: str) -> Table:
@@ -239,9 +335,14 @@ def _dataset_lines(d: DatasetDecision) -> list[Text]:
     return out
 
 
-def render_terminal(report: Report, console: Console | None = None) -> None:
+def render_terminal(report: Report, console: Console | None = None, *, wide: bool = False,
+                    columns: Sequence[str] | None = None) -> None:
     """Print the report: the decision, the tables of cells, agreement and bias, the definitions, format
-    dispersion, engine accounting and checklist."""
+    dispersion, engine accounting and checklist.
+
+    The tables of cells fit the console's width: the least important columns are dropped, with a note
+    naming them (:func:`fit_columns`); ``wide`` shows every column, ``columns`` (keys or labels) only those
+    named, after the configuration's."""
     console = console or Console()
     notes = report.notes
 
@@ -260,11 +361,7 @@ def render_terminal(report: Report, console: Console | None = None) -> None:
     for text in decision_lines(report):
         console.print(text, highlight=False)
     say(notes.get("names", ""), "dim")
-    for spec in cell_tables(report.cells, captions=_captions(report)):
-        console.print(cells_table(spec, report.cells))
-        if spec.name == "figures":
-            say(notes.get("policy", ""), "dim")
-            say(notes.get("single_repetition", ""), "yellow")
+    _print_cell_tables(console, report, wide=wide, columns=columns)
     for tbl in (*definitions_tables(report), dispersion_table(report),
                 engine_table(report.run.engine, report.judge_labels), checklist_table(report)):
         if tbl is not None:
@@ -273,6 +370,50 @@ def render_terminal(report: Report, console: Console | None = None) -> None:
     for line, style in analyses_lines(report):
         say(line, style)
     say(notes.get("broken", ""))
+
+
+def _print_cell_tables(console: Console, report: Report, *, wide: bool, columns: Sequence[str] | None) -> None:
+    """The tables of cells: fitted to the console, or whole (``wide``), or only the ``columns`` named; the
+    figures table followed by the unparsed policy and the one-repetition warning."""
+    for spec in cell_tables(report.cells, captions=_captions(report)):
+        if columns:
+            spec = replace(spec, columns=chosen_columns(spec.columns, columns))
+            if all(c.table == "key" for c in spec.columns):
+                continue
+        if wide or columns:
+            _print_whole(console, spec, report.cells)
+        else:
+            _print_fitted(console, spec, report.cells)
+        if spec.name == "figures":
+            for key, style in (("policy", "dim"), ("single_repetition", "yellow")):
+                if report.notes.get(key):
+                    console.print(_run_text(report.notes[key]), style=style, highlight=False)
+
+
+def _print_whole(console: Console, spec: TableSpec, cells: Sequence[Cell]) -> None:
+    """A table of cells with every column of its spec, as wide as it takes and never a word broken (a pager
+    or a wide window scrolls it)."""
+    need = sum(_min_width(c, cells, NAME_WIDE_WIDTH) + 3 for c in spec.columns) + 1
+    console_width = console.width
+    console.width = max(console_width, need)
+    try:
+        console.print(cells_table(spec, cells), crop=False)
+    finally:
+        console.width = console_width
+
+
+def _print_fitted(console: Console, spec: TableSpec, cells: Sequence[Cell]) -> None:
+    """A table of cells fitted to the console; where it has to go compact, one table per dataset (the
+    dataset in its title) so the dataset column can give its width to the figures."""
+    groups: dict[str, list[Cell]] = {}
+    for c in cells:
+        groups.setdefault(c.key.dataset, []).append(c)
+    if len(groups) == 1 or not fit_columns(spec.columns, cells, console.width).compact:
+        console.print(cells_table(spec, cells, width=console.width))
+        return
+    for k, group in enumerate(groups.values()):
+        last = k == len(groups) - 1
+        console.print(cells_table(replace(spec, caption=spec.caption if last else ""), group, width=console.width))
 
 
 def _captions(report: Report) -> dict[str, str]:
