@@ -17,7 +17,7 @@ from verdictlab.engine.config import load_config
 from verdictlab.engine.run import run_config
 from verdictlab.errors import EXIT_INPUT, EXIT_USAGE, InputError
 from verdictlab.importers.alpaca_reference import GAMED_COLUMNS, read_alpaca_reference
-from verdictlab.stats import WIN_RATE_TIE_RULES
+from verdictlab.stats import WIN_RATE_TIE_RULES, AlpacaReference
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -88,7 +88,7 @@ def test_the_tie_rules_offered_are_the_statistics(tmp_path: Path) -> None:
 
 
 def test_reading_df_gamed(tmp_path: Path) -> None:
-    ref = read_alpaca_reference(_gamed(tmp_path / "df_gamed.csv"))
+    ref = AlpacaReference.from_gamed(read_alpaca_reference(_gamed(tmp_path / "df_gamed.csv")))
     assert ref.difficulty.tolist() == [0.3, -0.4, 1.1] and ref.gamed is not None
     assert set(GAMED_COLUMNS) <= set(ref.gamed.columns) and "model" not in ref.gamed.columns
 

@@ -1,5 +1,6 @@
-"""AlpacaEval's published ``df_gamed.csv`` read into :class:`verdictlab.stats.AlpacaReference`, the
-values the length-controlled win rate needs (``report --alpaca-reference FILE``).
+"""AlpacaEval's published ``df_gamed.csv`` read and checked: the values the length-controlled win rate
+needs (``report --alpaca-reference FILE``; the leaderboard analysis makes it a
+:class:`verdictlab.stats.AlpacaReference`).
 
 The file is the gamed baselines' annotations AlpacaEval ships beside its length-controlled GLM: one row
 per (gamed model, instruction) with ``index`` (the instruction), ``preference``, ``std_delta_len``,
@@ -13,7 +14,6 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import InputError
-from ..stats import AlpacaReference
 
 __all__ = ["GAMED_COLUMNS", "read_alpaca_reference"]
 
@@ -23,7 +23,7 @@ GAMED_COLUMNS: tuple[str, ...] = ("index", "preference", "std_delta_len", "instr
 _NUMERIC: tuple[str, ...] = ("index", "preference", "std_delta_len", "instruction_difficulty")
 
 
-def read_alpaca_reference(path: str | Path) -> AlpacaReference:
+def read_alpaca_reference(path: str | Path) -> pd.DataFrame:
     """Read ``path`` (AlpacaEval's ``df_gamed.csv``); an :class:`InputError` naming the file when it is
     missing, not a CSV, lacks a column of :data:`GAMED_COLUMNS`, or has a non-numeric value in one."""
     p = Path(path)
@@ -45,4 +45,4 @@ def read_alpaca_reference(path: str | Path) -> AlpacaReference:
         if bad.any():
             row = int(bad.to_numpy().argmax())
             raise InputError(f"{what}: row {row + 2}, field {col}: {frame[col].iloc[row]!r} is not a number")
-    return AlpacaReference.from_gamed(frame.astype({c: float for c in _NUMERIC[1:]}))
+    return frame.astype({c: float for c in _NUMERIC[1:]})
