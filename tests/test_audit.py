@@ -55,13 +55,13 @@ def test_a_function_audited_in_one_call(tmp_path: Path) -> None:
     report = verdictlab.audit(judges=[always_a, SIM], data=RECORDS, protocols=["direct", "vf-json"],
                               repetitions=2, run_dir=tmp_path / "run")
     assert isinstance(report, Report)
-    cells = {(c["judge"], c["protocol"]): c for c in report.cells}
+    cells = {(c.key.judge, c.key.protocol): c for c in report.cells}
     assert set(cells) == {(j, p) for j in ("python:always_a", SIM) for p in ("direct", "vf-json")}
     # always "A": consistent, flips with every order, right on the half of the pairs labelled A
-    assert cells[("python:always_a", "direct")]["C"] == 1.0 and cells[("python:always_a", "direct")]["phi"] == 1.0
-    assert cells[("python:always_a", "direct")]["A"] == 0.5
-    assert cells[("python:always_a", "vf-json")]["n_unparsed"] == 16      # "A" is no JSON: counted, not guessed
-    assert report.decision and report.decision[0]["dataset"] == "data"
+    assert cells[("python:always_a", "direct")].value("C") == 1.0 and cells[("python:always_a", "direct")].value("phi") == 1.0
+    assert cells[("python:always_a", "direct")].value("A") == 0.5
+    assert cells[("python:always_a", "vf-json")].value("n_unparsed") == 16      # "A" is no JSON: counted, not guessed
+    assert report.decision and report.decision[0].dataset == "data"
     assert (tmp_path / "run" / "data.jsonl").read_text().count("\n") == len(RECORDS)
 
 
@@ -93,7 +93,7 @@ def test_data_as_a_file_a_dataset_name_a_frame_or_records_gives_the_same_items(t
     assert stored["frame"]["p0"][3] is None and {k: v for k, v in stored["frame"].items() if k != "p0"} == \
         {k: v for k, v in stored["records"].items() if k != "p0"}
     report = verdictlab.audit(SIM, "demo", run_dir=tmp_path / "demo", repetitions=1)
-    assert {c["dataset"] for c in report.cells} == {"demo"}
+    assert {c.key.dataset for c in report.cells} == {"demo"}
 
 
 def test_bad_data_is_one_clear_error(tmp_path: Path) -> None:
@@ -118,7 +118,8 @@ def test_the_figure_policy_reaches_the_report(tmp_path: Path) -> None:
     narrow = verdictlab.audit(SIM, RECORDS, repetitions=2, run_dir=tmp_path / "run",
                               policy=verdictlab.FigurePolicy(confidence=0.5, n_bootstrap=0))
     (w,), (n,) = wide.cells, narrow.cells
-    assert w["C"] == n["C"] and w["C_hi"] - w["C_lo"] > n["C_hi"] - n["C_lo"]
+    wc, nc = w.figure("C"), n.figure("C")
+    assert wc.point == nc.point and wc.high - wc.low > nc.high - nc.low  # type: ignore[operator]
     with pytest.raises(TypeError, match="policy is a verdictlab.FigurePolicy, got a dict"):
         verdictlab.audit(SIM, RECORDS, run_dir=tmp_path / "run", policy={"confidence": 0.9})  # type: ignore[arg-type]
 
@@ -137,8 +138,8 @@ def test_judges_as_ids_entries_and_declared_functions(tmp_path: Path) -> None:
 
     report = verdictlab.audit([declared, {"id": SIM, "concurrency": 2, "label": "sim"}], RECORDS,
                               temperatures=0.7, run_dir=tmp_path / "run")
-    assert {c["judge"] for c in report.cells} == {"python:declared-b", SIM}
-    assert {c["temperature"] for c in report.cells} == {0.7}
+    assert {c.key.judge for c in report.cells} == {"python:declared-b", SIM}
+    assert {c.key.temperature for c in report.cells} == {0.7}
 
 
 def test_a_run_stopped_early_warns_and_reports_what_was_judged(tmp_path: Path) -> None:

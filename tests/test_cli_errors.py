@@ -369,7 +369,7 @@ def test_item2_nan_temperature_in_imports_is_refused(tmp_path: Path) -> None:
 
 
 def test_usage_errors_are_one_plain_line(tmp_path: Path) -> None:
-    for argv, text in ((["report", str(tmp_path), "--bogus"], "error: No such option: --bogus (Possible options: --out) (see 'verdictlab report --help')"),
+    for argv, text in ((["report", str(tmp_path), "--bogus"], "error: No such option: --bogus (Possible options: --columns, --out) (see 'verdictlab report --help')"),
                        (["report"], "error: Missing argument 'RUN'. (see 'verdictlab report --help')"),
                        (["nosuch"], "error: No such command 'nosuch'. (see 'verdictlab --help')"),
                        (["report", "data[v2]", "--confidence", "2"],

@@ -201,14 +201,14 @@ def _no_nan(value: str) -> float:
 
 def expected_reasons(combo: Combo) -> dict[str, str | None]:
     """The reason each of verdictlab's own figures has none in a cell of ``combo`` (None: it has a value),
-    the first cause in the order the report names them: nothing readable, no labels, one order, one
-    repetition."""
+    the first cause in the order the one decider (:mod:`verdictlab.stats.missing`) names them: nothing
+    readable, one order, one repetition, no labels."""
     labels, orders, reps, _, replies = combo
     if replies == "none":
         return dict.fromkeys(("C", "phi", "A", "T"), "no readable replies")
     return {"C": "one repetition" if reps == 1 else None, "phi": "one order" if orders == "one" else None,
             "A": "no labels" if labels == "none" else None,
-            "T": "no labels" if labels == "none" else "one order" if orders == "one" else None}
+            "T": "one order" if orders == "one" else "no labels" if labels == "none" else None}
 
 
 def _check_json(text: str, combos: dict[str, Combo]) -> list[str]:

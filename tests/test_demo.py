@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 from typer.testing import CliRunner
 
+from _cells import cell_of
 from verdictlab.datasets import load_dataset
 from verdictlab.datasets.demo import demo_path
 from verdictlab.report.readings import cell_sentence, protocol_sentences
@@ -47,7 +48,7 @@ def _cell(**kw):
             "parse_failure_rate": 0.0, "C": 0.9, "phi": 0.05, "A": 0.9, "A_lo": 0.75, "A_hi": 0.97, "T": 0.8,
             "agreement": {"share_first_won": 0.5}}
     base.update(kw)
-    return base
+    return cell_of(base)
 
 
 def test_sentence_rules() -> None:

@@ -71,7 +71,7 @@ class _Dom(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def hostile_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+def hostile_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     tmp = tmp_path_factory.mktemp("hostile")
     st = write_synthetic_run(tmp / "run", datasets=("safe", EVIL_DATASET), protocols=("direct", "cot-json"),
                              judges=("sim:steady", EVIL_JUDGE), temperatures=(0.0,), n_items=6,
@@ -83,7 +83,7 @@ def hostile_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict
     return out, rep
 
 
-def test_nothing_injected_executes_and_every_row_renders(hostile_report: tuple[Path, dict], browser: Any) -> None:
+def test_nothing_injected_executes_and_every_row_renders(hostile_report: tuple[Path, Any], browser: Any) -> None:
     html_path, rep = hostile_report
     page = browser.new_page()
     page.goto(html_path.as_uri(), wait_until="load")
@@ -99,10 +99,10 @@ def test_nothing_injected_executes_and_every_row_renders(hostile_report: tuple[P
     # ... and that script did run (the CSP hash lets exactly it through)
     assert dom.html_attrs.get("data-report-js") == "ready"
     # every cell has its headline row (+1 header row): nothing was cut off by a stray </table>
-    n_cells = len(rep["cells"])
+    n_cells = len(rep.cells)
     assert n_cells == 8  # 2 judges x 2 protocols x 2 datasets x 1 temperature
     assert dom.headline_rows == n_cells + 1
-    assert dom.items == rep["broken_items"]["n_shown"] > 0
+    assert dom.items == rep.broken_items["n_shown"] > 0
     # the payloads are there, as text
     assert "&lt;script&gt;document.title='PWNED'" in dom_text
     assert "&lt;img src=x onerror=" in dom_text
@@ -110,7 +110,7 @@ def test_nothing_injected_executes_and_every_row_renders(hostile_report: tuple[P
     assert "sk-test-THIS-MUST-NOT-APPEAR" not in dom_text
 
 
-def test_hostile_names_stay_text_in_the_decision_panel_and_the_legend(hostile_report: tuple[Path, dict],
+def test_hostile_names_stay_text_in_the_decision_panel_and_the_legend(hostile_report: tuple[Path, Any],
                                                                         browser: Any) -> None:
     html_path, rep = hostile_report
     page = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -119,7 +119,7 @@ def test_hostile_names_stay_text_in_the_decision_panel_and_the_legend(hostile_re
         panel = page.inner_text("#decision")
         # the short names of the hostile dataset and judge show as text in the panel, the full ids in the
         # legend and in the tooltips, and none of them became markup
-        assert rep["display_names"]["dataset"][EVIL_DATASET] in panel
+        assert rep.display_names["dataset"][EVIL_DATASET] in panel
         legend = page.inner_text("details.legend")
         assert EVIL_DATASET in legend and EVIL_JUDGE in legend
         titles = page.eval_on_selector_all("td.nm[title]", "els => els.map(e => e.getAttribute('title'))")
@@ -153,8 +153,12 @@ _OVERFLOWS = """() => {
   document.querySelectorAll('details').forEach(d => { d.open = true; });
   const out = [];
   document.querySelectorAll('table').forEach(t => {
-    const box = t.parentElement.clientWidth;
-    if (t.scrollWidth > box + 1) out.push([t.id || t.className, t.scrollWidth, box]);
+    // a table wider than its wrapper is read by scrolling the wrapper (never by breaking its words); the
+    // wrapper itself never is wider than the page's column
+    const wrap = t.parentElement, box = wrap.clientWidth;
+    const scrolls = ['auto', 'scroll'].includes(getComputedStyle(wrap).overflowX);
+    if (t.scrollWidth > box + 1 && !scrolls) out.push([t.id || t.className, t.scrollWidth, box]);
+    if (wrap.getBoundingClientRect().width > document.querySelector('main').clientWidth + 1) out.push([t.id || t.className, 'wrapper']);
   });
   if (document.documentElement.scrollWidth > window.innerWidth) out.push(['page', document.documentElement.scrollWidth]);
   return out;
@@ -162,7 +166,7 @@ _OVERFLOWS = """() => {
 
 
 @pytest.mark.parametrize("which", ["sim", "hostile"])
-def test_no_table_overflows_at_1280(which: str, sim_report: Path, hostile_report: tuple[Path, dict],
+def test_no_table_overflows_at_1280(which: str, sim_report: Path, hostile_report: tuple[Path, Any],
                                     browser: Any) -> None:
     path = sim_report if which == "sim" else hostile_report[0]
     page = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -193,7 +197,7 @@ def test_the_decision_is_the_first_section_and_above_the_fold(sim_report: Path, 
         page.close()
 
 
-def test_page_renders_a_non_empty_screenshot(hostile_report: tuple[Path, dict], browser: Any) -> None:
+def test_page_renders_a_non_empty_screenshot(hostile_report: tuple[Path, Any], browser: Any) -> None:
     html_path, _ = hostile_report
     shot = html_path.parent / "shot.png"
     page = browser.new_page(viewport={"width": 1280, "height": 1600})
@@ -208,7 +212,7 @@ def test_page_renders_a_non_empty_screenshot(hostile_report: tuple[Path, dict], 
     assert float(img[..., :3].std()) > 0.05  # not a blank page
 
 
-def test_raw_html_has_no_live_payload(hostile_report: tuple[Path, dict]) -> None:
+def test_raw_html_has_no_live_payload(hostile_report: tuple[Path, Any]) -> None:
     html_path, _ = hostile_report
     text = html_path.read_text(encoding="utf-8")
     assert len(re.findall(r"<script\b", text)) == 1

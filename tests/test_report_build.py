@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _cells import cell_of, cells_of
 from verdictlab.core.design import trial_id
 from verdictlab.core.items import PairItem
 from verdictlab.core.policy import FigurePolicy
@@ -119,29 +120,29 @@ def test_engine_accounting_counts_from_attempts_table() -> None:
 
 
 def test_format_dispersion_and_best_marks() -> None:
-    cells = [{"judge": "j", "dataset": "d", "temperature": 0.0, "protocol": p, "T": t}
-             for p, t in (("direct", 0.40), ("vf-json", 0.55), ("cot-json", 0.62), ("cot-xml", None))]
-    cells.append({"judge": "k", "dataset": "d", "temperature": 0.0, "protocol": "direct", "T": 0.70})
+    cells = cells_of([{"judge": "j", "dataset": "d", "temperature": 0.0, "protocol": p, "T": t}
+                      for p, t in (("direct", 0.40), ("vf-json", 0.55), ("cot-json", 0.62), ("cot-xml", None))])
+    cells.append(cell_of({"judge": "k", "dataset": "d", "temperature": 0.0, "protocol": "direct", "T": 0.70}))
     (fd_j, fd_k) = dispersion_rows(cells)
     # j: T over protocols {0.40, 0.55, 0.62}, undefined one left out -> delta = 0.62 - 0.40 = 0.22
-    assert fd_j["protocol_min"] == "direct" and fd_j["protocol_max"] == "cot-json"
-    assert math.isclose(fd_j["delta_T_fmt"], 0.22) and fd_j["n_protocols_with_T"] == 3
-    assert fd_k["delta_T_fmt"] is None and fd_k["T_max"] == 0.70  # one protocol: no spread
+    assert fd_j.protocol_min == "direct" and fd_j.protocol_max == "cot-json"
+    assert fd_j.delta_T_fmt is not None and math.isclose(fd_j.delta_T_fmt, 0.22) and fd_j.n_protocols_with_T == 3
+    assert fd_k.delta_T_fmt is None and fd_k.T_max == 0.70  # one protocol: no spread
     mark_best(cells)
-    assert [c["best_T_in_dataset"] for c in cells] == [False, False, False, False, True]
+    assert [c.best_T_in_dataset for c in cells] == [False, False, False, False, True]
 
 
 def test_regions_default_thresholds() -> None:
     from verdictlab.report.readings import cell_region
 
     kw = {"c_high": 0.9, "phi_low": 0.1}
-    assert cell_region({"C": 0.95, "phi": 0.05}, **kw) == "trustworthy"
-    assert cell_region({"C": 0.60, "phi": 0.05}, **kw) == "noisy-but-fair"
-    assert cell_region({"C": 0.60, "phi": 0.40}, **kw) == "chaos"
-    assert cell_region({"C": 0.99, "phi": 0.40}, **kw) == "confidently-biased"
-    assert cell_region({"C": None, "phi": 0.4}, **kw) is None
+    assert cell_region(cell_of({"C": 0.95, "phi": 0.05}), **kw) == "trustworthy"
+    assert cell_region(cell_of({"C": 0.60, "phi": 0.05}), **kw) == "noisy-but-fair"
+    assert cell_region(cell_of({"C": 0.60, "phi": 0.40}), **kw) == "chaos"
+    assert cell_region(cell_of({"C": 0.99, "phi": 0.40}), **kw) == "confidently-biased"
+    assert cell_region(cell_of({"C": None, "phi": 0.4}), **kw) is None
     # one repetition: C is not measured (1 by construction), so no region, as without phi
-    assert cell_region({"C": 1.0, "phi": 0.05, "repetitions": 1}, **kw) is None
+    assert cell_region(cell_of({"C": 1.0, "phi": 0.05, "repetitions": 1}), **kw) is None
 
 
 def test_redact_drops_secret_keys_and_masks_values() -> None:
@@ -205,10 +206,10 @@ def test_pointwise_rows_stay_out_of_pairwise_figures(tmp_path: Path) -> None:
                        "verdict": "PASS", "parse_status": "ok"} for rep in range(3)])
     rep = build_report(st, policy=FigurePolicy(n_bootstrap=20))
     # only the pairwise cell (j, direct, d, 0.0); the 3 rubric judgments are counted apart
-    assert [(c["dataset"], c["protocol"]) for c in rep["cells"]] == [("d", "direct")]
-    assert rep["run"]["n_pointwise_judgments"] == 3 and rep["run"]["n_judgments"] == 15
-    assert rep["broken_items"]["n_total"] == 1  # p2 only, as without the pointwise rows
-    assert "error" not in rep["extra_tables"]
+    assert [(c.key.dataset, c.key.protocol) for c in rep.cells] == [("d", "direct")]
+    assert rep.run.n_pointwise_judgments == 3 and rep.run.n_judgments == 15
+    assert rep.broken_items is not None and rep.broken_items["n_total"] == 1  # p2 only, as without the pointwise rows
+    assert "error" not in rep.extra_tables
 
 
 def test_further_tables_reach_the_report(tmp_path: Path) -> None:
@@ -217,12 +218,12 @@ def test_further_tables_reach_the_report(tmp_path: Path) -> None:
     st = write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct",), temperatures=(0.0,),
                              judges=("sim:steady",), n_items=6)
     rep = build_report(st, policy=FigurePolicy(n_bootstrap=20))
-    remedies = rep["extra_tables"]["remedies"]
+    remedies = rep.extra_tables["remedies"]
     assert {"remedy", "T", "dT"} <= set(remedies["columns"])
     # one cell -> one row per remedy, the first being "none"
     col = remedies["columns"].index("remedy")
     assert remedies["rows"][0][col] == "none"
-    assert json.dumps(rep["extra_tables"], allow_nan=False)
+    assert json.dumps(rep.extra_tables, allow_nan=False)
 
 
 def test_json_carries_the_further_analyses_under_run(tmp_path):
@@ -272,7 +273,7 @@ def test_cell_columns_of_registered_analyses_reach_the_cells(tmp_path: Path) -> 
     from verdictlab import analyses
     from verdictlab.core.vocab import CELL_KEY
     from verdictlab.report import render_html, render_markdown
-    from verdictlab.report.build import extra_cell_fields
+    from verdictlab.report.columns import extra_columns
     from verdictlab.testing.synthetic_run import write_synthetic_run
 
     @analyses.register_cell_columns("_test_cols", columns=("T_expected",))
@@ -298,16 +299,16 @@ def test_cell_columns_of_registered_analyses_reach_the_cells(tmp_path: Path) -> 
     assert cell["x_partial"] is None
     err = report_json(rep)["run"]["analyses"]["cell_columns:_test_partial_key"]["error"]
     assert err.startswith("ValueError: cell columns '_test_partial_key': rows lack cell-key column(s) ['decoding']")
-    assert ("T_expected", "T expected") in extra_cell_fields(rep.cells)
+    assert ("T_expected", "T expected") in [(c.key, c.label) for c in extra_columns(rep.cells) if c.shows(rep.cells)]
     assert "More figures per cell" in render_html(rep, embed_plots=False) and render_markdown(rep)
 
 
 def test_protocol_label_names_step_and_a_non_free_decoding() -> None:
-    from verdictlab.report.terminal import protocol_label
+    from verdictlab.report.readings import protocol_label
 
-    assert protocol_label({"protocol": "vf-json", "decoding": "free"}) == "vf-json"
-    assert protocol_label({"protocol": "vf-json", "decoding": "constrained"}) == "vf-json (constrained)"
-    assert protocol_label({"protocol": "flask", "step": "accuracy"}) == "flask [accuracy]"
+    assert protocol_label(cell_of({"protocol": "vf-json", "decoding": "free"})) == "vf-json"
+    assert protocol_label(cell_of({"protocol": "vf-json", "decoding": "constrained"})) == "vf-json (constrained)"
+    assert protocol_label(cell_of({"protocol": "flask", "step": "accuracy"})) == "flask [accuracy]"
 
 
 def test_broken_items_keep_decoding_modes_apart() -> None:
@@ -355,16 +356,22 @@ def test_reports_of_odd_stores_still_render(tmp_path: Path) -> None:
     """A store holding a NULL temperature (old stores could) formats as "?"; a run of pointwise
     judgments only says so instead of "No judgments"; a paraphrased item shows its original question."""
     import io
+    from dataclasses import replace
 
     from rich.console import Console
 
     from verdictlab.report import render_html, render_markdown, render_terminal
-    from verdictlab.report.terminal import temp
+    from verdictlab.report.columns import KEY_COLUMNS, show
 
-    assert temp(None) == "?" and temp(float("nan")) == "?" and temp(0.7) == "0.7"
     rep = build_report(_tiny_store(tmp_path), policy=FigurePolicy(n_bootstrap=0))
+    temperature = next(c for c in KEY_COLUMNS if c.key == "temperature")
     for c in rep.cells:
-        c["temperature"] = None
+        c.key = replace(c.key, temperature=None)
+        assert show(temperature, c).text == "?"
+        c.key = replace(c.key, temperature=float("nan"))
+        assert show(temperature, c).text == "?"
+        c.key = replace(c.key, temperature=None)
+    assert rep.broken_items is not None
     rep.broken_items["rows"][0]["original_question"] = "the question before paraphrase"
     buf = io.StringIO()
     render_terminal(rep, Console(file=buf, width=200, color_system=None))

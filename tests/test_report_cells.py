@@ -24,13 +24,13 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from _cells import cell_of
 from verdictlab import analyses
 from verdictlab.core.policy import FigurePolicy
 from verdictlab.core.vocab import CELL_KEY
 
 JUDGES = ("sim:skill=0.8,position_lock=0.2,noise=0.1,malformed=0.2,forced_first=0.3,seed=1",
           "sim:skill=0.65,position_lock=0.4,noise=0.2,malformed=0.3,forced_first=0.6,seed=2")
-
 
 def _p_a(verdict: Any) -> float:
     """A verdict probability for a constrained row (the sim judge gives none; a local model does)."""
@@ -215,13 +215,13 @@ def test_one_repetition_is_never_called_repeatable() -> None:
     cell = {"protocol": "direct", "judge": "j", "dataset": "d", "temperature": 0.0, "n_pairs": 40,
             "n_order_pairs": 40, "repetitions": 1, "n_judgments": 80, "n_unparsed": 0, "parse_failure_rate": 0.0,
             "C": 1.0, "phi": 0.05, "A": 0.9, "A_lo": 0.8, "A_hi": 0.96, "T": 0.875}
-    s = cell_sentence(cell)
+    s = cell_sentence(cell_of(cell))
     assert not s.startswith("Trustworthy") and "repeatable" not in s and "Deterministic" not in s
     assert "C not measured (one repetition)" in s and "region undefined" in s
     assert s.startswith("Better than chance; whether it is trustworthy is not known")
-    assert cell_region(cell) is None
+    assert cell_region(cell_of(cell)) is None
     # the same figures with three repetitions are trustworthy
-    assert cell_sentence({**cell, "repetitions": 3}).startswith("Trustworthy")
+    assert cell_sentence(cell_of({**cell, "repetitions": 3})).startswith("Trustworthy")
 
 
 def test_a_single_repetition_run_has_no_regions_and_says_why(tmp_path: Path) -> None:
@@ -231,7 +231,9 @@ def test_a_single_repetition_run_has_no_regions_and_says_why(tmp_path: Path) -> 
     st = write_synthetic_run(tmp_path / "run", datasets=("d",), protocols=("direct", "vf-json"), temperatures=(0.0,),
                              judges=("sim:steady",), n_items=12, repetitions=1)
     rep = build_report(st, policy=FigurePolicy(n_bootstrap=0))
-    assert rep.cells and all(c["repetitions"] == 1 and c["C"] == 1.0 for c in rep.cells)
+    # C is not measured at one repetition: no number (it was 1.0 "by construction"), the reason beside it
+    assert rep.cells and all(c.value("repetitions") == 1 and c.figure("C").point is None
+                             and c.missing["C"] == "one repetition" for c in rep.cells)
     for c in rep.cells:
-        assert c["region"] is None and "C not measured (one repetition)" in c["sentence"]
-        assert "repeatable" not in c["sentence"] and not c["sentence"].startswith(("Trustworthy", "Deterministic"))
+        assert c.region is None and "C not measured (one repetition)" in c.sentence
+        assert "repeatable" not in c.sentence and not c.sentence.startswith(("Trustworthy", "Deterministic"))

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from _cells import cell_of, cells_of
 from verdictlab.core.policy import FigurePolicy
 from verdictlab.report import build_report, render_html, render_markdown, render_terminal, report_json
 from verdictlab.report.readings import (
     avoid_rule,
     configuration_status,
     decision,
-    missing_line,
     region_phrase,
 )
 from verdictlab.testing.synthetic_run import write_synthetic_run
@@ -53,97 +53,98 @@ NO_LABELS = _cell("unlabelled", A=None, A_lo=None, A_hi=None, T=None, T_lo=None,
 
 
 def test_avoid_rules_in_the_order_of_the_cell_sentences() -> None:
-    assert avoid_rule(TIED) is None and avoid_rule(BEST) is None
-    assert avoid_rule(UNREADABLE) == ("unreadable format", "almost never gives a readable verdict in this format "
-                                                           "(5% of its outputs parsed)")
-    assert avoid_rule(ORDER) == ("order-driven", "swapping the two answers reverses 80% of its verdicts: they follow "
-                                                 "the layout, not the content")
-    assert avoid_rule(UNSTABLE) == ("unstable", "re-asking changes its verdict on most pairs (only 40% reproducible)")
-    assert avoid_rule(CHANCE) == ("inaccurate", "no better than chance (A = 52%; its interval contains 50%)")
-    assert avoid_rule(WORSE) == ("inaccurate", "worse than chance: it prefers the wrong answer (A = 30%)")
+    assert avoid_rule(cell_of(TIED)) is None and avoid_rule(cell_of(BEST)) is None
+    assert avoid_rule(cell_of(UNREADABLE)) == ("unreadable format", "almost never gives a readable verdict in this "
+                                                                    "format (5% of its outputs parsed)")
+    assert avoid_rule(cell_of(ORDER)) == ("order-driven", "swapping the two answers reverses 80% of its verdicts: "
+                                                          "they follow the layout, not the content")
+    assert avoid_rule(cell_of(UNSTABLE)) == ("unstable",
+                                             "re-asking changes its verdict on most pairs (only 40% reproducible)")
+    assert avoid_rule(cell_of(CHANCE)) == ("inaccurate", "no better than chance (A = 52%; its interval contains 50%)")
+    assert avoid_rule(cell_of(WORSE)) == ("inaccurate", "worse than chance: it prefers the wrong answer (A = 30%)")
     # order-driven wins over unstable and inaccurate (as in the sentences: "order-driven whatever its C")
-    assert avoid_rule({**UNSTABLE, "phi": 0.9, "A": 0.5, "A_lo": 0.4, "A_hi": 0.6})[0] == "order-driven"
+    assert avoid_rule(cell_of({**UNSTABLE, "phi": 0.9, "A": 0.5, "A_lo": 0.4, "A_hi": 0.6}))[0] == "order-driven"
     # one repetition: C is not measured, so "unstable" cannot apply
-    assert avoid_rule({**UNSTABLE, "repetitions": 1}) is None
+    assert avoid_rule(cell_of({**UNSTABLE, "repetitions": 1})) is None
     # at the thresholds: phi 0.70 is order-driven, 0.69 not; C 0.50 is not unstable
-    assert avoid_rule({**TIED, "phi": 0.70})[0] == "order-driven"
-    assert avoid_rule({**TIED, "phi": 0.69}) is None and avoid_rule({**TIED, "C": 0.50}) is None
+    assert avoid_rule(cell_of({**TIED, "phi": 0.70}))[0] == "order-driven"
+    assert avoid_rule(cell_of({**TIED, "phi": 0.69})) is None and avoid_rule(cell_of({**TIED, "C": 0.50})) is None
 
 
 def test_status_of_each_configuration() -> None:
-    assert configuration_status(BEST) == ("use", "best", "the best T of this dataset")
-    group, rule, reason = configuration_status(TIED)
+    assert configuration_status(cell_of(BEST)) == ("use", "best", "the best T of this dataset")
+    group, rule, reason = configuration_status(cell_of(TIED))
     assert (group, rule) == ("use", "not distinguishable")
     assert reason == ("not distinguishable from the best: on the 40 pairs both judged, 3 favour the best and 1 this "
                       "one (sign test, Holm p = 0.6)")
-    assert configuration_status(BELOW)[:2] == ("below_best", "below the best")
-    assert configuration_status(NO_LABELS) == ("not_measured", "no T",
+    assert configuration_status(cell_of(BELOW))[:2] == ("below_best", "below the best")
+    assert configuration_status(cell_of(NO_LABELS)) == ("not_measured", "no T",
                                                "no T: no labelled pair, so its accuracy is not measured")
     # told apart, but in the other direction: more often trustworthy than the best on the shared pairs
     better = _cell("better", T=0.82, vs_best={**BELOW["vs_best"], "n_better_best": 2, "n_better_cell": 20})
-    assert configuration_status(better)[:2] == ("use", "better on shared pairs")
+    assert configuration_status(cell_of(better))[:2] == ("use", "better on shared pairs")
     # no pair in common with the best: not compared, so not recommended either
     alone = _cell("alone", vs_best={"best": False, "n_shared": 0, "p": None, "p_holm": None})
-    assert configuration_status(alone)[:2] == ("not_measured", "not compared")
+    assert configuration_status(cell_of(alone))[:2] == ("not_measured", "not compared")
     # an avoid rule wins over the paired test: the best itself can be avoided
-    assert configuration_status({**BEST, "phi": 0.75})[0] == "avoid"
+    assert configuration_status(cell_of({**BEST, "phi": 0.75}))[0] == "avoid"
 
 
 def test_decision_groups_numbers_and_headline() -> None:
-    cells = [TIED, BELOW, ORDER, BEST, NO_LABELS]
+    cells = cells_of([TIED, BELOW, ORDER, BEST, NO_LABELS])
     (d,) = decision(cells, alpha=0.05, family_size=3)
-    assert d["dataset"] == "d" and d["alpha"] == 0.05 and d["family_size"] == 3
+    assert d.dataset == "d" and d.alpha == 0.05 and d.family_size == 3
     # numbered by T, highest first; a configuration without T last
-    by_name = {e["configuration"]: e for g in ("use", "avoid", "below_best", "not_measured") for e in d[g]}
-    assert {n: e["number"] for n, e in by_name.items()} == {"best": 1, "tied": 2, "below": 3, "order": 4,
-                                                            "unlabelled": 5}
-    assert [e["configuration"] for e in d["use"]] == ["best", "tied"]
-    assert [e["configuration"] for e in d["avoid"]] == ["order"]
-    assert [e["configuration"] for e in d["below_best"]] == ["below"]
-    assert [e["configuration"] for e in d["not_measured"]] == ["unlabelled"]
-    assert by_name["best"]["cell_index"] == 3 and by_name["best"]["brief"] == "the best T"
-    assert by_name["tied"]["brief"] == "3 vs 1 of 40 pairs, Holm p 0.6"
-    assert d["headline"] == "Use best (T 85% [70, 90]) — or one more not distinguishable from it."
-    assert d["missing"] == [{"figure": "A", "why": "no labels: accuracy (and T) is not measured",
-                             "configurations": ["unlabelled"], "every": False}]
+    by_name = {e.configuration: e for g in ("use", "avoid", "below_best", "not_measured") for e in d.group(g)}
+    assert {n: e.number for n, e in by_name.items()} == {"best": 1, "tied": 2, "below": 3, "order": 4,
+                                                         "unlabelled": 5}
+    assert [e.configuration for e in d.use] == ["best", "tied"]
+    assert [e.configuration for e in d.avoid] == ["order"]
+    assert [e.configuration for e in d.below_best] == ["below"]
+    assert [e.configuration for e in d.not_measured] == ["unlabelled"]
+    assert by_name["best"].cell_index == 3 and by_name["best"].brief == "the best T"
+    assert by_name["tied"].brief == "3 vs 1 of 40 pairs, Holm p 0.6"
+    assert d.headline == "Use best (T 85% [70, 90]) — or one more not distinguishable from it."
+    assert [(m.figure, f"{m.reason}: {m.why}", m.configurations, m.every) for m in d.missing] == [
+        ("A", "no labels: accuracy (and T) is not measured", ("unlabelled",), False)]
 
 
 def test_headline_when_the_best_is_to_be_avoided() -> None:
     best_but_driven = {**BEST, "phi": 0.75}
-    (d,) = decision([best_but_driven, TIED], alpha=0.05, family_size=1)
-    assert d["headline"] == ("Use tied (T 80% [70, 90]). The best T, best (T 85% [70, 90]), is to be avoided: "
+    (d,) = decision(cells_of([best_but_driven, TIED]), alpha=0.05, family_size=1)
+    assert d.headline == ("Use tied (T 80% [70, 90]). The best T, best (T 85% [70, 90]), is to be avoided: "
                              "swapping the two answers reverses 75% of its verdicts: they follow the layout, not the "
                              "content.")
-    (d,) = decision([best_but_driven, BELOW], alpha=0.05, family_size=1)
-    assert d["headline"].startswith("No configuration to use: the best T, best (T 85% [70, 90]), is to be avoided")
-    (d,) = decision([NO_LABELS], alpha=0.05, family_size=0)
-    assert d["headline"] == "No configuration to use: no configuration has a T (see what was not measured)."
+    (d,) = decision(cells_of([best_but_driven, BELOW]), alpha=0.05, family_size=1)
+    assert d.headline.startswith("No configuration to use: the best T, best (T 85% [70, 90]), is to be avoided")
+    (d,) = decision(cells_of([NO_LABELS]), alpha=0.05, family_size=0)
+    assert d.headline == "No configuration to use: no configuration has a T (see what was not measured)."
 
 
 def test_what_was_not_measured() -> None:
     one_rep = {**TIED, "repetitions": 1}
     one_order = {**BEST, "phi": None, "phi_lo": None, "phi_hi": None, "n_order_pairs": 0, "T": None}
-    (d,) = decision([one_rep, {**one_order, "repetitions": 1}], alpha=0.05, family_size=0)
-    lines = [missing_line(m) for m in d["missing"]]
+    (d,) = decision(cells_of([one_rep, {**one_order, "repetitions": 1}]), alpha=0.05, family_size=0)
+    lines = [m.line for m in d.missing]
     assert lines == ["C not measured for every configuration: one repetition: re-asking was never tried, so "
                      "reproducibility is not measured",
                      "φ not measured for best: one order: the answers were never swapped, so the flip rate is not "
                      "measured"]
     # a one-repetition configuration that is used says so
-    assert d["use"][0]["caution"] == "C not measured (one repetition)"
+    assert d.use[0].caution == "C not measured (one repetition): T is an upper bound"
 
 
 def test_region_phrases() -> None:
     cell = {"C": 0.88, "phi": 0.5, "repetitions": 3, "region": "chaos", "regions_possible": ["chaos",
                                                                                              "confidently-biased"]}
-    assert region_phrase(cell) == "chaos or confidently-biased: the interval spans both"
-    assert region_phrase(cell, short=True) == "chaos or confidently-biased"
+    assert region_phrase(cell_of(cell)) == "chaos or confidently-biased: the interval spans both"
+    assert region_phrase(cell_of(cell), short=True) == "chaos or confidently-biased"
     four = {**cell, "regions_possible": ["chaos", "trustworthy", "noisy-but-fair", "confidently-biased"]}
-    assert region_phrase(four) == ("chaos, trustworthy, noisy-but-fair or confidently-biased: the interval spans "
-                                   "all four")
-    assert region_phrase(four, short=True) == "any of the four regions"
-    assert region_phrase({**cell, "regions_possible": None}) == "chaos"
-    assert region_phrase({"C": 1.0, "phi": 0.1, "repetitions": 1}) is None
+    assert region_phrase(cell_of(four)) == ("chaos, trustworthy, noisy-but-fair or confidently-biased: the interval "
+                                            "spans all four")
+    assert region_phrase(cell_of(four), short=True) == "any of the four regions"
+    assert region_phrase(cell_of({**cell, "regions_possible": None})) == "chaos"
+    assert region_phrase(cell_of({"C": 1.0, "phi": 0.1, "repetitions": 1})) is None
 
 
 @pytest.fixture(scope="module")
@@ -177,20 +178,21 @@ def test_the_decision_opens_every_rendering(report: Any) -> None:
 
 def test_a_cell_whose_interval_spans_regions_says_so_in_every_rendering(report: Any) -> None:
     # 30 pairs per cell: wide intervals, so some cell's (C, phi) box reaches a second region
-    spanning = [c for c in report.cells if c["regions_possible"] and 2 <= len(c["regions_possible"]) <= 3]
-    assert spanning, [c["regions_possible"] for c in report.cells]
+    spanning = [c for c in report.cells if c.regions_possible and 2 <= len(c.regions_possible) <= 3]
+    assert spanning, [c.regions_possible for c in report.cells]
     cell = spanning[0]
-    names = " or ".join(cell["regions_possible"]) if len(cell["regions_possible"]) == 2 else None
+    possible = list(cell.regions_possible or ())
+    names = " or ".join(possible) if len(possible) == 2 else None
     # JSON: region kept, regions_possible beside it, the cell's own region first
     doc = report_json(report)
-    (as_json,) = [c for c in doc["cells"] if c["judge"] == cell["judge"] and c["protocol"] == cell["protocol"]
-                  and c["dataset"] == cell["dataset"]]
-    assert as_json["region"] == cell["region"] == cell["regions_possible"][0]
-    assert as_json["regions_possible"] == cell["regions_possible"]
+    (as_json,) = [c for c in doc["cells"] if c["judge"] == cell.key.judge and c["protocol"] == cell.key.protocol
+                  and c["dataset"] == cell.key.dataset]
+    assert as_json["region"] == cell.region == possible[0]
+    assert as_json["regions_possible"] == possible
     # the cell's sentence names every region and says the interval spans them
-    assert "the interval spans" in cell["sentence"]
+    assert "the interval spans" in cell.sentence
     phrase = region_phrase(cell, short=True)
-    assert phrase is not None and phrase != cell["region"]
+    assert phrase is not None and phrase != cell.region
     if names:
         assert phrase == names
     console = Console(width=250, record=True)
@@ -198,5 +200,5 @@ def test_a_cell_whose_interval_spans_regions_says_so_in_every_rendering(report: 
     assert phrase in console.export_text()
     assert phrase in render_markdown(report)
     page = render_html(report, embed_plots=False)
-    shown = " or ".join(f'<span class="region region-{r}">{r}</span>' for r in cell["regions_possible"])
+    shown = " or ".join(f'<span class="region region-{r}">{r}</span>' for r in possible)
     assert shown in page

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -77,12 +78,12 @@ def test_template_never_marks_data_safe() -> None:
         assert "|safe" not in text.replace(" ", "") and "Markup(" not in text, f
 
 
-def test_html_has_every_section_and_cell(report: dict) -> None:
+def test_html_has_every_section_and_cell(report: Any) -> None:
     html = render_html(report)
     p = _Rows()
     p.feed(html)
     # 2 judges x 3 protocols x 2 datasets x 2 temperatures = 24 cells, + header row
-    assert len(report["cells"]) == 24 and len(p.rows) == 25
+    assert len(report.cells) == 24 and len(p.rows) == 25
     # one best-T row per dataset (2 datasets)
     assert sum("best" in c for c in p.row_classes) == 2
     assert html.count('class="star"') == 2
@@ -91,25 +92,27 @@ def test_html_has_every_section_and_cell(report: dict) -> None:
                     "Validation-protocol checklist (this run)", "Audit trail", "Items that break the judge"):
         assert any(section in h for h in p.h2), section
     # the plots are inline images: no network, no side files
-    # (six plots, and the decision's trust-region picture of each of the two datasets)
-    assert len(p.imgs) == 6 + 2 and all(s.startswith("data:image/png;base64,") for s in p.imgs)
+    # (six plots, the cost curves' Pareto front, and the decision's trust-region picture of each of the
+    # two datasets)
+    assert any("Cost curves: the Pareto front" in h for h in p.h2)
+    assert len(p.imgs) == 6 + 1 + 2 and all(s.startswith("data:image/png;base64,") for s in p.imgs)
     assert not re.search(r"""src=["']https?://""", html)
     # the only http links are to the local viewer (verdictlab view), and they load nothing by themselves
     links = re.findall(r"""href=["'](https?://[^"']*)""", html)
     assert links and all(u.startswith("http://127.0.0.1:8765/pairs") for u in links)
     # cell figures as %: the first row's C cell shows C with its interval
-    c0 = report["cells"][0]
+    c0 = report.cells[0]
     header = p.rows[0]
     row = p.rows[1]
     c_text = row[header.index("C")]
-    assert c_text.startswith(f"{100 * c0['C']:.1f}")
+    assert c_text.startswith(f"{100 * c0.figure('C').point:.1f}")
     # checklist pass/fail per line and the unparsed policy line
-    assert html.count('class="pass"') + html.count('class="fail"') >= len(report["checklist"])
+    assert html.count('class="pass"') + html.count('class="fail"') >= len(report.checklist)
     assert "excluded (and counted)" in html
     # audit trail: generation parameters from the store meta, no secret
     assert "max_tokens" in html and "sk-test" not in html and "api_key" not in html
     # one plain sentence per cell (verdicts_text), ending with the N it stands on
-    assert "In plain words" in html and html.count("judgments, ") >= len(report["cells"])
+    assert "In plain words" in html and html.count("judgments, ") >= len(report.cells)
     # further analyses from remedies.extra_tables (remedies, juries), escaped tables
     assert "Further analyses" in html and "Remedies" in html and "Juries" in html
     # agreement columns beside the figures

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from _cells import report_of
 from verdictlab.core.policy import FigurePolicy
 from verdictlab.report.markdown import md_escape, render_markdown
 
 
-def _report() -> dict:
+def _report() -> Any:
     cell = {"judge": "j|<b>x</b>", "judge_label": "j|<b>x</b>", "protocol": "direct", "dataset": "d_1",
             "temperature": 0.0, "n_pairs": 10, "n_labelled_pairs": 8, "n_judgments": 60, "n_unparsed": 3,
             "parse_failure_rate": 0.05, "repetitions": 3, "C": 0.9, "C_lo": 0.8, "C_hi": 0.95, "phi": 0.2,
@@ -15,9 +18,8 @@ def _report() -> dict:
             "agreement": {"exact_match": 0.75, "kappa": 0.5, "alpha": 0.49, "kappa_deflation": 0.25,
                           "position_bias": 0.12, "test_retest": 0.97, "consistency_bias_paradox": True,
                           "n_agreement_units": 16}}
-    return {"run": {"run_dir": "runs/x", "n_judgments": 60}, "cells": [cell],
-            "policy": FigurePolicy(n_bootstrap=100), "format_dispersion": [],
-            "checklist": [{"check": "At least 2 contrasting benchmarks", "passed": False, "detail": "1 dataset"}]}
+    return report_of([cell], run={"run_dir": "runs/x", "n_judgments": 60}, policy=FigurePolicy(n_bootstrap=100),
+                     checklist=[{"check": "At least 2 contrasting benchmarks", "passed": False, "detail": "1 dataset"}])
 
 
 def test_markdown_tables_and_escaping() -> None:

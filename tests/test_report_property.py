@@ -5,6 +5,7 @@ regression tests of the three inconsistencies the issue names."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -15,12 +16,14 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from _cells import cell_of, cells_of
 from verdictlab import analyses
 from verdictlab.analyses.remedies import REPORT_REMEDIES, remedy_table, single_verdict_rows
 from verdictlab.core.policy import FigurePolicy
 from verdictlab.core.vocab import CELL_KEY
 from verdictlab.report import build_report, report_json
 from verdictlab.report.build import dispersion_rows, frame_table
+from verdictlab.report.json_doc import decision_json, json_ready
 from verdictlab.report.readings import (
     TABLE_READINGS,
     cell_sentence,
@@ -98,9 +101,10 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
         return d, (s.judgments(), s.items_frame(), list(s.items()))
 
 
-def _check_cells(doc: dict[str, Any], ref: pd.DataFrame, keys: list[str], policy: str) -> None:
+def _check_cells(doc: dict[str, Any], rep: Any, ref: pd.DataFrame, keys: list[str], policy: str) -> None:
     """Every column of stats.reliability, the region, the best mark and the sentence of each cell."""
     cells = {_key(c, keys): c for c in doc["cells"]}
+    typed = {_key(c, keys): t for c, t in zip(doc["cells"], rep.cells, strict=True)}
     assert len(cells) == len(ref) == len(doc["cells"])
     regions = dict(zip((_key(r, keys) for r in ref.to_dict(orient="records")), cell_regions(ref), strict=True))
     for rec in ref.to_dict(orient="records"):
@@ -109,13 +113,14 @@ def _check_cells(doc: dict[str, Any], ref: pd.DataFrame, keys: list[str], policy
             _same(cell[col], want, f"{policy} cell {_key(rec, keys)} {col}")
         region = regions[_key(rec, keys)]
         _same(cell["region"], None if region == "undefined" else region, "region")
-        assert cell["sentence"] == cell_sentence(cell)
+        assert cell["sentence"] == typed[_key(rec, keys)].sentence == cell_sentence(typed[_key(rec, keys)])
     best = best_in_group(ref, by="dataset", value="T")
     for rec, b in zip(ref.to_dict(orient="records"), best, strict=True):
         assert cells[_key(rec, keys)]["best_T_in_dataset"] is bool(b)
 
 
-def _check_decision(doc: dict[str, Any], ref: pd.DataFrame, j: pd.DataFrame, keys: list[str], policy: str) -> None:
+def _check_decision(doc: dict[str, Any], rep: Any, ref: pd.DataFrame, j: pd.DataFrame, keys: list[str],
+                    policy: str) -> None:
     """Each cell's regions_possible and vs_best are stats.cell_regions_possible and stats.versus_best of
     the same cells (tested at 1 - confidence); run.decision is readings.decision of the cells, and every
     T it quotes is its cell's."""
@@ -128,7 +133,8 @@ def _check_decision(doc: dict[str, Any], ref: pd.DataFrame, j: pd.DataFrame, key
         for col, want in row.items():
             if col != "best_row":
                 _same(cell["vs_best"][col], want, f"{policy} vs_best {col}")
-    assert doc["run"]["decision"] == decision(doc["cells"], alpha=1.0 - CONF, family_size=vs.attrs["family_size"])
+    again = decision(rep.cells, alpha=1.0 - CONF, family_size=vs.attrs["family_size"])
+    assert rep.decision == again and doc["run"]["decision"] == json_ready([decision_json(d) for d in again])
     for d in doc["run"]["decision"]:
         for group in ("use", "avoid", "below_best", "not_measured"):
             for e in d[group]:
@@ -227,18 +233,19 @@ def test_every_json_number_is_the_public_functions_value(run: tuple[Path, Any], 
     assert doc["unparsed"] == policy
     ref = reliability(j, policy=FigurePolicy(unparsed=policy, confidence=CONF, n_bootstrap=N_BOOT, seed=SEED), q="auto")
     keys = [c for c in (*CELL_KEY, "step") if c in ref.columns]
-    _check_cells(doc, ref, keys, policy)
-    _check_decision(doc, ref, j, keys, policy)
+    _check_cells(doc, rep, ref, keys, policy)
+    _check_decision(doc, rep, ref, j, keys, policy)
     _check_agreement(doc, agreement_by_cell(j, policy=FigurePolicy(unparsed=policy), items=items_frame), keys, policy)
     _check_dispersion(doc, ref, policy)
-    assert doc["run"]["checklist"] == validation_checklist(doc["cells"], cells_lacking_an_order(j))
+    checklist = validation_checklist(rep.cells, cells_lacking_an_order(j))
+    assert rep.checklist == checklist and doc["run"]["checklist"] == [dataclasses.asdict(c) for c in checklist]
     _check_broken(rep, j, policy)
     inp = analyses.AnalysisInput(j, items=items, items_frame=items_frame, policy=FigurePolicy(unparsed=policy, confidence=CONF, n_bootstrap=N_BOOT, seed=SEED))
     _check_analyses(doc, inp, policy)
     added = _check_cell_columns(doc, inp, ref, keys, policy)
     # no number in a cell comes from anywhere else, and every cell has the same keys
     covered = set(ref.columns) | added | {"agreement", "region", "sentence", "best_T_in_dataset", "judge_label",
-                                          "regions_possible", "vs_best", "display"}
+                                          "regions_possible", "vs_best", "display", "missing", "upper_bounds"}
     for cell in doc["cells"]:
         assert set(cell) <= covered, set(cell) - covered
         assert set(cell) == set(doc["cells"][0])
@@ -299,13 +306,13 @@ def test_report_and_stats_format_dispersion_agree() -> None:
 
     cells = [{"judge": "j", "protocol": "direct", "dataset": "d", "temperature": 0.0, "T": 0.4},
              {"judge": "j", "protocol": "vf-json", "dataset": "d", "temperature": 0.0, "T": None}]
-    (row,) = report_fd(cells)
+    (row,) = report_fd(cells_of(cells))
     (ref,) = format_dispersion(pd.DataFrame(cells).astype({"T": float})).to_dict(orient="records")
-    assert row["n_protocols"] == ref["n_protocols"] == 2
-    assert row["n_protocols_with_T"] == ref["n_protocols_with_T"] == 1
-    assert row["delta_T_fmt"] is None and math.isnan(ref["delta_T_fmt"])
-    assert row["T_min"] == row["T_max"] == ref["T_min"] == 0.4 and row["protocol_min"] == "direct"
-    assert row["T_by_protocol"] == {"direct": 0.4, "vf-json": None}
+    assert row.n_protocols == ref["n_protocols"] == 2
+    assert row.n_protocols_with_T == ref["n_protocols_with_T"] == 1
+    assert row.delta_T_fmt is None and math.isnan(ref["delta_T_fmt"])
+    assert row.T_min == row.T_max == ref["T_min"] == 0.4 and row.protocol_min == "direct"
+    assert row.T_by_protocol == {"direct": 0.4, "vf-json": None}
 
 
 def test_sentence_never_contradicts_the_region() -> None:
@@ -317,11 +324,11 @@ def test_sentence_never_contradicts_the_region() -> None:
             "n_order_pairs": 40, "repetitions": 3, "n_judgments": 240, "n_unparsed": 0,
             "parse_failure_rate": 0.0, "C": 0.8, "phi": 0.05, "A": 0.9, "A_lo": 0.8, "A_hi": 0.96, "T": 0.70}
     assert failure_region(cell["C"], cell["phi"]) == "noisy-but-fair"
-    s = cell_sentence(cell)
+    s = cell_sentence(cell_of(cell))
     assert not s.startswith("Trustworthy") and "region noisy-but-fair" in s
     assert s.startswith("Better than chance but not trustworthy: re-asking changes its verdict too often")
     # the same figures with C = 0.95 are in the trustworthy region, and only then is it said
-    s = cell_sentence({**cell, "C": 0.95, "T": 0.83})
+    s = cell_sentence(cell_of({**cell, "C": 0.95, "T": 0.83}))
     assert s.startswith("Trustworthy") and "region trustworthy" in s
 
 
@@ -329,12 +336,12 @@ def test_sentence_never_contradicts_the_region() -> None:
 def test_report_sentences_and_plot_regions_agree(run: tuple[Path, Any], policy: str) -> None:
     rep = _report(run[0], policy)
     for c in rep.cells:
-        assert c["sentence"].startswith("Trustworthy") <= (c["region"] == "trustworthy")
-        assert c["region"] is None or f"region {c['region']}" in c["sentence"]
+        assert c.sentence.startswith("Trustworthy") <= (c.region == "trustworthy")
+        assert c.region is None or f"region {c.region}" in c.sentence
     counts: dict[str, int] = {}
     for c in rep.cells:
-        if c["region"] and c.get("C") is not None and c.get("phi") is not None:
-            counts[c["region"]] = counts.get(c["region"], 0) + 1
+        if c.region and c.figure("C").point is not None and c.figure("phi").point is not None:
+            counts[c.region] = counts.get(c.region, 0) + 1
     text = plot_readings(rep)["regions"]
     for name, n in counts.items():
         assert f"{n} {name}" in text

@@ -12,6 +12,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
+from _cells import cells_of
 from verdictlab.cli.main import app
 from verdictlab.core.policy import FigurePolicy
 from verdictlab.report import build as build_mod
@@ -112,7 +113,7 @@ def test_empty_run_reports_without_error(tmp_path: Path) -> None:
 
     RunStore(tmp_path / "empty").close()
     rep = build_report(tmp_path / "empty")
-    assert rep["cells"] == [] and rep["broken_items"]["n_total"] == 0
+    assert rep.cells == [] and rep.broken_items is not None and rep.broken_items["n_total"] == 0
     buf = io.StringIO()
     render_terminal(rep, Console(file=buf, width=120))
     assert "No judgments in this run yet." in buf.getvalue()
@@ -121,18 +122,18 @@ def test_empty_run_reports_without_error(tmp_path: Path) -> None:
 
 
 def test_single_repetition_warning() -> None:
-    from verdictlab.report.terminal import single_rep_note
+    from verdictlab.report.readings import single_rep_note
 
-    # one of two cells was run once: its C = 100% is by construction
-    assert single_rep_note([{"repetitions": 1}, {"repetitions": 3}]).startswith("1 of 2 cells have a single")
-    assert single_rep_note([{"repetitions": 3}]) == ""
+    # one of two cells was run once: its C is not measured (it was 100% by construction)
+    assert single_rep_note(cells_of([{"repetitions": 1}, {"repetitions": 3}])).startswith("1 of 2 cells have a single")
+    assert single_rep_note(cells_of([{"repetitions": 3}])) == ""
 
 
 def test_decoding_line_names_what_could_not_be_constrained() -> None:
-    from verdictlab.report.terminal import decoding_line
+    from verdictlab.report.readings import decoding_line
 
-    run = {"meta": {"decoding_mechanisms": {"sim:x": {"direct": "sim: forced label", "vf-json": "sim: json schema"},
-                                            "openai:m": {"vf-xml": "not constrainable: no XML grammar"}}}}
+    run = {"decoding_mechanisms": {"sim:x": {"direct": "sim: forced label", "vf-json": "sim: json schema"},
+                                   "openai:m": {"vf-xml": "not constrainable: no XML grammar"}}}
     assert decoding_line(run) == ("Constrained decoding: 2 of 3 judge × protocol pairs constrained; not "
                                   "constrainable, so not run constrained: openai:m × vf-xml (no XML grammar).")
-    assert decoding_line({"meta": {}}) == ""
+    assert decoding_line({}) == ""

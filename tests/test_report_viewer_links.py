@@ -4,6 +4,7 @@ at the address given -- checked against the viewer itself (Starlette's test clie
 
 from __future__ import annotations
 
+import dataclasses
 import html as htmllib
 import re
 from pathlib import Path
@@ -33,7 +34,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any, str, Viewe
     bi = rep.broken_items
     # one more "broken" row: the pair whose id holds /, ? and # (ids must be quoted whole)
     odd = {**bi["rows"][0], "item_id": ODD, "dataset": "ds2"}
-    page = render_html({**rep.as_dict(), "broken_items": {**bi, "rows": [*bi["rows"], odd]}}, embed_plots=False)
+    page = render_html(dataclasses.replace(rep, broken_items={**bi, "rows": [*bi["rows"], odd]}), embed_plots=False)
     return d, rep, page, Viewer(d)
 
 
@@ -46,17 +47,18 @@ def test_every_cell_links_to_its_pairs_and_the_pairs_behind_its_figures(run: tup
     links = set(_links(page))
     client = TestClient(create_app(viewer), base_url="http://127.0.0.1")
     for cell in rep.cells:
-        url = cell_list_url(cell)
+        key = {**cell.key.as_dict(), "step": cell.step}
+        url = cell_list_url(key)
         assert url in links and client.get(url).status_code == 200
         listing = viewer.index.page(Filters.from_query(dict(parse_qsl(urlsplit(url).query))))
-        assert listing.n_matching == cell["n_pairs"], url
-        flipped = cell_list_url(cell, outcome="flipped")
+        assert listing.n_matching == cell.value("n_pairs"), url
+        flipped = cell_list_url(key, outcome="flipped")
         assert flipped in links
         # the phi link lists exactly the pairs phi counts: phi x pairs judged in both orders
         got = viewer.index.page(Filters.from_query(dict(parse_qsl(urlsplit(flipped).query)))).n_matching
-        assert got == round(cell["phi"] * cell["n_order_pairs"]), (flipped, got)
+        assert got == round(cell.figure("phi").point * cell.value("n_order_pairs")), (flipped, got)
         for outcome in ("unstable", "wrong"):
-            assert cell_list_url(cell, outcome=outcome) in links
+            assert cell_list_url(key, outcome=outcome) in links
 
 
 def test_every_broken_item_links_to_its_pair_page_at_its_cell(run: tuple[Path, Any, str, Viewer]) -> None:

@@ -37,7 +37,7 @@ import pkgutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -45,7 +45,7 @@ from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..core.registry import Registry
 from ..core.vocab import CELL_KEY
 
-__all__ = ["ANALYSES", "CELL_COLUMNS", "Analysis", "AnalysisInput", "CellColumns", "register", "register_cell_columns", "registered",
+__all__ = ["ANALYSES", "CELL_COLUMNS", "Analysis", "AnalysisInput", "CellColumn", "CellColumns", "CellFormat", "register", "register_cell_columns", "registered",
            "registered_cell_columns", "run_analyses", "extra_tables"]
 
 DEBATE_PROTOCOL = "debate"
@@ -128,16 +128,42 @@ class Analysis:
         return self.fn(inp)
 
 
+#: how the report prints a registered cell column: a fraction as a percentage (its ``KEY_lo``/``KEY_hi``
+#: as the interval when the frame has them), a number with three decimals, a count, or a word
+CellFormat = Literal["percent", "number", "count", "text"]
+
+
+@dataclass(frozen=True)
+class CellColumn:
+    """A column of a cell-column analysis that the report's tables show -- in the terminal, Markdown and
+    HTML, beside the JSON, which carries every declared column: ``key`` (the frame's column), ``label``
+    (words, the header), ``format`` (:data:`CellFormat`), ``priority`` (1: always shown; a narrow
+    table drops 3 first) and ``title`` (what it means, for tooltips)."""
+
+    key: str
+    label: str
+    format: CellFormat = "percent"
+    priority: int = 3
+    title: str = ""
+
+    def __post_init__(self) -> None:
+        if self.format not in ("percent", "number", "count", "text"):
+            raise ValueError(f"cell column {self.key!r}: format must be percent, number, count or text, "
+                             f"got {self.format!r}")
+
+
 @dataclass(frozen=True)
 class CellColumns:
     """Registered extra cell columns: ``fn(inp)`` returns a frame with the full cell key
     (:data:`verdictlab.core.vocab.CELL_KEY`, and ``step`` when the cells have steps) plus the new columns,
     at most one row per cell; ``columns`` names the new columns (every report cell carries them,
-    ``None`` where the frame has no row for it)."""
+    ``None`` where the frame has no row for it) and ``shown`` the ones the report's tables show, with
+    their labels and formats."""
 
     name: str
     fn: AnalysisFn
     columns: tuple[str, ...] = ()
+    shown: tuple[CellColumn, ...] = ()
 
 
 #: the registered analyses and cell-column analyses (the one registry mechanism, :mod:`verdictlab.core.registry`)
@@ -170,13 +196,18 @@ def register(name: str, *, title: str, description: str = "", order: int = 100, 
     return deco
 
 
-def register_cell_columns(name: str, *, columns: Sequence[str] = ()) -> Callable[[AnalysisFn], AnalysisFn]:
+def register_cell_columns(name: str, *, columns: Sequence[str | CellColumn] = ()
+                          ) -> Callable[[AnalysisFn], AnalysisFn]:
     """Decorator: ``fn(inp) -> DataFrame`` keyed by the cell columns; its other columns are added to
-    every matching report cell (``columns`` documents which)."""
+    every matching report cell.  ``columns`` names them: a name reaches the JSON; a :class:`CellColumn`
+    (a name with its label and format) reaches every table of the report too -- terminal, Markdown, HTML
+    -- with no other file to edit."""
+    names = tuple(c.key if isinstance(c, CellColumn) else str(c) for c in columns)
+    shown = tuple(c for c in columns if isinstance(c, CellColumn))
 
     def deco(fn: AnalysisFn) -> AnalysisFn:
-        CELL_COLUMNS.register(name, CellColumns(name=name, fn=fn, columns=tuple(columns)),
-                              description=", ".join(columns))
+        CELL_COLUMNS.register(name, CellColumns(name=name, fn=fn, columns=names, shown=shown),
+                              description=", ".join(names))
         return fn
 
     return deco

@@ -14,6 +14,7 @@ import pandas as pd
 from ..core.vocab import CELL_KEY
 from ..stats import cost_per_item, pareto_front, reliability, with_cell_columns
 from . import AnalysisInput, register
+from .cost_curve_figure import cost_front_figure
 from .grader_cells import GRADER_KEY, grader_cells
 
 __all__ = ["COST_CURVE_COLUMNS", "cost_curves"]
@@ -60,6 +61,7 @@ def cost_curves(inp: AnalysisInput) -> pd.DataFrame | None:
 
 
 @register("cost_curves", order=88, title="Cost curves: figures against dollars and calls per item",
+          figure=cost_front_figure, figure_title="Cost curves: the Pareto front per dataset and criterion",
           description="Per judge or grader configuration: T (pairwise), T_g or the bound C x A (graders) against "
                       "measured dollars and calls per item; on_front_* marks the Pareto front per dataset and "
                       "criterion (no cheaper configuration with at least the figure).")

@@ -18,9 +18,12 @@ with its hand-worked test::
 
 :func:`definitions_table` gives the long table the report shows ("figures as the papers define
 them"): one row per (cell, definition, variant) with value, interval, N and the note.  A definition
-a cell cannot support (N = 0) has no value there, and its row says why in ``missing``
-(:func:`missing_reason`: no readable replies, no labels, one order only, ...); a definition whose data
-the run has none of (soft preferences, score pairs) has no rows.
+a cell cannot support (N = 0) has no value there, and its row says why in ``missing`` -- the reason
+:mod:`verdictlab.stats.missing` decides for every output: no readable replies, one order, one
+repetition, no labels, too few pairs (the first the cell lacks of what the definition needs); every value
+of a cell with no readable reply is not measured, and verdictlab's own T and T_joint at one repetition
+are upper bounds (``upper_bound``).  A definition whose data the run has none of (soft preferences,
+score pairs) has no rows.
 """
 
 from __future__ import annotations
@@ -34,10 +37,10 @@ import pandas as pd
 
 from ..core.policy import FigurePolicy
 from ..core.registry import Registry
-from ..core.vocab import CELL_KEY
+from ..core.vocab import CELL_KEY, Missing
 from ..errors import UsageError
 from ..protocols.geval import scores_frame
-from ..stats import with_cell_columns
+from ..stats import figure_reasons, first_lack, upper_bound_reasons, with_cell_columns
 from ..stats.classes import class_figures
 from ..stats.definitions import (
     DEFINITION_COLUMNS,
@@ -61,7 +64,7 @@ __all__ = ["CATALOGUE_FIELDS", "DEFINITIONS", "DEFINITIONS_COLUMNS", "Definition
 
 #: the columns of :func:`definitions_table` after the cell keys
 DEFINITIONS_COLUMNS: tuple[str, ...] = ("definition", "title", "source", *DEFINITION_COLUMNS,
-                                        "unparsed_rule", "note", "missing")
+                                        "unparsed_rule", "note", "missing", "upper_bound")
 #: what a definition's denominator needs of a cell (``needs=`` of :func:`register_definition`)
 NEEDS: tuple[str, ...] = ("labels", "both orders", "repetitions", "soft preferences", "score pairs")
 
@@ -202,7 +205,7 @@ def definitions_table(inp: AnalysisInput, names: str | Sequence[str] = "all") ->
     """The figures of the definitions ``names`` (``"all"`` by default) for every cell of ``inp``:
     one row per (cell, definition, variant) with the cell keys and :data:`DEFINITIONS_COLUMNS`,
     cells in key order and definitions in table order.  A row with N = 0 or an undefined figure has no
-    value, interval or successes (NaN) and says why in ``missing`` (:func:`missing_reason`); other rows
+    value, interval or successes (NaN) and says why in ``missing`` (:mod:`verdictlab.stats.missing`); other rows
     have ``missing`` None."""
     d = DefinitionInput(inp)
     # multi-call protocols (one step per criterion or round) have one cell per step, as in reliability
@@ -227,48 +230,66 @@ def definitions_table(inp: AnalysisInput, names: str | Sequence[str] = "all") ->
     return out[cols]
 
 
-def missing_reason(needs: Sequence[str], counts: pd.Series | dict[str, float], policy: FigurePolicy) -> str:
-    """Why a cell has no figure under a definition that ``needs`` these of a cell, from the cell's
-    :func:`~verdictlab.stats.reliability` counts: no readable replies (every output unparsed, left out
-    when ``policy`` drops unparsed verdicts), then no labels, one repetition (a figure of repeatability),
-    one order only, no soft preference, no score pair; else that nothing is in its denominator."""
-    n, n_unparsed = float(counts["n_judgments"]), float(counts["n_unparsed"])
-    if "soft preferences" in needs:
-        return "no soft preferences"
-    if "score pairs" in needs:
-        return "no score pairs"
-    if n > 0 and n_unparsed == n and policy.drops_unparsed:
-        return "no readable replies"
-    if "labels" in needs and float(counts["n_labelled_pairs"]) == 0:
-        return "no labels"
-    if "repetitions" in needs and float(counts["repetitions"]) < 2:
-        return "one repetition"     # repeatability is not measured by one draw (it would read 1)
-    if float(counts["n_order_pairs"]) == 0 and ("both orders" in needs or float(counts["n_pairs"]) > 0):
-        return "one order"          # a both-order figure, or a per-order one of the order never judged
-    return "nothing in its denominator"
+#: verdictlab's own figures among the definitions: their reasons are the cell figures' own
+_OWN_FIGURES = ("C", "phi", "A", "T", "T_joint")
+#: what a definition's denominator needs of a cell (``needs=`` of :func:`register_definition`) -> the cause
+#: :func:`verdictlab.stats.missing.first_lack` looks for; the data kinds are the reason when nothing else is
+_NEED_CAUSES: dict[str, Missing] = {"both orders": Missing.ONE_ORDER, "repetitions": Missing.ONE_REPETITION,
+                                    "labels": Missing.NO_LABELS}
+_DATA_REASONS: dict[str, str] = {"soft preferences": "no soft preferences", "score pairs": "no score pairs"}
+#: the variants of a per-order definition: one of a cell judged in one order only has nothing to count
+_ORDER_VARIANTS = ("AB", "BA")
+
+
+def _reasons_of_cells(rel: pd.DataFrame, spec: Definition, keys: list[str]) -> tuple[pd.DataFrame, pd.Series]:
+    """Per cell of ``rel`` (indexed by ``keys``): the reason a row of ``spec`` has no figure (by the one
+    decider, :mod:`verdictlab.stats.missing`) for a row that needs what ``spec`` needs and for a per-order
+    variant (which needs the order too), each None when the cell lacks none of it; and the upper bound of
+    verdictlab's own T / T_joint."""
+    idx = pd.MultiIndex.from_frame(rel[keys]) if len(keys) > 1 else pd.Index(rel[keys[0]])
+    if spec.name in _OWN_FIGURES:
+        own = [why.get(spec.name) for why in figure_reasons(rel, (spec.name,))]
+        reasons = pd.DataFrame({"row": own, "order": own}, index=idx)
+        bound = [b.get(spec.name) for b in upper_bound_reasons(rel)]
+        return reasons, pd.Series(bound, index=idx, dtype=object)
+    needs = tuple(_NEED_CAUSES[n] for n in spec.needs if n in _NEED_CAUSES)
+    row = first_lack(rel, needs)
+    order = first_lack(rel, (*needs, Missing.ONE_ORDER))
+    reasons = pd.DataFrame({"row": [m.value if m else None for m in row],
+                            "order": [m.value if m else None for m in order]}, index=idx)
+    return reasons, pd.Series([None] * len(rel), index=idx, dtype=object)
 
 
 def _with_reasons(got: pd.DataFrame, spec: Definition, d: DefinitionInput, keys: list[str]) -> pd.DataFrame:
-    """``got`` with ``missing``: None where there is a figure; where N = 0 or the figure is undefined (T
-    of a cell without phi) the reason (:func:`missing_reason`), and value, interval and successes NaN
-    (never a number for a figure that was not measured)."""
+    """``got`` with ``missing`` and ``upper_bound``: a row has no figure (value, interval and successes
+    NaN -- never a number for a figure that was not measured) where N = 0, where the figure is undefined
+    (T of a cell without phi), where its cell lacks what the definition needs (C at one repetition reads 1
+    by construction) and where no reply of its cell was readable, whatever the definition counts; its
+    reason is the one decider's (:func:`verdictlab.stats.missing.first_lack`,
+    :func:`~verdictlab.stats.figure_reasons`), or, with nothing lacking, too few pairs or the data the
+    definition counts.  ``upper_bound``: why verdictlab's own T / T_joint is only an upper bound."""
     got = got.reset_index(drop=True)
-    empty = ((got["n"] <= 0) | got["value"].isna()).to_numpy(copy=True)      # T without phi: N > 0, no figure
     rel = d.reliability
-    counts = rel.set_index(keys) if set(keys) <= set(rel.columns) else rel.iloc[:0].set_index(list(rel.columns[:1]))
-    if "repetitions" in spec.needs and len(got):        # one draw per unit: N > 0, a figure of 1 that says nothing
-        reps = counts["repetitions"].reindex(pd.MultiIndex.from_frame(got[keys]) if len(keys) > 1 else got[keys[0]])
-        empty |= (reps.to_numpy(dtype=float) < 2)
     got["missing"] = None
-    if not empty.any():
+    got["upper_bound"] = None
+    if got.empty or not set(keys) <= set(rel.columns):
         return got
-    reasons = []
-    for row in got.loc[empty, keys].itertuples(index=False, name=None):
-        key = row if len(keys) > 1 else row[0]
-        reasons.append(missing_reason(spec.needs, counts.loc[key], d.policy) if key in counts.index
-                       else "nothing in its denominator")
-    got.loc[empty, "missing"] = reasons
+    reasons, bounds = _reasons_of_cells(rel, spec, keys)
+    at = pd.MultiIndex.from_frame(got[keys]) if len(keys) > 1 else pd.Index(got[keys[0]])
+    per_order = got["variant"].astype(str).isin(_ORDER_VARIANTS).to_numpy() if "variant" in got.columns \
+        else np.zeros(len(got), dtype=bool)
+    cause = reasons["row"].reindex(at).to_numpy(dtype=object)
+    # a per-order variant of the order a one-order cell never judged has nothing to count: "one order"
+    order_cause = reasons["order"].reindex(at).to_numpy(dtype=object)
+    lacking = np.array([isinstance(c, str) for c in cause], dtype=bool)
+    undefined = ((got["n"] <= 0) | got["value"].isna()).to_numpy(copy=True)
+    fallback = next((_DATA_REASONS[n] for n in spec.needs if n in _DATA_REASONS), Missing.TOO_FEW_PAIRS.value)
+    empty = lacking | undefined
+    got.loc[empty, "missing"] = [c if isinstance(c, str) else o if isinstance(o, str) and p else fallback
+                                 for c, o, p in zip(cause[empty], order_cause[empty], per_order[empty], strict=True)]
     got.loc[empty, ["value", "lo", "hi", "successes", "standard_error"]] = np.nan
+    bound = bounds.reindex(at).to_numpy(dtype=object)
+    got["upper_bound"] = [b if isinstance(b, str) and not e else None for b, e in zip(bound, empty, strict=True)]
     return got
 
 

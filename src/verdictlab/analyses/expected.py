@@ -25,7 +25,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..stats.expected import EXPECTED_COLUMNS, expected_by_cell
-from . import AnalysisInput, register_cell_columns
+from . import AnalysisInput, CellColumn, register_cell_columns
 
 #: what the report cells get: the expected figures and where their unreadable share comes from
 COLUMNS: tuple[str, ...] = (*EXPECTED_COLUMNS, "expected_unreadable_from")
@@ -35,8 +35,17 @@ FROM_UNIT = "observed parse-failure share of each unit (temperature 0: replies a
 NOT_MODELLED = "not modelled: the cell has no readable reply"
 _FROM = {"cell": FROM_CELL, "unit": FROM_UNIT, "none": "none: every draw a label"}
 
+_LABELS = {"C_expected": ("C expected", "C expected from the verdict probabilities"),
+           "phi_expected": ("φ expected", "φ expected from the verdict probabilities"),
+           "A_expected": ("A expected", "A expected from the verdict probabilities"),
+           "T_expected": ("T expected", "T expected from the verdict probabilities"),
+           "unreadable_expected": ("unreadable (expected model)", "the share of unreadable replies the model draws")}
+#: the columns the report's tables show, with their labels (every column of COLUMNS reaches the JSON)
+SHOWN: tuple[str | CellColumn, ...] = tuple(
+    CellColumn(c, _LABELS[c][0], title=_LABELS[c][1]) if c in _LABELS else c for c in COLUMNS)
 
-@register_cell_columns("expected", columns=COLUMNS)
+
+@register_cell_columns("expected", columns=SHOWN)
 def expected(inp: AnalysisInput) -> pd.DataFrame | None:
     out = expected_by_cell(inp.pairs, repetitions=inp.extra.get("expected_reps"), policy=inp.policy,
                            n_runs=inp.policy.n_bootstrap)

@@ -23,7 +23,7 @@ Tables (all figures from :mod:`verdictlab.stats`):
 * ``score_ratio_by_system`` -- per cell and system, FastChat's score ratio against the baseline
   (score-pair judgments; the baseline is ``inp.extra["baseline"]`` or the system every pair has).
 * ``alpaca_eval_by_system`` -- per cell and system, AlpacaEval's win rate, standard error and, with
-  ``inp.extra["alpaca_reference"]`` (:class:`verdictlab.stats.AlpacaReference`), the LC win rate.
+  ``inp.extra["alpaca_reference"]`` (:class:`verdictlab.stats.AlpacaReference`, or AlpacaEval's ``df_gamed.csv`` frame), the LC win rate.
 
 :func:`leaderboard_audits` returns the typed result a decision panel shows per cell
 (:class:`verdictlab.stats.LeaderboardAudit`: ranking with intervals, separable tiers, stability).
@@ -307,6 +307,8 @@ def _alpaca_rows(inp: AnalysisInput, c: _Cell, base: str) -> list[dict[str, Any]
     prefs = unit_preferences(c.t, base)
     first = c.rows.iloc[c.t.unit_rows]
     ref = inp.extra.get("alpaca_reference")
+    if isinstance(ref, pd.DataFrame):       # df_gamed.csv as `report --alpaca-reference` read it
+        ref = AlpacaReference.from_gamed(ref)
     recs = []
     for system, p in prefs.groupby("system", sort=True):
         fig = alpaca_win_rate(p["preference"])

@@ -44,9 +44,9 @@ import numpy as np
 import pandas as pd
 
 from ..core.policy import DEFAULT_POLICY, FigurePolicy
-from ..core.vocab import CELL_KEY, DECISIVE, Order, ParseStatus, Verdict
+from ..core.vocab import CELL_KEY, DECISIVE, Missing, Order, ParseStatus, Verdict
 from ..errors import UsageError
-from ..stats import remedy_reliability
+from ..stats import figure_reasons, remedy_reliability
 from ..stats.group_counts import block_of, vote_groups, votes_matrix
 from ..stats.juries import default_quorum, vote_counts
 from ..stats.remedies import (
@@ -251,7 +251,7 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
     joined["calls_per_verdict"] = [1 if rem == "none" else calls_per_verdict(rem) for rem in joined["remedy"]]
     joined["extra_calls_per_verdict"] = joined["calls_per_verdict"] - 1
     joined["new_calls"] = 0
-    joined["note"] = _unread_notes(joined, b, cell, policy)
+    joined["note"] = ""
     # cells the remedy could not be computed for
     have = set(map(tuple, joined[[*cell, "remedy"]].astype(str).to_numpy()))
     missing = []
@@ -265,20 +265,29 @@ def remedy_table(judgments: pd.DataFrame, *, remedies: Sequence[str] = DEFAULT_R
                 missing.append(miss)
     if missing:
         joined = pd.concat([joined, pd.DataFrame(missing)], ignore_index=True)
+    _blank_unreadable(joined, b, cell)      # the first reason of a cell with nothing readable is that
     order = {r: i for i, r in enumerate(["none", *remedies])}
     joined["_o"] = joined["remedy"].map(order)
     joined = joined.sort_values([*cell, "_o"]).reset_index(drop=True)
     return joined[[c for c in REMEDY_TABLE_COLUMNS if c in joined.columns]]
 
 
-def _unread_notes(joined: pd.DataFrame, base: pd.DataFrame, cell: list[str], policy: FigurePolicy) -> list[str]:
-    """The note of each row: "no readable replies" where the cell's every reply was unparsed and the
-    policy leaves them out (no remedy has a figure there), else empty."""
-    if not policy.drops_unparsed:
-        return [""] * len(joined)
-    unread = base.loc[(base["n_judgments"] > 0) & (base["n_unparsed"] == base["n_judgments"]), cell]
-    keys = set(map(tuple, unread.astype(str).to_numpy()))
-    return ["no readable replies" if k in keys else "" for k in map(tuple, joined[cell].astype(str).to_numpy())]
+#: the figures of a remedy row (blank where the cell has nothing readable)
+_ROW_FIGURES = ("A", "phi", "C", "T", "tie_rate", "dA", "dphi", "dT", "dtie_rate")
+
+
+def _blank_unreadable(joined: pd.DataFrame, base: pd.DataFrame, cell: Sequence[str]) -> None:
+    """Rows of a cell with no readable reply get no figure, whatever a remedy would derive from its
+    unparsed verdicts (a vote of two unparsed orders is no verdict), and the reason as their note
+    (:func:`verdictlab.stats.figure_reasons`)."""
+    unread = {tuple(str(rec[c]) for c in cell) for rec, why in zip(base.to_dict(orient="records"),
+                                                                 figure_reasons(base), strict=True)
+              if why.get("C") == Missing.NO_READABLE_REPLIES}
+    if not unread or joined.empty:
+        return
+    at = np.array([tuple(str(v) for v in row) in unread for row in joined[list(cell)].to_numpy().tolist()])
+    joined.loc[at, [c for c in _ROW_FIGURES if c in joined.columns]] = np.nan
+    joined.loc[at, "note"] = Missing.NO_READABLE_REPLIES.value
 
 
 def _why_missing(remedy: str) -> str:

@@ -13,6 +13,7 @@ import os
 import sys
 import traceback
 from collections.abc import Mapping
+from dataclasses import fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -61,7 +62,7 @@ def printable(text: object) -> str:
 
 
 def printable_view(value: Any) -> Any:
-    """A copy of a report (dicts, lists, tuples of plain values) with every string made
+    """A copy of a report (its dataclasses, dicts, lists, tuples of plain values) with every string made
     :func:`printable`, for terminal and Markdown output; JSON and HTML escape on their own."""
     if isinstance(value, str):
         return printable(value) if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 or ord(c) in _BIDI
@@ -72,6 +73,8 @@ def printable_view(value: Any) -> Any:
         return [printable_view(v) for v in value]
     if isinstance(value, tuple):
         return tuple(printable_view(v) for v in value)
+    if is_dataclass(value) and not isinstance(value, type):     # the typed report and its parts
+        return replace(value, **{f.name: printable_view(getattr(value, f.name)) for f in fields(value) if f.init})
     return value
 
 

@@ -60,13 +60,13 @@ def demo_config(*, pairs: int = DEFAULT_PAIRS, repetitions: int = DEFAULT_REPETI
 def print_results(run_dir: Path, *, console: Any, n_bootstrap: int = 500) -> list[tuple[str, str]]:
     """Print the figures table, one sentence per protocol and decoding mode, and the free-vs-constrained
     table (:func:`verdictlab.workflows.demo.demo_results`); return the sentences."""
-    from ..report.terminal import figures_table, policy_line
+    from ..report.terminal import figures_table
     from ..workflows.demo import demo_results
 
     res = demo_results(run_dir, n_bootstrap=n_bootstrap, protocols=DEMO_PROTOCOLS)
     console.print(figures_table(res.cells, title="Reliability per protocol and decoding "
                                                  "(C, φ, A, T in %; 95% intervals in brackets)"))
-    console.print(policy_line(res.report), style="dim", highlight=False)
+    console.print(res.report.notes["policy"], style="dim", highlight=False)
     console.print("\n[bold]What the figures say[/bold]")
     for label, sentence in res.sentences:
         console.print(f"  [bold]{escape(label)}[/bold]: {escape(sentence)}", highlight=False)

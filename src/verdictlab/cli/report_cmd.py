@@ -90,7 +90,8 @@ def _target(run_dir: Path, fmt: ReportFormat | None, out: Path | None, legacy: t
     return _Target(fmt, out)
 
 
-def _write(rep: Any, target: _Target, viewer_url: str | None) -> None:
+def _write(rep: Any, target: _Target, viewer_url: str | None, *, wide: bool = False,
+           columns: list[str] | None = None) -> None:
     from ..report import render_html, render_markdown, render_terminal, report_json
     from ._errors import printable_view
     from .output import console, emit
@@ -102,7 +103,7 @@ def _write(rep: Any, target: _Target, viewer_url: str | None) -> None:
         emit(render_markdown(printable_view(rep)), target.out, what="Markdown report")
     elif target.fmt is ReportFormat.table:
         with console(target.out, what="report") as con:
-            render_terminal(printable_view(rep), con)
+            render_terminal(printable_view(rep), con, wide=wide, columns=columns)
     if target.fmt is ReportFormat.html and is_stdout(target.out):
         with _status() as step:
             step("drawing the HTML report")
@@ -162,6 +163,50 @@ def _check_viewer_url(url: str) -> None:
         raise typer.BadParameter(str(e), param_hint="--viewer-url") from None
 
 
+class TieRule(StrEnum):
+    """The win rate's tie rules (:data:`verdictlab.stats.tournament.WIN_RATE_TIE_RULES`)."""
+
+    half = "half"
+    drop = "drop"
+    loss = "loss"
+
+
+def _leaderboard_settings(tie_rule: TieRule, baseline: str | None, alpaca_reference: Path | None) -> dict[str, Any]:
+    """The leaderboard analyses' settings from the flags; AlpacaEval's file is read (and refused with
+    the file named when it is not df_gamed.csv) before the report is built."""
+    from ..importers.alpaca_reference import read_alpaca_reference
+
+    out: dict[str, Any] = {"tie_rule": tie_rule.value}
+    if baseline is not None:
+        out["baseline"] = baseline
+    if alpaca_reference is not None:
+        out["alpaca_reference"] = read_alpaca_reference(alpaca_reference)
+    return out
+
+
+def _check_baseline(baseline: str | None, rep: Any) -> None:
+    """A ``--baseline`` naming no system of the run is a usage error naming the systems (the analyses
+    would otherwise fall back to the common opponent without a word)."""
+    systems = sorted({s for b in rep.leaderboards for s in b.systems})
+    if baseline is not None and baseline not in systems:
+        known = ", ".join(systems) if systems else "none: the run's pairs name no systems"
+        raise typer.BadParameter(f"{baseline!r} is not a system of this run (systems: {known})",
+                                 param_hint="--baseline")
+
+
+def _check_columns(columns: str | None) -> list[str] | None:
+    """``--columns``: the named columns, each a column's key or label; a bad name is a usage error naming
+    the columns there are."""
+    if columns is None:
+        return None
+    from ..report.columns import check_column_names
+
+    try:
+        return check_column_names(columns.split(","))
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--columns") from None
+
+
 def report(
     run_dir: RunArg,
     fmt: Annotated[ReportFormat | None, typer.Option(
@@ -184,6 +229,21 @@ def report(
     viewer_url: Annotated[str, typer.Option(
         "--viewer-url", metavar="URL", help="Where `verdictlab view RUN` serves: the HTML report links its tables and "
                                            "items to the viewer's pages there ('' for no links).")] = "http://127.0.0.1:8765",
+    tie_rule: Annotated[TieRule, typer.Option(
+        "--tie-rule", case_sensitive=False, help="How the leaderboard's win rate counts a tie: half a win, "
+                                                 "dropped, or a loss.")] = TieRule.half,
+    baseline: Annotated[str | None, typer.Option(
+        "--baseline", metavar="SYSTEM", help="The system the score ratio and AlpacaEval's win rates compare "
+                                             "against (default: the system every pair has).")] = None,
+    alpaca_reference: Annotated[Path | None, typer.Option(
+        "--alpaca-reference", metavar="FILE", help="AlpacaEval's df_gamed.csv: gives the length-controlled "
+                                                   "win rate (without it the LC figure is missing, with why).")] = None,
+    wide: Annotated[bool, typer.Option(
+        "--wide", help="The terminal table: every column, however wide (by default the least important are "
+                       "dropped to fit the terminal, and named under the table).")] = False,
+    columns: Annotated[str | None, typer.Option(
+        "--columns", metavar="LIST", help="The terminal table: only these columns after the configuration's, "
+                                          "by key or label, e.g. T,C,phi,A,region,T_joint.")] = None,
     legacy_out: Annotated[Path | None, typer.Argument(hidden=True, show_default=False)] = None,
     legacy_json: LegacyJson = False,
     legacy_html: Annotated[bool, typer.Option("--html", hidden=True)] = False,
@@ -201,10 +261,13 @@ def report(
             check_writable(path)
     _check_definitions(definitions)
     _check_viewer_url(viewer_url)
+    chosen = _check_columns(columns)
+    board = _leaderboard_settings(tie_rule, baseline, alpaca_reference)
     with _status() as step:         # ended before any error is printed
         rep = build_report(run_dir, policy=policy, expected_reps=expected_reps, definitions=definitions,
-                           cache=cache_root("columns"), progress=step)
-    _write(rep, target, viewer_url or None)
+                           cache=cache_root("columns"), progress=step, leaderboard=board)
+    _check_baseline(baseline, rep)
+    _write(rep, target, viewer_url or None, wide=wide, columns=chosen)
     if plots is not None:
         written = write_plots(rep, plots)
         _say_written(f"{len(written)} plot files", plots)

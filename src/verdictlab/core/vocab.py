@@ -53,6 +53,18 @@ class UnparsedPolicy(StrEnum):
     WRONG = "wrong"
 
 
+class Missing(StrEnum):
+    """Why a figure of a cell is missing, in order of precedence: where several apply, the first is the
+    reason (:func:`verdictlab.stats.figure_reasons`)."""
+
+    NO_READABLE_REPLIES = "no readable replies"
+    ONE_ORDER = "one order"
+    ONE_REPETITION = "one repetition"
+    NO_LABELS = "no labels"
+    TOO_FEW_PAIRS = "too few pairs"
+    ADAPTIVE_DESIGN = "adaptive design"
+
+
 class Decoding(StrEnum):
     """How the judge's output was decoded: ``free`` text, or ``constrained`` to the protocol's format
     (a grammar / JSON schema)."""
@@ -302,6 +314,7 @@ __all__ = [
     "Decoding",
     "Order",
     "ParseStatus",
+    "Missing",
     "PerturbationClass",
     "UnparsedPolicy",
     "Verdict",

@@ -2,20 +2,19 @@
 markdown, JSON, HTML and plot renderers share.
 
 The report only gathers.  Every figure comes from :mod:`verdictlab.stats` -- the cell figures
-(:func:`~verdictlab.stats.reliability`), agreement and bias (:func:`~verdictlab.stats.agreement_by_cell`),
+(:func:`~verdictlab.stats.reliability`) and why a figure is missing or only an upper bound
+(:func:`~verdictlab.stats.figure_reasons`), agreement and bias (:func:`~verdictlab.stats.agreement_by_cell`),
 failure regions (:func:`~verdictlab.stats.cell_regions`), the best cell of a dataset
 (:func:`~verdictlab.stats.best_in_group`), format dispersion (:func:`~verdictlab.stats.format_dispersion`),
 the figures across cells the plots are read by, the items that break the judge
 (:func:`~verdictlab.stats.broken_pairs`), the audit counts (:mod:`verdictlab.stats.accounting`) -- or
-from the registered analyses (:mod:`verdictlab.analyses`), which get the same policy (unparsed,
-confidence, bootstrap, seed) as the cell figures, and, when asked for, the figures as published
-papers define them (:mod:`verdictlab.analyses.definitions`).  Every sentence comes from
-:mod:`verdictlab.report.readings`.  This module adds the run's audit trail (store meta) and shapes
-everything for the renderers.
+from the registered analyses (:mod:`verdictlab.analyses`), which get the same
+:class:`~verdictlab.core.policy.FigurePolicy` as the cell figures, and, when asked for, the figures as
+published papers define them (:mod:`verdictlab.analyses.definitions`).  Every sentence and every
+"undefined because" rule comes from :mod:`verdictlab.report.readings`, filled in once here.  This module
+adds the run's audit trail (store meta) and types everything for the renderers.
 
-Everything in the report is JSON-ready: fractions in [0, 1], ``None`` for undefined figures
-(NaN), no numpy scalars, and no secret (API keys, tokens, passwords are removed from the meta).
-Every cell carries the same keys (``None`` where a figure is undefined for it).
+No secret reaches the report (API keys, tokens, passwords are removed from the meta and error texts).
 """
 
 from __future__ import annotations
@@ -33,6 +32,8 @@ import pandas as pd
 from .. import analyses
 from ..analyses.definitions import catalogue as definitions_catalogue
 from ..analyses.definitions import definitions_table, resolve_definitions
+from ..analyses.grader_decision import grader_decision
+from ..analyses.leaderboard import leaderboard_audits
 from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ..core.redact import redact_value
 from ..core.vocab import CELL_KEY, ORDERS, CellKey
@@ -47,6 +48,7 @@ from ..stats import (
     cells_lacking_an_order,
     engine_accounting,
     fallback_rule_counts,
+    figure_reasons,
     format_dispersion,
     joint_gap,
     parse_audit,
@@ -55,6 +57,7 @@ from ..stats import (
     reliability,
     spread_by,
     temperature_effect,
+    upper_bound_reasons,
     versus_best,
     with_adaptive_figures,
     with_cell_columns,
@@ -62,36 +65,29 @@ from ..stats import (
 from ..store import RunStore, open_store
 from ..store.column_cache import figure_frame
 from . import readings
-from .cell_fields import AGREEMENT_FIELDS, EXTRA_CELL_FIELDS, extra_cell_fields
+from .columns import CELL_FIGURES
+from .json_doc import json_ready, report_json
 from .lanes import SecondLane, lanes_for
-from .model import REPORT_SCHEMA_VERSION, AnalysisTable, BrokenItems, CheckItem, DispersionRow, Report
+from .model import (
+    REPORT_SCHEMA_VERSION,
+    AnalysisTable,
+    BrokenItems,
+    Cell,
+    CellNames,
+    DefinitionFigure,
+    DispersionRow,
+    Interval,
+    LeaderboardBlock,
+    Report,
+    RunInfo,
+    Scalar,
+    VersusBest,
+)
 from .names import NAME_WIDTHS, configuration_name, display_names, names_from_config, shown_parts
+from .notebook import NotebookReport
 
-__all__ = ["AGREEMENT_FIELDS", "EXTRA_CELL_FIELDS", "REPORT_SCHEMA_VERSION", "Report", "broken_items", "build_report",
-           "cells_from_frame", "dispersion_rows", "engine_rows", "extra_cell_fields", "json_ready", "judge_labels",
-           "mark_best", "report_json"]
-
-
-# -- JSON-ready values --------------------------------------------------------------------------
-
-def json_ready(value: Any) -> Any:
-    """numpy/pandas scalars -> Python; NaN/NA -> None; tuples -> lists (recursively for dicts and lists)."""
-    if isinstance(value, Mapping):
-        return {str(k): json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_ready(v) for v in value]
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, np.bool_ | bool):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating | float):
-        f = float(value)
-        return None if math.isnan(f) or math.isinf(f) else f
-    if isinstance(value, np.ndarray):
-        return [json_ready(v) for v in value.tolist()]
-    return value
+__all__ = ["REPORT_SCHEMA_VERSION", "Report", "broken_items", "build_report", "cells_from_frame", "dispersion_rows",
+           "engine_rows", "frame_table", "judge_labels", "mark_best", "report_json"]
 
 
 def frame_table(df: pd.DataFrame) -> dict[str, Any]:
@@ -102,26 +98,58 @@ def frame_table(df: pd.DataFrame) -> dict[str, Any]:
 
 # -- cells -----------------------------------------------------------------------------------------
 
-def _sort_columns(frame: pd.DataFrame) -> list[str]:
-    return [c for c in ("dataset", "judge", "protocol", "temperature", "step", "decoding") if c in frame.columns]
+_SORT = ("dataset", "judge", "protocol", "temperature", "step", "decoding")
+#: the columns of a figure frame that are not a cell's numbers (its key and its figures)
+_FIGURE_KEYS = frozenset(k for col in CELL_FIGURES for k in (col.key, f"{col.key}_lo", f"{col.key}_hi"))
 
 
-def cells_from_frame(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """One JSON-ready dict per row of a reliability frame, sorted by dataset, judge, protocol,
-    temperature, step, decoding (a frame without ``decoding`` is free decoding).  All columns are
-    kept (figures as fractions, intervals as ``X_lo``/``X_hi``)."""
+def _scalar(value: Any) -> Scalar:
+    v = json_ready(value)
+    return v if v is None or isinstance(v, float | int | str | bool) else str(v)
+
+
+def _interval(rec: Mapping[str, Any], key: str, *, n: str | None, missing: str | None, bound: str | None) -> Interval:
+    def num(k: str) -> float | None:
+        v = json_ready(rec.get(k))
+        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+    count = json_ready(rec.get(n)) if n else None
+    if missing is not None:         # unmeasured is never a number, whatever a frame made by hand holds
+        return Interval(point=None, n=int(count) if isinstance(count, int | float) and not isinstance(count, bool)
+                        else None, missing=missing)
+    point = num(key)
+    return Interval(point=point, low=num(f"{key}_lo"), high=num(f"{key}_hi"),
+                    n=int(count) if isinstance(count, int | float) and not isinstance(count, bool) else None,
+                    missing=missing if point is None else None, upper_bound=bound if point is not None else None)
+
+
+def cells_from_frame(frame: pd.DataFrame) -> list[Cell]:
+    """One :class:`~verdictlab.report.model.Cell` per row of a reliability frame, sorted by dataset, judge,
+    protocol, temperature, step, decoding (a frame without ``decoding`` is free decoding): its figures as Intervals with the reason each missing one is
+    missing and each upper bound is one (:func:`verdictlab.stats.figure_reasons`), every other column
+    as its numbers.  The frame names every cell-key column (a frame of :func:`verdictlab.stats.reliability`
+    does)."""
     if frame is None or frame.empty:
         return []
     frame = with_cell_columns(frame)      # a frame without decoding is free decoding
-    missing = [c for c in CELL_KEY if c not in frame.columns]
-    if missing:
-        raise ValueError(f"reliability frame lacks cell column(s) {missing}")
-    f = frame.sort_values(_sort_columns(frame), kind="stable").reset_index(drop=True)
+    missing_keys = [c for c in CELL_KEY if c not in frame.columns]
+    if missing_keys:
+        raise ValueError(f"reliability frame lacks cell column(s) {missing_keys}")
+    f = frame.sort_values([c for c in _SORT if c in frame.columns], kind="stable").reset_index(drop=True)
+    reasons, bounds = figure_reasons(f), upper_bound_reasons(f)
     cells = []
-    for rec in f.to_dict(orient="records"):
-        cell = json_ready(rec)
-        cell["temperature"] = float(cell["temperature"]) if cell.get("temperature") is not None else None
-        cells.append(cell)
+    for rec, why, bound in zip(f.to_dict(orient="records"), reasons, bounds, strict=True):
+        figures = {col.key: _interval(rec, col.key, n=col.n, missing=why.get(col.key), bound=bound.get(col.key))
+                   for col in CELL_FIGURES if col.key in rec}
+        numbers = {k: _scalar(v) for k, v in rec.items()
+                   if k not in _FIGURE_KEYS and k not in CELL_KEY and k not in ("step", "region", "regions_possible",
+                                                                                 "vs_best")}
+        vs = rec.get("vs_best")
+        reach = rec.get("regions_possible")
+        cells.append(Cell(key=CellKey.of(rec), step=str(rec.get("step") or ""), figures=figures, numbers=numbers,
+                          region=rec.get("region") or None, regions_possible=tuple(reach) if reach else None,
+                          vs_best=VersusBest(json_ready(vs)) if isinstance(vs, Mapping) else None,
+                          missing=dict(why), upper_bounds=dict(bound)))
     return cells
 
 
@@ -130,95 +158,81 @@ def _cell_of(rec: Mapping[str, Any]) -> tuple[CellKey, str]:
     return CellKey.of(rec), str(rec.get("step") or "")
 
 
-def _attach(cells: list[dict[str, Any]], frame: pd.DataFrame | None, *, under: str | None, name: str) -> None:
-    """Merge the rows of ``frame`` into the cells they are about (the full cell key, and ``step``): as a
-    sub-dict ``cell[under]``, or as top-level keys when ``under`` is None.  A frame without the full
-    cell key, or with two rows for one cell, is refused (``ValueError``): joined on part of the key,
-    one row would be given to several cells."""
-    if frame is None or frame.empty or not cells:
-        return
+def _rows_by_cell(frame: pd.DataFrame | None, name: str, *, one: bool) -> dict[tuple[CellKey, str], Any]:
+    """The rows of ``frame`` by the cell they are about (full cell key and step), without the cell columns:
+    one dict per cell (``one``; two rows for one cell refused) or a list of them.  A frame without the
+    full cell key is refused (``ValueError``): joined on part of the key, one row would be given to
+    several cells."""
+    if frame is None or frame.empty:
+        return {}
     missing = [c for c in CELL_KEY if c not in frame.columns]
     if missing:
         raise ValueError(f"{name}: rows lack cell-key column(s) {missing}; every row about a cell carries "
                          f"{', '.join(CELL_KEY)}")
-    by_key: dict[tuple[CellKey, str], dict[str, Any]] = {}
+    out: dict[tuple[CellKey, str], Any] = {}
     for rec in frame.to_dict(orient="records"):
         key = _cell_of(rec)
-        if key in by_key:
-            raise ValueError(f"{name}: two rows for the cell {key[0].label()}{' ' + key[1] if key[1] else ''}")
-        by_key[key] = {k: v for k, v in json_ready(rec).items() if k not in (*CELL_KEY, "step")}
-    for cell in cells:
-        got = by_key.get(_cell_of(cell))
-        if got is None:
-            continue
-        if under:
-            cell[under] = got
+        row = {k: v for k, v in json_ready(rec).items() if k not in (*CELL_KEY, "step")}
+        if one:
+            if key in out:
+                raise ValueError(f"{name}: two rows for the cell {key[0].label()}{' ' + key[1] if key[1] else ''}")
+            out[key] = row
         else:
-            cell.update({k: v for k, v in got.items() if k not in cell})
+            out.setdefault(key, []).append(row)
+    return out
 
 
-def _attach_rows(cells: list[dict[str, Any]], frame: pd.DataFrame, *, under: str, name: str) -> None:
-    """Like :func:`_attach` for a frame with several rows per cell: ``cell[under]`` is the list of the
-    cell's rows (without the cell columns), in the frame's order; a cell without rows gets ``[]``.  A
-    frame without the full cell key is refused (``ValueError``), as in :func:`_attach`."""
-    missing = [c for c in CELL_KEY if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{name}: rows lack cell-key column(s) {missing}; every row about a cell carries "
-                         f"{', '.join(CELL_KEY)}")
-    by_key: dict[tuple[CellKey, str], list[dict[str, Any]]] = {}
-    for rec in frame.to_dict(orient="records"):
-        by_key.setdefault(_cell_of(rec), []).append(
-            {k: v for k, v in json_ready(rec).items() if k not in (*CELL_KEY, "step")})
-    for cell in cells:
-        cell[under] = by_key.get(_cell_of(cell), [])
-
-
-def mark_best(cells: list[dict[str, Any]]) -> None:
+def mark_best(cells: list[Cell]) -> None:
     """Set ``best_T_in_dataset`` from :func:`verdictlab.stats.best_in_group` (the highest T of each
     dataset, only where the dataset has at least two cells with a defined T)."""
     if not cells:
         return
-    f = pd.DataFrame({"dataset": [str(c["dataset"]) for c in cells],
-                      "T": [np.nan if c.get("T") is None else c["T"] for c in cells]})
+    f = pd.DataFrame({"dataset": [c.key.dataset for c in cells],
+                      "T": [np.nan if c.figure("T").point is None else c.figure("T").point for c in cells]})
     for c, best in zip(cells, best_in_group(f, by="dataset", value="T"), strict=True):
-        c["best_T_in_dataset"] = bool(best)
+        c.best_T_in_dataset = bool(best)
 
 
-def _cells_frame(cells: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
-    """The report's cells back as a frame of ``columns`` (missing ones left out; figures as floats)."""
-    f = pd.DataFrame([{k: c.get(k) for k in columns if k in c} for c in cells])
+def _cells_frame(cells: Sequence[Cell], columns: Sequence[str]) -> pd.DataFrame:
+    """The report's cells back as a frame of ``columns`` (key columns, ``step``, figures as floats)."""
+    rows = []
+    for c in cells:
+        rec: dict[str, Any] = {**c.key.as_dict(), "step": c.step}
+        rows.append({k: rec[k] if k in rec else c.value(k) for k in columns})
+    f = pd.DataFrame(rows, columns=list(columns))
     for k in f.columns:
         if k not in (*CELL_KEY, "step") or k == "temperature":
             f[k] = pd.to_numeric(f[k], errors="coerce")
-    if "step" in f.columns:
-        f["step"] = f["step"].fillna("")
     return f
 
 
-def dispersion_rows(cells: list[dict[str, Any]]) -> list[DispersionRow]:
+def dispersion_rows(cells: list[Cell]) -> list[DispersionRow]:
     """ΔT_fmt per (judge, dataset, temperature[, step], decoding) from
     :func:`verdictlab.stats.format_dispersion` over the report's cells, with T per protocol."""
     if not cells:
         return []
+    steps = any(c.step for c in cells)
     f = _cells_frame(cells, (*CELL_KEY, "step", "T"))
-    by = ["judge", "dataset", "temperature"] + [c for c in ("step", "decoding") if c in f.columns]
+    by = ["judge", "dataset", "temperature", *(["step"] if steps else []), "decoding"]
     d = format_dispersion(f, by=by)
-    t_by: dict[tuple[Any, ...], dict[str, Any]] = {}
+    t_by: dict[tuple[str, ...], dict[str, float | None]] = {}
     for c in cells:
-        t_by.setdefault(tuple(str(c.get(k) or "") for k in by), {})[str(c["protocol"])] = c.get("T")
-    out: list[DispersionRow] = []
+        key = tuple(str(getattr(c.key, k) if k != "step" else c.step) for k in by)
+        t_by.setdefault(key, {})[c.key.protocol] = c.figure("T").point
+    out = []
     for rec in d.to_dict(orient="records"):
         r = json_ready(rec)
-        row: dict[str, Any] = {k: r.get(k) for k in by}
-        row.update(n_protocols=int(r["n_protocols"]), n_protocols_with_T=int(r["n_protocols_with_T"]),
-                   T_by_protocol=t_by.get(tuple(str(r.get(k) or "") for k in by), {}),
-                   T_min=r["T_min"], T_max=r["T_max"], protocol_min=r["protocol_min"],
-                   protocol_max=r["protocol_max"], delta_T_fmt=r["delta_T_fmt"])
-        out.append(row)  # type: ignore[arg-type]
+        key = tuple(str(r.get(k) if r.get(k) is not None else "") for k in by)
+        out.append(DispersionRow(judge=str(r["judge"]), dataset=str(r["dataset"]), temperature=r["temperature"],
+                                 decoding=r.get("decoding"), step=r.get("step"),
+                                 n_protocols=int(r["n_protocols"]), n_protocols_with_T=int(r["n_protocols_with_T"]),
+                                 T_by_protocol=t_by.get(key, {}), T_min=r["T_min"], T_max=r["T_max"],
+                                 protocol_min=r["protocol_min"], protocol_max=r["protocol_max"],
+                                 delta_T_fmt=r["delta_T_fmt"]))
     return out
 
 
-def across_cells(cells: list[dict[str, Any]]) -> dict[str, Any]:
+def across_cells(cells: list[Cell]) -> dict[str, Any]:
     """The figures across cells the plots are read by (:mod:`verdictlab.stats.across_cells`): the gap
     between T and T_joint, the temperature effect and the spread of T per judge."""
     if not cells:
@@ -312,31 +326,40 @@ def analysis_tables(inp: analyses.AnalysisInput, lane: SecondLane) -> dict[str, 
     return out
 
 
-def _attach_cell_columns(cells: list[dict[str, Any]], lane: SecondLane) -> dict[str, AnalysisTable]:
-    """Merge every registered cell-column analysis (job ``cell_columns:NAME``) into the cells; every cell
-    gets each declared column (None where the analysis has no row for it).  Returns the ones that failed,
-    as report tables with an error (shown like a failing analysis)."""
+def _attach_cell_columns(cells: list[Cell], lane: SecondLane) -> dict[str, AnalysisTable]:
+    """The registered cell-column analyses (job ``cell_columns:NAME``) into the cells' ``extra``: every
+    cell gets each declared column (None where the analysis has no row for it).  Returns the ones that
+    failed, as report tables with an error (shown like a failing analysis)."""
     failed: dict[str, AnalysisTable] = {}
     declared: list[str] = []
     for cc in analyses.registered_cell_columns():
         declared += [c for c in cc.columns if c not in declared]
         try:
-            _attach(cells, lane.result(f"cell_columns:{cc.name}"), under=None, name=f"cell columns {cc.name!r}")
+            rows = _rows_by_cell(lane.result(f"cell_columns:{cc.name}"), f"cell columns {cc.name!r}", one=True)
         except Exception as e:  # noqa: BLE001 - extra cell columns never break the report
             failed[f"cell_columns:{cc.name}"] = {"title": f"Cell columns: {cc.name}", "description": "",
                                                  "error": redact_value(f"{type(e).__name__}: {e}")}
+            continue
+        for c in cells:
+            got = rows.get((c.key, c.step))
+            if got is not None:
+                c.extra.update({k: _scalar(v) for k, v in got.items() if k not in c.extra})
     for c in cells:
         for k in declared:
-            c.setdefault(k, None)
+            c.extra.setdefault(k, None)
     return failed
 
 
-def _same_keys(cells: list[dict[str, Any]]) -> None:
-    """Every cell gets every key some cell has (``None`` where undefined for it): one JSON shape."""
-    keys = list(dict.fromkeys(k for c in cells for k in c))
+def _same_extra(cells: list[Cell]) -> None:
+    """Every cell gets every extra column and number some cell has (``None`` where undefined for it): one
+    JSON shape."""
+    extra = list(dict.fromkeys(k for c in cells for k in c.extra))
+    numbers = list(dict.fromkeys(k for c in cells for k in c.numbers))
     for c in cells:
-        for k in keys:
-            c.setdefault(k, None)
+        for k in extra:
+            c.extra.setdefault(k, None)
+        for k in numbers:
+            c.numbers.setdefault(k, None)
 
 
 # -- run meta ------------------------------------------------------------------------------------
@@ -352,23 +375,22 @@ def _package_version() -> str:
         return "unknown"
 
 
-def run_meta(store: RunStore, judgments: pd.DataFrame) -> dict[str, Any]:
+def run_meta(store: RunStore, judgments: pd.DataFrame) -> RunInfo:
     """Key-free meta of the run: the store's meta table (secrets removed) plus what the judgments
     show (judges, datasets, protocols, temperatures, counts) and the versions of this report."""
     import platform
 
-    vl_version = _package_version()
+    meta = json_ready(redact_value(store.all_meta()))
 
-    meta = redact_value(store.all_meta())
-    out: dict[str, Any] = {"run_dir": str(store.run_dir), "meta": json_ready(meta)}
-    out["n_judgments"] = int(len(judgments))
-    for col, name in (("judge", "judges"), ("dataset", "datasets"), ("protocol", "protocols")):
-        out[name] = sorted(map(str, judgments[col].dropna().unique())) if len(judgments) else []
-    out["temperatures"] = sorted(float(t) for t in judgments["temperature"].dropna().unique()) \
-        if len(judgments) else []
-    out["report_versions"] = {"verdictlab": str(vl_version), "python": platform.python_version(),
-                              "numpy": np.__version__, "pandas": pd.__version__}
-    return out
+    def values(col: str) -> list[str]:
+        return sorted(map(str, judgments[col].dropna().unique())) if len(judgments) else []
+
+    return RunInfo(
+        run_dir=str(store.run_dir), meta=meta, n_judgments=int(len(judgments)), judges=values("judge"),
+        datasets=values("dataset"), protocols=values("protocol"),
+        temperatures=sorted(float(t) for t in judgments["temperature"].dropna().unique()) if len(judgments) else [],
+        report_versions={"verdictlab": _package_version(), "python": platform.python_version(),
+                         "numpy": np.__version__, "pandas": pd.__version__})
 
 
 def judge_labels(judges: list[str], *, width: int = NAME_WIDTHS["judge"],
@@ -378,29 +400,31 @@ def judge_labels(judges: list[str], *, width: int = NAME_WIDTHS["judge"],
     return display_names(judges, width=width, given=given)
 
 
-def _display_names(cells: list[dict[str, Any]], meta: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+def _name_all(cells: list[Cell], run: RunInfo) -> dict[str, dict[str, str]]:
     """The display names of the run's judges (a config ``label:`` wins), protocols and datasets, and
-    each cell's ``display`` (those three and its configuration) and ``judge_label``."""
-    ids = {k: sorted({str(c[k]) for c in cells} | set(map(str, meta.get(plural, []))))
-           for k, plural in (("judge", "judges"), ("protocol", "protocols"), ("dataset", "datasets"))}
-    names = {k: display_names(v, width=NAME_WIDTHS[k], given=names_from_config(meta.get("meta") or {})
+    each cell's names (those three and its configuration)."""
+    plural = {"judge": run.judges, "protocol": run.protocols, "dataset": run.datasets}
+    ids = {k: sorted({str(getattr(c.key, k)) for c in cells} | set(map(str, plural[k]))) for k in plural}
+    names = {k: display_names(v, width=NAME_WIDTHS[k], given=names_from_config(run.meta or {})
                               if k == "judge" else None) for k, v in ids.items()}
-    parts = shown_parts(cells)
-    for c in cells:
-        c["display"] = {k: names[k][str(c[k])] for k in ("judge", "protocol", "dataset")}
-        c["display"]["configuration"] = configuration_name(c, names, parts)
-        c["display"]["configuration_id"] = configuration_name(c, {}, parts)
-        c["judge_label"] = c["display"]["judge"]
+    parts_of = [{**c.key.as_dict(), "step": c.step} for c in cells]
+    parts = shown_parts(parts_of)
+    for c, rec in zip(cells, parts_of, strict=True):
+        c.names = CellNames(judge=names["judge"][c.key.judge], protocol=names["protocol"][c.key.protocol],
+                            dataset=names["dataset"][c.key.dataset],
+                            configuration=configuration_name(rec, names, parts),
+                            configuration_id=configuration_name(rec, {}, parts))
     return names
 
 
 # -- the report ----------------------------------------------------------------------------------
 
 def _load(store: RunStore, cache: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
-                                                               list[Any], dict[str, Any]]:
+                                                               list[Any], RunInfo]:
     """The run's judgments (their figure columns, :func:`verdictlab.store.column_cache.figure_frame`: kept
-    under ``cache`` between reports when given), attempts, items and meta."""
-    judgments = figure_frame(store, cache=cache)      # the store filled the defaults (a NULL decoding is free)
+    under ``cache`` between reports when given; the store filled the defaults of missing columns),
+    attempts, items and meta."""
+    judgments = figure_frame(store, cache=cache)
     return judgments, store.attempts(), store.items_frame(), list(store.items()), run_meta(store, judgments)
 
 
@@ -416,43 +440,66 @@ def _with_texts(store: RunStore, broken: BrokenItems) -> BrokenItems:
     return broken
 
 
-def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataFrame | None,
-           lane: SecondLane) -> tuple[list[dict[str, Any]], dict[str, AnalysisTable], int]:
-    """The cells (reliability figures, agreement, region and the regions its intervals reach, the
-    paired comparison with its dataset's best, best mark, sentence, extra columns; every cell with the
-    same keys), the cell-column analyses that failed and the size of the paired tests' family."""
+def _figure_frame(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataFrame | None
+                  ) -> tuple[pd.DataFrame, int]:
+    """The cells' figure frame (reliability, the adaptive design's C and T, regions, the paired
+    comparison with the dataset's best) and the size of the paired tests' family."""
     if frame is None:
         frame = (reliability(judgments, q="auto", policy=inp.policy) if len(judgments)
                  else pd.DataFrame(columns=list(CELL_KEY)))
     frame = frame.copy()
-    family = 0
     if len(frame) and inp.extra.get("adaptive_design"):
         # an adaptive run: C and T of its cells from the C pairs (stats.adaptive), not from truncated units
         frame = with_adaptive_figures(frame, inp.extra["adaptive_design"], judgments, policy=inp.policy)
+    family = 0
     if len(frame):
         region = pd.Series(cell_regions(frame), index=frame.index, dtype=object)
         frame["region"] = region.where(region != "undefined", None)
-        frame["regions_possible"] = [list(r) or None for r in cell_regions_possible(frame)]
+        frame["regions_possible"] = [tuple(r) or None for r in cell_regions_possible(frame)]
         vs = versus_best(judgments, frame, policy=inp.policy)
         frame["vs_best"] = vs.drop(columns=["best_row"]).to_dict(orient="records")
         family = int(vs.attrs["family_size"])
+    return frame, family
+
+
+def _cells(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: pd.DataFrame | None,
+           lane: SecondLane) -> tuple[list[Cell], dict[str, AnalysisTable], int]:
+    """The cells (reliability figures with their missing reasons, agreement, region and the regions its
+    intervals reach, the paired comparison with its dataset's best, best mark, extra columns; every cell
+    with the same keys), the cell-column analyses that failed and the size of the paired tests' family.
+    Their sentences are filled once the names are known (:func:`_gathered`)."""
+    frame, family = _figure_frame(judgments, inp, frame)
     lane.help()                  # with a second process: the jobs it has not taken yet run here, last first
     cells = cells_from_frame(frame)
     if len(judgments):
-        _attach(cells, lane.result("agreement"), under="agreement", name="agreement")
+        agreement = _rows_by_cell(lane.result("agreement"), "agreement", one=True)
+        for c in cells:
+            got = agreement.get((c.key, c.step))
+            c.agreement = readings.agreement_of(got) if got is not None else None
     failed = _attach_cell_columns(cells, lane)
     mark_best(cells)
-    for c in cells:
-        c.setdefault("agreement", None)
-        c["sentence"] = readings.cell_sentence(c)
-    _same_keys(cells)
+    _same_extra(cells)
     return cells, failed, family
+
+
+def _attach_definitions(cells: list[Cell], table: pd.DataFrame) -> None:
+    """Each cell's figures as the published definitions asked for define them (``[]`` for a cell none of
+    them supports); a definition's figure not measured says why (``missing``)."""
+    rows = _rows_by_cell(table, "definitions", one=False)
+    for c in cells:
+        c.definitions = tuple(
+            DefinitionFigure(definition=str(r["definition"]), variant=str(r.get("variant") or ""),
+                             figure=Interval(point=r.get("value"), low=r.get("lo"), high=r.get("hi"),
+                                             n=r.get("n"), missing=r.get("missing")),
+                             values=r)
+            for r in rows.get((c.key, c.step), []))
 
 
 def build_report(store_or_run_dir: RunStore | str | Path, *, policy: FigurePolicy = DEFAULT_POLICY,
                  max_broken_items: int = 300, frame: pd.DataFrame | None = None,
                  expected_reps: int | None = None, definitions: str | Sequence[str] | None = None,
-                 cache: Path | None = None, progress: Callable[[str], None] | None = None) -> Report:
+                 cache: Path | None = None, progress: Callable[[str], None] | None = None,
+                 leaderboard: Mapping[str, Any] | None = None) -> Report:
     """Everything a report shows, as a typed :class:`~verdictlab.report.model.Report`.
 
     Parameters
@@ -472,24 +519,27 @@ def build_report(store_or_run_dir: RunStore | str | Path, *, policy: FigurePolic
         columns are kept between reports of an unchanged store; None reads them from the store.
     progress : called with a short line naming each step as it starts ("reading the run", then "figures
         of N judgments", saying when two processes share them), e.g. to show it beside a spinner.
+    leaderboard : the leaderboard analyses' settings (:mod:`verdictlab.analyses.leaderboard`):
+        ``tie_rule``, ``baseline``, ``alpaca_reference`` (an :class:`~verdictlab.stats.AlpacaReference`).
     """
     names = resolve_definitions(definitions) if definitions is not None else []
-    opts: dict[str, Any] = {"policy": policy, "max_broken_items": max_broken_items, "frame": frame, "expected_reps": expected_reps,
-                            "names": names, "cache": cache, "progress": progress or (lambda _step: None)}
+    opts: dict[str, Any] = {"policy": policy, "max_broken_items": max_broken_items, "frame": frame,
+                            "expected_reps": expected_reps, "names": names, "cache": cache,
+                            "progress": progress or (lambda _step: None), "leaderboard": dict(leaderboard or {})}
     if isinstance(store_or_run_dir, RunStore):
         return _build(store_or_run_dir, **opts)
     with open_store(store_or_run_dir) as store:
         return _build(store, **opts)
 
 
-def _build(store: RunStore, *, policy: FigurePolicy, max_broken_items: int,
-           frame: pd.DataFrame | None, expected_reps: int | None, names: list[str], cache: Path | None,
-           progress: Callable[[str], None]) -> Report:
+def _build(store: RunStore, *, policy: FigurePolicy, max_broken_items: int, frame: pd.DataFrame | None,
+           expected_reps: int | None, names: list[str], cache: Path | None,
+           progress: Callable[[str], None], leaderboard: dict[str, Any]) -> Report:
     progress("reading the run")
-    all_judgments, attempts, items_frame, item_objects, meta = _load(store, cache)
+    all_judgments, attempts, items_frame, item_objects, run = _load(store, cache)
     inp = analyses.AnalysisInput(all_judgments, items=item_objects, items_frame=items_frame, policy=policy,
                                  extra={**({"expected_reps": expected_reps} if expected_reps else {}),
-                                        "adaptive_design": (meta.get("meta") or {}).get("adaptive_design")})
+                                        "adaptive_design": (run.meta or {}).get("adaptive_design"), **leaderboard})
     # pairwise figures only see pairwise rows; pointwise (rubric / graded) items get their own tables
     point = inp.point_mask
     judgments = all_judgments[~point] if point.any() else all_judgments
@@ -497,7 +547,7 @@ def _build(store: RunStore, *, policy: FigurePolicy, max_broken_items: int,
     two = lanes_for(len(all_judgments)) == 2
     progress(f"figures of {len(all_judgments):,} judgments" + (" in two processes" if two else ""))
     with SecondLane(jobs, use=two, here_only=HERE_ONLY_JOBS) as lane:
-        return _gathered(store, inp, all_judgments, judgments, meta, lane, frame=frame, names=names)
+        return _gathered(store, inp, all_judgments, judgments, run, lane, frame=frame, names=names)
 
 
 #: the jobs the second process never takes: scikit-learn's fits (OpenMP) in the human-label analyses
@@ -525,6 +575,8 @@ def report_jobs(inp: analyses.AnalysisInput, judgments: pd.DataFrame, items_fram
     }
     for cc in analyses.registered_cell_columns():
         jobs[f"cell_columns:{cc.name}"] = functools.partial(cc.fn, inp)
+    jobs["leaderboard_audits"] = functools.partial(leaderboard_audits, inp)
+    jobs["grader_decision"] = functools.partial(grader_decision, inp)
     for a in analyses.registered():
         jobs[f"analysis:{a.name}"] = functools.partial(analyses.run_analyses, inp, names=[a.name])
     first = [n for n in FIRST_JOBS if n in jobs]
@@ -533,58 +585,42 @@ def report_jobs(inp: analyses.AnalysisInput, judgments: pd.DataFrame, items_fram
 
 
 def _gathered(store: RunStore, inp: analyses.AnalysisInput, all_judgments: pd.DataFrame, judgments: pd.DataFrame,
-              meta: dict[str, Any], lane: SecondLane, *,
-              frame: pd.DataFrame | None, names: list[str]) -> Report:
+              run: RunInfo, lane: SecondLane, *, frame: pd.DataFrame | None, names: list[str]) -> Report:
     policy = inp.policy
     cells, failed_columns, family = _cells(judgments, inp, frame, lane)
     if names and len(judgments):
-        _attach_rows(cells, definitions_table(inp, names), under="definitions", name="definitions")
-    meta["engine"] = lane.result("engine_rows")
-    meta["parse_status_counts"] = parse_status_counts(all_judgments)
-    meta["n_pointwise_judgments"] = len(inp.points)
-    meta["fallback_rules"] = fallback_rule_counts(all_judgments)
-    meta["audit"] = json_ready(asdict(parse_audit(all_judgments)))
-    shown = _display_names(cells, meta)
-    checklist: list[CheckItem] = readings.validation_checklist(  # type: ignore[assignment]
-        cells, lane.result("cells_lacking_an_order"))
-    return Report(
-        run=meta, policy=policy,
-        cells=cells, judge_labels=shown["judge"], display_names=shown,
+        _attach_definitions(cells, definitions_table(inp, names))
+    run.engine = lane.result("engine_rows")
+    run.parse_status_counts = parse_status_counts(all_judgments)
+    run.n_pointwise_judgments = len(inp.points)
+    run.fallback_rules = fallback_rule_counts(all_judgments)
+    run.audit = json_ready(asdict(parse_audit(all_judgments)))
+    shown = _name_all(cells, run)
+    for c in cells:
+        c.sentence = readings.cell_sentence(c)
+    report = NotebookReport(
+        run=run, policy=policy, cells=cells, display_names=shown,
         decision=readings.decision(cells, alpha=policy.alpha, family_size=family),
-        region_thresholds=region_thresholds(),
-        format_dispersion=dispersion_rows(cells), checklist=checklist,
+        region_thresholds=region_thresholds(), format_dispersion=dispersion_rows(cells),
+        checklist=readings.validation_checklist(cells, lane.result("cells_lacking_an_order")),
         broken_items=_with_texts(store, lane.result("broken_items")),
         extra_tables={**(analysis_tables(inp, lane) if len(all_judgments) else {}), **failed_columns},
         across_cells=across_cells(cells),
         totals=cell_totals(_cells_frame(cells, CELL_TOTALS)) if cells else {},
-        definitions=definitions_catalogue(names) if names else [],
-    )
+        definitions=definitions_catalogue(names) if names else [])
+    report.leaderboards = _leaderboard_blocks(report, lane)
+    report.graders = readings.grader_blocks(lane.result("grader_decision"), report.display_names)
+    report.notes = readings.report_notes(report)
+    return report
 
 
-#: keys of :func:`build_report` that ``verdictlab report --format json`` prints (the stable JSON schema)
-JSON_KEYS: tuple[str, ...] = ("schema_version", "run", "unparsed", "cells")
-
-
-def report_json(report: Mapping[str, Any]) -> dict[str, Any]:
-    """The stable JSON document: ``{"schema_version", "run", "unparsed", "cells"}``.
-
-    ``run`` carries the key-free meta, the engine accounting, the audit counts, the interval settings,
-    the validation checklist, the format dispersion, the figures across cells and the registered
-    analyses (``run.analyses[name]``: title, description, columns, rows); each cell carries its figures
-    (fractions in [0, 1], ``null`` when undefined), intervals (``X_lo``/``X_hi``), Ns, region, sentence,
-    ``agreement`` and the columns of the registered cell-column analyses -- every cell the same keys.
-    With published definitions asked for, ``run.definitions`` is their catalogue and each cell's
-    ``definitions`` its figures under them (``[]`` for a cell none of them supports)."""
-    run = dict(report["run"])
-    policy: FigurePolicy = report["policy"]
-    run["intervals"] = {"confidence": policy.confidence, "n_bootstrap": policy.n_bootstrap, "seed": policy.seed}
-    run["checklist"] = report.get("checklist", [])
-    run["format_dispersion"] = report.get("format_dispersion", [])
-    run["across_cells"] = report.get("across_cells", {})
-    run["analyses"] = report.get("extra_tables", {})
-    run["display_names"] = report.get("display_names", {})
-    run["decision"] = report.get("decision", [])
-    if report.get("definitions"):
-        run["definitions"] = report["definitions"]
-    return json_ready({"schema_version": report["schema_version"], "run": run, "unparsed": policy.unparsed.value,
-                       "cells": report["cells"]})
+def _leaderboard_blocks(report: Report, lane: SecondLane) -> list[LeaderboardBlock]:
+    """The decision panel's leaderboard blocks: the typed audit per configuration (job
+    ``leaderboard_audits``) read with the ``leaderboard_agreement`` table's rows (protocol against protocol)."""
+    audits = lane.result("leaderboard_audits")
+    if not audits:
+        return []
+    table = report.extra_tables.get("leaderboard_agreement") or {}
+    cols = table.get("columns", [])
+    rows = [dict(zip(cols, r, strict=True)) for r in table.get("rows", [])]
+    return readings.leaderboard_blocks(audits, rows, report.display_names)

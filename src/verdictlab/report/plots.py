@@ -1,10 +1,11 @@
 """Plots of a report's cells (matplotlib, imported only inside the functions; Agg backend).
 
-Every function takes the report's ``cells`` (a list of dicts with fractions in [0, 1]) and an
-optional ``ax``; it returns the axes it drew on.  Colours follow the Okabe–Ito palette (safe for
+Every function takes the report's ``cells`` (:class:`~verdictlab.report.model.Cell`, figures as
+fractions in [0, 1]) and an optional ``ax``; it returns the axes it drew on.  Colours follow the Okabe–Ito palette (safe for
 colour-blind readers): colour = judge, marker = protocol.  Each plot has a short plain-language
 reading (:func:`verdictlab.report.readings.plot_readings`) that the HTML report prints under it.  The
-plots draw what the report gathered; they compute no figure.
+plots draw what the report gathered (the order-corrected accuracy A − φq is the cells' ``A_corrected``);
+they compute no figure.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..stats import region_thresholds
+from .model import Cell, DecisionEntry, DispersionRow, Report
 from .readings import plot_readings
 
 OKABE_ITO: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
@@ -26,7 +28,7 @@ NARROW_BOX = 0.2
 REGION_COLOURS = {"trustworthy": "#009E73", "noisy-but-fair": "#56B4E9", "chaos": "#D55E00",
                   "confidently-biased": "#E69F00"}
 
-Cells = Sequence[Mapping[str, Any]]
+Cells = Sequence[Cell]
 
 
 def _mpl() -> Any:
@@ -50,8 +52,8 @@ def _ax(ax: Any, size: tuple[float, float] = (6.4, 4.6)) -> Any:
 
 
 def _styles(cells: Cells) -> tuple[dict[str, str], dict[str, str]]:
-    judges = sorted({str(c["judge"]) for c in cells})
-    protocols = sorted({str(c["protocol"]) for c in cells})
+    judges = sorted({c.key.judge for c in cells})
+    protocols = sorted({c.key.protocol for c in cells})
     colours = {j: OKABE_ITO[i % len(OKABE_ITO)] for i, j in enumerate(judges)}
     markers = {p: MARKERS[i % len(MARKERS)] for i, p in enumerate(protocols)}
     return colours, markers
@@ -65,7 +67,7 @@ def _short(name: str, n: int = 28, *, escape: bool = True) -> str:
 
 def _labels(cells: Cells) -> dict[str, str]:
     """judge id -> display name (the report's ``judge_label`` when present)."""
-    return {str(c["judge"]): str(c.get("judge_label") or c["judge"]) for c in cells}
+    return {c.key.judge: c.names.judge if c.names is not None else c.key.judge for c in cells}
 
 
 def _legends(ax: Any, colours: dict[str, str], markers: dict[str, str], *, loc: str = "best",
@@ -85,22 +87,21 @@ def _legends(ax: Any, colours: dict[str, str], markers: dict[str, str], *, loc: 
     leg.set_zorder(10)
 
 
-def _defined(cells: Cells, *names: str) -> list[Mapping[str, Any]]:
-    return [c for c in cells if all(c.get(n) is not None for n in names)]
+def _f(cell: Cell, name: str) -> float:
+    """A defined figure of a cell as a float (callers draw only cells where it is defined)."""
+    return float(cell.value(name))  # type: ignore[arg-type]
 
 
-def _scatter(ax: Any, cells: Cells, x: Callable[[Mapping[str, Any]], float],
-             y: Callable[[Mapping[str, Any]], float]) -> None:
+def _defined(cells: Cells, *names: str) -> list[Cell]:
+    return [c for c in cells if all(c.value(n) is not None for n in names)]
+
+
+def _scatter(ax: Any, cells: Cells, x: Callable[[Cell], float], y: Callable[[Cell], float]) -> None:
     colours, markers = _styles(cells)
     for c in cells:
-        ax.scatter([x(c)], [y(c)], color=colours[str(c["judge"])], marker=markers[str(c["protocol"])],
+        ax.scatter([x(c)], [y(c)], color=colours[c.key.judge], marker=markers[c.key.protocol],
                    s=36, alpha=0.85, edgecolors="white", linewidths=0.5, zorder=3)
     _legends(ax, colours, markers, labels=_labels(cells))
-
-
-def _q(c: Mapping[str, Any]) -> float:
-    q = c.get("q")
-    return 0.5 if q is None else float(q)
 
 
 # -- the plots -----------------------------------------------------------------------------------
@@ -119,7 +120,7 @@ def plot_ceiling(cells: Cells, ax: Any = None) -> Any:
                 arrowprops={"arrowstyle": "-", "color": "#333333"})
     ax.axhline(0.5, color="#999999", lw=0.8, ls=":", zorder=1)
     if pts:
-        _scatter(ax, pts, lambda c: c["phi"], lambda c: c["A"])
+        _scatter(ax, pts, lambda c: _f(c, "phi"), lambda c: _f(c, "A"))
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(0.0, 1.02)
     ax.set_xlabel("position flip rate φ (share of pairs whose verdict flips on swap)")
@@ -129,11 +130,12 @@ def plot_ceiling(cells: Cells, ax: Any = None) -> Any:
 
 
 def plot_factors(cells: Cells, ax: Any = None) -> Any:
-    """Consistency C against the order-corrected accuracy A − φq, with iso-T curves T = C·(A − φq)."""
+    """Consistency C against the order-corrected accuracy A − φq (the cells' ``A_corrected``), with iso-T
+    curves T = C·(A − φq); a cell whose C is not measured (one repetition) has no point."""
     import numpy as np
 
     ax = _ax(ax)
-    pts = _defined(cells, "C", "A", "phi")
+    pts = _defined(cells, "C", "A_corrected")
     x = np.linspace(0.005, 1, 400)
     for t in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
         y = t / x
@@ -141,8 +143,8 @@ def plot_factors(cells: Cells, ax: Any = None) -> Any:
         ax.plot(x[ok], y[ok], color="#999999", lw=0.7, ls="--", zorder=1)
         ax.text(t + 0.005, 0.985, f"T={t:.1f}", fontsize=6.5, color="#666666", rotation=90, va="top")
     if pts:
-        _scatter(ax, pts, lambda c: c["A"] - c["phi"] * _q(c), lambda c: c["C"])
-    ax.set_xlim(min(0.0, min((c["A"] - c["phi"] * _q(c) for c in pts), default=0) - 0.02), 1.0)
+        _scatter(ax, pts, lambda c: _f(c, "A_corrected"), lambda c: _f(c, "C"))
+    ax.set_xlim(min(0.0, min((_f(c, "A_corrected") for c in pts), default=0) - 0.02), 1.0)
     ax.set_ylim(0.0, 1.02)
     ax.set_xlabel("order-corrected accuracy A − φ·q")
     ax.set_ylabel("stochastic consistency C")
@@ -176,7 +178,7 @@ def plot_regions(cells: Cells, ax: Any = None, *, c_high: float | None = None,
     ax.axhline(c_threshold, color="#666666", lw=0.8)
     pts = _defined(cells, "C", "phi")
     if pts:
-        _scatter(ax, pts, lambda c: c["phi"], lambda c: c["C"])
+        _scatter(ax, pts, lambda c: _f(c, "phi"), lambda c: _f(c, "C"))
         ax.add_artist(ax.get_legend())  # keep the judge/protocol legend beside the region legend
     # the regions by name and rule (the small trustworthy corner has no room for a label inside)
     rules = {"trustworthy": f"C ≥ {c_threshold:g}, φ ≤ {phi_threshold:g}",
@@ -195,31 +197,31 @@ def plot_regions(cells: Cells, ax: Any = None, *, c_high: float | None = None,
     return ax
 
 
-def _dispersion_key(row: Mapping[str, Any]) -> tuple[str, ...]:
-    return tuple(str(row.get(k) if row.get(k) is not None else "") for k in ("dataset", "judge", "temperature",
-                                                                             "decoding", "step"))
+def _dispersion_key(dataset: str, judge: str, temperature: Any, decoding: Any, step: Any) -> tuple[str, ...]:
+    return tuple(str(v if v is not None else "") for v in (dataset, judge, temperature, decoding, step))
 
 
-def plot_format_dispersion(cells: Cells, ax: Any = None, *, dispersion: Sequence[Mapping[str, Any]] = ()) -> Any:
+def plot_format_dispersion(cells: Cells, ax: Any = None, *, dispersion: Sequence[DispersionRow] = ()) -> Any:
     """T per protocol for each judge × dataset (× temperature, decoding, step), with the range and
     ΔT_fmt = max − min of the report's format dispersion rows (``dispersion``) where given."""
     ax = _ax(ax, (7.2, 4.6))
     pts = _defined(cells, "T")
-    temps = sorted({c["temperature"] for c in pts})
-    groups: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
+    temps = sorted({c.key.temperature for c in pts}, key=lambda t: (t is None, t or 0.0))
+    groups: dict[tuple[str, ...], list[Cell]] = {}
     for c in pts:
-        groups.setdefault(_dispersion_key(c), []).append(c)
-    rows = {_dispersion_key(d): d for d in dispersion}
+        groups.setdefault(_dispersion_key(c.key.dataset, c.key.judge, c.key.temperature, c.key.decoding, c.step),
+                          []).append(c)
+    rows = {_dispersion_key(d.dataset, d.judge, d.temperature, d.decoding or "free", d.step or ""): d
+            for d in dispersion}
     colours, markers = _styles(pts)
     labels = []
     for i, (key, cs) in enumerate(sorted(groups.items())):
         d = rows.get(key)
-        if d is not None and d.get("delta_T_fmt") is not None:
-            ax.vlines(i, d["T_min"], d["T_max"], color="#999999", lw=2, zorder=1)
-            ax.text(i, d["T_max"] + 0.02, f"Δ{100 * d['delta_T_fmt']:.0f}", ha="center", fontsize=7,
-                    color="#333333")
+        if d is not None and d.delta_T_fmt is not None and d.T_min is not None and d.T_max is not None:
+            ax.vlines(i, d.T_min, d.T_max, color="#999999", lw=2, zorder=1)
+            ax.text(i, d.T_max + 0.02, f"Δ{100 * d.delta_T_fmt:.0f}", ha="center", fontsize=7, color="#333333")
         for c in cs:
-            ax.scatter([i], [c["T"]], color=colours[str(c["judge"])], marker=markers[str(c["protocol"])],
+            ax.scatter([i], [_f(c, "T")], color=colours[c.key.judge], marker=markers[c.key.protocol],
                        s=34, zorder=3, edgecolors="white", linewidths=0.5)
         ds, judge, t, dec, step = key
         extra = "".join(f"\n{v}" for v in (dec, step) if v and v != "free")
@@ -228,7 +230,7 @@ def plot_format_dispersion(cells: Cells, ax: Any = None, *, dispersion: Sequence
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, fontsize=6.5, rotation=0 if len(labels) <= 10 else 60,
                        ha="center" if len(labels) <= 10 else "right")
-    ax.set_ylim(min(0.0, min((c["T"] for c in pts), default=0.0)) - 0.02, 1.05)
+    ax.set_ylim(min(0.0, min((_f(c, "T") for c in pts), default=0.0)) - 0.02, 1.05)
     ax.set_ylabel("trustworthy verdict rate T")
     ax.set_xlabel("dataset / judge" + (" / temperature" if len(temps) > 1 else "")
                   + " (Δ = ΔT_fmt in points)")
@@ -239,19 +241,20 @@ def plot_format_dispersion(cells: Cells, ax: Any = None, *, dispersion: Sequence
 
 
 def plot_temperature(cells: Cells, axes: Any = None) -> Any:
-    """C and A − φq against temperature, one line per judge × protocol × dataset (two panels)."""
+    """C and A − φq (``A_corrected``) against temperature, one line per judge × protocol × dataset (two
+    panels)."""
     if axes is None:
         plt = _mpl()
         _, axes = plt.subplots(1, 2, figsize=(8.6, 3.8), layout="constrained", sharex=True)
-    pts = _defined(cells, "C", "A", "phi")
+    pts = _defined(cells, "C", "A_corrected")
     colours, markers = _styles(pts)
-    lines: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    lines: dict[tuple[str, str, str], list[Cell]] = {}
     for c in pts:
-        lines.setdefault((str(c["judge"]), str(c["protocol"]), str(c["dataset"])), []).append(c)
+        lines.setdefault((c.key.judge, c.key.protocol, c.key.dataset), []).append(c)
     for (judge, protocol, _), cs in sorted(lines.items()):
-        cs = sorted(cs, key=lambda c: c["temperature"])
-        xs = [c["temperature"] for c in cs]
-        for ax, f in zip(axes, (lambda c: c["C"], lambda c: c["A"] - c["phi"] * _q(c)), strict=True):
+        cs = sorted(cs, key=lambda c: c.key.temperature or 0.0)
+        xs = [c.key.temperature for c in cs]
+        for ax, f in zip(axes, (lambda c: _f(c, "C"), lambda c: _f(c, "A_corrected")), strict=True):
             ax.plot(xs, [f(c) for c in cs], color=colours[judge], marker=markers[protocol], lw=1, ms=4,
                     alpha=0.75)
     axes[0].set_ylabel("stochastic consistency C")
@@ -270,24 +273,24 @@ def plot_judge_spread(cells: Cells, ax: Any = None) -> Any:
     """T of every cell of each judge (box plus points): how much T moves across datasets and protocols."""
     ax = _ax(ax, (6.4, 4.2))
     pts = _defined(cells, "T")
-    judges = sorted({str(c["judge"]) for c in pts})
+    judges = sorted({c.key.judge for c in pts})
     colours, markers = _styles(pts)
-    data = [[c["T"] for c in pts if str(c["judge"]) == j] for j in judges]
+    data = [[_f(c, "T") for c in pts if c.key.judge == j] for j in judges]
     if judges:
         ax.boxplot(data, positions=range(len(judges)), widths=0.5, showfliers=False,
                    medianprops={"color": "#333333"}, boxprops={"color": "#777777"},
                    whiskerprops={"color": "#777777"}, capprops={"color": "#777777"})
         for i, j in enumerate(judges):
-            cs = [c for c in pts if str(c["judge"]) == j]
+            cs = [c for c in pts if c.key.judge == j]
             for k, c in enumerate(cs):
                 jitter = ((k * 0.61803) % 1 - 0.5) * 0.3
-                ax.scatter([i + jitter], [c["T"]], color=colours[j], marker=markers[str(c["protocol"])],
+                ax.scatter([i + jitter], [_f(c, "T")], color=colours[j], marker=markers[c.key.protocol],
                            s=22, alpha=0.8, zorder=3, edgecolors="white", linewidths=0.4)
         ax.set_xticks(range(len(judges)))
         names = _labels(pts)
         ax.set_xticklabels([_short(names[j], 22) for j in judges], fontsize=7, rotation=0 if len(judges) < 4 else 30)
         _legends(ax, colours, markers, loc="lower left", labels=_labels(pts))
-    ax.set_ylim(min(0.0, min((c["T"] for c in pts), default=0.0)) - 0.02, 1.02)
+    ax.set_ylim(min(0.0, min((_f(c, "T") for c in pts), default=0.0)) - 0.02, 1.02)
     ax.set_ylabel("trustworthy verdict rate T")
     ax.set_xlabel("judge (points: one per dataset × protocol × temperature cell)")
     ax.set_title("Spread of T per judge")
@@ -299,26 +302,42 @@ DECISION_STYLES: dict[str, tuple[str, str, str]] = {
     "use": ("#009E73", "o", "use"), "below_best": ("#8a8f98", "o", "below the best"),
     "avoid": ("#D55E00", "X", "avoid"),
 }
-#: where a configuration's number sits beside its point (cycled, so numbers of close points part)
-_LABEL_OFFSETS = ((3, 3), (3, -9), (-9, 3), (-9, -9))
 #: the iso-T lines of the decision picture: A − φ/2 = T (the T of a fully consistent judge, C = 1)
 ISO_T = (0.2, 0.4, 0.6, 0.8)
 
 
-def _bound(cell: Mapping[str, Any], name: str, side: str) -> float:
+def _bound(cell: Cell, name: str, side: str) -> float:
     """A figure's interval bound (``side`` "lo" or "hi"), the figure itself where the cell has none."""
-    v = cell.get(f"{name}_{side}")
-    return float(cell[name] if v is None else v)
+    iv = cell.figure(name)
+    v = iv.low if side == "lo" else iv.high
+    return float(iv.point if v is None else v)  # type: ignore[arg-type]
 
 
 def _box(cells: Cells) -> tuple[float, float, float]:
     """x limit and y limits of the decision picture: room for every interval (layout only)."""
     phis = [_bound(c, "phi", "hi") for c in cells]
     accs = [_bound(c, "A", "lo") for c in cells]
-    return (min(1.02, max([*phis, 0.3]) + 0.08), max(-0.02, min([*accs, 0.45]) - 0.06), 1.02)
+    return (min(1.06, max([*phis, 0.3]) + 0.08), max(-0.04, min([*accs, 0.45]) - 0.06), 1.04)
 
 
-def plot_decision(entries: Sequence[Mapping[str, Any]], cells: Cells, ax: Any = None) -> Any:
+def _number_points(ax: Any, pts: Sequence[tuple[DecisionEntry, Cell]], x_max: float, y_min: float,
+                   y_max: float) -> None:
+    """The configurations' numbers beside their points, inside the frame: the numbers of points drawn at
+    one place share one label ("3, 5, 7"), and a label sits on the side of its point that faces the
+    middle of the picture (a point at φ = 1 is numbered on its left, one at the top below it)."""
+    at: dict[tuple[float, float], list[DecisionEntry]] = {}
+    for e, c in pts:
+        at.setdefault((round(_f(c, "phi"), 3), round(_f(c, "A"), 3)), []).append(e)
+    x_mid, y_mid = x_max / 2, (y_min + y_max) / 2
+    for (x, y), es in sorted(at.items()):
+        colour = DECISION_STYLES[min(es, key=lambda e: e.number).group][0]
+        right, up = x < x_mid, y < y_mid
+        ax.annotate(", ".join(str(e.number) for e in sorted(es, key=lambda e: e.number)), (x, y),
+                    xytext=(4 if right else -4, 3 if up else -3), textcoords="offset points", fontsize=6.5,
+                    color=colour, zorder=5, ha="left" if right else "right", va="bottom" if up else "top")
+
+
+def plot_decision(entries: Sequence[DecisionEntry], cells: Cells, ax: Any = None) -> Any:
     """The trust-region picture of one dataset's decision: A against φ for each configuration
     (``entries`` of :func:`verdictlab.report.readings.decision`, each naming its cell by
     ``cell_index``), with both intervals as error bars, numbered like the decision's list and drawn
@@ -327,8 +346,8 @@ def plot_decision(entries: Sequence[Mapping[str, Any]], cells: Cells, ax: Any = 
     import numpy as np
 
     ax = _ax(ax, (4.2, 3.1))
-    pts = [(e, cells[int(e["cell_index"])]) for e in entries if e["group"] in DECISION_STYLES]
-    pts = [(e, c) for e, c in pts if c.get("A") is not None and c.get("phi") is not None]
+    pts = [(e, cells[e.cell_index]) for e in entries if e.group in DECISION_STYLES]
+    pts = [(e, c) for e, c in pts if c.value("A") is not None and c.value("phi") is not None]
     x_max, y_min, y_max = _box([c for _, c in pts])
     phi = np.linspace(0, 1, 101)
     ax.fill_between(phi, 1 - phi / 2, 1.05, color="#bbbbbb", alpha=0.3, lw=0, zorder=0)
@@ -340,16 +359,15 @@ def plot_decision(entries: Sequence[Mapping[str, Any]], cells: Cells, ax: Any = 
             ax.text(x_max, y_end, f"T={t:g}", fontsize=6, color="#666666", ha="right", va="bottom")
     ax.axhline(0.5, color="#999999", lw=0.7, ls=":", zorder=1)
     for group, (colour, marker, label) in DECISION_STYLES.items():
-        sel = [(e, c) for e, c in pts if e["group"] == group]
-        for k, (e, c) in enumerate(sel):
-            x, y = float(c["phi"]), float(c["A"])
+        sel = [c for e, c in pts if e.group == group]
+        for k, c in enumerate(sel):
+            x, y = _f(c, "phi"), _f(c, "A")
             # a bootstrap interval need not hold its point: its bar then starts at the point
             xerr = [[max(x - _bound(c, "phi", "lo"), 0.0)], [max(_bound(c, "phi", "hi") - x, 0.0)]]
             yerr = [[max(y - _bound(c, "A", "lo"), 0.0)], [max(_bound(c, "A", "hi") - y, 0.0)]]
             ax.errorbar([x], [y], xerr=xerr, yerr=yerr, fmt=marker, color=colour, ms=5, lw=0.8, alpha=0.85,
                         capsize=0, zorder=3 if group != "use" else 4, label=label if k == 0 else None)
-            ax.annotate(str(e["number"]), (x, y), xytext=_LABEL_OFFSETS[int(e["number"]) % len(_LABEL_OFFSETS)],
-                        textcoords="offset points", fontsize=6.5, color=colour, zorder=5)
+    _number_points(ax, pts, x_max, y_min, y_max)
     ax.set_xlim(-0.01, x_max)
     ax.set_ylim(y_min, y_max)
     ax.set_xlabel("position flip rate φ", fontsize=8)
@@ -360,14 +378,14 @@ def plot_decision(entries: Sequence[Mapping[str, Any]], cells: Cells, ax: Any = 
     return ax
 
 
-def decision_figures(report: Mapping[str, Any]) -> list[tuple[str, Any]]:
+def decision_figures(report: Report) -> list[tuple[str, Any]]:
     """``[(dataset, figure)]``: the trust-region picture of each dataset's decision."""
     plt = _mpl()
     out = []
-    for d in report.get("decision") or []:
+    for d in report.decision:
         fig, ax = plt.subplots(figsize=(4.2, 3.1), layout="constrained")
-        plot_decision([e for g in ("use", "below_best", "avoid") for e in d[g]], report["cells"], ax)
-        out.append((str(d["dataset"]), fig))
+        plot_decision([e for g in ("use", "below_best", "avoid") for e in d.group(g)], report.cells, ax)
+        out.append((d.dataset, fig))
     return out
 
 
@@ -377,29 +395,29 @@ def decision_figures(report: Mapping[str, Any]) -> list[tuple[str, Any]]:
 CELL_FIGURES: tuple[str, ...] = ("ceiling", "factors", "regions", "format", "temperature", "spread")
 
 
-def figures(report: Mapping[str, Any], only: Callable[[str], bool] | None = None) -> list[tuple[str, str, Any]]:
+def figures(report: Report, only: Callable[[str], bool] | None = None) -> list[tuple[str, str, Any]]:
     """``[(name, title, figure)]`` for every plot that applies to the report's cells (in the order of
     :data:`CELL_FIGURES`), then the analyses' (:func:`analysis_figures`); ``only(name)`` false: not drawn."""
     want = only or (lambda _name: True)
     plt = _mpl()
-    cells = report["cells"]
-    th = report.get("region_thresholds") or region_thresholds()
+    cells = report.cells
+    th = report.region_thresholds or region_thresholds()
     out: list[tuple[str, str, Any]] = []
     specs: list[tuple[str, str, Callable[[Any], Any]]] = [
         ("ceiling", "Accuracy ceiling", lambda ax: plot_ceiling(cells, ax)),
         ("factors", "Consistency × corrected accuracy", lambda ax: plot_factors(cells, ax)),
         ("regions", "Failure regions", lambda ax: plot_regions(cells, ax, **th)),
     ]
-    if any(d.get("n_protocols_with_T", 0) > 1 for d in report.get("format_dispersion", [])):
+    if any(d.n_protocols_with_T > 1 for d in report.format_dispersion):
         specs.append(("format", "Format dispersion", lambda ax: plot_format_dispersion(
-            cells, ax, dispersion=report.get("format_dispersion", []))))
+            cells, ax, dispersion=report.format_dispersion)))
     for name, title, fn in specs:
         if not want(name):
             continue
         fig, ax = plt.subplots(figsize=(8.6, 4.6) if name == "format" else (7.4, 4.6), layout="constrained")
         fn(ax)
         out.append((name, title, fig))
-    if want("temperature") and len({c["temperature"] for c in cells}) > 1:
+    if want("temperature") and len({c.key.temperature for c in cells}) > 1:
         fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.8), layout="constrained", sharex=True)
         plot_temperature(cells, axes)
         out.append(("temperature", "Temperature sweep", fig))
@@ -411,13 +429,13 @@ def figures(report: Mapping[str, Any], only: Callable[[str], bool] | None = None
     return out
 
 
-def analysis_figures(report: Mapping[str, Any], only: Callable[[str], bool] | None = None) -> list[tuple[str, str, Any]]:
+def analysis_figures(report: Report, only: Callable[[str], bool] | None = None) -> list[tuple[str, str, Any]]:
     """``[(name, title, figure)]`` of the registered analyses that draw one (``register(...,
     figure=fn)``), for each analysis table of the report that has rows; a figure that fails is left out,
     and so is one whose name ``only`` refuses."""
     from .. import analyses
 
-    tables = report.get("extra_tables") or {}
+    tables = report.extra_tables
     out: list[tuple[str, str, Any]] = []
     for a in analyses.registered():
         t = tables.get(a.name)
@@ -443,7 +461,7 @@ def figure_data_uri(fig: Any, *, fmt: str = "svg") -> str:
     return f"data:{mime};base64,{base64.b64encode(buf.getvalue()).decode('ascii')}"
 
 
-def write_plots(report: Mapping[str, Any], out_dir: str | Path, *,
+def write_plots(report: Report, out_dir: str | Path, *,
                 formats: Sequence[str] = ("png", "svg")) -> list[Path]:
     """Write every figure of the report to ``out_dir`` as ``<name>.<fmt>``; returns the paths."""
     import matplotlib

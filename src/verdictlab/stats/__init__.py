@@ -214,6 +214,7 @@ from .label_validation import (
     label_split,
     top_label,
 )
+from .missing import FIGURE_NEEDS, UPPER_BOUND_FIGURES, figure_reasons, first_lack, upper_bound_reasons
 from .peer_rank import PeerRank, peer_rank, weighted_vote, weighted_win_rates
 from .pointwise import UNPARSED, GradeAgreement, RubricAgreement, grade_agreement, rubric_agreement_figures
 from .ppi import (
@@ -560,6 +561,11 @@ __all__ = [
     "unit_frame",
     "unit_table",
     "versus_best",
+    "FIGURE_NEEDS",
+    "UPPER_BOUND_FIGURES",
+    "figure_reasons",
+    "upper_bound_reasons",
+    "first_lack",
     "VERSUS_BEST_COLUMNS",
     "UnitExpectation",
     "UNPARSED",

@@ -15,12 +15,15 @@ repetitions r = 1..R and canonical verdict v(i,o,r):
   is counted in ``n_pairs_dropped`` (``n_pairs`` counts the pairs that have a unit).
 * ``A`` = mean over labelled units (label A or B) of 1[m(i,o) = label(i)].  Tie or missing labels
   count for C and phi only.
+* One repetition: every verdict agrees with itself, so C (and self-consistency) is not measured: NaN
+  (:func:`verdictlab.stats.figure_reasons` says why), and T is only an upper bound, A - phi q.
 * ``A_dec`` = accuracy on decisive (P = 1) labelled pairs (``n_decisive`` of them).
 * ``q``: the accuracy credited to an undecisive pair.  ``q="auto"`` gives 1/2 when the cell has no
   judge ``tie`` verdict (binary forced choice: an undecisive pair contributes exactly 1/2); when it
   has, q is *measured* as the accuracy on undecisive labelled pairs (1/2 if there are none).  A float
-  overrides.  Then ``A_max = 1 - phi (1 - q)``, ``capability_gap = A_max - A``,
-  ``T = C (A - phi q)`` (factorised form) and ``T_joint`` = mean over labelled units of two-order
+  overrides.  Then ``A_max = 1 - phi (1 - q)``, ``capability_gap = A_max - A``, the order-corrected
+  accuracy ``A_corrected = A - phi q``, ``T = C (A - phi q)`` (factorised form; ``A - phi q`` with C not
+  measured) and ``T_joint`` = mean over labelled units of two-order
   pairs of N(i,o) P(i) 1[m(i,o) = label(i)] (the joint event, measured directly; its N is
   ``n_joint_units``).
 
@@ -82,7 +85,7 @@ RELIABILITY_COLUMNS: tuple[str, ...] = (
     "A", "A_lo", "A_hi", "A_dec", "n_decisive", "q", "A_max", "capability_gap",
     "T", "T_lo", "T_hi", "T_joint", "n_joint_units", "tie_rate", "n_split_modes", "unparsed_policy",
     "confidence", "n_bootstrap", "C_boot_lo", "C_boot_hi", "phi_boot_lo", "phi_boot_hi",
-    "A_boot_lo", "A_boot_hi", "q_measured",
+    "A_boot_lo", "A_boot_hi", "q_measured", "n_orders", "n_labelled_judged", "A_corrected",
 )
 
 
@@ -193,6 +196,9 @@ def coded_units(cell: np.ndarray, n_cells: int, item: np.ndarray, order: np.ndar
         "total": total[keep],
         "unit_split": split[keep],
         "units_dropped_cell": np.bincount(cell[unit_row][~keep], minlength=n_cells),
+        # the orders each cell judged, readable or not (why phi is missing: one order)
+        "cell_orders": (np.bincount(cell[unit_row] * 2 + order[unit_row], minlength=2 * n_cells)
+                        .reshape(n_cells, 2) > 0).sum(axis=1),
         "pair_cell": cell[pair_row],
         "pair_row": pair_row,
         "row_cell": cell,
@@ -313,6 +319,7 @@ def _figures(cells: pd.DataFrame, u: dict[str, np.ndarray], rep: np.ndarray | No
 
     n_pairs = per_cell(present, pc)
     n_lab_pairs = per_cell(present & labelled_pair, pc)
+    n_labelled_judged = per_cell(labelled_pair, pc)     # readable or not (why A is missing: no labels)
     n_order_pairs = per_cell(both, pc)
     n_single = n_pairs - n_order_pairs
     n_pairs_dropped = per_cell(~present, pc)     # judged, but no unit left (nothing parsed, "exclude")
@@ -353,7 +360,10 @@ def _figures(cells: pd.DataFrame, u: dict[str, np.ndarray], rep: np.ndarray | No
         measured = np.zeros(G, dtype=bool)
         q_arr = np.full(G, float(q))
     A_max = 1.0 - phi * (1.0 - q_arr)
-    T = C * (A - phi * q_arr)
+    A_corrected = A - phi * q_arr
+    # one repetition: C is not measured (every verdict agrees with itself) and T is at most A - phi q
+    one_rep = repetitions < 2
+    T = np.where(one_rep, A_corrected, C * A_corrected)
     n_joint_units = per_cell(ev.unit_joint, uc)
     T_joint = safe_div(per_cell(ev.unit_trustworthy, uc), n_joint_units)
 
@@ -377,6 +387,9 @@ def _figures(cells: pd.DataFrame, u: dict[str, np.ndarray], rep: np.ndarray | No
         ])
         boot = _bootstrap(stats, pc, present, G, q_arr, measured, n_bootstrap, policy.seed, confidence)
         T_lo, T_hi = boot["T"]
+    C, self_cons = np.where(one_rep, np.nan, C), np.where(one_rep, np.nan, self_cons)
+    C_lo, C_hi = np.where(one_rep, np.nan, C_lo), np.where(one_rep, np.nan, C_hi)
+    boot["C"] = (np.where(one_rep, np.nan, boot["C"][0]), np.where(one_rep, np.nan, boot["C"][1]))
 
     out = cells.copy()
     cols = {
@@ -390,7 +403,8 @@ def _figures(cells: pd.DataFrame, u: dict[str, np.ndarray], rep: np.ndarray | No
         "A_dec": A_dec, "n_decisive": n_decisive, "q": q_arr, "A_max": A_max,
         "capability_gap": A_max - A, "T": T, "T_lo": T_lo, "T_hi": T_hi, "T_joint": T_joint,
         "n_joint_units": n_joint_units,
-        "tie_rate": tie_rate, "n_split_modes": n_split,
+        "tie_rate": tie_rate, "n_split_modes": n_split, "A_corrected": A_corrected,
+        "n_orders": u["cell_orders"].astype(float), "n_labelled_judged": n_labelled_judged,
         "C_boot_lo": boot["C"][0], "C_boot_hi": boot["C"][1], "phi_boot_lo": boot["phi"][0],
         "phi_boot_hi": boot["phi"][1], "A_boot_lo": boot["A"][0], "A_boot_hi": boot["A"][1],
     }
@@ -398,7 +412,7 @@ def _figures(cells: pd.DataFrame, u: dict[str, np.ndarray], rep: np.ndarray | No
         out[k] = v
     for k in ("n_pairs", "n_labelled_pairs", "n_order_pairs", "n_single_order_pairs", "n_pairs_dropped", "n_units",
               "n_units_dropped", "n_labelled_units", "n_judgments", "n_unparsed", "repetitions",
-              "n_decisive", "n_split_modes", "n_joint_units"):
+              "n_decisive", "n_split_modes", "n_joint_units", "n_orders", "n_labelled_judged"):
         out[k] = out[k].astype(np.int64)
     out["unparsed_policy"] = policy.unparsed.value
     out["q_measured"] = measured

@@ -20,42 +20,46 @@ DEMO_PROTOCOLS: tuple[str, ...] = ("direct", "vf-json", "vf-xml", "cot-json", "c
 @dataclass(frozen=True)
 class DemoResults:
     """The demo's figures: ``report`` (:func:`~verdictlab.report.build_report`), its ``cells`` in protocol
-    order (free before constrained) with ``top_parse_failure``, ``(label, sentence)`` per cell, the
-    ``decoding`` rows (:func:`verdictlab.stats.decoding.decoding_effect`, protocol order, each with its
-    ``reading``; empty with one decoding mode) and the constraint ``mechanisms`` ``{name: output kinds}``."""
+    order (free before constrained), each with its commonest parse failure (``top_parse_failure``) and the
+    sentence that names it, ``(label, sentence)`` per cell, the ``decoding`` rows
+    (:func:`verdictlab.stats.decoding.decoding_effect`, protocol order, each with its ``reading``; empty
+    with one decoding mode) and the constraint ``mechanisms`` ``{name: output kinds}``."""
 
     report: Any
-    cells: list[dict[str, Any]]
+    cells: list[Any]
     sentences: list[tuple[str, str]]
     decoding: list[dict[str, Any]] = field(default_factory=list)
     mechanisms: dict[str, list[str]] = field(default_factory=dict)
 
 
-def _sorted(cells: Sequence[dict[str, Any]], order: Sequence[str]) -> list[dict[str, Any]]:
+def _sorted(cells: Sequence[Any], order: Sequence[str]) -> list[Any]:
     rank = {p: i for i, p in enumerate(order)}
-    return sorted(cells, key=lambda c: (rank.get(str(c.get("protocol")), 99), str(c.get("protocol")),
-                                        str(c["decoding"]) != DEFAULT_DECODING))
+    return sorted(cells, key=lambda c: (rank.get(c.key.protocol, 99), c.key.protocol,
+                                        c.key.decoding != DEFAULT_DECODING))
 
 
-def cell_sentences(cells: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def cell_sentences(cells: list[Any]) -> list[tuple[str, str]]:
     """``(label, sentence)`` per cell; the label names the decoding mode when the cells have two."""
     from ..report.readings import protocol_sentences
 
     sentences = protocol_sentences(cells)
-    if len({str(c["decoding"]) for c in cells}) < 2:
+    if len({c.key.decoding for c in cells}) < 2:
         return sentences
-    return [(f"{label} ({c['decoding']})", text)
-            for (label, text), c in zip(sentences, cells, strict=True)]
+    return [(f"{label} ({c.key.decoding})", text) for (label, text), c in zip(sentences, cells, strict=True)]
 
 
-def with_parse_failures(judgments: Any, cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Cells with the commonest parse failure of their cell (:func:`verdictlab.stats.top_parse_failures`,
-    on the full cell key) added as ``top_parse_failure`` (a ``(reason, count)`` pair, or None)."""
-    from ..core.vocab import CellKey
+def with_parse_failures(judgments: Any, cells: list[Any]) -> list[Any]:
+    """The cells with the commonest parse failure of their cell (:func:`verdictlab.stats.top_parse_failures`,
+    on the full cell key) as ``top_parse_failure`` (a ``(reason, count)`` pair, or None), and their
+    sentence read again with it."""
+    from ..report.readings import cell_sentence
     from ..stats import top_parse_failures
 
     reasons = top_parse_failures(judgments)
-    return [{**c, "top_parse_failure": reasons.get(CellKey.of(c).as_tuple())} for c in cells]
+    for c in cells:
+        c.top_parse_failure = reasons.get(c.key.as_tuple())
+        c.sentence = cell_sentence(c)
+    return cells
 
 
 def _mechanisms(names: Sequence[str]) -> dict[str, list[str]]:
@@ -79,11 +83,12 @@ def demo_results(run_dir: str | Path, *, n_bootstrap: int = 500,
     from ..stats.decoding import decoding_effect
     from ..store import open_store
 
-    rep = build_report(run_dir, policy=FigurePolicy(n_bootstrap=n_bootstrap))
+    policy = FigurePolicy(n_bootstrap=n_bootstrap)
+    rep = build_report(run_dir, policy=policy)
     with open_store(run_dir) as store:
         judgments = store.judgments()
-    cells = _sorted(with_parse_failures(judgments, list(rep["cells"])), protocols)
-    effect = decoding_effect(judgments, policy=FigurePolicy(n_bootstrap=n_bootstrap))
+    cells = _sorted(with_parse_failures(judgments, list(rep.cells)), protocols)
+    effect = decoding_effect(judgments, policy=policy)
     rank = {p: i for i, p in enumerate(protocols)}
     rows = sorted(({**r, "reading": decoding_reading(r)} for r in effect.to_dict("records")),
                   key=lambda r: rank.get(r["protocol"], 99)) if len(effect) else []

@@ -1,0 +1,85 @@
+"""The decision panel's grader block (the ``grader_decision`` analysis in plain words, in every output)
+and the cost curves' Pareto front drawn in the HTML report, on a simulated grader run (a consistent,
+invariant grader and a shaky one, as tests/test_grader_analyses.py makes them)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from verdictlab.analyses.cost_curve_figure import cost_front_figure
+from verdictlab.analyses.grader_decision import avoid_sentence
+from verdictlab.core.policy import FigurePolicy
+from verdictlab.engine import run_config
+from verdictlab.engine.config import RunConfig
+from verdictlab.report import build_report, render_html, render_markdown, render_terminal, report_json
+from verdictlab.report.model import Report
+
+GOOD = "sim:skill=0.95,invariance=1.0,sensitivity=1.0,noise=0.0,seed=1"
+SHAKY = "sim:skill=0.6,invariance=0.3,sensitivity=0.2,noise=0.4,seed=2"
+
+
+def _points(path: Path, n: int = 40) -> Path:
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            lab = 1 + i % 5
+            fh.write(json.dumps({"item_id": f"s{i}", "question": "Q?", "response": "A.", "label": lab,
+                                 "scale": [1, 2, 3, 4, 5]}) + "\n")
+            fh.write(json.dumps({"item_id": f"s{i}~pad", "question": "Q?", "response": "A. " * 3, "label": lab,
+                                 "meta": {"perturbation": {"source_id": f"s{i}", "kind": "verbosity.pad",
+                                                           "class": "preserving", "origin": "deterministic"}}}) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def grader_report(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    root = tmp_path_factory.mktemp("graders")
+    cfg = RunConfig.model_validate({
+        "name": "graders", "datasets": [{"name": "judges-verdict", "path": str(_points(root / "p.jsonl")),
+                                         "dataset": "essays", "scale": [1, 2, 3, 4, 5]}],
+        "judges": [GOOD, SHAKY], "protocols": ["pointwise@1-5"], "repetitions": 3, "temperatures": [0.7],
+        "cache": "off"})
+    run_config(cfg, root / "run", progress=False)
+    return build_report(root / "run", policy=FigurePolicy(n_bootstrap=100))
+
+
+def test_the_block_ranks_graders_and_says_why_to_avoid(grader_report: Report) -> None:
+    (block,) = grader_report.graders
+    assert block.dataset == "essays" and block.ranked_by == "T_g"
+    names = grader_report.display_names.get("judge", {})
+    assert block.headline.startswith(f"Use {names.get(GOOD, GOOD)} (2 graders, 1 to avoid; ranked by T_g")
+    best, shaky = block.lines
+    assert best.startswith(f"1. {names.get(GOOD, GOOD)} · ") and ", the best." in best and "Avoid" not in best
+    assert shaky.startswith(f"2. {names.get(SHAKY, SHAKY)} · ") and "Avoid: " in shaky
+    assert avoid_sentence("not_invariant:verbosity.pad") in shaky
+    assert block.avoid == (False, True)
+
+
+def test_every_output_shows_the_grader_block(grader_report: Report) -> None:
+    (block,) = grader_report.graders
+    md = render_markdown(grader_report)
+    assert "### Graders — essays" in md and "not\\_invariant" not in md
+    buf = io.StringIO()
+    render_terminal(grader_report, Console(file=buf, width=400, color_system=None))
+    assert "Graders — essays" in buf.getvalue() and block.headline in buf.getvalue()
+    page = render_html(grader_report, embed_plots=False)
+    assert '<article class="ds graders">' in page and '<li class="avoid">' in page
+    doc = json.loads(json.dumps(report_json(grader_report)))
+    assert doc["run"]["graders"][0]["lines"] == list(block.lines)
+
+
+def test_the_pareto_front_is_drawn_in_the_html(grader_report: Report) -> None:
+    table = grader_report.extra_tables["cost_curves"]
+    rows = [dict(zip(table["columns"], r, strict=True)) for r in table["rows"]]
+    assert any(r["on_front_calls"] for r in rows)
+    fig = cost_front_figure(table)
+    (ax,) = fig.axes
+    assert ax.get_xlabel() == "calls per item"       # the simulated graders are free: calls, not dollars
+    assert {t.get_text() for t in ax.get_legend().get_texts()} >= {"Pareto front"}
+    page = render_html(grader_report)
+    assert 'id="plot-cost_curves"' in page and "Cost curves: the Pareto front per dataset and criterion" in page
+    assert 'id="plot-cost_curves"' not in render_html(grader_report, embed_plots=False)
