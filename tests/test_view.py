@@ -318,3 +318,14 @@ def test_steps_of_a_multi_call_protocol_are_rows_of_their_own() -> None:
     out = pair_outcomes(rows).set_index("step")
     assert list(out.index) == ["accuracy", "style"]
     assert out.loc["accuracy", "flipped"] and out.loc["accuracy", "wrong"] and not out.loc["style", "flipped"]
+
+
+def test_the_temperature_column_is_temp_not_t(client: TestClient) -> None:
+    """T is the trustworthy rate everywhere else in verdictlab; the viewer's tables call the temperature
+    "temp" (it was headed "T")."""
+    listing = client.get("/pairs").text
+    assert "<th>temp</th>" in listing and "<th>T</th>" not in listing
+    link = re.search(r'<td class="id"><a href="([^"]+)"', listing)
+    assert link is not None
+    page = client.get(link.group(1).replace("&amp;", "&")).text
+    assert "<th>temp</th>" in page and "<th>T</th>" not in page

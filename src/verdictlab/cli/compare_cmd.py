@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -64,22 +64,32 @@ def compare(
         con.print(f"Nothing to compare: fewer than two {by.value}s share a dataset in these runs.")
         return
     strata = [c for c in res.columns if c in ("dataset", "protocol", "judge", "temperature", "step")]
-    t = Table(box=box.SIMPLE_HEAD, pad_edge=False,
-              title=f"Paired exact McNemar by {by.value}: {res.attrs['pairs']} pairs, Holm over {len(res)} "
-                    f"tests, unparsed={policy.unparsed.value}")
-    t.add_column("stratum", overflow="fold")
-    t.add_column("x vs y", overflow="fold")
-    for c in ("N", "acc x/y", "only x/y", "p", "p Holm", ""):
-        t.add_column(c, justify="right", no_wrap=True)
-    for rec in res.to_dict("records"):
-        stratum = " · ".join(f"T={rec[c]:g}" if c == "temperature" else str(rec[c]) for c in strata)
-        t.add_row(Text(printable_line(stratum)), Text(printable_line(f"{rec[f'{by.value}_x']} vs {rec[f'{by.value}_y']}")),
-                  str(rec["n_shared"]),
-                  f"{rec['acc_x']:.3f}/{rec['acc_y']:.3f}", f"{rec['only_x']}/{rec['only_y']}",
-                  f"{rec['p']:.3g}", f"{rec['p_holm']:.3g}", "*" if rec["significant"] else "")
-    con.print(t)
+    con.print(f"Paired exact McNemar by {by.value}: {res.attrs['pairs']} pairs, Holm over {len(res)} tests, "
+              f"unparsed={policy.unparsed.value}")
+    # one table per stratum under its own heading, each side of a comparison on a line of its own: a long
+    # judge id then folds at most inside its own line, never across a narrow column (80 terminal columns)
+    for stratum, group in _by_stratum(res.to_dict("records"), strata):
+        t = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=printable_line(stratum), title_justify="left")
+        t.add_column(f"{by.value} x / y", overflow="fold")
+        for c in ("N", "acc x/y", "only x/y", "p", "p Holm", ""):
+            t.add_column(c, justify="right", no_wrap=True)
+        for rec in group:
+            sides = Text(printable_line(str(rec[f"{by.value}_x"])) + "\n" + printable_line(str(rec[f"{by.value}_y"])))
+            t.add_row(sides, str(rec["n_shared"]), f"{rec['acc_x']:.3f}/{rec['acc_y']:.3f}",
+                      f"{rec['only_x']}/{rec['only_y']}", f"{rec['p']:.3g}", f"{rec['p_holm']:.3g}",
+                      "*" if rec["significant"] else "")
+        con.print(t)
     con.print(f"* Holm-adjusted p < {alpha}.  Units are (item, order) with a label; items a side could "
               "not parse are left out (n dropped per row in --format json).")
+
+
+def _by_stratum(recs: list[dict[str, Any]], strata: list[str]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The comparisons grouped by their stratum (dataset · protocol · ... · temp=0.7), in the order met."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for rec in recs:
+        name = " · ".join(f"temp={rec[c]:g}" if c == "temperature" else str(rec[c]) for c in strata)
+        groups.setdefault(name, []).append(rec)
+    return list(groups.items())
 
 
 def register(app: typer.Typer) -> None:
