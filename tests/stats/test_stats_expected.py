@@ -52,11 +52,11 @@ def _frame(p_a: dict[tuple[str, str], float], labels: dict[str, str], reps: int,
 
 def test_cell_figures_hand_worked():
     # one pair, label A, p_a(AB) = .8, p_a(BA) = .6, R = 1, tau = 1
-    # C = 1 (one draw always agrees with itself); P = .8*.6 + .2*.4 = .56 -> phi = .44
-    # A = (.8 + .6)/2 = .7; T = 1 * (.7 - .44/2) = .48; T_joint = (.8*.6 + .6*.8)/2 = .48
+    # C not measured (one draw always agrees with itself: NaN); P = .8*.6 + .2*.4 = .56 -> phi = .44
+    # A = (.8 + .6)/2 = .7; T <= .7 - .44/2 = .48 (the upper bound); T_joint = (.8*.6 + .6*.8)/2 = .48
     df = _frame({("i1", "AB"): 0.8, ("i1", "BA"): 0.6}, {"i1": "A"}, reps=1)
     out = expected_reliability(df, repetitions=1, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
-    assert out["C_expected"] == pytest.approx(1.0)
+    assert np.isnan(out["C_expected"])
     assert out["phi_expected"] == pytest.approx(0.44)
     assert out["A_expected"] == pytest.approx(0.7)
     assert out["T_expected"] == pytest.approx(0.48)
@@ -102,7 +102,7 @@ def test_expected_equals_enumerated_sampled_figures(reps):
     df = _frame({(i, o): p for i, o, p in zip(items, orders, p_units, strict=True)},
                 {"i1": "A", "i2": "B"}, reps=1)
     out = expected_reliability(df, repetitions=reps, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
-    assert out["C_expected"] == pytest.approx(truth["C"], abs=1e-12)
+    assert out["C_expected"] == pytest.approx(truth["C"], abs=1e-12, nan_ok=True)
     assert out["phi_expected"] == pytest.approx(truth["phi"], abs=1e-12)
     assert out["A_expected"] == pytest.approx(truth["A"], abs=1e-12)
 
@@ -212,4 +212,7 @@ def test_expected_with_unreadable_equals_enumerated_sampled_sums(reps, unparsed)
     df["u"] = u_units
     out = expected_reliability(df, repetitions=reps, policy=FigurePolicy(n_bootstrap=0, unparsed=unparsed), unreadable="u").iloc[0]
     for name in ("C", "phi", "A"):
+        if name == "C" and reps == 1:      # one draw agrees with itself: C is not measured
+            assert np.isnan(out["C_expected"])
+            continue
         assert out[f"{name}_expected"] == pytest.approx(truth[name], abs=1e-12), name

@@ -133,13 +133,14 @@ def test_split_mode_is_undefined() -> None:
 def test_tie_label_counts_for_c_and_phi_only_and_q_measured_with_tie_verdicts() -> None:
     # pair 1 label A: AB=A, BA=A (decisive, right); pair 2 label B: AB=tie, BA=B (undecisive);
     # pair 3 label tie: AB=A, BA=B (counts for C and phi only).
-    # C = 1 (R=1). phi = 2/3. Labelled units: 1AB ok, 1BA ok, 2AB wrong, 2BA ok -> A = 3/4
+    # C not measured (R=1: NaN; T is then its upper bound A - phi q). phi = 2/3. Labelled units: 1AB ok, 1BA ok, 2AB wrong, 2BA ok -> A = 3/4
     # judge gave a tie -> q measured on undecisive labelled pairs: pair 2 units: 0 + 1 -> q = 1/2
     # A_dec = 1; T = 1 * (3/4 - 2/3 * 1/2) = 5/12
     rows = units({("1", "AB"): "A", ("1", "BA"): "A", ("2", "AB"): "T", ("2", "BA"): "B",
                   ("3", "AB"): "A", ("3", "BA"): "B"}, {"1": "A", "2": "B", "3": "tie"})
     r = reliability(frame(rows), policy=FigurePolicy(n_bootstrap=0)).iloc[0]
-    assert (r["C"], r["phi"], r["A"], r["A_dec"]) == pytest.approx((1.0, 2 / 3, 0.75, 1.0))
+    assert np.isnan(r["C"])
+    assert (r["phi"], r["A"], r["A_dec"]) == pytest.approx((2 / 3, 0.75, 1.0))
     assert r["q"] == pytest.approx(0.5) and bool(r["q_measured"])
     assert r["T"] == pytest.approx(5 / 12)
     assert (r["n_pairs"], r["n_labelled_pairs"], r["n_labelled_units"]) == (3, 2, 4)
@@ -223,7 +224,9 @@ def _naive(df: pd.DataFrame, unparsed: str) -> dict[str, float]:
     phi = 1 - np.mean(list(P.values()))
     corr = [int(modes[u] == lab[u[0]]) for u in modes if lab[u[0]] in ("A", "B")]
     A = np.mean(corr)
-    return {"C": C, "phi": phi, "A": A, "T": C * (A - phi / 2)}
+    # one repetition: C is not measured (NaN) and T is its upper bound A - phi/2
+    R = int(df["rep"].nunique())
+    return {"C": C if R > 1 else float("nan"), "phi": phi, "A": A, "T": (C if R > 1 else 1.0) * (A - phi / 2)}
 
 
 @pytest.mark.parametrize("unparsed", ["exclude", "wrong"])
@@ -234,7 +237,7 @@ def test_vectorised_matches_naive_loops(unparsed: str, R: int) -> None:
     r = reliability(df, policy=FigurePolicy(unparsed=unparsed, n_bootstrap=0)).iloc[0]
     ref = _naive(df, unparsed)
     for k, v in ref.items():
-        assert r[k] == pytest.approx(v, abs=1e-12), k
+        assert r[k] == pytest.approx(v, abs=1e-12, nan_ok=True), k
 
 
 def test_identity_A_equals_mix_of_decisive_and_q() -> None:
@@ -299,8 +302,8 @@ def test_llmbar_published_figures(shared_data, name: str, acc: float, agree: flo
     r = reliability(llmbar_frame(path), policy=FigurePolicy(unparsed="wrong", n_bootstrap=0)).iloc[0]
     assert r["A"] == pytest.approx(acc, abs=1e-12)
     assert 1 - r["phi"] == pytest.approx(agree, abs=1e-12)
-    # R = 1: a unit of one verdict always agrees with itself, an unparsed one included -> C = 1
-    assert r["C"] == 1.0 and r["n_units"] == 200
+    # R = 1: a unit of one verdict always agrees with itself, so C is not measured (NaN, "one repetition")
+    assert np.isnan(r["C"]) and r["n_units"] == 200
 
 
 def test_repetitions_count_the_distinct_reps_of_each_cell() -> None:

@@ -2,30 +2,11 @@
 from the front of the list while the caller does its own work, then the caller takes what is left from the
 back (:meth:`SecondLane.help`), so the two finish together whatever each job costs.
 
-The process is a one-worker :class:`concurrent.futures.ProcessPoolExecutor` with a ``fork`` context: the
-fork shares the loaded frames copy-on-write, so nothing is pickled on the way in (a job goes out as its
-name); each result comes back pickled through the executor's queue.  Which process runs a job changes where
-it runs, never what it computes: a job that raises there, or a lane that dies (killed, out of memory: the
-executor's ``BrokenProcessPool``), is run again here, so its result or its exception is exactly the one a
-single process gives.  Warnings a job raises there are raised again here.
-
-Two parts stay written here, because the executor has no way to say them:
-
-* who takes which job: the executor queues what is submitted (one job running, one more queued ahead of it
-  that can no longer be cancelled), so a feeding thread here submits the lane's next job only when its last
-  one is done, and :meth:`SecondLane.help` takes from the back what has not been submitted -- the caller
-  and the lane never both wait for the same job;
-* how the forked process ends with its caller: the executor's worker survives a SIGKILL of its parent
-  (seen: reparented to init, blocked reading its call queue ten minutes later) and turns a Ctrl-C inside a job into that job's exception; the worker's
-  initializer restores the default SIGINT / SIGTERM and asks Linux to kill it when the caller dies
-  (``PR_SET_PDEATHSIG``), and leaving the context kills it (``ProcessPoolExecutor.shutdown`` would wait
-  for the running job).
-
-The loaded objects are frozen out of the garbage collector's reach (:func:`gc.freeze`) just before the
-fork, so the lane's collections never write to the pages it shares with this process.  Against the
-hand-written fork and pipe it replaced (``bench/scale_bench.py --baseline-src``, 540k judgments, one run,
-load 8): ``report --format json`` 20.1 s of CPU against 21.7 s, peak PSS of both processes 0.84 against
-0.89 GB.
+The fork shares the loaded frames copy-on-write, so nothing is pickled on the way in; each result comes
+back pickled through a pipe.  Which process runs a job changes where it runs, never what it computes: a
+job that raises there, or a lane that dies (killed, out of memory), is run again here, so its result or
+its exception is exactly the one a single process gives.  Warnings a job raises there are raised again
+here.
 
 Used when the machine has a second CPU, ``os.fork`` exists and the work is large enough to pay for the
 fork (:func:`lanes_for`); ``VERDICTLAB_WORKERS=1`` keeps everything in one process, ``=2`` always splits.
@@ -34,7 +15,6 @@ fork (:func:`lanes_for`); ``VERDICTLAB_WORKERS=1`` keeps everything in one proce
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import pickle
 import signal
@@ -42,7 +22,6 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable, Collection, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 __all__ = ["ENV_WORKERS", "MIN_ROWS", "SecondLane", "lanes_for"]
@@ -74,6 +53,9 @@ def lanes_for(n_rows: int, *, min_rows: int | None = None) -> int:
     return 2 if large and (os.cpu_count() or 1) >= 2 else 1
 
 
+_FREE, _THERE, _HERE = 0, 1, 2
+
+
 class SecondLane:
     """Jobs (name -> function of no arguments) shared with a forked process when ``use`` is true: it takes
     them from the front of the list (never one named in ``here_only``: scikit-learn's OpenMP fits must not
@@ -85,85 +67,103 @@ class SecondLane:
 
     def __init__(self, jobs: Mapping[str, Callable[[], Any]], *, use: bool, here_only: Collection[str] = ()) -> None:
         self._jobs = dict(jobs)
-        self._lock = threading.Lock()
-        self._free = [n for n in self._jobs if n not in frozenset(here_only)]   # the lane's, front first
-        self._unclaimed = set(self._jobs)                 # neither side has taken these
-        self._there: dict[str, Future[Any]] = {}          # submitted to the lane
-        self._here: dict[str, tuple[bool, Any]] = {}      # computed by help(): (raised, value or exception)
-        self._broken = threading.Event()                  # the lane died or was ended: the rest runs here
-        self._pool: ProcessPoolExecutor | None = None
-        if use and self._free:
+        self._here_only = frozenset(here_only)         # never taken by the lane (e.g. fits that use OpenMP)
+        self._index = {name: i for i, name in enumerate(self._jobs)}
+        self._got: dict[str, Any] = {}
+        self._caught: dict[str, list[warnings.WarningMessage]] = {}
+        self._failed: set[str] = set()
+        self._here: dict[str, tuple[bool, Any]] = {}       # computed by help(): (raised, value or exception)
+        self._ready = threading.Condition()
+        self._done = True                                  # no lane: every job runs here
+        self._pid: int | None = None
+        if use and self._jobs:
             import multiprocessing
 
-            sys.stdout.flush()
-            sys.stderr.flush()
-            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
-                                             initializer=_start_lane, initargs=(self._jobs,))
-            gc.freeze()                                  # the lane's collections leave the shared pages alone
-            # the executor's threads and the feeder are started with Ctrl-C and SIGTERM blocked, so the
-            # kernel hands those signals to this thread (without the mask a Ctrl-C of the caller was never
-            # raised here in one run of two of tests/test_lanes.py's sigint test; with it 4 of 4 ended);
-            # the worker unblocks them
-            old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
-            try:
-                with warnings.catch_warnings():
-                    # Python 3.12+ warns on fork in a process with threads (pyarrow's and BLAS's pools here):
-                    # the lane runs only the given jobs, taking no lock those threads hold
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    first = self._submit_next()           # forks the worker
-                self._feeder = threading.Thread(target=self._feed, args=(first,), name="verdictlab-second-lane",
-                                                daemon=True)
-                self._feeder.start()
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
-                gc.unfreeze()
+            ctx = multiprocessing.get_context("fork")
+            self._state: Any = ctx.RawArray("b", len(self._jobs))   # _FREE / _THERE / _HERE, shared
+            self._lock: Any = ctx.Lock()
+            self._done = False
+            self._start()
 
-    def _claim(self, name: str) -> bool:
-        """Take job ``name`` when nobody has: True when taken now."""
-        with self._lock:
-            if name not in self._unclaimed:
+    def _claim(self, name: str, who: int) -> bool:
+        """Take job ``name`` for ``who`` when nobody has: True when taken now."""
+        locked = False
+        while not (locked := self._lock.acquire(timeout=0.2)):
+            if who == _HERE and self._done:                 # the lane died holding the lock: nobody competes
+                break
+        try:
+            i = self._index[name]
+            if self._state[i] != _FREE:
                 return False
-            self._unclaimed.discard(name)
+            self._state[i] = who
             return True
-
-    def _submit_next(self) -> Future[Any] | None:
-        """Give the lane the first job nobody has taken (None when there is none, or the lane is gone)."""
-        with self._lock:
-            pool = self._pool
-            name = next((n for n in self._free if n in self._unclaimed), None)
-            if name is None or pool is None or self._broken.is_set():
-                return None
-            self._unclaimed.discard(name)
-            try:
-                fut = pool.submit(_run_there, name)
-            except RuntimeError:                         # broken or shut down: this side runs it
-                self._unclaimed.add(name)
-                self._broken.set()
-                return None
-            self._there[name] = fut
-            return fut
-
-    def _feed(self, fut: Future[Any] | None) -> None:
-        """One job at a time: the next is submitted when the last is done (so the rest stays claimable here)."""
-        while fut is not None:
-            with contextlib.suppress(BaseException):
-                fut.exception()                          # waits; a broken pool shows as its exception
-            if _lane_failed(fut):
-                self._broken.set()
-                return
-            fut = self._submit_next()
+        finally:
+            if locked:
+                self._lock.release()
 
     def taken_by_lane(self, name: str) -> bool:
         """Whether the forked process took job ``name`` (false without a lane)."""
-        return name in self._there
+        return self._pid is not None and self._state[self._index[name]] == _THERE
+
+    # -- the forked side -------------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        read_fd, write_fd = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        with warnings.catch_warnings():
+            # Python 3.12+ warns on fork in a process with threads (pyarrow's and BLAS's pools here): the
+            # lane runs only the given jobs and writes only to its pipe, taking no lock those threads hold
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:                                  # the second lane: take jobs from the front, never return
+            code = 0
+            try:
+                os.close(read_fd)
+                _as_lane()
+                with os.fdopen(write_fd, "wb") as out:
+                    for name, fn in self._jobs.items():
+                        if name not in self._here_only and self._claim(name, _THERE):
+                            pickle.dump(_run_caught(name, fn), out, protocol=pickle.HIGHEST_PROTOCOL)
+                            out.flush()
+            except BaseException:                     # noqa: BLE001 - the lane ends; the caller redoes the rest
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(write_fd)
+        self._pid = pid
+        self._reader = os.fdopen(read_fd, "rb")
+        # drained as the results come, so the lane never waits on a full pipe for this side to ask
+        self._drain = threading.Thread(target=self._read_all, name="verdictlab-second-lane", daemon=True)
+        self._drain.start()
+
+    def _read_all(self) -> None:
+        reader = self._reader
+        while True:
+            try:
+                name, value, caught = pickle.load(reader)
+            except Exception:                         # noqa: BLE001 - ended (or died): the rest runs here
+                break
+            with self._ready:
+                if value is _FAILED_MARK:
+                    self._failed.add(name)
+                else:
+                    self._got[name] = value
+                    self._caught[name] = caught
+                self._ready.notify_all()
+        with self._ready:
+            self._done = True
+            self._ready.notify_all()
+
+    # -- this side ---------------------------------------------------------------------------------------
 
     def help(self) -> None:
         """Run here, last first, every job the lane has not taken (nothing without a lane: each job then
         runs when its result is asked for, in the caller's order)."""
-        if self._pool is None:
+        if self._pid is None:
             return
         for name in reversed(self._jobs):
-            if self._claim(name):
+            if self._claim(name, _HERE):
                 try:
                     self._here[name] = (False, self._jobs[name]())
                 except Exception as e:                # noqa: BLE001 - raised where the result is asked for
@@ -176,49 +176,38 @@ class SecondLane:
             if raised:
                 raise value
             return value
-        fut = self._there.get(name)
-        if fut is None and self._claim(name):
+        if self._pid is None or self._claim(name, _HERE):
             return self._jobs[name]()
-        fut = self._there[name] if fut is None else fut
-        while not fut.done():                            # short waits: a signal's handler runs in between
-            with contextlib.suppress(TimeoutError):
-                fut.exception(timeout=0.05)
-        if _lane_failed(fut) or fut.exception() is not None:
+        with self._ready:                              # the lane took it: wait for it
+            while name not in self._got and name not in self._failed and not self._done:
+                self._ready.wait(0.05)                # short waits: a signal's handler runs in between
+            if name in self._got:
+                caught = self._caught.pop(name, [])
+                value = self._got.pop(name)
+            else:
+                caught, value = [], _FAILED_MARK
+        if value is _FAILED_MARK:
             return self._jobs[name]()
-        outcome = fut.result()
-        if outcome is _FAILED_MARK:
-            return self._jobs[name]()
-        value, caught = outcome
         for w in caught:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         return value
 
     def _end(self) -> None:
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        self._broken.set()
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
-            with contextlib.suppress(ProcessLookupError, OSError):
-                proc.kill()                              # the running job is not waited for
-        pool.shutdown(wait=True, cancel_futures=True)
-        self._feeder.join()
+        if self._pid is not None:
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                os.kill(self._pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self._pid, 0)
+            self._pid = None
+            self._drain.join()                        # the pipe's writer is gone: the reader ends
+            with contextlib.suppress(OSError):
+                self._reader.close()
 
     def __enter__(self) -> SecondLane:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._end()
-
-
-def _lane_failed(fut: Future[Any]) -> bool:
-    """The future ended without a result from a job: the lane died, or it was cancelled."""
-    if fut.cancelled():
-        return True
-    from concurrent.futures.process import BrokenProcessPool
-
-    return isinstance(fut.exception(), BrokenProcessPool)
 
 
 class _FailedMark:
@@ -230,21 +219,15 @@ class _FailedMark:
 
 _FAILED_MARK = _FailedMark()
 
-#: the signals that stop a command (blocked in the lane's helper threads, see ``SecondLane.__init__``)
-_STOPS = {signal.SIGINT, signal.SIGTERM}
 
-#: the jobs, in the forked process (set by its initializer from the caller's copy: nothing pickled)
-_LANE_JOBS: Mapping[str, Callable[[], Any]] = {}
-
-
-def _run_there(name: str) -> tuple[Any, list[warnings.WarningMessage]] | _FailedMark:
+def _run_caught(name: str, fn: Callable[[], Any]) -> tuple[str, Any, list[warnings.WarningMessage]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            value = _LANE_JOBS[name]()
+            value = fn()
         except Exception:                             # noqa: BLE001 - run again on the caller's side
-            return _FAILED_MARK
-    return value, [_plain(w) for w in caught]
+            return name, _FAILED_MARK, []
+    return name, value, [_plain(w) for w in caught]
 
 
 def _plain(w: warnings.WarningMessage) -> warnings.WarningMessage:
@@ -257,12 +240,9 @@ def _plain(w: warnings.WarningMessage) -> warnings.WarningMessage:
     return warnings.WarningMessage(msg, type(msg), w.filename, w.lineno)
 
 
-def _start_lane(jobs: Mapping[str, Callable[[], Any]]) -> None:
-    """The forked process's initializer: keep the jobs; end on the first Ctrl-C or SIGTERM and when the
-    caller dies (Linux); never run the caller's signal handlers or write to its signal wake-up socket."""
-    global _LANE_JOBS
-    _LANE_JOBS = jobs
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+def _as_lane() -> None:
+    """The forked process ends on the first Ctrl-C or SIGTERM and when this process dies (Linux), and
+    never runs this process's signal handlers or writes to its signal wake-up socket."""
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_DFL)
     with contextlib.suppress(ValueError):
@@ -272,5 +252,6 @@ def _start_lane(jobs: Mapping[str, Callable[[], Any]]) -> None:
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)                 # PR_SET_PDEATHSIG
-        if os.getppid() == 1:                         # the caller already died
+        if os.getppid() == 1:                         # this process already died
             os._exit(1)
+

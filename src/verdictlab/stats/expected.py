@@ -31,7 +31,8 @@ value of its own (it can be the mode, equals itself across orders, and is never 
 
 Cell figures are ratios of these unit/pair expectations over the same units and pairs as the
 sampled figures (numerator and denominator each in expectation): ``C_expected``, ``phi_expected``
-(pairs with both orders), ``A_expected`` (labelled units), ``T_expected = C_expected (A_expected −
+(pairs with both orders), ``A_expected`` (labelled units; with one repetition ``C_expected`` is NaN, not
+measured, and ``T_expected`` its upper bound ``A_expected − phi_expected q``), ``T_expected = C_expected (A_expected −
 phi_expected q)`` with q = 1/2 (binary forced choice), and ``T_joint_expected``.  Intervals
 ``_lo/_hi`` come from a pair-level BCa bootstrap (pairs resampled within the cell; bias-corrected and
 accelerated, since percentile bounds undercovered in simulation): they describe the uncertainty from
@@ -353,6 +354,10 @@ def expected_reliability(judgments: pd.DataFrame, *, repetitions: int, temperatu
             row[f"{name}_expected"] = float(point[name])
             row[f"{name}_expected_lo"] = float(lo[j])
             row[f"{name}_expected_hi"] = float(hi[j])
+        if repetitions < 2:     # one draw agrees with itself: C is not measured, T is its upper bound
+            for col in ("C_expected", "C_expected_lo", "C_expected_hi", "C_expected_run_lo", "C_expected_run_hi"):
+                if col in row:
+                    row[col] = np.nan
         out_rows.append(row)
     return pd.DataFrame(out_rows, columns=keys + list(EXPECTED_COLUMNS))
 
