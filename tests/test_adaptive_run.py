@@ -108,9 +108,9 @@ def test_report_json_of_an_adaptive_run(tmp_path):
         meta, frame = st.get_meta(META_KEY), st.judgments()
     label = next(iter(meta["cells"]))
     own = adaptive_reliability(frame, c_pairs=c_pairs_of_frame(meta, frame)[label], policy=FigurePolicy(n_bootstrap=200)).iloc[0]
-    assert cell["design"] == "adaptive"
-    assert cell["C"] == pytest.approx(own["C"]) and cell["T"] == pytest.approx(own["T"])
-    assert cell.get("T_joint") is None or pd.isna(cell["T_joint"])
+    assert cell.value("design") == "adaptive"
+    assert cell.value("C") == pytest.approx(own["C"]) and cell.value("T") == pytest.approx(own["T"])
+    assert cell.value("T_joint") is None or pd.isna(cell.value("T_joint"))
 
 
 def test_the_store_records_what_the_design_chose(tmp_path):

@@ -117,10 +117,15 @@ def test_report_figures_draw_the_ranking_when_the_run_has_one():
                         scores={"x": 3, "y": 2, "z": 1}) for i in range(4)]
     items = expand_pairs(multis)
     bt = ranking_analysis(AnalysisInput(_judge(items, {"x": 3, "y": 2, "z": 1}), items=items, policy=FigurePolicy(n_bootstrap=20)))
-    table = {"columns": list(bt.columns), "rows": bt.to_numpy().tolist()}
-    names = [n for n, _, _ in P.figures({"cells": [], "format_dispersion": [], "extra_tables": {"bt_ranking": table}})]
+    from verdictlab.report.model import AnalysisTable, Report, RunInfo
+
+    table = AnalysisTable(columns=list(bt.columns), rows=bt.to_numpy().tolist())
+    run = RunInfo(run_dir="r", meta={}, n_judgments=0, judges=[], datasets=[], protocols=[], temperatures=[],
+                  report_versions={})
+    with_table = Report(run=run, policy=FigurePolicy(), extra_tables={"bt_ranking": table})
+    names = [n for n, _, _ in P.figures(with_table)]
     assert names.count("bt_ranking") == 1      # drawn once, through the analysis' figure hook
-    assert "bt_ranking" not in [n for n, _, _ in P.figures({"cells": [], "format_dispersion": []})]
+    assert "bt_ranking" not in [n for n, _, _ in P.figures(Report(run=run, policy=FigurePolicy()))]
 
 
 def test_generic_probe_table_does_not_call_anchoring_ignored():

@@ -156,7 +156,8 @@ def test_a_report_through_the_cache_equals_one_without(tmp_path: Path) -> None:
     with open_store(tmp_path / "run") as s:
         stored = s.judgments(["judge", "protocol", "temperature", "item_id", "order", "rep", "decoding",
                               "raw_output", "parse_detail"])
-    rows = warm["broken_items"]["rows"]
+    assert warm.broken_items is not None
+    rows = warm.broken_items["rows"]
     assert rows
     for row in rows:
         for order, recs in row["orders"].items():
@@ -168,4 +169,4 @@ def test_a_report_through_the_cache_equals_one_without(tmp_path: Path) -> None:
                 assert len(match) == 1
                 assert rec["raw_output"] == (match["raw_output"].iloc[0] or "")[:4000]
                 assert rec["parse_detail"] == match["parse_detail"].iloc[0]
-    assert np.isfinite([c["T"] for c in warm["cells"] if c["T"] is not None]).all()
+    assert np.isfinite([c.value("T") for c in warm.cells if c.value("T") is not None]).all()

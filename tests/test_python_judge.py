@@ -408,11 +408,11 @@ def test_the_expected_figures_stand_on_the_functions_probabilities(pairs: Path, 
 
     verdictlab.judge("no-probs")(lambda messages, **_: "A")
     _run(pairs, tmp_path / "run", ["python:prob-judge", "python:no-probs"], repetitions=2, temperatures=[1.0])
-    cells = {c["judge"]: c for c in build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=0)).cells}
+    cells = {c.key.judge: c for c in build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=0)).cells}
     # P(shown A) = 3/4 in both orders: per (pair, order) both of R = 2 draws agree with
     # probability 0.75^2 + 0.25^2 = 0.625 = C_expected
-    assert cells["python:prob-judge"]["C_expected"] == pytest.approx(0.625)
-    assert cells["python:no-probs"]["C_expected"] is None
+    assert cells["python:prob-judge"].value("C_expected") == pytest.approx(0.625)
+    assert cells["python:no-probs"].value("C_expected") is None
 
 
 @pytest.mark.slow

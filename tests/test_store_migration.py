@@ -86,7 +86,7 @@ def test_a_store_of_the_previous_layout_reports_and_resumes(tmp_path: Path) -> N
     with open_store(old) as st:
         assert st.count() == 30 and len(st.judgments(["verdict"], compact=True)) == 30
     assert _indexes(old / "run.sqlite") == {"judgments_cell"}
-    assert len(build_report(old, policy=FigurePolicy(n_bootstrap=50))["cells"]) == 2
+    assert len(build_report(old, policy=FigurePolicy(n_bootstrap=50)).cells) == 2
 
     # resuming migrates it and judges only the other half; the result equals the full run's
     again = run_config(cfg, old, progress=False)
@@ -97,7 +97,10 @@ def test_a_store_of_the_previous_layout_reports_and_resumes(tmp_path: Path) -> N
         got = st.judgments(cols).sort_values("trial_id", ignore_index=True)
         want = ref.judgments(cols).sort_values("trial_id", ignore_index=True)
     pd.testing.assert_frame_equal(got, want)
-    assert build_report(old, policy=FigurePolicy(n_bootstrap=50))["cells"] == build_report(tmp_path / "full", policy=FigurePolicy(n_bootstrap=50))["cells"]
+    from verdictlab.report import report_json
+
+    assert (report_json(build_report(old, policy=FigurePolicy(n_bootstrap=50)))["cells"]
+            == report_json(build_report(tmp_path / "full", policy=FigurePolicy(n_bootstrap=50)))["cells"])
 
 
 def test_column_reads_compact_and_filtered(tmp_path: Path) -> None:
