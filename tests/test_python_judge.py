@@ -34,7 +34,12 @@ from verdictlab.store import open_store
 N_PAIRS = 4
 
 
+#: shaped like a provider key (built here so no key-like literal is in the repository); must never be stored
+FAKE_KEY = "sk-" + "".join(chr(ord("a") + i) for i in range(21))
+
+
 @pytest.fixture(autouse=True)
+
 def _forget_functions() -> Iterator[None]:
     """The registry of judge functions is global: each test starts and ends without its own."""
     before = set(FUNCTIONS.names())
@@ -221,7 +226,7 @@ def test_declared_exceptions_are_retried_others_recorded_never_raised(pairs: Pat
 
     @verdictlab.judge("buggy")
     def buggy(messages: Any, *, temperature: float, max_tokens: int, seed: int | None) -> str:
-        raise KeyError(f"no field, key sk-abcdefghijklmnopqrstu, token {secret}")
+        raise KeyError(f"no field, key {FAKE_KEY}, token {secret}")
 
     @verdictlab.judge("exits")
     def exits(messages: Any, *, temperature: float, max_tokens: int, seed: int | None) -> str:
@@ -244,7 +249,7 @@ def test_declared_exceptions_are_retried_others_recorded_never_raised(pairs: Pat
     assert set(j.loc["python:exits", "error"]) == {"RuntimeError: the judge function raised SystemExit(3)"}
     with sqlite3.connect(tmp_path / "run" / "run.sqlite") as db:      # every table: rows, attempts, meta
         everything = "\n".join(db.iterdump())
-    assert secret not in everything and "sk-abcdefghijklmnopqrstu" not in everything
+    assert secret not in everything and FAKE_KEY not in everything
 
 
 def test_an_async_functions_exceptions_are_recorded_and_retried_like_a_sync_ones(pairs: Path, tmp_path: Path) -> None:
