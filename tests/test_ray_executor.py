@@ -59,8 +59,12 @@ def test_ray_writes_the_same_judgments_and_figures_as_local(tmp_path, ray_cluste
     assert _rows(tmp_path / "local") == _rows(tmp_path / "ray")
     a = build_report(tmp_path / "local", policy=FigurePolicy(n_bootstrap=50))
     b = build_report(tmp_path / "ray", policy=FigurePolicy(n_bootstrap=50))
-    keys = ("judge", "protocol", "dataset", "temperature", "C", "phi", "A", "T", "T_lo", "T_hi", "n_unparsed")
-    assert [{k: c.value(k) for k in keys} for c in a.cells] == [{k: c.value(k) for k in keys} for c in b.cells]
+    keys = ("judge", "protocol", "dataset", "temperature", "C", "phi", "A", "T", "n_unparsed")
+
+    def shown(c):       # T's interval is its figure's low/high (value() gives a figure's point only)
+        return {**{k: c.value(k) for k in keys}, "T_lo": c.figure("T").low, "T_hi": c.figure("T").high}
+
+    assert [shown(c) for c in a.cells] == [shown(c) for c in b.cells]
     # resume: nothing left, nothing judged twice
     again = run_config(_config(tmp_path / "p.jsonl", executor="ray"), tmp_path / "ray", progress=False)
     assert again.n_written == 0 and again.complete

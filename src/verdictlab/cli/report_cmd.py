@@ -121,16 +121,27 @@ def _write(rep: Any, target: _Target, viewer_url: str | None, *, wide: bool = Fa
 @contextlib.contextmanager
 def _status() -> Iterator[Callable[[str], None]]:
     """A spinner on stderr naming the report's current step, on a terminal only (a pipe or a log gets
-    nothing but the result); yields the function that names the next step."""
+    nothing but the result); yields the function that names the next step.  Each step is drawn when it
+    starts (``Live.refresh``), not at the spinner's next tick: a step shorter than a tick (reading a small
+    run) was never shown."""
     import sys
 
     if not sys.stderr.isatty():
         yield lambda _step: None
         return
+    from rich.live import Live
+    from rich.spinner import Spinner
+
     from .output import message_console
 
-    with message_console().status("report: starting") as status:
-        yield lambda step: status.update(f"report: {step}")
+    spinner = Spinner("dots", text="report: starting", style="status.spinner")
+    with Live(spinner, console=message_console(), refresh_per_second=12.5, transient=True) as live:
+
+        def step(name: str) -> None:
+            spinner.update(text=f"report: {name}")
+            live.refresh()
+
+        yield step
 
 
 def _say_written(what: str, path: Path) -> None:
