@@ -30,6 +30,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats.adaptive import adaptive_reliability, plan_adaptive, unit_done
 from verdictlab.stats.expected import expected_reliability
 
@@ -84,7 +85,7 @@ def frame(units: pd.DataFrame, x: np.ndarray, calls: np.ndarray) -> pd.DataFrame
 
 
 def truth(units: pd.DataFrame, reps: int) -> dict[str, float]:
-    t = expected_reliability(units.assign(rep=0), repetitions=reps, n_bootstrap=0).iloc[0]
+    t = expected_reliability(units.assign(rep=0), repetitions=reps, policy=FigurePolicy(n_bootstrap=0)).iloc[0]
     return {k: float(t[f"{k}_expected"]) for k in ("C", "phi", "A", "T")}
 
 
@@ -110,7 +111,8 @@ def one_replicate(setting: tuple[float, float, float], h: float, n_pairs: int, r
     calls = np.where(in_pilot[sel], reps, truncate(x[sel], reps, c_pair[pair_of_unit[sel]]))
     data = frame(units[sel], x[sel], calls)
     c_set = {("bench", f"p{i:05d}") for i in np.flatnonzero(c_pair)}
-    est = adaptive_reliability(data, c_pairs=c_set, n_bootstrap=n_boot, seed=int(rng.integers(1 << 31))).iloc[0]
+    est = adaptive_reliability(data, c_pairs=c_set,
+                               policy=FigurePolicy(n_bootstrap=n_boot, seed=int(rng.integers(1 << 31)))).iloc[0]
     out = {"adaptive_calls": float(calls.sum()), "adaptive_pairs": float(plan.n_pairs),
            "c_fraction": plan.c_fraction, "fixed_min_calls": float(plan.fixed_calls),
            "adaptive_hw": float(est["T_hi"] - est["T_lo"]) / 2,
@@ -118,12 +120,12 @@ def one_replicate(setting: tuple[float, float, float], h: float, n_pairs: int, r
 
     # (c) log-probabilities: one call per unit; pilot's half-width decides the pairs
     pilot_units = units[in_pilot].assign(rep=0)
-    pe = expected_reliability(pilot_units, repetitions=reps, n_bootstrap=n_boot).iloc[0]
+    pe = expected_reliability(pilot_units, repetitions=reps, policy=FigurePolicy(n_bootstrap=n_boot)).iloc[0]
     hw0 = float(pe["T_expected_hi"] - pe["T_expected_lo"]) / 2
     n_lp = min(n_pairs, max(PILOT, math.ceil(PILOT * (hw0 / h) ** 2 * 1.1)))
     lp_units = units[np.isin(pair_of_unit, order[:n_lp])].assign(rep=0)
-    le = expected_reliability(lp_units, repetitions=reps, n_bootstrap=n_boot,
-                              seed=int(rng.integers(1 << 31))).iloc[0]
+    le = expected_reliability(lp_units, repetitions=reps,
+                              policy=FigurePolicy(n_bootstrap=n_boot, seed=int(rng.integers(1 << 31)))).iloc[0]
     out.update(logprob_calls=float(len(lp_units)), logprob_hw=float(le["T_expected_hi"] - le["T_expected_lo"]) / 2,
                logprob_cover=float(le["T_expected_lo"] <= true["T"] <= le["T_expected_hi"]))
     return out

@@ -43,21 +43,24 @@ def _cpu(fn: Callable[[], Any]) -> tuple[Any, float]:
 
 
 def in_process(run_dir: Path, bootstrap: int) -> None:
+    from verdictlab.core.policy import FigurePolicy
     from verdictlab.report import readings
-    from verdictlab.report.build import _display_names, _load, cells_from_frame
+    from verdictlab.report.build import _load, _name_all, cells_from_frame
     from verdictlab.stats import cell_regions_possible, reliability, versus_best
+    from verdictlab.store import open_store
 
-    judgments, _att, _items_frame, _items, meta = _load(run_dir)
+    with open_store(run_dir) as store:
+        judgments, _att, _items_frame, _items, meta = _load(store)
     print(f"{len(judgments):,} judgments; {_uptime()}")
-    frame, base = _cpu(lambda: reliability(judgments, q="auto", n_bootstrap=bootstrap))
+    frame, base = _cpu(lambda: reliability(judgments, q="auto", policy=FigurePolicy(n_bootstrap=bootstrap)))
     rows: list[tuple[str, float]] = []
-    vs, t = _cpu(lambda: versus_best(judgments, frame, unparsed="exclude", alpha=0.05))
+    vs, t = _cpu(lambda: versus_best(judgments, frame, policy=FigurePolicy(n_bootstrap=bootstrap)))
     rows.append(("versus_best (paired sign tests, Holm)", t))
     _, t = _cpu(lambda: cell_regions_possible(frame))
     rows.append(("cell_regions_possible", t))
     frame = frame.assign(vs_best=vs.drop(columns=["best_row"]).to_dict(orient="records"))
     cells = cells_from_frame(frame)
-    _, t = _cpu(lambda: _display_names(cells, meta))
+    _, t = _cpu(lambda: _name_all(cells, meta))
     rows.append(("display names", t))
     _, t = _cpu(lambda: readings.decision(cells, alpha=0.05, family_size=int(vs.attrs["family_size"])))
     rows.append(("readings.decision", t))

@@ -69,7 +69,7 @@ def make_items(n_items: int) -> dict[tuple[str, str], Any]:
     for i in range(n_items):
         it = PairItem(item_id=f"b{i}", dataset="bench", question=f"Which answer to question {i} is better? " * 3,
                       response_a=f"The first answer, number {i}. " * 8,
-                      response_b=f"The second answer, number {i}. " * 8, label="AB"[i % 2])
+                      response_b=f"The second answer, number {i}. " * 8, label=("A", "B")[i % 2])
         out[("bench", it.item_id)] = it
     return out
 
@@ -81,7 +81,7 @@ def run_engine(judge_id: str, n_trials: int, concurrency: int, folder: Path, *,
     from verdictlab.engine import run_trials
     from verdictlab.engine.config import JudgeSpec
     from verdictlab.judges import make_judge
-    from verdictlab.protocols import get_protocol  # type: ignore[attr-defined]
+    from verdictlab.protocols import get_protocol
     from verdictlab.store import RunStore
 
     items = make_items((n_trials + 1) // 2)
@@ -134,7 +134,7 @@ def steady_rate(done_at: list[float]) -> float | None:
 
 
 def _messages(n_calls: int) -> list[list[dict[str, str]]]:
-    from verdictlab.protocols import get_protocol  # type: ignore[attr-defined]
+    from verdictlab.protocols import get_protocol
 
     proto = get_protocol("direct")
     items = list(make_items((n_calls + 1) // 2).values())

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import io
 import os
 import pstats
@@ -76,6 +77,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from verdictlab import analyses
+    from verdictlab.core.policy import FigurePolicy
     from verdictlab.report import build_report, render_html, report_json
     from verdictlab.report.build import _load
     from verdictlab.report.lanes import ENV_WORKERS
@@ -88,7 +90,7 @@ def main() -> None:
         prof = cProfile.Profile(time.process_time)
         c0 = time.process_time()
         prof.enable()
-        rep = build_report(args.run_dir, n_bootstrap=args.bootstrap, cache=cache)
+        rep = build_report(args.run_dir, policy=FigurePolicy(n_bootstrap=args.bootstrap), cache=cache)
         report_json(rep)
         with tempfile.TemporaryDirectory() as tmp:
             render_html(rep, Path(tmp) / "r.html")
@@ -115,13 +117,14 @@ def main() -> None:
     print(f"\nloading the run (store.judgments, attempts, items): {load_cpu:.1f} s CPU, +{load_gb:.2f} GB; "
           f"the judgments frame holds {judgments.memory_usage(deep=True).sum() / 1e9:.2f} GB "
           f"({len(judgments):,} rows)")
-    inp = analyses.AnalysisInput(judgments, items=items, items_frame=items_frame, n_bootstrap=args.bootstrap)
+    inp = analyses.AnalysisInput(judgments, items=items, items_frame=items_frame,
+                                 policy=FigurePolicy(n_bootstrap=args.bootstrap))
     timed = []
     for a in analyses.registered():
-        _t, cpu, gb = _cpu(lambda a=a: _safe(a, inp))
+        _t, cpu, gb = _cpu(functools.partial(_safe, a, inp))
         timed.append((cpu, gb, f"analysis {a.name}"))
     for cc in analyses.registered_cell_columns():
-        _t, cpu, gb = _cpu(lambda cc=cc: _safe(cc.fn, inp))
+        _t, cpu, gb = _cpu(functools.partial(_safe, cc.fn, inp))
         timed.append((cpu, gb, f"cell columns {cc.name}"))
     print("\nregistered analyses alone (CPU s, RSS growth GB), slowest first:")
     for cpu, gb, name in sorted(timed, reverse=True):

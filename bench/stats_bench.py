@@ -21,6 +21,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from verdictlab.core.policy import FigurePolicy
 from verdictlab.stats import agreement_by_cell, reliability
 
 CELL = ["judge", "protocol", "dataset", "temperature"]
@@ -153,14 +154,14 @@ def main() -> None:
           f"{df.groupby(['dataset', 'item_id']).ngroups:,} pairs (generated in {t_gen:.1f} s)")
 
     t0 = time.perf_counter()
-    rel = reliability(df, n_bootstrap=args.resamples, seed=0)
+    rel = reliability(df, policy=FigurePolicy(n_bootstrap=args.resamples, seed=0))
     t_rel = time.perf_counter() - t0
     t0 = time.perf_counter()
     agr = agreement_by_cell(df, items=items)
     t_agr = time.perf_counter() - t0
     ours = t_rel + t_agr
     t0 = time.perf_counter()
-    reliability(df, n_bootstrap=0)
+    reliability(df, policy=FigurePolicy(n_bootstrap=0))
     t_rel0 = time.perf_counter() - t0
     print(f"verdictlab.stats: reliability ({args.resamples} resamples/cell) {t_rel:.2f} s + "
           f"agreement_by_cell {t_agr:.2f} s = {ours:.2f} s  (without bootstrap: {t_rel0 + t_agr:.2f} s)")
