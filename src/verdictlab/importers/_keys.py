@@ -39,7 +39,9 @@ _LIST_SOURCE = re.compile(r"^(?P<column>.+)\[(?P<index>-?\d+)\]$")
 class FilePattern:
     """A regular expression with named groups, searched in a file's name (without its folder)."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, fields: frozenset[str] = FILE_FIELDS, *, reader: str = "") -> None:
+        """``fields``: the keys this reader can take from a file name (``reader`` names it in the error
+        for a group it cannot take: a votes file has no judge, a dataset item no order)."""
         try:
             self.regex = re.compile(pattern)
         except re.error as exc:
@@ -48,9 +50,10 @@ class FilePattern:
         if not names:
             raise ItemError("the pattern names no group; name the key it gives, e.g. (?P<judge>[^_]+)",
                             field="file-pattern")
-        unknown = sorted(names - FILE_FIELDS)
+        unknown = sorted(names - fields)
         if unknown:
-            raise ItemError(f"group(s) {unknown} name no key; known: {sorted(FILE_FIELDS)}", field="file-pattern")
+            where = f" of {reader}" if reader else ""
+            raise ItemError(f"group(s) {unknown} name no key{where}; known: {sorted(fields)}", field="file-pattern")
         self.pattern = pattern
 
     def keys(self, path: Path) -> dict[str, str]:

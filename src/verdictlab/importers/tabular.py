@@ -706,13 +706,13 @@ def _with_columns(spec: _Spec, rows: list[tuple[int, dict[str, Any]]], problems:
                                 (spec.source("verdict"), spec.source("label"))))
 
 
-def import_csv(path: str | Path, **options: Any) -> ImportBatch:
-    return import_table(path, format="csv", **options)
+def import_csv(path: str | Path, *, file_pattern: str | None = None, **options: Any) -> ImportBatch:
+    return import_table(path, format="csv", file_pattern=file_pattern, **options)
 
 
-def import_jsonl(path: str | Path, **options: Any) -> ImportBatch:
-    return import_table(path, format="jsonl", **options)
+def import_jsonl(path: str | Path, *, file_pattern: str | None = None, **options: Any) -> ImportBatch:
+    return import_table(path, format="jsonl", file_pattern=file_pattern, **options)
 
 
-def import_parquet(path: str | Path, **options: Any) -> ImportBatch:
-    return import_table(path, format="parquet", **options)
+def import_parquet(path: str | Path, *, file_pattern: str | None = None, **options: Any) -> ImportBatch:
+    return import_table(path, format="parquet", file_pattern=file_pattern, **options)
