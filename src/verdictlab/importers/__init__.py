@@ -136,15 +136,15 @@ def _builtin_parquet() -> bool:
     return target is import_parquet
 
 
-def _reads_pattern(importer: Importer) -> bool:
-    """The importer reads ``file_pattern`` itself (the table importers); otherwise the import layer
-    applies it to the rows, which say the file they came from (:mod:`._file_keys`)."""
+def _keywords(importer: Importer) -> set[str]:
+    """The keyword arguments ``importer`` names (an importer that reads ``file_pattern`` itself, the
+    table importers, names it; for the others the import layer applies it, :mod:`._file_keys`)."""
     import inspect
 
     try:
-        return "file_pattern" in inspect.signature(importer).parameters
+        return set(inspect.signature(importer).parameters)
     except (TypeError, ValueError):
-        return False
+        return set()
 
 
 def import_into(format: str, path: str | Path, *, run_dir: str | Path,
@@ -174,11 +174,12 @@ def import_into(format: str, path: str | Path, *, run_dir: str | Path,
         if done is not None:
             return done
     pattern = None
-    if options.get("file_pattern") is not None and not _reads_pattern(importer):
+    if options.get("file_pattern") is not None and "file_pattern" not in _keywords(importer):
         # the layer gives each file's rows its name's keys
-        from ._file_keys import judgment_pattern
+        from ._file_keys import judgment_pattern, stand_ins
 
         pattern = judgment_pattern(options.pop("file_pattern"), options)
+        options.update(stand_ins(pattern, _keywords(importer)))
     batch = importer(path, **options)
     if pattern is not None:
         from ._file_keys import apply_file_keys

@@ -19,7 +19,7 @@ A file whose name does not match is an input error naming the file; so is a grou
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from ..core.items import ItemError, PairItem, PointItem, Problems
 from ..core.ranges import REP, TEMPERATURE
 from ..errors import UsageError
 from ._batch import ImportBatch, checked
-from ._keys import FILE_FIELDS, FilePattern
+from ._keys import FILE_FIELDS, FilePattern, fills
 
 #: keys a file name gives as the whole-file option of that name, for its rows
 OPTION_KEYS = ("judge", "protocol", "dataset", "temperature", "rep")
@@ -47,6 +47,17 @@ def judgment_pattern(pattern: str, given: Mapping[str, Any]) -> FilePattern:
         raise UsageError(f"--file-pattern gives {', '.join(both)} from each file name, and --{both[0]} gives it "
                          "for every file: give one of the two")
     return fp
+
+
+#: what the importer is given for a whole-file key the file name gives (replaced in every row by the name's value)
+FROM_FILE_NAME = "<from the file name>"
+
+
+def stand_ins(fp: FilePattern, takes: Collection[str]) -> dict[str, str]:
+    """The judge, protocol or dataset the file name gives, as the importer's option (``takes``: the
+    keywords it takes): an importer that needs one to read a file (LLMBar's judge) reads it, and
+    :func:`apply_file_keys` puts each file's own value in its rows."""
+    return {k: FROM_FILE_NAME for k in ("judge", "protocol", "dataset") if k in fp.regex.groupindex and k in takes}
 
 
 def _file_values(fp: FilePattern, f: Path) -> dict[str, Any]:
@@ -78,12 +89,8 @@ def _row_values(r: dict[str, Any], keys: Mapping[str, Any]) -> dict[str, Any]:
 def _fill(r: dict[str, Any], keys: Mapping[str, Any], *, path: str) -> None:
     """Give row ``r`` the keys of its file's name (module docstring: which wins)."""
     for name, value in _row_values(r, keys).items():
-        have = r.get(name)
-        if have is None or have == "":
+        if fills(r.get(name), value, name=name, what="the row", path=path, row=r.get("_row")):
             r[name] = value
-        elif str(have) != value:
-            raise ItemError(f"the file name gives {name} {value!r}, the row has {have!r}: fix the file, its name "
-                            "or the --file-pattern", path=path, row=r.get("_row"), field=name)
     for name in OPTION_KEYS:
         if name in keys:
             r[name] = keys[name]
@@ -149,4 +156,5 @@ def _moved_items(items: list[PairItem | PointItem], moved: Mapping[tuple[str, st
     return out
 
 
-__all__ = ["JUDGMENT_FIELDS", "OPTION_KEYS", "ROW_KEYS", "apply_file_keys", "judgment_pattern"]
+__all__ = ["FROM_FILE_NAME", "JUDGMENT_FIELDS", "OPTION_KEYS", "ROW_KEYS", "apply_file_keys", "judgment_pattern",
+           "stand_ins"]

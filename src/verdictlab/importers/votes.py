@@ -68,13 +68,11 @@ def _file_keys(rec: dict[str, Any], keys: dict[str, str], src: dict[str, str], *
     for shown, canonical in (("system_first", "system_a"), ("system_second", "system_b")):
         if shown in keys:      # votes are canonical: the name's two systems only find the pair
             keys[canonical] = keys.pop(shown)
+    from ._keys import fills
+
     for name, value in keys.items():
-        have = rec.get(src[name])
-        if have is None or have == "":
+        if fills(rec.get(src[name]), value, name=name, what="the row", path=path, row=row, field=src[name]):
             rec[src[name]] = value
-        elif str(have) != value:
-            raise ItemError(f"the file name gives {name} {value!r}, the row has {have!r}: fix the file, its name or "
-                            "the --file-pattern", path=path, row=row, field=src[name])
 
 
 def _key(rec: dict[str, Any], src: dict[str, str], *, path: str, row: int) -> VoteKey:
