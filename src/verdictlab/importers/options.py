@@ -124,7 +124,9 @@ FILE_PATTERN_OPTION = ImporterOption(
          "folder), giving keys for its rows, e.g. 'answer_(?P<system_first>.+)-vs-answer_"
          "(?P<system_second>.+)-(?P<judge>[^-]+)-reviewer'; groups: judge, dataset, protocol, order, "
          "item_id, system_a, system_b, system_first, system_second, category, step, rep, temperature "
-         "(votes: item_id, dataset, annotator, system_a, system_b); a file whose name does not match is an error.")
+         "(votes: item_id, dataset, annotator, system_a, system_b); the name fills a key a row leaves empty (a "
+         "different value is an error), and judge, protocol, dataset, temperature or rep act as their flag for that "
+         "file; a file whose name does not match is an error.")
 
 TABLE_OPTIONS: tuple[ImporterOption, ...] = (
     ImporterOption("order", ("AB", "BA"), help="presentation order of the whole file (when there is no order "
