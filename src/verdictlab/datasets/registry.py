@@ -43,14 +43,23 @@ def load_dataset(name: str, *, path: str | None = None, **options: Any) -> Datas
     so two probes of one kind on one base can be told apart and each still finds its base.
 
     ``path`` may be the name of a fetched dataset (``verdictlab datasets fetch``), and without a path
-    (and no ``hub``) a loader reads the fetched dataset of its own name (:mod:`.fetched`)."""
+    (and no ``hub``) a loader reads the fetched dataset of its own name (:mod:`.fetched`).
+
+    ``file_pattern`` (a regular expression with named groups) reads every file of the folder ``path`` with
+    the loader, each file's items given the keys of its name (:mod:`.file_pattern`)."""
     from .fetched import loader_source
 
     path = loader_source(name, path, hub=options.get("hub")) if name in DATASETS else path
     probe = options.pop("probe", None)
     probe_options = dict(options.pop("probe_options", None) or {})
     probe_name = options.pop("dataset", None) if probe is not None else None
-    load = get_loader(name)(path, **options)
+    file_pattern = options.pop("file_pattern", None)
+    if file_pattern is not None:        # every file of a folder, each with its name's keys (.file_pattern)
+        from .file_pattern import load_files
+
+        load = load_files(get_loader(name), path, str(file_pattern), options)
+    else:
+        load = get_loader(name)(path, **options)
     if probe is not None:
         from .probes import apply_probe
 

@@ -8,7 +8,8 @@ stored trial refuses the import unless ``replace=True`` (``--replace``).
 
 Formats: ``llmbar`` (published LLMBar result files), ``fastchat`` (MT-Bench ``*_pair.jsonl``
 judgments), ``pandalm``, ``judgebench``, ``inspect`` (inspect_ai logs), ``csv`` / ``jsonl`` /
-``parquet`` (one judgment per row).  An importer is a function
+``parquet`` (one judgment per row).  Every importer that reads files takes ``file_pattern`` (keys from
+each file's name; :mod:`._file_keys` says which value wins).  An importer is a function
 ``(path, **options) -> ImportBatch``; they register lazily as ``"module:function"`` strings, each with
 the options it takes (:class:`~verdictlab.importers.options.ImporterOption`: name, type, help,
 default), from which ``verdictlab import`` builds its flags.
@@ -21,7 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.registry import Registry, first_doc_line
-from .options import ANSWERS_OPTION, COMMON_OPTIONS, TABLE_OPTIONS, VOTES_OPTIONS, ImporterOption
+from .options import (
+    ANSWERS_OPTION,
+    COMMON_OPTIONS,
+    FILE_PATTERN_OPTION,
+    TABLE_OPTIONS,
+    VOTES_OPTIONS,
+    ImporterOption,
+)
 
 if TYPE_CHECKING:
     from ..core.items import PairItem, PointItem
@@ -128,6 +136,17 @@ def _builtin_parquet() -> bool:
     return target is import_parquet
 
 
+def _keywords(importer: Importer) -> set[str]:
+    """The keyword arguments ``importer`` names (an importer that reads ``file_pattern`` itself, the
+    table importers, names it; for the others the import layer applies it, :mod:`._file_keys`)."""
+    import inspect
+
+    try:
+        return set(inspect.signature(importer).parameters)
+    except (TypeError, ValueError):
+        return set()
+
+
 def import_into(format: str, path: str | Path, *, run_dir: str | Path,
                 items: list[PairItem | PointItem] | None = None, replace: bool = False,
                 **options: Any) -> ImportResult:
@@ -154,7 +173,18 @@ def import_into(format: str, path: str | Path, *, run_dir: str | Path,
         done = bulk_import_parquet(path, run_dir=run_dir, items=items, replace=replace, **options)
         if done is not None:
             return done
+    pattern = None
+    if options.get("file_pattern") is not None and "file_pattern" not in _keywords(importer):
+        # the layer gives each file's rows its name's keys
+        from ._file_keys import judgment_pattern, stand_ins
+
+        pattern = judgment_pattern(options.pop("file_pattern"), options)
+        options.update(stand_ins(pattern, _keywords(importer)))
     batch = importer(path, **options)
+    if pattern is not None:
+        from ._file_keys import apply_file_keys
+
+        batch = apply_file_keys(batch, pattern)
     if items:
         attach_items(batch, items)
     return write_batch(batch, run_dir, replace=replace)
@@ -163,9 +193,11 @@ def import_into(format: str, path: str | Path, *, run_dir: str | Path,
 register_importer("llmbar", "verdictlab.importers.llmbar:import_llmbar",
                   "published LLMBar runs: *.result.json (or evaluators/<judge>/<strategy>/result.json), "
                   "both presentation orders, last element of 'results'",
-                  options=(ImporterOption("split", help="the split of a file whose name does not say it."),))
+                  options=(ImporterOption("split", help="the split of a file whose name does not say it."),
+                           FILE_PATTERN_OPTION))
 register_importer("fastchat", "verdictlab.importers.fastchat:import_fastchat",
-                  "FastChat MT-Bench model_judgment/*_pair.jsonl (g1/g2 games = both orders)")
+                  "FastChat MT-Bench model_judgment/*_pair.jsonl (g1/g2 games = both orders)",
+                  options=(FILE_PATTERN_OPTION,))
 register_importer("pandalm", "verdictlab.importers.pandalm:import_pandalm",
                   "PandaLM verdict files (idx, <judge>_result 1|2|Tie|garbage), joined to testset-v1 "
                   "(--items-path); one order; garbage -> tie (PandaLM's rule, recorded) or --garbage unparsed",
@@ -173,10 +205,11 @@ register_importer("pandalm", "verdictlab.importers.pandalm:import_pandalm",
                                           help="an unreadable output is a tie (PandaLM's rule, recorded as a "
                                                "fallback) or unparsed."),
                            ImporterOption("items_path", metavar="PATH",
-                                          help="the test set (testset-v1.json) to join.")))
+                                          help="the test set (testset-v1.json) to join."),
+                           FILE_PATTERN_OPTION))
 register_importer("judgebench", "verdictlab.importers.judgebench:import_judgebench",
                   "JudgeBench output *.jsonl (pair + two games; game 2's decision mapped back from the "
-                  "swapped presentation)")
+                  "swapped presentation)", options=(FILE_PATTERN_OPTION,))
 register_importer("inspect", "verdictlab.importers.inspect_log:import_inspect",
                   "inspect_ai eval logs (.eval / .json) scored by a model-graded scorer: every epoch's grade "
                   "is a repetition (needs the 'inspect' extra)",
@@ -188,17 +221,18 @@ register_importer("inspect", "verdictlab.importers.inspect_log:import_inspect",
                                                "way (e.g. a match scorer checking a model-graded one)."),
                            ImporterOption("transcripts", type=bool,
                                           help="the graded object is the agent's whole run: items carry the "
-                                               "sample's transcript (messages, tool calls, tool results).")))
+                                               "sample's transcript (messages, tool calls, tool results)."),
+                           FILE_PATTERN_OPTION))
 register_importer("fastchat-reviews", "verdictlab.importers.fastchat_reviews:import_fastchat_reviews",
                   "FastChat-style review folders (review_id, question_id, answer1_id, answer2_id, text, score as a "
                   "pair or three-class), one file per system pair; systems and order from the answer ids "
-                  "(--answers); [-1, -1] unread", options=(ANSWERS_OPTION,))
+                  "(--answers); [-1, -1] unread", options=(ANSWERS_OPTION, FILE_PATTERN_OPTION))
 register_importer("prd", "verdictlab.importers.prd:import_prd",
                   "the PRD peer-review study's Vicuna-80 release (data/vicuna80/): five reviewers' reviews in both "
-                  "orders, the crowd votes as the items' votes, gold = sign of their mean")
+                  "orders, the crowd votes as the items' votes, gold = sign of their mean", options=(FILE_PATTERN_OPTION,))
 register_importer("alpaca-eval", "verdictlab.importers.alpaca_eval:import_alpaca_eval",
                   "one model's public AlpacaEval annotations.json (instruction, output_1/2, generator_1/2, annotator, "
-                  "preference 1..2, soft or hard) -> judgments with systems and P(A)")
+                  "preference 1..2, soft or hard) -> judgments with systems and P(A)", options=(FILE_PATTERN_OPTION,))
 register_importer("votes", "verdictlab.importers.votes:attach_votes",
                   "human annotators' votes on a run's pairs (item_id, annotator, vote; or one column per annotator, "
                   "--annotators) -> the items' votes and a gold label by --gold-rule (majority, majority-or-none, "

@@ -200,6 +200,7 @@ def write_batch(batch: ImportBatch, run_dir: str | Path, *, replace: bool = Fals
         # the store stamps the write time; the source-row marker is only for the checks above
         for r in batch.judgments:
             r.pop("_row", None)
+            r.pop("_file", None)
         rows = batch.judgments
         plan = plan_reimport(store, rows, items)
         if (plan.changed or plan.items_changed) and not replace:

@@ -28,37 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.items import ItemError, text_id
+from ..datasets.file_pattern import FILE_FIELDS, FilePattern, fills
 
-#: the fields a file-name group may give (and the ``annotator`` of a vote file)
-FILE_FIELDS: frozenset[str] = frozenset({"item_id", "judge", "protocol", "dataset", "order", "rep", "temperature",
-                                         "system_a", "system_b", "system_first", "system_second", "category",
-                                         "step", "annotator"})
 _LIST_SOURCE = re.compile(r"^(?P<column>.+)\[(?P<index>-?\d+)\]$")
-
-
-class FilePattern:
-    """A regular expression with named groups, searched in a file's name (without its folder)."""
-
-    def __init__(self, pattern: str) -> None:
-        try:
-            self.regex = re.compile(pattern)
-        except re.error as exc:
-            raise ItemError(f"not a regular expression: {exc}", field="file-pattern") from None
-        names = set(self.regex.groupindex)
-        if not names:
-            raise ItemError("the pattern names no group; name the key it gives, e.g. (?P<judge>[^_]+)",
-                            field="file-pattern")
-        unknown = sorted(names - FILE_FIELDS)
-        if unknown:
-            raise ItemError(f"group(s) {unknown} name no key; known: {sorted(FILE_FIELDS)}", field="file-pattern")
-        self.pattern = pattern
-
-    def keys(self, path: Path) -> dict[str, str]:
-        """The named groups' values for ``path``'s file name; an :class:`ItemError` when it does not match."""
-        m = self.regex.search(path.name)
-        if m is None:
-            raise ItemError(f"the file name does not match --file-pattern {self.pattern!r}", path=str(path))
-        return {k: v for k, v in m.groupdict().items() if v is not None}
 
 
 def files_of(path: Path, suffixes: Iterable[str]) -> list[Path]:
@@ -195,5 +167,5 @@ def pair_item_id(question_id: Any, system_a: str, system_b: str) -> str:
     return f"{question_id}-{a}-vs-{b}"
 
 
-__all__ = ["FILE_FIELDS", "Answer", "Answers", "FilePattern", "ShownPair", "add_list_values", "answer_files",
+__all__ = ["FILE_FIELDS", "Answer", "Answers", "FilePattern", "fills", "ShownPair", "add_list_values", "answer_files",
            "files_of", "list_sources", "pair_item_id", "shown_pair"]

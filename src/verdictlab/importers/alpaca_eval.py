@@ -85,7 +85,7 @@ def _row(rec: dict[str, Any], row: int, index: int, path: str, dataset: str,
                      raw_output=raw if isinstance(raw, str) or raw is None else json.dumps(raw, ensure_ascii=False),
                      parse_detail=detail, p_a=p_a, scores=None if pref is None else {"preference": pref},
                      system_a=item.system_a, system_b=item.system_b)
-    r["_row"] = row
+    r["_row"], r["_file"] = row, path
     return r, item
 
 

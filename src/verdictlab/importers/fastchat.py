@@ -116,6 +116,6 @@ def _match_rows(rec: dict[str, Any], *, src: str, row: int, judge: str | None, p
             category=f"turn-{turn}", raw_output=raw if isinstance(raw, str) else None,
             parse_detail=(f"FastChat {field}={w!r}" if verdict is not None
                           else f"FastChat recorded {field}='error' (judgment not parsed)"))
-        r["_row"] = row
+        r["_row"], r["_file"] = row, src
         out.append(r)
     return out

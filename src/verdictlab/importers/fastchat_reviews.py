@@ -110,7 +110,7 @@ def _review_row(rec: dict[str, Any], f: Path, row: int, src: ReviewSource) -> di
                      label=None, raw_output=text if isinstance(text, str) else None,
                      parse_detail=f"{f.name} row {row}: {detail}", scores=scores, system_a=pair.system_a,
                      system_b=pair.system_b)
-    r["_row"] = row
+    r["_row"], r["_file"] = row, str(f)
     return r
 
 

@@ -170,6 +170,7 @@ def _log_rows(f: Path, log: Any, opts: dict[str, Any]) -> tuple[list[dict[str, A
                 raw_output=score.explanation,
                 parse_detail=(f"inspect {scorer_name} epoch {s.epoch} value {score.value!r}; rule {RULE}"),
                 pair=False))
+            rows[-1]["_file"] = str(f)
     if opts["scorer"] and not rows:
         raise ItemError(f"no scores from scorer {opts['scorer']!r} in this log", path=str(f), field="scorer")
     temps = ", ".join(f"{k}=" + ("not recorded (0 assumed)" if t is None else f"{t:g}")

@@ -149,6 +149,6 @@ def _record(rec: dict[str, Any], row: int, *, src: str, info: dict[str, str], ju
                          label=item.label, category=item.category, raw_output=_raw(game),
                          parse_detail=f"JudgeBench game {k + 1} decision {decision!r} (shown {order}) "
                                       f"-> canonical {verdict!r}; rule {RULE}")
-        r["_row"] = row
+        r["_row"], r["_file"] = row, src
         rows.append(r)
     return item, rows

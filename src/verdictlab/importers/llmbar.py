@@ -178,4 +178,5 @@ def _games(rec: dict[str, Any], item: PairItem, *, src: str, row: int, judge: st
             category=item.category, raw_output=_raw_output(last[key].get("completion")) or _rating_scores(last),
             parse_detail=(f"LLMBar winner {w!r} ({key}; already in original numbering)"
                           if verdict else f"LLMBar recorded no winner ({key})")))
+        out[-1]["_row"], out[-1]["_file"] = row, src
     return out

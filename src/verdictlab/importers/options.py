@@ -16,7 +16,8 @@ format that does not declare it is a usage error, never silently ignored.
 
 :data:`COMMON_OPTIONS` are taken by every importer (the cell's judge, protocol, dataset, temperature
 and repetition when the source does not say); :data:`TABLE_OPTIONS` by the csv, jsonl and parquet
-tables.
+tables; :data:`FILE_PATTERN_OPTION` by every importer that reads files (keys from each file's name: the
+table importers read it themselves, for the others the import layer applies it, :mod:`._file_keys`).
 """
 
 from __future__ import annotations
@@ -117,6 +118,16 @@ VALUE_MAP_OPTION = ImporterOption(
     help="what the values of verdict, label or order mean, COLUMN:RAW=VALUE,... e.g. --map-values "
          "verdict:0=tie,1=A,2=B; repeatable.")
 
+FILE_PATTERN_OPTION = ImporterOption(
+    "file_pattern", metavar="REGEX",
+    help="a regular expression with named groups searched in the name of each file read (PATH may be a "
+         "folder), giving keys for its rows, e.g. 'answer_(?P<system_first>.+)-vs-answer_"
+         "(?P<system_second>.+)-(?P<judge>[^-]+)-reviewer'; groups: judge, dataset, protocol, order, "
+         "item_id, system_a, system_b, system_first, system_second, category, step, rep, temperature "
+         "(votes: item_id, dataset, annotator, system_a, system_b); the name fills a key a row leaves empty (a "
+         "different value is an error), and judge, protocol, dataset, temperature or rep act as their flag for that "
+         "file; a file whose name does not match is an error.")
+
 TABLE_OPTIONS: tuple[ImporterOption, ...] = (
     ImporterOption("order", ("AB", "BA"), help="presentation order of the whole file (when there is no order "
                                                "column)."),
@@ -129,12 +140,7 @@ TABLE_OPTIONS: tuple[ImporterOption, ...] = (
                         "question's id, the item id adds the two systems in sorted order."),
     FIELD_MAP_OPTION,
     VALUE_MAP_OPTION,
-    ImporterOption("file_pattern", metavar="REGEX",
-                   help="a regular expression with named groups searched in each file's name (PATH may be a "
-                        "folder), giving keys for its rows, e.g. 'answer_(?P<system_first>.+)-vs-answer_"
-                        "(?P<system_second>.+)-(?P<judge>[^-]+)-reviewer'; groups: judge, dataset, protocol, order, "
-                        "item_id, system_a, system_b, system_first, system_second, category, step, rep, "
-                        "temperature."),
+    FILE_PATTERN_OPTION,
     ANSWERS_OPTION,
 )
 
@@ -155,8 +161,9 @@ VOTES_OPTIONS: tuple[ImporterOption, ...] = (
                    help="one column per annotator (otherwise one vote per row: item_id, annotator, vote)."),
     FIELD_MAP_OPTION,
     VALUE_MAP_OPTION,
+    FILE_PATTERN_OPTION,
 )
 
 
-__all__ = ["ANSWERS_OPTION", "COMMON_OPTIONS", "FIELD_MAP_OPTION", "TABLE_OPTIONS", "VALUE_MAP_OPTION", "VOTES_OPTIONS",
+__all__ = ["ANSWERS_OPTION", "COMMON_OPTIONS", "FIELD_MAP_OPTION", "FILE_PATTERN_OPTION", "TABLE_OPTIONS", "VALUE_MAP_OPTION", "VOTES_OPTIONS",
            "ImporterOption", "parse_column_list", "parse_field_map", "parse_value_map"]

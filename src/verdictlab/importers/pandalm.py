@@ -144,5 +144,5 @@ def _verdict_row(rec: dict[str, Any], row: int, *, src: str, judge: str | None, 
                      label=item.label if item else None, category=item.category if item else None,
                      raw_output=reason if isinstance(reason, str) else None, parse_status=status,
                      fallback_rule=fallback, parse_detail=f"PandaLM {key}={rec[key]!r}; rule {rule}")
-    r["_row"] = row
+    r["_row"], r["_file"] = row, src
     return r, str(rec[key]).strip().lower() == "garbage"

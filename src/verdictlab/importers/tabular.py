@@ -43,8 +43,9 @@ Keys beyond the columns (:mod:`verdictlab.importers._keys`, shared by the named 
 - ``PATH`` may be a folder: every file of the format in it is read (``file_pattern`` /
   ``--file-pattern REGEX``: named groups of a regular expression searched in each file's name give keys
   for its rows -- ``judge``, ``dataset``, ``protocol``, ``order``, ``item_id``, ``system_a``,
-  ``system_b``, ``category``, ``step`` ...; a column of the row wins over the file name, the file name
-  over a whole-file option; ``system_first`` / ``system_second`` name the systems shown first and
+  ``system_b``, ``category``, ``step`` ...; the file name fills a key the row leaves empty, a row with a
+  different value is an error naming file, row and field, and a group that gives a whole-file option's
+  key (``judge`` ...) together with that option is a usage error (:mod:`._file_keys`); ``system_first`` / ``system_second`` name the systems shown first and
   second, made canonical by sorting the two names, with the order that says which came first).
 - a source written ``column[i]`` reads element ``i`` of a list-valued column: ``--map
   score_first=score[0] --map score_second=score[1]``.
@@ -78,7 +79,16 @@ from ..datasets.columns import ColumnReader, derived_id
 from ..datasets.columns import check_value_map as check_words
 from ..datasets.tabular import read_table_rows
 from ._batch import ImportBatch, check_batch, check_options, checked, judgment_row
-from ._keys import Answers, FilePattern, add_list_values, files_of, list_sources, pair_item_id, shown_pair
+from ._file_keys import judgment_pattern
+from ._keys import (
+    Answers,
+    add_list_values,
+    files_of,
+    fills,
+    list_sources,
+    pair_item_id,
+    shown_pair,
+)
 from ._preferences import PREFERENCE_COLUMNS, Preference, read_preference
 
 KEY_COLUMNS = ("item_id", "judge", "protocol", "dataset", "order", "rep", "temperature")
@@ -528,19 +538,14 @@ class _Keys:
 
     def prepare(self, rec: dict[str, Any], *, path: str, row: int) -> None:
         """Put the row's keys from the file name, list columns and the id join under the source names
-        of their fields (a column of the row wins over the file name; the id join over both)."""
+        of their fields (the file name fills what the row leaves empty, a different value is an error; the
+        id join wins over both)."""
         if self.lists:
             add_list_values(rec, self.lists, path=path, row=row)
-        for name, value in self.file_keys.items():
-            if name not in ("system_first", "system_second") and rec.get(self.source(name)) is None:
+        for name, value in self._name_keys().items():
+            if fills(rec.get(self.source(name)), value, name=name, what="the row", path=path, row=row,
+                     field=self.source(name)):
                 rec[self.source(name)] = value
-        if "system_first" in self.file_keys and "system_second" in self.file_keys:
-            first, second = self.file_keys["system_first"], self.file_keys["system_second"]
-            a_first = first <= second
-            rec.setdefault(self.source("system_a"), first if a_first else second)
-            rec.setdefault(self.source("system_b"), second if a_first else first)
-            if rec.get(self.source("order")) is None:
-                rec[self.source("order")] = "AB" if a_first else "BA"
         if self.answers is not None:
             self._join(rec, path=path, row=row)
         if self.pair_ids:
@@ -551,6 +556,17 @@ class _Keys:
                                 row=row, field=self.source("item_id"))
             rec[self.source("item_id")] = pair_item_id(text_id(qid, path=path, row=row, field=self.source("item_id")),
                                                        sa, sb)
+
+    def _name_keys(self) -> dict[str, str]:
+        """The file name's keys, ``system_first`` / ``system_second`` made canonical: A the name that sorts
+        first, the order the one they were shown in."""
+        keys = {k: v for k, v in self.file_keys.items() if k not in ("system_first", "system_second")}
+        if "system_first" in self.file_keys and "system_second" in self.file_keys:
+            first, second = self.file_keys["system_first"], self.file_keys["system_second"]
+            a_first = first <= second
+            keys.update(system_a=first if a_first else second, system_b=second if a_first else first,
+                        order="AB" if a_first else "BA")
+        return keys
 
     def _join(self, rec: dict[str, Any], *, path: str, row: int) -> None:
         assert self.answers is not None
@@ -603,7 +619,9 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
     if value_map and "vote" in value_map:
         raise ItemError("--map-values vote: applies to the votes format (a judgment table has verdicts)",
                         field="map-values")
-    pattern = FilePattern(file_pattern) if file_pattern else None
+    defaults = {"judge": judge, "protocol": protocol, "dataset": dataset, "temperature": temperature, "rep": rep,
+                "order": order}
+    pattern = judgment_pattern(file_pattern, defaults) if file_pattern else None
     joined = Answers.read(answers) if answers is not None else None
     questions: dict[str, str] = {}
     if answers is not None:
@@ -613,8 +631,6 @@ def import_table(path: str | Path, *, format: str = "table", judge: str | None =
         questions = read_questions(find_questions(where, where.parent))
     files = files_of(p, SUFFIXES.get(format, SUFFIXES["table"]))
     problems = Problems(str(p))
-    defaults = {"judge": judge, "protocol": protocol, "dataset": dataset, "temperature": temperature, "rep": rep,
-                "order": order}
     batch = ImportBatch(format=format, source=str(p), judgments=[])
     texts: _ItemTexts | None = None
     for f in files:
@@ -706,13 +722,13 @@ def _with_columns(spec: _Spec, rows: list[tuple[int, dict[str, Any]]], problems:
                                 (spec.source("verdict"), spec.source("label"))))
 
 
-def import_csv(path: str | Path, **options: Any) -> ImportBatch:
-    return import_table(path, format="csv", **options)
+def import_csv(path: str | Path, *, file_pattern: str | None = None, **options: Any) -> ImportBatch:
+    return import_table(path, format="csv", file_pattern=file_pattern, **options)
 
 
-def import_jsonl(path: str | Path, **options: Any) -> ImportBatch:
-    return import_table(path, format="jsonl", **options)
+def import_jsonl(path: str | Path, *, file_pattern: str | None = None, **options: Any) -> ImportBatch:
+    return import_table(path, format="jsonl", file_pattern=file_pattern, **options)
 
 
-def import_parquet(path: str | Path, **options: Any) -> ImportBatch:
-    return import_table(path, format="parquet", **options)
+def import_parquet(path: str | Path, *, file_pattern: str | None = None, **options: Any) -> ImportBatch:
+    return import_table(path, format="parquet", file_pattern=file_pattern, **options)
