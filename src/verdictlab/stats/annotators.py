@@ -32,7 +32,7 @@ Unparsed verdicts follow the unparsed policy: ``exclude`` leaves their judgments
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -76,12 +76,49 @@ def _bounds(draws: np.ndarray, confidence: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def _item_weights(n_items: int, n_bootstrap: int, seed: int) -> np.ndarray:
-    """``n_bootstrap`` x ``n_items``: how often each item is drawn in each bootstrap resample."""
+#: at most this many item weights (resamples x items) are held at once: the whole matrix of a
+#: 5.4M-judgment run (100,000 items x 1,000 resamples) was 0.8 GB of integers and 0.8 GB more as floats,
+#: per call -- the 5.4M report peaked at 5.9 GB of PSS with it, and a chunk of 4M weights is 32 MB
+_WEIGHT_CHUNK = 4_000_000
+
+
+def _weight_chunks(n_items: int, n_bootstrap: int, seed: int) -> Iterator[np.ndarray]:
+    """The rows of :func:`_item_weights` (floats) a few resamples at a time, the same draws: the
+    generator's integers come in the same sequence whether drawn in one call or in consecutive ones."""
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_items, size=(n_bootstrap, n_items))
-    offsets = (np.arange(n_bootstrap) * n_items)[:, None]
-    return np.bincount((draws + offsets).ravel(), minlength=n_bootstrap * n_items).reshape(n_bootstrap, n_items)
+    step = max(1, _WEIGHT_CHUNK // max(n_items, 1))
+    for start in range(0, n_bootstrap, step):
+        rows = min(step, n_bootstrap - start)
+        draws = rng.integers(0, n_items, size=(rows, n_items))
+        draws += (np.arange(rows) * n_items)[:, None]
+        yield np.bincount(draws.ravel(), minlength=rows * n_items).reshape(rows, n_items).astype(float)
+
+
+def _item_weights(n_items: int, n_bootstrap: int, seed: int) -> np.ndarray:
+    """``n_bootstrap`` x ``n_items``: how often each item is drawn in each bootstrap resample (whole;
+    the figures stream them with :func:`_weight_chunks`)."""
+    chunks = list(_weight_chunks(n_items, n_bootstrap, seed))
+    return np.concatenate(chunks).astype(np.int64) if chunks else np.zeros((0, n_items), dtype=np.int64)
+
+
+def _item_codes(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's item as 0, 1, ... in order of first appearance (``dataset`` and ``item_id`` together):
+    the same numbers as factorizing the pairs of strings, from the columns' codes (that MultiIndex of
+    5.4M string pairs cost 11 s of CPU per call)."""
+    if not len(frame):
+        return np.zeros(0, dtype=np.int64)
+    d, _ = pd.factorize(_as_text(frame["dataset"]))
+    i, i_uniques = pd.factorize(_as_text(frame["item_id"]))
+    codes, _ = pd.factorize(d.astype(np.int64) * max(len(i_uniques), 1) + i)
+    return codes.astype(np.int64)
+
+
+def _as_text(col: pd.Series) -> pd.Series:
+    """``col`` as its text: a categorical keeps its codes (factorized in order of first appearance, as its
+    strings would be; its categories are distinct strings), anything else as ``str``."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col
+    return col.astype(str)
 
 
 def _ratio(num: np.ndarray, den: np.ndarray, *, confidence: float, n_bootstrap: int, seed: int) -> AgreementFigure:
@@ -90,10 +127,13 @@ def _ratio(num: np.ndarray, den: np.ndarray, *, confidence: float, n_bootstrap: 
     value = float(num.sum()) / total if total else float("nan")
     lo = hi = float("nan")
     if n_bootstrap and total:
-        w = _item_weights(len(den), n_bootstrap, seed).astype(float)
-        d = w @ den
+        n_draws, d_draws = [], []
+        for w in _weight_chunks(len(den), n_bootstrap, seed):
+            n_draws.append(w @ num)
+            d_draws.append(w @ den)
+        d, n = np.concatenate(d_draws), np.concatenate(n_draws)
         with np.errstate(invalid="ignore", divide="ignore"):
-            lo, hi = _bounds(np.where(d > 0, (w @ num) / d, np.nan), confidence)
+            lo, hi = _bounds(np.where(d > 0, n / d, np.nan), confidence)
     return AgreementFigure(value, lo, hi, int(total), int((den > 0).sum()))
 
 
@@ -126,7 +166,8 @@ def fleiss_kappa(counts: np.ndarray | Sequence[Sequence[int]], *, confidence: fl
     value = float(_fleiss_from(c, np.ones((1, len(c))))[0])
     lo = hi = float("nan")
     if n_bootstrap:
-        lo, hi = _bounds(_fleiss_from(c, _item_weights(len(c), n_bootstrap, seed).astype(float)), confidence)
+        lo, hi = _bounds(np.concatenate([_fleiss_from(c, w) for w in _weight_chunks(len(c), n_bootstrap, seed)]),
+                         confidence)
     return AgreementFigure(value, lo, hi, len(c), len(c))
 
 
@@ -245,7 +286,7 @@ def gold_agreement(frame: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY
     shown_l = swap_array(f["label"].astype(str).to_numpy(dtype=object), order)
     v = pd.Series(shown_v).map(_CODES).fillna(_NONE).to_numpy(dtype=np.int64)
     lab = pd.Series(shown_l).map(_CODES).to_numpy(dtype=np.int64)
-    item, _ = pd.factorize(pd.MultiIndex.from_arrays([f["dataset"].astype(str), f["item_id"].astype(str)]))
+    item = _item_codes(f)
     n_items = int(item.max()) + 1 if len(item) else 0
     eq = np.bincount(item, weights=(v == lab).astype(float), minlength=n_items)
     den = np.bincount(item, minlength=n_items).astype(float)
@@ -259,8 +300,8 @@ def gold_agreement(frame: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY
         fk = float(_fleiss_from(counts, np.ones((1, len(v))))[0])
         if n_bootstrap:
             # resample items: a judgment counts as often as its item is drawn
-            w = _item_weights(n_items, n_bootstrap, seed)[:, item].astype(float)
-            lo, hi = _bounds(_fleiss_from(counts, w), confidence)
+            lo, hi = _bounds(np.concatenate([_fleiss_from(counts, w[:, item])
+                                             for w in _weight_chunks(n_items, n_bootstrap, seed)]), confidence)
     return {"accuracy": acc.value, "accuracy_lo": acc.lo, "accuracy_hi": acc.hi, "fleiss_kappa": fk,
             "fleiss_kappa_lo": lo, "fleiss_kappa_hi": hi, "n": len(v), "n_items": n_items, "n_unparsed": n_unparsed}
 
@@ -279,7 +320,7 @@ def judge_agreement(a: pd.DataFrame, b: pd.DataFrame, *, policy: FigurePolicy = 
         m = m[m["verdict_a"].notna() & m["verdict_b"].notna()]
     va = m["verdict_a"].astype(object).map(_CODES).fillna(_NONE).to_numpy(dtype=np.int64)
     vb = m["verdict_b"].astype(object).map(_CODES).fillna(_NONE + 1).to_numpy(dtype=np.int64)   # two unparsed never agree
-    item, _ = pd.factorize(pd.MultiIndex.from_arrays([m["dataset"].astype(str), m["item_id"].astype(str)]))
+    item = _item_codes(m)
     n_items = int(item.max()) + 1 if len(item) else 0
     fig = _ratio(np.bincount(item, weights=(va == vb).astype(float), minlength=n_items),
                  np.bincount(item, minlength=n_items).astype(float), confidence=confidence,

@@ -1,0 +1,67 @@
+"""The annotators' item bootstrap streams its weights a few resamples at a time (a 5.4M-judgment run's
+whole matrix was 1.6 GB per call) and numbers items from the columns' codes: the same draws, the same
+item numbers and the same figures as the whole matrix and the MultiIndex of strings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from verdictlab.core.policy import FigurePolicy
+from verdictlab.stats import annotators
+from verdictlab.stats.annotators import fleiss_kappa, gold_agreement, judge_agreement
+
+
+def _whole(n_items: int, n_bootstrap: int, seed: int) -> np.ndarray:
+    # the matrix as it was built before: every resample's draws at once
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n_items, size=(n_bootstrap, n_items))
+    offsets = (np.arange(n_bootstrap) * n_items)[:, None]
+    return np.bincount((draws + offsets).ravel(), minlength=n_bootstrap * n_items).reshape(n_bootstrap, n_items)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 50, 10_000])
+def test_chunks_are_the_whole_matrix(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    monkeypatch.setattr(annotators, "_WEIGHT_CHUNK", chunk)
+    got = np.concatenate(list(annotators._weight_chunks(13, 41, 5)))
+    assert got.shape == (41, 13)
+    assert (got == _whole(13, 41, 5)).all()
+    assert (got.sum(axis=1) == 13).all()        # each resample draws as many items as there are
+
+
+def _frame(rng: np.random.Generator, n: int, categorical: bool) -> pd.DataFrame:
+    f = pd.DataFrame({"dataset": rng.choice(["d2", "d1"], n), "item_id": rng.choice([f"i{k}" for k in range(30)], n),
+                      "order": rng.choice(["AB", "BA"], n), "rep": rng.integers(0, 2, n),
+                      "verdict": rng.choice(["A", "B", "tie", None], n), "label": rng.choice(["A", "B"], n)})
+    if categorical:
+        for c in ("dataset", "item_id", "verdict", "label"):
+            f[c] = f[c].astype("category")
+    return f
+
+
+@pytest.mark.parametrize("categorical", [False, True])
+def test_item_codes_are_the_string_pairs_factorized(categorical: bool) -> None:
+    f = _frame(np.random.default_rng(1), 400, categorical)
+    want, _ = pd.factorize(pd.MultiIndex.from_arrays([f["dataset"].astype(str), f["item_id"].astype(str)]))
+    assert (annotators._item_codes(f) == want).all()
+
+
+def test_figures_do_not_depend_on_the_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(2)
+    a, b = _frame(rng, 300, True), _frame(rng, 300, False)
+    b[["dataset", "item_id", "order", "rep"]] = a[["dataset", "item_id", "order", "rep"]].astype(object).to_numpy()
+    policy = FigurePolicy(n_bootstrap=200, seed=3)
+    counts = rng.integers(0, 4, (25, 3))
+    counts[:, 2] = 5 - counts[:, :2].sum(axis=1).clip(max=5)
+    counts = counts[counts.min(axis=1) >= 0]
+    whole = (gold_agreement(a, policy=policy), judge_agreement(a, b, policy=policy),
+             fleiss_kappa(counts, n_bootstrap=200, seed=3))
+    monkeypatch.setattr(annotators, "_WEIGHT_CHUNK", 37)
+    small = (gold_agreement(a, policy=policy), judge_agreement(a, b, policy=policy),
+             fleiss_kappa(counts, n_bootstrap=200, seed=3))
+    assert whole[:2] == small[:2]              # sums of whole counts: exact in any grouping
+    # Fleiss' per-item shares are fractions: a matrix product of another shape rounds in the last digit
+    assert whole[2].value == small[2].value
+    assert (whole[2].lo, whole[2].hi) == pytest.approx((small[2].lo, small[2].hi), rel=1e-12)
+    assert np.isfinite(whole[0]["accuracy_lo"]) and whole[0]["accuracy_lo"] < whole[0]["accuracy_hi"]
