@@ -1,4 +1,5 @@
-"""The annotators' item bootstrap streams its weights a few resamples at a time (a 5.4M-judgment run's
+"""The bootstraps stream their resample weights a few resamples at a time (reliability's pair
+bootstrap, the definitions', the BCa one and the annotators'); the annotators' item bootstrap streams its weights a few resamples at a time (a 5.4M-judgment run's
 whole matrix was 1.6 GB per call) and numbers items from the columns' codes: the same draws, the same
 item numbers and the same figures as the whole matrix and the MultiIndex of strings."""
 
@@ -9,7 +10,7 @@ import pandas as pd
 import pytest
 
 from verdictlab.core.policy import FigurePolicy
-from verdictlab.stats import annotators
+from verdictlab.stats import _pair_bootstrap, annotators
 from verdictlab.stats.annotators import fleiss_kappa, gold_agreement, judge_agreement
 
 
@@ -23,7 +24,7 @@ def _whole(n_items: int, n_bootstrap: int, seed: int) -> np.ndarray:
 
 @pytest.mark.parametrize("chunk", [1, 7, 50, 10_000])
 def test_chunks_are_the_whole_matrix(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
-    monkeypatch.setattr(annotators, "_WEIGHT_CHUNK", chunk)
+    monkeypatch.setattr(_pair_bootstrap, "RESAMPLE_CHUNK", chunk)
     got = np.concatenate(list(annotators._weight_chunks(13, 41, 5)))
     assert got.shape == (41, 13)
     assert (got == _whole(13, 41, 5)).all()
@@ -57,7 +58,7 @@ def test_figures_do_not_depend_on_the_chunk(monkeypatch: pytest.MonkeyPatch) -> 
     counts = counts[counts.min(axis=1) >= 0]
     whole = (gold_agreement(a, policy=policy), judge_agreement(a, b, policy=policy),
              fleiss_kappa(counts, n_bootstrap=200, seed=3))
-    monkeypatch.setattr(annotators, "_WEIGHT_CHUNK", 37)
+    monkeypatch.setattr(_pair_bootstrap, "RESAMPLE_CHUNK", 37)
     small = (gold_agreement(a, policy=policy), judge_agreement(a, b, policy=policy),
              fleiss_kappa(counts, n_bootstrap=200, seed=3))
     assert whole[:2] == small[:2]              # sums of whole counts: exact in any grouping
@@ -65,3 +66,13 @@ def test_figures_do_not_depend_on_the_chunk(monkeypatch: pytest.MonkeyPatch) -> 
     assert whole[2].value == small[2].value
     assert (whole[2].lo, whole[2].hi) == pytest.approx((small[2].lo, small[2].hi), rel=1e-12)
     assert np.isfinite(whole[0]["accuracy_lo"]) and whole[0]["accuracy_lo"] < whole[0]["accuracy_hi"]
+
+
+@pytest.mark.parametrize("chunk", [1, 9, 10_000_000])
+def test_resampled_sums_are_the_whole_product(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    # integer values: sums of whole numbers are exact in any grouping, so equal to the one product
+    x = np.random.default_rng(4).integers(0, 9, (57, 3)).astype(float)
+    monkeypatch.setattr(_pair_bootstrap, "RESAMPLE_CHUNK", chunk)
+    got = _pair_bootstrap.resampled_sums(x, 23, np.random.default_rng(8))
+    assert (got == _whole(57, 23, 8) @ x).all()
+    assert _pair_bootstrap.resampled_sums(x[:, 0], 23, np.random.default_rng(8)).shape == (23,)

@@ -69,6 +69,7 @@ from ._frame import (
     verdict_codes,
     with_cell_columns,
 )
+from ._pair_bootstrap import resampled_sums
 from .intervals import percentile_bounds, wilson_bounds
 
 __all__ = ["reliability", "cell_and_item_codes", "coded_reliability", "coded_units", "trust_rate", "accuracy_ceiling", "RELIABILITY_COLUMNS", "PairEvents", "pair_events",
@@ -424,7 +425,8 @@ def _figures(cells: pd.DataFrame, u: dict[str, np.ndarray], rep: np.ndarray | No
 def _bootstrap(stats: np.ndarray, pair_cell: np.ndarray, present: np.ndarray, G: int,
                q_arr: np.ndarray, measured: np.ndarray, n_boot: int, seed: int,
                confidence: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Resample pairs within each cell: counts matrix (B x n) by one bincount, then counts @ stats.
+    """Resample pairs within each cell: the resampled sums of the pairs' stats (streamed weights,
+    :func:`~verdictlab.stats._pair_bootstrap.resampled_sums`).
     Returns percentile bounds of C, phi, A and T per cell."""
     names = ("C", "phi", "A", "T")
     out = {k: (np.full(G, np.nan), np.full(G, np.nan)) for k in names}
@@ -440,10 +442,7 @@ def _bootstrap(stats: np.ndarray, pair_cell: np.ndarray, present: np.ndarray, G:
         if n == 0:
             continue
         rng = np.random.default_rng(seeds[g])
-        draw = rng.integers(0, n, size=(n_boot, n))
-        W = np.bincount((draw + (np.arange(n_boot) * n)[:, None]).ravel(),
-                        minlength=n_boot * n).reshape(n_boot, n).astype(float)
-        S = W @ stats[rows]  # (B, 8)
+        S = resampled_sums(stats[rows], n_boot, rng)  # (B, 8)
         with np.errstate(invalid="ignore", divide="ignore"):
             C = S[:, 0] / S[:, 1]
             phi = S[:, 2] / S[:, 3]

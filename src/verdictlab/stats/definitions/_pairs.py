@@ -27,6 +27,7 @@ import pandas as pd
 from ...core.policy import FigurePolicy
 from ...core.vocab import UnparsedPolicy
 from .._frame import label_codes, safe_div
+from .._pair_bootstrap import resampled_sums
 from ..intervals import percentile_bounds, wilson_bounds
 from ..reliability import DEFAULT_BY, unit_table
 
@@ -134,12 +135,9 @@ def ratio_frame(cells: pd.DataFrame, cell: np.ndarray, num: np.ndarray, den: np.
             if len(rows) == 0:
                 continue
             rng = np.random.default_rng(seeds[g])
-            k = len(rows)
-            draw = rng.integers(0, k, size=(n_bootstrap, k))
-            W = np.bincount((draw + (np.arange(n_bootstrap) * k)[:, None]).ravel(),
-                            minlength=n_bootstrap * k).reshape(n_bootstrap, k).astype(float)
+            sums = resampled_sums(np.column_stack([num[rows], den[rows]]), n_bootstrap, rng)
             with np.errstate(invalid="ignore", divide="ignore"):
-                boot = (W @ num[rows]) / (W @ den[rows])
+                boot = sums[:, 0] / sums[:, 1]
             lo[g], hi[g] = percentile_bounds(boot, confidence=confidence)
     return _frame(cells, {"variant": variant, "value": safe_div(num_c, den_c), "lo": lo, "hi": hi, "n": n,
                           "successes": np.nan if successes is None else successes, "n_left_out": left_out,
