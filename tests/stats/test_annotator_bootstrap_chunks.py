@@ -76,3 +76,14 @@ def test_resampled_sums_are_the_whole_product(monkeypatch: pytest.MonkeyPatch, c
     got = _pair_bootstrap.resampled_sums(x, 23, np.random.default_rng(8))
     assert (got == _whole(57, 23, 8) @ x).all()
     assert _pair_bootstrap.resampled_sums(x[:, 0], 23, np.random.default_rng(8)).shape == (23,)
+
+
+def test_judge_pairs_together_are_each_pair_alone() -> None:
+    # three judges on the same units: the pairs share one pass of the weights, and give what each call gives
+    rng = np.random.default_rng(5)
+    base = _frame(rng, 240, True)
+    frames = [base.assign(verdict=pd.Categorical(rng.choice(["A", "B", "tie", None], len(base)))) for _ in range(3)]
+    frames.append(base.iloc[:100].copy())       # fewer items: its own pass
+    policy = FigurePolicy(n_bootstrap=150, seed=9)
+    pairs = [(frames[0], frames[1]), (frames[0], frames[2]), (frames[1], frames[3]), (frames[2], frames[1])]
+    assert annotators.judge_agreements(pairs, policy=policy) == [judge_agreement(a, b, policy=policy) for a, b in pairs]

@@ -28,7 +28,7 @@ from ..core.vocab import CELL_KEY
 from ..stats import (
     annotator_agreement,
     gold_agreement,
-    judge_agreement,
+    judge_agreements,
     peer_rank,
     vote_pair_agreement,
     weighted_vote,
@@ -110,15 +110,13 @@ def judge_human_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
                       "judge read as the reference of the other.")
 def judge_vs_judge_analysis(inp: AnalysisInput) -> pd.DataFrame | None:
     df = _pairs(inp)
-    rows = []
+    keys, pairs = [], []
     for key, g in df.groupby(GROUP, sort=True, observed=True):
-        judges = sorted(g["judge"].astype(str).unique())
-        for a, b in combinations(judges, 2):
-            fig = judge_agreement(g[g["judge"].astype(str) == a], g[g["judge"].astype(str) == b],
-                                  **_boot(inp))
-            if fig["n"]:
-                rows.append({**dict(zip(GROUP, key, strict=True)), "judge": None, "judge_a": a, "reference": b,
-                             **fig})
+        by_judge = {str(j): rows for j, rows in g.groupby("judge", observed=True, sort=False)}
+        for a, b in combinations(sorted(by_judge), 2):
+            keys.append({**dict(zip(GROUP, key, strict=True)), "judge": None, "judge_a": a, "reference": b})
+            pairs.append((by_judge[a], by_judge[b]))
+    rows = [{**k, **fig} for k, fig in zip(keys, judge_agreements(pairs, **_boot(inp)), strict=True) if fig["n"]]
     return pd.DataFrame(rows) if rows else None
 
 

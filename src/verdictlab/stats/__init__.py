@@ -82,6 +82,7 @@ from .annotators import (
     fleiss_kappa,
     gold_agreement,
     judge_agreement,
+    judge_agreements,
     vote_pair_agreement,
 )
 from .bias import (
@@ -328,7 +329,7 @@ from .versus_best import VERSUS_BEST_COLUMNS, versus_best
 
 __all__ = [
     "ANNOTATOR_COLUMNS", "AgreementFigure", "annotator_agreement", "fleiss_kappa", "gold_agreement",
-    "judge_agreement", "vote_pair_agreement", "PeerRank", "peer_rank", "weighted_vote", "weighted_win_rates",
+    "judge_agreement", "judge_agreements", "vote_pair_agreement", "PeerRank", "peer_rank", "weighted_vote", "weighted_win_rates",
     "accuracy_ceiling",
     "AVOID_THRESHOLDS",
     "COST_COLUMNS",
