@@ -40,6 +40,8 @@ register_loader("helpsteer2", "verdictlab.datasets.helpsteer2:load_helpsteer2",
                 "HelpSteer2: responses with human 0-4 ratings (helpfulness, ...), for an ordinal grader (PointItem)")
 register_loader("ragtruth", "verdictlab.datasets.ragtruth:load_ragtruth",
                 "RAGTruth: RAG responses with human hallucination spans -> PASS/FAIL faithfulness (PointItem)")
+register_loader("halueval", "verdictlab.datasets.halueval:load_halueval",
+                "HaluEval general: ChatGPT responses with human hallucination verdicts -> PASS/FAIL (PointItem)")
 register_loader("multi-jsonl", "verdictlab.datasets.multi:load_multi_jsonl",
                 "multi-response JSON Lines: one question, K >= 3 responses keyed by system, expanded into pairs")
 register_loader("mtbench-answers", "verdictlab.datasets.multi:load_mtbench_answers",

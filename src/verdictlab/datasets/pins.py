@@ -115,6 +115,9 @@ for _ds in (
             what="the Peer Rank and Discussion study's Vicuna-80 release: reviews by five LLMs, crowd votes, "
                  "answers, prompts, and the authors' notebook",
             reads="import prd", licence="MIT", source="data"),
+    _github("halueval", "RUCAIBox/HaluEval", "b7253db3cdaa0ab2c382f92b26b390109174f77e",
+            what="HaluEval general: 4,507 ChatGPT responses to user queries, each judged by people for hallucination",
+            reads="loader halueval", licence="MIT", source="data/general_data.json"),
     PinnedDataset(name="mtbench-human", upstream="https://huggingface.co/datasets/lmsys/mt_bench_human_judgments",
                   pin="61a35fc4ccb7094b60562bf3d82341080ea68201",
                   base_url=HF_DATASET.format(repo="lmsys/mt_bench_human_judgments",
