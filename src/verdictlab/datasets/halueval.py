@@ -19,7 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from ..core.items import ItemError, PointItem
-from ._common import check_no_options, check_unique, finish, read_records, require_path
+from ._common import (
+    Rows,
+    check_no_options,
+    check_unique,
+    finish,
+    json_lines,
+    read_records,
+    read_text,
+    require_path,
+)
 from .registry import DatasetLoad
 
 FILE = "general_data.json"
@@ -33,6 +42,15 @@ def _file(p: Path) -> Path:
         if candidate.is_file():
             return candidate
     raise ItemError(f"file not found (HaluEval keeps the general set in {FILE} or data/{FILE})", path=str(p))
+
+
+def _rows(source: Path) -> Rows:
+    """The release's JSON Lines in a ``.json`` file (one record a line, even when there is only one); a JSON
+    list of the records reads the same."""
+    text = read_text(source)
+    if text.lstrip().startswith("{"):
+        return json_lines(text, path=str(source))
+    return read_records(source)
 
 
 def _record(rec: dict[str, Any], *, src: str, row: int) -> tuple[str, str, str, str, list[str]]:
@@ -56,7 +74,7 @@ def load_halueval(path: str | None = None, *, dataset: str | None = None, limit:
     check_no_options("halueval", options)
     source = _file(require_path(path, "halueval"))
     src, name = str(source), dataset or "halueval"
-    records = [(row, _record(rec, src=src, row=row)) for row, rec in read_records(source)]
+    records = [(row, _record(rec, src=src, row=row)) for row, rec in _rows(source)]
     counts = Counter(r[0] for _, r in records)
     items: list[PointItem] = []
     rows: list[int] = []
