@@ -115,6 +115,13 @@ for _ds in (
             what="the Peer Rank and Discussion study's Vicuna-80 release: reviews by five LLMs, crowd votes, "
                  "answers, prompts, and the authors' notebook",
             reads="import prd", licence="MIT", source="data"),
+    _github("summeval", "DAMO-NLP-SG/LLM_summeval", "bd7dde15817a88940c17574973ff03e750356daa",
+            what="SummEval expert ratings: 1,200 CNN/DM summaries by 12 abstractive systems, 3 experts x 4 "
+                 "attributes 1-5, with the source articles",
+            reads="loader summeval",
+            licence="MIT (SummEval's annotations, Yale-LILY/SummEval; the processing repository has no licence "
+                    "file of its own; the article text is CNN/DailyMail's)",
+            source="model_output_annotations"),
     PinnedDataset(name="mtbench-human", upstream="https://huggingface.co/datasets/lmsys/mt_bench_human_judgments",
                   pin="61a35fc4ccb7094b60562bf3d82341080ea68201",
                   base_url=HF_DATASET.format(repo="lmsys/mt_bench_human_judgments",
