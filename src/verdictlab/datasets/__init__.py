@@ -38,6 +38,9 @@ register_loader("judges-verdict", "verdictlab.datasets.judges_verdict:load_judge
                 "Judge's Verdict: pointwise answers with graded human labels (PointItem)")
 register_loader("helpsteer2", "verdictlab.datasets.helpsteer2:load_helpsteer2",
                 "HelpSteer2: responses with human 0-4 ratings (helpfulness, ...), for an ordinal grader (PointItem)")
+register_loader("summeval", "verdictlab.datasets.summeval:load_summeval",
+                "SummEval: CNN/DM summaries with 3 experts' 1-5 ratings (coherence, ...), for an ordinal grader "
+                "(PointItem)")
 register_loader("ragtruth", "verdictlab.datasets.ragtruth:load_ragtruth",
                 "RAGTruth: RAG responses with human hallucination spans -> PASS/FAIL faithfulness (PointItem)")
 register_loader("halueval", "verdictlab.datasets.halueval:load_halueval",

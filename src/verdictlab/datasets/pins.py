@@ -118,6 +118,13 @@ for _ds in (
     _github("halueval", "RUCAIBox/HaluEval", "b7253db3cdaa0ab2c382f92b26b390109174f77e",
             what="HaluEval general: 4,507 ChatGPT responses to user queries, each judged by people for hallucination",
             reads="loader halueval", licence="MIT", source="data/general_data.json"),
+    _github("summeval", "DAMO-NLP-SG/LLM_summeval", "bd7dde15817a88940c17574973ff03e750356daa",
+            what="SummEval expert ratings: 1,200 CNN/DM summaries by 12 abstractive systems, 3 experts x 4 "
+                 "attributes 1-5, with the source articles",
+            reads="loader summeval",
+            licence="MIT (SummEval's annotations, Yale-LILY/SummEval; the processing repository has no licence "
+                    "file of its own; the article text is CNN/DailyMail's)",
+            source="model_output_annotations"),
     PinnedDataset(name="mtbench-human", upstream="https://huggingface.co/datasets/lmsys/mt_bench_human_judgments",
                   pin="61a35fc4ccb7094b60562bf3d82341080ea68201",
                   base_url=HF_DATASET.format(repo="lmsys/mt_bench_human_judgments",
