@@ -238,3 +238,23 @@ def test_the_lane_ends_on_its_own_ctrl_c() -> None:
     finally:
         proc.kill()
         proc.wait(timeout=30)
+
+
+def test_a_ctrl_c_while_the_lane_is_forked_ends_both() -> None:
+    """A Ctrl-C that reached the caller inside the interpreter's at-fork hooks was printed as "Exception
+    ignored" and lost, and the caller then waited on its lane for the job's whole length (the interrupt test
+    hung under load).  Here a hook sends the Ctrl-C at exactly that moment: it is held while forking and
+    raised just after, and the lane is ended."""
+    body = ("import signal\n"
+            "        os.register_at_fork(after_in_parent=lambda: (os.kill(os.getpid(), signal.SIGINT), time.sleep(0.2)))\n"
+            "        with SecondLane({'wait': report_and_wait}, use=True) as lane:\n"
+            "            while not lane.taken_by_lane('wait'): time.sleep(0.01)\n"
+            "            lane.result('wait')\n")
+    proc = subprocess.Popen([sys.executable, "-c", _lane_pid_script(body)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    lane_pid = int(proc.stdout.readline())
+    proc.wait(timeout=30)                        # before: 60 s, the lane's whole job
+    err = proc.stderr.read() if proc.stderr else ""
+    assert "KeyboardInterrupt" in err and "Exception ignored" not in err, err
+    assert _gone(lane_pid), f"the lane {lane_pid} outlived its caller"

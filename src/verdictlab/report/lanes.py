@@ -62,6 +62,8 @@ def lanes_for(n_rows: int, *, min_rows: int | None = None) -> int:
 
 
 _FREE, _THERE, _HERE = 0, 1, 2
+#: the signals that end a report: held while the lane is forked
+_STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
 
 
 class SecondLane:
@@ -91,7 +93,14 @@ class SecondLane:
             self._state: Any = ctx.RawArray("b", len(self._jobs))   # _FREE / _THERE / _HERE, shared
             self._lock: Any = ctx.Lock()
             self._done = False
-            self._start()
+            try:
+                self._start()
+            except BaseException:
+                # a Ctrl-C while the lane starts (it reached the caller in Thread.start() under load): the
+                # with block never runs, so nobody else ends the lane -- and at exit the interpreter waited
+                # on the pipe's reader, held by the drain thread until the lane's job ended
+                self._end()
+                raise
 
     def _claim(self, name: str, who: int) -> bool:
         """Take job ``name`` for ``who`` when nobody has: True when taken now."""
@@ -119,16 +128,25 @@ class SecondLane:
         read_fd, write_fd = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
-        with warnings.catch_warnings():
-            # Python 3.12+ warns on fork in a process with threads (pyarrow's and BLAS's pools here): the
-            # lane runs only the given jobs and writes only to its pipe, taking no lock those threads hold
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
+        # a Ctrl-C or SIGTERM is held while forking: raised inside the interpreter's at-fork hooks (logging's
+        # lock release) it was printed as "Exception ignored" and lost, and the caller waited on its lane
+        # (the interrupt test hung under load); held, it is raised just after, where the caller ends the lane
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        try:
+            with warnings.catch_warnings():
+                # Python 3.12+ warns on fork in a process with threads (pyarrow's and BLAS's pools here): the
+                # lane runs only the given jobs and writes only to its pipe, taking no lock those threads hold
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+        except BaseException:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            raise
         if pid == 0:                                  # the second lane: take jobs from the front, never return
             code = 0
             try:
                 os.close(read_fd)
                 _as_lane()
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
                 with os.fdopen(write_fd, "wb") as out:
                     for name, fn in self._jobs.items():
                         if name not in self._here_only and self._claim(name, _THERE):
@@ -138,8 +156,9 @@ class SecondLane:
                 code = 1
             finally:
                 os._exit(code)
-        os.close(write_fd)
         self._pid = pid
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        os.close(write_fd)
         self._reader = os.fdopen(read_fd, "rb")
         # drained as the results come, so the lane never waits on a full pipe for this side to ask
         self._drain = threading.Thread(target=self._read_all, name="verdictlab-second-lane", daemon=True)
@@ -207,9 +226,13 @@ class SecondLane:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(self._pid, 0)
             self._pid = None
-            self._drain.join()                        # the pipe's writer is gone: the reader ends
+        drain = getattr(self, "_drain", None)
+        if drain is not None and drain.is_alive():
+            drain.join(timeout=5.0)                   # the pipe's writer is gone: the reader ends
+        reader = getattr(self, "_reader", None)
+        if reader is not None and not (drain is not None and drain.is_alive()):
             with contextlib.suppress(OSError):
-                self._reader.close()
+                reader.close()
 
     def __enter__(self) -> SecondLane:
         return self
