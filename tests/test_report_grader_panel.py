@@ -83,3 +83,25 @@ def test_the_pareto_front_is_drawn_in_the_html(grader_report: Report) -> None:
     page = render_html(grader_report)
     assert 'id="plot-cost_curves"' in page and "Cost curves: the Pareto front per dataset and criterion" in page
     assert 'id="plot-cost_curves"' not in render_html(grader_report, embed_plots=False)
+
+
+def test_graders_ranked_by_the_bound_show_no_interval(tmp_path: Path) -> None:
+    """Without perturbed cases T_g is not defined and the graders are ranked by the bound C x A, which has no
+    interval: its low and high were the point itself, printed "69% [69%, 69%]" and given as lo = hi in JSON."""
+    with (tmp_path / "p.jsonl").open("w", encoding="utf-8") as fh:
+        for i in range(30):
+            fh.write(json.dumps({"item_id": f"s{i}", "question": "Q?", "response": "A.", "label": 1 + i % 5,
+                                 "scale": [1, 2, 3, 4, 5]}) + "\n")
+    cfg = RunConfig.model_validate({
+        "name": "bound", "datasets": [{"name": "judges-verdict", "path": str(tmp_path / "p.jsonl"),
+                                       "dataset": "essays", "scale": [1, 2, 3, 4, 5]}],
+        "judges": [GOOD], "protocols": ["pointwise@1-5"], "repetitions": 2, "cache": "off"})
+    run_config(cfg, tmp_path / "run", progress=False)
+    rep = build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=50))
+    (block,) = rep.graders
+    assert block.ranked_by == "T_bound"
+    (line,) = block.lines
+    assert "(the bound C × A, no interval)" in line and "[" not in line, line
+    row = report_json(rep)["run"]["analyses"]["grader_decision"]
+    got = dict(zip(row["columns"], row["rows"][0], strict=True))
+    assert got["ranked_by"] == "T_bound" and got["lo"] is None and got["hi"] is None

@@ -75,7 +75,8 @@ def _group(rows: pd.DataFrame, cells: list[Any]) -> GraderGroup:
     events = pd.concat([c.events.assign(grader=g).rename(columns={"item_id": "item"}) for g, c in enumerate(cells)],
                        ignore_index=True)
     vs = grader_versus_best(events, values)
-    lo_col, hi_col = ("T_lo", "T_hi") if ranked_by == "T_g" else ("T_bound", "T_bound")
+    # the bound C x A has no interval of its own: its low and high were printed as the point, "69% [69, 69]"
+    nan = float("nan")
     choices = []
     for g, (r, cell) in enumerate(zip(rows.to_dict("records"), cells, strict=True)):
         v = vs.iloc[g]
@@ -84,8 +85,8 @@ def _group(rows: pd.DataFrame, cells: list[Any]) -> GraderGroup:
                                    n_judgments=cell.n_judgments, effects=cell.effects, worse_than_best=worse)
         unranked = None if v["rank"] is not None else (cell.trust.reason or "no figure to rank by")
         choices.append(GraderChoice(
-            cell=CellKey.of(r), step=str(r["step"]), rank=v["rank"], value=float(values[g]), lo=float(r[lo_col]),
-            hi=float(r[hi_col]), best=bool(v["best"]), distinguishable=v["distinguishable"],
+            cell=CellKey.of(r), step=str(r["step"]), rank=v["rank"], value=float(values[g]),
+            lo=float(r["T_lo"]) if ranked_by == "T_g" else nan, hi=float(r["T_hi"]) if ranked_by == "T_g" else nan, best=bool(v["best"]), distinguishable=v["distinguishable"],
             p_holm=None if pd.isna(v["p_holm"]) else float(v["p_holm"]), avoid=codes,
             why=tuple(avoid_sentence(c) for c in codes), unranked_because=unranked))
     choices.sort(key=lambda c: (c.rank is None, c.rank or 0, c.cell))

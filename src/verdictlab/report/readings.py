@@ -1171,7 +1171,10 @@ def _grader_line(choice: Any, names: Mapping[str, Mapping[str, str]]) -> str:
     name = f"{judge} · {names.get('protocol', {}).get(str(key.protocol), str(key.protocol))} · T={temperature_text(key.temperature)}"
     if choice.rank is None:
         return f"– {name}: not ranked ({choice.unranked_because})."
-    figure = f"{_pct(choice.value)} [{_pct(choice.lo)}, {_pct(choice.hi)}]"
+    if math.isfinite(choice.lo) and math.isfinite(choice.hi):
+        figure = f"{_pct(choice.value)} [{_pct(choice.lo)}, {_pct(choice.hi)}]"
+    else:                                 # ranked by the bound C x A: an upper bound of T_g, no interval
+        figure = f"≤ {_pct(choice.value)} (the bound C × A, no interval)"
     if choice.best:
         status = "the best"
     elif choice.distinguishable is False:
