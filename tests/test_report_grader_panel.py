@@ -105,3 +105,22 @@ def test_graders_ranked_by_the_bound_show_no_interval(tmp_path: Path) -> None:
     row = report_json(rep)["run"]["analyses"]["grader_decision"]
     got = dict(zip(row["columns"], row["rows"][0], strict=True))
     assert got["ranked_by"] == "T_bound" and got["lo"] is None and got["hi"] is None
+
+
+def test_a_grader_with_no_readable_reply_says_so(tmp_path: Path) -> None:
+    """A grader cell whose every reply was unreadable (the embedded model on a rubric: 48 of 48) was "not
+    ranked (no repetitions)" although each item was graded twice: the real cause comes first."""
+    with (tmp_path / "p.jsonl").open("w", encoding="utf-8") as fh:
+        for i in range(12):
+            fh.write(json.dumps({"item_id": f"s{i}", "question": "Q?", "response": "A.", "label": 1 + i % 5,
+                                 "scale": [1, 2, 3, 4, 5]}) + "\n")
+    cfg = RunConfig.model_validate({
+        "name": "unreadable", "datasets": [{"name": "judges-verdict", "path": str(tmp_path / "p.jsonl"),
+                                            "dataset": "essays", "scale": [1, 2, 3, 4, 5]}],
+        "judges": ["sim:skill=0.9,malformed=1.0,seed=3"], "protocols": ["pointwise@1-5"], "repetitions": 2,
+        "cache": "off"})
+    run_config(cfg, tmp_path / "run", progress=False)
+    rep = build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=20))
+    (block,) = rep.graders
+    (line,) = block.lines
+    assert "not ranked (no readable replies)" in line and "repetitions" not in line, line

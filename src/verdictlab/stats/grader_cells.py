@@ -143,7 +143,8 @@ def grader_cell(rows: pd.DataFrame, *, scale: Sequence[str] | None = None,
                                    confidence=confidence)
     t = _trust_inputs(src, units)
     trust = grader_trust(t["consistent"], t["correct"], t["n_preserving"], t["n_changed"], t["q_sum"], t["invariant"],
-                         binary=kind == "binary", confidence=confidence, n_bootstrap=n_bootstrap, seed=seed)
+                         binary=kind == "binary", confidence=confidence, n_bootstrap=n_bootstrap, seed=seed,
+                         readable=bool(rows["grade"].notna().any()))
     pooled = perturbation_effects(units["klass"], units["klass"], units["gs"], units["gp"], units["ls"], units["lp"],
                                   confidence=confidence)
     # the trust event per source item: right, and consistent / invariant where measured

@@ -49,7 +49,7 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from ..core.policy import DEFAULT_POLICY, FigurePolicy
-from ..core.vocab import PerturbationClass
+from ..core.vocab import Missing, PerturbationClass
 from .intervals import percentile_bounds, wilson_bounds
 from .significance import exact_sign_test, holm_adjust
 
@@ -337,7 +337,7 @@ def perturbation_effects(kind: Sequence[str], klass: Sequence[str], grade_source
 class GraderTrust:
     """T_g = C (A - iota q) and T_g_joint with bootstrap intervals over source items, the pieces
     (C over items graded at least twice, A over labelled items, iota over preserving units, q) and
-    ``reason``: why T_g is undefined (``no repetitions``, ``no human labels``, ``no meaning-preserving
+    ``reason``: why T_g is undefined (``no readable replies``, ``no repetitions``, ``no human labels``, ``no meaning-preserving
     perturbations``), empty when it is defined.  ``T_bound`` = (C, or 1 when unmeasured) x A: what T_g
     can at most be when invariance is unmeasured (iota q >= 0), NaN without labels."""
 
@@ -373,7 +373,8 @@ def _trust_value(cons: np.ndarray, has_c: np.ndarray, corr: np.ndarray, has_a: n
 
 def grader_trust(consistent: Sequence[float], correct: Sequence[float], n_preserving: Sequence[int],
                  n_changed: Sequence[int], q_sum: Sequence[float], invariant: Sequence[float], *, binary: bool,
-                 confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0) -> GraderTrust:
+                 confidence: float = 0.95, n_bootstrap: int = 1000, seed: int = 0, readable: bool = True
+                 ) -> GraderTrust:
     """:class:`GraderTrust` from one row per unperturbed (source) item of a cell:
 
     * ``consistent``: 1/0 when every repetition agreed / not, NaN when graded fewer than twice;
@@ -382,7 +383,9 @@ def grader_trust(consistent: Sequence[float], correct: Sequence[float], n_preser
       ``q_sum`` = sum over the changed units of (correct on the source + correct on the case) / 2;
     * ``invariant``: 1/0 when every counted preserving case kept the grade, NaN without one.
 
-    The joint event per item is consistent x invariant x correct, over items where all three exist."""
+    The joint event per item is consistent x invariant x correct, over items where all three exist.
+    ``readable`` false (not one of the cell's grades could be read) makes that the reason, before any
+    other: a cell whose every reply was unreadable said "no repetitions" although it had them."""
     cons = np.asarray(consistent, dtype=float)
     corr = np.asarray(correct, dtype=float)
     pres = np.asarray(n_preserving, dtype=float)
@@ -402,7 +405,7 @@ def grader_trust(consistent: Sequence[float], correct: Sequence[float], n_preser
         Tb, Tjb, *_ = _trust_value(*(weights[:, :] * c[None, :] for c in cols), binary=binary)
         T_lo, T_hi = (float(x) for x in percentile_bounds(Tb, confidence=confidence))
         Tj_lo, Tj_hi = (float(x) for x in percentile_bounds(Tjb, confidence=confidence))
-    reason = ("no repetitions" if not has_c.any() else "no human labels" if not has_a.any()
+    reason = (Missing.NO_READABLE_REPLIES.value if not readable else "no repetitions" if not has_c.any() else "no human labels" if not has_a.any()
               else "no meaning-preserving perturbations" if not pres.sum() else "")
     if reason:
         T = T_lo = T_hi = float("nan")
