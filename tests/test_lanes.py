@@ -186,6 +186,29 @@ def _lane_pid_script(body: str) -> str:
     """)
 
 
+def _plain_signals() -> None:
+    """The script starts as from a shell: Ctrl-C and SIGTERM neither blocked nor ignored.  A blocked mask and
+    an ignored signal survive exec, and the suite's worker process, after other test files, passed one of
+    them on: the script never saw the Ctrl-C, and both interrupt tests hung in two clean-clone runs (they
+    pass alone, in any order of this file, under load)."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def _signal_state() -> str:
+    """This process's Ctrl-C disposition and blocked signals (what a child would inherit), for a failure."""
+    return f"SIGINT handler {signal.getsignal(signal.SIGINT)!r}, blocked {signal.pthread_sigmask(signal.SIG_BLOCK, [])}"
+
+
+def _wait(proc: subprocess.Popen[str]) -> None:
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail(f"the script did not end within 30 s of the signal; this test process: {_signal_state()}")
+
+
 def _gone(pid: int, within_s: float = 10.0) -> bool:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
@@ -208,13 +231,13 @@ def test_the_lane_ends_when_its_caller_is_killed_or_interrupted(how: str) -> Non
     body = ("with SecondLane({'wait': report_and_wait}, use=True) as lane:\n"
             "            while not lane.taken_by_lane('wait'): time.sleep(0.01)\n"
             "            lane.result('wait')\n")
-    proc = subprocess.Popen([sys.executable, "-c", _lane_pid_script(body)], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-c", _lane_pid_script(body)], preexec_fn=_plain_signals, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     lane_pid = int(proc.stdout.readline())
     assert lane_pid != proc.pid
     proc.send_signal(signal.SIGKILL if how == "sigkill" else signal.SIGINT)
-    proc.wait(timeout=30)
+    _wait(proc)
     if how == "sigint":                          # a Ctrl-C in the caller: KeyboardInterrupt, the lane ended
         assert "KeyboardInterrupt" in (proc.stderr.read() if proc.stderr else "")
     assert _gone(lane_pid), f"the lane {lane_pid} outlived its caller ({how})"
@@ -228,7 +251,7 @@ def test_the_lane_ends_on_its_own_ctrl_c() -> None:
             "        with SecondLane({'wait': report_and_wait}, use=True) as lane:\n"
             "            while not lane.taken_by_lane('wait'): time.sleep(0.01)\n"
             "            lane.result('wait')\n")
-    proc = subprocess.Popen([sys.executable, "-c", _lane_pid_script(body)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", _lane_pid_script(body)], preexec_fn=_plain_signals, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     lane_pid = int(proc.stdout.readline())
     assert lane_pid != proc.pid
@@ -250,11 +273,11 @@ def test_a_ctrl_c_while_the_lane_is_forked_ends_both() -> None:
             "        with SecondLane({'wait': report_and_wait}, use=True) as lane:\n"
             "            while not lane.taken_by_lane('wait'): time.sleep(0.01)\n"
             "            lane.result('wait')\n")
-    proc = subprocess.Popen([sys.executable, "-c", _lane_pid_script(body)], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-c", _lane_pid_script(body)], preexec_fn=_plain_signals, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     lane_pid = int(proc.stdout.readline())
-    proc.wait(timeout=30)                        # before: 60 s, the lane's whole job
+    _wait(proc)                                  # before: 60 s, the lane's whole job
     err = proc.stderr.read() if proc.stderr else ""
     assert "KeyboardInterrupt" in err and "Exception ignored" not in err, err
     assert _gone(lane_pid), f"the lane {lane_pid} outlived its caller"
