@@ -254,18 +254,55 @@ class _RequestShape:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            length = len(scope.get("raw_path") or scope["path"].encode()) + len(scope.get("query_string", b""))
-            headers = dict(scope.get("headers") or [])
-            has_body = headers.get(b"content-length", b"0").strip() not in (b"0", b"") or b"transfer-encoding" in headers
-            if length > MAX_URL_BYTES:
-                await _plain(send, 414, f"the address is {length:,} bytes long; the viewer answers addresses up to "
-                                        f"{MAX_URL_BYTES:,} bytes")
-                return
-            if has_body and scope["method"] in ("GET", "HEAD"):     # a write method: 405 from the routes
-                await _plain(send, 400, "the viewer only reads: a request must not carry a body")
-                return
-        await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = len(scope.get("raw_path") or scope["path"].encode()) + len(scope.get("query_string", b""))
+        headers = dict(scope.get("headers") or [])
+        has_body = headers.get(b"content-length", b"0").strip() not in (b"0", b"") or b"transfer-encoding" in headers
+        body = _BodyReader(receive, done=not has_body)
+        if length > MAX_URL_BYTES:
+            await body.drain()
+            await _plain(send, 414, f"the address is {length:,} bytes long; the viewer answers addresses up to "
+                                    f"{MAX_URL_BYTES:,} bytes")
+            return
+        if has_body and scope["method"] in ("GET", "HEAD"):     # a write method: 405 from the routes
+            await body.drain()
+            await _plain(send, 400, "the viewer only reads: a request must not carry a body")
+            return
+
+        async def answer(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                await body.drain()
+            await send(message)
+
+        await self.app(scope, body.receive, answer)
+
+
+#: at most this much of a refused request's body is read before the answer (beyond it the answer goes out
+#: and the connection closes under the sender)
+MAX_DRAIN_BYTES = 16 * 1024 * 1024
+
+
+class _BodyReader:
+    """A request's body as the app reads it, and the rest read and dropped before any answer: a 400 or 405
+    sent while the client was still sending its body (a 2 MB GET in the fuzz test) closed the connection
+    under it, and the client got a broken pipe instead of the answer."""
+
+    def __init__(self, receive: Any, *, done: bool) -> None:
+        self._receive = receive
+        self.done = done
+
+    async def receive(self) -> Any:
+        message = await self._receive()
+        if message["type"] != "http.request" or not message.get("more_body"):
+            self.done = True
+        return message
+
+    async def drain(self) -> None:
+        seen = 0
+        while not self.done and seen <= MAX_DRAIN_BYTES:
+            seen += len((await self.receive()).get("body", b""))
 
 
 async def _plain(send: Any, status: int, text: str) -> None:
