@@ -201,6 +201,14 @@ def _signal_state() -> str:
     return f"SIGINT handler {signal.getsignal(signal.SIGINT)!r}, blocked {signal.pthread_sigmask(signal.SIG_BLOCK, [])}"
 
 
+def _start_script(body: str, *, stderr: bool = True) -> tuple[subprocess.Popen[str], int]:
+    """The lane script started as from a shell, and the pid its lane printed."""
+    proc = subprocess.Popen([sys.executable, "-c", _lane_pid_script(body)], preexec_fn=_plain_signals,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE if stderr else None, text=True)
+    assert proc.stdout is not None
+    return proc, int(proc.stdout.readline())
+
+
 def _wait(proc: subprocess.Popen[str]) -> None:
     try:
         proc.wait(timeout=30)
@@ -231,10 +239,7 @@ def test_the_lane_ends_when_its_caller_is_killed_or_interrupted(how: str) -> Non
     body = ("with SecondLane({'wait': report_and_wait}, use=True) as lane:\n"
             "            while not lane.taken_by_lane('wait'): time.sleep(0.01)\n"
             "            lane.result('wait')\n")
-    proc = subprocess.Popen([sys.executable, "-c", _lane_pid_script(body)], preexec_fn=_plain_signals, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    lane_pid = int(proc.stdout.readline())
+    proc, lane_pid = _start_script(body)
     assert lane_pid != proc.pid
     proc.send_signal(signal.SIGKILL if how == "sigkill" else signal.SIGINT)
     _wait(proc)
@@ -251,9 +256,7 @@ def test_the_lane_ends_on_its_own_ctrl_c() -> None:
             "        with SecondLane({'wait': report_and_wait}, use=True) as lane:\n"
             "            while not lane.taken_by_lane('wait'): time.sleep(0.01)\n"
             "            lane.result('wait')\n")
-    proc = subprocess.Popen([sys.executable, "-c", _lane_pid_script(body)], preexec_fn=_plain_signals, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    lane_pid = int(proc.stdout.readline())
+    proc, lane_pid = _start_script(body, stderr=False)
     assert lane_pid != proc.pid
     try:
         os.kill(lane_pid, signal.SIGINT)
@@ -273,10 +276,7 @@ def test_a_ctrl_c_while_the_lane_is_forked_ends_both() -> None:
             "        with SecondLane({'wait': report_and_wait}, use=True) as lane:\n"
             "            while not lane.taken_by_lane('wait'): time.sleep(0.01)\n"
             "            lane.result('wait')\n")
-    proc = subprocess.Popen([sys.executable, "-c", _lane_pid_script(body)], preexec_fn=_plain_signals, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    lane_pid = int(proc.stdout.readline())
+    proc, lane_pid = _start_script(body)
     _wait(proc)                                  # before: 60 s, the lane's whole job
     err = proc.stderr.read() if proc.stderr else ""
     assert "KeyboardInterrupt" in err and "Exception ignored" not in err, err

@@ -85,19 +85,24 @@ def test_the_pareto_front_is_drawn_in_the_html(grader_report: Report) -> None:
     assert 'id="plot-cost_curves"' not in render_html(grader_report, embed_plots=False)
 
 
-def test_graders_ranked_by_the_bound_show_no_interval(tmp_path: Path) -> None:
-    """Without perturbed cases T_g is not defined and the graders are ranked by the bound C x A, which has no
-    interval: its low and high were the point itself, printed "69% [69%, 69%]" and given as lo = hi in JSON."""
+def _unperturbed_run(tmp_path: Path, judge: str, *, n_items: int, n_bootstrap: int) -> Report:
+    """One grader, two repetitions, 1-5 essays with no perturbed case, reported."""
     with (tmp_path / "p.jsonl").open("w", encoding="utf-8") as fh:
-        for i in range(30):
+        for i in range(n_items):
             fh.write(json.dumps({"item_id": f"s{i}", "question": "Q?", "response": "A.", "label": 1 + i % 5,
                                  "scale": [1, 2, 3, 4, 5]}) + "\n")
     cfg = RunConfig.model_validate({
-        "name": "bound", "datasets": [{"name": "judges-verdict", "path": str(tmp_path / "p.jsonl"),
-                                       "dataset": "essays", "scale": [1, 2, 3, 4, 5]}],
-        "judges": [GOOD], "protocols": ["pointwise@1-5"], "repetitions": 2, "cache": "off"})
+        "name": "essays", "datasets": [{"name": "judges-verdict", "path": str(tmp_path / "p.jsonl"),
+                                        "dataset": "essays", "scale": [1, 2, 3, 4, 5]}],
+        "judges": [judge], "protocols": ["pointwise@1-5"], "repetitions": 2, "cache": "off"})
     run_config(cfg, tmp_path / "run", progress=False)
-    rep = build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=50))
+    return build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=n_bootstrap))
+
+
+def test_graders_ranked_by_the_bound_show_no_interval(tmp_path: Path) -> None:
+    """Without perturbed cases T_g is not defined and the graders are ranked by the bound C x A, which has no
+    interval: its low and high were the point itself, printed "69% [69%, 69%]" and given as lo = hi in JSON."""
+    rep = _unperturbed_run(tmp_path, GOOD, n_items=30, n_bootstrap=50)
     (block,) = rep.graders
     assert block.ranked_by == "T_bound"
     (line,) = block.lines
@@ -110,17 +115,7 @@ def test_graders_ranked_by_the_bound_show_no_interval(tmp_path: Path) -> None:
 def test_a_grader_with_no_readable_reply_says_so(tmp_path: Path) -> None:
     """A grader cell whose every reply was unreadable (the embedded model on a rubric: 48 of 48) was "not
     ranked (no repetitions)" although each item was graded twice: the real cause comes first."""
-    with (tmp_path / "p.jsonl").open("w", encoding="utf-8") as fh:
-        for i in range(12):
-            fh.write(json.dumps({"item_id": f"s{i}", "question": "Q?", "response": "A.", "label": 1 + i % 5,
-                                 "scale": [1, 2, 3, 4, 5]}) + "\n")
-    cfg = RunConfig.model_validate({
-        "name": "unreadable", "datasets": [{"name": "judges-verdict", "path": str(tmp_path / "p.jsonl"),
-                                            "dataset": "essays", "scale": [1, 2, 3, 4, 5]}],
-        "judges": ["sim:skill=0.9,malformed=1.0,seed=3"], "protocols": ["pointwise@1-5"], "repetitions": 2,
-        "cache": "off"})
-    run_config(cfg, tmp_path / "run", progress=False)
-    rep = build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=20))
+    rep = _unperturbed_run(tmp_path, "sim:skill=0.9,malformed=1.0,seed=3", n_items=12, n_bootstrap=20)
     (block,) = rep.graders
     (line,) = block.lines
     assert "not ranked (no readable replies)" in line and "repetitions" not in line, line
