@@ -87,3 +87,17 @@ def test_judge_pairs_together_are_each_pair_alone() -> None:
     policy = FigurePolicy(n_bootstrap=150, seed=9)
     pairs = [(frames[0], frames[1]), (frames[0], frames[2]), (frames[1], frames[3]), (frames[2], frames[1])]
     assert annotators.judge_agreements(pairs, policy=policy) == [judge_agreement(a, b, policy=policy) for a, b in pairs]
+
+
+@pytest.mark.parametrize("chunk", [1, 13 * 3, 13 * 7, 10_000])
+def test_resampled_sums_reuse_one_matrix_and_are_the_whole_products(monkeypatch: pytest.MonkeyPatch,
+                                                                       chunk: int) -> None:
+    # resampled_sums counts each chunk into one reused matrix (41 resamples of 13 rows: chunks of 3 and 7
+    # resamples leave a shorter last chunk); its sums must be those of the whole matrix times the values
+    monkeypatch.setattr(_pair_bootstrap, "RESAMPLE_CHUNK", chunk)
+    values = np.random.default_rng(9).random((13, 4))
+    got = _pair_bootstrap.resampled_sums(values, 41, np.random.default_rng(5))
+    assert got.shape == (41, 4)
+    assert np.allclose(got, _whole(13, 41, 5) @ values, rtol=0, atol=1e-12)
+    one = _pair_bootstrap.resampled_sums(values[:, 0], 41, np.random.default_rng(5))
+    assert np.allclose(one, got[:, 0], rtol=0, atol=1e-12)
