@@ -168,3 +168,17 @@ def test_chance_level_is_about_zero(name: str) -> None:
     a = list(rng.choice(["A", "B"], 20000))
     b = list(rng.choice(["A", "B"], 20000))
     assert abs(SYMMETRIC[name](a, b)) < 0.03
+
+
+def test_cohen_kappa_of_integer_codes_is_that_of_their_objects() -> None:
+    # the integer fast path (judge_agreements' codes) gives the object path's figures bit for bit
+    rng = np.random.default_rng(7)
+    for n, k in ((1, 1), (50, 3), (1000, 5), (997, 2)):
+        a = rng.integers(0, k, size=n)
+        b = np.where(rng.random(n) < 0.6, a, rng.integers(0, k + 1, size=n))
+        for x, y in ((a, b), (a.astype(np.int32) + 7, b.astype(np.int32) + 7), (a - 3, b - 3)):
+            fast = cohen_kappa(x, y)
+            slow = cohen_kappa(list(x), list(y))
+            assert (fast.n, fast.n_missing) == (slow.n, slow.n_missing)
+            for f in ("value", "p_observed", "p_expected"):
+                assert np.array_equal(getattr(fast, f), getattr(slow, f), equal_nan=True)

@@ -112,9 +112,19 @@ def _keyed(judgments: pd.DataFrame) -> pd.DataFrame:
     """The key and the columns a cell reads of the judgments, with ``decoding`` (free when absent:
     :func:`verdictlab.stats.with_cell_columns`) and ``step`` ('' when absent) filled in."""
     df = with_cell_columns(judgments[[c for c in (*KEY, *_ROW_COLUMNS) if c in judgments.columns]])
-    df["decoding"] = df["decoding"].astype(str)
-    df["step"] = df["step"].fillna("").astype(str) if "step" in df else ""
+    df["decoding"] = _as_str(df["decoding"])
+    df["step"] = _as_str(df["step"].fillna("")) if "step" in df else ""
     return df
+
+
+def _as_str(col: pd.Series) -> pd.Series:
+    """``col.astype(str)``; a categorical without a missing value as its categories' texts taken by its
+    codes -- the same strings, the same dtype -- not one string made per row: the two columns of 5.4M
+    rows cost 0.6 s of CPU that way, of human_labels' 8-11 s."""
+    if isinstance(col.dtype, pd.CategoricalDtype) and len(col) and not col.isna().any():
+        texts = pd.Series(col.dtype.categories, dtype=object).astype(str)
+        return pd.Series(texts.array.take(col.cat.codes.to_numpy()), index=col.index, name=col.name)
+    return col.astype(str)
 
 
 def _cell_items(judgments: pd.DataFrame, policy: FigurePolicy) -> list[tuple[tuple[Any, ...], str, pd.DataFrame, int]]:

@@ -145,6 +145,32 @@ def _contingency(a: np.ndarray, b: np.ndarray, labels: Sequence[Any] | None) -> 
     return np.bincount(ia[keep] * k + ib[keep], minlength=k * k).reshape(k, k).astype(float)
 
 
+def _integer_codes(y1: Any, y2: Any) -> bool:
+    """Both raters given as equally long 1-d numpy arrays of integers (codes: no missing value)."""
+    return (isinstance(y1, np.ndarray) and isinstance(y2, np.ndarray) and y1.ndim == 1 and y2.ndim == 1
+            and y1.dtype.kind in "iu" and y2.dtype.kind in "iu" and len(y1) == len(y2))
+
+
+def _code_contingency(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`_contingency` of two integer code arrays (no ``labels``): the same matrix -- categories in
+    order of first appearance in ``a`` then ``b`` -- without making a Python object of every value.
+
+    :func:`judge_agreements` passes its codes here: at 5.4M judgments (nine judge pairs of ~580,000
+    matched judgments) the object path (list, ``pd.isna``, ``pd.unique`` and ``get_indexer`` on objects)
+    was 2.5 of judge_vs_judge's 8-10 s of CPU; this one about 0.1 s."""
+    cats = pd.unique(np.concatenate([a, b]))
+    k = len(cats)
+    lo, hi = int(cats.min()), int(cats.max())
+    if lo >= 0 and hi < 1 << 20:
+        lookup = np.zeros(hi + 1, dtype=np.int64)
+        lookup[cats] = np.arange(k)
+        ia, ib = lookup[a], lookup[b]
+    else:
+        index = pd.Index(cats)
+        ia, ib = index.get_indexer(a), index.get_indexer(b)
+    return np.bincount(ia * k + ib, minlength=k * k).reshape(k, k).astype(float)
+
+
 def cohen_kappa(y1: Any, y2: Any, *, labels: Sequence[Any] | None = None,
                 weights: str | None = None, zero_division: float = np.nan) -> Kappa:
     """Cohen's kappa between two raters on the same items.
@@ -153,11 +179,15 @@ def cohen_kappa(y1: Any, y2: Any, *, labels: Sequence[Any] | None = None,
     rates).  ``weights`` = None, "linear" or "quadratic" (categories in ``labels`` order) gives the
     weighted kappa as scikit-learn does.  When p_e = 1 (both raters constant and equal) kappa is
     undefined and ``zero_division`` is returned.  Missing values are dropped pairwise."""
-    a, b, n_missing = _paired(y1, y2)
+    if labels is None and _integer_codes(y1, y2):
+        a, b, n_missing = y1, y2, 0          # integers are never missing
+        cm = _code_contingency(a, b) if len(a) else None
+    else:
+        a, b, n_missing = _paired(y1, y2)
+        cm = _contingency(a, b, labels) if len(a) else None
     n = len(a)
-    if n == 0:
+    if n == 0 or cm is None:
         return Kappa(float(zero_division), 0, float("nan"), float("nan"), n_missing)
-    cm = _contingency(a, b, labels)
     k = cm.shape[0]
     if weights is None:
         w = 1.0 - np.eye(k)

