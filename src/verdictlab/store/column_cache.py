@@ -190,10 +190,12 @@ def _read_cached(path: Path, columns: Sequence[str] = FIGURE_COLUMNS) -> pd.Data
 
     Read with pyarrow on one thread, each categorical column made from its dictionary's indices and
     values without a string per row, and the frame assembled without a copy.  Measured on the 5.4
-    million-row cache of /work/scale/5.4Mp (28 columns, fresh processes, user+sys CPU):
-    ``figure_frame`` 3.4-7.7 s through ``pd.read_parquet`` and :func:`_compact_dtypes` (which made
-    each categorical from an object array and sorted its categories again), 1.4-1.6 s this way; Arrow's
-    thread pool gave no gain on two busy cores (1.6-3.0 s)."""
+    million-row cache of /work/scale/5.4Mp (28 columns, fresh processes): ``figure_frame`` took 1.9-2.1 s
+    of user CPU and 3.4-7.7 s with the kernel's through ``pd.read_parquet`` and :func:`_compact_dtypes`
+    (which made each categorical from an object array, all-None for the four empty columns, and sorted
+    its categories again); 0.8-0.95 s of user CPU this way, 1.1-1.6 s with the kernel's in most runs (the
+    kernel's share of page faults varies from 0.2 to 3.9 s between runs on a busy VM).  Arrow's thread
+    pool gave no gain on two busy cores."""
     table = pq.read_table(path, use_threads=False)
     if table.column_names != list(columns):
         raise ValueError(f"cached figure frame has columns {table.column_names}, expected {list(columns)}")
