@@ -9,13 +9,23 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from verdictlab.core.judgment import make_judgment
 from verdictlab.core.policy import FigurePolicy
 from verdictlab.report import build_report, report_json
 from verdictlab.store import CompactColumns, RunStore, figure_detail_kept, open_store
-from verdictlab.store.column_cache import FIGURE_COLUMNS, KEEP, figure_frame, figure_key, write_folder
+from verdictlab.store.column_cache import (
+    FIGURE_COLUMNS,
+    KEEP,
+    _compact_dtypes,
+    _read_cached,
+    figure_frame,
+    figure_key,
+    write_folder,
+)
 from verdictlab.testing.synthetic_run import write_synthetic_run
 
 
@@ -92,6 +102,44 @@ def test_a_cached_frame_equals_a_store_read(run: Path, tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(direct, second)        # dtypes too: categoricals with sorted categories
     # nothing written inside the run directory
     assert {p.name for p in run.iterdir()} <= {"run.sqlite", "run.sqlite-wal", "run.sqlite-shm"}
+
+
+def _cached_ways(path: Path, columns: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The frame at ``path`` read back the fast way and the way it was read before (pandas, then dtypes)."""
+    return _read_cached(path, columns), _compact_dtypes(pd.read_parquet(path), columns)
+
+
+def test_the_fast_cache_read_equals_the_pandas_read(tmp_path: Path) -> None:
+    # unsorted categories, an unused one, missing values, an all-missing column, nullable ints, strings
+    frame = pd.DataFrame({
+        "judge": pd.Categorical(["sim:b", "sim:a", None, "sim:b"], categories=["sim:b", "sim:z", "sim:a"]),
+        "rep": pd.array([0, None, 2, 1], dtype="Int64"),
+        "error": pd.Categorical([None] * 4, categories=pd.Index([], dtype=object)),
+        "temperature": [0.0, np.nan, 0.7, 1.0],
+        "parse_detail": pd.array(["x", None, "y", None], dtype="string"),
+        "verdict": pd.Categorical(["A", "B", "A", "tie"]),
+    })
+    cols = list(frame.columns)
+    frame.to_parquet(tmp_path / "f.parquet", index=False)
+    fast, before = _cached_ways(tmp_path / "f.parquet", cols)
+    pd.testing.assert_frame_equal(fast, before, check_exact=True)
+    assert list(fast["judge"].cat.categories) == ["sim:a", "sim:b", "sim:z"]
+    # an empty frame
+    frame.iloc[:0].to_parquet(tmp_path / "e.parquet", index=False)
+    pd.testing.assert_frame_equal(*_cached_ways(tmp_path / "e.parquet", cols), check_exact=True)
+
+
+def test_the_fast_cache_read_joins_row_groups_with_their_own_dictionaries(tmp_path: Path) -> None:
+    # a file written by another writer: each row group has its own dictionary; one column is plain text
+    parts = [pa.table({"judge": pa.array(["sim:c", "sim:a", None]).dictionary_encode(), "label": ["A", None, "B"]}),
+             pa.table({"judge": pa.array(["sim:b", "sim:c"]).dictionary_encode(), "label": ["tie", "A"]})]
+    with pq.ParquetWriter(tmp_path / "g.parquet", parts[0].schema) as w:
+        for t in parts:
+            w.write_table(t)
+    fast, before = _cached_ways(tmp_path / "g.parquet", ["judge", "label"])
+    pd.testing.assert_frame_equal(fast, before, check_exact=True)
+    assert fast["judge"].tolist()[:2] == ["sim:c", "sim:a"] and fast["judge"].isna().tolist()[2]
+    assert list(fast["judge"].cat.categories) == ["sim:a", "sim:b", "sim:c"]
 
 
 def test_a_changed_store_gets_a_new_key(run: Path, tmp_path: Path) -> None:

@@ -426,7 +426,8 @@ def _load(store: RunStore, cache: Path | None = None) -> tuple[pd.DataFrame, pd.
     under ``cache`` between reports when given; the store filled the defaults of missing columns),
     attempts, items and meta."""
     judgments = figure_frame(store, cache=cache)
-    return judgments, store.attempts(), store.items_frame(), list(store.items()), run_meta(store, judgments)
+    items = store.items()            # read and validated once: the items frame is made from these objects
+    return judgments, store.attempts(), store.items_frame(items), items, run_meta(store, judgments)
 
 
 def _with_texts(store: RunStore, broken: BrokenItems) -> BrokenItems:
