@@ -24,7 +24,10 @@ size   grid                                                                     
 Memory is measured as a user's machine feels it: :class:`MemorySampler` reads ``/proc/<pid>/smaps_rollup`` of
 the command and every process it forks at 20 Hz and keeps the peak of their summed PSS (proportional set
 size: a page two processes share counts half in each) and of their summed anonymous memory, beside
-``/usr/bin/time``'s peak RSS of the largest process.
+``/usr/bin/time``'s peak RSS of the largest process.  Those reads cost the kernel a walk of every page
+table (0.77 of a core at 20 Hz over the two processes of a 5.4M report), so each step but the import runs
+twice: timed with only a cheap RSS reading (for ``--max-rss-gb``), then again for its memory
+(``--one-pass``: one run for both, its times then include the sampler's cost).
 
 It prints every figure, its ratio to the 540k run of the same invocation (same machine), the growth
 exponent ``log(t / t_540k) / log(n / n_540k)`` (1.0 = linear) of wall time and of CPU time (the one to
@@ -190,15 +193,16 @@ def _load() -> float:
 
 
 def run_child(cmd: list[str], *, max_rss_gb: float, stdout_path: Path | None = None,
-              env: dict[str, str] | None = None) -> Figure:
+              env: dict[str, str] | None = None, pss: bool = True) -> Figure:
     """Run ``cmd`` under ``/usr/bin/time`` (peak RSS, CPU) while :class:`MemorySampler` samples the PSS of it
-    and every process it forks; stop it when its RSS passes the limit."""
+    and every process it forks (``pss=False``: only their RSS, a few times a second, for the limit); stop
+    it when its RSS passes the limit."""
     fmt = "%e %U %S %M"
     time_out = Path(tempfile.mkstemp(prefix="scale-time-")[1])
     full = ["/usr/bin/time", "-f", fmt, "-o", str(time_out), *cmd]
     with tempfile.TemporaryFile() as err, (stdout_path.open("wb") if stdout_path else open(os.devnull, "wb")) as out:
         proc = subprocess.Popen(full, stdout=out, stderr=err, env=env)
-        sampler = MemorySampler(proc.pid, max_rss_gb=max_rss_gb)
+        sampler = MemorySampler(proc.pid, max_rss_gb=max_rss_gb, pss=pss)
         sampler.start()
         rc = proc.wait()
         sampler.stop()
@@ -212,12 +216,42 @@ def run_child(cmd: list[str], *, max_rss_gb: float, stdout_path: Path | None = N
         note = f"stopped at {sampler.killed_at:.1f} GB (over --max-rss-gb)"
     elif rc != 0:
         note = next((ln for ln in reversed(lines) if not ln.startswith("Command exited")), "")[:200]
-    return Figure(wall=wall, cpu=user + sys_, peak_gb=kb / 1e6, rc=rc, note=note, tree_gb=sampler.peak_pss / 1e9,
-                  anon_gb=sampler.peak_anon / 1e9, samples=sampler.samples, hz=sampler.rate)
+    return Figure(wall=wall, cpu=user + sys_, peak_gb=kb / 1e6, rc=rc, note=note,
+                  tree_gb=sampler.peak_pss / 1e9 if pss else math.nan,
+                  anon_gb=sampler.peak_anon / 1e9 if pss else math.nan, samples=sampler.samples, hz=sampler.rate)
+
+
+def measure(cmd: list[str], *, max_rss_gb: float, stdout_path: Path | None = None,
+            env: dict[str, str] | None = None, two_pass: bool = True) -> Figure:
+    """Time and memory of ``cmd``: with ``two_pass``, the time from a run that samples nothing but RSS and
+    the memory from a second run sampling PSS at :data:`PSS_HZ` -- reading ``smaps_rollup`` of two 2.5 GB
+    processes 20 times a second took the sampler 0.77 of a core (5.4M ``report --format json``: 61.0 s of
+    wall with it at load 2.6 against 36.7 s without, at load 1), so a run sampling PSS is not timed."""
+    if not two_pass:
+        return run_child(cmd, max_rss_gb=max_rss_gb, stdout_path=stdout_path, env=env)
+    timed = run_child(cmd, max_rss_gb=max_rss_gb, stdout_path=stdout_path, env=env, pss=False)
+    if not timed.ok:
+        return timed
+    mem = run_child(cmd, max_rss_gb=max_rss_gb, env=env)
+    if not mem.ok:
+        return mem
+    return Figure(wall=timed.wall, cpu=timed.cpu, peak_gb=timed.peak_gb, rc=0, tree_gb=mem.tree_gb,
+                  anon_gb=mem.anon_gb, samples=mem.samples, hz=mem.hz)
 
 
 #: samples a second of the memory of a command's processes (the issue's "as a user's machine feels it")
 PSS_HZ = 20.0
+#: samples a second of a timed run's RSS (for --max-rss-gb only: /proc/<pid>/statm costs next to nothing)
+RSS_HZ = 5.0
+
+
+def statm_rss(pid: int) -> int:
+    """Resident set size of one process in bytes from /proc/<pid>/statm (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def smaps_rollup(pid: int) -> tuple[int, int, int]:
@@ -265,8 +299,9 @@ class MemorySampler:
     ``max_rss_gb``.  A sample reads a few small files per process; its own cost is in ``rate`` (the rate it
     reached) beside the peak."""
 
-    def __init__(self, pid: int, *, max_rss_gb: float, hz: float = PSS_HZ) -> None:
-        self.pid, self.max_rss_gb, self.period = pid, max_rss_gb, 1.0 / hz
+    def __init__(self, pid: int, *, max_rss_gb: float, hz: float = PSS_HZ, pss: bool = True) -> None:
+        self.pid, self.max_rss_gb, self.pss = pid, max_rss_gb, pss
+        self.period = 1.0 / (hz if pss else RSS_HZ)
         self.peak_pss = self.peak_anon = 0
         self.samples = 0
         self.killed_at = 0.0
@@ -295,7 +330,7 @@ class MemorySampler:
         while not self._stop.is_set():
             start = time.perf_counter()
             pids = process_tree(self.pid)
-            figures = [smaps_rollup(p) for p in pids]
+            figures = [smaps_rollup(p) if self.pss else (0, 0, statm_rss(p)) for p in pids]
             pss, anon, rss = (sum(f[k] for f in figures) for k in range(3))
             self.peak_pss, self.peak_anon = max(self.peak_pss, pss), max(self.peak_anon, anon)
             self.samples += 1
@@ -323,7 +358,8 @@ class SizeResult:
 
 
 def bench_size(name: str, root: Path, *, max_rss_gb: float, bootstrap: int,
-               steps_wanted: tuple[str, ...] = STEPS, baseline_src: Path | None = None) -> SizeResult:
+               steps_wanted: tuple[str, ...] = STEPS, baseline_src: Path | None = None,
+               two_pass: bool = True) -> SizeResult:
     import pyarrow.parquet as pq
 
     grid = GRIDS[name]
@@ -358,13 +394,13 @@ def bench_size(name: str, root: Path, *, max_rss_gb: float, bootstrap: int,
             continue
         out_path = work / "report.json" if step == "report --json" else None
         if baseline_src is not None and step != "import":
-            base = run_child(cmd, max_rss_gb=max_rss_gb, stdout_path=out_path,
-                             env={**os.environ, "PYTHONPATH": str(baseline_src)})
+            base = measure(cmd, max_rss_gb=max_rss_gb, stdout_path=out_path, two_pass=two_pass,
+                           env={**os.environ, "PYTHONPATH": str(baseline_src)})
             print(f"[{name}] {step} with {baseline_src}: {base.wall:.1f} s wall, {base.cpu:.1f} s CPU, peak PSS "
                   f"{base.tree_gb:.2f} GB ({base.hz:.0f} Hz)", flush=True)
             figures[f"{step} (baseline)"] = base
         before = _load()
-        fig = run_child(cmd, max_rss_gb=max_rss_gb, stdout_path=out_path)
+        fig = measure(cmd, max_rss_gb=max_rss_gb, stdout_path=out_path, two_pass=two_pass and step != "import")
         loads[step] = (before, _load())
         figures[step] = fig
         if f"{step} (baseline)" in figures:
@@ -426,6 +462,9 @@ def main() -> None:
     ap.add_argument("--baseline-src", type=Path, default=None,
                     help="a verdictlab source tree (its src/ folder) to run each step with first, on PYTHONPATH, "
                          "for a ratio before / after measured in one invocation")
+    ap.add_argument("--one-pass", action="store_true",
+                    help="time each step in the run that samples its PSS (half the time; the sampler's reads "
+                         "slow the command down)")
     args = ap.parse_args()
     steps = tuple(s.strip() for s in args.steps.split(",") if s.strip())
     if set(steps) - set(STEPS):
@@ -440,7 +479,7 @@ def main() -> None:
         print(f"note: without {BASELINE} there are no ratios or exponents")
     root = args.root or Path(tempfile.mkdtemp(prefix="scale-bench-"))
     results = [bench_size(s, root, max_rss_gb=args.max_rss_gb, bootstrap=args.bootstrap, steps_wanted=steps,
-                          baseline_src=args.baseline_src) for s in sizes]
+                          baseline_src=args.baseline_src, two_pass=not args.one_pass) for s in sizes]
     print_summary(results)
     if args.root is None:
         shutil.rmtree(root, ignore_errors=True)
