@@ -55,7 +55,7 @@ from ..stats import (
     parse_audit,
     parse_status_counts,
     region_thresholds,
-    reliability,
+    reliability_with_units,
     spread_by,
     temperature_effect,
     upper_bound_reasons,
@@ -446,9 +446,11 @@ def _figure_frame(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: p
                   ) -> tuple[pd.DataFrame, int]:
     """The cells' figure frame (reliability, the adaptive design's C and T, regions, the paired
     comparison with the dataset's best) and the size of the paired tests' family."""
-    if frame is None:
-        frame = (reliability(judgments, q="auto", policy=inp.policy) if len(judgments)
-                 else pd.DataFrame(columns=list(CELL_KEY)))
+    units = None             # the unit table reliability was computed from: versus_best reads it too
+    if frame is None and len(judgments):
+        frame, units = reliability_with_units(judgments, q="auto", policy=inp.policy)
+    elif frame is None:
+        frame = pd.DataFrame(columns=list(CELL_KEY))
     frame = frame.copy()
     if len(frame) and inp.extra.get("adaptive_design"):
         # an adaptive run: C and T of its cells from the C pairs (stats.adaptive), not from truncated units
@@ -458,7 +460,7 @@ def _figure_frame(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: p
         region = pd.Series(cell_regions(frame), index=frame.index, dtype=object)
         frame["region"] = region.where(region != "undefined", None)
         frame["regions_possible"] = [tuple(r) or None for r in cell_regions_possible(frame)]
-        vs = versus_best(judgments, frame, policy=inp.policy)
+        vs = versus_best(judgments, frame, policy=inp.policy, units=units)
         frame["vs_best"] = vs.drop(columns=["best_row"]).to_dict(orient="records")
         family = int(vs.attrs["family_size"])
     return frame, family

@@ -259,12 +259,14 @@ from .regions import (
 from .reliability import (
     RELIABILITY_COLUMNS,
     PairEvents,
+    UnitTable,
     accuracy_ceiling,
     cell_and_item_codes,
     coded_reliability,
     coded_units,
     pair_events,
     reliability,
+    reliability_with_units,
     trust_rate,
     unit_table,
 )
@@ -514,6 +516,8 @@ __all__ = [
     "regions_reached",
     "REGIONS",
     "reliability",
+    "reliability_with_units",
+    "UnitTable",
     "retest_by_cell",
     "RELIABILITY_COLUMNS",
     "reliability_figure",

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..core.policy import DEFAULT_POLICY, FigurePolicy
 from ._frame import require_columns, with_cell_columns
-from .reliability import DEFAULT_BY, pair_events, unit_table
+from .reliability import DEFAULT_BY, UnitTable, pair_events, unit_table
 from .significance import exact_sign_test, holm_adjust
 
 __all__ = ["VERSUS_BEST_COLUMNS", "versus_best"]
@@ -36,11 +36,11 @@ VERSUS_BEST_COLUMNS: tuple[str, ...] = (
 )
 
 
-def _trust_per_pair(judgments: pd.DataFrame, *, policy: FigurePolicy, by: Sequence[str]
-                    ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
+def _trust_per_pair(judgments: pd.DataFrame, *, policy: FigurePolicy, by: Sequence[str],
+                    units: UnitTable | None) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
     """The unit table's cells and, per eligible pair (labelled, judged in both orders): its cell,
     its item id and its count of trustworthy orders (0, 1 or 2)."""
-    cells, u = unit_table(judgments, policy=policy, by=by)
+    cells, u = units if units is not None else unit_table(judgments, policy=policy, by=by)
     ev = pair_events(u)
     n_pairs = len(u["pair_cell"])
     trusted = np.bincount(u["unit_pair"], weights=ev.unit_trustworthy.astype(float), minlength=n_pairs)
@@ -88,7 +88,7 @@ def _best_rows(cells: pd.DataFrame, value: str, within: Sequence[str]) -> tuple[
 
 def versus_best(judgments: pd.DataFrame, cells: pd.DataFrame, *, value: str = "T",
                 within: Sequence[str] = ("dataset",), policy: FigurePolicy = DEFAULT_POLICY,
-                by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
+                by: Sequence[str] = DEFAULT_BY, units: UnitTable | None = None) -> pd.DataFrame:
     """Compare every row of ``cells`` (a cell-figures frame: the cell key and ``value``, e.g. the
     output of :func:`verdictlab.stats.reliability`) with the best row of its ``within`` group.
 
@@ -99,7 +99,9 @@ def versus_best(judgments: pd.DataFrame, cells: pd.DataFrame, *, value: str = "T
     ``T_joint_best_shared`` (the share of trustworthy orders on the shared pairs), ``p`` (exact
     two-sided sign test; NaN for the best itself and where no pair is shared), ``p_holm`` (Holm over
     every defined ``p`` of the frame) and ``distinguishable`` (``p_holm < alpha``, the test level of
-    ``policy``: 1 - its confidence).  The frame's ``attrs`` hold ``family_size``, ``alpha`` and ``unparsed``."""
+    ``policy``: 1 - its confidence).  The frame's ``attrs`` hold ``family_size``, ``alpha`` and ``unparsed``.
+    ``units``: the unit table of ``judgments`` with ``policy`` and ``by`` when the caller has it
+    (:func:`verdictlab.stats.reliability.reliability_with_units`), not built again."""
     alpha = policy.alpha
     require_columns(cells, [*within, value], who="versus_best")
     cells = with_cell_columns(cells.reset_index(drop=True), by)
@@ -111,7 +113,7 @@ def versus_best(judgments: pd.DataFrame, cells: pd.DataFrame, *, value: str = "T
     sum_cell: np.ndarray = np.zeros(n)
     sum_best: np.ndarray = np.zeros(n)
     if n and len(judgments):
-        unit_cells, pair_cell, items, trusted = _trust_per_pair(judgments, policy=policy, by=by)
+        unit_cells, pair_cell, items, trusted = _trust_per_pair(judgments, policy=policy, by=by, units=units)
         row = _rows_of_cells(unit_cells, cells)[pair_cell]
         keep = row >= 0
         row, items, trusted = row[keep], items[keep], trusted[keep]
