@@ -22,6 +22,7 @@ from verdictlab.store.column_cache import (
     KEEP,
     _compact_dtypes,
     _read_cached,
+    cached_figure_reader,
     figure_frame,
     figure_key,
     write_folder,
@@ -218,3 +219,21 @@ def test_a_report_through_the_cache_equals_one_without(tmp_path: Path) -> None:
                 assert rec["raw_output"] == (match["raw_output"].iloc[0] or "")[:4000]
                 assert rec["parse_detail"] == match["parse_detail"].iloc[0]
     assert np.isfinite([c.value("T") for c in warm.cells if c.value("T") is not None]).all()
+
+
+def test_a_report_reads_a_damaged_cache_on_its_thread_then_rebuilds_it(tmp_path: Path) -> None:
+    # the report reads a cached figure frame on a second thread while it validates the items: a damaged
+    # file there must give the report of the store, and a rebuilt cache entry, never an error or a guess
+    st = write_synthetic_run(tmp_path / "run", datasets=("d1",), protocols=("direct",), n_items=6, seed=2)
+    st.close()
+    cache = tmp_path / "cache"
+    plain = report_json(build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=20)))
+    build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=20), cache=cache)     # fills the cache
+    with open_store(tmp_path / "run") as s:
+        entry = cache / figure_key(s) / "judgments.parquet"
+        assert cached_figure_reader(s, cache=cache) is not None
+    entry.write_bytes(b"not parquet")
+    assert report_json(build_report(tmp_path / "run", policy=FigurePolicy(n_bootstrap=20), cache=cache)) == plain
+    pq.read_table(entry)                                                                 # rebuilt, readable
+    with open_store(tmp_path / "run") as s:
+        assert cached_figure_reader(s, cache=tmp_path / "empty") is None               # nothing cached there

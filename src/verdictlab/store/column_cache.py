@@ -149,6 +149,17 @@ def figure_frame(store: RunStore, *, cache: Path | None = None) -> pd.DataFrame:
     return frame
 
 
+def cached_figure_reader(store: RunStore, *, cache: Path) -> Callable[[], pd.DataFrame] | None:
+    """A function of no arguments reading ``store``'s figure frame from the cache under ``cache``, which
+    touches neither the store nor its connection (so it may run on another thread while the caller reads
+    the store); None when the cache does not hold the store's state.  It raises on a damaged cache:
+    :func:`figure_frame` then rebuilds it."""
+    folder = cached_folder(cache, figure_key(store))
+    if folder is None:
+        return None
+    return lambda: with_read_defaults(_read_cached(folder / _FILE))
+
+
 def write_figure_frame(cache: Path, key: str, frame: pd.DataFrame) -> Path | None:
     """Cache ``frame`` (the figure frame of the store state ``key``) under ``cache``; None when the
     cache cannot be written."""
@@ -190,7 +201,7 @@ def _read_cached(path: Path, columns: Sequence[str] = FIGURE_COLUMNS) -> pd.Data
 
     Read with pyarrow on one thread, each categorical column made from its dictionary's indices and
     values without a string per row, and the frame assembled without a copy.  Measured on the 5.4
-    million-row cache of /work/scale/5.4Mp (28 columns, fresh processes): ``figure_frame`` took 1.9-2.1 s
+    million-row cache of ``bench/scale_bench.py``'s 5.4Mp run (28 columns, fresh processes): ``figure_frame`` took 1.9-2.1 s
     of user CPU and 3.4-7.7 s with the kernel's through ``pd.read_parquet`` and :func:`_compact_dtypes`
     (which made each categorical from an object array, all-None for the four empty columns, and sorted
     its categories again); 0.8-0.95 s of user CPU this way, 1.1-1.6 s with the kernel's in most runs (the
