@@ -201,12 +201,11 @@ def test_cell_regions_possible_puts_the_cells_region_first() -> None:
 def test_the_unit_table_reliability_built_gives_the_same_comparison(unparsed: str) -> None:
     # the report hands versus_best the unit table reliability was computed from instead of building it
     # again (1.2 s of CPU at 5.4M judgments): the figures and the comparison are those of the two calls
-    from verdictlab.stats import reliability_with_units
-
     j = pd.concat([X, Y, Z, *(f.assign(dataset="d2") for f in (X, Y))], ignore_index=True)
     j.loc[3, "verdict"] = None                           # an unparsed verdict: the policy matters
     policy = FigurePolicy(unparsed=unparsed, n_bootstrap=0)
-    cells, units = reliability_with_units(j, policy=policy)
+    units = unit_table(j, policy=policy)
+    cells = reliability(j, policy=policy, units=units)
     pd.testing.assert_frame_equal(cells, reliability(j, policy=policy), check_exact=True)
     given = versus_best(j, cells, policy=policy, units=units)
     pd.testing.assert_frame_equal(given, versus_best(j, cells, policy=policy), check_exact=True)

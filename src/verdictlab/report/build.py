@@ -56,9 +56,10 @@ from ..stats import (
     parse_audit,
     parse_status_counts,
     region_thresholds,
-    reliability_with_units,
+    reliability,
     spread_by,
     temperature_effect,
+    unit_table,
     upper_bound_reasons,
     versus_best,
     with_adaptive_figures,
@@ -461,9 +462,10 @@ def _figure_frame(judgments: pd.DataFrame, inp: analyses.AnalysisInput, frame: p
                   ) -> tuple[pd.DataFrame, int]:
     """The cells' figure frame (reliability, the adaptive design's C and T, regions, the paired
     comparison with the dataset's best) and the size of the paired tests' family."""
-    units = None             # the unit table reliability was computed from: versus_best reads it too
+    units = None             # the unit table reliability is computed from: versus_best reads it too
     if frame is None and len(judgments):
-        frame, units = reliability_with_units(judgments, q="auto", policy=inp.policy)
+        units = unit_table(judgments, policy=inp.policy)
+        frame = reliability(judgments, q="auto", policy=inp.policy, units=units)
     elif frame is None:
         frame = pd.DataFrame(columns=list(CELL_KEY))
     frame = frame.copy()

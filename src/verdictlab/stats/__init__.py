@@ -266,7 +266,6 @@ from .reliability import (
     coded_units,
     pair_events,
     reliability,
-    reliability_with_units,
     trust_rate,
     unit_table,
 )
@@ -516,7 +515,6 @@ __all__ = [
     "regions_reached",
     "REGIONS",
     "reliability",
-    "reliability_with_units",
     "UnitTable",
     "retest_by_cell",
     "RELIABILITY_COLUMNS",

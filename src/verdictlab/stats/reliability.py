@@ -72,7 +72,7 @@ from ._frame import (
 from ._pair_bootstrap import resampled_sums
 from .intervals import percentile_bounds, wilson_bounds
 
-__all__ = ["reliability", "reliability_with_units", "UnitTable", "cell_and_item_codes", "coded_reliability", "coded_units", "trust_rate", "accuracy_ceiling", "RELIABILITY_COLUMNS", "PairEvents", "pair_events",
+__all__ = ["reliability", "UnitTable", "cell_and_item_codes", "coded_reliability", "coded_units", "trust_rate", "accuracy_ceiling", "RELIABILITY_COLUMNS", "PairEvents", "pair_events",
            "unit_table"]
 
 #: the default cells: the full cell key of :mod:`verdictlab.core.vocab` (a frame without ``decoding`` is free)
@@ -262,7 +262,7 @@ def pair_events(u: dict[str, np.ndarray]) -> PairEvents:
 
 
 def reliability(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY, q: float | str = "auto",
-                by: Sequence[str] = DEFAULT_BY) -> pd.DataFrame:
+                by: Sequence[str] = DEFAULT_BY, units: UnitTable | None = None) -> pd.DataFrame:
     """Reliability figures per cell, one row per cell (see the module docstring for definitions).
 
     ``judgments`` is the frame :meth:`verdictlab.store.RunStore.judgments` returns (at least the
@@ -270,21 +270,16 @@ def reliability(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLIC
     Cells are the combinations of ``by`` (plus ``step`` when non-empty steps exist).  Undefined
     figures (e.g. A in a cell without labelled pairs) are NaN.  ``policy`` (a
     :class:`~verdictlab.core.policy.FigurePolicy`) says what an unparsed verdict counts as and sets the
-    intervals; its ``n_bootstrap=0`` skips the T bootstrap (T_lo/T_hi NaN)."""
-    return reliability_with_units(judgments, policy=policy, q=q, by=by)[0]
-
-
-def reliability_with_units(judgments: pd.DataFrame, *, policy: FigurePolicy = DEFAULT_POLICY,
-                           q: float | str = "auto", by: Sequence[str] = DEFAULT_BY) -> tuple[pd.DataFrame, UnitTable]:
-    """:func:`reliability` and the unit table it was computed from (:func:`unit_table` of the same
-    arguments), for a caller that needs both: :func:`verdictlab.stats.versus_best` built it again, 1.2 s
-    of CPU of the 5.4M-judgment report."""
+    intervals; its ``n_bootstrap=0`` skips the T bootstrap (T_lo/T_hi NaN).  ``units``: the
+    :func:`unit_table` of ``judgments`` with the same ``policy`` and ``by`` when the caller has it (the
+    report hands the same one to :func:`verdictlab.stats.versus_best`: built twice, it cost 1.2 s of CPU
+    of the 5.4M-judgment report)."""
     _check_q(q)
-    units = unit_table(judgments, policy=policy, by=by)
+    cells, u = units if units is not None else unit_table(judgments, policy=policy, by=by)
     rep = None
     if "rep" in judgments.columns and len(judgments):
         rep = pd.factorize(judgments["rep"], use_na_sentinel=False)[0].astype(np.int64)
-    return _figures(*units, rep, policy=policy, q=q), units
+    return _figures(cells, u, rep, policy=policy, q=q)
 
 
 def coded_reliability(cells: pd.DataFrame, cell: np.ndarray, item: np.ndarray, order: np.ndarray,

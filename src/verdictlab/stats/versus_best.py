@@ -101,7 +101,7 @@ def versus_best(judgments: pd.DataFrame, cells: pd.DataFrame, *, value: str = "T
     every defined ``p`` of the frame) and ``distinguishable`` (``p_holm < alpha``, the test level of
     ``policy``: 1 - its confidence).  The frame's ``attrs`` hold ``family_size``, ``alpha`` and ``unparsed``.
     ``units``: the unit table of ``judgments`` with ``policy`` and ``by`` when the caller has it
-    (:func:`verdictlab.stats.reliability.reliability_with_units`), not built again."""
+    (:func:`verdictlab.stats.unit_table`, as given to :func:`verdictlab.stats.reliability`), not built again."""
     alpha = policy.alpha
     require_columns(cells, [*within, value], who="versus_best")
     cells = with_cell_columns(cells.reset_index(drop=True), by)
