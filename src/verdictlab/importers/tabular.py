@@ -62,14 +62,13 @@ file, row and column, and with the fix where there is one (``--map``, ``--map-va
 
 from __future__ import annotations
 
-import gc
 import math
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..core.collector import gc_paused
 from ..core.items import ItemError, PairItem, Problems, make_pair_item, text_id
 from ..core.ranges import COST_USD, LATENCY_S, REP, TEMPERATURE, TOKENS, Range
 from ..core.vocab import ORDERS, PARSE_STATUSES, swap
@@ -167,20 +166,6 @@ def _verdict_word(v: Any, *, what: str, path: str, row: int, field: str) -> str 
                 "named importer such as pandalm, or write A/B/tie")
     raise ItemError(f"{what} must be 'A', 'B', 'tie' or {empty}, got {v!r}{hint}", path=path, row=row,
                     field=field)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while hundreds of thousands of row dicts are built: it would
-    rescan all of them again and again (~15% of the import time at 200k rows), and nothing built here
-    forms a reference cycle."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def read_rows(p: Path, problems: Problems | None = None) -> list[tuple[int, dict[str, Any]]]:
@@ -669,7 +654,7 @@ def _import_file(p: Path, spec: _Spec, keys: _Keys, batch: ImportBatch, texts: _
     derived_rules: set[str | None] = set()
     n_before = len(batch.judgments)
     texts.spec = spec
-    with _gc_paused():
+    with gc_paused():
         n_problems = problems.count
         rows = read_rows(p, problems)
         if not rows:     # "no records" unless its lines were listed as unreadable

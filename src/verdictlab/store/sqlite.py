@@ -26,12 +26,10 @@ Results are committed in small transactions so a killed run loses at most the ca
 
 from __future__ import annotations
 
-import gc
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -39,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core.collector import gc_paused
 from ..core.items import PairItem, PointItem
 from ..core.judgment import (
     JUDGMENT_COLUMN_NAMES,
@@ -209,7 +208,7 @@ class RunStore:
             args = (dataset,)
         pair = PairItem.__pydantic_validator__.validate_json      # model_validate_json without its wrapper
         point = PointItem.__pydantic_validator__.validate_json
-        with _gc_paused():
+        with gc_paused():
             return [pair(data) if kind == "pair" else point(data) for kind, data in self.conn.execute(q, args)]
 
     def items_frame(self, items: Sequence[PairItem | PointItem] | None = None) -> pd.DataFrame:
@@ -218,7 +217,7 @@ class RunStore:
         spares reading and validating them again."""
         if items is None:
             items = self.items()
-        with _gc_paused():
+        with gc_paused():
             pairs = [it for it in items if type(it) is PairItem]    # not a subclass: its fields are known
             if pairs and len(pairs) == len(items):
                 return _pair_items_frame(pairs)
@@ -772,19 +771,6 @@ def _categorical(values: Sequence[Any]) -> pd.Categorical:
     ``pd.factorize`` codes, which skips the inference of an Arrow string column for every chunk."""
     codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
     return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a hundred thousand items are built (their fields,
-    dicts and tuples hold no reference cycle); as :mod:`verdictlab.importers.tabular` does for rows."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 #: the fields of a pair item that ``model_dump`` copies (containers); the others it gives as they are
