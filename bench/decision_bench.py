@@ -12,7 +12,7 @@ machine load (``uptime``) before and after:
    process under that source tree and under this one, alternated ``--rounds`` times, with the ratio of
    the medians of their CPU times (children's user + system time).
 
-    python bench/decision_bench.py RUN_DIR [--bootstrap 1000] [--before-src /work/main/src --rounds 3]
+    python bench/decision_bench.py RUN_DIR [--bootstrap 1000] [--before-src OLD/src --rounds 3]
 
 A run to try it on: ``python bench/scale_bench.py --sizes 54k --root DIR --steps import`` leaves
 ``DIR/54k/run`` (54,000 judgments).  Prints, never asserts.
